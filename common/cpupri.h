@@ -1,0 +1,241 @@
+/*
+ * The cpupri map: for every priority level (levels.h), which CPUs are at that
+ * level, shaped after kernel/sched/cpupri.c and the fixes that made it scale
+ * on 480-CPU machines (DESIGN §1, §4).
+ *
+ * Writers: the BPF tracker, one writer per CPU at a time (it holds that
+ * CPU's runqueue lock), through cpupri_set() below; in tests and benchmarks
+ * plain threads calling the same function. Readers: rtplaced (the map is
+ * mmap'ed read-only, no syscall per query), through the view API at the end.
+ *
+ * Representation. One flat region, every part line (64 B) aligned:
+ *
+ *   offset       what                                      written by
+ *   0            struct cpupri_header (geometry)           loader, once, before attach
+ *   slots_off    struct cpupri_slot[ncpus], 1 line each    that CPU's writer only
+ *   counts_off   struct cpupri_count[LEVEL_COUNT], 1 line  any writer (atomic)
+ *   masks_off    __u64 [LEVEL_COUNT][nshards][shard_words] writers of that shard
+ *
+ * A level's count and its mask never share a line: a writer that bumps a
+ * count does not invalidate the line a reader scans for bits (the kernel's
+ * 26 -> 203 line fix). The mask of a level is split into shards (NUMA node by
+ * default, LLC on request); each shard's words start on a line of their own,
+ * so a CPU's writes touch only its shard's line and a reader that wants one
+ * node reads only that node's lines. shard_words is a multiple of 8 words.
+ *
+ * The production layout is this one, sharded per node: bench/README.md
+ * measures it against a packed count+mask, a padded global mask, LLC shards
+ * and a byte per CPU on the 480-CPU topology, and explains the choice.
+ *
+ * Size: 64 + 64 * ncpus + 64 * LEVEL_COUNT + 8 * LEVEL_COUNT * nshards *
+ * shard_words bytes; for 480 CPUs in 2 node shards (240 CPUs, 4 words,
+ * padded to 8) that is 64 + 30720 + 6592 + 13184 = 50560 bytes.
+ *
+ * This header is compiled by BPF C as well: no libc, __u32-style types,
+ * and every map access goes through CPUPRI_PTR(), which the BPF side may
+ * redefine to bound offsets for the verifier.
+ */
+#ifndef RTPLACE_CPUPRI_H
+#define RTPLACE_CPUPRI_H
+
+#include "levels.h"
+
+#define CPUPRI_LINE 64
+#define CPUPRI_LINE_WORDS (CPUPRI_LINE / 8)
+#define CPUPRI_MAGIC 0x43505452u /* "RTPC" little-endian */
+#define CPUPRI_VERSION 1u
+/* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16. */
+#define CPUPRI_MAX_CPUS 4096u
+#define CPUPRI_MAX_SHARDS 256u
+
+#ifndef CPUPRI_PTR
+#define CPUPRI_PTR(map, off) ((void *)((char *)(map) + (off)))
+#endif
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Where each part of the map lives; plain values, copied into the header and
+ * into the BPF program's read-only data. */
+struct cpupri_geom {
+	__u32 ncpus;       /* CPU ids 0..ncpus-1 */
+	__u32 nshards;
+	__u32 shard_words; /* 64-bit mask words per shard, a multiple of 8 */
+	__u32 slots_off;
+	__u32 counts_off;
+	__u32 masks_off;
+	__u32 size;        /* bytes in the whole map */
+};
+
+/* Line 0. Written once by the loader before any writer runs. */
+struct cpupri_header {
+	__u32 magic;
+	__u32 version;
+	struct cpupri_geom geom;
+	__u8 reserved[CPUPRI_LINE - 8 - sizeof(struct cpupri_geom)];
+} __attribute__((aligned(CPUPRI_LINE)));
+
+/*
+ * One per CPU, one line each. level, pid and rt_queued are written only by
+ * the writer of this CPU; shard and bit are set by the loader before attach.
+ * Keeping them on the writer's own line means the bookkeeping that the
+ * daemon needs costs no extra shared line on the scheduler path.
+ */
+struct cpupri_slot {
+	__u32 level;     /* the CPU's published level; exchanged atomically */
+	__u16 shard;     /* which mask shard holds this CPU */
+	__u16 bit;       /* bit index inside its shard */
+	__u32 pid;       /* thread running at the last update, 0 for idle */
+	__u32 rt_queued; /* RT tasks queued there at the last update */
+	__u64 updates;   /* level changes published, for diagnostics */
+	__u8 reserved[CPUPRI_LINE - 24];
+} __attribute__((aligned(CPUPRI_LINE)));
+
+/* One per level, one line each, so counts of different levels do not share
+ * a line either. */
+struct cpupri_count {
+	__s32 count;
+	__u8 reserved[CPUPRI_LINE - 4];
+} __attribute__((aligned(CPUPRI_LINE)));
+
+_Static_assert(sizeof(struct cpupri_geom) == 28, "geometry is 7 words");
+_Static_assert(sizeof(struct cpupri_header) == CPUPRI_LINE, "header is one line");
+_Static_assert(sizeof(struct cpupri_slot) == CPUPRI_LINE, "slot is one line");
+_Static_assert(_Alignof(struct cpupri_slot) == CPUPRI_LINE, "slot is line aligned");
+_Static_assert(__builtin_offsetof(struct cpupri_slot, level) == 0, "level first");
+_Static_assert(__builtin_offsetof(struct cpupri_slot, updates) == 16, "updates is 8-aligned");
+_Static_assert(sizeof(struct cpupri_count) == CPUPRI_LINE, "count is one line");
+_Static_assert(_Alignof(struct cpupri_count) == CPUPRI_LINE, "count is line aligned");
+
+static __always_inline struct cpupri_slot *cpupri_slot_ptr(void *map, const struct cpupri_geom *g, __u32 cpu)
+{
+	return (struct cpupri_slot *)CPUPRI_PTR(map, g->slots_off + cpu * (__u32)sizeof(struct cpupri_slot));
+}
+
+static __always_inline __s32 *cpupri_count_ptr(void *map, const struct cpupri_geom *g, __u32 level)
+{
+	return (__s32 *)CPUPRI_PTR(map, g->counts_off + level * (__u32)sizeof(struct cpupri_count));
+}
+
+static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geom *g, __u32 level,
+					      __u32 shard, __u32 word)
+{
+	return (__u64 *)CPUPRI_PTR(map, g->masks_off + ((level * g->nshards + shard) * g->shard_words + word) * 8);
+}
+
+/*
+ * Publishes that cpu is now at level. Returns the previous level, or
+ * LEVEL_COUNT if the arguments are out of range (nothing changed).
+ *
+ * The write order is the kernel's cpupri_set(): set the bit in the new level,
+ * then increment its count; decrement the old count, then clear the old bit.
+ * All four are atomic read-modify-writes, which are full barriers both on
+ * x86 (lock prefix) and in BPF (atomic instructions are fully ordered), so
+ * they are ordered without extra fences. A reader loads a count, then the
+ * mask (cpupri_find()): if it sees the new count it also sees the new bit;
+ * while the CPU moves it may appear at both levels, never at neither, and a
+ * reader that picks it at the old level makes the same harmless choice the
+ * kernel makes (the daemon re-checks the slot before it acts).
+ *
+ * The level itself is exchanged atomically so that each old -> new
+ * transition is owned by exactly one caller even if two writers race on one
+ * CPU (a lockless setscheduler update against a switch): counts stay exact;
+ * at worst a bit is left set for a level the CPU has left, which readers
+ * filter by checking the slot of the CPU they choose.
+ */
+static __always_inline __u32 cpupri_set(void *map, const struct cpupri_geom *g, __u32 cpu, __u32 level)
+{
+	struct cpupri_slot *slot;
+	__u32 old, shard, bit;
+	__u64 mask;
+
+	if (cpu >= g->ncpus || level >= LEVEL_COUNT)
+		return LEVEL_COUNT;
+	slot = cpupri_slot_ptr(map, g, cpu);
+	shard = slot->shard;
+	bit = slot->bit;
+	if (shard >= g->nshards || bit >= g->shard_words * 64)
+		return LEVEL_COUNT;
+	if (slot->level == level)
+		return level;
+	old = __atomic_exchange_n(&slot->level, level, __ATOMIC_SEQ_CST);
+	if (old == level)
+		return level;
+	mask = (__u64)1 << (bit % 64);
+	__atomic_fetch_or(cpupri_word_ptr(map, g, level, shard, bit / 64), mask, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(cpupri_count_ptr(map, g, level), 1, __ATOMIC_SEQ_CST);
+	if (old < LEVEL_COUNT) {
+		__atomic_fetch_sub(cpupri_count_ptr(map, g, old), 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_and(cpupri_word_ptr(map, g, old, shard, bit / 64), ~mask, __ATOMIC_SEQ_CST);
+	}
+	slot->updates++;
+	return old;
+}
+
+#ifndef __bpf__
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+/*
+ * Computes the geometry for ncpus CPUs split into nshards shards
+ * (shard_of[cpu] < nshards for every cpu). Returns 0, or -EINVAL/-E2BIG.
+ */
+int cpupri_geom_compute(__u32 ncpus, __u32 nshards, const __u16 *shard_of, struct cpupri_geom *ret);
+
+/*
+ * Writes the header and the slots into map (g->size bytes, zeroed by the
+ * caller) and puts every CPU at LEVEL_OFFLINE. Bits are given in increasing
+ * CPU order inside each shard. Called before any writer runs.
+ */
+void cpupri_init(void *map, const struct cpupri_geom *g, const __u16 *shard_of);
+
+/* A reader's handle: the mapped region plus the bit -> CPU table. */
+struct cpupri_view {
+	const void *map;
+	struct cpupri_geom geom;
+	__u16 *shard_cpu; /* [nshards * shard_words * 64], CPUPRI_NO_CPU where unused */
+};
+
+#define CPUPRI_NO_CPU UINT16_MAX
+
+/* A CPU set in the map's own shard-local form, to intersect without converting. */
+struct cpupri_mask {
+	__u64 *w;             /* [nshards * shard_words] */
+	__u32 nwords;
+	__u64 shard_nonempty[CPUPRI_MAX_SHARDS / 64];
+};
+
+/* Validates the header of map (size bytes) and builds the view. 0, -EINVAL, -ENOMEM. */
+int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret);
+void cpupri_view_close(struct cpupri_view *v);
+
+/* Published level of cpu (LEVEL_OFFLINE for CPUs outside the map). */
+__u32 cpupri_level(const struct cpupri_view *v, __u32 cpu);
+
+/* Number of CPUs at level (acquire load: pairs with the writer's increment). */
+__s32 cpupri_count(const struct cpupri_view *v, __u32 level);
+
+int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret);
+void cpupri_mask_free(struct cpupri_mask *m);
+/* Fills m with the CPUs of set (CPUs outside the map are ignored). */
+void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
+
+/* CPUs whose mask bit is set at level, restricted to allowed. */
+void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
+		       struct cpuset *ret);
+
+/*
+ * The lowest level strictly below `below` that has a CPU in allowed, as the
+ * kernel's cpupri_find() scans: levels from idle upward, skipping those whose
+ * count is zero, reading only the shards allowed touches. On success writes
+ * the CPUs of that level (in allowed) and the level, and returns 0; returns
+ * -ENOENT when no allowed CPU is below `below`.
+ */
+int cpupri_find(const struct cpupri_view *v, __u32 below, const struct cpupri_mask *allowed,
+		struct cpuset *ret_cpus, __u32 *ret_level);
+#endif
+
+#endif

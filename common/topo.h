@@ -1,0 +1,76 @@
+/*
+ * A plain snapshot of the machine's topology, produced by topo_load()
+ * (topo-hwloc.c, the only hwloc user) and consumed by the pure code
+ * (placement, map geometry). CPUs are indexed by their OS (kernel) id;
+ * ids absent from the machine are present in the array with online = false.
+ *
+ * Node, package, LLC and core ids are dense (0..n-1) in the order hwloc
+ * lists those objects; cpu kind 0 is the most performant kind.
+ */
+#ifndef RTPLACE_TOPO_H
+#define RTPLACE_TOPO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+struct topo_cpu {
+	int32_t node;
+	int32_t package;
+	int32_t llc;
+	int32_t core;
+	int32_t kind;
+	bool online;
+};
+
+struct topo {
+	uint32_t ncpus; /* highest CPU id + 1 */
+	uint32_t nnodes;
+	uint32_t npackages;
+	uint32_t nllcs;
+	uint32_t ncores;
+	uint32_t nkinds;
+	struct topo_cpu *cpus;   /* [ncpus] */
+	struct cpuset online;    /* CPUs present and online */
+	struct cpuset *node_cpus; /* [nnodes] */
+	struct cpuset *llc_cpus;  /* [nllcs] */
+	struct cpuset *core_cpus; /* [ncores]: a core's SMT siblings */
+};
+
+enum topo_shard {
+	TOPO_SHARD_NODE,
+	TOPO_SHARD_LLC,
+};
+
+/* Allocates a snapshot for ncpus CPU ids, all offline, no objects. 0 or -ENOMEM/-E2BIG. */
+int topo_new(uint32_t ncpus, struct topo **ret);
+
+/*
+ * Fills the per-object CPU sets and counts from the cpus[] array (callers
+ * fill cpus[] then call this). Returns 0, -EINVAL if an id is negative for an
+ * online CPU, -ENOMEM.
+ */
+int topo_finish(struct topo *t);
+
+void topo_free(struct topo *t);
+
+/* The SMT siblings of cpu, cpu included (empty set for an unknown CPU). */
+void topo_siblings(const struct topo *t, uint32_t cpu, struct cpuset *ret);
+
+/* Shard of every CPU id for the cpupri map (ret has t->ncpus entries;
+ * offline CPUs go to shard 0) and the number of shards. */
+void topo_shards(const struct topo *t, enum topo_shard mode, uint16_t *ret, uint32_t *ret_nshards);
+
+/*
+ * Loads the live machine (xml_path NULL) or an hwloc XML file into a
+ * snapshot. The only hwloc user (topo-hwloc.c). Returns 0, -ENOENT/-EINVAL
+ * for an unreadable or malformed file, -E2BIG above RTPLACE_MAX_CPUS.
+ */
+int topo_load(const char *xml_path, struct topo **ret);
+
+/* A synthetic machine, for tests and the built-in fallback. */
+int topo_synthetic(uint32_t npackages, uint32_t nodes_per_package, uint32_t llcs_per_node,
+		   uint32_t cores_per_llc, uint32_t threads_per_core, struct topo **ret);
+
+#endif

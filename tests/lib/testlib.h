@@ -1,0 +1,30 @@
+/*
+ * Helpers shared by the tests: where the shared topologies live, and the
+ * root/BPF gate. A test that needs root or BPF and cannot have it exits 77
+ * (automake's SKIP); with RTPLACE_REQUIRE_ROOT_TESTS=1 in the environment
+ * (CI) the same condition is a hard error (99), so a CI run that silently
+ * skipped the real-kernel tests cannot pass.
+ */
+#ifndef RTPLACE_TESTLIB_H
+#define RTPLACE_TESTLIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TEST_EXIT_SKIP 77
+#define TEST_EXIT_HARD_ERROR 99
+
+/* Exits 77 (or 99 when root tests are required) with reason on stderr. */
+void test_skip(const char *reason) __attribute__((noreturn));
+
+/* Skips (see test_skip) unless running as root. */
+void test_require_root(void);
+
+/* Path of a topology XML from ../shared/topologies into buf, or NULL when
+ * the shared folder is absent. */
+const char *test_topology_path(const char *name, char *buf, size_t len);
+
+/* The names of the shared topologies, NULL-terminated. */
+extern const char *const test_topology_names[];
+
+#endif
