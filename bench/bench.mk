@@ -1,0 +1,9 @@
+# Benchmarks (DESIGN §11): built with the rest, run by hand, never by
+# `make check` (timings are not assertions); bench/README.md has the
+# commands and the tables they printed.
+noinst_PROGRAMS += bench/map-layouts
+bench_map_layouts_SOURCES = bench/map-layouts.c
+bench_map_layouts_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_map_layouts_LDADD = common/libcommon.la $(PTHREAD_LIBS)
+
+EXTRA_DIST += bench/README.md
