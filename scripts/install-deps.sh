@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian 12 packages rtplace needs to build, test and run.
+# Idempotent: packages already present are left alone.
+set -eu
+
+packages="autoconf automake libtool pkg-config make gcc clang llvm bpftool
+libbpf-dev libevent-dev libhwloc-dev libsystemd-dev libinih-dev libcmocka-dev
+libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps"
+
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages:$missing; run as root to install them" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
