@@ -1,0 +1,724 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#define CONFIG_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
+
+struct config_choice {
+	const char *name;
+	int value;
+};
+
+struct config_key {
+	const char *section;
+	const char *name;
+	/* Returns 0, -EINVAL (malformed), -ERANGE (out of range) or
+	 * -ENAMETOOLONG; writes c only on success. */
+	int (*parse)(struct config *c, const char *value);
+	const char *expected; /* completes "expected ..." in messages */
+};
+
+static const char *const config_sections[] = {
+	"daemon", "topology", "placement", "moves", "notify", "limits",
+};
+
+static const struct config_choice config_log_levels[] = {
+	{ "err", LOG_ERR }, { "warning", LOG_WARNING }, { "notice", LOG_NOTICE },
+	{ "info", LOG_INFO }, { "debug", LOG_DEBUG }, { NULL, 0 },
+};
+
+static const struct config_choice config_shards[] = {
+	{ "node", TOPO_SHARD_NODE }, { "llc", TOPO_SHARD_LLC }, { NULL, 0 },
+};
+
+static const struct config_choice config_smts[] = {
+	{ "never", CONFIG_SMT_NEVER }, { "rt", CONFIG_SMT_RT }, { "always", CONFIG_SMT_ALWAYS }, { NULL, 0 },
+};
+
+static const struct config_choice config_allows[] = {
+	{ "owner", CONFIG_MOVES_OWNER }, { "root", CONFIG_MOVES_ROOT }, { NULL, 0 },
+};
+
+static const struct config_choice config_bools[] = {
+	{ "yes", 1 }, { "no", 0 }, { "true", 1 }, { "false", 0 }, { "1", 1 }, { "0", 0 }, { NULL, 0 },
+};
+
+void config_defaults(struct config *ret)
+{
+	/* Zeroed first so strings are NUL-padded and padding is defined. */
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->daemon.socket, sizeof(ret->daemon.socket), "%s", CONFIG_DEFAULT_SOCKET);
+	ret->daemon.socket_mode = 0660;
+	ret->daemon.log_level = LOG_INFO;
+	ret->topology.shard = TOPO_SHARD_NODE;
+	cpuset_zero(&ret->placement.housekeeping_cpus);
+	ret->placement.prefer_idle = true;
+	ret->placement.avoid_smt_siblings = CONFIG_SMT_RT;
+	ret->placement.claim_timeout_ms = 30000;
+	ret->moves.allow = CONFIG_MOVES_OWNER;
+	ret->moves.n_rt_groups = 0;
+	/* Below threaded interrupt handlers, which run at 50. */
+	ret->moves.max_prio = 49;
+	ret->moves.rebalance = false;
+	ret->moves.rebalance_interval_ms = 100;
+	ret->notify.ring_records = 1024;
+	ret->limits.max_clients = 256;
+	ret->limits.max_claims_per_client = 64;
+}
+
+/* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
+static int config_parse_uint(const char *v, uint32_t min, uint32_t max, uint32_t *ret)
+{
+	uint64_t n = 0;
+
+	if (!*v)
+		return -EINVAL;
+	for (const char *s = v; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		/* Saturate: any value this large is out of range anyway. */
+		if (n <= UINT32_MAX)
+			n = n * 10 + (uint64_t)(*s - '0');
+	}
+	if (n < min || n > max)
+		return -ERANGE;
+	*ret = (uint32_t)n;
+	return 0;
+}
+
+static int config_parse_choice(const char *v, const struct config_choice *choices, int *ret)
+{
+	for (const struct config_choice *c = choices; c->name; c++)
+		if (strcasecmp(v, c->name) == 0) {
+			*ret = c->value;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int config_parse_bool(const char *v, bool *ret)
+{
+	int b;
+	int r = config_parse_choice(v, config_bools, &b);
+
+	if (r == 0)
+		*ret = b;
+	return r;
+}
+
+static bool config_has_control(const char *v)
+{
+	for (const unsigned char *s = (const unsigned char *)v; *s; s++)
+		if (*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static int config_parse_path(const char *v, bool allow_empty, char *buf, size_t size)
+{
+	size_t len = strlen(v);
+
+	if (!*v && allow_empty) {
+		memset(buf, 0, size);
+		return 0;
+	}
+	if (v[0] != '/' || config_has_control(v))
+		return -EINVAL;
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memset(buf, 0, size);
+	memcpy(buf, v, len);
+	return 0;
+}
+
+/* A portable group name: [A-Za-z_][A-Za-z0-9_.-]*, at most 32 characters. */
+static int config_check_group(const char *v, size_t len)
+{
+	if (len == 0)
+		return -EINVAL;
+	if (len >= CONFIG_GROUP_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < len; i++) {
+		char ch = v[i];
+		bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+		bool other = (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+
+		if (!alpha && (i == 0 || !other))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int config_set_socket(struct config *c, const char *v)
+{
+	return config_parse_path(v, false, c->daemon.socket, sizeof(c->daemon.socket));
+}
+
+static int config_set_socket_group(struct config *c, const char *v)
+{
+	size_t len = strlen(v);
+	int r;
+
+	if (len) {
+		r = config_check_group(v, len);
+		if (r < 0)
+			return r;
+	}
+	memset(c->daemon.socket_group, 0, sizeof(c->daemon.socket_group));
+	memcpy(c->daemon.socket_group, v, len);
+	return 0;
+}
+
+static int config_set_socket_mode(struct config *c, const char *v)
+{
+	unsigned mode = 0;
+
+	if (!*v)
+		return -EINVAL;
+	for (const char *s = v; *s; s++) {
+		if (*s < '0' || *s > '7')
+			return -EINVAL;
+		if (mode > 0777)
+			return -ERANGE;
+		mode = mode * 8 + (unsigned)(*s - '0');
+	}
+	if (mode > 0777)
+		return -ERANGE;
+	c->daemon.socket_mode = mode;
+	return 0;
+}
+
+static int config_set_log_level(struct config *c, const char *v)
+{
+	return config_parse_choice(v, config_log_levels, &c->daemon.log_level);
+}
+
+static int config_set_shard(struct config *c, const char *v)
+{
+	int shard;
+	int r = config_parse_choice(v, config_shards, &shard);
+
+	if (r == 0)
+		c->topology.shard = (enum topo_shard)shard;
+	return r;
+}
+
+static int config_set_topology_file(struct config *c, const char *v)
+{
+	return config_parse_path(v, true, c->topology.file, sizeof(c->topology.file));
+}
+
+static int config_set_housekeeping_cpus(struct config *c, const char *v)
+{
+	if (!*v) {
+		cpuset_zero(&c->placement.housekeeping_cpus);
+		return 0;
+	}
+	return cpuset_parse(v, &c->placement.housekeeping_cpus);
+}
+
+static int config_set_prefer_idle(struct config *c, const char *v)
+{
+	return config_parse_bool(v, &c->placement.prefer_idle);
+}
+
+static int config_set_avoid_smt_siblings(struct config *c, const char *v)
+{
+	int smt;
+	int r = config_parse_choice(v, config_smts, &smt);
+
+	if (r == 0)
+		c->placement.avoid_smt_siblings = (enum config_smt)smt;
+	return r;
+}
+
+static int config_set_claim_timeout_ms(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 0, 86400000, &c->placement.claim_timeout_ms);
+}
+
+static int config_set_allow(struct config *c, const char *v)
+{
+	int allow;
+	int r = config_parse_choice(v, config_allows, &allow);
+
+	if (r == 0)
+		c->moves.allow = (enum config_moves_allow)allow;
+	return r;
+}
+
+/* Group names separated by commas and/or blanks; each listed once. */
+static int config_set_rt_groups(struct config *c, const char *v)
+{
+	char groups[CONFIG_RT_GROUPS_MAX][CONFIG_GROUP_MAX];
+	uint32_t n = 0;
+	const char *s = v;
+	int r;
+
+	memset(groups, 0, sizeof(groups));
+	for (;;) {
+		size_t len;
+
+		s += strspn(s, ", \t");
+		if (!*s)
+			break;
+		len = strcspn(s, ", \t");
+		r = config_check_group(s, len);
+		if (r < 0)
+			return r;
+		if (n == CONFIG_RT_GROUPS_MAX)
+			return -ERANGE;
+		memcpy(groups[n], s, len);
+		for (uint32_t i = 0; i < n; i++)
+			if (strcmp(groups[i], groups[n]) == 0)
+				return -EINVAL;
+		n++;
+		s += len;
+	}
+	memcpy(c->moves.rt_groups, groups, sizeof(groups));
+	c->moves.n_rt_groups = n;
+	return 0;
+}
+
+static int config_set_max_prio(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 1, 99, &c->moves.max_prio);
+}
+
+static int config_set_rebalance(struct config *c, const char *v)
+{
+	return config_parse_bool(v, &c->moves.rebalance);
+}
+
+static int config_set_rebalance_interval_ms(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 10, 60000, &c->moves.rebalance_interval_ms);
+}
+
+static int config_set_ring_records(struct config *c, const char *v)
+{
+	uint32_t n;
+	int r = config_parse_uint(v, 64, 65536, &n);
+
+	if (r < 0)
+		return r;
+	if (n & (n - 1))
+		return -ERANGE;
+	c->notify.ring_records = n;
+	return 0;
+}
+
+static int config_set_max_clients(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 1, 65536, &c->limits.max_clients);
+}
+
+static int config_set_max_claims_per_client(struct config *c, const char *v)
+{
+	/* A claim holds at least one CPU: more claims than CPUs buy nothing. */
+	return config_parse_uint(v, 1, RTPLACE_MAX_CPUS, &c->limits.max_claims_per_client);
+}
+
+#define CONFIG_BOOL_EXPECTED "yes, no, true, false, 1 or 0"
+#define CONFIG_STR(x) CONFIG_STR_(x)
+#define CONFIG_STR_(x) #x
+
+static const struct config_key config_keys[] = {
+	{ "daemon", "socket", config_set_socket, "an absolute path of at most 107 characters" },
+	{ "daemon", "socket-group", config_set_socket_group,
+	  "a group name (letters, digits, '_', '.', '-', not starting with a digit, '.' or '-', "
+	  "at most 32 characters), or nothing" },
+	{ "daemon", "socket-mode", config_set_socket_mode, "an octal mode from 0 to 0777" },
+	{ "daemon", "log-level", config_set_log_level, "err, warning, notice, info or debug" },
+	{ "topology", "shard", config_set_shard, "node or llc" },
+	{ "topology", "file", config_set_topology_file,
+	  "an absolute path to an hwloc XML file, or nothing for the live machine" },
+	{ "placement", "housekeeping-cpus", config_set_housekeeping_cpus,
+	  "a CPU list such as 0-1,4 with CPU ids below " CONFIG_STR(RTPLACE_MAX_CPUS) ", or nothing" },
+	{ "placement", "prefer-idle", config_set_prefer_idle, CONFIG_BOOL_EXPECTED },
+	{ "placement", "avoid-smt-siblings", config_set_avoid_smt_siblings, "never, rt or always" },
+	{ "placement", "claim-timeout-ms", config_set_claim_timeout_ms,
+	  "0 (no lease) or milliseconds up to 86400000" },
+	{ "moves", "allow", config_set_allow, "owner or root" },
+	{ "moves", "rt-groups", config_set_rt_groups,
+	  "group names separated by commas or blanks, each once, at most "
+	  CONFIG_STR(CONFIG_RT_GROUPS_MAX) },
+	{ "moves", "max-prio", config_set_max_prio, "an integer from 1 to 99" },
+	{ "moves", "rebalance", config_set_rebalance, CONFIG_BOOL_EXPECTED },
+	{ "moves", "rebalance-interval-ms", config_set_rebalance_interval_ms, "an integer from 10 to 60000" },
+	{ "notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536" },
+	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
+	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
+	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
+};
+
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+/*
+ * inih reports only the first syntax error, and only its line, and it
+ * treats an indented line after a key as a continuation of that key's value.
+ * So inih reads through config_reader_cb, which hands it one physical line
+ * at a time, indentation removed, after checking the line's syntax itself:
+ * a bad line is reported here, with its number, and replaced by an empty
+ * one, so inih never sees a line it would reject and every error is
+ * reported. inih keeps doing what it does well: sections, "key = value"
+ * splitting, inline comments.
+ */
+struct config_parser {
+	const char *name;
+	const char *data;
+	size_t size;
+	size_t pos;
+	unsigned lineno; /* the line the reader handed out last */
+	unsigned nerrors;
+	config_error_fn *on_error;
+	void *userdata;
+	struct config cfg;
+	unsigned seen[CONFIG_NKEYS]; /* per key: line it was set on, 0 if not yet */
+};
+
+/* Text from the file made safe to print: control characters become '?'. */
+static const char *config_printable(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+static void config_error(struct config_parser *p, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void config_error(struct config_parser *p, unsigned line, const char *fmt, ...)
+{
+	char msg[1024];
+	char name[256];
+	int n;
+	va_list ap;
+
+	p->nerrors++;
+	if (!p->on_error)
+		return;
+	n = snprintf(msg, sizeof(msg), "%s:%u: ", config_printable(p->name, name, sizeof(name)), line);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	p->on_error(p->userdata, msg);
+}
+
+static bool config_section_known(const char *name)
+{
+	for (size_t i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]); i++)
+		if (strcmp(name, config_sections[i]) == 0)
+			return true;
+	return false;
+}
+
+/* What inih would take as the end of a key: '=' or ':', or an inline
+ * comment (';' after a blank). Mirrors inih's find_chars_or_comment(). */
+static const char *config_find_separator(const char *s)
+{
+	bool was_space = false;
+
+	for (; *s; s++) {
+		if (*s == '=' || *s == ':' || (was_space && *s == ';'))
+			break;
+		was_space = isspace((unsigned char)*s);
+	}
+	return s;
+}
+
+/*
+ * Checks one line (indentation already removed) and rewrites it in place
+ * into what inih should see: unchanged, "" for a bad line, or "[?]" for a
+ * bad section header, so the keys under it land in a section that is
+ * skipped silently instead of being charged to the section before it.
+ */
+static void config_check_line(struct config_parser *p, char *line)
+{
+	char shown[CONFIG_LINE_MAX + 1];
+	const char *sep;
+
+	if (!*line || *line == ';' || *line == '#')
+		return;
+	if (*line == '[') {
+		char *close = strchr(line, ']');
+		const char *rest = close ? close + strspn(close + 1, " \t") + 1 : NULL;
+
+		if (!close || (*rest && *rest != ';' && *rest != '#')) {
+			config_error(p, p->lineno, "malformed section header '%s': expected '[name]'",
+				     config_printable(line, shown, sizeof(shown)));
+			strcpy(line, "[?]");
+			return;
+		}
+		*close = '\0';
+		if (!config_section_known(line + 1)) {
+			config_error(p, p->lineno,
+				     "unknown section [%s]: expected daemon, topology, placement, moves, notify or limits",
+				     config_printable(line + 1, shown, sizeof(shown)));
+			strcpy(line, "[?]");
+			return;
+		}
+		*close = ']';
+		close[1] = '\0';
+		return;
+	}
+	sep = config_find_separator(line);
+	if (*sep != '=') {
+		config_error(p, p->lineno, "expected 'key = value', '[section]' or a comment, got '%s'",
+			     config_printable(line, shown, sizeof(shown)));
+		*line = '\0';
+		return;
+	}
+	if (sep == line) {
+		config_error(p, p->lineno, "missing key name before '='");
+		*line = '\0';
+	}
+}
+
+/* inih's fgets-like reader: one physical line per call (see config_parser). */
+static char *config_reader_cb(char *str, int num, void *stream)
+{
+	struct config_parser *p = stream;
+	const char *line, *end, *nl;
+	size_t len;
+
+	if (p->pos >= p->size)
+		return NULL;
+	line = p->data + p->pos;
+	nl = memchr(line, '\n', p->size - p->pos);
+	end = nl ? nl : p->data + p->size;
+	p->pos = (size_t)(end - p->data) + (nl ? 1 : 0);
+	p->lineno++;
+	if (p->lineno == 1 && end - line >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+		line += 3;
+	if (end > line && end[-1] == '\r')
+		end--;
+	/* All of inih's blanks, or it would take the line for a continuation. */
+	while (line < end && isspace((unsigned char)*line))
+		line++;
+	len = (size_t)(end - line);
+	str[0] = '\0';
+	if (memchr(line, '\0', len))
+		config_error(p, p->lineno, "NUL byte in line");
+	else if (len > CONFIG_LINE_MAX || len >= (size_t)num)
+		config_error(p, p->lineno, "line too long: at most %d characters",
+			     CONFIG_LINE_MAX < num - 1 ? CONFIG_LINE_MAX : num - 1);
+	else {
+		memcpy(str, line, len);
+		str[len] = '\0';
+		config_check_line(p, str);
+	}
+	return str;
+}
+
+static int config_handler_cb(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_parser *p = user;
+	char shown_name[CONFIG_LINE_MAX + 1], shown_value[CONFIG_LINE_MAX + 1];
+	const struct config_key *k = NULL;
+	size_t i;
+	int r;
+
+	config_printable(name, shown_name, sizeof(shown_name));
+	if (!*section) {
+		config_error(p, p->lineno, "key '%s' outside of any section", shown_name);
+		return 1;
+	}
+	/* An unknown section was reported at its header (config_check_line). */
+	if (!config_section_known(section))
+		return 1;
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(section, config_keys[i].section) == 0 && strcmp(name, config_keys[i].name) == 0) {
+			k = &config_keys[i];
+			break;
+		}
+	if (!k) {
+		char known[256] = "";
+		size_t used = 0;
+
+		for (size_t j = 0; j < CONFIG_NKEYS; j++)
+			if (strcmp(section, config_keys[j].section) == 0)
+				used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s",
+							 used ? ", " : "", config_keys[j].name);
+		config_error(p, p->lineno, "unknown key '%s' in [%s]: expected %s", shown_name, section, known);
+		return 1;
+	}
+	if (p->seen[i]) {
+		config_error(p, p->lineno, "duplicate key '%s' in [%s] (first set on line %u)", k->name,
+			     section, p->seen[i]);
+		return 1;
+	}
+	p->seen[i] = p->lineno;
+	r = k->parse(&p->cfg, value);
+	config_printable(value, shown_value, sizeof(shown_value));
+	if (r == -ERANGE)
+		config_error(p, p->lineno, "%s = %s is out of range: expected %s", k->name, shown_value,
+			     k->expected);
+	else if (r == -ENAMETOOLONG)
+		config_error(p, p->lineno, "%s is too long: expected %s", k->name, k->expected);
+	else if (r < 0)
+		config_error(p, p->lineno, "invalid value '%s' for %s: expected %s", shown_value, k->name,
+			     k->expected);
+	/* Always go on: errors are counted and reported here, all of them. */
+	return 1;
+}
+
+int config_load_buffer(const char *name, const void *data, size_t size, struct config *ret,
+		       config_error_fn *on_error, void *userdata)
+{
+	struct config_parser *p;
+	int r;
+
+	/* Heap, not stack: the config is large and inih adds its line buffer. */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->name = name;
+	p->data = data;
+	p->size = size;
+	p->on_error = on_error;
+	p->userdata = userdata;
+	config_defaults(&p->cfg);
+
+	r = ini_parse_stream(config_reader_cb, p, config_handler_cb, p);
+	if (r == -2) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* config_reader_cb lets through only lines inih accepts; should a
+	 * different inih still reject one, say where rather than pass it. */
+	if (r > 0)
+		config_error(p, (unsigned)r, "syntax error");
+	r = p->nerrors ? -EINVAL : 0;
+	if (r == 0)
+		*ret = p->cfg;
+out:
+	free(p);
+	return r;
+}
+
+int config_load_string(const char *name, const char *text, struct config *ret,
+		       config_error_fn *on_error, void *userdata)
+{
+	return config_load_buffer(name, text, strlen(text), ret, on_error, userdata);
+}
+
+/* Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf. */
+static int config_read_file(const char *path, char **ret_buf, size_t *ret_size)
+{
+	char *buf = NULL;
+	size_t size = 0, alloc = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (size == alloc) {
+			char *nbuf;
+
+			if (alloc > CONFIG_FILE_MAX) {
+				r = -EFBIG;
+				goto fail;
+			}
+			alloc = alloc ? alloc * 2 : 4096;
+			nbuf = realloc(buf, alloc);
+			if (!nbuf) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + size, alloc - size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		size += (size_t)n;
+	}
+	if (size > CONFIG_FILE_MAX) {
+		r = -EFBIG;
+		goto fail;
+	}
+	close(fd);
+	*ret_buf = buf;
+	*ret_size = size;
+	return 0;
+fail:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+int config_load(const char *path, struct config *ret, config_error_fn *on_error, void *userdata)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	int r;
+
+	r = config_read_file(path, &buf, &size);
+	if (r < 0)
+		return r;
+	r = config_load_buffer(path, buf, size, ret, on_error, userdata);
+	free(buf);
+	return r;
+}
+
+bool config_equal(const struct config *a, const struct config *b)
+{
+	if (strcmp(a->daemon.socket, b->daemon.socket) != 0 ||
+	    strcmp(a->daemon.socket_group, b->daemon.socket_group) != 0 ||
+	    a->daemon.socket_mode != b->daemon.socket_mode || a->daemon.log_level != b->daemon.log_level)
+		return false;
+	if (a->topology.shard != b->topology.shard || strcmp(a->topology.file, b->topology.file) != 0)
+		return false;
+	if (!cpuset_equal(&a->placement.housekeeping_cpus, &b->placement.housekeeping_cpus) ||
+	    a->placement.prefer_idle != b->placement.prefer_idle ||
+	    a->placement.avoid_smt_siblings != b->placement.avoid_smt_siblings ||
+	    a->placement.claim_timeout_ms != b->placement.claim_timeout_ms)
+		return false;
+	if (a->moves.allow != b->moves.allow || a->moves.n_rt_groups != b->moves.n_rt_groups ||
+	    a->moves.max_prio != b->moves.max_prio || a->moves.rebalance != b->moves.rebalance ||
+	    a->moves.rebalance_interval_ms != b->moves.rebalance_interval_ms)
+		return false;
+	for (uint32_t i = 0; i < a->moves.n_rt_groups && i < CONFIG_RT_GROUPS_MAX; i++)
+		if (strcmp(a->moves.rt_groups[i], b->moves.rt_groups[i]) != 0)
+			return false;
+	return a->notify.ring_records == b->notify.ring_records &&
+	       a->limits.max_clients == b->limits.max_clients &&
+	       a->limits.max_claims_per_client == b->limits.max_claims_per_client;
+}
+
+const char *config_restart_key(const struct config *old, const struct config *new)
+{
+	if (strcmp(old->daemon.socket, new->daemon.socket) != 0)
+		return "daemon.socket";
+	if (strcmp(old->daemon.socket_group, new->daemon.socket_group) != 0)
+		return "daemon.socket-group";
+	if (old->daemon.socket_mode != new->daemon.socket_mode)
+		return "daemon.socket-mode";
+	if (old->topology.shard != new->topology.shard)
+		return "topology.shard";
+	if (strcmp(old->topology.file, new->topology.file) != 0)
+		return "topology.file";
+	return NULL;
+}

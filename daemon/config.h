@@ -1,0 +1,128 @@
+/*
+ * rtplaced's configuration (DESIGN §9, rtplaced.conf(5)): a plain value
+ * struct with a built-in default for every key, and an INI parser (inih)
+ * that fills it. Pure: no syscalls besides reading the file, no globals, no
+ * logging; every problem goes to the caller's error callback.
+ *
+ * This header shadows autoconf's config.h for daemon/ sources that write
+ * `#include "config.h"` (a quoted include searches the includer's own folder
+ * first), so it pulls autoconf's in before anything else: those files still
+ * get _GNU_SOURCE and friends ahead of every system header.
+ */
+#include <config.h>
+
+#ifndef RTPLACE_DAEMON_CONFIG_H
+#define RTPLACE_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <syslog.h>
+
+#include "cpuset.h"
+#include "topo.h"
+
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/rtplace/rtplaced.conf"
+
+/* sizeof(struct sockaddr_un.sun_path): the socket path and its NUL. */
+#define CONFIG_SOCKET_MAX 108
+/* A group name and its NUL (the useradd/groupadd limit is 32 characters). */
+#define CONFIG_GROUP_MAX 33
+/* The topology file path and its NUL; large enough for a --topology override. */
+#define CONFIG_PATH_MAX 4096
+#define CONFIG_RT_GROUPS_MAX 16
+/* Longest line (leading whitespace excluded) the parser accepts. inih holds
+ * a line in a 200-byte buffer; a longer line would be split silently. */
+#define CONFIG_LINE_MAX 190
+/* Files above this are refused with -EFBIG before parsing. */
+#define CONFIG_FILE_MAX (1024 * 1024)
+
+enum config_smt {
+	CONFIG_SMT_NEVER,  /* siblings do not matter */
+	CONFIG_SMT_RT,     /* avoid siblings of CPUs at a level >= rtP */
+	CONFIG_SMT_ALWAYS, /* avoid siblings of any busy CPU (level above idle) */
+};
+
+enum config_moves_allow {
+	CONFIG_MOVES_OWNER, /* root, CAP_SYS_NICE, or the thread's owner */
+	CONFIG_MOVES_ROOT,  /* root or CAP_SYS_NICE only */
+};
+
+/*
+ * The whole configuration as one value: no pointers, so a reload builds a
+ * new one and replaces the old by assignment, and nothing needs freeing.
+ * Strings are NUL-terminated and NUL-padded.
+ */
+struct config {
+	struct config_daemon {
+		char socket[CONFIG_SOCKET_MAX];      /* absolute path */
+		char socket_group[CONFIG_GROUP_MAX]; /* "" = the daemon's own group */
+		unsigned socket_mode;                /* permission bits, <= 0777 */
+		int log_level;                       /* LOG_ERR .. LOG_DEBUG */
+	} daemon;
+	struct config_topology {
+		enum topo_shard shard;
+		char file[CONFIG_PATH_MAX]; /* hwloc XML; "" = the live machine */
+	} topology;
+	struct config_placement {
+		struct cpuset housekeeping_cpus; /* never offered to RT threads */
+		bool prefer_idle;
+		enum config_smt avoid_smt_siblings;
+		uint32_t claim_timeout_ms; /* default lease; 0 = no lease */
+	} placement;
+	struct config_moves {
+		enum config_moves_allow allow;
+		char rt_groups[CONFIG_RT_GROUPS_MAX][CONFIG_GROUP_MAX];
+		uint32_t n_rt_groups;
+		uint32_t max_prio; /* 1..99: ceiling granted to rt_groups */
+		bool rebalance;
+		uint32_t rebalance_interval_ms;
+	} moves;
+	struct config_notify {
+		uint32_t ring_records; /* power of two */
+	} notify;
+	struct config_limits {
+		uint32_t max_clients;
+		uint32_t max_claims_per_client;
+	} limits;
+};
+
+/* Receives one "file:line: message" (no newline) per error found. */
+typedef void config_error_fn(void *userdata, const char *message);
+
+/* Writes the built-in defaults (what an absent or empty file means). */
+void config_defaults(struct config *ret);
+
+/*
+ * Parses the file at path over the built-in defaults. Returns 0; -ENOENT
+ * when the file does not exist (a distinct result: the daemon runs on
+ * defaults when the default path is absent, and fails when an explicit
+ * --config is); another -errno when it cannot be read (-EFBIG above
+ * CONFIG_FILE_MAX), without calling on_error, so the caller says which
+ * file could not be read; -EINVAL when the text has errors, after calling
+ * on_error (may be NULL) once for every error in the file, not just the
+ * first; -ENOMEM. ret is written only on success, so a failed reload
+ * leaves the running configuration untouched.
+ */
+int config_load(const char *path, struct config *ret, config_error_fn *on_error, void *userdata);
+
+/* As config_load, for text in memory; name stands in for the file name in
+ * messages. Returns 0, -EINVAL or -ENOMEM. */
+int config_load_string(const char *name, const char *text, struct config *ret,
+		       config_error_fn *on_error, void *userdata);
+
+/* As config_load_string, for size bytes that need not be NUL-terminated
+ * (a NUL byte inside a line is an error). */
+int config_load_buffer(const char *name, const void *data, size_t size, struct config *ret,
+		       config_error_fn *on_error, void *userdata);
+
+bool config_equal(const struct config *a, const struct config *b);
+
+/*
+ * Name ("section.key") of the first key that differs between old and new
+ * and takes effect only at restart (the socket and the map layout are set
+ * up once), or NULL: lets a reload say what it could not apply.
+ */
+const char *config_restart_key(const struct config *old, const struct config *new);
+
+#endif
