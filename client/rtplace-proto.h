@@ -1,0 +1,409 @@
+/*
+ * rtplace wire protocol: the contract between rtplaced and its clients
+ * (DESIGN §8). Installed; plain C11 (also usable from C++), depends on
+ * nothing but <stdint.h> and <stddef.h>.
+ *
+ * Transport. An AF_UNIX SOCK_SEQPACKET socket; one message per packet, so
+ * packet boundaries are message boundaries and a bad message never
+ * desynchronises the stream. Fields are in the host's byte order (the socket
+ * is local); a peer of the other byte order fails the magic check.
+ *
+ * Message. A fixed 24-byte header, then the body of the type. Every body is a
+ * fixed-size struct below: the exact length of a message is known from its
+ * type, fields are fixed-width integers, there are no pointers and no
+ * implicit padding (padding is explicit, named reserved*, and must be zero),
+ * strings are fixed char arrays, NUL-terminated, zero after the NUL.
+ *
+ *   offset  size  header field
+ *   0       4     magic       RTPLACE_PROTO_MAGIC
+ *   4       2     version     RTPLACE_PROTO_VERSION
+ *   6       2     type        RTPLACE_MSG_*
+ *   8       4     length      bytes in the whole message, header included
+ *   12      4     request_id  chosen by the client, non-zero; echoed in the
+ *                             reply; 0 in events (and in an ERROR answering a
+ *                             message whose header could not be read)
+ *   16      4     status      0, or a negative errno in an ERROR reply
+ *   20      4     reserved    zero
+ *   24            body        8-byte aligned when the message is
+ *
+ * The header layout is the same in every protocol version, so a peer can
+ * always read the version of a message it cannot otherwise parse and answer
+ * with an ERROR carrying -EPROTONOSUPPORT.
+ *
+ * Dialogue. Every request gets exactly one reply with the same request_id:
+ * the request's reply type (request type + 0x0100) or RTPLACE_MSG_ERROR.
+ * Events (request_id 0) may arrive at any time between replies; a client
+ * skips event types it does not know. No message exceeds RTPLACE_MSG_MAX.
+ *
+ * Numbering. Types are numbered in blocks: requests 0x01xx, replies 0x02xx,
+ * events 0x03xx. A number is never reused or renumbered; a retired type stays
+ * below as a comment.
+ *
+ * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
+ * CPU sets are the fixed 1024-bit bitmap struct rtplace_cpumask; bit i of
+ * bits[i / 64] is CPU i.
+ */
+#ifndef RTPLACE_PROTO_H
+#define RTPLACE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define RTPLACE_PROTO_ASSERT(cond, msg) static_assert(cond, msg)
+#define RTPLACE_PROTO_ALIGNOF(type) alignof(type)
+#else
+#define RTPLACE_PROTO_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define RTPLACE_PROTO_ALIGNOF(type) _Alignof(type)
+#endif
+
+#define RTPLACE_PROTO_MAGIC 0x4c505452u /* "RTPL" in little-endian memory */
+#define RTPLACE_PROTO_VERSION 1u
+
+/* No message of any version is longer; a receive buffer this big never truncates. */
+#define RTPLACE_MSG_MAX 65536u
+
+/* Highest CPU id + 1 that the protocol can name. */
+#define RTPLACE_MAX_CPUS 1024
+#define RTPLACE_CPUMASK_WORDS (RTPLACE_MAX_CPUS / 64)
+
+#define RTPLACE_REASON_MAX 64         /* reason strings, NUL included */
+#define RTPLACE_VERSION_MAX 32        /* the daemon's version string, NUL included */
+#define RTPLACE_COMM_MAX 16           /* a task's comm, as the kernel's TASK_COMM_LEN */
+#define RTPLACE_QUERY_MAX_COUNT 256   /* most CPUs one query may ask for */
+#define RTPLACE_CPUS_PAGE 128         /* per-CPU entries in one CPUS reply */
+
+/* Priority levels (DESIGN §2), lowest to highest. */
+#define RTPLACE_LEVEL_OFFLINE 0
+#define RTPLACE_LEVEL_IDLE 1
+#define RTPLACE_LEVEL_NORMAL 2
+#define RTPLACE_LEVEL_RT1 3           /* rtN is RTPLACE_LEVEL_RT1 + N - 1 */
+#define RTPLACE_LEVEL_RT99 101
+#define RTPLACE_LEVEL_DL 102
+#define RTPLACE_LEVEL_COUNT 103
+
+/* Scheduling policies; FIFO and RR have Linux's SCHED_* values. */
+#define RTPLACE_POLICY_OTHER 0        /* any non-RT policy; only in replies */
+#define RTPLACE_POLICY_FIFO 1
+#define RTPLACE_POLICY_RR 2
+
+#define RTPLACE_PRIO_MIN 1
+#define RTPLACE_PRIO_MAX 99
+
+/* Claim leases, in ms. */
+#define RTPLACE_LEASE_DEFAULT 0u            /* in a QUERY: the daemon's claim-timeout-ms */
+#define RTPLACE_LEASE_INFINITE 0xffffffffu  /* no expiry: ends on release, disconnect or owner exit */
+
+/* Message types. */
+enum {
+	/* Requests, client to daemon. */
+	RTPLACE_MSG_QUERY = 0x0101,
+	RTPLACE_MSG_RELEASE = 0x0102,
+	RTPLACE_MSG_CPUS = 0x0103,
+	RTPLACE_MSG_STATUS = 0x0104,
+	RTPLACE_MSG_MOVE = 0x0105,
+	RTPLACE_MSG_SUBSCRIBE = 0x0106,
+
+	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
+	RTPLACE_MSG_ERROR = 0x0200,
+	RTPLACE_MSG_QUERY_REPLY = 0x0201,
+	RTPLACE_MSG_RELEASE_REPLY = 0x0202,
+	RTPLACE_MSG_CPUS_REPLY = 0x0203,
+	RTPLACE_MSG_STATUS_REPLY = 0x0204,
+	RTPLACE_MSG_MOVE_REPLY = 0x0205,
+	RTPLACE_MSG_SUBSCRIBE_REPLY = 0x0206,
+
+	/* Events, daemon to client, request_id 0. */
+	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
+};
+
+#define RTPLACE_MSG_REPLY_OFFSET 0x0100
+
+/* The block of a type: RTPLACE_MSG_BLOCK(t) == RTPLACE_MSG_BLOCK_EVENT for events. */
+#define RTPLACE_MSG_BLOCK(type) ((type) & 0xff00)
+#define RTPLACE_MSG_BLOCK_REQUEST 0x0100
+#define RTPLACE_MSG_BLOCK_REPLY 0x0200
+#define RTPLACE_MSG_BLOCK_EVENT 0x0300
+
+struct rtplace_msg_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;
+	uint32_t request_id;
+	int32_t status;
+	uint32_t reserved;
+};
+
+struct rtplace_cpumask {
+	uint64_t bits[RTPLACE_CPUMASK_WORDS];
+};
+
+static inline void rtplace_cpumask_set(struct rtplace_cpumask *m, unsigned cpu)
+{
+	if (cpu < RTPLACE_MAX_CPUS)
+		m->bits[cpu / 64] |= (uint64_t)1 << (cpu % 64);
+}
+
+static inline int rtplace_cpumask_test(const struct rtplace_cpumask *m, unsigned cpu)
+{
+	return cpu < RTPLACE_MAX_CPUS && ((m->bits[cpu / 64] >> (cpu % 64)) & 1);
+}
+
+/* ---- Requests ---------------------------------------------------------- */
+
+/* QUERY flags. */
+#define RTPLACE_QUERY_F_CLAIM (1u << 0)      /* hold the answer as a claim (DESIGN §6) */
+/* With CLAIM: no other query gets these CPUs while the claim lives, whatever
+ * its priority (a plain claim holds them at rtP only). */
+#define RTPLACE_QUERY_F_EXCLUSIVE (1u << 1)
+/* With CLAIM and owner_pid: the daemon manages owner_pid's threads (DESIGN §7). */
+#define RTPLACE_QUERY_F_MANAGE (1u << 2)
+#define RTPLACE_QUERY_F_ALL (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE)
+
+/*
+ * Which CPU(s) for an RT thread of priority prio (DESIGN §5)?
+ * lease_ms and owner_pid are zero unless flags has CLAIM. A claim without
+ * owner_pid ends when the connection closes; with owner_pid it survives the
+ * connection (rtplace-run execs) and ends when that process exits. Both end
+ * on RELEASE and on lease expiry.
+ */
+struct rtplace_query {
+	uint8_t prio;        /* 1..99 */
+	uint8_t policy;      /* RTPLACE_POLICY_FIFO or _RR */
+	uint16_t count;      /* CPUs wanted, 1..RTPLACE_QUERY_MAX_COUNT */
+	uint32_t flags;      /* RTPLACE_QUERY_F_* */
+	int32_t node;        /* preferred NUMA node, -1 for none */
+	int32_t near_cpu;    /* CPU to be near (cache-hot), -1 for none */
+	uint32_t lease_ms;   /* RTPLACE_LEASE_DEFAULT, _INFINITE, or ms */
+	int32_t owner_pid;   /* process the claim lives with, 0 for none */
+	struct rtplace_cpumask allowed; /* empty: any managed CPU */
+};
+
+/* Ends a claim early: one of this connection, or one the daemon's config lets
+ * the requester end. */
+struct rtplace_release {
+	uint64_t claim_id;   /* non-zero */
+};
+
+/* One page of the per-CPU snapshot: CPUs first..first+RTPLACE_CPUS_PAGE-1.
+ * A client walks pages until first reaches the reply's total. */
+struct rtplace_cpus {
+	uint32_t first;      /* below the topology's CPU count */
+	uint32_t reserved;
+};
+
+/* STATUS has no body. */
+
+/* MOVE flags: at least one of SET_AFFINITY and SET_SCHED. */
+#define RTPLACE_MOVE_F_SET_AFFINITY (1u << 0) /* set the affinity to cpus (non-empty) */
+#define RTPLACE_MOVE_F_SET_SCHED (1u << 1)    /* set policy and prio */
+#define RTPLACE_MOVE_F_PLACE (1u << 2)        /* with SET_AFFINITY: pin to the best CPU of cpus */
+#define RTPLACE_MOVE_F_FORCE (1u << 3)        /* skip the re-check of the target's level */
+#define RTPLACE_MOVE_F_ALL (RTPLACE_MOVE_F_SET_AFFINITY | RTPLACE_MOVE_F_SET_SCHED | \
+			    RTPLACE_MOVE_F_PLACE | RTPLACE_MOVE_F_FORCE)
+
+/* Asks the daemon to move thread tid (DESIGN §7). Fields a flag does not
+ * select are zero. */
+struct rtplace_move {
+	int32_t tid;         /* > 0 */
+	uint32_t flags;      /* RTPLACE_MOVE_F_* */
+	uint8_t policy;      /* with SET_SCHED: RTPLACE_POLICY_FIFO or _RR */
+	uint8_t prio;        /* with SET_SCHED: 1..99 */
+	uint8_t reserved[6];
+	struct rtplace_cpumask cpus;
+};
+
+/* Asks for the notification ring (DESIGN §7). No flags are defined in
+ * version 1. */
+struct rtplace_subscribe {
+	uint32_t flags;      /* zero */
+	uint32_t reserved;
+};
+
+/* ---- Replies ----------------------------------------------------------- */
+
+/* Any request may be answered with ERROR; header status holds -errno (< 0). */
+struct rtplace_error {
+	uint16_t request_type; /* type of the failed message, 0 when unreadable */
+	uint16_t reserved[3];
+	char reason[RTPLACE_REASON_MAX]; /* short, non-empty: "prio out of range 1..99" */
+};
+
+struct rtplace_cpu_choice {
+	uint16_t cpu;
+	uint8_t level;       /* the CPU's level when chosen */
+	uint8_t reserved;
+};
+
+/*
+ * The answer to a QUERY, best CPU first. count 0 is an answer (nothing below
+ * the priority in the allowed set) and then reason says why; otherwise reason
+ * may be empty. cpus is exactly the set of list[0..count-1]; level is the
+ * highest (most contended) of their levels, RTPLACE_LEVEL_OFFLINE when count
+ * is 0. claim_id and lease_ms are both non-zero when a claim was granted,
+ * both zero otherwise. Entries past count are zero.
+ */
+struct rtplace_query_reply {
+	uint64_t claim_id;
+	uint32_t lease_ms;   /* lease granted in ms, RTPLACE_LEASE_INFINITE: no expiry */
+	uint16_t count;
+	uint8_t level;
+	uint8_t reserved;
+	char reason[RTPLACE_REASON_MAX];
+	struct rtplace_cpumask cpus;
+	struct rtplace_cpu_choice list[RTPLACE_QUERY_MAX_COUNT];
+};
+
+struct rtplace_release_reply {
+	uint64_t claim_id;
+	uint32_t ncpus;      /* CPUs the claim held */
+	uint32_t reserved;
+};
+
+#define RTPLACE_CPU_F_ONLINE (1u << 0)       /* online and managed */
+#define RTPLACE_CPU_F_HOUSEKEEPING (1u << 1) /* left out of the default allowed set */
+#define RTPLACE_CPU_F_ALL (RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING)
+
+/* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
+ * when unknown (offline CPUs). A CPU without RTPLACE_CPU_F_ONLINE is at
+ * RTPLACE_LEVEL_OFFLINE. claim_id and claim_level are both zero or both not. */
+struct rtplace_cpu_info {
+	uint16_t cpu;
+	uint8_t level;       /* RTPLACE_LEVEL_* */
+	uint8_t flags;       /* RTPLACE_CPU_F_* */
+	int32_t node;
+	int32_t llc;
+	int32_t core;
+	int32_t pid;         /* thread running at the last update, 0 for none/idle */
+	uint32_t rt_queued;  /* RT tasks queued */
+	uint64_t claim_id;   /* claim holding the CPU, 0 for none */
+	uint8_t claim_level; /* level the claim holds it at */
+	uint8_t kind;        /* CPU kind, 0 the most performant */
+	uint8_t reserved[6];
+	char comm[RTPLACE_COMM_MAX]; /* comm of pid, "" when unknown */
+};
+
+/* A page of the snapshot: entries for CPU ids first..first+count-1, where
+ * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are zero. */
+struct rtplace_cpus_reply {
+	uint32_t total;      /* CPU ids in the topology (highest id + 1) */
+	uint32_t first;
+	uint32_t count;
+	uint32_t reserved;
+	struct rtplace_cpu_info cpus[RTPLACE_CPUS_PAGE];
+};
+
+#define RTPLACE_STATUS_F_TRACKING (1u << 0) /* levels come from the live BPF tracker */
+#define RTPLACE_STATUS_F_MOVES (1u << 1)    /* MOVE and SUBSCRIBE are served */
+#define RTPLACE_STATUS_F_ALL (RTPLACE_STATUS_F_TRACKING | RTPLACE_STATUS_F_MOVES)
+
+struct rtplace_status_reply {
+	char version[RTPLACE_VERSION_MAX]; /* the daemon's package version, non-empty */
+	uint64_t uptime_ms;
+	uint32_t ncpus;      /* CPU ids (highest id + 1), 1..RTPLACE_MAX_CPUS */
+	uint32_t nonline;    /* online managed CPUs, <= ncpus */
+	uint32_t nnodes;
+	uint32_t nllcs;
+	uint32_t ncores;
+	uint32_t flags;      /* RTPLACE_STATUS_F_* */
+	uint64_t queries;    /* QUERY requests answered */
+	uint64_t errors;     /* ERROR replies sent */
+	uint64_t claims_active;
+	uint64_t claims_total;
+	uint64_t clients;    /* connected now */
+	uint64_t clients_dropped; /* dropped for garbage or limits */
+	uint64_t moves;
+};
+
+/* The thread's scheduling after the move, and before it (for undo). */
+struct rtplace_move_reply {
+	int32_t tid;
+	uint8_t policy;      /* RTPLACE_POLICY_*; prio 0 with OTHER, else 1..99 */
+	uint8_t prio;
+	uint8_t prev_policy;
+	uint8_t prev_prio;
+	struct rtplace_cpumask cpus;
+	struct rtplace_cpumask prev_cpus;
+};
+
+/*
+ * The notification ring. The packet carrying this reply also carries two
+ * descriptors as SCM_RIGHTS ancillary data, in this order: the ring's memfd
+ * (map ring_bytes of it read-only) and its eventfd doorbell.
+ */
+struct rtplace_subscribe_reply {
+	uint32_t ring_records; /* a power of two */
+	uint32_t record_size;  /* 32 or 64 */
+	uint64_t ring_bytes;   /* ring header + records, >= ring_records * record_size */
+};
+
+/* ---- Events ------------------------------------------------------------ */
+
+#define RTPLACE_CLAIM_ENDED_EXPIRED 1      /* its lease ran out */
+#define RTPLACE_CLAIM_ENDED_OWNER_EXITED 2 /* owner_pid exited */
+#define RTPLACE_CLAIM_ENDED_REVOKED 3      /* the daemon withdrew it (CPU offline, reload) */
+
+/* Sent to the connection holding a claim when the claim ends other than by
+ * its own RELEASE. */
+struct rtplace_claim_ended {
+	uint64_t claim_id;   /* non-zero */
+	uint32_t why;        /* RTPLACE_CLAIM_ENDED_* */
+	uint32_t reserved;
+};
+
+/* ---- Layout pins: these numbers are the wire format ---------------------- */
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_msg_hdr) == 24, "header is 24 bytes");
+RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_msg_hdr) == 4, "header is 4-aligned");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, version) == 4, "header layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, type) == 6, "header layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, length) == 8, "header layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, request_id) == 12, "header layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, status) == 16, "header layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, reserved) == 20, "header layout");
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpumask) == RTPLACE_MAX_CPUS / 8, "cpumask is a plain bitmap");
+RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_cpumask) == 8, "cpumask is 8-aligned");
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query) == 152, "query layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, flags) == 4, "query layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, owner_pid) == 20, "query layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, allowed) == 24, "query layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release) == 8, "release layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus) == 8, "cpus layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move) == 144, "move layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, policy) == 8, "move layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, cpus) == 16, "move layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe) == 8, "subscribe layout");
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 72, "error layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_error, reason) == 8, "error layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_choice) == 4, "choice layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 208 + 4 * RTPLACE_QUERY_MAX_COUNT,
+		     "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, reason) == 16, "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, cpus) == 80, "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 208, "query reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 56, "cpu info layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, claim_id) == 24, "cpu info layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, comm) == 40, "cpu info layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus_reply) == 16 + 56 * RTPLACE_CPUS_PAGE, "cpus reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpus_reply, cpus) == 16, "cpus reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_status_reply) == 120, "status reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "status reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 264, "move reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, cpus) == 8, "move reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe_reply) == 16, "subscribe reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_ended) == 16, "claim ended layout");
+
+/* The biggest message fits the bound with room for later versions. */
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_msg_hdr) + sizeof(struct rtplace_cpus_reply) <= RTPLACE_MSG_MAX / 8,
+		     "messages stay small");
+
+#undef RTPLACE_PROTO_ASSERT
+#undef RTPLACE_PROTO_ALIGNOF
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * The wire codec. One table lists every message type with its body size,
+ * which side takes it and its body check; decode, validate and encode all
+ * run the same checks, so what a sender builds is exactly what a receiver
+ * accepts.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "protocol.h"
+
+_Static_assert(RTPLACE_QUERY_MAX_COUNT == 256, "the count reasons name the bound");
+
+/* Largest errno an ERROR may carry (the kernel's MAX_ERRNO). */
+#define PROTO_MAX_ERRNO 4095
+
+/* The numbers a message is checked against. */
+struct proto_bounds {
+	uint32_t ncpus;
+	uint32_t nnodes;
+};
+
+struct proto_type {
+	uint16_t type;
+	uint16_t accept; /* enum proto_accept: which side takes it */
+	uint32_t body_size;
+	const char *name;
+	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, const char **reason);
+};
+
+static int proto_fail(const char **reason, int r, const char *why)
+{
+	*reason = why;
+	return r;
+}
+
+static bool proto_is_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+/* A fixed string: NUL within the field, nothing but zeros after it. */
+static bool proto_string_ok(const char *s, size_t size, bool nonempty)
+{
+	const char *nul = memchr(s, '\0', size);
+
+	if (!nul || (nonempty && nul == s))
+		return false;
+	return proto_is_zero(nul, size - (size_t)(nul - s));
+}
+
+/* Every set bit names a CPU below ncpus. */
+static bool proto_mask_within(const struct rtplace_cpumask *m, uint32_t ncpus)
+{
+	for (uint32_t i = 0; i < RTPLACE_CPUMASK_WORDS; i++) {
+		uint64_t allowed;
+
+		if (ncpus >= (i + 1) * 64)
+			continue;
+		allowed = ncpus > i * 64 ? (UINT64_C(1) << (ncpus - i * 64)) - 1 : 0;
+		if (m->bits[i] & ~allowed)
+			return false;
+	}
+	return true;
+}
+
+static bool proto_mask_empty(const struct rtplace_cpumask *m)
+{
+	return proto_is_zero(m, sizeof(*m));
+}
+
+static bool proto_policy_rt(uint8_t policy)
+{
+	return policy == RTPLACE_POLICY_FIFO || policy == RTPLACE_POLICY_RR;
+}
+
+static bool proto_prio_ok(uint8_t prio)
+{
+	return prio >= RTPLACE_PRIO_MIN && prio <= RTPLACE_PRIO_MAX;
+}
+
+/* A thread's scheduling as a reply reports it: OTHER at 0, or RT at 1..99. */
+static bool proto_sched_ok(uint8_t policy, uint8_t prio)
+{
+	if (policy == RTPLACE_POLICY_OTHER)
+		return prio == 0;
+	return proto_policy_rt(policy) && proto_prio_ok(prio);
+}
+
+static bool proto_id_ok(int32_t id, uint32_t n)
+{
+	return id == -1 || (id >= 0 && (uint32_t)id < n);
+}
+
+static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_query *q = &m->query;
+	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
+
+	if (!proto_prio_ok(q->prio))
+		return proto_fail(reason, -ERANGE, "prio out of range 1..99");
+	if (!proto_policy_rt(q->policy))
+		return proto_fail(reason, -EINVAL, "policy must be fifo or rr");
+	if (q->count < 1 || q->count > RTPLACE_QUERY_MAX_COUNT)
+		return proto_fail(reason, -ERANGE, "count out of range 1..256");
+	if (q->count > b->ncpus)
+		return proto_fail(reason, -ERANGE, "count exceeds the CPUs");
+	if (q->flags & ~RTPLACE_QUERY_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown query flags");
+	if (!proto_id_ok(q->node, b->nnodes))
+		return proto_fail(reason, -ERANGE, "node out of range");
+	if (!proto_id_ok(q->near_cpu, b->ncpus))
+		return proto_fail(reason, -ERANGE, "near cpu out of range");
+	if (!proto_mask_within(&q->allowed, b->ncpus))
+		return proto_fail(reason, -ERANGE, "allowed cpu out of range");
+	if (q->owner_pid < 0)
+		return proto_fail(reason, -ERANGE, "owner pid out of range");
+	if (!claim && q->lease_ms)
+		return proto_fail(reason, -EINVAL, "lease without claim flag");
+	if (!claim && q->owner_pid)
+		return proto_fail(reason, -EINVAL, "owner pid without claim flag");
+	if (!claim && (q->flags & RTPLACE_QUERY_F_EXCLUSIVE))
+		return proto_fail(reason, -EINVAL, "exclusive without claim flag");
+	if ((q->flags & RTPLACE_QUERY_F_MANAGE) && !q->owner_pid)
+		return proto_fail(reason, -EINVAL, "manage without owner pid");
+	return 0;
+}
+
+static int proto_check_release(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	if (!m->release.claim_id)
+		return proto_fail(reason, -EINVAL, "claim id is 0");
+	return 0;
+}
+
+static int proto_check_cpus(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	if (m->cpus.reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (m->cpus.first >= b->ncpus)
+		return proto_fail(reason, -ERANGE, "first cpu out of range");
+	return 0;
+}
+
+static int proto_check_empty(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	return 0;
+}
+
+static int proto_check_move(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_move *mv = &m->move;
+
+	if (mv->tid <= 0)
+		return proto_fail(reason, -ERANGE, "tid out of range");
+	if (mv->flags & ~RTPLACE_MOVE_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown move flags");
+	if (!(mv->flags & (RTPLACE_MOVE_F_SET_AFFINITY | RTPLACE_MOVE_F_SET_SCHED)))
+		return proto_fail(reason, -EINVAL, "move changes nothing");
+	if (!proto_is_zero(mv->reserved, sizeof(mv->reserved)))
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (mv->flags & RTPLACE_MOVE_F_SET_SCHED) {
+		if (!proto_policy_rt(mv->policy))
+			return proto_fail(reason, -EINVAL, "policy must be fifo or rr");
+		if (!proto_prio_ok(mv->prio))
+			return proto_fail(reason, -ERANGE, "prio out of range 1..99");
+	} else if (mv->policy || mv->prio) {
+		return proto_fail(reason, -EINVAL, "policy without set-sched flag");
+	}
+	if (mv->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
+		if (proto_mask_empty(&mv->cpus))
+			return proto_fail(reason, -EINVAL, "empty cpu mask");
+		if (!proto_mask_within(&mv->cpus, b->ncpus))
+			return proto_fail(reason, -ERANGE, "cpu out of range");
+	} else {
+		if (!proto_mask_empty(&mv->cpus))
+			return proto_fail(reason, -EINVAL, "cpus without set-affinity flag");
+		if (mv->flags & RTPLACE_MOVE_F_PLACE)
+			return proto_fail(reason, -EINVAL, "place without set-affinity flag");
+	}
+	return 0;
+}
+
+static int proto_check_subscribe(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	if (m->subscribe.flags)
+		return proto_fail(reason, -EINVAL, "unknown subscribe flags");
+	if (m->subscribe.reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	return 0;
+}
+
+static int proto_check_error(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_error *e = &m->error;
+
+	if (!proto_is_zero(e->reserved, sizeof(e->reserved)))
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (!proto_string_ok(e->reason, sizeof(e->reason), true))
+		return proto_fail(reason, -EINVAL, "bad reason string");
+	return 0;
+}
+
+static int proto_check_query_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_query_reply *r = &m->query_reply;
+	struct rtplace_cpumask seen = { { 0 } };
+	unsigned level = RTPLACE_LEVEL_OFFLINE;
+
+	if (r->count > RTPLACE_QUERY_MAX_COUNT)
+		return proto_fail(reason, -ERANGE, "count out of range 0..256");
+	if (r->reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (!proto_string_ok(r->reason, sizeof(r->reason), r->count == 0))
+		return proto_fail(reason, -EINVAL, "bad reason string");
+	if (!r->claim_id != !r->lease_ms)
+		return proto_fail(reason, -EINVAL, "claim id and lease disagree");
+	if (r->count == 0 && r->claim_id)
+		return proto_fail(reason, -EINVAL, "claim on an empty answer");
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct rtplace_cpu_choice *c = &r->list[i];
+
+		if (c->cpu >= b->ncpus)
+			return proto_fail(reason, -ERANGE, "cpu out of range");
+		if (c->level >= RTPLACE_LEVEL_COUNT)
+			return proto_fail(reason, -ERANGE, "level out of range");
+		if (c->reserved)
+			return proto_fail(reason, -EINVAL, "reserved field not zero");
+		if (rtplace_cpumask_test(&seen, c->cpu))
+			return proto_fail(reason, -EINVAL, "cpu listed twice");
+		rtplace_cpumask_set(&seen, c->cpu);
+		if (c->level > level)
+			level = c->level;
+	}
+	if (!proto_is_zero(&r->list[r->count], sizeof(r->list[0]) * (RTPLACE_QUERY_MAX_COUNT - r->count)))
+		return proto_fail(reason, -EINVAL, "entries past count not zero");
+	if (memcmp(&seen, &r->cpus, sizeof(seen)))
+		return proto_fail(reason, -EINVAL, "cpu mask does not match the list");
+	if (r->level != level)
+		return proto_fail(reason, -EINVAL, "level is not the highest listed");
+	return 0;
+}
+
+static int proto_check_release_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				     const char **reason)
+{
+	if (!m->release_reply.claim_id)
+		return proto_fail(reason, -EINVAL, "claim id is 0");
+	if (m->release_reply.ncpus > b->ncpus)
+		return proto_fail(reason, -ERANGE, "cpu count out of range");
+	if (m->release_reply.reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	return 0;
+}
+
+static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, const struct proto_bounds *b,
+				const char **reason)
+{
+	if (c->cpu != cpu)
+		return proto_fail(reason, -EINVAL, "cpu entry out of order");
+	if (c->level >= RTPLACE_LEVEL_COUNT || c->claim_level >= RTPLACE_LEVEL_COUNT)
+		return proto_fail(reason, -ERANGE, "level out of range");
+	if (c->flags & ~RTPLACE_CPU_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown cpu flags");
+	if (!(c->flags & RTPLACE_CPU_F_ONLINE) && c->level != RTPLACE_LEVEL_OFFLINE)
+		return proto_fail(reason, -EINVAL, "offline cpu with a level");
+	if (!proto_id_ok(c->node, b->nnodes))
+		return proto_fail(reason, -ERANGE, "node out of range");
+	if (c->llc < -1 || c->core < -1)
+		return proto_fail(reason, -ERANGE, "topology id out of range");
+	if (c->pid < 0)
+		return proto_fail(reason, -ERANGE, "pid out of range");
+	if (!c->claim_id != !c->claim_level)
+		return proto_fail(reason, -EINVAL, "claim id and level disagree");
+	if (!proto_is_zero(c->reserved, sizeof(c->reserved)))
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (!proto_string_ok(c->comm, sizeof(c->comm), false))
+		return proto_fail(reason, -EINVAL, "bad comm string");
+	return 0;
+}
+
+static int proto_check_cpus_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_cpus_reply *r = &m->cpus_reply;
+	uint32_t count;
+	int ret;
+
+	if (r->total < 1 || r->total > b->ncpus)
+		return proto_fail(reason, -ERANGE, "total out of range");
+	if (r->first >= r->total)
+		return proto_fail(reason, -ERANGE, "first cpu out of range");
+	count = r->total - r->first < RTPLACE_CPUS_PAGE ? r->total - r->first : RTPLACE_CPUS_PAGE;
+	if (r->count != count)
+		return proto_fail(reason, -EINVAL, "count does not fill the page");
+	if (r->reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	for (uint32_t i = 0; i < count; i++) {
+		ret = proto_check_cpu_info(&r->cpus[i], r->first + i, b, reason);
+		if (ret < 0)
+			return ret;
+	}
+	if (!proto_is_zero(&r->cpus[count], sizeof(r->cpus[0]) * (RTPLACE_CPUS_PAGE - count)))
+		return proto_fail(reason, -EINVAL, "entries past count not zero");
+	return 0;
+}
+
+static int proto_check_status_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				    const char **reason)
+{
+	const struct rtplace_status_reply *s = &m->status_reply;
+
+	if (!proto_string_ok(s->version, sizeof(s->version), true))
+		return proto_fail(reason, -EINVAL, "bad version string");
+	if (s->ncpus < 1 || s->ncpus > RTPLACE_MAX_CPUS)
+		return proto_fail(reason, -ERANGE, "cpu count out of range");
+	if (s->nonline > s->ncpus || s->nnodes > s->ncpus || s->nllcs > s->ncpus || s->ncores > s->ncpus)
+		return proto_fail(reason, -ERANGE, "topology counts exceed the CPUs");
+	if (s->flags & ~RTPLACE_STATUS_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown status flags");
+	if (s->claims_active > s->claims_total)
+		return proto_fail(reason, -EINVAL, "more claims active than granted");
+	return 0;
+}
+
+static int proto_check_move_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_move_reply *r = &m->move_reply;
+
+	if (r->tid <= 0)
+		return proto_fail(reason, -ERANGE, "tid out of range");
+	if (!proto_sched_ok(r->policy, r->prio) || !proto_sched_ok(r->prev_policy, r->prev_prio))
+		return proto_fail(reason, -EINVAL, "bad policy or prio");
+	if (proto_mask_empty(&r->cpus) || proto_mask_empty(&r->prev_cpus))
+		return proto_fail(reason, -EINVAL, "empty cpu mask");
+	if (!proto_mask_within(&r->cpus, b->ncpus) || !proto_mask_within(&r->prev_cpus, b->ncpus))
+		return proto_fail(reason, -ERANGE, "cpu out of range");
+	return 0;
+}
+
+static int proto_check_subscribe_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				       const char **reason)
+{
+	const struct rtplace_subscribe_reply *r = &m->subscribe_reply;
+
+	if (!r->ring_records || (r->ring_records & (r->ring_records - 1)))
+		return proto_fail(reason, -EINVAL, "ring size not a power of two");
+	if (r->record_size != 32 && r->record_size != 64)
+		return proto_fail(reason, -EINVAL, "record size not 32 or 64");
+	if (r->ring_bytes < (uint64_t)r->ring_records * r->record_size)
+		return proto_fail(reason, -EINVAL, "ring smaller than its records");
+	return 0;
+}
+
+static int proto_check_claim_ended(const struct proto_msg *m, const struct proto_bounds *b,
+				   const char **reason)
+{
+	const struct rtplace_claim_ended *e = &m->claim_ended;
+
+	if (!e->claim_id)
+		return proto_fail(reason, -EINVAL, "claim id is 0");
+	if (e->why < RTPLACE_CLAIM_ENDED_EXPIRED || e->why > RTPLACE_CLAIM_ENDED_REVOKED)
+		return proto_fail(reason, -EINVAL, "unknown claim end");
+	if (e->reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	return 0;
+}
+
+#define PROTO_TYPE(t, side, body, nm, fn) \
+	{ .type = (t), .accept = (side), .body_size = (body), .name = (nm), .check = (fn) }
+
+static const struct proto_type proto_types[] = {
+	PROTO_TYPE(RTPLACE_MSG_QUERY, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_query), "query",
+		   proto_check_query),
+	PROTO_TYPE(RTPLACE_MSG_RELEASE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_release), "release",
+		   proto_check_release),
+	PROTO_TYPE(RTPLACE_MSG_CPUS, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpus",
+		   proto_check_cpus),
+	PROTO_TYPE(RTPLACE_MSG_STATUS, PROTO_ACCEPT_REQUESTS, 0, "status", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_MOVE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_move), "move",
+		   proto_check_move),
+	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_subscribe), "subscribe",
+		   proto_check_subscribe),
+	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
+		   proto_check_error),
+	PROTO_TYPE(RTPLACE_MSG_QUERY_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_query_reply),
+		   "query-reply", proto_check_query_reply),
+	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
+		   "release-reply", proto_check_release_reply),
+	PROTO_TYPE(RTPLACE_MSG_CPUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_cpus_reply),
+		   "cpus-reply", proto_check_cpus_reply),
+	PROTO_TYPE(RTPLACE_MSG_STATUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_status_reply),
+		   "status-reply", proto_check_status_reply),
+	PROTO_TYPE(RTPLACE_MSG_MOVE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_move_reply),
+		   "move-reply", proto_check_move_reply),
+	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_subscribe_reply),
+		   "subscribe-reply", proto_check_subscribe_reply),
+	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
+		   "claim-ended", proto_check_claim_ended),
+};
+
+static const struct proto_type *proto_type_find(uint16_t type)
+{
+	for (size_t i = 0; i < sizeof(proto_types) / sizeof(proto_types[0]); i++)
+		if (proto_types[i].type == type)
+			return &proto_types[i];
+	return NULL;
+}
+
+static void proto_bounds_from(const struct proto_limits *lim, struct proto_bounds *ret, unsigned *ret_accept)
+{
+	if (!lim) {
+		ret->ncpus = RTPLACE_MAX_CPUS;
+		ret->nnodes = RTPLACE_MAX_CPUS;
+		*ret_accept = PROTO_ACCEPT_ALL;
+		return;
+	}
+	ret->ncpus = lim->ncpus < RTPLACE_MAX_CPUS ? lim->ncpus : RTPLACE_MAX_CPUS;
+	ret->nnodes = lim->nnodes;
+	*ret_accept = lim->accept;
+}
+
+/*
+ * The header of a message of len bytes whose magic was checked: version,
+ * length, type, and the type's exact length. Everything here except the
+ * version and the type is garbage (-EPROTO) when wrong.
+ */
+static int proto_check_header(const struct rtplace_msg_hdr *h, size_t len, unsigned accept,
+			      const struct proto_type **ret_type, const char **reason)
+{
+	const struct proto_type *t;
+
+	if (h->version != RTPLACE_PROTO_VERSION)
+		return proto_fail(reason, -EPROTONOSUPPORT, "unsupported protocol version");
+	if (h->length != len)
+		return proto_fail(reason, -EPROTO, "length field does not match the message");
+	t = proto_type_find(h->type);
+	if (!t)
+		return proto_fail(reason, -EOPNOTSUPP, "unknown message type");
+	if (!(t->accept & accept))
+		return proto_fail(reason, -EOPNOTSUPP, "message type not accepted here");
+	if (len != sizeof(*h) + t->body_size)
+		return proto_fail(reason, -EPROTO, "wrong length for the message type");
+	*ret_type = t;
+	return 0;
+}
+
+/* The header fields whose rules depend on the type, then the body. */
+static int proto_check_msg(const struct proto_msg *m, const struct proto_type *t, const struct proto_bounds *b,
+			   const char **reason)
+{
+	const struct rtplace_msg_hdr *h = &m->hdr;
+
+	if (h->reserved)
+		return proto_fail(reason, -EINVAL, "reserved header field not zero");
+	if (t->type == RTPLACE_MSG_ERROR) {
+		if (h->status >= 0 || h->status < -PROTO_MAX_ERRNO)
+			return proto_fail(reason, -EINVAL, "error status not a negative errno");
+	} else if (h->status) {
+		return proto_fail(reason, -EINVAL, "status set outside an error");
+	}
+	if (RTPLACE_MSG_BLOCK(t->type) == RTPLACE_MSG_BLOCK_EVENT) {
+		if (h->request_id)
+			return proto_fail(reason, -EINVAL, "request id set in an event");
+	} else if (!h->request_id && t->type != RTPLACE_MSG_ERROR) {
+		return proto_fail(reason, -EINVAL, "request id is 0");
+	}
+	return t->check(m, b, reason);
+}
+
+static void proto_error_set(struct proto_error *e, const char *reason, const struct rtplace_msg_hdr *h)
+{
+	if (!e)
+		return;
+	e->reason = reason;
+	e->request_id = h ? h->request_id : 0;
+	e->type = h ? h->type : 0;
+}
+
+int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, struct proto_msg *ret,
+		 struct proto_error *ret_err)
+{
+	const struct proto_type *t = NULL;
+	struct rtplace_msg_hdr h;
+	struct proto_bounds b;
+	const char *reason;
+	unsigned accept;
+	int r;
+
+	if (len < sizeof(h)) {
+		proto_error_set(ret_err, "short message", NULL);
+		return -EPROTO;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != RTPLACE_PROTO_MAGIC) {
+		proto_error_set(ret_err, "bad magic", NULL);
+		return -EPROTO;
+	}
+	proto_bounds_from(lim, &b, &accept);
+	r = proto_check_header(&h, len, accept, &t, &reason);
+	if (r == 0) {
+		/* len is the exact size of a known type, so it fits *ret */
+		memcpy(ret, buf, len);
+		r = proto_check_msg(ret, t, &b, &reason);
+	}
+	if (r < 0)
+		proto_error_set(ret_err, reason, &h);
+	return r;
+}
+
+int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err)
+{
+	const struct proto_type *t = NULL;
+	struct proto_bounds b;
+	const char *reason;
+	unsigned accept;
+	int r;
+
+	if (m->hdr.magic != RTPLACE_PROTO_MAGIC) {
+		proto_error_set(ret_err, "bad magic", NULL);
+		return -EPROTO;
+	}
+	proto_bounds_from(lim, &b, &accept);
+	r = proto_check_header(&m->hdr, m->hdr.length, accept, &t, &reason);
+	if (r == 0)
+		r = proto_check_msg(m, t, &b, &reason);
+	if (r < 0)
+		proto_error_set(ret_err, reason, &m->hdr);
+	return r;
+}
+
+static void proto_hdr_set(struct rtplace_msg_hdr *h, const struct proto_type *t, uint32_t request_id,
+			  int32_t status)
+{
+	*h = (struct rtplace_msg_hdr){
+		.magic = RTPLACE_PROTO_MAGIC,
+		.version = RTPLACE_PROTO_VERSION,
+		.type = t->type,
+		.length = (uint32_t)(sizeof(*h) + t->body_size),
+		.request_id = request_id,
+		.status = status,
+	};
+}
+
+int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id)
+{
+	const struct proto_type *t = proto_type_find(type);
+
+	if (!t)
+		return -EOPNOTSUPP;
+	proto_hdr_set(&m->hdr, t, request_id, 0);
+	memset((char *)m + sizeof(m->hdr), 0, t->body_size);
+	return 0;
+}
+
+int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int32_t status, const void *body,
+		 struct proto_error *ret_err)
+{
+	const struct proto_type *t = proto_type_find(type);
+
+	if (!t) {
+		proto_error_set(ret_err, "unknown message type", NULL);
+		return -EOPNOTSUPP;
+	}
+	if (t->body_size && !body) {
+		proto_error_set(ret_err, "missing body", NULL);
+		return -EINVAL;
+	}
+	proto_hdr_set(&ret->hdr, t, request_id, status);
+	/* memmove: body may already sit in ret, built in place */
+	if (t->body_size)
+		memmove((char *)ret + sizeof(ret->hdr), body, t->body_size);
+	return proto_validate(ret, NULL, ret_err);
+}
+
+int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t request_type, int error,
+		       const char *reason)
+{
+	struct rtplace_error e = { .request_type = request_type };
+
+	proto_set_string(e.reason, sizeof(e.reason), reason ? reason : "");
+	return proto_encode(ret, RTPLACE_MSG_ERROR, request_id, error, &e, NULL);
+}
+
+size_t proto_msg_length(uint16_t type)
+{
+	const struct proto_type *t = proto_type_find(type);
+
+	return t ? sizeof(struct rtplace_msg_hdr) + t->body_size : 0;
+}
+
+const char *proto_type_name(uint16_t type)
+{
+	const struct proto_type *t = proto_type_find(type);
+
+	return t ? t->name : NULL;
+}
+
+uint16_t proto_reply_type(uint16_t type)
+{
+	const struct proto_type *t = proto_type_find(type);
+
+	if (!t || t->accept != PROTO_ACCEPT_REQUESTS)
+		return 0;
+	return (uint16_t)(type + RTPLACE_MSG_REPLY_OFFSET);
+}
+
+void proto_set_string(char *dst, size_t size, const char *src)
+{
+	size_t n;
+
+	if (!size)
+		return;
+	n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	memset(dst + n, 0, size - n);
+}
+
+int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned level)
+{
+	if (cpu >= RTPLACE_MAX_CPUS || level >= RTPLACE_LEVEL_COUNT)
+		return -ERANGE;
+	if (r->count >= RTPLACE_QUERY_MAX_COUNT)
+		return -ENOSPC;
+	if (rtplace_cpumask_test(&r->cpus, cpu))
+		return -EEXIST;
+	r->list[r->count] = (struct rtplace_cpu_choice){ .cpu = (uint16_t)cpu, .level = (uint8_t)level };
+	rtplace_cpumask_set(&r->cpus, cpu);
+	if (r->count == 0 || level > r->level)
+		r->level = (uint8_t)level;
+	r->count++;
+	return 0;
+}

@@ -1,0 +1,258 @@
+/*
+ * The wire codec: decode, validate and build the messages of rtplace-proto.h.
+ * Used by rtplaced and every client, so both sides apply the same rules.
+ * Pure: no syscalls, no global state.
+ *
+ * struct proto_msg is the wire image of any message, aligned: the header at
+ * offset 0 and the body at offset 24, exactly as on the socket. Decoding is
+ * one memcpy from the (possibly unaligned) receive buffer into it, then
+ * validation in place; sending is send(fd, &msg, msg.hdr.length, 0).
+ *
+ * Validation rejects everything that is not the one canonical encoding of a
+ * meaningful message: reserved fields and padding must be zero, strings must
+ * be NUL-terminated with zeros after the NUL, unused list entries zero, flags
+ * only known bits. So decode then encode reproduces the input byte for byte
+ * (the fuzz harness checks this), and a field added in a later version can
+ * give a meaning to what version 1 rejects.
+ *
+ * Errors, and what the receiver does with the connection:
+ *   -EPROTO           garbage: short message, bad magic, length field not
+ *                     the received length, wrong length for the type. Count
+ *                     it against the peer and drop a peer that persists.
+ *   -EPROTONOSUPPORT  another protocol version. Answer, keep the connection.
+ *   -EOPNOTSUPP       unknown type, or a type the receiver does not take
+ *                     (a reply sent to the daemon). Answer, keep it.
+ *   -EINVAL           a bad field: unknown flag, bad policy, reserved field
+ *                     set, string not terminated, zero request id. Keep it.
+ *   -ERANGE           a number out of range: prio, count, CPU or node beyond
+ *                     the topology. Keep it.
+ * Each comes with a short static reason ("prio out of range 1..99") fit for
+ * an ERROR reply.
+ */
+#ifndef RTPLACE_PROTOCOL_H
+#define RTPLACE_PROTOCOL_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "levels.h"
+#include "rtplace-proto.h"
+
+/* The public header restates what the core defines; they must agree. */
+_Static_assert(sizeof(struct rtplace_cpumask) == sizeof(struct cpuset), "one CPU bitmap");
+_Static_assert(RTPLACE_CPUMASK_WORDS == CPUSET_WORDS, "one CPU bitmap");
+_Static_assert(RTPLACE_LEVEL_OFFLINE == LEVEL_OFFLINE && RTPLACE_LEVEL_IDLE == LEVEL_IDLE &&
+	       RTPLACE_LEVEL_NORMAL == LEVEL_NORMAL && RTPLACE_LEVEL_RT1 == LEVEL_RT1 &&
+	       RTPLACE_LEVEL_RT99 == LEVEL_RT99 && RTPLACE_LEVEL_DL == LEVEL_DL &&
+	       RTPLACE_LEVEL_COUNT == LEVEL_COUNT, "wire levels are levels.h levels");
+_Static_assert(RTPLACE_PRIO_MIN == LEVEL_RT_PRIO_MIN && RTPLACE_PRIO_MAX == LEVEL_RT_PRIO_MAX, "RT priorities");
+_Static_assert(RTPLACE_POLICY_FIFO == SCHED_FIFO && RTPLACE_POLICY_RR == SCHED_RR, "policies are Linux's");
+
+/* Any message, as on the wire. Which body is valid follows from hdr.type. */
+struct proto_msg {
+	struct rtplace_msg_hdr hdr;
+	union {
+		struct rtplace_query query;
+		struct rtplace_release release;
+		struct rtplace_cpus cpus;
+		struct rtplace_move move;
+		struct rtplace_subscribe subscribe;
+		struct rtplace_error error;
+		struct rtplace_query_reply query_reply;
+		struct rtplace_release_reply release_reply;
+		struct rtplace_cpus_reply cpus_reply;
+		struct rtplace_status_reply status_reply;
+		struct rtplace_move_reply move_reply;
+		struct rtplace_subscribe_reply subscribe_reply;
+		struct rtplace_claim_ended claim_ended;
+	};
+};
+
+_Static_assert(offsetof(struct proto_msg, query) == sizeof(struct rtplace_msg_hdr), "body follows the header");
+_Static_assert(_Alignof(struct proto_msg) == 8, "bodies are 8-aligned");
+_Static_assert(sizeof(struct proto_msg) <= RTPLACE_MSG_MAX, "any message fits");
+
+/* Which message types a receiver takes. */
+enum proto_accept {
+	PROTO_ACCEPT_REQUESTS = 1 << 0, /* the daemon */
+	PROTO_ACCEPT_REPLIES = 1 << 1,  /* clients: replies and events */
+	PROTO_ACCEPT_ALL = PROTO_ACCEPT_REQUESTS | PROTO_ACCEPT_REPLIES,
+};
+
+/* What the receiver checks numbers against. The daemon passes its topology;
+ * a client that knows no topology passes NULL (protocol maxima, any type). */
+struct proto_limits {
+	uint32_t ncpus;  /* CPU ids 0..ncpus-1 are valid, 1..RTPLACE_MAX_CPUS */
+	uint32_t nnodes; /* node ids 0..nnodes-1 are valid */
+	unsigned accept; /* enum proto_accept */
+};
+
+/* Why a message was refused, for the ERROR reply and the log. */
+struct proto_error {
+	const char *reason;  /* static, short */
+	uint32_t request_id; /* of the refused message; 0 when its header was unreadable */
+	uint16_t type;       /* its type; 0 when its header was unreadable */
+};
+
+/* After this error the peer is sending garbage (see the table above). */
+static inline bool proto_error_is_garbage(int r)
+{
+	return r == -EPROTO;
+}
+
+/*
+ * Decodes and validates the message in buf (len bytes: the packet as
+ * received, any alignment). Returns 0 and the message in *ret, or a negative
+ * errno (table above) with *ret_err filled (ret_err may be NULL); on failure
+ * *ret holds scratch and must not be used.
+ */
+int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, struct proto_msg *ret,
+		 struct proto_error *ret_err);
+
+/* Validates a message built in place (after proto_msg_init()) with the
+ * rules of proto_decode(). 0 or -errno with *ret_err filled (may be NULL). */
+int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err);
+
+/*
+ * Starts a message of type in m: the header (magic, version, type, length,
+ * request_id, status 0) and a zeroed body. Returns 0, or -EOPNOTSUPP for an
+ * unknown type. Fill the body, then proto_validate() it before sending.
+ */
+int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id);
+
+/*
+ * Builds the message of type from body (the type's body struct, copied;
+ * NULL for a type without body) into ret and validates it against the
+ * protocol maxima: a bug of the sender never reaches the wire. status is 0
+ * except for RTPLACE_MSG_ERROR. 0 or -errno with *ret_err filled.
+ */
+int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int32_t status, const void *body,
+		 struct proto_error *ret_err);
+
+/* Bytes of the whole message of type (header included), 0 for unknown types. */
+size_t proto_msg_length(uint16_t type);
+
+/* "query", "query-reply", ...; NULL for unknown types. */
+const char *proto_type_name(uint16_t type);
+
+/* The reply type of a request type, 0 if type is not a request. */
+uint16_t proto_reply_type(uint16_t type);
+
+/* The body of m, whatever its type (for copying it as raw bytes). */
+static inline const void *proto_msg_body(const struct proto_msg *m)
+{
+	return (const char *)m + sizeof(m->hdr);
+}
+
+/*
+ * Copies src into a fixed string field of size bytes, truncated to size - 1
+ * and zero-filled after the NUL, the only form validation accepts.
+ */
+void proto_set_string(char *dst, size_t size, const char *src);
+
+/*
+ * Appends cpu at level to a QUERY reply, keeping cpus, count and level
+ * consistent. Returns 0, -ENOSPC when the list is full, -EEXIST when cpu is
+ * listed already, -ERANGE for a CPU or level out of range.
+ */
+int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned level);
+
+static inline void proto_cpumask_to_cpuset(const struct rtplace_cpumask *m, struct cpuset *ret)
+{
+	for (int i = 0; i < CPUSET_WORDS; i++)
+		ret->w[i] = m->bits[i];
+}
+
+static inline void proto_cpumask_from_cpuset(const struct cpuset *s, struct rtplace_cpumask *ret)
+{
+	for (int i = 0; i < CPUSET_WORDS; i++)
+		ret->bits[i] = s->w[i];
+}
+
+/* Typed builders: proto_encode() for one type each, without the reason. */
+
+static inline int proto_encode_query(struct proto_msg *ret, uint32_t request_id, const struct rtplace_query *q)
+{
+	return proto_encode(ret, RTPLACE_MSG_QUERY, request_id, 0, q, NULL);
+}
+
+static inline int proto_encode_release(struct proto_msg *ret, uint32_t request_id,
+				       const struct rtplace_release *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_RELEASE, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_cpus(struct proto_msg *ret, uint32_t request_id, const struct rtplace_cpus *c)
+{
+	return proto_encode(ret, RTPLACE_MSG_CPUS, request_id, 0, c, NULL);
+}
+
+static inline int proto_encode_status(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_STATUS, request_id, 0, NULL, NULL);
+}
+
+static inline int proto_encode_move(struct proto_msg *ret, uint32_t request_id, const struct rtplace_move *mv)
+{
+	return proto_encode(ret, RTPLACE_MSG_MOVE, request_id, 0, mv, NULL);
+}
+
+static inline int proto_encode_subscribe(struct proto_msg *ret, uint32_t request_id,
+					 const struct rtplace_subscribe *s)
+{
+	return proto_encode(ret, RTPLACE_MSG_SUBSCRIBE, request_id, 0, s, NULL);
+}
+
+/*
+ * An ERROR reply: error is a negative errno, request_type the type of the
+ * refused message (0 if unknown), reason a short text (truncated to fit).
+ */
+int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t request_type, int error,
+		       const char *reason);
+
+static inline int proto_encode_query_reply(struct proto_msg *ret, uint32_t request_id,
+					   const struct rtplace_query_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_QUERY_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_release_reply(struct proto_msg *ret, uint32_t request_id,
+					     const struct rtplace_release_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_RELEASE_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_cpus_reply(struct proto_msg *ret, uint32_t request_id,
+					  const struct rtplace_cpus_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_CPUS_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_status_reply(struct proto_msg *ret, uint32_t request_id,
+					    const struct rtplace_status_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_STATUS_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_move_reply(struct proto_msg *ret, uint32_t request_id,
+					  const struct rtplace_move_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_MOVE_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_subscribe_reply(struct proto_msg *ret, uint32_t request_id,
+					       const struct rtplace_subscribe_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_SUBSCRIBE_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_claim_ended(struct proto_msg *ret, const struct rtplace_claim_ended *e)
+{
+	return proto_encode(ret, RTPLACE_MSG_CLAIM_ENDED, 0, 0, e, NULL);
+}
+
+#endif

@@ -1,0 +1,38 @@
+# The protocol decoder's fuzz harness (fuzz-protocol.c). `make check` runs
+# it without libFuzzer: replay.c feeds it every file of the committed corpus
+# tests/fuzz/corpus/protocol, and make-corpus checks that the corpus is still
+# exactly what the encoder writes, so the committed files pin the version 1
+# wire format.
+#
+#   make fuzz-protocol [FUZZ_SECONDS=60]
+#       builds tests/fuzz/fuzz-protocol-libfuzzer with clang's libFuzzer,
+#       ASan and UBSan, and fuzzes for FUZZ_SECONDS starting from the
+#       committed corpus. New inputs land in tests/fuzz/corpus-protocol-found
+#       (build tree); copy those worth keeping into the committed corpus.
+#   tests/fuzz/make-corpus --write $(srcdir)/tests/fuzz/corpus/protocol
+#       regenerates the committed corpus; only together with a protocol
+#       version bump.
+check_PROGRAMS += tests/fuzz/replay-protocol tests/fuzz/make-corpus
+tests_fuzz_replay_protocol_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-protocol.c
+tests_fuzz_replay_protocol_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/protocol"'
+tests_fuzz_replay_protocol_LDADD = common/libcommon.la
+tests_fuzz_make_corpus_SOURCES = tests/fuzz/make-corpus.c tests/fuzz/proto-samples.h tests/fuzz/proto-samples.c
+tests_fuzz_make_corpus_LDADD = common/libcommon.la
+TESTS += tests/fuzz/replay-protocol tests/fuzz/make-corpus
+EXTRA_DIST += tests/fuzz/corpus/protocol
+
+FUZZ_SECONDS = 60
+FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
+
+fuzz-protocol: $(FUZZ_PROTOCOL_SRC)
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
+		$(CLANG) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
+		{ echo "fuzz-protocol: $(CLANG) cannot link libFuzzer (apt-get install libclang-rt-dev)"; exit 1; }
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(FUZZ_PROTOCOL_SRC) \
+		-o tests/fuzz/fuzz-protocol-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-protocol-found
+	tests/fuzz/fuzz-protocol-libfuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+		tests/fuzz/corpus-protocol-found $(srcdir)/tests/fuzz/corpus/protocol
+.PHONY: fuzz-protocol
+CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer

@@ -1,0 +1,222 @@
+/*
+ * The protocol fuzz corpus: every sample message (proto-samples.c) and a
+ * set of broken ones, one file each.
+ *
+ *   make-corpus --write DIR   writes the corpus into DIR
+ *   make-corpus [DIR]         checks that DIR (default: the committed
+ *                             corpus under $top_srcdir) holds every file
+ *                             byte for byte
+ *
+ * The check runs under `make check`: the committed files are version 1 of
+ * the wire format, so a change to a struct or a type number that would break
+ * deployed clients fails here first. Other files in DIR (inputs found by
+ * fuzzing) are left alone.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto-samples.h"
+
+#define CORPUS_DIR "tests/fuzz/corpus/protocol"
+#define CORPUS_MAX_FILE (sizeof(struct proto_msg) + 1)
+
+struct corpus {
+	const char *dir;
+	bool write;
+	unsigned files;
+	unsigned failures;
+};
+
+static int corpus_write(const char *path, const void *data, size_t len)
+{
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, data, len) != (ssize_t)len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* 0 when path holds exactly data, 1 when it differs, -errno if unreadable. */
+static int corpus_compare(const char *path, const void *data, size_t len)
+{
+	static unsigned char buf[CORPUS_MAX_FILE + 1];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len && memcmp(buf, data, len) == 0 ? 0 : 1;
+}
+
+static void corpus_file(struct corpus *c, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	r = c->write ? corpus_write(path, data, len) : corpus_compare(path, data, len);
+	c->files++;
+	if (r == 0)
+		return;
+	c->failures++;
+	if (r > 0)
+		fprintf(stderr, "make-corpus: %s differs from what version %u encodes\n", path,
+			RTPLACE_PROTO_VERSION);
+	else
+		fprintf(stderr, "make-corpus: %s: %s\n", path, strerror(-r));
+}
+
+static void corpus_msg(struct corpus *c, const char *name, const struct proto_msg *m)
+{
+	corpus_file(c, name, m, m->hdr.length);
+}
+
+static const struct proto_msg *corpus_sample(uint16_t type, unsigned shape)
+{
+	static struct proto_msg m;
+
+	if (proto_sample(type, shape, &m) < 0) {
+		fprintf(stderr, "make-corpus: cannot build %s shape %u\n", proto_type_name(type), shape);
+		exit(EXIT_FAILURE);
+	}
+	return &m;
+}
+
+static void corpus_valid(struct corpus *c)
+{
+	struct proto_msg m;
+	char name[64];
+
+	for (size_t i = 0; i < proto_sample_ntypes; i++) {
+		for (unsigned shape = 0; proto_sample(proto_sample_types[i], shape, &m) == 0; shape++) {
+			snprintf(name, sizeof(name), "valid-%s-%u", proto_type_name(proto_sample_types[i]), shape);
+			corpus_msg(c, name, &m);
+		}
+	}
+}
+
+/* Broken messages, each next to the rule it breaks. */
+static void corpus_broken(struct corpus *c)
+{
+	static const unsigned char zero_pad[1];
+	static unsigned char buf[CORPUS_MAX_FILE];
+	struct proto_msg m;
+
+	corpus_file(c, "empty", zero_pad, 0);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	corpus_file(c, "short-header", &m, sizeof(m.hdr) - 1);
+	corpus_file(c, "header-only-query", &m, sizeof(m.hdr));
+
+	m.hdr.magic = ~RTPLACE_PROTO_MAGIC;
+	corpus_msg(c, "bad-magic", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.hdr.version = RTPLACE_PROTO_VERSION + 1;
+	corpus_msg(c, "bad-version", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.hdr.length++;
+	corpus_file(c, "length-field-too-long", &m, m.hdr.length - 1);
+	m.hdr.length -= 2;
+	corpus_msg(c, "query-truncated", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	memcpy(buf, &m, m.hdr.length);
+	buf[m.hdr.length] = 0;
+	m.hdr.length++;
+	memcpy(buf, &m.hdr, sizeof(m.hdr));
+	corpus_file(c, "query-extended", buf, m.hdr.length);
+	m = *corpus_sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.type = 0x0107;
+	corpus_msg(c, "unknown-type", &m);
+	m = *corpus_sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.reserved = 1;
+	corpus_msg(c, "header-reserved-set", &m);
+	m = *corpus_sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.request_id = 0;
+	corpus_msg(c, "request-id-zero", &m);
+
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.prio = 0;
+	corpus_msg(c, "query-prio-0", &m);
+	m.query.prio = 100;
+	corpus_msg(c, "query-prio-100", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.count = 0;
+	corpus_msg(c, "query-count-0", &m);
+	m.query.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	corpus_msg(c, "query-count-257", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.policy = 3;
+	corpus_msg(c, "query-bad-policy", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.flags = 1u << 31;
+	corpus_msg(c, "query-unknown-flag", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	rtplace_cpumask_set(&m.query.allowed, PROTO_SAMPLE_NCPUS);
+	corpus_msg(c, "query-cpu-beyond-topology", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.lease_ms = 10;
+	corpus_msg(c, "query-lease-without-claim", &m);
+
+	m = *corpus_sample(RTPLACE_MSG_MOVE, 0);
+	m.move.flags = 0;
+	corpus_msg(c, "move-changes-nothing", &m);
+	m = *corpus_sample(RTPLACE_MSG_ERROR, 0);
+	m.hdr.status = 0;
+	corpus_msg(c, "error-status-0", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY_REPLY, 0);
+	m.query_reply.list[1].cpu = m.query_reply.list[0].cpu;
+	corpus_msg(c, "query-reply-cpu-twice", &m);
+	m = *corpus_sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	m.cpus_reply.cpus[1].cpu = 7;
+	corpus_msg(c, "cpus-reply-out-of-order", &m);
+	m = *corpus_sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	memset(m.status_reply.version, 'x', sizeof(m.status_reply.version));
+	corpus_msg(c, "status-reply-unterminated", &m);
+}
+
+int main(int argc, char **argv)
+{
+	struct corpus c = { 0 };
+	char dir[4096];
+	int i = 1;
+
+	if (i < argc && strcmp(argv[i], "--write") == 0) {
+		c.write = true;
+		i++;
+	}
+	if (i < argc) {
+		c.dir = argv[i];
+	} else if (c.write) {
+		fprintf(stderr, "usage: make-corpus [--write] [DIR]\n");
+		return EXIT_FAILURE;
+	} else {
+		const char *top = getenv("top_srcdir");
+
+		snprintf(dir, sizeof(dir), "%s/%s", top ? top : ".", CORPUS_DIR);
+		c.dir = dir;
+	}
+	corpus_valid(&c);
+	corpus_broken(&c);
+	if (c.failures) {
+		fprintf(stderr, "make-corpus: %u of %u files %s; if the change is meant, the protocol "
+			"version must change too\n", c.failures, c.files, c.write ? "not written" : "wrong");
+		return EXIT_FAILURE;
+	}
+	printf("make-corpus: %u files %s %s\n", c.files, c.write ? "written to" : "match", c.dir);
+	return EXIT_SUCCESS;
+}

@@ -1,0 +1,282 @@
+/* Valid messages of every type, for the unit test and the fuzz corpus. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "proto-samples.h"
+
+const uint16_t proto_sample_types[] = {
+	RTPLACE_MSG_QUERY,        RTPLACE_MSG_RELEASE,       RTPLACE_MSG_CPUS,
+	RTPLACE_MSG_STATUS,       RTPLACE_MSG_MOVE,          RTPLACE_MSG_SUBSCRIBE,
+	RTPLACE_MSG_ERROR,        RTPLACE_MSG_QUERY_REPLY,   RTPLACE_MSG_RELEASE_REPLY,
+	RTPLACE_MSG_CPUS_REPLY,   RTPLACE_MSG_STATUS_REPLY,  RTPLACE_MSG_MOVE_REPLY,
+	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED,
+};
+const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
+
+static void sample_mask_range(struct rtplace_cpumask *m, unsigned first, unsigned last)
+{
+	for (unsigned cpu = first; cpu <= last; cpu++)
+		rtplace_cpumask_set(m, cpu);
+}
+
+static int sample_query(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+	};
+
+	switch (shape) {
+	case 0:
+		break;
+	case 1:
+		q.prio = 99;
+		q.policy = RTPLACE_POLICY_RR;
+		q.count = 4;
+		q.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE;
+		q.node = 1;
+		q.near_cpu = 3;
+		q.lease_ms = RTPLACE_LEASE_INFINITE;
+		q.owner_pid = 1234;
+		sample_mask_range(&q.allowed, 0, 7);
+		break;
+	case 2:
+		q.prio = 1;
+		q.count = RTPLACE_QUERY_MAX_COUNT;
+		q.flags = RTPLACE_QUERY_F_CLAIM;
+		q.lease_ms = RTPLACE_LEASE_DEFAULT;
+		rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return proto_encode_query(ret, 1 + shape, &q);
+}
+
+static int sample_move(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_move mv = { .tid = 4321 };
+
+	switch (shape) {
+	case 0:
+		mv.flags = RTPLACE_MOVE_F_SET_AFFINITY | RTPLACE_MOVE_F_PLACE;
+		sample_mask_range(&mv.cpus, 2, 3);
+		break;
+	case 1:
+		mv.flags = RTPLACE_MOVE_F_SET_AFFINITY | RTPLACE_MOVE_F_SET_SCHED | RTPLACE_MOVE_F_FORCE;
+		mv.policy = RTPLACE_POLICY_FIFO;
+		mv.prio = 80;
+		rtplace_cpumask_set(&mv.cpus, 1);
+		break;
+	case 2:
+		mv.flags = RTPLACE_MOVE_F_SET_SCHED;
+		mv.policy = RTPLACE_POLICY_RR;
+		mv.prio = 1;
+		break;
+	default:
+		return -ENOENT;
+	}
+	return proto_encode_move(ret, 10 + shape, &mv);
+}
+
+static int sample_error(unsigned shape, struct proto_msg *ret)
+{
+	switch (shape) {
+	case 0:
+		return proto_encode_error(ret, 1, RTPLACE_MSG_QUERY, -ERANGE, "prio out of range 1..99");
+	case 1:
+		return proto_encode_error(ret, 0, 0, -EPROTO, "bad magic");
+	default:
+		return -ENOENT;
+	}
+}
+
+static int sample_query_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_query_reply r = { 0 };
+	int err = 0;
+
+	switch (shape) {
+	case 0:
+		r.claim_id = 7;
+		r.lease_ms = 1000;
+		err = proto_query_reply_add(&r, 3, RTPLACE_LEVEL_IDLE);
+		if (err == 0)
+			err = proto_query_reply_add(&r, 5, RTPLACE_LEVEL_NORMAL);
+		break;
+	case 1:
+		proto_set_string(r.reason, sizeof(r.reason), "no cpu below rt99 in the allowed set");
+		break;
+	case 2:
+		for (unsigned i = 0; i < RTPLACE_QUERY_MAX_COUNT && err == 0; i++)
+			err = proto_query_reply_add(&r, RTPLACE_MAX_CPUS - 1 - i, RTPLACE_LEVEL_IDLE + i % 40);
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (err < 0)
+		return err;
+	return proto_encode_query_reply(ret, 1 + shape, &r);
+}
+
+static void sample_cpu_info(struct rtplace_cpu_info *c, unsigned cpu, unsigned cpus_per_node)
+{
+	*c = (struct rtplace_cpu_info){
+		.cpu = (uint16_t)cpu,
+		.level = RTPLACE_LEVEL_IDLE,
+		.flags = RTPLACE_CPU_F_ONLINE,
+		.node = (int32_t)(cpu / cpus_per_node),
+		.llc = (int32_t)(cpu / 8),
+		.core = (int32_t)(cpu / 2),
+	};
+	switch (cpu % 5) {
+	case 1:
+		c->level = RTPLACE_LEVEL_NORMAL;
+		c->pid = (int32_t)(1000 + cpu);
+		proto_set_string(c->comm, sizeof(c->comm), "bash");
+		break;
+	case 2:
+		c->level = (uint8_t)(RTPLACE_LEVEL_RT1 + 98);
+		c->pid = (int32_t)(2000 + cpu);
+		c->rt_queued = 2;
+		c->claim_id = 7;
+		c->claim_level = (uint8_t)(RTPLACE_LEVEL_RT1 + 98);
+		proto_set_string(c->comm, sizeof(c->comm), "ffmpeg-with-a-long-name");
+		break;
+	case 3:
+		c->flags |= RTPLACE_CPU_F_HOUSEKEEPING;
+		break;
+	default:
+		break;
+	}
+}
+
+static int sample_cpus_reply(unsigned shape, struct proto_msg *ret)
+{
+	/* Built in place: the body is 7 KiB. */
+	struct rtplace_cpus_reply *r = &ret->cpus_reply;
+	unsigned per_node;
+	int err;
+
+	err = proto_msg_init(ret, RTPLACE_MSG_CPUS_REPLY, 1 + shape);
+	if (err < 0)
+		return err;
+	switch (shape) {
+	case 0:
+		r->total = PROTO_SAMPLE_NCPUS;
+		r->first = 0;
+		break;
+	case 1:
+		r->total = 480;
+		r->first = 384;
+		break;
+	case 2:
+		r->total = RTPLACE_MAX_CPUS;
+		r->first = 0;
+		break;
+	default:
+		return -ENOENT;
+	}
+	per_node = r->total / PROTO_SAMPLE_NNODES;
+	r->count = r->total - r->first < RTPLACE_CPUS_PAGE ? r->total - r->first : RTPLACE_CPUS_PAGE;
+	for (unsigned i = 0; i < r->count; i++)
+		sample_cpu_info(&r->cpus[i], r->first + i, per_node);
+	if (shape == 0) {
+		/* the last CPU is offline: no level, no topology */
+		struct rtplace_cpu_info *c = &r->cpus[r->count - 1];
+
+		*c = (struct rtplace_cpu_info){ .cpu = c->cpu, .node = -1, .llc = -1, .core = -1 };
+	}
+	return proto_validate(ret, NULL, NULL);
+}
+
+static int sample_status_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_status_reply s = {
+		.uptime_ms = 12345,
+		.ncpus = PROTO_SAMPLE_NCPUS,
+		.nonline = PROTO_SAMPLE_NCPUS - 1,
+		.nnodes = PROTO_SAMPLE_NNODES,
+		.nllcs = 2,
+		.ncores = 8,
+		.flags = RTPLACE_STATUS_F_TRACKING,
+		.queries = 100,
+		.errors = 3,
+		.claims_active = 2,
+		.claims_total = 9,
+		.clients = 4,
+		.clients_dropped = 1,
+	};
+
+	if (shape > 0)
+		return -ENOENT;
+	proto_set_string(s.version, sizeof(s.version), "0.1.0");
+	return proto_encode_status_reply(ret, 1, &s);
+}
+
+static int sample_move_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_move_reply r = {
+		.tid = 4321, .policy = RTPLACE_POLICY_FIFO, .prio = 80, .prev_policy = RTPLACE_POLICY_OTHER,
+	};
+
+	if (shape > 0)
+		return -ENOENT;
+	rtplace_cpumask_set(&r.cpus, 1);
+	sample_mask_range(&r.prev_cpus, 0, PROTO_SAMPLE_NCPUS - 1);
+	return proto_encode_move_reply(ret, 10, &r);
+}
+
+int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
+{
+	switch (type) {
+	case RTPLACE_MSG_QUERY:
+		return sample_query(shape, ret);
+	case RTPLACE_MSG_RELEASE:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_release(ret, 2, &(struct rtplace_release){ .claim_id = 42 });
+	case RTPLACE_MSG_CPUS:
+		if (shape > 1)
+			return -ENOENT;
+		return proto_encode_cpus(ret, 3, &(struct rtplace_cpus){ .first = shape * RTPLACE_CPUS_PAGE });
+	case RTPLACE_MSG_STATUS:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_status(ret, 4);
+	case RTPLACE_MSG_MOVE:
+		return sample_move(shape, ret);
+	case RTPLACE_MSG_SUBSCRIBE:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_subscribe(ret, 5, &(struct rtplace_subscribe){ 0 });
+	case RTPLACE_MSG_ERROR:
+		return sample_error(shape, ret);
+	case RTPLACE_MSG_QUERY_REPLY:
+		return sample_query_reply(shape, ret);
+	case RTPLACE_MSG_RELEASE_REPLY:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_release_reply(ret, 2, &(struct rtplace_release_reply){ .claim_id = 42, .ncpus = 4 });
+	case RTPLACE_MSG_CPUS_REPLY:
+		return sample_cpus_reply(shape, ret);
+	case RTPLACE_MSG_STATUS_REPLY:
+		return sample_status_reply(shape, ret);
+	case RTPLACE_MSG_MOVE_REPLY:
+		return sample_move_reply(shape, ret);
+	case RTPLACE_MSG_SUBSCRIBE_REPLY:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_subscribe_reply(ret, 5, &(struct rtplace_subscribe_reply){
+			.ring_records = 1024, .record_size = 32, .ring_bytes = 64 + 1024 * 32 });
+	case RTPLACE_MSG_CLAIM_ENDED:
+		if (shape > 1)
+			return -ENOENT;
+		return proto_encode_claim_ended(ret, &(struct rtplace_claim_ended){
+			.claim_id = 7,
+			.why = shape ? RTPLACE_CLAIM_ENDED_OWNER_EXITED : RTPLACE_CLAIM_ENDED_EXPIRED });
+	default:
+		return -ENOENT;
+	}
+}

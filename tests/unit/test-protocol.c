@@ -1,0 +1,808 @@
+/*
+ * Unit tests for the wire codec: every message type round-trips byte for
+ * byte, every validation rule refuses with its errno and reason, lengths
+ * off by one either way are garbage, and random or mutated input never
+ * crashes (the fuzz harness's checks, run here on generated inputs; build
+ * with --enable-sanitizers to run them under ASan and UBSan).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "proto-samples.h"
+#include "protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const struct proto_limits lim_server = {
+	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
+};
+static const struct proto_limits lim_client = {
+	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REPLIES,
+};
+
+/* Receive buffer at an odd address: decoding must not assume alignment. */
+static unsigned char raw_storage[sizeof(struct proto_msg) + 16];
+static unsigned char *const raw = raw_storage + 1;
+
+static int decode_bytes(const void *data, size_t len, const struct proto_limits *lim, struct proto_msg *ret,
+			struct proto_error *ret_err)
+{
+	assert_true(len <= sizeof(raw_storage) - 1);
+	memcpy(raw, data, len);
+	return proto_decode(raw, len, lim, ret, ret_err);
+}
+
+static void check_refused(const void *data, size_t len, const struct proto_limits *lim, int want,
+			  const char *reason, int line)
+{
+	static struct proto_msg out;
+	struct proto_error err = { 0 };
+	int r = decode_bytes(data, len, lim, &out, &err);
+
+	if (r != want || !err.reason || strcmp(err.reason, reason) != 0)
+		print_error("line %d: got %d (%s), want %d (%s)\n", line, r, err.reason ? err.reason : "(null)",
+			    want, reason);
+	assert_int_equal(r, want);
+	assert_non_null(err.reason);
+	assert_string_equal(err.reason, reason);
+}
+
+/* Refused as sent: the message's own length. */
+#define REFUSED(m, lim, want, reason) check_refused((m), (m)->hdr.length, (lim), (want), (reason), __LINE__)
+
+static void check_accepted(const struct proto_msg *m, const struct proto_limits *lim, int line)
+{
+	static struct proto_msg out;
+	struct proto_error err = { 0 };
+	int r = decode_bytes(m, m->hdr.length, lim, &out, &err);
+
+	if (r != 0)
+		print_error("line %d: refused %d (%s)\n", line, r, err.reason);
+	assert_int_equal(r, 0);
+	assert_memory_equal(&out, m, m->hdr.length);
+}
+
+#define ACCEPTED(m, lim) check_accepted((m), (lim), __LINE__)
+
+static struct proto_msg sample(uint16_t type, unsigned shape)
+{
+	struct proto_msg m;
+
+	assert_int_equal(proto_sample(type, shape, &m), 0);
+	return m;
+}
+
+static void test_layout(void **state)
+{
+	static const struct {
+		uint16_t type;
+		size_t length;
+		const char *name;
+	} want[] = {
+		{ RTPLACE_MSG_QUERY, 176, "query" },
+		{ RTPLACE_MSG_RELEASE, 32, "release" },
+		{ RTPLACE_MSG_CPUS, 32, "cpus" },
+		{ RTPLACE_MSG_STATUS, 24, "status" },
+		{ RTPLACE_MSG_MOVE, 168, "move" },
+		{ RTPLACE_MSG_SUBSCRIBE, 32, "subscribe" },
+		{ RTPLACE_MSG_ERROR, 96, "error" },
+		{ RTPLACE_MSG_QUERY_REPLY, 1256, "query-reply" },
+		{ RTPLACE_MSG_RELEASE_REPLY, 40, "release-reply" },
+		{ RTPLACE_MSG_CPUS_REPLY, 7208, "cpus-reply" },
+		{ RTPLACE_MSG_STATUS_REPLY, 144, "status-reply" },
+		{ RTPLACE_MSG_MOVE_REPLY, 288, "move-reply" },
+		{ RTPLACE_MSG_SUBSCRIBE_REPLY, 40, "subscribe-reply" },
+		{ RTPLACE_MSG_CLAIM_ENDED, 40, "claim-ended" },
+	};
+
+	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(proto_msg_length(want[i].type), want[i].length);
+		assert_string_equal(proto_type_name(want[i].type), want[i].name);
+		assert_true(want[i].length <= sizeof(struct proto_msg));
+		/* requests in block 0x01, their replies 0x0100 above */
+		if (RTPLACE_MSG_BLOCK(want[i].type) == RTPLACE_MSG_BLOCK_REQUEST)
+			assert_int_equal(proto_reply_type(want[i].type), want[i].type + RTPLACE_MSG_REPLY_OFFSET);
+		else
+			assert_int_equal(proto_reply_type(want[i].type), 0);
+	}
+	assert_int_equal(proto_msg_length(0x0107), 0);
+	assert_null(proto_type_name(0x0107));
+	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY), RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(proto_reply_type(RTPLACE_MSG_STATUS), RTPLACE_MSG_STATUS_REPLY);
+	assert_int_equal(proto_reply_type(RTPLACE_MSG_SUBSCRIBE), RTPLACE_MSG_SUBSCRIBE_REPLY);
+	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY_REPLY), 0);
+	assert_int_equal(proto_reply_type(RTPLACE_MSG_CLAIM_ENDED), 0);
+	assert_int_equal(proto_reply_type(0x0107), 0);
+	/* the wire constants are frozen: these values are in deployed clients */
+	assert_int_equal(RTPLACE_PROTO_MAGIC, 0x4c505452);
+	assert_int_equal(RTPLACE_MSG_QUERY, 0x0101);
+	assert_int_equal(RTPLACE_MSG_ERROR, 0x0200);
+	assert_int_equal(RTPLACE_MSG_CLAIM_ENDED, 0x0301);
+	assert_true(proto_error_is_garbage(-EPROTO));
+	assert_false(proto_error_is_garbage(-EINVAL));
+}
+
+static void test_roundtrip(void **state)
+{
+	static struct proto_msg m, out, again;
+	unsigned nsamples = 0;
+
+	for (size_t i = 0; i < proto_sample_ntypes; i++) {
+		uint16_t type = proto_sample_types[i];
+		bool request = proto_reply_type(type) != 0;
+		unsigned shape;
+
+		for (shape = 0; proto_sample(type, shape, &m) == 0; shape++) {
+			assert_int_equal(m.hdr.length, proto_msg_length(type));
+			assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
+			assert_memory_equal(&out, &m, m.hdr.length);
+			assert_int_equal(proto_encode(&again, type, out.hdr.request_id, out.hdr.status,
+						      proto_msg_body(&out), NULL), 0);
+			assert_memory_equal(&again, &m, m.hdr.length);
+			assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+			if (shape == 0)
+				ACCEPTED(&m, request ? &lim_server : &lim_client);
+			/* the other side does not take it */
+			REFUSED(&m, request ? &lim_client : &lim_server, -EOPNOTSUPP, "message type not accepted here");
+			nsamples++;
+		}
+		assert_int_not_equal(shape, 0);
+	}
+	assert_true(nsamples > proto_sample_ntypes);
+}
+
+static void test_header(void **state)
+{
+	struct proto_msg m = sample(RTPLACE_MSG_QUERY, 0);
+	struct proto_error err = { 0 };
+	struct proto_msg out;
+
+	check_refused(&m, 0, &lim_server, -EPROTO, "short message", __LINE__);
+	check_refused(&m, sizeof(m.hdr) - 1, &lim_server, -EPROTO, "short message", __LINE__);
+	check_refused(&m, sizeof(m.hdr), &lim_server, -EPROTO, "length field does not match the message",
+		      __LINE__);
+
+	m.hdr.magic ^= 1;
+	REFUSED(&m, &lim_server, -EPROTO, "bad magic");
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -EPROTO);
+	assert_int_equal(err.request_id, 0); /* untrusted: not reported */
+
+	m = sample(RTPLACE_MSG_QUERY, 0);
+	m.hdr.version = 2;
+	m.hdr.request_id = 77;
+	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -EPROTONOSUPPORT);
+	assert_int_equal(err.request_id, 77);
+	assert_int_equal(err.type, RTPLACE_MSG_QUERY);
+	m.hdr.version = 0;
+	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
+
+	m = sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.type = 0x0107;
+	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
+	m.hdr.type = 0;
+	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
+	m.hdr.type = 0x0300;
+	REFUSED(&m, NULL, -EOPNOTSUPP, "unknown message type");
+	/* an event from a newer daemon: the client sees its block and skips it */
+	m.hdr.type = 0x03ff;
+	m.hdr.request_id = 0;
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_client, &out, &err), -EOPNOTSUPP);
+	assert_int_equal(RTPLACE_MSG_BLOCK(err.type), RTPLACE_MSG_BLOCK_EVENT);
+	m.hdr.request_id = 4;
+	m.hdr.type = RTPLACE_MSG_QUERY; /* a known type with the wrong length */
+	REFUSED(&m, &lim_server, -EPROTO, "wrong length for the message type");
+
+	m = sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.reserved = 1;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved header field not zero");
+	m = sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.status = -EINVAL;
+	REFUSED(&m, &lim_server, -EINVAL, "status set outside an error");
+	m = sample(RTPLACE_MSG_STATUS, 0);
+	m.hdr.request_id = 0;
+	REFUSED(&m, &lim_server, -EINVAL, "request id is 0");
+	m = sample(RTPLACE_MSG_RELEASE_REPLY, 0);
+	m.hdr.request_id = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "request id is 0");
+
+	/* errors carry a negative errno, and may answer an unreadable message */
+	m = sample(RTPLACE_MSG_ERROR, 1);
+	assert_int_equal(m.hdr.request_id, 0);
+	ACCEPTED(&m, &lim_client);
+	m.hdr.status = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "error status not a negative errno");
+	m.hdr.status = EINVAL;
+	REFUSED(&m, &lim_client, -EINVAL, "error status not a negative errno");
+	m.hdr.status = -4096;
+	REFUSED(&m, &lim_client, -EINVAL, "error status not a negative errno");
+	m.hdr.status = -4095;
+	ACCEPTED(&m, &lim_client);
+
+	/* events carry no request id */
+	m = sample(RTPLACE_MSG_CLAIM_ENDED, 0);
+	ACCEPTED(&m, &lim_client);
+	m.hdr.request_id = 3;
+	REFUSED(&m, &lim_client, -EINVAL, "request id set in an event");
+}
+
+/* Every type, one byte too many or too few, in the data or in the length field. */
+static void test_length_off_by_one(void **state)
+{
+	static unsigned char buf[sizeof(struct proto_msg) + 1];
+	struct rtplace_msg_hdr h;
+
+	for (size_t i = 0; i < proto_sample_ntypes; i++) {
+		struct proto_msg m = sample(proto_sample_types[i], 0);
+		size_t len = m.hdr.length;
+
+		/* one byte more, length field agreeing */
+		memcpy(buf, &m, len);
+		buf[len] = 0;
+		h = m.hdr;
+		h.length = (uint32_t)len + 1;
+		memcpy(buf, &h, sizeof(h));
+		check_refused(buf, len + 1, NULL, -EPROTO, "wrong length for the message type", __LINE__);
+
+		/* one byte less, length field agreeing */
+		h.length = (uint32_t)len - 1;
+		memcpy(buf, &h, sizeof(h));
+		check_refused(buf, len - 1, NULL, -EPROTO,
+			      len - 1 < sizeof(h) ? "short message" : "wrong length for the message type", __LINE__);
+
+		/* the length field off by one either way, data intact */
+		for (int d = -1; d <= 1; d += 2) {
+			h.length = (uint32_t)((int)len + d);
+			memcpy(buf, &m, len);
+			memcpy(buf, &h, sizeof(h));
+			check_refused(buf, len, NULL, -EPROTO, "length field does not match the message", __LINE__);
+		}
+
+		/* the data one byte short or long of an intact length field */
+		memcpy(buf, &m, len);
+		check_refused(buf, len - 1, NULL, -EPROTO,
+			      len - 1 < sizeof(h) ? "short message" : "length field does not match the message",
+			      __LINE__);
+		check_refused(buf, len + 1, NULL, -EPROTO, "length field does not match the message", __LINE__);
+	}
+}
+
+static void test_query_rules(void **state)
+{
+	struct proto_msg base = sample(RTPLACE_MSG_QUERY, 0), m;
+
+	m = base;
+	m.query.prio = 0;
+	REFUSED(&m, &lim_server, -ERANGE, "prio out of range 1..99");
+	m.query.prio = 100;
+	REFUSED(&m, &lim_server, -ERANGE, "prio out of range 1..99");
+	m.query.prio = 1;
+	ACCEPTED(&m, &lim_server);
+	m.query.prio = 99;
+	ACCEPTED(&m, &lim_server);
+
+	m = base;
+	m.query.policy = 0;
+	REFUSED(&m, &lim_server, -EINVAL, "policy must be fifo or rr");
+	m.query.policy = 3;
+	REFUSED(&m, &lim_server, -EINVAL, "policy must be fifo or rr");
+	m.query.policy = RTPLACE_POLICY_RR;
+	ACCEPTED(&m, &lim_server);
+
+	m = base;
+	m.query.count = 0;
+	REFUSED(&m, &lim_server, -ERANGE, "count out of range 1..256");
+	m.query.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	REFUSED(&m, NULL, -ERANGE, "count out of range 1..256");
+	m.query.count = PROTO_SAMPLE_NCPUS + 1;
+	REFUSED(&m, &lim_server, -ERANGE, "count exceeds the CPUs");
+	m.query.count = PROTO_SAMPLE_NCPUS;
+	ACCEPTED(&m, &lim_server);
+	m.query.count = RTPLACE_QUERY_MAX_COUNT;
+	ACCEPTED(&m, NULL);
+
+	m = base;
+	m.query.flags = 1u << 3;
+	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
+	m.query.flags = 1u << 31;
+	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
+
+	m = base;
+	m.query.node = -2;
+	REFUSED(&m, &lim_server, -ERANGE, "node out of range");
+	m.query.node = PROTO_SAMPLE_NNODES;
+	REFUSED(&m, &lim_server, -ERANGE, "node out of range");
+	m.query.node = PROTO_SAMPLE_NNODES - 1;
+	ACCEPTED(&m, &lim_server);
+
+	m = base;
+	m.query.near_cpu = -2;
+	REFUSED(&m, &lim_server, -ERANGE, "near cpu out of range");
+	m.query.near_cpu = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_server, -ERANGE, "near cpu out of range");
+	m.query.near_cpu = PROTO_SAMPLE_NCPUS - 1;
+	ACCEPTED(&m, &lim_server);
+
+	/* CPU ids are checked against the topology passed in, at every word */
+	for (unsigned cpu = PROTO_SAMPLE_NCPUS; cpu < RTPLACE_MAX_CPUS; cpu += 61) {
+		m = base;
+		rtplace_cpumask_set(&m.query.allowed, cpu);
+		REFUSED(&m, &lim_server, -ERANGE, "allowed cpu out of range");
+		ACCEPTED(&m, NULL);
+	}
+	m = base;
+	rtplace_cpumask_set(&m.query.allowed, PROTO_SAMPLE_NCPUS - 1);
+	ACCEPTED(&m, &lim_server);
+	{
+		struct proto_limits lim64 = { .ncpus = 64, .nnodes = 1, .accept = PROTO_ACCEPT_REQUESTS };
+
+		rtplace_cpumask_set(&m.query.allowed, 63);
+		ACCEPTED(&m, &lim64);
+		rtplace_cpumask_set(&m.query.allowed, 64);
+		REFUSED(&m, &lim64, -ERANGE, "allowed cpu out of range");
+	}
+
+	m = base;
+	m.query.lease_ms = 100;
+	REFUSED(&m, &lim_server, -EINVAL, "lease without claim flag");
+	m = base;
+	m.query.owner_pid = 10;
+	REFUSED(&m, &lim_server, -EINVAL, "owner pid without claim flag");
+	m.query.owner_pid = -1;
+	m.query.flags = RTPLACE_QUERY_F_CLAIM;
+	REFUSED(&m, &lim_server, -ERANGE, "owner pid out of range");
+	m = base;
+	m.query.flags = RTPLACE_QUERY_F_EXCLUSIVE;
+	REFUSED(&m, &lim_server, -EINVAL, "exclusive without claim flag");
+	m.query.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE;
+	REFUSED(&m, &lim_server, -EINVAL, "manage without owner pid");
+	m.query.owner_pid = 99;
+	ACCEPTED(&m, &lim_server);
+	m.query.lease_ms = RTPLACE_LEASE_INFINITE;
+	ACCEPTED(&m, &lim_server);
+}
+
+static void test_request_rules(void **state)
+{
+	struct proto_msg m;
+
+	m = sample(RTPLACE_MSG_RELEASE, 0);
+	m.release.claim_id = 0;
+	REFUSED(&m, &lim_server, -EINVAL, "claim id is 0");
+
+	m = sample(RTPLACE_MSG_CPUS, 0);
+	m.cpus.first = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_server, -ERANGE, "first cpu out of range");
+	m.cpus.first = PROTO_SAMPLE_NCPUS - 1;
+	ACCEPTED(&m, &lim_server);
+	m.cpus.reserved = 1;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+
+	m = sample(RTPLACE_MSG_MOVE, 0);
+	m.move.tid = 0;
+	REFUSED(&m, &lim_server, -ERANGE, "tid out of range");
+	m.move.tid = -5;
+	REFUSED(&m, &lim_server, -ERANGE, "tid out of range");
+	m = sample(RTPLACE_MSG_MOVE, 0);
+	m.move.flags |= 1u << 4;
+	REFUSED(&m, &lim_server, -EINVAL, "unknown move flags");
+	m.move.flags = RTPLACE_MOVE_F_FORCE;
+	REFUSED(&m, &lim_server, -EINVAL, "move changes nothing");
+	m = sample(RTPLACE_MSG_MOVE, 0);
+	m.move.reserved[5] = 1;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+	m = sample(RTPLACE_MSG_MOVE, 0);
+	m.move.prio = 10;
+	REFUSED(&m, &lim_server, -EINVAL, "policy without set-sched flag");
+	m = sample(RTPLACE_MSG_MOVE, 1);
+	m.move.policy = RTPLACE_POLICY_OTHER;
+	REFUSED(&m, &lim_server, -EINVAL, "policy must be fifo or rr");
+	m = sample(RTPLACE_MSG_MOVE, 1);
+	m.move.prio = 0;
+	REFUSED(&m, &lim_server, -ERANGE, "prio out of range 1..99");
+	m.move.prio = 100;
+	REFUSED(&m, &lim_server, -ERANGE, "prio out of range 1..99");
+	m = sample(RTPLACE_MSG_MOVE, 0);
+	memset(&m.move.cpus, 0, sizeof(m.move.cpus));
+	REFUSED(&m, &lim_server, -EINVAL, "empty cpu mask");
+	rtplace_cpumask_set(&m.move.cpus, PROTO_SAMPLE_NCPUS);
+	REFUSED(&m, &lim_server, -ERANGE, "cpu out of range");
+	m = sample(RTPLACE_MSG_MOVE, 2);
+	ACCEPTED(&m, &lim_server);
+	rtplace_cpumask_set(&m.move.cpus, 0);
+	REFUSED(&m, &lim_server, -EINVAL, "cpus without set-affinity flag");
+	m = sample(RTPLACE_MSG_MOVE, 2);
+	m.move.flags |= RTPLACE_MOVE_F_PLACE;
+	REFUSED(&m, &lim_server, -EINVAL, "place without set-affinity flag");
+
+	m = sample(RTPLACE_MSG_SUBSCRIBE, 0);
+	m.subscribe.flags = 1;
+	REFUSED(&m, &lim_server, -EINVAL, "unknown subscribe flags");
+	m = sample(RTPLACE_MSG_SUBSCRIBE, 0);
+	m.subscribe.reserved = 1;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+}
+
+static void test_string_rules(void **state)
+{
+	struct proto_msg m;
+
+	m = sample(RTPLACE_MSG_ERROR, 0);
+	memset(m.error.reason, 0, sizeof(m.error.reason));
+	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
+	memset(m.error.reason, 'a', sizeof(m.error.reason));
+	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
+	m.error.reason[RTPLACE_REASON_MAX - 1] = 0; /* 63 characters and the NUL: the longest */
+	ACCEPTED(&m, &lim_client);
+	m.error.reason[10] = 0; /* garbage after the NUL */
+	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
+	m = sample(RTPLACE_MSG_ERROR, 0);
+	m.error.reserved[2] = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = sample(RTPLACE_MSG_ERROR, 0);
+	m.error.request_type = 0x0177; /* any value: it echoes what the client sent */
+	ACCEPTED(&m, &lim_client);
+
+	m = sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	memset(m.status_reply.version, 0, sizeof(m.status_reply.version));
+	REFUSED(&m, &lim_client, -EINVAL, "bad version string");
+
+	m = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	memset(m.cpus_reply.cpus[2].comm, 'x', RTPLACE_COMM_MAX);
+	REFUSED(&m, &lim_client, -EINVAL, "bad comm string");
+}
+
+static void test_query_reply_rules(void **state)
+{
+	struct proto_msg base = sample(RTPLACE_MSG_QUERY_REPLY, 0), empty = sample(RTPLACE_MSG_QUERY_REPLY, 1);
+	struct proto_msg m;
+
+	assert_int_equal(base.query_reply.count, 2);
+	assert_int_equal(base.query_reply.level, RTPLACE_LEVEL_NORMAL);
+	ACCEPTED(&empty, &lim_client);
+
+	m = base;
+	m.query_reply.list[1].cpu = m.query_reply.list[0].cpu;
+	REFUSED(&m, &lim_client, -EINVAL, "cpu listed twice");
+	m = base;
+	m.query_reply.list[1].cpu = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_client, -ERANGE, "cpu out of range");
+	m = base;
+	m.query_reply.list[1].level = RTPLACE_LEVEL_COUNT;
+	REFUSED(&m, &lim_client, -ERANGE, "level out of range");
+	m = base;
+	m.query_reply.list[0].reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = base;
+	m.query_reply.list[2].cpu = 9;
+	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+	m = base;
+	rtplace_cpumask_set(&m.query_reply.cpus, 9);
+	REFUSED(&m, &lim_client, -EINVAL, "cpu mask does not match the list");
+	m = base;
+	m.query_reply.level = RTPLACE_LEVEL_IDLE;
+	REFUSED(&m, &lim_client, -EINVAL, "level is not the highest listed");
+	m = base;
+	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "count out of range 0..256");
+	m = base;
+	m.query_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = base;
+	m.query_reply.lease_ms = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "claim id and lease disagree");
+	m = base;
+	proto_set_string(m.query_reply.reason, sizeof(m.query_reply.reason), "only 2 of 4");
+	ACCEPTED(&m, &lim_client);
+
+	m = empty;
+	memset(m.query_reply.reason, 0, sizeof(m.query_reply.reason));
+	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
+	m = empty;
+	m.query_reply.claim_id = 1;
+	m.query_reply.lease_ms = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "claim on an empty answer");
+	m = empty;
+	m.query_reply.level = RTPLACE_LEVEL_IDLE;
+	REFUSED(&m, &lim_client, -EINVAL, "level is not the highest listed");
+}
+
+static void test_cpus_reply_rules(void **state)
+{
+	static struct proto_msg base, m;
+	struct proto_limits lim480 = { .ncpus = 480, .nnodes = 2, .accept = PROTO_ACCEPT_REPLIES };
+
+	base = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	ACCEPTED(&base, &lim_client);
+	m = sample(RTPLACE_MSG_CPUS_REPLY, 1);
+	ACCEPTED(&m, &lim480);
+	assert_int_equal(m.cpus_reply.count, 480 - 384);
+	m.cpus_reply.total = 481;
+	REFUSED(&m, &lim480, -ERANGE, "total out of range");
+
+	m = base;
+	m.cpus_reply.total = 0;
+	REFUSED(&m, &lim_client, -ERANGE, "total out of range");
+	m = base;
+	m.cpus_reply.first = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_client, -ERANGE, "first cpu out of range");
+	m = base;
+	m.cpus_reply.count--;
+	REFUSED(&m, &lim_client, -EINVAL, "count does not fill the page");
+	m = base;
+	m.cpus_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = base;
+	m.cpus_reply.cpus[3].cpu = 4;
+	REFUSED(&m, &lim_client, -EINVAL, "cpu entry out of order");
+	m = base;
+	m.cpus_reply.cpus[3].level = RTPLACE_LEVEL_COUNT;
+	REFUSED(&m, &lim_client, -ERANGE, "level out of range");
+	m = base;
+	m.cpus_reply.cpus[3].flags = 1u << 2;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown cpu flags");
+	m = base;
+	m.cpus_reply.cpus[3].flags = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "offline cpu with a level");
+	m = base;
+	m.cpus_reply.cpus[3].node = PROTO_SAMPLE_NNODES;
+	REFUSED(&m, &lim_client, -ERANGE, "node out of range");
+	m = base;
+	m.cpus_reply.cpus[3].core = -2;
+	REFUSED(&m, &lim_client, -ERANGE, "topology id out of range");
+	m = base;
+	m.cpus_reply.cpus[3].pid = -1;
+	REFUSED(&m, &lim_client, -ERANGE, "pid out of range");
+	m = base;
+	m.cpus_reply.cpus[3].claim_id = 5;
+	REFUSED(&m, &lim_client, -EINVAL, "claim id and level disagree");
+	m = base;
+	m.cpus_reply.cpus[2].claim_id = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "claim id and level disagree");
+	m = base;
+	m.cpus_reply.cpus[3].reserved[0] = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = base;
+	m.cpus_reply.cpus[PROTO_SAMPLE_NCPUS].cpu = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+}
+
+static void test_other_reply_rules(void **state)
+{
+	struct proto_msg m;
+
+	m = sample(RTPLACE_MSG_RELEASE_REPLY, 0);
+	m.release_reply.claim_id = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "claim id is 0");
+	m = sample(RTPLACE_MSG_RELEASE_REPLY, 0);
+	m.release_reply.ncpus = PROTO_SAMPLE_NCPUS + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "cpu count out of range");
+	m = sample(RTPLACE_MSG_RELEASE_REPLY, 0);
+	m.release_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+
+	m = sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	m.status_reply.ncpus = 0;
+	REFUSED(&m, &lim_client, -ERANGE, "cpu count out of range");
+	m.status_reply.ncpus = RTPLACE_MAX_CPUS + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "cpu count out of range");
+	m = sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	m.status_reply.nllcs = m.status_reply.ncpus + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "topology counts exceed the CPUs");
+	m = sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	m.status_reply.flags = 1u << 2;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown status flags");
+	m = sample(RTPLACE_MSG_STATUS_REPLY, 0);
+	m.status_reply.claims_active = m.status_reply.claims_total + 1;
+	REFUSED(&m, &lim_client, -EINVAL, "more claims active than granted");
+
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	m.move_reply.tid = 0;
+	REFUSED(&m, &lim_client, -ERANGE, "tid out of range");
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	m.move_reply.prio = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "bad policy or prio");
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	m.move_reply.prev_prio = 5; /* OTHER has no RT priority */
+	REFUSED(&m, &lim_client, -EINVAL, "bad policy or prio");
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	m.move_reply.policy = 7;
+	REFUSED(&m, &lim_client, -EINVAL, "bad policy or prio");
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	memset(&m.move_reply.prev_cpus, 0, sizeof(m.move_reply.prev_cpus));
+	REFUSED(&m, &lim_client, -EINVAL, "empty cpu mask");
+	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
+	rtplace_cpumask_set(&m.move_reply.cpus, PROTO_SAMPLE_NCPUS);
+	REFUSED(&m, &lim_client, -ERANGE, "cpu out of range");
+
+	m = sample(RTPLACE_MSG_SUBSCRIBE_REPLY, 0);
+	m.subscribe_reply.ring_records = 1000;
+	REFUSED(&m, &lim_client, -EINVAL, "ring size not a power of two");
+	m.subscribe_reply.ring_records = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "ring size not a power of two");
+	m = sample(RTPLACE_MSG_SUBSCRIBE_REPLY, 0);
+	m.subscribe_reply.record_size = 48;
+	REFUSED(&m, &lim_client, -EINVAL, "record size not 32 or 64");
+	m = sample(RTPLACE_MSG_SUBSCRIBE_REPLY, 0);
+	m.subscribe_reply.ring_bytes = 1024 * 32 - 1;
+	REFUSED(&m, &lim_client, -EINVAL, "ring smaller than its records");
+
+	m = sample(RTPLACE_MSG_CLAIM_ENDED, 0);
+	m.claim_ended.claim_id = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "claim id is 0");
+	m = sample(RTPLACE_MSG_CLAIM_ENDED, 0);
+	m.claim_ended.why = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown claim end");
+	m.claim_ended.why = RTPLACE_CLAIM_ENDED_REVOKED + 1;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown claim end");
+	m = sample(RTPLACE_MSG_CLAIM_ENDED, 0);
+	m.claim_ended.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+}
+
+static void test_encoders(void **state)
+{
+	struct rtplace_query q = { .prio = 0, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1 };
+	struct rtplace_query_reply r = { 0 };
+	struct proto_error err = { 0 };
+	struct proto_msg m;
+	struct cpuset set, back;
+	char s[8];
+
+	/* a sender's bug never reaches the wire */
+	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, &q, &err), -ERANGE);
+	assert_string_equal(err.reason, "prio out of range 1..99");
+	q.prio = 10;
+	assert_int_equal(proto_encode_query(&m, 0, &q), -EINVAL);
+	assert_int_equal(proto_encode_query(&m, 1, &q), 0);
+	assert_int_equal(proto_encode(&m, 0x0107, 1, 0, &q, &err), -EOPNOTSUPP);
+	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, NULL, &err), -EINVAL);
+	assert_int_equal(proto_encode(&m, RTPLACE_MSG_STATUS, 1, 0, NULL, &err), 0);
+	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, NULL), -EINVAL);
+	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, EINVAL, "positive"), -EINVAL);
+	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, "bad field"), 0);
+	assert_int_equal(m.hdr.status, -EINVAL);
+	assert_string_equal(m.error.reason, "bad field");
+	assert_int_equal(proto_msg_init(&m, 0x0107, 1), -EOPNOTSUPP);
+
+	/* built in place, then validated */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
+	assert_int_equal(proto_validate(&m, NULL, &err), -EINVAL); /* empty answer needs a reason */
+	assert_string_equal(err.reason, "bad reason string");
+	assert_int_equal(err.request_id, 9);
+	assert_int_equal(proto_query_reply_add(&m.query_reply, 4, RTPLACE_LEVEL_NORMAL), 0);
+	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY_REPLY, 9, 0, &m.query_reply, NULL), 0);
+
+	/* over-long text is truncated, and the rest of the field zeroed */
+	memset(s, 'z', sizeof(s));
+	proto_set_string(s, sizeof(s), "abcdefghij");
+	assert_string_equal(s, "abcdefg");
+	proto_set_string(s, sizeof(s), "ab");
+	assert_memory_equal(s, "ab\0\0\0\0\0\0", sizeof(s));
+	assert_int_equal(proto_encode_error(&m, 1, 0, -EPROTO,
+					    "a reason that is much longer than sixty-four characters, so it is cut"),
+			 0);
+	assert_int_equal(strlen(m.error.reason), RTPLACE_REASON_MAX - 1);
+
+	assert_int_equal(proto_query_reply_add(&r, 3, RTPLACE_LEVEL_RT1), 0);
+	assert_int_equal(proto_query_reply_add(&r, 2, RTPLACE_LEVEL_IDLE), 0);
+	assert_int_equal(r.level, RTPLACE_LEVEL_RT1);
+	assert_int_equal(proto_query_reply_add(&r, 3, RTPLACE_LEVEL_IDLE), -EEXIST);
+	assert_int_equal(proto_query_reply_add(&r, RTPLACE_MAX_CPUS, RTPLACE_LEVEL_IDLE), -ERANGE);
+	assert_int_equal(proto_query_reply_add(&r, 5, RTPLACE_LEVEL_COUNT), -ERANGE);
+	for (unsigned cpu = 10; r.count < RTPLACE_QUERY_MAX_COUNT; cpu++)
+		assert_int_equal(proto_query_reply_add(&r, cpu, RTPLACE_LEVEL_IDLE), 0);
+	assert_int_equal(proto_query_reply_add(&r, 1000, RTPLACE_LEVEL_IDLE), -ENOSPC);
+
+	assert_int_equal(cpuset_parse("0,5,64-66,1023", &set), 0);
+	proto_cpumask_from_cpuset(&set, &q.allowed);
+	assert_true(rtplace_cpumask_test(&q.allowed, 65));
+	assert_true(rtplace_cpumask_test(&q.allowed, 1023));
+	assert_false(rtplace_cpumask_test(&q.allowed, 6));
+	assert_false(rtplace_cpumask_test(&q.allowed, RTPLACE_MAX_CPUS));
+	proto_cpumask_to_cpuset(&q.allowed, &back);
+	assert_true(cpuset_equal(&set, &back));
+}
+
+/* xorshift64*: a fixed seed, so a failure reproduces */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+/* Random bytes, half of them behind a well-formed header so the body checks see them. */
+static void test_random_garbage(void **state)
+{
+	static unsigned char buf[sizeof(struct proto_msg) + 64];
+	uint64_t seed = 0x9e3779b97f4a7c15;
+
+	for (unsigned iter = 0; iter < 20000; iter++) {
+		size_t len = (size_t)(rng_next(&seed) % sizeof(buf));
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (unsigned char)rng_next(&seed);
+		if (iter % 2 && len >= sizeof(struct rtplace_msg_hdr)) {
+			uint16_t type = proto_sample_types[rng_next(&seed) % proto_sample_ntypes];
+			struct rtplace_msg_hdr h = {
+				.magic = RTPLACE_PROTO_MAGIC,
+				.version = RTPLACE_PROTO_VERSION,
+				.type = type,
+				.length = (uint32_t)proto_msg_length(type),
+				.request_id = (uint32_t)rng_next(&seed),
+			};
+
+			len = h.length;
+			memcpy(buf, &h, sizeof(h));
+			/* mostly zero bodies with a few random bytes get much further */
+			if (iter % 4 == 1) {
+				memset(buf + sizeof(h), 0, len - sizeof(h));
+				for (int k = 0; k < 4 && len > sizeof(h); k++)
+					buf[sizeof(h) + rng_next(&seed) % (len - sizeof(h))] =
+						(unsigned char)rng_next(&seed);
+			}
+		}
+		LLVMFuzzerTestOneInput(buf, len);
+	}
+}
+
+/* Every byte of every sample, changed a few ways: refused cleanly, or accepted and canonical. */
+static void test_mutations(void **state)
+{
+	static const unsigned char flips[] = { 0x01, 0x80, 0xff };
+	static unsigned char buf[sizeof(struct proto_msg)];
+	static struct proto_msg m;
+	unsigned inputs = 0;
+
+	for (size_t i = 0; i < proto_sample_ntypes; i++) {
+		for (unsigned shape = 0; proto_sample(proto_sample_types[i], shape, &m) == 0; shape++) {
+			size_t len = m.hdr.length;
+
+			for (size_t off = 0; off < len; off++) {
+				for (size_t f = 0; f < sizeof(flips); f++) {
+					memcpy(buf, &m, len);
+					buf[off] ^= flips[f];
+					LLVMFuzzerTestOneInput(buf, len);
+					inputs++;
+				}
+			}
+			/* and every truncation */
+			for (size_t cut = 0; cut < len; cut++)
+				LLVMFuzzerTestOneInput((const uint8_t *)&m, cut);
+		}
+	}
+	assert_true(inputs > 10000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_length_off_by_one),
+		cmocka_unit_test(test_query_rules),
+		cmocka_unit_test(test_request_rules),
+		cmocka_unit_test(test_string_rules),
+		cmocka_unit_test(test_query_reply_rules),
+		cmocka_unit_test(test_cpus_reply_rules),
+		cmocka_unit_test(test_other_reply_rules),
+		cmocka_unit_test(test_encoders),
+		cmocka_unit_test(test_random_garbage),
+		cmocka_unit_test(test_mutations),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
