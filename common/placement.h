@@ -1,0 +1,121 @@
+/*
+ * Placement: which CPUs for an RT thread of priority P (DESIGN §5). Pure
+ * code: it reads the cpupri map through a view, the topology snapshot and
+ * the claims array it is given, and writes only its result and the caller's
+ * rotation cursor. No syscalls, no globals, so the daemon, rtplace-run's
+ * local fallback and the unit tests run the same decision.
+ *
+ * The decision, in order (every step is a rule of DESIGN §5):
+ *
+ *  1. Candidates C = allowed ∩ managed ∩ online. An empty allowed set means
+ *     "all managed CPUs". A request node (>= 0) restricts C to that node:
+ *     the caller asked for memory locality, and a CPU elsewhere would break
+ *     it silently.
+ *  2. The level of a CPU is max(its level in the map, its claimed level).
+ *     Only CPUs whose level is strictly below rtP are eligible; a CPU the map
+ *     shows offline is never eligible. With prefer_idle off, idle and normal
+ *     compare as one level (the kernel folds them); the result still reports
+ *     the level seen.
+ *  3. CPU kinds: if at least `count` eligible CPUs are of kind 0 (the most
+ *     performant), only those are considered; otherwise all kinds are (the
+ *     kernel's fitness fallback).
+ *  4. count > 1: the CPUs are taken from one LLC if some LLC holds `count`
+ *     eligible CPUs, else from one node if some node does, else from the
+ *     whole set. Among groups that can, the winner has the best worst level
+ *     (its `count` lowest levels compared from the highest down), then
+ *     holds the near CPU, then comes first in rotation order (its nearest
+ *     CPU among those at or below its worst level).
+ *  5. CPUs are then picked one at a time, each the smallest by
+ *       (level, SMT penalty, locality, rotation distance)
+ *     where locality is 0 for the near CPU, 1 for its LLC, 2 for its node,
+ *     3 for the rest (with no near CPU, the first pick becomes the anchor of
+ *     the next ones, so a multi-CPU answer clusters); the SMT penalty marks
+ *     a CPU whose SMT sibling is at a level >= rtP (PLACEMENT_SMT_RT) or at
+ *     a level above idle (PLACEMENT_SMT_ALWAYS), or was picked earlier in
+ *     this answer; rotation distance is (cpu - *rotor) mod ncpus, as
+ *     cpumask_any_distribute() spreads concurrent answers.
+ *  6. Each pick's slot level is re-read: the map can carry a stale bit (see
+ *     cpupri_set()), and a CPU whose slot is offline or >= rtP is dropped and
+ *     the choice redone without it, reading further levels if need be.
+ *
+ * The level scan reads the map as the kernel's cpupri_find() does: levels
+ * from idle upward, skipping those whose count is zero, reading only the
+ * shards the candidates touch, and stopping at the first level after which
+ * the answer can no longer change.
+ *
+ * Fewer eligible CPUs than `count` is not an error: the answer holds what
+ * exists (n < count) and says so in reason.
+ */
+#ifndef RTPLACE_PLACEMENT_H
+#define RTPLACE_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpupri.h"
+#include "cpuset.h"
+#include "topo.h"
+
+/* Most CPUs one answer can hold. */
+#define PLACEMENT_MAX_COUNT RTPLACE_MAX_CPUS
+
+/* The reason strings a result carries; callers may compare pointers. */
+#define PLACEMENT_REASON_OK "lowest level in the allowed set"
+#define PLACEMENT_REASON_PARTIAL "fewer CPUs below the priority than asked"
+#define PLACEMENT_REASON_NONE_BELOW "no CPU below the priority in the allowed set"
+#define PLACEMENT_REASON_NO_CANDIDATE "no managed online CPU in the allowed set"
+#define PLACEMENT_REASON_BAD_PRIO "priority out of range 1..99"
+#define PLACEMENT_REASON_BAD_COUNT "count out of range"
+#define PLACEMENT_REASON_BAD_NODE "no such NUMA node"
+#define PLACEMENT_REASON_BAD_NEAR "no such near CPU"
+#define PLACEMENT_REASON_NO_MEMORY "out of memory"
+
+/* [placement] avoid-smt-siblings = never|rt|always */
+enum placement_smt {
+	PLACEMENT_SMT_NEVER,
+	PLACEMENT_SMT_RT,     /* avoid siblings of CPUs at a level >= rtP */
+	PLACEMENT_SMT_ALWAYS, /* avoid siblings of any CPU above idle */
+};
+
+struct placement_config {
+	struct cpuset managed; /* online CPUs minus housekeeping-cpus */
+	bool prefer_idle;      /* idle ranks below normal; off: they tie */
+	enum placement_smt avoid_smt;
+};
+
+struct placement_request {
+	int prio;               /* RT priority 1..99 */
+	uint32_t count;         /* CPUs wanted, 1..PLACEMENT_MAX_COUNT */
+	struct cpuset allowed;  /* empty: every managed CPU */
+	int32_t node;           /* NUMA node to stay on, -1 for none */
+	int32_t near_cpu;       /* CPU to be close to (need not be allowed), -1 for none */
+};
+
+struct placement_result {
+	uint32_t n;                          /* CPUs chosen, <= count */
+	uint32_t level;                      /* level of cpus[0], the lowest chosen */
+	const char *reason;                  /* always set, one of PLACEMENT_REASON_* */
+	uint16_t cpus[PLACEMENT_MAX_COUNT];  /* in the order they were picked */
+	uint8_t levels[PLACEMENT_MAX_COUNT]; /* each CPU's level (map or claim) */
+};
+
+/*
+ * Chooses up to req->count CPUs for an RT thread of priority req->prio (see
+ * the top of this file for the rules).
+ *
+ * claimed_level has t->ncpus entries (0: unclaimed, else the level the claim
+ * holds) or is NULL for no claims. rotor is the caller's rotation cursor
+ * (NULL: start at CPU 0); on success it moves past the last CPU picked, so
+ * the next answer starts elsewhere.
+ *
+ * Returns 0 with ret->n >= 1; -EINVAL for a bad request (priority, count,
+ * node or near CPU out of range); -ENODEV when no managed online CPU is in
+ * the allowed set at all; -ENOENT when there are candidates but none below
+ * the priority; -ENOMEM. ret->reason is set on every return, ret->n is 0 on
+ * failure, and *rotor is only written on success.
+ */
+int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
+		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
+		     struct placement_result *ret);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Naive reference models for the differential tests: the cpupri map as a
+ * plain per-CPU level array scanned in full, and placement as the rules of
+ * placement.h written the simplest way (every CPU examined, groups compared
+ * by sorting, SMT siblings found by comparing core ids). Slow on purpose and
+ * independent of the code under test: they share only the public types.
+ */
+#ifndef RTPLACE_REFMODEL_H
+#define RTPLACE_REFMODEL_H
+
+#include <stdint.h>
+
+#include "cpupri.h"
+#include "cpuset.h"
+#include "placement.h"
+#include "topo.h"
+
+/*
+ * What cpupri_find() answers for a map whose CPU c is at levels[c]
+ * (ncpus entries): the lowest level in idle..below-1 that has a CPU in
+ * allowed, and those CPUs. 0 or -ENOENT.
+ */
+int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct cpuset *allowed,
+		  struct cpuset *ret_cpus, uint32_t *ret_level);
+
+/* What placement_choose() answers when the map's slots hold levels[]
+ * (t->ncpus entries, the map holding exactly those CPUs). */
+int refmodel_place(const struct placement_config *cfg, const struct topo *t, const uint8_t *levels,
+		   const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
+		   struct placement_result *ret);
+
+/*
+ * The shapes of the shared topologies (../shared/topologies/NAME.xml), so
+ * the tests cover them even where the shared folder is absent.
+ */
+struct refmodel_shape {
+	const char *name;
+	uint32_t packages, nodes_per_package, llcs_per_node, cores_per_llc, threads_per_core;
+	bool adjacent; /* SMT siblings numbered 2k, 2k+1 rather than k, k + ncores */
+};
+
+extern const struct refmodel_shape refmodel_shapes[]; /* ends with a NULL name */
+
+int refmodel_shape_build(const struct refmodel_shape *s, struct topo **ret);
+
+/* A live cpupri map over a topology's CPUs, with the level each slot holds
+ * mirrored in levels[] for the reference models. */
+struct refmodel_map {
+	void *mem;
+	struct cpupri_geom geom;
+	struct cpupri_view view;
+	uint8_t levels[RTPLACE_MAX_CPUS];
+};
+
+int refmodel_map_open(const struct topo *t, enum topo_shard mode, struct refmodel_map *ret);
+void refmodel_map_close(struct refmodel_map *m);
+
+/* cpupri_set() and the mirror; returns what cpupri_set() returned. */
+uint32_t refmodel_map_set(struct refmodel_map *m, uint32_t cpu, uint32_t level);
+
+/* Runs fn on every shared topology shape built synthetically, then on every
+ * shared XML that topo_load() reads. Returns the number of topologies run. */
+unsigned refmodel_each_topology(void (*fn)(const char *label, struct topo *t, void *arg), void *arg);
+
+/* Deterministic pseudo-random numbers (xorshift64*), seeded by the test
+ * (RTPLACE_TEST_SEED overrides the default so a failure can be replayed). */
+uint64_t refmodel_seed(void);
+uint64_t refmodel_rand(uint64_t *state);
+uint32_t refmodel_rand_below(uint64_t *state, uint32_t n);
+
+/* A random level for each of ncpus CPUs, drawn from one of a few profiles
+ * (uniform, a small palette, mostly busy, mostly idle). */
+void refmodel_random_levels(uint64_t *state, uint32_t ncpus, uint8_t *ret);
+
+/* A random CPU set shaped like what callers ask for: empty, everything, a
+ * node, an LLC, one CPU, a range, a random sprinkle (sometimes with ids
+ * beyond the machine). */
+void refmodel_random_set(uint64_t *state, const struct topo *t, struct cpuset *ret);
+
+#endif
