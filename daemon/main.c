@@ -1,0 +1,386 @@
+/*
+ * rtplaced: arguments, configuration, start-up order and shutdown. Start-up
+ * follows what READY=1 promises: configuration, topology, tracker attached
+ * (the map is live), socket listening, then READY.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpupri.h"
+#include "log.h"
+#include "loop.h"
+#include "sdnotify.h"
+#include "server.h"
+#include "service.h"
+#include "topo.h"
+#include "tracker.h"
+
+struct daemon_args {
+	const char *config_path; /* NULL: the default path, optional */
+	const char *socket_path;
+	const char *topology_path;
+	bool check_config;
+};
+
+struct daemon {
+	struct daemon_args args;
+	struct config cfg;
+	struct topo *topo;
+	struct tracker *tracker;
+	void *sim_map; /* the map when simulating a --topology machine */
+	size_t sim_map_size;
+	struct loop *loop;
+	struct service *service;
+	struct server *server;
+	struct event *ev_ring;
+};
+
+static void daemon_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: rtplaced [OPTION]...\n"
+		"Real-time task placement daemon: tracks each CPU's priority level with BPF\n"
+		"and answers placement queries on a UNIX socket. Runs in the foreground.\n"
+		"\n"
+		"  -c, --config=FILE      read FILE instead of %s\n"
+		"                         (the default file is optional; a given one is not)\n"
+		"  -s, --socket=PATH      listen on PATH (overrides [daemon] socket)\n"
+		"  -t, --topology=FILE    simulate the machine described by an hwloc XML FILE:\n"
+		"                         no BPF is loaded, every CPU of FILE starts idle and\n"
+		"                         only claims change levels (tests, capacity planning)\n"
+		"  -n, --check-config     validate the configuration, print every error as\n"
+		"                         file:line: message, and exit\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT stop; SIGHUP reloads the configuration (a bad file\n"
+		"keeps the running configuration and logs why).\n"
+		"Exit status: 0 on success, 64 on bad usage, 78 on a configuration error,\n"
+		"69 when the kernel lacks what the tracker needs, 1 on other failures.\n"
+		"See rtplaced(8) and rtplaced.conf(5).\n",
+		CONFIG_DEFAULT_PATH);
+}
+
+enum {
+	EXIT_USAGE = 64,
+	EXIT_UNAVAILABLE = 69,
+	EXIT_CONFIG = 78,
+};
+
+static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },   { "socket", required_argument, NULL, 's' },
+		{ "topology", required_argument, NULL, 't' }, { "check-config", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:s:t:nhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			ret->config_path = optarg;
+			break;
+		case 's':
+			ret->socket_path = optarg;
+			break;
+		case 't':
+			ret->topology_path = optarg;
+			break;
+		case 'n':
+			ret->check_config = true;
+			break;
+		case 'h':
+			daemon_usage(stdout);
+			exit(EXIT_SUCCESS);
+		case 'V':
+			printf("rtplaced %s\n", PACKAGE_VERSION);
+			exit(EXIT_SUCCESS);
+		default:
+			fprintf(stderr, "Try 'rtplaced --help' for more information.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rtplaced: unexpected argument '%s'\nTry 'rtplaced --help' for more information.\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void daemon_config_error_cb(void *userdata, const char *message)
+{
+	bool *to_stderr = userdata;
+
+	if (*to_stderr)
+		fprintf(stderr, "%s\n", message);
+	else
+		log_error("%s", message);
+}
+
+/* Loads the configuration into ret (defaults when the default file is
+ * absent). Reports every error; ret is untouched on failure. */
+static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret)
+{
+	const char *path = args->config_path ? args->config_path : CONFIG_DEFAULT_PATH;
+	struct config cfg;
+	int r = config_load(path, &cfg, daemon_config_error_cb, &to_stderr);
+
+	if (r == -ENOENT && !args->config_path) {
+		config_defaults(&cfg);
+		r = 0;
+	} else if (r < 0 && r != -EINVAL) {
+		if (to_stderr)
+			fprintf(stderr, "%s: cannot read: %s\n", path, strerror(-r));
+		else
+			log_error("%s: cannot read: %s", path, strerror(-r));
+	}
+	if (r < 0)
+		return r;
+	if (args->socket_path)
+		snprintf(cfg.daemon.socket, sizeof(cfg.daemon.socket), "%s", args->socket_path);
+	if (args->topology_path)
+		snprintf(cfg.topology.file, sizeof(cfg.topology.file), "%s", args->topology_path);
+	*ret = cfg;
+	return 0;
+}
+
+static void daemon_stop_cb(int signo, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	log_notice("Received %s, stopping", strsignal(signo));
+	sdnotify_stopping();
+	loop_stop(d->loop);
+}
+
+static void daemon_reload_cb(int signo, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct server_limits limits;
+	struct config cfg;
+	const char *key;
+
+	sdnotify_reloading();
+	if (daemon_load_config(&d->args, false, &cfg) < 0) {
+		log_error("Reload failed; keeping the running configuration");
+		sdnotify_ready();
+		return;
+	}
+	key = config_restart_key(&d->cfg, &cfg);
+	if (key)
+		log_warning("Reload: %s changed; it takes effect at the next restart", key);
+	d->cfg = cfg;
+	log_set_level(cfg.daemon.log_level);
+	service_apply_config(d->service, &cfg);
+	service_server_limits(&cfg, &limits);
+	server_set_limits(d->server, &limits);
+	log_info("Configuration reloaded");
+	sdnotify_ready();
+}
+
+static void daemon_watchdog_cb(void *ctx)
+{
+	sdnotify_watchdog();
+}
+
+static void daemon_ring_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	int r = tracker_consume(d->tracker, NULL, NULL);
+
+	if (r < 0)
+		log_warning("Failed to read tracker events: %s", strerror(-r));
+}
+
+/* A map for a machine we do not run on: every online CPU idle, for claims
+ * and placement to act on (--topology). */
+static int daemon_sim_map(struct daemon *d)
+{
+	uint16_t *shard_of = calloc(d->topo->ncpus, sizeof(*shard_of));
+	struct cpupri_geom g;
+	uint32_t nshards;
+	int r;
+
+	if (!shard_of)
+		return -ENOMEM;
+	topo_shards(d->topo, d->cfg.topology.shard, shard_of, &nshards);
+	r = cpupri_geom_compute(d->topo->ncpus, nshards, shard_of, &g);
+	if (r < 0)
+		goto out;
+	d->sim_map = calloc(1, g.size);
+	if (!d->sim_map) {
+		r = -ENOMEM;
+		goto out;
+	}
+	d->sim_map_size = g.size;
+	cpupri_init(d->sim_map, &g, shard_of);
+	CPUSET_FOREACH(cpu, &d->topo->online)
+		cpupri_set(d->sim_map, &g, (uint32_t)cpu, LEVEL_IDLE);
+out:
+	free(shard_of);
+	return r;
+}
+
+static int daemon_socket_gid(const struct config *cfg, gid_t *ret)
+{
+	struct group *gr;
+
+	*ret = (gid_t)-1;
+	if (!cfg->daemon.socket_group[0])
+		return 0;
+	gr = getgrnam(cfg->daemon.socket_group);
+	if (!gr) {
+		log_error("[daemon] socket-group: no group named '%s' (create it, e.g. with systemd-sysusers)",
+			  cfg->daemon.socket_group);
+		return -ENOENT;
+	}
+	*ret = gr->gr_gid;
+	return 0;
+}
+
+/* Creates the socket's folder when it is the default one under /run (the
+ * service unit's RuntimeDirectory does it under systemd). */
+static int daemon_socket_dir(const char *path)
+{
+	char dir[CONFIG_SOCKET_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		log_error("Failed to create %s: %m", dir);
+		return -errno;
+	}
+	return 0;
+}
+
+static int daemon_start(struct daemon *d)
+{
+	struct service_opts sopts = { .proc_root = "/proc" };
+	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
+	struct server_limits limits;
+	char err[256];
+	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
+	int r;
+
+	r = topo_load(file, &d->topo);
+	if (r < 0) {
+		log_error("Failed to load the topology%s%s: %s", file ? " from " : "", file ? file : "", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	log_info("Topology%s%s: %u CPUs online of %u, %u NUMA nodes, %u LLCs, %u cores", file ? " from " : "",
+		 file ? file : "", cpuset_count(&d->topo->online), d->topo->ncpus, d->topo->nnodes, d->topo->nllcs,
+		 d->topo->ncores);
+	r = loop_new(&d->loop);
+	if (r < 0)
+		return EXIT_FAILURE;
+	sopts.base = loop_base(d->loop);
+	sopts.topo = d->topo;
+	if (file) {
+		r = daemon_sim_map(d);
+		if (r < 0) {
+			log_error("Failed to build the simulated map: %s", strerror(-r));
+			return EXIT_FAILURE;
+		}
+		log_notice("Simulating %s: BPF tracking is off, every CPU starts idle", file);
+		sopts.map = d->sim_map;
+		sopts.map_size = d->sim_map_size;
+	} else {
+		sdnotify_status("Loading BPF tracker");
+		r = tracker_open(d->topo, d->cfg.topology.shard, err, sizeof(err), &d->tracker);
+		if (r < 0) {
+			log_error("Failed to start the BPF tracker: %s", err);
+			return EXIT_UNAVAILABLE;
+		}
+		sopts.map = tracker_map(d->tracker, &sopts.map_size);
+		sopts.tracking = true;
+		d->ev_ring = event_new(sopts.base, tracker_ring_fd(d->tracker), EV_READ | EV_PERSIST, daemon_ring_cb, d);
+		if (!d->ev_ring || event_add(d->ev_ring, NULL) < 0)
+			return EXIT_FAILURE;
+	}
+	r = service_new(&sopts, &d->cfg, &d->service);
+	if (r < 0) {
+		log_error("Failed to set up the service: %s", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	sock.inherited_fd = sdnotify_listen_fd();
+	if (sock.inherited_fd == -EINVAL)
+		return EXIT_FAILURE;
+	if (sock.inherited_fd < 0) {
+		if (daemon_socket_gid(&d->cfg, &sock.gid) < 0 || daemon_socket_dir(sock.path) < 0)
+			return EXIT_CONFIG;
+	} else {
+		log_info("Using the listening socket passed by systemd");
+	}
+	service_server_limits(&d->cfg, &limits);
+	r = server_new(sopts.base, &sock, &limits, service_dispatch_cb, d->service, &d->server);
+	if (r < 0) {
+		log_error("Failed to listen on %s: %s", sock.path, strerror(-r));
+		return EXIT_FAILURE;
+	}
+	service_attach_server(d->service, d->server);
+	if (loop_on_signal(d->loop, SIGTERM, daemon_stop_cb, d) < 0 ||
+	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
+	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
+		return EXIT_FAILURE;
+	if (sdnotify_watchdog_usec() && loop_every(d->loop, sdnotify_watchdog_usec() / 2, daemon_watchdog_cb, d) < 0)
+		return EXIT_FAILURE;
+	log_notice("rtplaced %s listening on %s", PACKAGE_VERSION,
+		   sock.inherited_fd >= 0 ? "the socket passed by systemd" : sock.path);
+	sdnotify_ready();
+	return EXIT_SUCCESS;
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	server_free(d->server);
+	service_free(d->service);
+	if (d->ev_ring)
+		event_free(d->ev_ring);
+	tracker_close(d->tracker);
+	free(d->sim_map);
+	loop_free(d->loop);
+	topo_free(d->topo);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { 0 };
+	int status;
+
+	if (daemon_parse_args(argc, argv, &d.args) < 0)
+		return EXIT_USAGE;
+	if (d.args.check_config) {
+		status = daemon_load_config(&d.args, true, &d.cfg) < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
+		if (status == EXIT_SUCCESS)
+			printf("%s: configuration is valid\n",
+			       d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH);
+		return status;
+	}
+	if (daemon_load_config(&d.args, false, &d.cfg) < 0)
+		return EXIT_CONFIG;
+	log_set_level(d.cfg.daemon.log_level);
+	/* A client that vanishes mid-reply must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	status = daemon_start(&d);
+	if (status == EXIT_SUCCESS && loop_run(d.loop) < 0)
+		status = EXIT_FAILURE;
+	daemon_stop(&d);
+	return status;
+}

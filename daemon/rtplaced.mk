@@ -1,0 +1,38 @@
+# rtplaced itself: the daemon's files, the units and its manual page.
+sbin_PROGRAMS += daemon/rtplaced
+daemon_rtplaced_SOURCES = \
+	daemon/main.c \
+	daemon/loop.h daemon/loop.c \
+	daemon/server.h daemon/server.c \
+	daemon/service.h daemon/service.c \
+	daemon/sdnotify.h daemon/sdnotify.c
+daemon_rtplaced_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+daemon_rtplaced_LDADD = \
+	daemon/libtracker.la daemon/libconfig.la daemon/libdaemoncore.la \
+	common/libtopohwloc.la common/libcommon.la \
+	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
+
+dist_man_MANS += man/rtplaced.8
+
+systemdsystemunit_DATA = systemd/rtplaced.service systemd/rtplaced.socket
+sysusers_DATA = systemd/rtplace.conf
+EXTRA_DIST += systemd/rtplaced.service.in systemd/rtplaced.socket systemd/rtplace.sysusers
+CLEANFILES += systemd/rtplaced.service systemd/rtplace.conf
+systemd/rtplaced.service: systemd/rtplaced.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtplaced.service.in > $@
+systemd/rtplace.conf: systemd/rtplace.sysusers
+	$(AM_V_GEN)$(MKDIR_P) systemd && cp $(srcdir)/systemd/rtplace.sysusers $@
+
+# Integration tests against the real daemon (tests/lib/harness.c runs it).
+check_LTLIBRARIES += tests/lib/libharness.la
+tests_lib_libharness_la_SOURCES = tests/lib/harness.h tests/lib/harness.c
+
+check_PROGRAMS += tests/integration/test-daemon
+tests_integration_test_daemon_SOURCES = tests/integration/test-daemon.c
+tests_integration_test_daemon_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon
+
+TESTS += tests/integration/test-units.sh
+EXTRA_DIST += tests/integration/test-units.sh

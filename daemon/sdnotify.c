@@ -1,0 +1,75 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "sdnotify.h"
+
+void sdnotify_ready(void)
+{
+	sd_notify(0, "READY=1\nSTATUS=Serving placement queries");
+}
+
+void sdnotify_reloading(void)
+{
+	struct timespec ts;
+
+	/* MONOTONIC_USEC lets systemd order this RELOADING=1 against the
+	 * READY=1 that ends the reload (Type=notify-reload needs it). */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
+}
+
+void sdnotify_stopping(void)
+{
+	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
+}
+
+void sdnotify_status(const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	sd_notifyf(0, "STATUS=%s", text);
+}
+
+void sdnotify_watchdog(void)
+{
+	sd_notify(0, "WATCHDOG=1");
+}
+
+uint64_t sdnotify_watchdog_usec(void)
+{
+	uint64_t usec = 0;
+
+	return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+}
+
+int sdnotify_listen_fd(void)
+{
+	int n = sd_listen_fds(1);
+
+	if (n < 0) {
+		log_error("Failed to read socket activation variables: %s", strerror(-n));
+		return n;
+	}
+	if (n == 0)
+		return -ENOENT;
+	if (n != 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+		log_error("Socket activation passed %d descriptor(s); expected one listening AF_UNIX SOCK_SEQPACKET socket", n);
+		return -EINVAL;
+	}
+	return SD_LISTEN_FDS_START;
+}

@@ -1,0 +1,75 @@
+/*
+ * The placement socket: AF_UNIX SOCK_SEQPACKET, one message per packet.
+ * Owns the listening socket, the clients, their credentials, per-client
+ * output queues and the limits; knows nothing of what messages mean. Every
+ * packet is handed to one dispatch callback; a NULL message means the peer
+ * is gone, so disconnect and message take one path (as in tmux).
+ */
+#ifndef RTPLACE_SERVER_H
+#define RTPLACE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+struct server;
+
+/* Who is on the other end, from SO_PEERCRED at accept time. */
+struct server_peer {
+	uint32_t id; /* never reused while the daemon runs */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * Called for each packet (msg, len) and once with msg NULL when the peer is
+ * gone. A negative return drops the client (garbage, protocol abuse): the
+ * callback will then be called with msg NULL.
+ */
+typedef int (*server_dispatch_cb)(struct server *s, const struct server_peer *peer, const void *msg, size_t len,
+				  void *ctx);
+
+struct server_limits {
+	unsigned max_clients;
+	size_t max_pending_bytes; /* queued replies per client before it is dropped */
+	size_t max_message;       /* longest packet accepted */
+};
+
+struct server_socket_opts {
+	const char *path;  /* used when no fd is inherited */
+	int inherited_fd;  /* >= 0: a listening socket from systemd */
+	mode_t mode;
+	gid_t gid;         /* (gid_t)-1 keeps the daemon's group */
+};
+
+/*
+ * Creates the server on base. A stale socket file (nothing listening) at
+ * path is replaced; a live one is an error (-EADDRINUSE), so a second
+ * daemon cannot steal the first one's socket. Returns 0 or -errno.
+ */
+int server_new(struct event_base *base, const struct server_socket_opts *opts, const struct server_limits *limits,
+	       server_dispatch_cb dispatch, void *ctx, struct server **ret);
+
+/* Stops listening, disconnects every client (dispatching NULL for each), and
+ * removes the socket file it created. Accepts NULL. */
+void server_free(struct server *s);
+
+/* Updates the limits (a reload); existing clients above a new max stay. */
+void server_set_limits(struct server *s, const struct server_limits *limits);
+
+/*
+ * Sends one packet to a client, queueing it if the socket is full. Returns
+ * 0, -ENOENT (client gone), -ENOBUFS (its queue passed the limit: the
+ * client is dropped).
+ */
+int server_send(struct server *s, uint32_t client, const void *msg, size_t len);
+
+unsigned server_client_count(const struct server *s);
+
+/* Connections refused at the client limit since start. */
+uint64_t server_refused_count(const struct server *s);
+
+#endif

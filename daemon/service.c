@@ -1,0 +1,547 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "claims.h"
+#include "cpupri.h"
+#include "log.h"
+#include "loop.h"
+#include "placement.h"
+#include "protocol.h"
+#include "service.h"
+
+/* Replies a client may leave unread before it is dropped: a few CPUS pages. */
+#define SERVICE_MAX_PENDING_BYTES (8 * sizeof(struct proto_msg))
+
+/* A process whose claims end when it exits, watched through a pidfd: the
+ * kernel makes the descriptor readable at exit, so the loop learns of it
+ * without polling and without racing pid reuse. */
+struct service_owner {
+	struct service_owner *next;
+	struct service *service;
+	pid_t pid;
+	int pidfd;
+	struct event *ev;
+};
+
+struct service {
+	struct event_base *base;
+	const struct topo *topo;
+	struct cpupri_view view;
+	bool tracking;
+	const char *proc_root;
+	struct config cfg;
+	struct placement_config pcfg;
+	struct proto_limits lim;
+	struct claims *claims;
+	struct server *server;
+	struct event *ev_expire;
+	struct service_owner *owners;
+	uint32_t rotor;
+	uint64_t start_ms;
+	uint64_t queries, errors, claims_total, clients_dropped;
+	struct proto_msg reply; /* one reply at a time: the loop is single-threaded */
+};
+
+static void service_placement_config(struct service *s, const struct config *cfg)
+{
+	static const enum placement_smt smt[] = {
+		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
+		[CONFIG_SMT_RT] = PLACEMENT_SMT_RT,
+		[CONFIG_SMT_ALWAYS] = PLACEMENT_SMT_ALWAYS,
+	};
+
+	cpuset_andnot(&s->pcfg.managed, &s->topo->online, &cfg->placement.housekeeping_cpus);
+	s->pcfg.prefer_idle = cfg->placement.prefer_idle;
+	s->pcfg.avoid_smt = smt[cfg->placement.avoid_smt_siblings];
+}
+
+void service_server_limits(const struct config *cfg, struct server_limits *ret)
+{
+	ret->max_clients = cfg->limits.max_clients;
+	ret->max_pending_bytes = SERVICE_MAX_PENDING_BYTES;
+	ret->max_message = RTPLACE_MSG_MAX;
+}
+
+void service_apply_config(struct service *s, const struct config *cfg)
+{
+	s->cfg = *cfg;
+	service_placement_config(s, cfg);
+}
+
+static void service_send(struct service *s, uint32_t client, const struct proto_msg *m)
+{
+	server_send(s->server, client, m, m->hdr.length);
+}
+
+static void service_send_error(struct service *s, uint32_t client, uint32_t request_id, uint16_t type, int error,
+			       const char *reason)
+{
+	s->errors++;
+	if (proto_encode_error(&s->reply, request_id, type, error, reason) == 0)
+		service_send(s, client, &s->reply);
+}
+
+static void service_claim_ended(struct service *s, const struct claim *cl, uint32_t why)
+{
+	struct rtplace_claim_ended e = { .claim_id = cl->id, .why = why };
+	char cpus[64];
+
+	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
+	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus,
+		 why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
+	if (proto_encode_claim_ended(&s->reply, &e) == 0)
+		server_send(s->server, cl->client, &s->reply, s->reply.hdr.length);
+}
+
+static void service_expired_cb(const struct claim *cl, void *ctx)
+{
+	service_claim_ended(ctx, cl, RTPLACE_CLAIM_ENDED_EXPIRED);
+}
+
+static void service_owner_free(struct service_owner *o)
+{
+	event_free(o->ev);
+	close(o->pidfd);
+	free(o);
+}
+
+/* Re-arms the expiry timer and forgets owners no claim refers to; called
+ * after every change to the claim table. */
+static void service_claims_changed(struct service *s)
+{
+	uint64_t now = loop_now_ms();
+	uint64_t next = claims_expire(s->claims, now, service_expired_cb, s);
+
+	event_del(s->ev_expire);
+	if (next) {
+		uint64_t ms = next > now ? next - now : 0;
+		struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+		event_add(s->ev_expire, &tv);
+	}
+	for (struct service_owner **pp = &s->owners; *pp;) {
+		struct service_owner *o = *pp;
+		bool used = false;
+		const struct claim *cl;
+
+		for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++)
+			used |= cl->pid == o->pid;
+		if (used) {
+			pp = &o->next;
+		} else {
+			*pp = o->next;
+			service_owner_free(o);
+		}
+	}
+}
+
+static void service_expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+	service_claims_changed(arg);
+}
+
+static void service_owner_exit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service_owner *o = arg;
+	struct service *s = o->service;
+	const struct claim *cl;
+
+	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++)
+		if (cl->pid == o->pid)
+			service_claim_ended(s, cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED);
+	claims_drop_pid(s->claims, o->pid);
+	service_claims_changed(s); /* frees o */
+}
+
+/* Watches pid's exit. 0, -ESRCH when it is gone already, -errno. */
+static int service_watch_owner(struct service *s, pid_t pid)
+{
+	struct service_owner *o;
+
+	for (o = s->owners; o; o = o->next)
+		if (o->pid == pid)
+			return 0;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (o->pidfd < 0) {
+		int r = -errno;
+
+		free(o);
+		return r;
+	}
+	o->service = s;
+	o->pid = pid;
+	o->ev = event_new(s->base, o->pidfd, EV_READ, service_owner_exit_cb, o);
+	if (!o->ev || event_add(o->ev, NULL) < 0) {
+		if (o->ev)
+			event_free(o->ev);
+		close(o->pidfd);
+		free(o);
+		return -ENOMEM;
+	}
+	o->next = s->owners;
+	s->owners = o;
+	return 0;
+}
+
+/* May peer tie a claim to pid? Its own processes, or any with root. */
+static int service_may_own(const struct service *s, const struct server_peer *peer, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid == peer->pid || peer->uid == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
+	if (stat(path, &st) < 0)
+		return -ESRCH;
+	return st.st_uid == peer->uid ? 0 : -EPERM;
+}
+
+static void service_query(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	const struct rtplace_query *q = &m->query;
+	struct rtplace_query_reply *qr = &s->reply.query_reply;
+	struct placement_request req = {
+		.prio = q->prio,
+		.count = q->count,
+		.node = q->node,
+		.near_cpu = q->near_cpu,
+	};
+	struct placement_result *res;
+	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
+	uint32_t claim_id = 0;
+	uint64_t lease = 0;
+	int r_choose, r;
+
+	s->queries++;
+	if (q->flags & RTPLACE_QUERY_F_MANAGE) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
+				   "managed threads are not supported yet");
+		return;
+	}
+	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
+				   "claim limit reached (max-claims-per-client)");
+		return;
+	}
+	if (claim && q->owner_pid) {
+		r = service_may_own(s, peer, q->owner_pid);
+		if (r < 0) {
+			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+					   r == -EPERM ? "owner_pid belongs to another user" : "owner_pid does not exist");
+			return;
+		}
+	}
+	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
+	res = malloc(sizeof(*res));
+	if (!res) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ENOMEM, "out of memory");
+		return;
+	}
+	r_choose = placement_choose(&s->pcfg, s->topo, &s->view, claims_levels(s->claims), &s->rotor, &req, res);
+	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
+		goto out;
+	}
+	proto_msg_init(&s->reply, RTPLACE_MSG_QUERY_REPLY, m->hdr.request_id);
+	for (uint32_t i = 0; i < res->n; i++)
+		proto_query_reply_add(qr, res->cpus[i], res->levels[i]);
+	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
+	if (claim && res->n > 0) {
+		struct cpuset cpus;
+		/* An exclusive claim holds its CPUs above every RT level. */
+		uint8_t level = q->flags & RTPLACE_QUERY_F_EXCLUSIVE ? LEVEL_DL : (uint8_t)level_from_rt_priority(q->prio);
+
+		if (q->lease_ms == RTPLACE_LEASE_DEFAULT)
+			lease = s->cfg.placement.claim_timeout_ms;
+		else if (q->lease_ms != RTPLACE_LEASE_INFINITE)
+			lease = q->lease_ms;
+		proto_cpumask_to_cpuset(&qr->cpus, &cpus);
+		r = q->owner_pid ? service_watch_owner(s, q->owner_pid) : 0;
+		if (r == 0)
+			r = claims_add(s->claims, peer->id, q->owner_pid, level, &cpus, loop_now_ms(), lease, &claim_id);
+		if (r < 0) {
+			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
+			service_claims_changed(s);
+			goto out;
+		}
+		s->claims_total++;
+		qr->claim_id = claim_id;
+		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
+		service_claims_changed(s);
+	}
+	if (proto_validate(&s->reply, NULL, NULL) < 0) {
+		log_error("BUG: built an invalid query reply");
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
+		goto out;
+	}
+	service_send(s, peer->id, &s->reply);
+out:
+	free(res);
+}
+
+static void service_release(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	uint64_t id = m->release.claim_id;
+	const struct claim *cl = NULL;
+	struct rtplace_release_reply rr = { .claim_id = id };
+	uint32_t owner;
+	int r = -ENOENT;
+
+	for (unsigned i = 0; id <= UINT32_MAX && (cl = claims_at(s->claims, i)); i++)
+		if (cl->id == id)
+			break;
+	if (cl) {
+		rr.ncpus = cpuset_count(&cl->cpus);
+		/* Root may end any claim: the way out of a stuck one. */
+		owner = peer->uid == 0 ? cl->client : peer->id;
+		r = claims_release(s->claims, (uint32_t)id, owner);
+	}
+	if (r < 0) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+				   r == -EPERM ? "claim belongs to another client" : "no such claim");
+		return;
+	}
+	service_claims_changed(s);
+	proto_encode_release_reply(&s->reply, m->hdr.request_id, &rr);
+	service_send(s, peer->id, &s->reply);
+}
+
+static void service_comm(const struct service *s, int32_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	if (pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void service_cpus(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_cpus_reply *r = &s->reply.cpus_reply;
+	const struct topo *t = s->topo;
+	uint32_t first = m->cpus.first;
+
+	proto_msg_init(&s->reply, RTPLACE_MSG_CPUS_REPLY, m->hdr.request_id);
+	r->total = t->ncpus;
+	r->first = first;
+	r->count = t->ncpus - first < RTPLACE_CPUS_PAGE ? t->ncpus - first : RTPLACE_CPUS_PAGE;
+	for (uint32_t i = 0; i < r->count; i++) {
+		uint32_t cpu = first + i;
+		struct rtplace_cpu_info *ci = &r->cpus[i];
+		const struct topo_cpu *tc = &t->cpus[cpu];
+		const struct claim *cl = claims_on_cpu(s->claims, cpu);
+		bool online = cpuset_test(&t->online, cpu);
+
+		ci->cpu = (uint16_t)cpu;
+		ci->node = online ? tc->node : -1;
+		ci->llc = online ? tc->llc : -1;
+		ci->core = online ? tc->core : -1;
+		ci->kind = online ? (uint8_t)tc->kind : 0;
+		ci->level = online ? (uint8_t)cpupri_level(&s->view, cpu) : LEVEL_OFFLINE;
+		if (online)
+			ci->flags |= RTPLACE_CPU_F_ONLINE;
+		if (online && cpuset_test(&s->cfg.placement.housekeeping_cpus, cpu))
+			ci->flags |= RTPLACE_CPU_F_HOUSEKEEPING;
+		if (ci->level == LEVEL_OFFLINE)
+			ci->flags &= (uint8_t)~RTPLACE_CPU_F_ONLINE;
+		if (ci->flags & RTPLACE_CPU_F_ONLINE && s->tracking) {
+			const struct cpupri_slot *slot = cpupri_slot_ptr((void *)s->view.map, &s->view.geom, cpu);
+
+			ci->pid = (int32_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED);
+			ci->rt_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
+			service_comm(s, ci->pid, ci->comm, sizeof(ci->comm));
+		}
+		if (online && cl) {
+			ci->claim_id = cl->id;
+			ci->claim_level = cl->level;
+		}
+	}
+	if (proto_validate(&s->reply, NULL, NULL) < 0) {
+		log_error("BUG: built an invalid cpus reply");
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
+		return;
+	}
+	service_send(s, peer->id, &s->reply);
+}
+
+static void service_status(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_status_reply st = {
+		.uptime_ms = loop_now_ms() - s->start_ms,
+		.ncpus = s->topo->ncpus,
+		.nonline = cpuset_count(&s->pcfg.managed),
+		.nnodes = s->topo->nnodes,
+		.nllcs = s->topo->nllcs,
+		.ncores = s->topo->ncores,
+		.flags = s->tracking ? RTPLACE_STATUS_F_TRACKING : 0,
+		.queries = s->queries,
+		.errors = s->errors,
+		.claims_active = claims_count(s->claims),
+		.claims_total = s->claims_total,
+		.clients = server_client_count(s->server),
+		.clients_dropped = s->clients_dropped + server_refused_count(s->server),
+	};
+
+	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
+	proto_encode_status_reply(&s->reply, m->hdr.request_id, &st);
+	service_send(s, peer->id, &s->reply);
+}
+
+/* The peer is gone: its claims end with it, except those tied to a process
+ * (rtplace-run's connection closes at exec; its claim lives with the
+ * process). */
+static void service_disconnect(struct service *s, const struct server_peer *peer)
+{
+	const struct claim *cl;
+	bool changed = false;
+
+	for (unsigned i = 0; (cl = claims_at(s->claims, i));) {
+		if (cl->client == peer->id && cl->pid == 0) {
+			claims_release(s->claims, cl->id, peer->id);
+			changed = true;
+			continue;
+		}
+		i++;
+	}
+	if (changed)
+		service_claims_changed(s);
+	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
+}
+
+int service_dispatch_cb(struct server *server, const struct server_peer *peer, const void *msg, size_t len,
+			void *ctx)
+{
+	struct service *s = ctx;
+	struct proto_error err;
+	struct proto_msg *m;
+	int r;
+
+	if (!msg) {
+		service_disconnect(s, peer);
+		return 0;
+	}
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	r = proto_decode(msg, len, &s->lim, m, &err);
+	if (r < 0) {
+		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
+		service_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
+		if (proto_error_is_garbage(r)) {
+			log_notice("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
+				   (int)peer->pid, (unsigned)peer->uid, err.reason);
+			s->clients_dropped++;
+			goto out;
+		}
+		r = 0;
+		goto out;
+	}
+	switch (m->hdr.type) {
+	case RTPLACE_MSG_QUERY:
+		service_query(s, peer, m);
+		break;
+	case RTPLACE_MSG_RELEASE:
+		service_release(s, peer, m);
+		break;
+	case RTPLACE_MSG_CPUS:
+		service_cpus(s, peer, m);
+		break;
+	case RTPLACE_MSG_STATUS:
+		service_status(s, peer, m);
+		break;
+	default:
+		/* MOVE and SUBSCRIBE decode but are not served by this version. */
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
+				   "not supported by this rtplaced");
+		break;
+	}
+	r = 0;
+out:
+	free(m);
+	return r;
+}
+
+int service_new(const struct service_opts *opts, const struct config *cfg, struct service **ret)
+{
+	struct service *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->base = opts->base;
+	s->topo = opts->topo;
+	s->tracking = opts->tracking;
+	s->proc_root = opts->proc_root;
+	s->start_ms = loop_now_ms();
+	s->lim = (struct proto_limits){
+		.ncpus = opts->topo->ncpus,
+		.nnodes = opts->topo->nnodes,
+		.accept = PROTO_ACCEPT_REQUESTS,
+	};
+	service_apply_config(s, cfg);
+	r = cpupri_view_open(opts->map, opts->map_size, &s->view);
+	if (r < 0)
+		goto fail;
+	r = claims_new(opts->topo->ncpus, &s->claims);
+	if (r < 0)
+		goto fail;
+	s->ev_expire = evtimer_new(s->base, service_expire_cb, s);
+	if (!s->ev_expire) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	service_free(s);
+	return r;
+}
+
+void service_attach_server(struct service *s, struct server *server)
+{
+	s->server = server;
+}
+
+void service_free(struct service *s)
+{
+	if (!s)
+		return;
+	while (s->owners) {
+		struct service_owner *o = s->owners;
+
+		s->owners = o->next;
+		service_owner_free(o);
+	}
+	if (s->ev_expire)
+		event_free(s->ev_expire);
+	claims_free(s->claims);
+	cpupri_view_close(&s->view);
+	free(s);
+}

@@ -1,0 +1,47 @@
+/*
+ * What rtplaced answers: the request handlers behind the socket. Decodes
+ * each packet with the shared codec, answers QUERY with placement over the
+ * live map and the claim table, keeps claims tied to their connection, lease
+ * and owner process, and serves the CPUS and STATUS snapshots. server.c
+ * carries the packets; this file gives them meaning.
+ */
+#ifndef RTPLACE_SERVICE_H
+#define RTPLACE_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "server.h"
+#include "topo.h"
+
+struct service;
+
+struct service_opts {
+	struct event_base *base;
+	const struct topo *topo;
+	const void *map;      /* the cpupri map, read-only */
+	size_t map_size;
+	bool tracking;        /* map is fed by the live BPF tracker */
+	const char *proc_root; /* "/proc", or a test's own */
+};
+
+int service_new(const struct service_opts *opts, const struct config *cfg, struct service **ret);
+void service_free(struct service *s);
+
+/* The server to reply through; set once the socket exists. */
+void service_attach_server(struct service *s, struct server *server);
+
+/* The server's dispatch callback (ctx is the service). */
+int service_dispatch_cb(struct server *server, const struct server_peer *peer, const void *msg, size_t len,
+			void *ctx);
+
+/* Applies a reloaded configuration: placement rules, leases, limits. */
+void service_apply_config(struct service *s, const struct config *cfg);
+
+/* Server limits that follow from a configuration. */
+void service_server_limits(const struct config *cfg, struct server_limits *ret);
+
+#endif

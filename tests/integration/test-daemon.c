@@ -1,0 +1,476 @@
+/*
+ * rtplaced end to end, on the simulated 480-CPU machine (--topology): no
+ * root needed, so these run everywhere. The real daemon on a private socket,
+ * real clients speaking the wire protocol: placement, claims and their
+ * lifetimes, bad input, limits, and the systemd notify protocol.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+static char topo480[4096];
+static uint32_t next_request = 1;
+
+static int start_sim(void **state)
+{
+	static struct harness_daemon d;
+	const char *args[] = { "--topology", topo480, NULL };
+
+	if (!topo480[0])
+		skip();
+	assert_int_equal(harness_start(&d, args, NULL), 0);
+	*state = &d;
+	return 0;
+}
+
+static int stop_daemon(void **state)
+{
+	struct harness_daemon *d = *state;
+
+	if (d)
+		assert_int_equal(harness_stop(d), 0);
+	return 0;
+}
+
+static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
+{
+	assert_int_equal(harness_call(fd, req, ret), 0);
+}
+
+static struct rtplace_status_reply status_of(int fd)
+{
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
+	return rep.status_reply;
+}
+
+/* Disconnects and exits are seen on the daemon's next loop turns: wait
+ * (bounded) until a STATUS field reaches want. */
+#define WAIT_STATUS(fd, field, want)                                    \
+	({                                                              \
+		unsigned long n_ = status_of(fd).field;                 \
+		for (int i_ = 0; i_ < 500 && n_ != (want); i_++) {      \
+			usleep(10000);                                  \
+			n_ = status_of(fd).field;                       \
+		}                                                       \
+		n_;                                                     \
+	})
+
+static struct rtplace_query query_for(int prio, int count, uint32_t flags)
+{
+	return (struct rtplace_query){
+		.prio = (uint8_t)prio,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = (uint16_t)count,
+		.flags = flags,
+		.node = -1,
+		.near_cpu = -1,
+		.lease_ms = (flags & RTPLACE_QUERY_F_CLAIM) ? RTPLACE_LEASE_INFINITE : 0,
+	};
+}
+
+static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
+{
+	struct proto_msg req;
+
+	assert_int_equal(proto_encode_query(&req, next_request++, q), 0);
+	call(fd, &req, rep);
+}
+
+static void test_status(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_status_reply st;
+
+	assert_true(fd >= 0);
+	st = status_of(fd);
+	assert_string_equal(st.version, PACKAGE_VERSION);
+	assert_int_equal(st.ncpus, 480);
+	assert_int_equal(st.nonline, 480);
+	assert_int_equal(st.nnodes, 2);
+	assert_int_equal(st.flags & RTPLACE_STATUS_F_TRACKING, 0);
+	assert_int_equal(st.clients, 1);
+	close(fd);
+}
+
+static void test_query_keeps_llc(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_query q = query_for(99, 4, 0);
+	struct proto_msg rep;
+
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(rep.query_reply.count, 4);
+	assert_int_equal(rep.query_reply.level, LEVEL_IDLE);
+	assert_int_equal(rep.query_reply.claim_id, 0);
+	/* Both sockets are one LLC each: CPUs 0-119,240-359 and the rest. */
+	for (int i = 1; i < 4; i++) {
+		unsigned a = rep.query_reply.list[0].cpu % 240 / 120;
+		unsigned b = rep.query_reply.list[i].cpu % 240 / 120;
+
+		assert_int_equal(a, b);
+	}
+	close(fd);
+}
+
+/* DESIGN §6: sixty instances asking at once get sixty different answers. */
+static void test_sixty_claims_disjoint(void **state)
+{
+	struct harness_daemon *d = *state;
+	struct rtplace_query q = query_for(99, 4, RTPLACE_QUERY_F_CLAIM);
+	int fds[60];
+	struct cpuset seen;
+
+	cpuset_zero(&seen);
+	for (int i = 0; i < 60; i++) {
+		struct proto_msg rep;
+
+		fds[i] = harness_connect(d->socket);
+		assert_true(fds[i] >= 0);
+		query(fds[i], &q, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.query_reply.count, 4);
+		assert_int_not_equal(rep.query_reply.claim_id, 0);
+		assert_int_equal(rep.query_reply.level, LEVEL_IDLE);
+		for (int k = 0; k < 4; k++) {
+			assert_false(cpuset_test(&seen, rep.query_reply.list[k].cpu));
+			cpuset_set(&seen, rep.query_reply.list[k].cpu);
+		}
+	}
+	assert_int_equal(status_of(fds[0]).claims_active, 60);
+	for (int i = 1; i < 60; i++)
+		close(fds[i]);
+	/* Disconnect ends a claim without an owner process. */
+	assert_int_equal(WAIT_STATUS(fds[0], clients, 1), 1);
+	assert_int_equal(status_of(fds[0]).claims_active, 1);
+	close(fds[0]);
+}
+
+static void test_release_rules(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket), other = harness_connect(d->socket);
+	struct rtplace_query q = query_for(50, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_release rel;
+	struct proto_msg req, rep;
+
+	query(fd, &q, &rep);
+	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	rel.claim_id = rep.query_reply.claim_id;
+	assert_int_equal(proto_encode_release(&req, next_request++, &rel), 0);
+	call(other, &req, &rep);
+	if (geteuid() == 0) {
+		/* Root may end any claim: the way out of a stuck one. */
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
+	} else {
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+		assert_int_equal(rep.hdr.status, -EPERM);
+		req.hdr.request_id = next_request++;
+		call(fd, &req, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
+	}
+	assert_int_equal(rep.release_reply.ncpus, 1);
+	req.hdr.request_id = next_request++;
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_int_equal(rep.hdr.status, -ENOENT);
+	assert_int_equal(status_of(fd).claims_active, 0);
+	close(fd);
+	close(other);
+}
+
+static void test_lease_expiry_event(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_query q = query_for(60, 2, RTPLACE_QUERY_F_CLAIM);
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	struct proto_msg rep, ev;
+	unsigned char buf[RTPLACE_MSG_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	q.lease_ms = 150;
+	query(fd, &q, &rep);
+	assert_int_equal(rep.query_reply.lease_ms, 150);
+	assert_int_equal(status_of(fd).claims_active, 1);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, &lim, &ev, NULL), 0);
+	assert_int_equal(ev.hdr.type, RTPLACE_MSG_CLAIM_ENDED);
+	assert_int_equal(ev.claim_ended.claim_id, rep.query_reply.claim_id);
+	assert_int_equal(ev.claim_ended.why, RTPLACE_CLAIM_ENDED_EXPIRED);
+	assert_int_equal(status_of(fd).claims_active, 0);
+	close(fd);
+}
+
+static void test_owner_process_lifetime(void **state)
+{
+	struct harness_daemon *d = *state;
+	struct rtplace_query q = query_for(70, 1, RTPLACE_QUERY_F_CLAIM);
+	struct proto_msg rep;
+	pid_t child = fork(); /* first: it must not hold copies of the connections */
+	int fd, check, st;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	fd = harness_connect(d->socket);
+	check = harness_connect(d->socket);
+	q.owner_pid = child;
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	close(fd);
+	/* The claim outlives the connection (rtplace-run execs)... */
+	assert_int_equal(WAIT_STATUS(check, clients, 1), 1);
+	assert_int_equal(status_of(check).claims_active, 1);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	/* ...and ends with the process. */
+	assert_int_equal(WAIT_STATUS(check, claims_active, 0), 0);
+	close(check);
+}
+
+/* Sends raw bytes and expects an ERROR with the given status, or (status 0)
+ * either an ERROR or the connection closed (garbage). */
+static void expect_error(const char *path, const void *buf, size_t len, int status, bool stays_usable)
+{
+	int fd = harness_connect(path);
+	unsigned char rbuf[RTPLACE_MSG_MAX];
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct proto_msg rep;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_true(send(fd, buf, len, MSG_NOSIGNAL) >= 0);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	n = recv(fd, rbuf, sizeof(rbuf), 0);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(rbuf, (size_t)n, &lim, &rep, NULL), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_int_equal(rep.hdr.status, status);
+	assert_true(rep.error.reason[0] != '\0');
+	if (stays_usable) {
+		assert_int_equal(status_of(fd).ncpus, 480);
+	} else {
+		/* Garbage drops the client. */
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(recv(fd, rbuf, sizeof(rbuf), 0), 0);
+	}
+	close(fd);
+}
+
+static void test_bad_input(void **state)
+{
+	struct harness_daemon *d = *state;
+	struct rtplace_query q = query_for(50, 1, 0);
+	struct proto_msg m;
+	static unsigned char big[RTPLACE_MSG_MAX + 64];
+	unsigned char junk[512];
+	int fd, fds0;
+	long rss0;
+
+	/* Baseline with one client connected, as at the end. */
+	fd = harness_connect(d->socket);
+	assert_int_equal(WAIT_STATUS(fd, clients, 1), 1);
+	fds0 = harness_fd_count(d->pid);
+	rss0 = harness_rss_kb(d->pid);
+	close(fd);
+
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
+	m.hdr.magic ^= 1;
+	expect_error(d->socket, &m, m.hdr.length, -EPROTO, false);
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
+	m.hdr.version = 99;
+	expect_error(d->socket, &m, m.hdr.length, -EPROTONOSUPPORT, true);
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
+	m.hdr.type = 0x01ff;
+	expect_error(d->socket, &m, m.hdr.length, -EOPNOTSUPP, true);
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
+	expect_error(d->socket, &m, m.hdr.length - 1, -EPROTO, false);
+	expect_error(d->socket, &m, 3, -EPROTO, false);
+	m.query.prio = 100;
+	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
+	m.query.prio = 0;
+	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
+	m.query.prio = 50;
+	m.query.count = 0;
+	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
+	m.query.count = 1;
+	m.query.allowed.bits[480 / 64] = UINT64_C(1) << (480 % 64); /* CPU 480 of 0..479 */
+	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
+	m.query.allowed.bits[480 / 64] = 0;
+	m.query.node = 2;
+	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
+
+	/* Too long for any message: dropped without an answer. */
+	fd = harness_connect(d->socket);
+	memcpy(big, &m, sizeof(m.hdr));
+	assert_true(send(fd, big, sizeof(big), MSG_NOSIGNAL) >= 0);
+	{
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(recv(fd, junk, sizeof(junk), 0), 0);
+	}
+	close(fd);
+
+	/* Random bytes, many times. */
+	srand(42);
+	for (int i = 0; i < 200; i++) {
+		size_t len = 1 + (size_t)rand() % sizeof(junk);
+
+		for (size_t k = 0; k < len; k++)
+			junk[k] = (unsigned char)rand();
+		fd = harness_connect(d->socket);
+		assert_true(fd >= 0);
+		send(fd, junk, len, MSG_NOSIGNAL);
+		close(fd);
+	}
+	/* A thousand connections opened and dropped. */
+	for (int i = 0; i < 1000; i++) {
+		fd = harness_connect(d->socket);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	fd = harness_connect(d->socket);
+	assert_int_equal(WAIT_STATUS(fd, clients, 1), 1);
+	assert_int_equal(harness_fd_count(d->pid), fds0);
+	/* Bounded: no per-connection state left behind (allocator slack only). */
+	assert_true(harness_rss_kb(d->pid) - rss0 < 1024);
+	close(fd);
+}
+
+static void test_moves_not_supported(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_move mv = { .tid = getpid(), .flags = RTPLACE_MOVE_F_SET_AFFINITY };
+	struct proto_msg req, rep;
+
+	cpuset_set((struct cpuset *)&mv.cpus, 0);
+	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
+	close(fd);
+}
+
+static void test_cpus_snapshot_pages(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_cpus c = { 0 };
+	struct proto_msg req, rep;
+	uint32_t seen = 0;
+
+	do {
+		assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
+		call(fd, &req, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
+		assert_int_equal(rep.cpus_reply.total, 480);
+		assert_int_equal(rep.cpus_reply.first, c.first);
+		for (uint32_t i = 0; i < rep.cpus_reply.count; i++) {
+			const struct rtplace_cpu_info *ci = &rep.cpus_reply.cpus[i];
+
+			assert_int_equal(ci->cpu, c.first + i);
+			assert_int_equal(ci->level, LEVEL_IDLE);
+			assert_int_equal(ci->node, (ci->cpu % 240) / 120);
+			assert_true(ci->flags & RTPLACE_CPU_F_ONLINE);
+		}
+		seen += rep.cpus_reply.count;
+		c.first += rep.cpus_reply.count;
+	} while (c.first < rep.cpus_reply.total);
+	assert_int_equal(seen, 480);
+	close(fd);
+}
+
+static void test_watchdog_and_reload(void **state)
+{
+	struct harness_daemon d;
+	const char *args[] = { "--topology", topo480, NULL };
+	const char *env[] = { "WATCHDOG_USEC=200000", NULL };
+	char msg[512];
+
+	if (!topo480[0])
+		skip();
+	assert_int_equal(harness_start(&d, args, env), 0);
+	assert_int_equal(harness_notify_wait(&d, "WATCHDOG=1", 3000, NULL, 0), 0);
+	kill(d.pid, SIGHUP);
+	assert_int_equal(harness_notify_wait(&d, "RELOADING=1", 3000, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "MONOTONIC_USEC="));
+	assert_int_equal(harness_notify_wait(&d, "READY=1", 3000, NULL, 0), 0);
+	kill(d.pid, SIGTERM);
+	assert_int_equal(harness_notify_wait(&d, "STOPPING=1", 3000, NULL, 0), 0);
+	assert_int_equal(harness_stop(&d), 0);
+}
+
+static void test_second_daemon_refused(void **state)
+{
+	struct harness_daemon *d = *state;
+	char daemon_path[4096];
+	pid_t pid;
+	int st, fd;
+
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	pid = fork();
+	if (pid == 0) {
+		execl(daemon_path, daemon_path, "--socket", d->socket, "--topology", topo480, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_not_equal(WEXITSTATUS(st), 0);
+	/* And the first one still owns and answers on its socket. */
+	fd = harness_connect(d->socket);
+	assert_true(fd >= 0);
+	assert_int_equal(status_of(fd).ncpus, 480);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_status, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_query_keeps_llc, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_sixty_claims_disjoint, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_release_rules, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_lease_expiry_event, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_owner_process_lifetime, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_bad_input, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_moves_not_supported, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
+		cmocka_unit_test(test_watchdog_and_reload),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480)))
+		topo480[0] = '\0';
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,251 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct harness_daemon *harness_running;
+
+static void harness_cleanup_at_exit(void)
+{
+	if (harness_running)
+		harness_stop(harness_running);
+}
+
+const char *harness_build_path(const char *rel, char *buf, size_t len)
+{
+	const char *top = getenv("top_builddir");
+
+	snprintf(buf, len, "%s/%s", top ? top : ".", rel);
+	return buf;
+}
+
+static long harness_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeout_ms, char *buf, size_t len)
+{
+	long deadline = harness_now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p = { .fd = d->notify_fd, .events = POLLIN };
+		long left = deadline - harness_now_ms();
+		char msg[4096];
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)left) <= 0) {
+			int st;
+
+			if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+				d->pid = 0;
+				return -ECHILD;
+			}
+			continue;
+		}
+		n = recv(d->notify_fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+		if (n <= 0)
+			continue;
+		msg[n] = '\0';
+		if (strstr(msg, needle)) {
+			if (buf)
+				snprintf(buf, len, "%s", msg);
+			return 0;
+		}
+	}
+}
+
+int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char daemon_path[4096];
+	const char *argv[64];
+	int argc = 0, r;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->dir, sizeof(d->dir), "/tmp/rtplace-test.XXXXXX");
+	if (!mkdtemp(d->dir))
+		return -errno;
+	snprintf(d->socket, sizeof(d->socket), "%s/rtplaced.sock", d->dir);
+	snprintf(d->notify, sizeof(d->notify), "%s/notify.sock", d->dir);
+	d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (d->notify_fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->notify);
+	if (bind(d->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	argv[argc++] = daemon_path;
+	argv[argc++] = "--socket";
+	argv[argc++] = d->socket;
+	for (int i = 0; args && args[i] && argc < 62; i++)
+		argv[argc++] = args[i];
+	argv[argc] = NULL;
+
+	d->pid = fork();
+	if (d->pid < 0)
+		return -errno;
+	if (d->pid == 0) {
+		char wd_pid[32];
+
+		setenv("NOTIFY_SOCKET", d->notify, 1);
+		/* sd_watchdog_enabled() only trusts WATCHDOG_USEC for this pid. */
+		snprintf(wd_pid, sizeof(wd_pid), "%d", (int)getpid());
+		setenv("WATCHDOG_PID", wd_pid, 1);
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execv(daemon_path, (char *const *)argv);
+		fprintf(stderr, "harness: cannot run %s: %m\n", daemon_path);
+		_exit(127);
+	}
+	harness_running = d;
+	atexit(harness_cleanup_at_exit);
+	r = harness_notify_wait(d, "READY=1", 20000, NULL, 0);
+	return r;
+}
+
+static void harness_remove_dir(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	char path[512];
+
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(dp);
+	rmdir(dir);
+}
+
+int harness_stop(struct harness_daemon *d)
+{
+	int st = 0, r = 0;
+
+	if (d->pid > 0) {
+		kill(d->pid, SIGTERM);
+		for (int i = 0; i < 500; i++) {
+			pid_t w = waitpid(d->pid, &st, WNOHANG);
+
+			if (w == d->pid)
+				break;
+			if (i == 499) {
+				kill(d->pid, SIGKILL);
+				waitpid(d->pid, &st, 0);
+			}
+			usleep(10000);
+		}
+		r = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		d->pid = 0;
+	}
+	if (d->notify_fd > 0)
+		close(d->notify_fd);
+	d->notify_fd = -1;
+	if (d->dir[0])
+		harness_remove_dir(d->dir);
+	d->dir[0] = '\0';
+	if (harness_running == d)
+		harness_running = NULL;
+	return r;
+}
+
+int harness_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
+{
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+
+	if (send(fd, req, req->hdr.length, MSG_NOSIGNAL) < 0)
+		return -errno;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (poll(&p, 1, 5000) <= 0)
+			return -ETIMEDOUT;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		r = proto_decode(buf, (size_t)n, &lim, ret, NULL);
+		if (r < 0)
+			return r;
+		if (ret->hdr.request_id == req->hdr.request_id)
+			return 0;
+	}
+}
+
+int harness_fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dp;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dp = opendir(path);
+	if (!dp)
+		return -errno;
+	while ((e = readdir(dp)))
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
+long harness_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}

@@ -1,0 +1,54 @@
+/*
+ * Running the real rtplaced for integration tests: each test gets a private
+ * folder with its own socket and its own NOTIFY_SOCKET, so it learns that
+ * the daemon is ready the way systemd does (READY=1) and never races it.
+ * The daemon is stopped (SIGTERM, then SIGKILL) and the folder removed at
+ * exit, also when an assertion fails.
+ */
+#ifndef RTPLACE_HARNESS_H
+#define RTPLACE_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "protocol.h"
+
+struct harness_daemon {
+	pid_t pid;
+	char dir[64];
+	char socket[100];
+	char notify[100];
+	int notify_fd;
+};
+
+/* Path of a file in the build tree ($top_builddir/rel). */
+const char *harness_build_path(const char *rel, char *buf, size_t len);
+
+/*
+ * Starts rtplaced with --socket in a private folder, the extra arguments
+ * (NULL-terminated, may be NULL) and the extra environment ("K=V",
+ * NULL-terminated, may be NULL); waits up to 20 s for READY=1. 0 or -errno
+ * (-ETIMEDOUT, or -ECHILD when it exited first).
+ */
+int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env);
+
+/* Waits up to timeout_ms for a notification containing needle; copies it
+ * into buf. 0 or -ETIMEDOUT. */
+int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeout_ms, char *buf, size_t len);
+
+/* Stops it: SIGTERM, up to 5 s, then SIGKILL. Returns its exit status
+ * (0..255), 128+signal when killed by one, or -errno. */
+int harness_stop(struct harness_daemon *d);
+
+/* Connects a SOCK_SEQPACKET client to path. fd or -errno. */
+int harness_connect(const char *path);
+
+/* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
+int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
+
+/* Descriptors and resident kB of a process, from /proc. */
+int harness_fd_count(pid_t pid);
+long harness_rss_kb(pid_t pid);
+
+#endif
