@@ -36,3 +36,12 @@ TESTS += tests/integration/test-daemon
 
 TESTS += tests/integration/test-units.sh
 EXTRA_DIST += tests/integration/test-units.sh
+
+check_PROGRAMS += tests/integration/test-daemon-live
+tests_integration_test_daemon_live_SOURCES = tests/integration/test-daemon-live.c
+tests_integration_test_daemon_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-live
+
+TESTS += tests/integration/test-rtplaced-cli.sh
+EXTRA_DIST += tests/integration/test-rtplaced-cli.sh

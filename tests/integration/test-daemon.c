@@ -453,6 +453,20 @@ static void test_second_daemon_refused(void **state)
 	close(fd);
 }
 
+static void test_socket_activation(void **state)
+{
+	struct harness_daemon d;
+	const char *args[] = { "--topology", topo480, NULL };
+	int fd;
+
+	if (!topo480[0])
+		skip();
+	assert_int_equal(harness_start_activated(&d, args, &fd), 0);
+	assert_int_equal(status_of(fd).ncpus, 480);
+	close(fd);
+	assert_int_equal(harness_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
 		cmocka_unit_test(test_watchdog_and_reload),
+		cmocka_unit_test(test_socket_activation),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

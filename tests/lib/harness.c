@@ -73,12 +73,10 @@ int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeou
 	}
 }
 
-int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)
+/* Makes the private folder and binds the notify socket in it. */
+static int harness_prepare(struct harness_daemon *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char daemon_path[4096];
-	const char *argv[64];
-	int argc = 0, r;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->dir, sizeof(d->dir), "/tmp/rtplace-test.XXXXXX");
@@ -92,15 +90,12 @@ int harness_start(struct harness_daemon *d, const char *const *args, const char 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->notify);
 	if (bind(d->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
+	return 0;
+}
 
-	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
-	argv[argc++] = daemon_path;
-	argv[argc++] = "--socket";
-	argv[argc++] = d->socket;
-	for (int i = 0; args && args[i] && argc < 62; i++)
-		argv[argc++] = args[i];
-	argv[argc] = NULL;
-
+/* Forks and execs argv with the notify socket (and env) in its environment. */
+static int harness_exec(struct harness_daemon *d, const char *const *argv, const char *const *env)
+{
 	d->pid = fork();
 	if (d->pid < 0)
 		return -errno;
@@ -108,19 +103,79 @@ int harness_start(struct harness_daemon *d, const char *const *args, const char 
 		char wd_pid[32];
 
 		setenv("NOTIFY_SOCKET", d->notify, 1);
-		/* sd_watchdog_enabled() only trusts WATCHDOG_USEC for this pid. */
+		/* sd_watchdog_enabled() only trusts WATCHDOG_USEC for this pid
+		 * (a wrapper that execs the daemon in place keeps it). */
 		snprintf(wd_pid, sizeof(wd_pid), "%d", (int)getpid());
 		setenv("WATCHDOG_PID", wd_pid, 1);
 		for (int i = 0; env && env[i]; i++)
 			putenv((char *)env[i]);
-		execv(daemon_path, (char *const *)argv);
-		fprintf(stderr, "harness: cannot run %s: %m\n", daemon_path);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "harness: cannot run %s: %m\n", argv[0]);
 		_exit(127);
 	}
 	harness_running = d;
 	atexit(harness_cleanup_at_exit);
+	return 0;
+}
+
+/* Appends src (NULL-terminated, may be NULL) to argv at *argc, bounded. */
+static void harness_append(const char **argv, int *argc, const char *const *src)
+{
+	for (int i = 0; src && src[i] && *argc < 62; i++)
+		argv[(*argc)++] = src[i];
+	argv[*argc] = NULL;
+}
+
+int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)
+{
+	char daemon_path[4096];
+	const char *argv[64];
+	int argc = 0, r;
+
+	r = harness_prepare(d);
+	if (r < 0)
+		return r;
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	harness_append(argv, &argc, (const char *const[]){ daemon_path, "--socket", d->socket, NULL });
+	harness_append(argv, &argc, args);
+	r = harness_exec(d, argv, env);
+	return r < 0 ? r : harness_notify_wait(d, "READY=1", 20000, NULL, 0);
+}
+
+int harness_start_activated(struct harness_daemon *d, const char *const *args, int *ret_fd)
+{
+	char daemon_path[4096], listen_arg[128];
+	const char *argv[64];
+	int argc = 0, fd = -1, r;
+
+	r = harness_prepare(d);
+	if (r < 0)
+		return r;
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	snprintf(listen_arg, sizeof(listen_arg), "--listen=%s", d->socket);
+	/* systemd-socket-activate passes only the variables named with -E. */
+	harness_append(argv, &argc,
+		       (const char *const[]){ "systemd-socket-activate", "--seqpacket", listen_arg, "-E",
+					      "NOTIFY_SOCKET", daemon_path, NULL });
+	harness_append(argv, &argc, args);
+	r = harness_exec(d, argv, NULL);
+	if (r < 0)
+		return r;
+	/* It starts the daemon at the first connection. */
+	for (int i = 0; i < 500 && fd < 0; i++) {
+		fd = harness_connect(d->socket);
+		if (fd < 0)
+			usleep(10000);
+	}
+	if (fd < 0)
+		return fd;
 	r = harness_notify_wait(d, "READY=1", 20000, NULL, 0);
-	return r;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
 }
 
 static void harness_remove_dir(const char *dir)

@@ -33,6 +33,13 @@ const char *harness_build_path(const char *rel, char *buf, size_t len);
  */
 int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env);
 
+/*
+ * Starts rtplaced behind systemd-socket-activate listening on d->socket
+ * (the daemon gets no --socket: it must take the inherited one), connects
+ * (which makes it start), waits for READY=1 and returns the connection.
+ */
+int harness_start_activated(struct harness_daemon *d, const char *const *args, int *ret_fd);
+
 /* Waits up to timeout_ms for a notification containing needle; copies it
  * into buf. 0 or -ETIMEDOUT. */
 int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeout_ms, char *buf, size_t len);

@@ -1,0 +1,199 @@
+/*
+ * rtplaced on the live machine with the real BPF tracker (root): answers
+ * follow real RT threads. The test pins itself (and so the daemon it starts)
+ * to CPU 0 and runs the RT spinner on CPU 1 only; the spinner ends itself
+ * after a few seconds (alarm) and the test SIGKILLs it from CPU 0 at normal
+ * priority, so CPU 0 stays usable whatever happens.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+#define SPIN_CPU 1
+#define SPIN_PRIO 60
+
+static struct harness_daemon daemon_under_test;
+static pid_t spinner;
+static uint32_t next_request = 1;
+
+static void kill_spinner(void)
+{
+	if (spinner > 0) {
+		kill(spinner, SIGKILL);
+		waitpid(spinner, NULL, 0);
+		spinner = 0;
+	}
+}
+
+/* A SCHED_FIFO busy loop on SPIN_CPU that ends itself after 5 s. */
+static pid_t start_spinner(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = SPIN_PRIO };
+		cpu_set_t set;
+
+		alarm(5);
+		CPU_ZERO(&set);
+		CPU_SET(SPIN_CPU, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			_exit(1);
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	}
+	return pid;
+}
+
+static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
+{
+	assert_int_equal(harness_call(fd, req, ret), 0);
+}
+
+static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
+{
+	struct rtplace_cpus c = { .first = 0 };
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
+	assert_true(cpu < rep.cpus_reply.count);
+	return rep.cpus_reply.cpus[cpu];
+}
+
+/* Polls (bounded: 2 s) until cpu's level satisfies want(level). */
+static unsigned wait_level(int fd, unsigned cpu, bool (*want)(unsigned level))
+{
+	unsigned level = cpu_info(fd, cpu).level;
+
+	for (int i = 0; i < 200 && !want(level); i++) {
+		usleep(10000);
+		level = cpu_info(fd, cpu).level;
+	}
+	return level;
+}
+
+static bool is_spin_level(unsigned level)
+{
+	return level == LEVEL_RT1 + SPIN_PRIO - 1;
+}
+
+static bool is_not_rt(unsigned level)
+{
+	return level == LEVEL_IDLE || level == LEVEL_NORMAL;
+}
+
+static struct proto_msg query(int fd, int prio, const char *allowed)
+{
+	struct rtplace_query q = {
+		.prio = (uint8_t)prio, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+	};
+	struct proto_msg req, rep;
+
+	if (allowed)
+		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	return rep;
+}
+
+static void test_tracking_ready(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct proto_msg req, rep;
+
+	assert_true(fd >= 0);
+	/* READY=1 came first (harness_start), so the tracker is attached. */
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	call(fd, &req, &rep);
+	assert_true(rep.status_reply.flags & RTPLACE_STATUS_F_TRACKING);
+	assert_int_equal(rep.status_reply.nonline, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	close(fd);
+}
+
+static void test_answers_follow_rt_thread(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct rtplace_cpu_info ci;
+	struct proto_msg rep;
+
+	assert_true(fd >= 0);
+	spinner = start_spinner();
+	assert_true(spinner > 0);
+	assert_true(is_spin_level(wait_level(fd, SPIN_CPU, is_spin_level)));
+	ci = cpu_info(fd, SPIN_CPU);
+	assert_int_equal(ci.pid, spinner);
+
+	/* rt50 may not go where rt60 runs: only CPU 0 is below it. */
+	rep = query(fd, 50, NULL);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, 0);
+	/* Restricted to CPU 1, rt50 gets an empty answer that says why. */
+	rep = query(fd, 50, "1");
+	assert_int_equal(rep.query_reply.count, 0);
+	assert_true(rep.query_reply.reason[0] != '\0');
+	/* rt60 is not strictly below rt60 either. */
+	assert_int_equal(query(fd, 60, "1").query_reply.count, 0);
+	/* rt70 may preempt it. */
+	rep = query(fd, 70, "1");
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, SPIN_CPU);
+	assert_int_equal(rep.query_reply.list[0].level, LEVEL_RT1 + SPIN_PRIO - 1);
+
+	kill_spinner();
+	assert_true(is_not_rt(wait_level(fd, SPIN_CPU, is_not_rt)));
+	rep = query(fd, 50, "1");
+	assert_int_equal(rep.query_reply.count, 1);
+	close(fd);
+}
+
+static int start(void **state)
+{
+	cpu_set_t set;
+
+	test_require_root();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs 2 CPUs: one for the RT spinner, one kept free");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
+	return 0;
+}
+
+static int stop(void **state)
+{
+	kill_spinner();
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tracking_ready),
+		cmocka_unit_test(test_answers_follow_rt_thread),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	atexit(kill_spinner);
+	return cmocka_run_group_tests(tests, start, stop);
+}
