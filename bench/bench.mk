@@ -7,3 +7,9 @@ bench_map_layouts_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_map_layouts_LDADD = common/libcommon.la $(PTHREAD_LIBS)
 
 EXTRA_DIST += bench/README.md
+
+# Query round trip against a bare SEQPACKET echo (DESIGN §11).
+noinst_PROGRAMS += bench/query-latency
+bench_query_latency_SOURCES = bench/query-latency.c
+bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_query_latency_LDADD = common/libcommon.la $(PTHREAD_LIBS)

@@ -1,0 +1,371 @@
+/*
+ * Query round trip against the physical floor (DESIGN §11): the same
+ * QUERY message sent to rtplaced and to a bare single-threaded SEQPACKET
+ * echo server on this machine, side by side in one run, interleaved in
+ * blocks so that host noise hits both alike. Reports p50/p99 at one
+ * client, throughput at 1 and 32 clients, the daemon's time from exec to
+ * READY=1 and its resident memory.
+ *
+ *   bench/query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]
+ *
+ * Without --topology the daemon runs on the live machine (root: BPF).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol.h"
+
+#define BENCH_CLIENTS_MAX 32
+
+static char bench_dir[64];
+static char echo_path[100], daemon_path[100], notify_path[100];
+static pid_t echo_pid, daemon_pid;
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int bench_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "query-latency: cannot connect to %s: %m\n", path);
+		exit(2);
+	}
+	return fd;
+}
+
+/* The floor: epoll, recv, send the bytes back; nothing else. */
+static void bench_echo_server(int lfd)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = lfd };
+	unsigned char buf[RTPLACE_MSG_MAX];
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, -1);
+
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == lfd) {
+				int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+				struct epoll_event cev = { .events = EPOLLIN, .data.fd = c };
+
+				if (c >= 0)
+					epoll_ctl(ep, EPOLL_CTL_ADD, c, &cev);
+				continue;
+			}
+			ssize_t len = recv(fd, buf, sizeof(buf), 0);
+
+			if (len <= 0) {
+				close(fd);
+				continue;
+			}
+			send(fd, buf, (size_t)len, MSG_NOSIGNAL);
+		}
+	}
+}
+
+static void bench_start_echo(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", echo_path);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0) {
+		fprintf(stderr, "query-latency: echo server: %m\n");
+		exit(2);
+	}
+	echo_pid = fork();
+	if (echo_pid == 0)
+		bench_echo_server(lfd);
+	close(lfd);
+}
+
+/* Starts rtplaced and returns ns from fork to READY=1. */
+static uint64_t bench_start_daemon(const char *bin, const char *topology)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint64_t t0;
+	char msg[1024];
+
+	unlink(notify_path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
+	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "query-latency: notify socket: %m\n");
+		exit(2);
+	}
+	t0 = bench_now_ns();
+	daemon_pid = fork();
+	if (daemon_pid == 0) {
+		setenv("NOTIFY_SOCKET", notify_path, 1);
+		if (topology)
+			execl(bin, bin, "--socket", daemon_path, "--topology", topology, (char *)NULL);
+		else
+			execl(bin, bin, "--socket", daemon_path, (char *)NULL);
+		_exit(127);
+	}
+	for (;;) {
+		struct pollfd p = { .fd = nfd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 20000) <= 0) {
+			fprintf(stderr, "query-latency: rtplaced did not become ready\n");
+			exit(2);
+		}
+		n = recv(nfd, msg, sizeof(msg) - 1, 0);
+		if (n > 0) {
+			msg[n] = '\0';
+			if (strstr(msg, "READY=1"))
+				break;
+		}
+	}
+	close(nfd);
+	return bench_now_ns() - t0;
+}
+
+static void bench_stop_daemon(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+}
+
+static void bench_cleanup(void)
+{
+	bench_stop_daemon();
+	if (echo_pid > 0) {
+		kill(echo_pid, SIGKILL);
+		waitpid(echo_pid, NULL, 0);
+	}
+	unlink(echo_path);
+	unlink(notify_path);
+	rmdir(bench_dir);
+}
+
+static long bench_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void bench_query_msg(struct proto_msg *m, uint32_t id)
+{
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+	};
+
+	proto_encode_query(m, id, &q);
+}
+
+/* One round trip; 0 or exits on failure (a benchmark of errors is no benchmark). */
+static void bench_round_trip(int fd, const struct proto_msg *m, unsigned char *buf)
+{
+	if (send(fd, m, m->hdr.length, 0) < 0 || recv(fd, buf, RTPLACE_MSG_MAX, 0) <= 0) {
+		fprintf(stderr, "query-latency: round trip failed: %m\n");
+		exit(2);
+	}
+}
+
+static int bench_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct bench_worker {
+	const char *path;
+	double seconds;
+	uint64_t ops;
+	pthread_barrier_t *start;
+};
+
+static void *bench_worker(void *arg)
+{
+	struct bench_worker *w = arg;
+	static __thread unsigned char buf[RTPLACE_MSG_MAX];
+	struct proto_msg m;
+	int fd = bench_connect(w->path);
+	uint64_t end;
+
+	bench_query_msg(&m, 1);
+	pthread_barrier_wait(w->start);
+	end = bench_now_ns() + (uint64_t)(w->seconds * 1e9);
+	while (bench_now_ns() < end) {
+		bench_round_trip(fd, &m, buf);
+		w->ops++;
+	}
+	close(fd);
+	return NULL;
+}
+
+static double bench_throughput(const char *path, int clients, double seconds)
+{
+	struct bench_worker w[BENCH_CLIENTS_MAX];
+	pthread_t th[BENCH_CLIENTS_MAX];
+	pthread_barrier_t start;
+	uint64_t total = 0;
+
+	pthread_barrier_init(&start, NULL, (unsigned)clients);
+	for (int i = 0; i < clients; i++) {
+		w[i] = (struct bench_worker){ .path = path, .seconds = seconds, .start = &start };
+		pthread_create(&th[i], NULL, bench_worker, &w[i]);
+	}
+	for (int i = 0; i < clients; i++) {
+		pthread_join(th[i], NULL);
+		total += w[i].ops;
+	}
+	pthread_barrier_destroy(&start);
+	return (double)total / seconds;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rtplaced", required_argument, NULL, 'r' }, { "topology", required_argument, NULL, 't' },
+		{ "rounds", required_argument, NULL, 'n' },   { "seconds", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+	};
+	const char *bin = "daemon/rtplaced", *topology = NULL;
+	long rounds = 20000;
+	double seconds = 2.0;
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	uint64_t *lat[2], ready_ns[5];
+	struct proto_msg m;
+	const char *names[2] = { "echo floor", "rtplaced" };
+	const char *paths[2] = { echo_path, daemon_path };
+	long rss_start, rss_end;
+	int fds[2], c;
+
+	while ((c = getopt_long(argc, argv, "r:t:n:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			bin = optarg;
+			break;
+		case 't':
+			topology = optarg;
+			break;
+		case 'n':
+			rounds = strtol(optarg, NULL, 10);
+			break;
+		case 's':
+			seconds = strtod(optarg, NULL);
+			break;
+		default:
+			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]\n");
+			return c == 'h' ? 0 : 64;
+		}
+	}
+	if (rounds < 1000 || seconds <= 0) {
+		fprintf(stderr, "query-latency: --rounds must be >= 1000 and --seconds > 0\n");
+		return 64;
+	}
+	snprintf(bench_dir, sizeof(bench_dir), "/tmp/rtplace-bench.XXXXXX");
+	if (!mkdtemp(bench_dir))
+		return 2;
+	snprintf(echo_path, sizeof(echo_path), "%s/echo.sock", bench_dir);
+	snprintf(daemon_path, sizeof(daemon_path), "%s/rtplaced.sock", bench_dir);
+	snprintf(notify_path, sizeof(notify_path), "%s/notify.sock", bench_dir);
+	atexit(bench_cleanup);
+	signal(SIGPIPE, SIG_IGN);
+
+	for (int i = 0; i < 5; i++) {
+		ready_ns[i] = bench_start_daemon(bin, topology);
+		if (i < 4)
+			bench_stop_daemon();
+	}
+	qsort(ready_ns, 5, sizeof(ready_ns[0]), bench_cmp_u64);
+	rss_start = bench_rss_kb(daemon_pid);
+	bench_start_echo();
+
+	fds[0] = bench_connect(echo_path);
+	fds[1] = bench_connect(daemon_path);
+	bench_query_msg(&m, 1);
+	lat[0] = calloc((size_t)rounds, sizeof(uint64_t));
+	lat[1] = calloc((size_t)rounds, sizeof(uint64_t));
+	for (int i = 0; i < 1000; i++) /* warm both paths */
+		for (int k = 0; k < 2; k++)
+			bench_round_trip(fds[k], &m, buf);
+	/* Alternate blocks of 500 so that drift in the host hits both sides. */
+	for (long done = 0; done < rounds; done += 500) {
+		for (int k = 0; k < 2; k++) {
+			for (long i = done; i < done + 500 && i < rounds; i++) {
+				uint64_t t0 = bench_now_ns();
+
+				bench_round_trip(fds[k], &m, buf);
+				lat[k][i] = bench_now_ns() - t0;
+			}
+		}
+	}
+	close(fds[0]);
+	close(fds[1]);
+
+	printf("rtplaced %s, %s\n", PACKAGE_VERSION, topology ? topology : "live machine (BPF tracker)");
+	printf("time from exec to READY=1: median %.1f ms (min %.1f, max %.1f, 5 starts)\n", ready_ns[2] / 1e6,
+	       ready_ns[0] / 1e6, ready_ns[4] / 1e6);
+	printf("\nQUERY round trip, 1 client, %ld round trips each, interleaved:\n", rounds);
+	printf("%-12s %10s %10s\n", "", "p50 us", "p99 us");
+	for (int k = 0; k < 2; k++) {
+		qsort(lat[k], (size_t)rounds, sizeof(uint64_t), bench_cmp_u64);
+		printf("%-12s %10.2f %10.2f\n", names[k], lat[k][rounds / 2] / 1e3, lat[k][rounds * 99 / 100] / 1e3);
+	}
+	printf("ratio        %10.2f %10.2f\n", (double)lat[1][rounds / 2] / (double)lat[0][rounds / 2],
+	       (double)lat[1][rounds * 99 / 100] / (double)lat[0][rounds * 99 / 100]);
+
+	printf("\nthroughput, round trips/s (%.1f s each):\n", seconds);
+	printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
+	{
+		double tp[2][2];
+
+		for (int k = 0; k < 2; k++)
+			for (int j = 0; j < 2; j++)
+				tp[k][j] = bench_throughput(paths[k], j ? 32 : 1, seconds);
+		for (int k = 0; k < 2; k++)
+			printf("%-12s %12.0f %12.0f\n", names[k], tp[k][0], tp[k][1]);
+		printf("ratio        %12.2f %12.2f\n", tp[1][0] / tp[0][0], tp[1][1] / tp[0][1]);
+	}
+	rss_end = bench_rss_kb(daemon_pid);
+	printf("\nrtplaced VmRSS: %ld kB after start, %ld kB after the runs\n", rss_start, rss_end);
+	free(lat[0]);
+	free(lat[1]);
+	return 0;
+}
