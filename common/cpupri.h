@@ -173,6 +173,40 @@ static __always_inline __u32 cpupri_set(void *map, const struct cpupri_geom *g, 
 	return old;
 }
 
+/*
+ * Publishes level for cpu only if the CPU is still at `from`; returns 1 if
+ * it published, 0 if the CPU had moved on (or the arguments are out of
+ * range). For a writer that must never overwrite a fresher value, such as
+ * the loader seeding levels from /proc while the BPF writers already run:
+ * the compare-and-exchange on the level makes the seed lose to any update
+ * published since the map was initialised. Bits and counts then follow in
+ * cpupri_set()'s order, with the same reasoning.
+ */
+static __always_inline int cpupri_set_from(void *map, const struct cpupri_geom *g, __u32 cpu, __u32 from,
+					   __u32 level)
+{
+	struct cpupri_slot *slot;
+	__u32 shard, bit, expect = from;
+	__u64 mask;
+
+	if (cpu >= g->ncpus || level >= LEVEL_COUNT || from >= LEVEL_COUNT || from == level)
+		return 0;
+	slot = cpupri_slot_ptr(map, g, cpu);
+	shard = slot->shard;
+	bit = slot->bit;
+	if (shard >= g->nshards || bit >= g->shard_words * 64)
+		return 0;
+	if (!__atomic_compare_exchange_n(&slot->level, &expect, level, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 0;
+	mask = (__u64)1 << (bit % 64);
+	__atomic_fetch_or(cpupri_word_ptr(map, g, level, shard, bit / 64), mask, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(cpupri_count_ptr(map, g, level), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(cpupri_count_ptr(map, g, from), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(cpupri_word_ptr(map, g, from, shard, bit / 64), ~mask, __ATOMIC_SEQ_CST);
+	slot->updates++;
+	return 1;
+}
+
 #ifndef __bpf__
 #include <stddef.h>
 #include <stdint.h>
@@ -236,6 +270,40 @@ void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cp
  */
 int cpupri_find(const struct cpupri_view *v, __u32 below, const struct cpupri_mask *allowed,
 		struct cpuset *ret_cpus, __u32 *ret_level);
+
+/*
+ * A reader's translation between CPU ids and the map's shard-local bits,
+ * derived once from a view (the slots' shard and bit never change after
+ * cpupri_init()), for readers that convert often (placement, per query).
+ * cpupri_init() numbers a shard's bits in increasing CPU order, so a mask
+ * word holds runs of consecutive CPU ids (a node shard on a machine that
+ * numbers SMT siblings N and N + ncores: one or two runs per word); the
+ * conversions below move a run at a time with shifts and read no slot.
+ * CPUs at or above RTPLACE_MAX_CPUS, which no cpuset holds, are in no run.
+ */
+struct cpupri_run {
+	__u16 cpu; /* CPU of the run's first bit */
+	__u8 bit;  /* the run's first bit in its word */
+	__u8 len;  /* bits, 1..64 */
+};
+
+struct cpupri_xlate {
+	__u32 nwords;            /* nshards * shard_words */
+	__u32 shard_words;
+	__u32 *word_runs;        /* [nwords + 1]: word w's runs are runs[word_runs[w] .. word_runs[w + 1]) */
+	struct cpupri_run *runs;
+};
+
+/* Builds the translation of v's map. 0 or -ENOMEM. */
+int cpupri_xlate_new(const struct cpupri_view *v, struct cpupri_xlate *ret);
+void cpupri_xlate_free(struct cpupri_xlate *x);
+
+/* cpupri_mask_from_cpuset() a run at a time. */
+void cpupri_xlate_mask(const struct cpupri_xlate *x, const struct cpuset *set, struct cpupri_mask *m);
+
+/* ORs into ret what cpupri_level_cpus() returns (ret is not zeroed first). */
+void cpupri_xlate_level(const struct cpupri_view *v, const struct cpupri_xlate *x, __u32 level,
+			const struct cpupri_mask *allowed, struct cpuset *ret);
 #endif
 
 #endif

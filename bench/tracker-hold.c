@@ -1,0 +1,55 @@
+/*
+ * Holds the BPF tracker attached until SIGINT or SIGTERM, for
+ * bench/tracker-overhead.sh to measure workloads with and without it.
+ * Prints "attached" on stdout once the programs are live. With
+ * --no-syscalls it detaches the syscall tracepoint programs
+ * (tracker_syscalls()), to price them apart.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "topo.h"
+#include "tracker.h"
+
+int main(int argc, char **argv)
+{
+	struct tracker *t = NULL;
+	struct topo *topo = NULL;
+	char err[256] = "";
+	sigset_t set;
+	int r, sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	r = topo_load(NULL, &topo);
+	if (r < 0) {
+		fprintf(stderr, "tracker-hold: loading the topology failed: %s\n", strerror(-r));
+		return 1;
+	}
+	r = tracker_open(topo, TOPO_SHARD_NODE, err, sizeof(err), &t);
+	if (r < 0) {
+		fprintf(stderr, "tracker-hold: %s\n", err);
+		topo_free(topo);
+		return r == -EOPNOTSUPP || r == -ENOENT ? 69 : 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "--no-syscalls") == 0)
+		r = tracker_syscalls(t, false);
+	if (r < 0) {
+		fprintf(stderr, "tracker-hold: detaching the syscall programs failed: %s\n", strerror(-r));
+		tracker_close(t);
+		topo_free(topo);
+		return 1;
+	}
+	printf("attached\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+	tracker_close(t);
+	topo_free(topo);
+	return 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * The BPF tracker's loader: the only user of the generated skeleton. It
+ * sizes the cpupri map from the topology, loads and attaches the programs of
+ * bpf/tracker.bpf.c, seeds the map from /proc, and hands out a read-only
+ * mapping of it and the ring buffer of events (bpf/tracker.h) the daemon
+ * must act on. Library code: it never logs; errors come back as -errno with
+ * a message for the caller to log.
+ *
+ * Needs root (CAP_BPF, CAP_PERFMON, and read access to tracefs for the
+ * syscall tracepoint ids), kernel BTF, tp_btf programs, the group-scheduling
+ * runqueue pointers (CONFIG_FAIR_GROUP_SCHED or CONFIG_RT_GROUP_SCHED), the
+ * bpf_task_from_pid kfunc (Linux 6.2+) and the syscall tracepoints under
+ * tracefs. The map is exact from tracker_open() on, RT tasks that already
+ * ran included (seeded from /proc, see seed.h).
+ */
+#ifndef RTPLACE_TRACKER_H
+#define RTPLACE_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/tracker.h"
+#include "topo.h"
+
+struct tracker;
+
+/* Called for each event by tracker_consume(); a negative return stops the
+ * drain and is returned by tracker_consume(). */
+typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
+
+/*
+ * Opens, sizes (one map shard per node or LLC of topo), loads, attaches and
+ * seeds the tracker for the online CPUs of topo. Returns 0, or -errno with a
+ * one-line reason in err (errlen bytes, may be 0): -ENOENT when the kernel
+ * has no BTF, -EOPNOTSUPP when it lacks a tracepoint, symbol or kfunc the
+ * programs need (each named), -EPERM without the privileges, others from
+ * libbpf. *ret is written only on success.
+ */
+int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size_t errlen, struct tracker **ret);
+
+/* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
+const void *tracker_map(const struct tracker *t, size_t *ret_size);
+
+/* The ring buffer's epoll fd: readable when tracker_consume() has events
+ * that woke it (exits). Collisions do not wake it; drain them on a timer. */
+int tracker_ring_fd(const struct tracker *t);
+
+/* Drains every pending event without blocking, calling cb (NULL: discard).
+ * Returns the number of events, or a negative errno / cb's return. */
+int tracker_consume(struct tracker *t, tracker_event_cb *cb, void *ctx);
+
+/* Starts (on) or stops reporting the exit and collisions of thread tid.
+ * A watched thread is forgotten after its exit. Returns 0, -E2BIG when
+ * TRACKER_MAX_WATCHED threads are watched already, or -errno. */
+int tracker_watch(struct tracker *t, uint32_t tid, bool on);
+
+/*
+ * Follows sched_setscheduler(), sched_setparam() and sched_setattr() through
+ * their syscall tracepoints (on, the default after tracker_open()), so a
+ * priority change of a running task is published before the syscall
+ * returns. Off, such a change shows at the CPU's next scheduler event
+ * (a switch, a wakeup there, a migration), which for a lone busy task may
+ * be much later. The price of on: while any syscall tracepoint is enabled
+ * the kernel sends every syscall of every task through its slow path
+ * (bench/README.md, tracking overhead). Returns 0 or -errno.
+ */
+int tracker_syscalls(struct tracker *t, bool on);
+
+/* Events dropped because the ring buffer was full, since tracker_open(). */
+uint64_t tracker_lost(const struct tracker *t);
+
+/* Detaches the programs and frees everything; accepts NULL. */
+void tracker_close(struct tracker *t);
+
+#endif

@@ -1,0 +1,668 @@
+/*
+ * The BPF tracker against the real kernel (root): real programs, real
+ * SCHED_FIFO threads, the map read through tracker_map() as the daemon
+ * reads it, checked against what the test set up.
+ *
+ * Safety: RT threads spin only on CPU 1 (CPU 0 keeps the test's own
+ * SCHED_OTHER thread and a watchdog child process, both pinned there, so a
+ * bug cannot starve them); the watchdog SIGKILLs the whole test, RT threads
+ * included, after TEST_BOUND_S seconds. The kernel's RT throttling is a
+ * second net. A level is polled for at most TEST_POLL_TRIES x 1 ms: a
+ * generous bound on an event that takes microseconds, not a timing check.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpupri.h"
+#include "levels.h"
+#include "testlib.h"
+#include "topo.h"
+#include "tracker.h"
+
+#define TEST_BOUND_S 120
+#define TEST_POLL_TRIES 2000
+#define TEST_RT_CPU 1u
+#define TEST_OBSERVE_NS (100 * 1000 * 1000LL)
+
+static int test_failures;
+
+#define CHECK(cond, ...)                                                              \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);          \
+			fprintf(stderr, __VA_ARGS__);                                 \
+			fputc('\n', stderr);                                          \
+			test_failures++;                                              \
+		}                                                                     \
+	} while (0)
+
+enum worker_cmd {
+	WORKER_SPIN,
+	WORKER_BLOCK,
+	WORKER_EXIT,
+	WORKER_PI_HOLD,    /* lock pi_mutex, spin until WORKER_PI_RELEASE */
+	WORKER_PI_RELEASE, /* unlock, read own CPU's level, then spin */
+	WORKER_OBSERVE,    /* spin; once on observe_cpu, read its level, then block */
+};
+
+struct worker {
+	pthread_t thread;
+	_Atomic int cmd;
+	_Atomic pid_t tid;
+	_Atomic int held;     /* WORKER_PI_HOLD: the mutex is held */
+	_Atomic int observed; /* WORKER_OBSERVE: seen_level is valid */
+	int policy;
+	int prio;
+	unsigned cpu;
+	pthread_mutex_t *pi_mutex;
+	const struct cpupri_view *view;
+	unsigned observe_cpu;
+	__u32 want_level;
+	__u32 seen_level;
+};
+
+static void test_futex_wait(_Atomic int *addr, int val)
+{
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void test_futex_wake(_Atomic int *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static long long test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const char *test_level_name(__u32 level)
+{
+	static char bufs[4][LEVEL_NAME_MAX];
+	static int next;
+
+	return level_name(level, bufs[next++ % 4]);
+}
+
+/* The migrated thread reads the map itself once it runs on the target CPU:
+ * with two CPUs that CPU is 0, where the test's own thread cannot run while
+ * an RT thread spins. It spins there at most TEST_OBSERVE_NS, then blocks. */
+static void worker_observe(struct worker *w)
+{
+	long long start;
+	__u32 level;
+
+	if ((unsigned)sched_getcpu() != w->observe_cpu)
+		return;
+	start = test_now_ns();
+	do
+		level = cpupri_level(w->view, w->observe_cpu);
+	while (level != w->want_level && test_now_ns() - start < TEST_OBSERVE_NS);
+	w->seen_level = level;
+	atomic_store(&w->observed, 1);
+	atomic_store(&w->cmd, WORKER_BLOCK);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int c;
+
+	atomic_store(&w->tid, gettid());
+	while ((c = atomic_load(&w->cmd)) != WORKER_EXIT) {
+		if (c == WORKER_BLOCK) {
+			test_futex_wait(&w->cmd, WORKER_BLOCK);
+		} else if (c == WORKER_PI_HOLD && !atomic_load(&w->held)) {
+			pthread_mutex_lock(w->pi_mutex);
+			atomic_store(&w->held, 1);
+		} else if (c == WORKER_PI_RELEASE && atomic_load(&w->held)) {
+			pthread_mutex_unlock(w->pi_mutex);
+			w->seen_level = cpupri_level(w->view, w->cpu);
+			atomic_store(&w->held, 0);
+		} else if (c == WORKER_OBSERVE) {
+			worker_observe(w);
+		}
+	}
+	return NULL;
+}
+
+/* Starts a thread at policy/prio pinned to cpu, and waits until it runs. */
+static int worker_start(struct worker *w, int policy, int prio, unsigned cpu, int cmd)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int r;
+
+	w->policy = policy;
+	w->prio = prio;
+	w->cpu = cpu;
+	atomic_store(&w->cmd, cmd);
+	atomic_store(&w->tid, 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, policy);
+	pthread_attr_setschedparam(&attr, &sp);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	r = -pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < TEST_POLL_TRIES && atomic_load(&w->tid) == 0; i++)
+		usleep(1000);
+	return atomic_load(&w->tid) ? 0 : -ETIMEDOUT;
+}
+
+static void worker_command(struct worker *w, int cmd)
+{
+	atomic_store(&w->cmd, cmd);
+	test_futex_wake(&w->cmd);
+}
+
+/* Ends workers (all told first: a lower-priority one on the CPU only sees
+ * its command once the higher ones are gone). */
+static void worker_stop(struct worker **ws, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ws[i]->tid)
+			worker_command(ws[i], WORKER_EXIT);
+	for (int i = 0; i < n; i++)
+		if (ws[i]->tid) {
+			pthread_join(ws[i]->thread, NULL);
+			ws[i]->tid = 0;
+		}
+}
+
+static bool test_idle_or_normal(__u32 level)
+{
+	return level == LEVEL_IDLE || level == LEVEL_NORMAL;
+}
+
+/* Polls cpu's level until it equals want (or, want == LEVEL_COUNT, until it
+ * is idle or normal); returns the last level read. */
+static __u32 test_wait_level(const struct cpupri_view *v, unsigned cpu, __u32 want)
+{
+	__u32 level = LEVEL_COUNT;
+
+	for (int i = 0; i < TEST_POLL_TRIES; i++) {
+		level = cpupri_level(v, cpu);
+		if (want == LEVEL_COUNT ? test_idle_or_normal(level) : level == want)
+			break;
+		usleep(1000);
+	}
+	return level;
+}
+
+#define CHECK_LEVEL(v, cpu, want)                                                                          \
+	do {                                                                                               \
+		__u32 got_ = test_wait_level((v), (cpu), (want));                                          \
+		CHECK((want) == LEVEL_COUNT ? test_idle_or_normal(got_) : got_ == (want),                  \
+		      "CPU %u is at %s, want %s", (cpu), test_level_name(got_),                            \
+		      (want) == LEVEL_COUNT ? "idle or normal" : test_level_name(want));                   \
+	} while (0)
+
+/* Counts equal the number of slots at each level, and each level's mask
+ * holds exactly the CPUs whose slot is at that level. */
+static bool test_map_consistent(const struct cpupri_view *v, const struct cpupri_mask *all, char *why, size_t len)
+{
+	for (__u32 level = 0; level < LEVEL_COUNT; level++) {
+		struct cpuset want, got;
+		__s32 n = 0;
+
+		cpuset_zero(&want);
+		for (__u32 cpu = 0; cpu < v->geom.ncpus; cpu++)
+			if (cpupri_level(v, cpu) == level) {
+				cpuset_set(&want, cpu);
+				n++;
+			}
+		cpupri_level_cpus(v, level, all, &got);
+		if (cpupri_count(v, level) != n || !cpuset_equal(&want, &got)) {
+			snprintf(why, len, "level %s: count %d, %d slots, mask %s the slots", test_level_name(level),
+				 cpupri_count(v, level), n, cpuset_equal(&want, &got) ? "matches" : "differs from");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* CPU 0 keeps changing while we read, so a torn snapshot is retried; drift
+ * is a mismatch that persists. */
+static void test_no_drift(const struct cpupri_view *v, const struct cpupri_mask *all, const char *when)
+{
+	char why[160] = "";
+	bool ok = false;
+
+	for (int i = 0; i < TEST_POLL_TRIES / 10 && !ok; i++) {
+		ok = test_map_consistent(v, all, why, sizeof(why));
+		if (!ok)
+			usleep(1000);
+	}
+	CHECK(ok, "after %s the map drifted: %s", when, why);
+}
+
+static __u32 test_rt(int prio)
+{
+	return level_from_rt_priority(prio);
+}
+
+static void case_basic(const struct cpupri_view *v)
+{
+	struct worker w = { 0 }, *ws[] = { &w };
+
+	CHECK(worker_start(&w, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	worker_command(&w, WORKER_BLOCK);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+	worker_command(&w, WORKER_SPIN);
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	worker_stop(ws, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+}
+
+static void case_two_prios(const struct cpupri_view *v)
+{
+	struct worker lo = { 0 }, hi = { 0 }, *ws[] = { &hi, &lo };
+	const struct cpupri_slot *slot = cpupri_slot_ptr((void *)v->map, &v->geom, TEST_RT_CPU);
+
+	CHECK(worker_start(&lo, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	CHECK(worker_start(&hi, SCHED_FIFO, 20, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
+	CHECK(__atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED) == 2, "slot counts %u queued RT tasks, want 2",
+	      __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED));
+	worker_stop(ws, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	worker_stop(ws + 1, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+}
+
+/* The level must be published by the time the syscall returns: the
+ * running thread causes no switch, so only the syscall hook can tell. */
+static void case_setscheduler(const struct cpupri_view *v)
+{
+	struct worker w = { 0 }, *ws[] = { &w };
+	struct sched_param sp = { .sched_priority = 30 };
+	__u32 level;
+
+	CHECK(worker_start(&w, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	CHECK(sched_setscheduler(w.tid, SCHED_FIFO, &sp) == 0, "sched_setscheduler: %m");
+	level = cpupri_level(v, TEST_RT_CPU);
+	CHECK(level == test_rt(30), "after raising to FIFO 30 CPU %u is at %s", TEST_RT_CPU, test_level_name(level));
+	sp.sched_priority = 20;
+	CHECK(sched_setparam(w.tid, &sp) == 0, "sched_setparam: %m");
+	level = cpupri_level(v, TEST_RT_CPU);
+	CHECK(level == test_rt(20), "after sched_setparam 20 CPU %u is at %s", TEST_RT_CPU, test_level_name(level));
+	sp.sched_priority = 0;
+	CHECK(sched_setscheduler(w.tid, SCHED_OTHER, &sp) == 0, "sched_setscheduler: %m");
+	level = cpupri_level(v, TEST_RT_CPU);
+	CHECK(level == LEVEL_NORMAL, "after SCHED_OTHER CPU %u is at %s", TEST_RT_CPU, test_level_name(level));
+	worker_stop(ws, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+}
+
+struct pi_waiter {
+	pthread_mutex_t *mutex;
+	_Atomic pid_t tid;
+	_Atomic int done;
+};
+
+static void *pi_waiter_main(void *arg)
+{
+	struct pi_waiter *pw = arg;
+
+	atomic_store(&pw->tid, gettid());
+	pthread_mutex_lock(pw->mutex);
+	pthread_mutex_unlock(pw->mutex);
+	atomic_store(&pw->done, 1);
+	return NULL;
+}
+
+/* State letter of one of our threads (proc(5) stat), or 0. */
+static char test_thread_state(pid_t tid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!p || !(p = strrchr(line, ')')) || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* The boost happens while the holder runs on CPU 1 (no switch there) and
+ * before the waiter sleeps; the deboost inside the holder's unlock. So the
+ * level must be up once the waiter sleeps, and down when unlock returns. */
+static void case_pi(const struct cpupri_view *v)
+{
+	struct sched_param sp = { .sched_priority = 30 };
+	struct worker holder = { 0 }, *ws[] = { &holder };
+	struct pi_waiter pw = { 0 };
+	pthread_mutexattr_t ma;
+	pthread_mutex_t mutex;
+	pthread_attr_t attr;
+	pthread_t waiter;
+	cpu_set_t set;
+	__u32 level;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&mutex, &ma);
+	pthread_mutexattr_destroy(&ma);
+	holder.pi_mutex = &mutex;
+	pw.mutex = &mutex;
+	holder.view = v;
+
+	CHECK(worker_start(&holder, SCHED_OTHER, 0, TEST_RT_CPU, WORKER_PI_HOLD) == 0, "cannot start a thread");
+	for (int i = 0; i < TEST_POLL_TRIES && !atomic_load(&holder.held); i++)
+		usleep(1000);
+	CHECK(atomic_load(&holder.held), "the holder did not take the mutex");
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_NORMAL);
+
+	/* The RT waiter runs on CPU 0 only to block on the mutex. */
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	CHECK(pthread_create(&waiter, &attr, pi_waiter_main, &pw) == 0, "cannot start the RT waiter");
+	pthread_attr_destroy(&attr);
+	/* No sleeping here: the read must follow the waiter's block closely,
+	 * before some unrelated event on CPU 1 could publish the level. */
+	for (int i = 0; i < TEST_POLL_TRIES * 100 && (!atomic_load(&pw.tid) || test_thread_state(pw.tid) != 'S'); i++)
+		sched_yield();
+	level = cpupri_level(v, TEST_RT_CPU);
+	CHECK(level == test_rt(30), "with the RT waiter asleep the holder's CPU is at %s, want rt30",
+	      test_level_name(level));
+
+	worker_command(&holder, WORKER_PI_RELEASE);
+	for (int i = 0; i < TEST_POLL_TRIES && atomic_load(&holder.held); i++)
+		usleep(1000);
+	CHECK(!atomic_load(&holder.held), "the holder did not release the mutex");
+	CHECK(holder.seen_level == LEVEL_NORMAL, "right after unlocking the holder's CPU was at %s, want normal",
+	      test_level_name(holder.seen_level));
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_NORMAL);
+	pthread_join(waiter, NULL);
+	CHECK(atomic_load(&pw.done), "the RT waiter did not get the mutex");
+	worker_stop(ws, 1);
+	pthread_mutex_destroy(&mutex);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+}
+
+static void case_migrate(const struct cpupri_view *v, const struct topo *topo)
+{
+	struct worker w = { 0 }, *ws[] = { &w };
+	unsigned dst = cpuset_test(&topo->online, 2) ? 2 : 0;
+	cpu_set_t set;
+
+	w.view = v;
+	w.observe_cpu = dst;
+	w.want_level = test_rt(10);
+	CHECK(worker_start(&w, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	worker_command(&w, WORKER_OBSERVE);
+	CPU_ZERO(&set);
+	CPU_SET(dst, &set);
+	CHECK(sched_setaffinity(w.tid, sizeof(set), &set) == 0, "sched_setaffinity: %m");
+	for (int i = 0; i < TEST_POLL_TRIES && !atomic_load(&w.observed); i++)
+		usleep(1000);
+	CHECK(atomic_load(&w.observed), "the thread never ran on CPU %u", dst);
+	CHECK(w.seen_level == test_rt(10), "running on CPU %u it read %s there, want %s", dst,
+	      test_level_name(w.seen_level), test_level_name(test_rt(10)));
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+	/* Home again before it wakes up to exit, to leave CPU 0 alone. */
+	CPU_ZERO(&set);
+	CPU_SET(TEST_RT_CPU, &set);
+	CHECK(sched_setaffinity(w.tid, sizeof(set), &set) == 0, "sched_setaffinity: %m");
+	worker_stop(ws, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+}
+
+struct ring_seen {
+	pid_t watched;
+	int exits, collisions, behind_hi, others;
+};
+
+static int ring_seen_cb(const struct tracker_event *ev, void *ctx)
+{
+	struct ring_seen *s = ctx;
+
+	if (ev->tid == (__u32)s->watched && ev->tgid == (__u32)getpid() && ev->type == TRACKER_EVENT_EXIT) {
+		s->exits++;
+	} else if (ev->tid == (__u32)s->watched && ev->type == TRACKER_EVENT_COLLISION) {
+		/* Kernel RT threads (threaded IRQs) may add their own. */
+		s->collisions++;
+		if (ev->cpu == TEST_RT_CPU && ev->level == test_rt(10) && ev->cpu_level == test_rt(20))
+			s->behind_hi++;
+	} else {
+		s->others++;
+	}
+	return 0;
+}
+
+static void case_ring(struct tracker *t, const struct cpupri_view *v)
+{
+	struct worker lo = { 0 }, hi = { 0 }, quiet = { 0 }, *ws[] = { &hi, &lo, &quiet };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct ring_seen seen = { 0 };
+	int ep = epoll_create1(EPOLL_CLOEXEC), n;
+
+	CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, tracker_ring_fd(t), &ev) == 0, "epoll: %m");
+	CHECK(tracker_consume(t, NULL, NULL) >= 0, "draining old events failed");
+
+	CHECK(worker_start(&quiet, SCHED_OTHER, 0, TEST_RT_CPU, WORKER_BLOCK) == 0, "cannot start a thread");
+	CHECK(tracker_watch(t, (__u32)quiet.tid, true) == 0, "tracker_watch failed");
+	CHECK(tracker_watch(t, (__u32)quiet.tid, false) == 0, "tracker_watch off failed");
+	worker_stop(ws + 2, 1);
+
+	CHECK(worker_start(&lo, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	seen.watched = lo.tid;
+	CHECK(tracker_watch(t, (__u32)lo.tid, true) == 0, "tracker_watch failed");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	/* Preempted by a higher thread: a collision, queued without wakeup. */
+	CHECK(worker_start(&hi, SCHED_FIFO, 20, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
+	worker_command(&hi, WORKER_BLOCK);
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	/* The watched exit wakes the consumer. */
+	worker_stop(ws + 1, 1);
+	n = epoll_wait(ep, &ev, 1, TEST_POLL_TRIES);
+	CHECK(n == 1, "the ring buffer fd did not become readable after a watched exit");
+	CHECK(tracker_consume(t, ring_seen_cb, &seen) >= 2, "fewer than two events");
+	CHECK(seen.exits == 1, "%d exit events for the watched thread, want 1", seen.exits);
+	CHECK(seen.behind_hi >= 1, "no collision event on CPU %u at rt10 behind rt20 (%d others)", TEST_RT_CPU,
+	      seen.collisions);
+	CHECK(seen.others == 0, "%d events about threads not watched", seen.others);
+	CHECK(tracker_lost(t) == 0, "%llu events lost", (unsigned long long)tracker_lost(t));
+	worker_stop(ws, 1);
+	CHECK_LEVEL(v, TEST_RT_CPU, LEVEL_COUNT);
+	if (ep >= 0)
+		close(ep);
+}
+
+/* A child on CPU 0 at normal priority that kills the whole test, RT threads
+ * included, if it outlives TEST_BOUND_S; it dies with the test. */
+static pid_t test_watchdog(void)
+{
+	pid_t parent = getpid(), pid = fork();
+	cpu_set_t set;
+
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	sleep(TEST_BOUND_S);
+	fprintf(stderr, "FAIL: still running after %d s, killing the test\n", TEST_BOUND_S);
+	kill(parent, SIGKILL);
+	_exit(1);
+}
+
+/*
+ * Integration tests of this project all run their RT threads on CPU 1, and
+ * make check runs tests in parallel (so do concurrent builds): one test's
+ * FIFO spinner would starve or outrank another's. Every such test holds this
+ * machine-wide lock while it has RT threads.
+ */
+static int test_lock_rt_cpu(void)
+{
+	const char *path = access("/run/lock", W_OK) == 0 ? "/run/lock/rtplace-rt-tests.lock"
+							   : "/tmp/rtplace-rt-tests.lock";
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < TEST_BOUND_S * 10; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		usleep(100 * 1000);
+	}
+	close(fd);
+	return -ETIMEDOUT;
+}
+
+/* systemd mounts tracefs at boot; a bare VM or container may not have. The
+ * syscall tracepoints need it. */
+static void test_tracefs(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 || access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
+		fprintf(stderr, "# cannot mount tracefs: %m\n");
+}
+
+static int test_open(const struct topo *topo, struct tracker **ret)
+{
+	char err[256] = "";
+	int r = tracker_open(topo, TOPO_SHARD_NODE, err, sizeof(err), ret);
+
+	if (r == -ENOENT || r == -EOPNOTSUPP)
+		test_skip(err);
+	if (r < 0)
+		fprintf(stderr, "FAIL: tracker_open: %s (%s)\n", err, strerror(-r));
+	return r;
+}
+
+int main(void)
+{
+	struct worker early = { 0 }, *ews[] = { &early };
+	struct tracker *t = NULL;
+	struct topo *topo = NULL;
+	struct cpupri_view view = { 0 };
+	struct cpupri_mask all = { 0 };
+	struct cpuset every;
+	const void *map;
+	pid_t watchdog;
+	cpu_set_t set;
+	size_t size;
+	int r, lock;
+
+	test_require_root();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	r = topo_load(NULL, &topo);
+	if (r < 0) {
+		fprintf(stderr, "FAIL: topo_load: %s\n", strerror(-r));
+		return 1;
+	}
+	if (!cpuset_test(&topo->online, 0) || !cpuset_test(&topo->online, TEST_RT_CPU))
+		test_skip("needs CPUs 0 and 1 online");
+	test_tracefs();
+	lock = test_lock_rt_cpu();
+	if (lock < 0) {
+		fprintf(stderr, "FAIL: waiting for the RT test lock: %s\n", strerror(-lock));
+		return 1;
+	}
+	watchdog = test_watchdog();
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+
+	/* Seeding: an RT thread already spinning shows at once, with no
+	 * event to wait for. */
+	CHECK(worker_start(&early, SCHED_FIFO, 15, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	r = test_open(topo, &t);
+	if (r < 0)
+		goto out;
+	map = tracker_map(t, &size);
+	r = cpupri_view_open(map, size, &view);
+	CHECK(r == 0, "cpupri_view_open: %s", strerror(-r));
+	if (r < 0)
+		goto out;
+	CHECK(cpupri_level(&view, TEST_RT_CPU) == test_rt(15), "seeded CPU %u at %s, want rt15", TEST_RT_CPU,
+	      test_level_name(cpupri_level(&view, TEST_RT_CPU)));
+	for (__u32 cpu = 0; cpu < view.geom.ncpus; cpu++)
+		CHECK((cpupri_level(&view, cpu) == LEVEL_OFFLINE) == !cpuset_test(&topo->online, cpu),
+		      "CPU %u is at %s after seeding", cpu, test_level_name(cpupri_level(&view, cpu)));
+	worker_stop(ews, 1);
+	CHECK_LEVEL(&view, TEST_RT_CPU, LEVEL_COUNT);
+
+	cpupri_mask_new(&view, &all);
+	cpuset_zero(&every);
+	for (__u32 cpu = 0; cpu < view.geom.ncpus; cpu++)
+		cpuset_set(&every, cpu);
+	cpupri_mask_from_cpuset(&view, &every, &all);
+	test_no_drift(&view, &all, "seeding");
+
+	case_basic(&view);
+	test_no_drift(&view, &all, "one RT thread");
+	case_two_prios(&view);
+	test_no_drift(&view, &all, "two RT threads");
+	/* Detached and attached again: the case below then needs them live. */
+	CHECK(tracker_syscalls(t, false) == 0 && tracker_syscalls(t, true) == 0, "toggling the syscall programs failed");
+	case_setscheduler(&view);
+	test_no_drift(&view, &all, "sched_setscheduler");
+	case_pi(&view);
+	test_no_drift(&view, &all, "priority inheritance");
+	case_migrate(&view, topo);
+	test_no_drift(&view, &all, "migration");
+	case_ring(t, &view);
+	test_no_drift(&view, &all, "the ring buffer");
+	printf("# map %zu bytes for %u CPUs, %u shards\n", size, view.geom.ncpus, view.geom.nshards);
+out:
+	worker_stop(ews, 1);
+	cpupri_mask_free(&all);
+	cpupri_view_close(&view);
+	tracker_close(t);
+	topo_free(topo);
+	kill(watchdog, SIGKILL);
+	waitpid(watchdog, NULL, 0);
+	close(lock);
+	if (r < 0)
+		return 1;
+	printf("# %d failures\n", test_failures);
+	return test_failures ? 1 : 0;
+}
