@@ -1,8 +1,11 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -35,4 +38,21 @@ const char *test_topology_path(const char *name, char *buf, size_t len)
 
 	snprintf(buf, len, "%s/../shared/topologies/%s.xml", top ? top : ".", name);
 	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+int test_lock_rt_cpu(int timeout_s)
+{
+	const char *path = access("/run/lock", W_OK) == 0 ? "/run/lock/rtplace-rt-tests.lock"
+							   : "/tmp/rtplace-rt-tests.lock";
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		usleep(100 * 1000);
+	}
+	close(fd);
+	return -ETIMEDOUT;
 }

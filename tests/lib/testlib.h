@@ -20,6 +20,16 @@ void test_skip(const char *reason) __attribute__((noreturn));
 /* Skips (see test_skip) unless running as root. */
 void test_require_root(void);
 
+/*
+ * Every integration test of this project that runs RT threads runs them on
+ * CPU 1, and make check runs tests in parallel: one test's FIFO spinner
+ * would starve or outrank another's. Such a test holds this machine-wide
+ * lock (flock on /run/lock/rtplace-rt-tests.lock) while it has RT threads;
+ * the lock is released when the returned descriptor is closed or the
+ * process exits. Waits up to timeout_s; returns the fd or -errno.
+ */
+int test_lock_rt_cpu(int timeout_s);
+
 /* Path of a topology XML from ../shared/topologies into buf, or NULL when
  * the shared folder is absent. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
