@@ -1,0 +1,177 @@
+/*
+ * Notification records and the ring that carries them (DESIGN §7): the
+ * contract between rtplaced (the producer) and each subscriber (the
+ * consumer). Plain C11 with GCC/Clang __atomic builtins, depends on nothing
+ * but <stdint.h> and <stddef.h>, so librtplace and its users can include it.
+ *
+ * Record. 32 bytes, aligned to its own size, like the kernel's
+ * call_single_data_t: the records of a ring start on a cache-line boundary,
+ * so with 32-byte alignment a record never straddles two 64-byte lines and
+ * the consumer reads each with one line fill, while the producer, writing
+ * record i+1, dirties at most the line holding record i (already read or not
+ * yet wanted). 32 bytes hold every field an event needs; 64 would halve
+ * the records per line for no field we have.
+ *
+ *   offset  size  field
+ *   0       8     seq       daemon-wide, +1 per published event, from 1; a
+ *                           subscriber that sees only its own threads' records
+ *                           sees gaps (loss is told by the header, not gaps)
+ *   8       8     time_ns   CLOCK_MONOTONIC when the event happened
+ *   16      4     tid       thread concerned (for CLAIM_EXPIRED: the claim's
+ *                           owner pid, 0 for none)
+ *   20      4     uid       effective uid owning tid: the filter key
+ *   24      2     from_cpu  CPU before (-1: unknown / not applicable)
+ *   26      2     to_cpu    CPU after (-1: unknown / several)
+ *   28      1     type      RTPLACE_RECORD_*
+ *   29      1     policy    RTPLACE_POLICY_* after the event
+ *   30      1     prio      1..99, 0 with OTHER
+ *   31      1     reserved  zero
+ *
+ * Ring. One memfd per subscriber: a 192-byte header (three 64-byte lines)
+ * then `capacity` records (a power of two). Indexes are free-running 64-bit
+ * counters; record i lives in slot i & (capacity - 1).
+ *
+ *   line 0  constants: magic, version, record size, capacity, offset of
+ *           record 0. Written once before the memfd is handed out.
+ *   line 1  producer: head (next index to write), lost (records dropped
+ *           because the ring was full, cumulative). Written by the daemon only.
+ *   line 2  consumer: tail (next index to read). Written by the consumer only.
+ *
+ * head and tail sit on separate lines so that neither side's stores
+ * invalidate the line the other side writes (false sharing would put a
+ * cache-line hand-off on every record).
+ *
+ * The consumer writes tail into the shared memory, so it maps the memfd
+ * read-write. The daemon keeps private copies of head and lost and never
+ * reads back anything but tail, and it treats tail as untrusted: any value
+ * that does not leave room counts as "full", so a misbehaving consumer can
+ * only lose its own records. The memfd is sealed against shrinking (a
+ * truncated file would SIGBUS the daemon's stores) and growing.
+ *
+ * Memory ordering (single producer, single consumer, lock-free):
+ *   producer  t = load-acquire(tail)          pairs with the consumer's
+ *                                             store-release: the slots below
+ *                                             t are read, safe to overwrite
+ *             full (head - t >= capacity):    lost += 1 (store-release), drop
+ *             write record[head]
+ *             store-release(head, head + 1)   publishes the record
+ *             empty before? (t == head), else fence(seq_cst) and re-load
+ *             tail: equal to the old head means the consumer emptied the
+ *             ring meanwhile. Then ring the doorbell.
+ *   consumer  h = load-acquire(head)          pairs with the producer's
+ *                                             release: records below h and
+ *                                             every lost increment before
+ *                                             them are visible
+ *             lost = load(lost); read records tail..h-1
+ *             store-release(tail, h)
+ *             fence(seq_cst); re-load head: if it moved, drain again.
+ * The two seq_cst fences make the empty check a store-buffering (Dekker)
+ * pair: either the producer sees the consumer's final tail and rings, or
+ * the consumer sees the new head and keeps draining, so no record is left
+ * behind a sleeping consumer. Both may happen: then the doorbell finds an
+ * empty ring, which costs one wake-up and nothing else. The doorbell is rung
+ * only on an empty-to-non-empty transition, at most once per transition
+ * (one transition per distinct tail the consumer publishes), and the
+ * consumer drains everything it finds, as with IPIs and call_single_queue.
+ *
+ * Loss. The producer never blocks and never overwrites: a record that finds
+ * the ring full is dropped and counted in lost. The consumer reports the
+ * increase of lost since its previous drain; as the increment precedes (in
+ * release order) every later record, a drain that returns a record also
+ * reports every loss that happened before it. A loss after the last record
+ * of a burst is reported with the next record.
+ */
+#ifndef RTPLACE_RECORD_H
+#define RTPLACE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define RTPLACE_RECORD_ASSERT(cond, msg) static_assert(cond, msg)
+#define RTPLACE_RECORD_ALIGNOF(type) alignof(type)
+#else
+#define RTPLACE_RECORD_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define RTPLACE_RECORD_ALIGNOF(type) _Alignof(type)
+#endif
+
+#define RTPLACE_RECORD_SIZE 32u
+#define RTPLACE_RING_LINE 64u
+#define RTPLACE_RING_MAGIC 0x474e5252u /* "RRNG" in little-endian memory */
+#define RTPLACE_RING_VERSION 1u
+/* Largest capacity a ring accepts; keeps the mapping well under 2 GiB. */
+#define RTPLACE_RING_MAX_RECORDS (1u << 24)
+
+/* Record types. Numbers are never reused. */
+enum {
+	RTPLACE_RECORD_MOVED = 1,         /* the daemon moved tid from_cpu -> to_cpu */
+	RTPLACE_RECORD_CLAIM_EXPIRED = 2, /* a claim's lease ran out; to_cpu: its first CPU */
+	RTPLACE_RECORD_COLLISION = 3,     /* tid waited behind an equal or higher RT task on from_cpu */
+	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
+};
+
+struct rtplace_record {
+	uint64_t seq;
+	uint64_t time_ns;
+	int32_t tid;
+	uint32_t uid;
+	int16_t from_cpu;
+	int16_t to_cpu;
+	uint8_t type;
+	uint8_t policy;
+	uint8_t prio;
+	uint8_t reserved;
+} __attribute__((aligned(RTPLACE_RECORD_SIZE)));
+
+/*
+ * The ring header; head, lost and tail are accessed only with __atomic
+ * builtins (plain uint64_t so that C++ and C share the header).
+ */
+struct rtplace_ring_header {
+	/* line 0: constants */
+	uint32_t magic;          /* RTPLACE_RING_MAGIC */
+	uint16_t version;        /* RTPLACE_RING_VERSION */
+	uint16_t record_size;    /* sizeof(struct rtplace_record) */
+	uint32_t capacity;       /* records, a power of two */
+	uint32_t records_offset; /* bytes from the header to record 0 */
+	uint8_t pad0[RTPLACE_RING_LINE - 16];
+	/* line 1: producer */
+	uint64_t head;
+	uint64_t lost;
+	uint8_t pad1[RTPLACE_RING_LINE - 16];
+	/* line 2: consumer */
+	uint64_t tail;
+	uint8_t pad2[RTPLACE_RING_LINE - 8];
+} __attribute__((aligned(RTPLACE_RING_LINE)));
+
+/* Bytes of a ring of `records` records (header included). */
+#define RTPLACE_RING_BYTES(records) (sizeof(struct rtplace_ring_header) + (size_t)(records) * RTPLACE_RECORD_SIZE)
+
+/* Layout pins: these numbers are shared memory format. */
+RTPLACE_RECORD_ASSERT(sizeof(struct rtplace_record) == RTPLACE_RECORD_SIZE, "record is 32 bytes");
+RTPLACE_RECORD_ASSERT(RTPLACE_RECORD_ALIGNOF(struct rtplace_record) == RTPLACE_RECORD_SIZE,
+		      "record is aligned to its size: never straddles a cache line");
+RTPLACE_RECORD_ASSERT((RTPLACE_RECORD_SIZE & (RTPLACE_RECORD_SIZE - 1)) == 0, "record size is a power of two");
+RTPLACE_RECORD_ASSERT(RTPLACE_RING_LINE % RTPLACE_RECORD_SIZE == 0, "records tile cache lines");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, time_ns) == 8, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, tid) == 16, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, uid) == 20, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, from_cpu) == 24, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, to_cpu) == 26, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, type) == 28, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, prio) == 30, "record layout");
+
+RTPLACE_RECORD_ASSERT(sizeof(struct rtplace_ring_header) == 3 * RTPLACE_RING_LINE, "header is three lines");
+RTPLACE_RECORD_ASSERT(RTPLACE_RECORD_ALIGNOF(struct rtplace_ring_header) == RTPLACE_RING_LINE,
+		      "header is line aligned");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_ring_header, head) == RTPLACE_RING_LINE, "head on line 1");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_ring_header, lost) == RTPLACE_RING_LINE + 8, "lost beside head");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_ring_header, tail) == 2 * RTPLACE_RING_LINE, "tail on line 2");
+RTPLACE_RECORD_ASSERT(sizeof(struct rtplace_ring_header) % RTPLACE_RECORD_SIZE == 0,
+		      "record 0 keeps its alignment after the header");
+RTPLACE_RECORD_ASSERT(__atomic_always_lock_free(sizeof(uint64_t), 0), "indexes are lock-free");
+
+#undef RTPLACE_RECORD_ASSERT
+#undef RTPLACE_RECORD_ALIGNOF
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * Credentials from a proc tree, and the move decision (rules in auth.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+
+#define AUTH_CAP_SYS_NICE 23
+
+/* Reads <proc_root>/<id>/<name> into buf (NUL-terminated). A missing
+ * process directory is -ESRCH: the thread or process is gone. */
+static int auth_read_file(const char *proc_root, pid_t id, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	size_t n;
+	FILE *f;
+	int r = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%d/%s", proc_root, (int)id, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = fread(buf, 1, len - 1, f);
+	if (ferror(f))
+		r = -EIO;
+	else if (n == len - 1)
+		r = -EFBIG;
+	buf[n] = '\0';
+	fclose(f);
+	return r;
+}
+
+/* The text after "Key:" on its own line of a status file, or NULL. */
+static const char *auth_status_field(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = status;
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return p + klen + 1;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+/* Parses the first `n` unsigned decimal ids of a status line. */
+static int auth_parse_ids(const char *s, unsigned long *ret, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char *end;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s < '0' || *s > '9')
+			return -EBADMSG;
+		errno = 0;
+		ret[i] = strtoul(s, &end, 10);
+		if (errno || ret[i] > UINT32_MAX)
+			return -EBADMSG;
+		s = end;
+	}
+	return 0;
+}
+
+/* The soft limit of the "Max realtime priority" line of a limits file. */
+static int auth_parse_rtprio(const char *limits, uint64_t *ret)
+{
+	static const char key[] = "Max realtime priority";
+	const char *p = limits;
+	char *end;
+
+	while (p && strncmp(p, key, sizeof(key) - 1) != 0) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return -EBADMSG;
+	p += sizeof(key) - 1;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "unlimited", 9) == 0) {
+		*ret = AUTH_RLIM_INFINITY;
+		return 0;
+	}
+	if (*p < '0' || *p > '9')
+		return -EBADMSG;
+	errno = 0;
+	*ret = strtoull(p, &end, 10);
+	return errno || (*end != ' ' && *end != '\n' && *end != '\0') ? -EBADMSG : 0;
+}
+
+static int auth_read_rtprio(const char *proc_root, pid_t id, uint64_t *ret)
+{
+	char buf[4096];
+	int r;
+
+	r = auth_read_file(proc_root, id, "limits", buf, sizeof(buf));
+	return r < 0 ? r : auth_parse_rtprio(buf, ret);
+}
+
+int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, struct auth_creds *ret)
+{
+	struct auth_creds c = { .pid = pid, .uid = uid, .gid = gid };
+	unsigned long ids[2];
+	const char *p;
+	char buf[16384];
+	uint64_t caps;
+	char *end;
+	int r;
+
+	r = auth_read_file(proc_root, pid, "status", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	p = auth_status_field(buf, "Uid");
+	if (!p || auth_parse_ids(p, ids, 2) < 0)
+		return -EBADMSG;
+	if (ids[1] != uid)
+		return -ESRCH;
+
+	p = auth_status_field(buf, "CapEff");
+	if (!p)
+		return -EBADMSG;
+	errno = 0;
+	caps = strtoull(p, &end, 16);
+	if (errno || end == p || (*end != '\n' && *end != '\0'))
+		return -EBADMSG;
+	c.cap_sys_nice = (caps >> AUTH_CAP_SYS_NICE) & 1;
+
+	p = auth_status_field(buf, "Groups");
+	if (!p)
+		return -EBADMSG;
+	for (;;) {
+		unsigned long g;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\n' || *p == '\0')
+			break;
+		if (auth_parse_ids(p, &g, 1) < 0)
+			return -EBADMSG;
+		if (c.ngroups < AUTH_GROUPS_MAX)
+			c.groups[c.ngroups++] = (gid_t)g;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+
+	r = auth_read_rtprio(proc_root, pid, &c.rtprio_limit);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
+
+int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
+{
+	struct auth_target t = { .tid = tid };
+	unsigned long ids[2];
+	const char *p;
+	char buf[16384];
+	int r;
+
+	r = auth_read_file(proc_root, tid, "status", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	p = auth_status_field(buf, "Uid");
+	if (!p || auth_parse_ids(p, ids, 2) < 0)
+		return -EBADMSG;
+	t.uid = (uid_t)ids[0];
+	t.euid = (uid_t)ids[1];
+
+	r = auth_read_file(proc_root, tid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	/* comm may hold spaces and parentheses: fields resume after the last
+	 * ')'. There, token 0 is field 3 (state); rt_priority is field 40 and
+	 * policy field 41. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EBADMSG;
+	p++;
+	for (int field = 3; field <= 41; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 40 || field == 41) {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(p, &end, 10);
+			if (errno || end == p || v < 0 || v > INT_MAX)
+				return -EBADMSG;
+			if (field == 40)
+				t.prio = (int)v;
+			else
+				t.policy = (int)v;
+		}
+		p = strchr(p, ' ');
+		if (!p && field < 41)
+			return -EBADMSG;
+	}
+
+	r = auth_read_rtprio(proc_root, tid, &t.rtprio_limit);
+	if (r < 0)
+		return r;
+	*ret = t;
+	return 0;
+}
+
+bool auth_is_privileged(const struct auth_creds *c)
+{
+	return c->uid == 0 || c->cap_sys_nice;
+}
+
+int auth_policy_add_group(struct auth_policy *p, const char *name)
+{
+	struct group gr, *res = NULL;
+	char buf[16384];
+	int r;
+
+	if (p->n_rt_gids >= AUTH_RT_GROUPS_MAX)
+		return -ENOSPC;
+	r = getgrnam_r(name, &gr, buf, sizeof(buf), &res);
+	if (r != 0)
+		return -r;
+	if (!res)
+		return -ENOENT;
+	p->rt_gids[p->n_rt_gids++] = gr.gr_gid;
+	return 0;
+}
+
+static bool auth_in_rt_groups(const struct auth_creds *c, const struct auth_policy *p)
+{
+	for (uint32_t i = 0; i < p->n_rt_gids; i++) {
+		if (c->gid == p->rt_gids[i])
+			return true;
+		for (uint32_t j = 0; j < c->ngroups; j++)
+			if (c->groups[j] == p->rt_gids[i])
+				return true;
+	}
+	return false;
+}
+
+static bool auth_rt_policy(int policy)
+{
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+int auth_move_allowed(const struct auth_creds *requester, const struct auth_target *target,
+		      const struct auth_policy *policy, int want_policy, int want_prio,
+		      char reason[static AUTH_REASON_MAX])
+{
+	const bool privileged = auth_is_privileged(requester);
+	uint64_t limit;
+	pid_t limit_pid;
+	bool kernel_ok, group_ok, in_group;
+
+	reason[0] = '\0';
+	if (want_policy != AUTH_SCHED_KEEP && !auth_rt_policy(want_policy)) {
+		snprintf(reason, AUTH_REASON_MAX, "policy must be fifo or rr");
+		return -EINVAL;
+	}
+	if (want_policy != AUTH_SCHED_KEEP && (want_prio < 1 || want_prio > 99)) {
+		snprintf(reason, AUTH_REASON_MAX, "prio %d out of range 1..99", want_prio);
+		return -EINVAL;
+	}
+
+	if (!privileged && policy->allow == AUTH_ALLOW_ROOT) {
+		snprintf(reason, AUTH_REASON_MAX, "[moves] allow = root: needs root or CAP_SYS_NICE");
+		return -EPERM;
+	}
+	if (!privileged && requester->uid != target->uid && requester->uid != target->euid) {
+		snprintf(reason, AUTH_REASON_MAX, "thread %d belongs to uid %u, not %u", (int)target->tid,
+			 (unsigned)target->euid, (unsigned)requester->uid);
+		return -EPERM;
+	}
+	if (want_policy == AUTH_SCHED_KEEP || requester->cap_sys_nice)
+		return 0;
+
+	/* The lower of the two limits applies; name its process. */
+	limit = requester->rtprio_limit;
+	limit_pid = requester->pid;
+	if (target->rtprio_limit < limit) {
+		limit = target->rtprio_limit;
+		limit_pid = target->tid;
+	}
+	/* As __sched_setscheduler() for a caller without CAP_SYS_NICE. */
+	kernel_ok = !(want_policy != target->policy && limit == 0) &&
+		    !(want_prio > target->prio && (uint64_t)want_prio > limit);
+	in_group = auth_in_rt_groups(requester, policy);
+	group_ok = in_group && (uint32_t)want_prio <= policy->max_prio;
+	if (kernel_ok || group_ok)
+		return 0;
+
+	/* Name the more generous ceiling: it is the one that fell short. */
+	if (in_group && policy->max_prio >= limit)
+		snprintf(reason, AUTH_REASON_MAX, "prio %d > [moves] max-prio %u of rt-groups", want_prio,
+			 (unsigned)policy->max_prio);
+	else if (limit == 0)
+		snprintf(reason, AUTH_REASON_MAX, "RLIMIT_RTPRIO 0 for pid %d: raise it or add CAP_SYS_NICE",
+			 (int)limit_pid);
+	else
+		snprintf(reason, AUTH_REASON_MAX, "prio %d > RLIMIT_RTPRIO %" PRIu64 " (pid %d); needs CAP_SYS_NICE",
+			 want_prio, limit, (int)limit_pid);
+	return -EPERM;
+}

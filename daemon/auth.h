@@ -1,0 +1,112 @@
+/*
+ * Who may move which thread, and how high (DESIGN §7). Two halves:
+ *
+ * - readers that turn a pid/tid into plain structs, reading only files
+ *   under a proc root the caller passes ("/proc" in the daemon, a fake tree
+ *   in the tests): <root>/PID/status (Uid, Gid, Groups, CapEff),
+ *   <root>/PID/limits ("Max realtime priority", soft limit) and
+ *   <root>/TID/stat (policy, rt_priority);
+ * - auth_move_allowed(), a pure decision on those structs.
+ *
+ * The rules mirror the kernel's own checks for sched_setaffinity and
+ * sched_setscheduler, so the daemon (which holds CAP_SYS_NICE) never lets a
+ * client do what the kernel would refuse it, except where the configuration
+ * grants a group a ceiling ([moves] rt-groups, max-prio).
+ *
+ * Identity: the requester may move the thread when it is root (uid 0), has
+ * CAP_SYS_NICE, or owns the thread: its uid (SO_PEERCRED's, the effective
+ * uid at connect time) equals the thread's real or effective uid, as the
+ * kernel's check_same_owner() compares. [moves] allow = root drops the
+ * owner rule.
+ *
+ * Priority: with CAP_SYS_NICE, anything. Otherwise the kernel's rules for an
+ * unprivileged sched_setscheduler, with the RLIMIT_RTPRIO of the requester
+ * and of the target both applying (the lower wins): the kernel checks the
+ * target's limit when the requester changes the thread itself, and the
+ * issue asks for the requester's; honouring both can never exceed either.
+ * Changing the policy needs a non-zero limit; raising the priority above
+ * the thread's current one needs a limit at least as high. Members of an
+ * rt-group may instead go up to max-prio. uid 0 without CAP_SYS_NICE gets
+ * the rlimit rule too: the kernel decides priority by capability, not uid.
+ */
+#ifndef RTPLACE_AUTH_H
+#define RTPLACE_AUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A reason fits the protocol's error reason (RTPLACE_REASON_MAX). */
+#define AUTH_REASON_MAX 64
+/* Supplementary groups kept per requester; beyond these, membership is not
+ * seen, which can only refuse a group ceiling, never grant one. */
+#define AUTH_GROUPS_MAX 256
+#define AUTH_RT_GROUPS_MAX 16
+/* want_policy for a move that leaves policy and priority alone. */
+#define AUTH_SCHED_KEEP (-1)
+/* An RLIMIT_RTPRIO of "unlimited". */
+#define AUTH_RLIM_INFINITY UINT64_MAX
+
+struct auth_creds {
+	pid_t pid;
+	uid_t uid;               /* SO_PEERCRED: effective uid at connect */
+	gid_t gid;               /* SO_PEERCRED: effective gid at connect */
+	bool cap_sys_nice;       /* CAP_SYS_NICE in CapEff */
+	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO */
+	uint32_t ngroups;
+	gid_t groups[AUTH_GROUPS_MAX]; /* supplementary groups */
+};
+
+struct auth_target {
+	pid_t tid;
+	uid_t uid;               /* real uid */
+	uid_t euid;              /* effective uid: the notification filter key */
+	int policy;              /* SCHED_* (reset-on-fork flag not included) */
+	int prio;                /* rt_priority: 1..99 for RT policies, else 0 */
+	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO of the thread's process */
+};
+
+enum auth_allow {
+	AUTH_ALLOW_OWNER,        /* root, CAP_SYS_NICE, or the thread's owner */
+	AUTH_ALLOW_ROOT,         /* root or CAP_SYS_NICE */
+};
+
+struct auth_policy {
+	enum auth_allow allow;
+	uint32_t n_rt_gids;
+	gid_t rt_gids[AUTH_RT_GROUPS_MAX];
+	uint32_t max_prio;       /* ceiling for rt_gids members, 1..99 */
+};
+
+/*
+ * Reads the credentials of the process pid that connected with uid and gid
+ * (from SO_PEERCRED). Returns 0; -ESRCH when the process is gone or its
+ * effective uid is no longer uid (it changed, or the pid now names another
+ * process: nothing read from it may be trusted); -EBADMSG for a file that
+ * does not parse; another -errno when a file cannot be read.
+ */
+int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, struct auth_creds *ret);
+
+/* Reads the owner, policy and RT limit of thread tid. 0, -ESRCH, -EBADMSG
+ * or another -errno as auth_creds_read. */
+int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);
+
+/* Root or CAP_SYS_NICE: may move and watch any thread. */
+bool auth_is_privileged(const struct auth_creds *c);
+
+/* Looks group name up (getgrnam_r) and adds it to p->rt_gids. 0, -ENOENT
+ * for an unknown group, -ENOSPC when rt_gids is full. */
+int auth_policy_add_group(struct auth_policy *p, const char *name);
+
+/*
+ * May requester move target, and set want_policy (SCHED_FIFO or SCHED_RR,
+ * or AUTH_SCHED_KEEP) at want_prio (1..99; ignored with KEEP)? Returns 0
+ * (reason set to ""); -EINVAL for a bad policy or priority, -EPERM when a
+ * rule refuses; reason then says which rule or limit applied, e.g.
+ * "RLIMIT_RTPRIO 0 for pid 42: raise it or add CAP_SYS_NICE".
+ */
+int auth_move_allowed(const struct auth_creds *requester, const struct auth_target *target,
+		      const struct auth_policy *policy, int want_policy, int want_prio,
+		      char reason[static AUTH_REASON_MAX]);
+
+#endif

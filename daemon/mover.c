@@ -1,0 +1,124 @@
+/*
+ * Moves threads with sched_setaffinity and sched_setscheduler, undoing the
+ * first when the second fails (order and why in mover.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "mover.h"
+
+/* glibc's cpu_set_t is an array of unsigned long with CPU i at bit i % 64
+ * of word i / 64 on LP64, which is exactly struct cpuset: convert by copy
+ * (a per-CPU loop cost more than the syscall it feeds). */
+_Static_assert(sizeof(cpu_set_t) == sizeof(struct cpuset), "cpu_set_t and cpuset are one bitmap");
+_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "LP64: cpu_set_t words are 64-bit");
+
+static void mover_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
+{
+	memcpy(ret, s, sizeof(*ret));
+}
+
+static void mover_from_cpu_set(const cpu_set_t *set, struct cpuset *ret)
+{
+	memcpy(ret, set, sizeof(*ret));
+}
+
+static int mover_set_affinity(pid_t tid, const struct cpuset *cpus)
+{
+	cpu_set_t set;
+
+	mover_to_cpu_set(cpus, &set);
+	return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+/* As mover_read, and the reset-on-fork flag to keep across a change. */
+static int mover_read_flags(pid_t tid, struct mover_state *ret, int *ret_reset_on_fork)
+{
+	struct mover_state st;
+	struct sched_param sp;
+	cpu_set_t set;
+	int policy;
+
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+		return -errno;
+	policy = sched_getscheduler(tid);
+	if (policy < 0 || sched_getparam(tid, &sp) < 0)
+		return -errno;
+
+	mover_from_cpu_set(&set, &st.cpus);
+	st.policy = policy & ~SCHED_RESET_ON_FORK;
+	st.prio = sp.sched_priority;
+	*ret = st;
+	*ret_reset_on_fork = policy & SCHED_RESET_ON_FORK;
+	return 0;
+}
+
+int mover_read(pid_t tid, struct mover_state *ret)
+{
+	int reset_on_fork;
+
+	if (tid <= 0)
+		return -EINVAL;
+	return mover_read_flags(tid, ret, &reset_on_fork);
+}
+
+int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+		struct mover_result *ret)
+{
+	struct mover_result res = { 0 };
+	int reset_on_fork, r;
+
+	if (tid <= 0 || (!cpus && want_policy == MOVER_SCHED_KEEP) || (cpus && cpuset_empty(cpus)))
+		return -EINVAL;
+	if (want_policy != MOVER_SCHED_KEEP && want_policy != SCHED_FIFO && want_policy != SCHED_RR)
+		return -EINVAL;
+
+	r = mover_read_flags(tid, &res.prev, &reset_on_fork);
+	if (r < 0)
+		return r;
+
+	if (cpus) {
+		r = mover_set_affinity(tid, cpus);
+		if (r < 0)
+			return r;
+		res.set_affinity = true;
+	}
+
+	if (want_policy != MOVER_SCHED_KEEP) {
+		struct sched_param sp = { .sched_priority = want_prio };
+
+		if (sched_setscheduler(tid, want_policy | reset_on_fork, &sp) < 0) {
+			r = -errno;
+			if (res.set_affinity) {
+				int undo = mover_set_affinity(tid, &res.prev.cpus);
+
+				/* A thread that exited meanwhile needs no undo. */
+				if (undo < 0 && undo != -ESRCH)
+					r = -ENOTRECOVERABLE;
+			}
+			return r;
+		}
+		res.set_sched = true;
+	}
+
+	/* Read the affinity back: the kernel narrows it to the thread's
+	 * cpuset and online CPUs, and the caller reports what is, not what was
+	 * asked. Policy and priority are exactly what the kernel accepted. */
+	res.now = res.prev;
+	if (res.set_sched) {
+		res.now.policy = want_policy;
+		res.now.prio = want_prio;
+	}
+	if (res.set_affinity) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+			return -errno;
+		mover_from_cpu_set(&set, &res.now.cpus);
+	}
+	*ret = res;
+	return 0;
+}

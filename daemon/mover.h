@@ -1,0 +1,54 @@
+/*
+ * Applies a move to one thread (DESIGN §7): affinity first, then policy and
+ * priority, and if the second step fails the first is undone, so a move
+ * either happens whole or not at all. Authorisation (auth.c) and the
+ * re-check of the target CPU's level happen before, in the caller; this
+ * file only talks to the kernel.
+ *
+ * Affinity goes first because it is the step that can be undone without
+ * side effects: a thread raised to RT on its old CPU could preempt whatever
+ * runs there before it is moved away, while a thread moved and then refused
+ * RT has merely run a little while on the new CPU at its old priority.
+ */
+#ifndef RTPLACE_MOVER_H
+#define RTPLACE_MOVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+
+/* want_policy for a move that leaves policy and priority alone. */
+#define MOVER_SCHED_KEEP (-1)
+
+struct mover_state {
+	struct cpuset cpus;  /* affinity (CPU ids below RTPLACE_MAX_CPUS) */
+	int policy;          /* SCHED_*, the reset-on-fork flag not included */
+	int prio;            /* sched_priority: 1..99 for FIFO/RR, else 0 */
+};
+
+struct mover_result {
+	struct mover_state prev; /* before the move */
+	struct mover_state now;  /* after it: affinity read back from the kernel */
+	bool set_affinity;       /* affinity was changed */
+	bool set_sched;          /* policy/priority were changed */
+};
+
+/* Reads tid's affinity, policy and priority. 0, -ESRCH for a vanished
+ * thread, another -errno from the kernel. */
+int mover_read(pid_t tid, struct mover_state *ret);
+
+/*
+ * Moves tid: sets its affinity to *cpus (NULL: keep), then its policy to
+ * want_policy (SCHED_FIFO or SCHED_RR; MOVER_SCHED_KEEP: keep) at want_prio,
+ * keeping its reset-on-fork flag. At least one of the two must change
+ * something. Returns 0 with *ret filled; -EINVAL for a request that changes
+ * nothing or an empty set; -ESRCH when the thread is gone; otherwise the
+ * -errno of the failed step, with the affinity restored when the second
+ * step failed. -ENOTRECOVERABLE when even that restore failed (and not
+ * because the thread vanished): the thread is left on the new CPUs.
+ */
+int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+		struct mover_result *ret);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * Record rings and doorbells per subscriber. Subscribers sit in a list in
+ * subscription order; publishing walks it, so a record costs one ring push
+ * per subscriber and one eventfd write per ring that was empty.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include "notify.h"
+#include "ring.h"
+
+struct notify_sub {
+	TAILQ_ENTRY(notify_sub) link;
+	uid_t uid;
+	bool see_all;
+	int memfd;
+	int doorbell;
+	void *mem;
+	size_t bytes;
+	struct ring ring;
+	uint64_t delivered;
+	bool bell_owed; /* the ring went non-empty since the last flush */
+};
+
+struct notify {
+	TAILQ_HEAD(, notify_sub) subs;
+	uint32_t ring_records;
+	uint32_t max_subscribers;
+	uint64_t seq;
+	struct notify_stats stats;
+};
+
+int notify_new(uint32_t ring_records, uint32_t max_subscribers, struct notify **ret)
+{
+	struct notify *n;
+
+	if (ring_records < 2 || ring_records > RTPLACE_RING_MAX_RECORDS || (ring_records & (ring_records - 1)))
+		return -EINVAL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	TAILQ_INIT(&n->subs);
+	n->ring_records = ring_records;
+	n->max_subscribers = max_subscribers;
+	*ret = n;
+	return 0;
+}
+
+void notify_free(struct notify *n)
+{
+	if (!n)
+		return;
+	while (!TAILQ_EMPTY(&n->subs))
+		notify_unsubscribe(n, TAILQ_FIRST(&n->subs));
+	free(n);
+}
+
+static void notify_sub_close(struct notify_sub *s)
+{
+	if (s->mem != MAP_FAILED)
+		munmap(s->mem, s->bytes);
+	if (s->memfd >= 0)
+		close(s->memfd);
+	if (s->doorbell >= 0)
+		close(s->doorbell);
+	free(s);
+}
+
+int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct notify_sub **ret)
+{
+	struct notify_sub *s;
+	int r;
+
+	if (n->stats.subscribers >= n->max_subscribers)
+		return -EUSERS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->uid = uid;
+	s->see_all = see_all;
+	s->doorbell = -1;
+	s->mem = MAP_FAILED;
+	s->bytes = ring_bytes(n->ring_records);
+
+	s->memfd = memfd_create("rtplace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (s->memfd < 0 || ftruncate(s->memfd, (off_t)s->bytes) < 0)
+		goto fail_errno;
+	/* The subscriber holds the same file: were it able to shrink it, the
+	 * daemon's next store into the ring would die of SIGBUS. Writes stay
+	 * allowed because the subscriber publishes its tail in the file. */
+	if (fcntl(s->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto fail_errno;
+	s->mem = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0);
+	if (s->mem == MAP_FAILED)
+		goto fail_errno;
+	r = ring_init(s->mem, s->bytes, n->ring_records, &s->ring);
+	if (r < 0)
+		goto fail;
+	s->doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->doorbell < 0)
+		goto fail_errno;
+
+	TAILQ_INSERT_TAIL(&n->subs, s, link);
+	n->stats.subscribers++;
+	*ret = s;
+	return 0;
+
+fail_errno:
+	r = -errno;
+fail:
+	notify_sub_close(s);
+	return r;
+}
+
+void notify_unsubscribe(struct notify *n, struct notify_sub *s)
+{
+	TAILQ_REMOVE(&n->subs, s, link);
+	n->stats.subscribers--;
+	notify_sub_close(s);
+}
+
+void notify_sub_info(const struct notify_sub *s, struct notify_sub_info *ret)
+{
+	*ret = (struct notify_sub_info){
+		.memfd = s->memfd,
+		.doorbell = s->doorbell,
+		.ring_records = (uint32_t)(s->ring.mask + 1),
+		.record_size = sizeof(struct rtplace_record),
+		.ring_bytes = s->bytes,
+		.delivered = s->delivered,
+		.lost = ring_lost_total(&s->ring),
+	};
+}
+
+int notify_queue(struct notify *n, struct rtplace_record *rec)
+{
+	struct notify_sub *s;
+	bool was_empty;
+
+	rec->seq = ++n->seq;
+	n->stats.published++;
+	TAILQ_FOREACH(s, &n->subs, link) {
+		if (!s->see_all && rec->uid != (uint32_t)s->uid) {
+			n->stats.filtered++;
+			continue;
+		}
+		if (ring_push(&s->ring, rec, &was_empty) < 0) {
+			n->stats.dropped++;
+			continue;
+		}
+		s->delivered++;
+		n->stats.delivered++;
+		s->bell_owed |= was_empty;
+	}
+	return 0;
+}
+
+int notify_flush(struct notify *n)
+{
+	static const uint64_t one = 1;
+	struct notify_sub *s;
+	int rung = 0;
+
+	TAILQ_FOREACH(s, &n->subs, link) {
+		if (!s->bell_owed)
+			continue;
+		s->bell_owed = false;
+		/* Non-blocking; it can only fail when the counter is near
+		 * 2^64, and then the subscriber has a wake-up pending anyway. */
+		if (write(s->doorbell, &one, sizeof(one)) == (ssize_t)sizeof(one)) {
+			n->stats.doorbells++;
+			rung++;
+		}
+	}
+	return rung;
+}
+
+int notify_publish(struct notify *n, struct rtplace_record *rec)
+{
+	notify_queue(n, rec);
+	return notify_flush(n);
+}
+
+void notify_get_stats(const struct notify *n, struct notify_stats *ret)
+{
+	*ret = n->stats;
+}

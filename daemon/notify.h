@@ -1,0 +1,94 @@
+/*
+ * Notification rings and doorbells, the daemon's side (DESIGN §7): one ring
+ * (a sealed memfd, layout in record.h) and one eventfd doorbell per
+ * subscriber. notify_publish() appends a record to every subscriber allowed
+ * to see it and rings a doorbell only when that ring goes from empty to
+ * non-empty (notify_queue() and notify_flush() defer that ring to the end
+ * of a burst); a full ring drops the record and counts it, so a subscriber
+ * that stops reading never slows the daemon down.
+ *
+ * The subscriber maps the memfd read-write (it publishes its tail there, see
+ * record.h); the daemon trusts nothing it reads back but that tail, and only
+ * to decide "full" or "empty".
+ */
+#ifndef RTPLACE_NOTIFY_H
+#define RTPLACE_NOTIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+struct notify;
+struct notify_sub;
+
+/* What the SUBSCRIBE reply carries, and the subscriber's counters. */
+struct notify_sub_info {
+	int memfd;             /* owned by the subscription; send a copy with SCM_RIGHTS */
+	int doorbell;          /* eventfd, owned likewise */
+	uint32_t ring_records; /* power of two */
+	uint32_t record_size;  /* sizeof(struct rtplace_record) */
+	uint64_t ring_bytes;   /* bytes to map */
+	uint64_t delivered;    /* records pushed onto this ring */
+	uint64_t lost;         /* records dropped because this ring was full */
+};
+
+struct notify_stats {
+	uint64_t published;    /* notify_publish() calls */
+	uint64_t delivered;    /* records pushed, all rings together */
+	uint64_t filtered;     /* records a subscriber was not allowed to see */
+	uint64_t dropped;      /* records that found a ring full */
+	uint64_t doorbells;    /* doorbells rung */
+	uint32_t subscribers;  /* now */
+};
+
+/*
+ * A publisher whose rings hold ring_records records (a power of two, 2 ..
+ * RTPLACE_RING_MAX_RECORDS), serving at most max_subscribers at once.
+ * Returns 0, -EINVAL or -ENOMEM.
+ */
+int notify_new(uint32_t ring_records, uint32_t max_subscribers, struct notify **ret);
+
+/* Ends every subscription and frees n; NULL is a no-op. */
+void notify_free(struct notify *n);
+
+/*
+ * Creates a ring and doorbell for a subscriber with uid. A subscriber with
+ * see_all (root or CAP_SYS_NICE: it could watch any thread anyway) receives
+ * every record; any other receives only records whose uid is its own.
+ * Returns 0, -EUSERS when max_subscribers are subscribed, or the -errno of
+ * memfd_create, ftruncate, mmap, fcntl or eventfd.
+ */
+int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct notify_sub **ret);
+
+/* Ends a subscription: unmaps, closes both descriptors, frees s. */
+void notify_unsubscribe(struct notify *n, struct notify_sub *s);
+
+void notify_sub_info(const struct notify_sub *s, struct notify_sub_info *ret);
+
+/*
+ * Stamps rec->seq with the next sequence number (daemon-wide, from 1) and
+ * appends *rec to every ring whose subscriber may see it. The caller fills
+ * every other field (time_ns from CLOCK_MONOTONIC). Never blocks. Rings
+ * the doorbells owed at once: the same as notify_queue() then
+ * notify_flush(). Returns the number of doorbells rung (>= 0).
+ */
+int notify_publish(struct notify *n, struct rtplace_record *rec);
+
+/*
+ * As notify_publish, but a ring that went from empty to non-empty only
+ * owes its doorbell until notify_flush(). For a burst of records in one
+ * event-loop turn: every eventfd write wakes a consumer that may preempt
+ * the daemon, drain one record and sleep again, so ringing per record
+ * turns one burst into many wake-ups (bench/records measures both).
+ * Returns 0.
+ */
+int notify_queue(struct notify *n, struct rtplace_record *rec);
+
+/* Rings every doorbell owed by notify_queue(); returns how many (>= 0). */
+int notify_flush(struct notify *n);
+
+void notify_get_stats(const struct notify *n, struct notify_stats *ret);
+
+#endif

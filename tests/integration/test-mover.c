@@ -1,0 +1,274 @@
+/*
+ * Integration tests for mover_apply() on the real kernel (root): moves of a
+ * sleeping thread, read back with sched_getaffinity/sched_getscheduler; a
+ * failing second step (priority out of range; SCHED_FIFO as an unprivileged
+ * uid in a forked child) rolls the affinity back; a vanished thread is
+ * -ESRCH. Every RT thread here sleeps on a pipe, so nothing can starve, and
+ * an alarm in the (normal-priority) main thread bounds the whole run.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mover.h"
+#include "testlib.h"
+
+struct sleeper {
+	pthread_t thread;
+	pthread_barrier_t started;
+	int pipe[2];
+	pid_t tid;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	char c;
+
+	s->tid = gettid();
+	pthread_barrier_wait(&s->started);
+	/* Sleeps until the pipe closes, whatever policy it is given. */
+	while (read(s->pipe[0], &c, 1) > 0)
+		;
+	return NULL;
+}
+
+static int sleeper_start(struct sleeper *s)
+{
+	if (pipe(s->pipe) < 0 || pthread_barrier_init(&s->started, NULL, 2) != 0 ||
+	    pthread_create(&s->thread, NULL, sleeper_main, s) != 0)
+		return -1;
+	pthread_barrier_wait(&s->started);
+	pthread_barrier_destroy(&s->started);
+	return 0;
+}
+
+static void sleeper_stop(struct sleeper *s)
+{
+	close(s->pipe[1]);
+	pthread_join(s->thread, NULL);
+	close(s->pipe[0]);
+}
+
+static struct cpuset kernel_affinity(pid_t tid)
+{
+	struct cpuset s;
+	cpu_set_t set;
+
+	cpuset_zero(&s);
+	assert_int_equal(sched_getaffinity(tid, sizeof(set), &set), 0);
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE && cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpuset_set(&s, cpu);
+	return s;
+}
+
+/* The highest CPU this process may use: a target unlike the default set
+ * whenever there are two CPUs or more. */
+static unsigned last_allowed_cpu(void)
+{
+	struct cpuset s = kernel_affinity(0);
+	unsigned last = 0;
+
+	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (cpuset_test(&s, cpu))
+			last = cpu;
+	return last;
+}
+
+static void test_move_own_thread(void **state)
+{
+	struct sleeper s;
+	struct mover_result res;
+	struct cpuset orig, target;
+	struct sched_param sp;
+	unsigned cpu = last_allowed_cpu();
+
+	assert_int_equal(sleeper_start(&s), 0);
+	orig = kernel_affinity(s.tid);
+	cpuset_zero(&target);
+	cpuset_set(&target, cpu);
+
+	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 10, &res), 0);
+	assert_true(res.set_affinity);
+	assert_true(res.set_sched);
+	assert_true(cpuset_equal(&res.prev.cpus, &orig));
+	assert_int_equal(res.prev.policy, SCHED_OTHER);
+	assert_int_equal(res.prev.prio, 0);
+	assert_true(cpuset_equal(&res.now.cpus, &target));
+	assert_int_equal(res.now.policy, SCHED_FIFO);
+	assert_int_equal(res.now.prio, 10);
+
+	/* What the kernel says, not what the mover says. */
+	struct cpuset now = kernel_affinity(s.tid);
+	assert_true(cpuset_equal(&now, &target));
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO);
+	assert_int_equal(sched_getparam(s.tid, &sp), 0);
+	assert_int_equal(sp.sched_priority, 10);
+
+	/* Affinity only, then policy only. */
+	assert_int_equal(mover_apply(s.tid, &orig, MOVER_SCHED_KEEP, 0, &res), 0);
+	assert_true(res.set_affinity);
+	assert_false(res.set_sched);
+	assert_int_equal(res.now.policy, SCHED_FIFO);
+	now = kernel_affinity(s.tid);
+	assert_true(cpuset_equal(&now, &orig));
+	assert_int_equal(mover_apply(s.tid, NULL, SCHED_RR, 5, &res), 0);
+	assert_false(res.set_affinity);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_RR);
+	assert_int_equal(res.prev.policy, SCHED_FIFO);
+	assert_int_equal(res.prev.prio, 10);
+
+	sp.sched_priority = 0;
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER, &sp), 0);
+	sleeper_stop(&s);
+}
+
+static void test_reset_on_fork_kept(void **state)
+{
+	struct sched_param sp = { 0 };
+	struct mover_result res;
+	struct sleeper s;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp), 0);
+	assert_int_equal(mover_apply(s.tid, NULL, SCHED_FIFO, 3, &res), 0);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO | SCHED_RESET_ON_FORK);
+	assert_int_equal(res.now.policy, SCHED_FIFO);
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER, &sp), 0);
+	sleeper_stop(&s);
+}
+
+/* The kernel refuses the second step (priority 100): affinity returns. */
+static void test_rollback_bad_prio(void **state)
+{
+	struct sleeper s;
+	struct mover_result res;
+	struct cpuset orig, target, now;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	orig = kernel_affinity(s.tid);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 100, &res), -EINVAL);
+	now = kernel_affinity(s.tid);
+	assert_true(cpuset_equal(&now, &orig));
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_OTHER);
+	sleeper_stop(&s);
+}
+
+/* In a child that dropped to uid/gid 65534 with RLIMIT_RTPRIO 0: moving its
+ * own thread's affinity works, SCHED_FIFO is refused by the kernel after
+ * the affinity was set, and the affinity is rolled back; a root thread of
+ * the parent cannot be touched at all. Exit status: 0, or the failed check. */
+static int unprivileged_child(pid_t root_tid)
+{
+	struct rlimit rl = { 0, 0 };
+	struct mover_result res;
+	struct cpuset orig, target, now;
+	struct sleeper s;
+
+	alarm(30);
+	if (setrlimit(RLIMIT_RTPRIO, &rl) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
+		return 10;
+	if (sleeper_start(&s) < 0)
+		return 11;
+	orig = kernel_affinity(s.tid);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+
+	if (mover_apply(s.tid, &target, MOVER_SCHED_KEEP, 0, &res) != 0)
+		return 12;
+	now = kernel_affinity(s.tid);
+	if (!cpuset_equal(&now, &target))
+		return 13;
+	if (mover_apply(s.tid, &orig, MOVER_SCHED_KEEP, 0, &res) != 0)
+		return 14;
+
+	if (mover_apply(s.tid, &target, SCHED_FIFO, 50, &res) != -EPERM)
+		return 15;
+	now = kernel_affinity(s.tid);
+	if (!cpuset_equal(&now, &orig))
+		return 16;
+	if (sched_getscheduler(s.tid) != SCHED_OTHER)
+		return 17;
+
+	if (mover_apply(root_tid, &target, MOVER_SCHED_KEEP, 0, &res) != -EPERM)
+		return 18;
+	sleeper_stop(&s);
+	return 0;
+}
+
+static void test_rollback_unprivileged(void **state)
+{
+	struct sleeper root_thread;
+	struct cpuset orig, now;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(sleeper_start(&root_thread), 0);
+	orig = kernel_affinity(root_thread.tid);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(unprivileged_child(root_thread.tid));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	now = kernel_affinity(root_thread.tid);
+	assert_true(cpuset_equal(&now, &orig));
+	sleeper_stop(&root_thread);
+}
+
+static void test_vanished_and_invalid(void **state)
+{
+	struct sleeper s;
+	struct mover_result res;
+	struct mover_state st;
+	struct cpuset any, empty;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	sleeper_stop(&s);
+	any = kernel_affinity(0);
+	cpuset_zero(&empty);
+	assert_int_equal(mover_apply(s.tid, &any, SCHED_FIFO, 1, &res), -ESRCH);
+	assert_int_equal(mover_read(s.tid, &st), -ESRCH);
+
+	assert_int_equal(mover_apply(gettid(), NULL, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
+	assert_int_equal(mover_apply(gettid(), &empty, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
+	assert_int_equal(mover_apply(gettid(), &any, SCHED_OTHER, 0, &res), -EINVAL);
+	assert_int_equal(mover_apply(0, &any, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
+	assert_int_equal(mover_read(gettid(), &st), 0);
+	assert_int_equal(st.policy, SCHED_OTHER);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_move_own_thread),
+		cmocka_unit_test(test_reset_on_fork_kept),
+		cmocka_unit_test(test_rollback_bad_prio),
+		cmocka_unit_test(test_rollback_unprivileged),
+		cmocka_unit_test(test_vanished_and_invalid),
+	};
+
+	test_require_root();
+	/* Bounds the run from this normal-priority thread; default action
+	 * kills the process, and with it every thread it made RT. */
+	alarm(60);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

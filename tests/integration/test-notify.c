@@ -1,0 +1,434 @@
+/*
+ * Integration tests for notification rings (no root needed): a consumer
+ * process receives the memfd and eventfd over SCM_RIGHTS, as a client does,
+ * maps the ring and drains it on doorbells. Checked: order and no loss
+ * below capacity, records aligned as declared in the consumer's mapping,
+ * exactly one doorbell per empty-to-non-empty transition, the seals, a
+ * subscriber that stops reading neither blocks publishing nor costs the
+ * others records, overflow counted exactly and learned by the consumer, and
+ * the per-uid filter.
+ *
+ * The parent drives the consumer over a SEQPACKET socketpair: "drain until
+ * you have seen seq S" or "drain once", and the consumer answers with what
+ * it saw. Waiting is bounded (poll timeout, alarm, parent-death signal), so
+ * a lost doorbell fails the test instead of hanging it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "notify.h"
+#include "ring.h"
+
+#define WAIT_MS 20000 /* a bound against a lost doorbell, not a timing */
+#define ANY_UID UINT32_MAX
+
+enum { CMD_WAIT_SEQ = 1, CMD_DRAIN_ONCE = 2, CMD_CHECK_SEALS = 3 };
+
+struct cmd {
+	uint32_t op;
+	uint32_t want_uid; /* every record must have it, or ANY_UID */
+	uint64_t seq;
+};
+
+struct report {
+	uint64_t received, lost, doorbell_sum, last_seq, errors, misaligned, bad_uid;
+	int32_t shrink_errno, grow_errno;
+	int32_t seals;
+	int32_t reserved;
+};
+
+struct consumer {
+	pid_t pid;
+	int sock;
+};
+
+struct consumer_state {
+	struct ring ring;
+	struct report rep;
+	uint32_t want_uid;
+};
+
+static int consumer_cb(const struct rtplace_record *rec, void *userdata)
+{
+	struct consumer_state *cs = userdata;
+
+	if (rec->seq <= cs->rep.last_seq)
+		cs->rep.errors++;
+	if (cs->want_uid != ANY_UID && rec->uid != cs->want_uid)
+		cs->rep.bad_uid++;
+	if (rec->tid != (int32_t)rec->seq)
+		cs->rep.errors++;
+	cs->rep.last_seq = rec->seq;
+	cs->rep.received++;
+	return 0;
+}
+
+static int consumer_count_cb(const struct rtplace_record *rec, void *userdata)
+{
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+static void consumer_drain(struct consumer_state *cs)
+{
+	uint64_t lost;
+	int64_t n = ring_drain(&cs->ring, consumer_cb, cs, &lost);
+
+	if (n < 0)
+		cs->rep.errors++;
+	else
+		cs->rep.lost += lost;
+}
+
+/* The consumer process: receives the descriptors, then serves commands
+ * until the socket closes. */
+static int consumer_main(int sock)
+{
+	struct consumer_state cs = { 0 };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	uint64_t bytes;
+	struct iovec iov = { &bytes, sizeof(bytes) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fds[2];
+	void *mem;
+	struct cmd cmd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(120);
+	if (recvmsg(sock, &msg, 0) != sizeof(bytes))
+		return 20;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)))
+		return 21;
+	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	/* Read-write: the consumer publishes its tail in the ring. */
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (mem == MAP_FAILED || ring_attach(mem, bytes, &cs.ring) < 0)
+		return 22;
+	for (uint32_t i = 0; i <= cs.ring.mask; i++)
+		if ((uintptr_t)&cs.ring.records[i] % sizeof(struct rtplace_record))
+			cs.rep.misaligned++;
+
+	while (recv(sock, &cmd, sizeof(cmd), 0) == sizeof(cmd)) {
+		cs.want_uid = cmd.want_uid;
+		if (cmd.op == CMD_DRAIN_ONCE) {
+			consumer_drain(&cs);
+		} else if (cmd.op == CMD_WAIT_SEQ) {
+			for (;;) {
+				struct pollfd pfd = { .fd = fds[1], .events = POLLIN };
+				uint64_t v;
+
+				/* Clear the doorbell, then drain: a ring after
+				 * this read is for records the drain may miss. */
+				if (read(fds[1], &v, sizeof(v)) == sizeof(v))
+					cs.rep.doorbell_sum += v;
+				consumer_drain(&cs);
+				if (cs.rep.last_seq >= cmd.seq || cs.rep.errors)
+					break;
+				if (poll(&pfd, 1, WAIT_MS) != 1) {
+					cs.rep.errors++;
+					break;
+				}
+			}
+		} else if (cmd.op == CMD_CHECK_SEALS) {
+			cs.rep.shrink_errno = ftruncate(fds[0], 0) < 0 ? errno : 0;
+			cs.rep.grow_errno = ftruncate(fds[0], (off_t)bytes * 2) < 0 ? errno : 0;
+			cs.rep.seals = fcntl(fds[0], F_GET_SEALS);
+		}
+		if (send(sock, &cs.rep, sizeof(cs.rep), 0) != sizeof(cs.rep))
+			return 23;
+	}
+	return 0;
+}
+
+static struct consumer consumer_start(struct notify_sub *sub)
+{
+	struct notify_sub_info info;
+	struct consumer c;
+	int sv[2];
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
+	uint64_t bytes;
+	struct iovec iov = { &bytes, sizeof(bytes) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	notify_sub_info(sub, &info);
+	bytes = info.ring_bytes;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	c.pid = fork();
+	assert_true(c.pid >= 0);
+	if (c.pid == 0) {
+		close(sv[0]);
+		_exit(consumer_main(sv[1]));
+	}
+	close(sv[1]);
+	c.sock = sv[0];
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), (int[]){ info.memfd, info.doorbell }, 2 * sizeof(int));
+	assert_int_equal(sendmsg(c.sock, &msg, 0), sizeof(bytes));
+	return c;
+}
+
+static struct report consumer_cmd(struct consumer *c, uint32_t op, uint32_t want_uid, uint64_t seq)
+{
+	struct cmd cmd = { .op = op, .want_uid = want_uid, .seq = seq };
+	struct report rep;
+
+	assert_int_equal(send(c->sock, &cmd, sizeof(cmd), 0), sizeof(cmd));
+	assert_int_equal(recv(c->sock, &rep, sizeof(rep), 0), sizeof(rep));
+	return rep;
+}
+
+static void consumer_stop(struct consumer *c)
+{
+	int status;
+
+	close(c->sock);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static uint64_t publish(struct notify *n, uint32_t uid, int *doorbells)
+{
+	struct rtplace_record rec = { .type = RTPLACE_RECORD_MOVED, .uid = uid, .from_cpu = 0, .to_cpu = 1,
+				      .policy = 1, .prio = 10, .time_ns = 1 };
+	struct notify_stats st;
+	int rung;
+
+	/* tid carries the sequence number the publisher will stamp, so the
+	 * consumer can check the record arrived whole. */
+	notify_get_stats(n, &st);
+	rec.tid = (int32_t)(st.published + 1);
+	rung = notify_publish(n, &rec);
+	assert_true(rung >= 0);
+	assert_int_equal(rec.seq, st.published + 1);
+	if (doorbells)
+		*doorbells += rung;
+	return rec.seq;
+}
+
+/* Lockstep bursts of exactly the capacity: nothing may be lost, each burst
+ * is one empty-to-non-empty transition and rings exactly one doorbell.
+ * Meanwhile a subscriber that never reads fills up and drops the rest. */
+static void test_order_doorbells_and_stalled_subscriber(void **state)
+{
+	const uint32_t cap = 64, bursts = 200;
+	struct notify_sub *reader, *stalled;
+	struct notify_sub_info info;
+	struct notify_stats st;
+	struct consumer c;
+	struct report rep;
+	struct notify *n;
+	uint64_t seq = 0;
+
+	assert_int_equal(notify_new(cap, 4, &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &stalled), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &reader), 0);
+	c = consumer_start(reader);
+
+	for (uint32_t b = 0; b < bursts; b++) {
+		int rung = 0;
+
+		for (uint32_t i = 0; i < cap; i++)
+			seq = publish(n, 1000 + i % 3, &rung);
+		/* reader's ring was empty: one doorbell for it; the stalled
+		 * one only on the very first record. */
+		assert_int_equal(rung, 1 + (b == 0));
+		rep = consumer_cmd(&c, CMD_WAIT_SEQ, ANY_UID, seq);
+		assert_int_equal(rep.errors, 0);
+		assert_int_equal(rep.received, (uint64_t)(b + 1) * cap);
+		assert_int_equal(rep.lost, 0);
+		assert_int_equal(rep.last_seq, seq);
+	}
+	assert_int_equal(rep.misaligned, 0);
+	/* The consumer read exactly the doorbells rung for it: one per burst. */
+	assert_int_equal(rep.doorbell_sum, bursts);
+
+	notify_sub_info(reader, &info);
+	assert_int_equal(info.delivered, (uint64_t)bursts * cap);
+	assert_int_equal(info.lost, 0);
+	notify_sub_info(stalled, &info);
+	assert_int_equal(info.delivered, cap);
+	assert_int_equal(info.lost, (uint64_t)bursts * cap - cap);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.published, (uint64_t)bursts * cap);
+	assert_int_equal(st.dropped, (uint64_t)bursts * cap - cap);
+	assert_int_equal(st.doorbells, bursts + 1);
+	assert_int_equal(st.subscribers, 2);
+
+	rep = consumer_cmd(&c, CMD_CHECK_SEALS, ANY_UID, 0);
+	assert_int_equal(rep.shrink_errno, EPERM);
+	assert_int_equal(rep.grow_errno, EPERM);
+	assert_int_equal(rep.seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(rep.seals & F_SEAL_WRITE, 0);
+	consumer_stop(&c);
+	notify_free(n);
+}
+
+/* A full ring drops and counts; the consumer learns the exact number with
+ * the records that survived, and only once. */
+static void test_overflow_learned(void **state)
+{
+	struct notify_sub *sub;
+	struct notify_sub_info info;
+	struct consumer c;
+	struct report rep;
+	struct notify *n;
+	uint64_t seq = 0;
+
+	assert_int_equal(notify_new(64, 1, &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &sub), 0);
+	c = consumer_start(sub);
+	for (int i = 0; i < 100; i++)
+		seq = publish(n, 1, NULL);
+	rep = consumer_cmd(&c, CMD_DRAIN_ONCE, ANY_UID, 0);
+	assert_int_equal(rep.errors, 0);
+	assert_int_equal(rep.received, 64);
+	assert_int_equal(rep.last_seq, 64);
+	assert_int_equal(rep.lost, 36);
+	seq = publish(n, 1, NULL);
+	rep = consumer_cmd(&c, CMD_WAIT_SEQ, ANY_UID, seq);
+	assert_int_equal(rep.errors, 0);
+	assert_int_equal(rep.received, 65);
+	assert_int_equal(rep.lost, 36);
+	notify_sub_info(sub, &info);
+	assert_int_equal(info.lost, 36);
+	consumer_stop(&c);
+	notify_free(n);
+}
+
+/* An unprivileged subscriber sees only its own uid's records. */
+static void test_uid_filter(void **state)
+{
+	struct notify_sub *mine, *all;
+	struct notify_sub_info info;
+	struct notify_stats st;
+	struct consumer c;
+	struct report rep;
+	struct notify *n;
+	uint64_t seq = 0;
+
+	assert_int_equal(notify_new(256, 2, &n), 0);
+	assert_int_equal(notify_subscribe(n, 1000, false, &mine), 0);
+	assert_int_equal(notify_subscribe(n, 1000, true, &all), 0);
+	c = consumer_start(mine);
+	for (int i = 0; i < 100; i++) {
+		publish(n, 2000, NULL);
+		seq = publish(n, 1000, NULL);
+	}
+	rep = consumer_cmd(&c, CMD_WAIT_SEQ, 1000, seq);
+	assert_int_equal(rep.errors, 0);
+	assert_int_equal(rep.bad_uid, 0);
+	assert_int_equal(rep.received, 100);
+	assert_int_equal(rep.lost, 0);
+	notify_sub_info(all, &info);
+	assert_int_equal(info.delivered, 200);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.filtered, 100);
+	consumer_stop(&c);
+	notify_free(n);
+}
+
+/* Queued records owe one doorbell per ring that went non-empty, rung at
+ * the flush, not before; the records are in the ring at once. */
+static void test_queue_and_flush(void **state)
+{
+	struct notify_sub *a, *b;
+	struct notify_sub_info ia;
+	struct notify *n;
+	struct ring ring;
+	uint64_t v, lost;
+	uint64_t got = 0;
+	void *mem;
+
+	assert_int_equal(notify_new(64, 2, &n), 0);
+	assert_int_equal(notify_subscribe(n, 1000, false, &a), 0);
+	assert_int_equal(notify_subscribe(n, 2000, false, &b), 0);
+	notify_sub_info(a, &ia);
+	mem = mmap(NULL, ia.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ia.memfd, 0);
+	assert_true(mem != MAP_FAILED);
+	assert_int_equal(ring_attach(mem, ia.ring_bytes, &ring), 0);
+
+	for (int i = 0; i < 10; i++) {
+		struct rtplace_record rec = { .type = RTPLACE_RECORD_COLLISION, .uid = 1000, .tid = 5 };
+
+		assert_int_equal(notify_queue(n, &rec), 0);
+	}
+	assert_int_equal(read(ia.doorbell, &v, sizeof(v)), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* Only a's ring went non-empty: b sees no uid 1000 records. */
+	assert_int_equal(notify_flush(n), 1);
+	assert_int_equal(notify_flush(n), 0);
+	assert_int_equal(read(ia.doorbell, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1);
+	assert_int_equal(ring_drain(&ring, consumer_count_cb, &got, &lost), 10);
+	assert_int_equal(got, 10);
+	assert_int_equal(lost, 0);
+	munmap(mem, ia.ring_bytes);
+	notify_free(n);
+}
+
+static void test_limits_and_unsubscribe(void **state)
+{
+	struct notify_sub *a, *b;
+	struct notify_sub_info info;
+	struct notify_stats st;
+	struct notify *n;
+
+	assert_int_equal(notify_new(48, 1, &n), -EINVAL);
+	assert_int_equal(notify_new(1, 1, &n), -EINVAL);
+	assert_int_equal(notify_new(RTPLACE_RING_MAX_RECORDS * 2u, 1, &n), -EINVAL);
+	assert_int_equal(notify_new(64, 1, &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &a), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &b), -EUSERS);
+	notify_sub_info(a, &info);
+	assert_int_equal(info.ring_records, 64);
+	assert_int_equal(info.record_size, 32);
+	assert_int_equal(info.ring_bytes, ring_bytes(64));
+	assert_true(fcntl(info.memfd, F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl(info.doorbell, F_GETFL) & O_NONBLOCK);
+	notify_unsubscribe(n, a);
+	/* Both descriptors are closed with the subscription. */
+	assert_int_equal(fcntl(info.memfd, F_GETFD), -1);
+	assert_int_equal(fcntl(info.doorbell, F_GETFD), -1);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.subscribers, 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &b), 0);
+	notify_free(n);
+	notify_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_doorbells_and_stalled_subscriber),
+		cmocka_unit_test(test_overflow_learned),
+		cmocka_unit_test(test_uid_filter),
+		cmocka_unit_test(test_queue_and_flush),
+		cmocka_unit_test(test_limits_and_unsubscribe),
+	};
+
+	alarm(300);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

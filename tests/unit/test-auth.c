@@ -1,0 +1,379 @@
+/*
+ * Unit tests for move authorisation: the proc readers on fake trees written
+ * here (and once on the real /proc), and every rule of auth_move_allowed()
+ * with the reason it gives.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "auth.h"
+
+static char proc_root[PATH_MAX];
+
+static void write_file(int id, const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", proc_root, id);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", proc_root, id, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static const char *status_text(char *buf, size_t len, unsigned ruid, unsigned euid, const char *groups,
+			       const char *capeff)
+{
+	snprintf(buf, len,
+		 "Name:\tworker\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t100\nPid:\t100\n"
+		 "Uid:\t%u\t%u\t%u\t%u\nGid:\t100\t100\t100\t100\nFDSize:\t64\nGroups:\t%s\n"
+		 "CapInh:\t0000000000000000\nCapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\n",
+		 ruid, euid, euid, euid, groups, capeff, capeff);
+	return buf;
+}
+
+static const char *limits_text(char *buf, size_t len, const char *soft)
+{
+	snprintf(buf, len,
+		 "Limit                     Soft Limit           Hard Limit           Units     \n"
+		 "Max cpu time              unlimited            unlimited            seconds   \n"
+		 "Max nice priority         0                    0                    \n"
+		 "Max realtime priority     %-20s 99                   \n"
+		 "Max realtime timeout      unlimited            unlimited            us        \n",
+		 soft);
+	return buf;
+}
+
+static void write_proc(int id, unsigned ruid, unsigned euid, const char *groups, const char *capeff,
+		       const char *rtprio_soft, int policy, int prio)
+{
+	char buf[4096];
+
+	write_file(id, "status", status_text(buf, sizeof(buf), ruid, euid, groups, capeff));
+	write_file(id, "limits", limits_text(buf, sizeof(buf), rtprio_soft));
+	/* comm with spaces and parentheses: parsing must resume after the
+	 * last ')'. Fields 3..52; 40 is rt_priority, 41 policy. */
+	snprintf(buf, sizeof(buf),
+		 "%d (a (b) c) S 1 %d %d 0 -1 4194560 100 0 0 0 5 6 0 0 %d 0 1 0 1000 2000 300 "
+		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
+		 id, id, id, policy ? -1 - prio : 20, prio, policy);
+	write_file(id, "stat", buf);
+}
+
+static int setup(void **state)
+{
+	snprintf(proc_root, sizeof(proc_root), "/tmp/rtplace-test-auth.XXXXXX");
+	assert_non_null(mkdtemp(proc_root));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+#define CAP_NONE "0000000000000000"
+#define CAP_NICE "0000000000800000" /* bit 23 */
+
+static void test_creds_read(void **state)
+{
+	struct auth_creds c;
+
+	write_proc(100, 1000, 1000, "24 27 5000", CAP_NONE, "0", 0, 0);
+	assert_int_equal(auth_creds_read(proc_root, 100, 1000, 100, &c), 0);
+	assert_int_equal(c.pid, 100);
+	assert_int_equal(c.uid, 1000);
+	assert_int_equal(c.gid, 100);
+	assert_false(c.cap_sys_nice);
+	assert_int_equal(c.rtprio_limit, 0);
+	assert_int_equal(c.ngroups, 3);
+	assert_int_equal(c.groups[2], 5000);
+
+	write_proc(101, 1000, 1000, "", "000001fffeffffff", "unlimited", 0, 0);
+	assert_int_equal(auth_creds_read(proc_root, 101, 1000, 100, &c), 0);
+	assert_true(c.cap_sys_nice);
+	assert_int_equal(c.rtprio_limit, AUTH_RLIM_INFINITY);
+	assert_int_equal(c.ngroups, 0);
+
+	write_proc(102, 1000, 1000, "", CAP_NICE, "42", 0, 0);
+	assert_int_equal(auth_creds_read(proc_root, 102, 1000, 100, &c), 0);
+	assert_true(c.cap_sys_nice);
+	assert_int_equal(c.rtprio_limit, 42);
+}
+
+static void test_creds_read_errors(void **state)
+{
+	struct auth_creds c;
+
+	/* Gone, or the pid now names a process of another effective uid. */
+	assert_int_equal(auth_creds_read(proc_root, 999, 1000, 100, &c), -ESRCH);
+	write_proc(110, 1000, 0, "", CAP_NONE, "0", 0, 0);
+	assert_int_equal(auth_creds_read(proc_root, 110, 1000, 100, &c), -ESRCH);
+
+	write_file(111, "status", "Name:\tx\nUid:\tabc\n");
+	assert_int_equal(auth_creds_read(proc_root, 111, 1000, 100, &c), -EBADMSG);
+	write_file(112, "status", "Name:\tx\nUid:\t1000\t1000\t1000\t1000\nGroups:\t1\n");
+	assert_int_equal(auth_creds_read(proc_root, 112, 1000, 100, &c), -EBADMSG); /* no CapEff */
+	write_file(113, "status", "Uid:\t1000\t1000\t1000\t1000\nGroups:\t1 x\nCapEff:\t0\n");
+	assert_int_equal(auth_creds_read(proc_root, 113, 1000, 100, &c), -EBADMSG);
+	write_file(114, "status", "Uid:\t1000\t1000\t1000\t1000\nGroups:\t\nCapEff:\t0\n");
+	write_file(114, "limits", "Max realtime timeout      unlimited            unlimited\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), -EBADMSG);
+	write_file(114, "limits", "Max realtime priority     many                 0\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), -EBADMSG);
+	write_file(114, "limits", "Max realtime priority     7                    0\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), 0);
+	assert_int_equal(c.rtprio_limit, 7);
+}
+
+static void test_target_read(void **state)
+{
+	struct auth_target t;
+
+	write_proc(200, 1000, 0, "", CAP_NONE, "5", SCHED_FIFO, 60);
+	assert_int_equal(auth_target_read(proc_root, 200, &t), 0);
+	assert_int_equal(t.tid, 200);
+	assert_int_equal(t.uid, 1000);
+	assert_int_equal(t.euid, 0);
+	assert_int_equal(t.policy, SCHED_FIFO);
+	assert_int_equal(t.prio, 60);
+	assert_int_equal(t.rtprio_limit, 5);
+
+	assert_int_equal(auth_target_read(proc_root, 998, &t), -ESRCH);
+	write_file(201, "status", "Uid:\t1\t1\t1\t1\n");
+	write_file(201, "stat", "201 (short) S 1 2 3\n");
+	assert_int_equal(auth_target_read(proc_root, 201, &t), -EBADMSG);
+}
+
+/* The real /proc parses too, and says what the kernel says. */
+static void test_real_proc(void **state)
+{
+	struct auth_creds c;
+	struct auth_target t;
+
+	assert_int_equal(auth_creds_read("/proc", getpid(), geteuid(), getegid(), &c), 0);
+	assert_int_equal(auth_target_read("/proc", gettid(), &t), 0);
+	assert_int_equal(t.uid, getuid());
+	assert_int_equal(t.euid, geteuid());
+	assert_int_equal(t.policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK);
+}
+
+static struct auth_creds user(uid_t uid, uint64_t rtprio)
+{
+	return (struct auth_creds){ .pid = 4242, .uid = uid, .gid = uid, .rtprio_limit = rtprio };
+}
+
+static struct auth_target thread(uid_t uid, int policy, int prio, uint64_t rtprio)
+{
+	return (struct auth_target){ .tid = 777, .uid = uid, .euid = uid, .policy = policy, .prio = prio,
+				     .rtprio_limit = rtprio };
+}
+
+static const struct auth_policy owner_policy = { .allow = AUTH_ALLOW_OWNER, .max_prio = 49 };
+
+static void test_identity_rules(void **state)
+{
+	struct auth_creds root = user(0, 0), nice = user(1000, 0), alice = user(1000, 0);
+	struct auth_target bobs = thread(2000, SCHED_OTHER, 0, 0), alices = thread(1000, SCHED_OTHER, 0, 0);
+	struct auth_policy root_only = { .allow = AUTH_ALLOW_ROOT, .max_prio = 49 };
+	char why[AUTH_REASON_MAX];
+
+	nice.cap_sys_nice = true;
+	assert_int_equal(auth_move_allowed(&root, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+	assert_string_equal(why, "");
+	assert_int_equal(auth_move_allowed(&nice, &bobs, &owner_policy, SCHED_FIFO, 99, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &alices, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+
+	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), -EPERM);
+	assert_string_equal(why, "thread 777 belongs to uid 2000, not 1000");
+
+	/* A set-uid thread: real uid alice, effective root. The kernel lets
+	 * its real owner change it, and so do we. */
+	bobs.euid = 0;
+	bobs.uid = 1000;
+	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+
+	assert_true(auth_is_privileged(&root));
+	assert_true(auth_is_privileged(&nice));
+	assert_false(auth_is_privileged(&alice));
+
+	assert_int_equal(auth_move_allowed(&alice, &alices, &root_only, AUTH_SCHED_KEEP, 0, why), -EPERM);
+	assert_string_equal(why, "[moves] allow = root: needs root or CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&root, &alices, &root_only, AUTH_SCHED_KEEP, 0, why), 0);
+	assert_int_equal(auth_move_allowed(&nice, &alices, &root_only, SCHED_RR, 10, why), 0);
+}
+
+static void test_bad_requests(void **state)
+{
+	struct auth_creds root = user(0, 0);
+	struct auth_target t = thread(0, SCHED_OTHER, 0, 0);
+	char why[AUTH_REASON_MAX];
+
+	root.cap_sys_nice = true;
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_OTHER, 0, why), -EINVAL);
+	assert_string_equal(why, "policy must be fifo or rr");
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_FIFO, 0, why), -EINVAL);
+	assert_string_equal(why, "prio 0 out of range 1..99");
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_RR, 100, why), -EINVAL);
+}
+
+static void test_rlimit_rules(void **state)
+{
+	struct auth_creds alice = user(1000, 0);
+	struct auth_target t = thread(1000, SCHED_OTHER, 0, 99);
+	char why[AUTH_REASON_MAX];
+
+	/* The requester's limit 0 forbids any RT policy. */
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, why), -EPERM);
+	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+
+	/* The target's lower limit applies too, and is named. */
+	alice.rtprio_limit = 50;
+	t.rtprio_limit = 0;
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, why), -EPERM);
+	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 777: raise it or add CAP_SYS_NICE");
+
+	t.rtprio_limit = 50;
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 50, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 51, why), -EPERM);
+	assert_string_equal(why, "prio 51 > RLIMIT_RTPRIO 50 (pid 4242); needs CAP_SYS_NICE");
+	t.rtprio_limit = 20;
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 21, why), -EPERM);
+	assert_string_equal(why, "prio 21 > RLIMIT_RTPRIO 20 (pid 777); needs CAP_SYS_NICE");
+	alice.rtprio_limit = AUTH_RLIM_INFINITY;
+	t.rtprio_limit = AUTH_RLIM_INFINITY;
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 99, why), 0);
+
+	/* uid 0 without CAP_SYS_NICE: identity yes, priority by rlimit. */
+	struct auth_creds bare_root = user(0, 0);
+	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, SCHED_FIFO, 1, why), -EPERM);
+	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+}
+
+/* Lowering or keeping an RT priority needs no limit, as in the kernel;
+ * changing the policy needs a non-zero one. */
+static void test_lowering(void **state)
+{
+	struct auth_creds alice = user(1000, 0);
+	struct auth_target t = thread(1000, SCHED_FIFO, 60, 0);
+	char why[AUTH_REASON_MAX];
+
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 30, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 60, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 61, why), -EPERM);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, why), -EPERM);
+	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+	alice.rtprio_limit = 10;
+	t.rtprio_limit = 10;
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 61, why), -EPERM);
+	assert_string_equal(why, "prio 61 > RLIMIT_RTPRIO 10 (pid 4242); needs CAP_SYS_NICE");
+}
+
+static void test_rt_groups(void **state)
+{
+	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 2, .rt_gids = { 5000, 6000 }, .max_prio = 49 };
+	struct auth_creds alice = user(1000, 0);
+	struct auth_target t = thread(1000, SCHED_OTHER, 0, 0);
+	char why[AUTH_REASON_MAX];
+
+	/* Not a member: the rlimit rule. */
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 10, why), -EPERM);
+	/* Supplementary member: up to max-prio, whatever the rlimits. */
+	alice.groups[0] = 27;
+	alice.groups[1] = 6000;
+	alice.ngroups = 2;
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 49, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 50, why), -EPERM);
+	assert_string_equal(why, "prio 50 > [moves] max-prio 49 of rt-groups");
+	/* Primary group counts as membership. */
+	alice.ngroups = 0;
+	alice.gid = 5000;
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, why), 0);
+	/* Groups grant a ceiling, not other users' threads. */
+	t.uid = t.euid = 2000;
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, why), -EPERM);
+	assert_string_equal(why, "thread 777 belongs to uid 2000, not 1000");
+	/* When the rlimit is the higher ceiling, it is the one named. */
+	t.uid = t.euid = 1000;
+	alice.rtprio_limit = 60;
+	t.rtprio_limit = 60;
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 60, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 70, why), -EPERM);
+	assert_string_equal(why, "prio 70 > RLIMIT_RTPRIO 60 (pid 4242); needs CAP_SYS_NICE");
+}
+
+/* Worst-case numbers still fit the wire's 64-byte reason untruncated. */
+static void test_reason_lengths(void **state)
+{
+	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 98 };
+	struct auth_creds c = { .pid = 4194304, .uid = 4294967294u, .gid = 1, .rtprio_limit = 98 };
+	struct auth_target t = { .tid = 4194304, .uid = 4294967295u, .euid = 4294967295u, .rtprio_limit = 98 };
+	char why[AUTH_REASON_MAX];
+
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
+	assert_string_equal(why, "thread 4194304 belongs to uid 4294967295, not 4294967294");
+	t.uid = t.euid = c.uid;
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
+	assert_string_equal(why, "prio 99 > RLIMIT_RTPRIO 98 (pid 4194304); needs CAP_SYS_NICE");
+	c.rtprio_limit = t.rtprio_limit = 0;
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
+	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4194304: raise it or add CAP_SYS_NICE");
+	c.groups[0] = 5000;
+	c.ngroups = 1;
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
+	assert_string_equal(why, "prio 99 > [moves] max-prio 98 of rt-groups");
+	t.prio = 0;
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_OTHER, 1, why), -EINVAL);
+}
+
+static void test_policy_add_group(void **state)
+{
+	struct auth_policy p = { 0 };
+
+	assert_int_equal(auth_policy_add_group(&p, "root"), 0);
+	assert_int_equal(p.n_rt_gids, 1);
+	assert_int_equal(p.rt_gids[0], 0);
+	assert_int_equal(auth_policy_add_group(&p, "no-such-group-rtplace"), -ENOENT);
+	p.n_rt_gids = AUTH_RT_GROUPS_MAX;
+	assert_int_equal(auth_policy_add_group(&p, "root"), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_creds_read),
+		cmocka_unit_test(test_creds_read_errors),
+		cmocka_unit_test(test_target_read),
+		cmocka_unit_test(test_real_proc),
+		cmocka_unit_test(test_identity_rules),
+		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_rlimit_rules),
+		cmocka_unit_test(test_lowering),
+		cmocka_unit_test(test_rt_groups),
+		cmocka_unit_test(test_reason_lengths),
+		cmocka_unit_test(test_policy_add_group),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
