@@ -215,3 +215,107 @@ int cpupri_find(const struct cpupri_view *v, __u32 below, const struct cpupri_ma
 	}
 	return -ENOENT;
 }
+
+int cpupri_xlate_new(const struct cpupri_view *v, struct cpupri_xlate *ret)
+{
+	const __u32 nwords = v->geom.nshards * v->geom.shard_words;
+	struct cpupri_run *runs;
+	__u32 *word_runs, n = 0;
+
+	/* A run per bit is the most there can be. */
+	word_runs = malloc((nwords + 1) * sizeof(*word_runs));
+	runs = malloc((size_t)nwords * 64 * sizeof(*runs));
+	if (!word_runs || !runs) {
+		free(word_runs);
+		free(runs);
+		return -ENOMEM;
+	}
+	for (__u32 w = 0; w < nwords; w++) {
+		word_runs[w] = n;
+		for (__u32 bit = 0; bit < 64; bit++) {
+			__u16 cpu = v->shard_cpu[w * 64 + bit];
+
+			if (cpu == CPUPRI_NO_CPU || cpu >= RTPLACE_MAX_CPUS)
+				continue;
+			if (n > word_runs[w] && runs[n - 1].bit + runs[n - 1].len == bit &&
+			    runs[n - 1].cpu + runs[n - 1].len == cpu)
+				runs[n - 1].len++;
+			else
+				runs[n++] = (struct cpupri_run){ .cpu = cpu, .bit = (__u8)bit, .len = 1 };
+		}
+	}
+	word_runs[nwords] = n;
+	ret->nwords = nwords;
+	ret->shard_words = v->geom.shard_words;
+	ret->word_runs = word_runs;
+	ret->runs = runs;
+	return 0;
+}
+
+void cpupri_xlate_free(struct cpupri_xlate *x)
+{
+	free(x->word_runs);
+	free(x->runs);
+	x->word_runs = NULL;
+	x->runs = NULL;
+}
+
+static __u64 cpupri_low_bits(__u32 len)
+{
+	return len >= 64 ? ~(__u64)0 : ((__u64)1 << len) - 1;
+}
+
+void cpupri_xlate_mask(const struct cpupri_xlate *x, const struct cpuset *set, struct cpupri_mask *m)
+{
+	memset(m->shard_nonempty, 0, sizeof(m->shard_nonempty));
+	for (__u32 w = 0; w < x->nwords; w++) {
+		__u64 word = 0;
+
+		for (__u32 i = x->word_runs[w]; i < x->word_runs[w + 1]; i++) {
+			const struct cpupri_run *run = &x->runs[i];
+			__u32 lo = run->cpu / 64, sh = run->cpu % 64;
+			__u64 bits = set->w[lo] >> sh;
+
+			/* A run of up to 64 CPUs may straddle two cpuset words. */
+			if (sh && lo + 1 < CPUSET_WORDS)
+				bits |= set->w[lo + 1] << (64 - sh);
+			word |= (bits & cpupri_low_bits(run->len)) << run->bit;
+		}
+		m->w[w] = word;
+		if (word)
+			m->shard_nonempty[w / x->shard_words / 64] |= (__u64)1 << (w / x->shard_words % 64);
+	}
+}
+
+void cpupri_xlate_level(const struct cpupri_view *v, const struct cpupri_xlate *x, __u32 level,
+			const struct cpupri_mask *allowed, struct cpuset *ret)
+{
+	if (level >= LEVEL_COUNT)
+		return;
+	for (__u32 s = 0; s < v->geom.nshards; s++) {
+		if (!((allowed->shard_nonempty[s / 64] >> (s % 64)) & 1))
+			continue;
+		for (__u32 i = 0; i < x->shard_words; i++) {
+			__u32 w = s * x->shard_words + i;
+			__u64 bits;
+
+			if (!allowed->w[w])
+				continue;
+			/* Relaxed, as in cpupri_shard_cpus(): the caller's acquire
+			 * load of the level's count orders these loads. */
+			bits = __atomic_load_n(cpupri_word_ptr((void *)v->map, &v->geom, level, s, i), __ATOMIC_RELAXED) &
+			       allowed->w[w];
+			for (__u32 k = x->word_runs[w]; bits && k < x->word_runs[w + 1]; k++) {
+				const struct cpupri_run *run = &x->runs[k];
+				__u64 piece = (bits >> run->bit) & cpupri_low_bits(run->len);
+				__u32 lo = run->cpu / 64, sh = run->cpu % 64;
+
+				if (!piece)
+					continue;
+				ret->w[lo] |= piece << sh;
+				if (sh && lo + 1 < CPUSET_WORDS)
+					ret->w[lo + 1] |= piece >> (64 - sh);
+			}
+		}
+	}
+}

@@ -1,54 +1,216 @@
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "placement.h"
+
+/*
+ * Cost. What depends only on the configuration, the topology and the map's
+ * geometry lives in the context, built once: the candidate set of a request
+ * with no allowed set (and of each node) with its map mask, the largest
+ * group each kind can fill, SMT sibling lists, the bit <-> CPU translation.
+ * An answer then works on sets, a word at a time, never CPU by CPU:
+ *
+ *  - eligible CPUs are kept as one set per rank with counts, so the scan's
+ *    "is the answer decided" test adds counts and the group comparisons
+ *    count bits per rank;
+ *  - claims are read 8 bytes at a time and sorted into sets: CPUs a claim
+ *    bars, CPUs ranked by their claim (one by one, the only per-CPU work of
+ *    the scan), and the SMT siblings of CPUs a claim makes busy, found by
+ *    shifting sets (see placement_ctx.shift);
+ *  - a pick takes the lowest rank, splits it into the four locality tiers
+ *    and walks each in rotation order (set bits from the cursor on, then
+ *    from 0), skipping CPUs known to have an SMT penalty, computing it for
+ *    the others it meets only, and stops at the first without one: key
+ *    order (rank, penalty, tier, rotation) makes that CPU the smallest key.
+ *
+ * A count-1 query on an idle map reads one level's words, one sibling slot
+ * and the pick's slot. Every set holds only CPUs below topo->ncpus, so the
+ * word loops stop at nwords.
+ */
 
 enum placement_group {
 	PLACEMENT_GROUP_LLC,
 	PLACEMENT_GROUP_NODE,
 };
 
-/* One decision's working set; on the heap, it is a few KiB. */
+/* The four locality tiers of a pick relative to its anchor (placement.h, step 5). */
+#define PLACEMENT_TIERS 4
+/* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
+#define PLACEMENT_MAX_SHIFTS 8
+
+/* One answer's working set. */
 struct placement_state {
-	const struct placement_config *cfg;
-	const struct topo *topo;
-	const struct cpupri_view *view;
-	const uint8_t *claimed;
 	const struct placement_request *req;
-	__u32 below;              /* rtP: eligible levels are strictly lower */
-	uint32_t start;           /* rotation origin */
-	struct cpuset cand;       /* allowed ∩ managed ∩ online (∩ node) */
-	struct cpuset cand0;      /* the candidates of kind 0 */
-	bool mixed;               /* cand0 is neither empty nor all of cand */
+	const uint8_t *claimed;
+	__u32 below;                /* rtP: eligible levels are strictly lower */
+	uint32_t start;             /* rotation origin */
+	const struct cpuset *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
+	const struct cpupri_mask *mask; /* cand in the map's bits */
+	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
 	/* [use kind 0][group kind]: some group can hold count candidates */
 	bool possible[2][2];
-	__u32 next;               /* next level the scan reads */
-	struct cpuset seen;       /* met in the level scan */
-	struct cpuset eligible;   /* met below rtP, not dropped */
-	uint8_t level[RTPLACE_MAX_CPUS];  /* max(map level, claim), reported */
-	uint8_t rank[RTPLACE_MAX_CPUS];   /* level as ordered (idle folded unless prefer_idle) */
-	uint8_t penalty[RTPLACE_MAX_CPUS];
-	uint16_t group_count[RTPLACE_MAX_CPUS];
+	__u32 next;                 /* next level the scan reads */
+	struct cpuset seen;         /* met in the level scan */
+	struct cpuset eligible;     /* met below rtP, not dropped: the union of rank[] */
+	struct cpuset claims;       /* candidates claimed below rtP: ranked one by one */
+	struct cpuset barred;       /* candidates claimed at rtP or above: never eligible */
+	struct cpuset pen_claims;   /* CPUs with an SMT sibling that its claim alone makes busy */
+	struct cpuset idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
+	struct cpuset pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
+	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
+	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
+	struct cpuset rank[LEVEL_COUNT];
 	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
+	struct cpuset cand_buf;
+	struct cpupri_mask mask_buf;
 };
 
-static const struct cpuset *placement_groups(const struct placement_state *st, enum placement_group which,
+_Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
+
+struct placement_ctx {
+	struct placement_config cfg;
+	const struct topo *topo;
+	const struct cpupri_view *view;
+	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
+	struct cpupri_xlate xlate;
+	struct cpuset kind0;        /* online CPUs of kind 0 */
+	struct cpuset base;         /* managed ∩ online ∩ in the map */
+	struct cpupri_mask base_mask;
+	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
+	bool base_mixed;
+	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
+	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
+	uint16_t *sib;              /* the siblings, the CPU itself left out */
+	/* The sibling relation as shifts: CPU c in shift_from[k] has sibling
+	 * c + shift[k]. Machines number siblings N and N + ncores, or 2k and
+	 * 2k + 1: two shifts, so the siblings of a set are a few word shifts
+	 * away. nshifts is 0 when more than PLACEMENT_MAX_SHIFTS would do. */
+	uint32_t nshifts;
+	int32_t shift[PLACEMENT_MAX_SHIFTS];
+	struct cpuset shift_from[PLACEMENT_MAX_SHIFTS];
+	struct placement_state st;
+};
+
+static uint32_t placement_popcount_and(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < x->nwords; i++)
+		n += (uint32_t)__builtin_popcountll(a->w[i] & b->w[i]);
+	return n;
+}
+
+static bool placement_intersects(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
+}
+
+/* Whether s holds at least n CPUs, counting no further than needed. */
+static bool placement_at_least(const struct placement_ctx *x, const struct cpuset *s, uint32_t n)
+{
+	uint32_t have = 0;
+
+	for (uint32_t i = 0; i < x->nwords && have < n; i++)
+		if (s->w[i])
+			have += (uint32_t)__builtin_popcountll(s->w[i]);
+	return have >= n;
+}
+
+/* ORs into out the CPUs of in moved by d (the callers' bits land inside the machine). */
+static void placement_or_shifted(const struct placement_ctx *x, struct cpuset *out, const struct cpuset *in,
+				 int32_t d)
+{
+	const uint32_t q = (uint32_t)(d < 0 ? -d : d) / 64, r = (uint32_t)(d < 0 ? -d : d) % 64;
+
+	for (uint32_t i = 0; i < x->nwords; i++) {
+		uint64_t w = 0;
+
+		if (d > 0 && i >= q) {
+			w = in->w[i - q] << r;
+			if (r && i >= q + 1)
+				w |= in->w[i - q - 1] >> (64 - r);
+		} else if (d < 0 && i + q < x->nwords) {
+			w = in->w[i + q] >> r;
+			if (r && i + q + 1 < x->nwords)
+				w |= in->w[i + q + 1] << (64 - r);
+		}
+		out->w[i] |= w;
+	}
+}
+
+static bool placement_empty(const struct placement_ctx *x, const struct cpuset *s)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (s->w[i])
+			return false;
+	return true;
+}
+
+static void placement_zero(const struct placement_ctx *x, struct cpuset *s)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		s->w[i] = 0;
+}
+
+/* First CPU of s at or after from, or -1. */
+static int placement_next(const struct placement_ctx *x, const struct cpuset *s, uint32_t from)
+{
+	for (uint32_t i = from / 64; i < x->nwords; i++) {
+		uint64_t w = s->w[i];
+
+		if (i == from / 64)
+			w &= ~UINT64_C(0) << (from % 64);
+		if (w)
+			return (int)(i * 64 + (uint32_t)__builtin_ctzll(w));
+	}
+	return -1;
+}
+
+/* The CPU of s nearest the rotation origin (smallest (cpu - start) mod ncpus), or -1. */
+static int placement_rot_first(const struct placement_ctx *x, const struct cpuset *s)
+{
+	int c = placement_next(x, s, x->st.start);
+
+	return c >= 0 ? c : placement_next(x, s, 0);
+}
+
+/* The CPU of s after c in rotation order, or -1 once the walk is back at the origin. */
+static int placement_rot_next(const struct placement_ctx *x, const struct cpuset *s, int c)
+{
+	const uint32_t start = x->st.start;
+	int n = placement_next(x, s, (uint32_t)c + 1);
+
+	if ((uint32_t)c >= start) {
+		if (n >= 0)
+			return n;
+		n = placement_next(x, s, 0);
+	}
+	return n >= 0 && (uint32_t)n < start ? n : -1;
+}
+
+static uint32_t placement_rotdist(const struct placement_ctx *x, uint32_t cpu)
+{
+	return (cpu + x->topo->ncpus - x->st.start) % x->topo->ncpus;
+}
+
+static const struct cpuset *placement_groups(const struct placement_ctx *x, enum placement_group which,
 					     uint32_t *ret_n)
 {
-	*ret_n = which == PLACEMENT_GROUP_LLC ? st->topo->nllcs : st->topo->nnodes;
-	return which == PLACEMENT_GROUP_LLC ? st->topo->llc_cpus : st->topo->node_cpus;
+	*ret_n = which == PLACEMENT_GROUP_LLC ? x->topo->nllcs : x->topo->nnodes;
+	return which == PLACEMENT_GROUP_LLC ? x->topo->llc_cpus : x->topo->node_cpus;
 }
 
-static int32_t placement_group_of(const struct placement_state *st, enum placement_group which, uint32_t cpu)
+static int32_t placement_group_of(const struct placement_ctx *x, enum placement_group which, uint32_t cpu)
 {
-	return which == PLACEMENT_GROUP_LLC ? st->topo->cpus[cpu].llc : st->topo->cpus[cpu].node;
-}
-
-static uint32_t placement_rotdist(const struct placement_state *st, uint32_t cpu)
-{
-	return (cpu + st->topo->ncpus - st->start) % st->topo->ncpus;
+	return which == PLACEMENT_GROUP_LLC ? x->topo->cpus[cpu].llc : x->topo->cpus[cpu].node;
 }
 
 static uint32_t placement_claimed(const struct placement_state *st, uint32_t cpu, uint32_t level)
@@ -58,60 +220,206 @@ static uint32_t placement_claimed(const struct placement_state *st, uint32_t cpu
 	return level;
 }
 
-static void placement_candidates(struct placement_state *st)
+/* The rank of a level: as ordered, idle folded into normal unless prefer_idle. */
+static uint32_t placement_rank_of(const struct placement_ctx *x, uint32_t level)
 {
+	return level == LEVEL_IDLE && !x->cfg.prefer_idle ? LEVEL_NORMAL : level;
+}
+
+/* The level a CPU of rank r was met at (reported in the answer). */
+static uint32_t placement_level_of(const struct placement_ctx *x, uint32_t cpu, uint32_t r)
+{
+	return cpuset_test(&x->st.idle, cpu) ? LEVEL_IDLE : r;
+}
+
+/* Makes the CPUs of bits (word i of the sets) eligible at level. */
+static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bits, uint32_t level)
+{
+	struct placement_state *st = &x->st;
+	uint32_t r = placement_rank_of(x, level);
+
+	st->rank[r].w[i] |= bits;
+	st->eligible.w[i] |= bits;
+	if (level == LEVEL_IDLE)
+		st->idle.w[i] |= bits;
+	st->cnt[r] += (uint32_t)__builtin_popcountll(bits);
+	/* Kind-0 counts matter only when the candidates mix kinds. */
+	if (st->mixed)
+		st->cnt0[r] += (uint32_t)__builtin_popcountll(bits & x->kind0.w[i]);
+	st->used[r / 64] |= UINT64_C(1) << (r % 64);
+}
+
+/* Takes back a pick whose slot says it is no longer below rtP. */
+static void placement_drop(struct placement_ctx *x, uint32_t cpu, uint32_t level)
+{
+	struct placement_state *st = &x->st;
+	uint32_t r = placement_rank_of(x, level);
+
+	cpuset_clear(&st->rank[r], cpu);
+	cpuset_clear(&st->eligible, cpu);
+	cpuset_clear(&st->idle, cpu);
+	st->cnt[r]--;
+	if (st->mixed && cpuset_test(&x->kind0, cpu))
+		st->cnt0[r]--;
+}
+
+/* Ranks with CPUs, ascending: r = placement_rank_next(st, 0) ... until LEVEL_COUNT. */
+static uint32_t placement_rank_next(const struct placement_state *st, uint32_t from)
+{
+	for (uint32_t w = from / 64; w < 2; w++) {
+		uint64_t bits = st->used[w];
+
+		if (w == from / 64)
+			bits &= ~UINT64_C(0) << (from % 64);
+		if (bits)
+			return w * 64 + (uint32_t)__builtin_ctzll(bits);
+	}
+	return LEVEL_COUNT;
+}
+
+#define PLACEMENT_FOREACH_RANK(r, st) \
+	for (uint32_t r = placement_rank_next((st), 0); r < LEVEL_COUNT; r = placement_rank_next((st), r + 1))
+
+/* Whether some group of kset holds at least count CPUs. */
+static bool placement_fits(const struct placement_ctx *x, const struct cpuset *kset, enum placement_group which,
+			   uint32_t count)
+{
+	uint32_t n;
+	const struct cpuset *groups = placement_groups(x, which, &n);
+
+	for (uint32_t g = 0; g < n; g++)
+		if (placement_popcount_and(x, kset, &groups[g]) >= count)
+			return true;
+	return false;
+}
+
+static void placement_candidates(struct placement_ctx *x)
+{
+	struct placement_state *st = &x->st;
 	const struct placement_request *req = st->req;
-	const struct cpuset *base = cpuset_empty(&req->allowed) ? &st->cfg->managed : &req->allowed;
+	struct cpuset cand0;
 
-	cpuset_and(&st->cand, base, &st->cfg->managed);
-	cpuset_and(&st->cand, &st->cand, &st->topo->online);
-	if (req->node >= 0)
-		cpuset_and(&st->cand, &st->cand, &st->topo->node_cpus[req->node]);
-	/* CPUs the map does not hold are offline as far as it can tell. */
-	for (int c = cpuset_next(&st->cand, st->view->geom.ncpus); c >= 0; c = cpuset_next(&st->cand, (unsigned)c + 1))
-		cpuset_clear(&st->cand, (unsigned)c);
-	cpuset_zero(&st->cand0);
-	CPUSET_FOREACH(c, &st->cand)
-		if (st->topo->cpus[c].kind == 0)
-			cpuset_set(&st->cand0, (unsigned)c);
-	st->mixed = !cpuset_empty(&st->cand0) && !cpuset_equal(&st->cand0, &st->cand);
-
+	if (cpuset_empty(&req->allowed)) {
+		st->cand = &x->base;
+		st->mask = req->node >= 0 ? &x->node_mask[req->node] : &x->base_mask;
+		if (req->node < 0) {
+			st->mixed = x->base_mixed;
+			for (int k = 0; k < 2; k++)
+				for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
+					st->possible[k][w] = x->base_widest[k][w] >= req->count;
+			return;
+		}
+		cpuset_and(&st->cand_buf, &x->base, &x->topo->node_cpus[req->node]);
+	} else {
+		cpuset_and(&st->cand_buf, &req->allowed, &x->base);
+		if (req->node >= 0)
+			cpuset_and(&st->cand_buf, &st->cand_buf, &x->topo->node_cpus[req->node]);
+		cpupri_xlate_mask(&x->xlate, &st->cand_buf, &st->mask_buf);
+		st->mask = &st->mask_buf;
+	}
+	st->cand = &st->cand_buf;
+	cpuset_and(&cand0, st->cand, &x->kind0);
+	st->mixed = !cpuset_empty(&cand0) && !cpuset_equal(&cand0, st->cand);
 	/* Upper bounds for the scan's early stop: a group that cannot hold
 	 * count candidates will never be the one chosen. */
-	for (int k = 0; k < 2 && req->count > 1; k++) {
-		const struct cpuset *kset = k ? &st->cand0 : &st->cand;
+	for (int k = 0; k < 2 && req->count > 1; k++)
+		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
+			st->possible[k][w] = placement_fits(x, k ? &cand0 : st->cand, (enum placement_group)w,
+							    req->count);
+}
 
-		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
-			uint32_t n;
-			const struct cpuset *groups = placement_groups(st, (enum placement_group)w, &n);
+#define PLACEMENT_BYTES(b) (UINT64_C(0x0101010101010101) * (b))
 
-			st->possible[k][w] = false;
-			for (uint32_t g = 0; g < n && !st->possible[k][w]; g++) {
-				struct cpuset m;
+/* Bit k set iff the top bit of byte k of v is. */
+static uint64_t placement_byte_tops(uint64_t v)
+{
+	return ((v >> 7 & PLACEMENT_BYTES(1)) * UINT64_C(0x0102040810204080)) >> 56;
+}
 
-				cpuset_and(&m, kset, &groups[g]);
-				st->possible[k][w] = cpuset_count(&m) >= req->count;
+/* Bit k set iff byte k of v is at least min (1..127), without carries
+ * between bytes: the low 7 bits with the top bit set cannot borrow. */
+static uint64_t placement_bytes_at_least(uint64_t v, uint32_t min)
+{
+	uint64_t lo = v & PLACEMENT_BYTES(0x7f);
+
+	return placement_byte_tops(((lo | PLACEMENT_BYTES(0x80)) - PLACEMENT_BYTES(min)) | v);
+}
+
+/*
+ * Reads the claims, 8 claim bytes at a time. For the candidates: a claim at
+ * or above rtP bars the CPU whatever its map level (max(level, claim) >=
+ * rtP); one below rtP ranks it at max(level, claim), CPU by CPU in the
+ * scan. For every CPU: a claim that alone makes it busy (placement_busy())
+ * gives its SMT siblings their penalty without reading its slot.
+ */
+static void placement_claims(struct placement_ctx *x)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t ncpus = x->topo->ncpus;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const uint32_t busy = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
+	struct cpuset hot;
+
+	placement_zero(x, &st->claims);
+	placement_zero(x, &st->barred);
+	placement_zero(x, &st->pen_claims);
+	if (!st->claimed)
+		return;
+	placement_zero(x, &hot);
+	for (uint32_t i = 0; i < x->nwords; i++) {
+		for (uint32_t b = i * 64; b < i * 64 + 64 && b < ncpus; b += 8) {
+			uint64_t cand = (st->cand->w[i] >> (b % 64)) & 0xff, v = 0, high;
+
+			if (!cand && !smt)
+				continue;
+			if (b + 8 <= ncpus) {
+				memcpy(&v, st->claimed + b, sizeof(v));
+				v = le64toh(v);
+			} else {
+				for (uint32_t k = 0; b + k < ncpus; k++)
+					v |= (uint64_t)st->claimed[b + k] << (8 * k);
 			}
+			if (!v)
+				continue;
+			high = placement_bytes_at_least(v, st->below);
+			st->claims.w[i] |= (placement_bytes_at_least(v, 1) & ~high & cand) << (b % 64);
+			st->barred.w[i] |= (high & cand) << (b % 64);
+			if (smt)
+				hot.w[i] |= placement_bytes_at_least(v, busy) << (b % 64);
+		}
+	}
+	for (uint32_t k = 0; k < x->nshifts; k++) {
+		struct cpuset from;
+
+		for (uint32_t i = 0; i < x->nwords; i++)
+			from.w[i] = hot.w[i] & x->shift_from[k].w[i];
+		placement_or_shifted(x, &st->pen_claims, &from, x->shift[k]);
+	}
+	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
+		for (uint64_t bits = hot.w[i]; bits; bits &= bits - 1) {
+			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
+				cpuset_set(&st->pen_claims, x->sib[k]);
 		}
 	}
 }
 
-/* Whether some group holds count settled CPUs of kset (settled: rank <= level). */
-static bool placement_group_settled(struct placement_state *st, enum placement_group which,
-				    const struct cpuset *kset, uint32_t level)
+/* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
+static void placement_settled_set(const struct placement_ctx *x, bool use0, uint32_t level, struct cpuset *ret)
 {
-	uint32_t n;
+	const struct placement_state *st = &x->st;
 
-	placement_groups(st, which, &n);
-	for (uint32_t g = 0; g < n; g++)
-		st->group_count[g] = 0;
-	CPUSET_FOREACH(c, &st->eligible) {
-		if (st->rank[c] > level || !cpuset_test(kset, (unsigned)c))
-			continue;
-		if (++st->group_count[placement_group_of(st, which, (uint32_t)c)] >= st->req->count)
-			return true;
+	placement_zero(x, ret);
+	PLACEMENT_FOREACH_RANK(r, st) {
+		if (r > level)
+			break;
+		for (uint32_t i = 0; i < x->nwords; i++)
+			ret->w[i] |= st->rank[r].w[i];
 	}
-	return false;
+	if (use0)
+		for (uint32_t i = 0; i < x->nwords; i++)
+			ret->w[i] &= x->kind0.w[i];
 }
 
 /*
@@ -122,36 +430,35 @@ static bool placement_group_settled(struct placement_state *st, enum placement_g
  * ones, so once the CPUs they would take are all settled, levels above
  * cannot change the outcome.
  */
-static bool placement_decided(struct placement_state *st, uint32_t level)
+static bool placement_decided(struct placement_ctx *x, uint32_t level)
 {
+	const struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
-	uint32_t settled = 0, settled0 = 0, ksettled;
-	const struct cpuset *kset;
+	uint32_t settled = 0, settled0 = 0;
+	struct cpuset s;
 	int use0;
 
-	CPUSET_FOREACH(c, &st->eligible) {
-		if (st->rank[c] > level)
-			continue;
-		settled++;
-		if (cpuset_test(&st->cand0, (unsigned)c))
-			settled0++;
+	PLACEMENT_FOREACH_RANK(r, st) {
+		if (r > level)
+			break;
+		settled += st->cnt[r];
+		settled0 += st->cnt0[r];
 	}
 	/* With mixed kinds, whether kind 0 alone suffices is open until
 	 * count of them are settled. */
 	if (st->mixed && settled0 < count)
 		return false;
 	use0 = st->mixed;
-	kset = use0 ? &st->cand0 : &st->cand;
-	ksettled = use0 ? settled0 : settled;
-	if (ksettled < count)
+	if ((use0 ? settled0 : settled) < count)
 		return false;
 	if (count == 1)
 		return true;
-	if (placement_group_settled(st, PLACEMENT_GROUP_LLC, kset, level))
+	placement_settled_set(x, use0, level, &s);
+	if (placement_fits(x, &s, PLACEMENT_GROUP_LLC, count))
 		return true;
 	if (st->possible[use0][PLACEMENT_GROUP_LLC])
 		return false;
-	if (placement_group_settled(st, PLACEMENT_GROUP_NODE, kset, level))
+	if (placement_fits(x, &s, PLACEMENT_GROUP_NODE, count))
 		return true;
 	return !st->possible[use0][PLACEMENT_GROUP_NODE];
 }
@@ -162,85 +469,107 @@ static bool placement_decided(struct placement_state *st, uint32_t level)
  * dropped it first asks whether what it has still decides the answer, then
  * reads on from the level where it stopped.
  */
-static void placement_scan(struct placement_state *st, const struct cpupri_mask *m)
+static void placement_scan(struct placement_ctx *x)
 {
-	if (st->next > LEVEL_IDLE && !cpuset_empty(&st->eligible) && placement_decided(st, st->next - 1))
+	struct placement_state *st = &x->st;
+
+	if (st->next > LEVEL_IDLE && !placement_empty(x, &st->eligible) && placement_decided(x, st->next - 1))
 		return;
 	while (st->next < st->below) {
 		__u32 level = st->next++;
 		struct cpuset cpus;
+		uint64_t any = 0;
 
 		/* Acquire load of the count, then the mask: see cpupri_find(). */
-		if (cpupri_count(st->view, level) <= 0)
+		if (cpupri_count(x->view, level) <= 0)
 			continue;
-		cpupri_level_cpus(st->view, level, m, &cpus);
+		cpuset_zero(&cpus);
+		cpupri_xlate_level(x->view, &x->xlate, level, st->mask, &cpus);
 		/* A CPU moving between levels can show in both; the lower
-		 * sighting stands, the slot check in placement_choose() catches
-		 * a stale one. */
-		cpuset_andnot(&cpus, &cpus, &st->seen);
-		if (cpuset_empty(&cpus))
-			continue;
-		cpuset_or(&st->seen, &st->seen, &cpus);
-		CPUSET_FOREACH(c, &cpus) {
-			uint32_t l = placement_claimed(st, (uint32_t)c, level);
+		 * sighting stands, the slot check in placement_ctx_choose()
+		 * catches a stale one. */
+		for (uint32_t i = 0; i < x->nwords; i++) {
+			uint64_t bits = cpus.w[i] & ~st->seen.w[i];
 
-			if (l >= st->below)
-				continue;
-			st->level[c] = (uint8_t)l;
-			st->rank[c] = (uint8_t)(l == LEVEL_IDLE && !st->cfg->prefer_idle ? LEVEL_NORMAL : l);
-			cpuset_set(&st->eligible, (unsigned)c);
+			cpus.w[i] = bits;
+			st->seen.w[i] |= bits;
+			any |= bits;
+			/* Unclaimed CPUs rank at the level met, all at once. */
+			bits &= ~st->claims.w[i] & ~st->barred.w[i];
+			if (bits)
+				placement_add_word(x, i, bits, level);
 		}
-		if (!cpuset_empty(&st->eligible) && placement_decided(st, level))
+		if (!any)
+			continue;
+		for (uint32_t i = 0; i < x->nwords; i++) {
+			for (uint64_t bits = cpus.w[i] & st->claims.w[i]; bits; bits &= bits - 1) {
+				uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+				uint32_t l = placement_claimed(st, c, level);
+
+				if (l < st->below)
+					placement_add_word(x, i, UINT64_C(1) << (c % 64), l);
+			}
+		}
+		if (!placement_empty(x, &st->eligible) && placement_decided(x, level))
 			return;
 	}
 }
 
 /* The count lowest ranks of the CPUs in m, ascending, into vec. */
-static void placement_sorted_ranks(const struct placement_state *st, const struct cpuset *m, uint8_t *vec)
+static void placement_sorted_ranks(const struct placement_ctx *x, const struct cpuset *m, uint8_t *vec)
 {
-	uint16_t hist[LEVEL_COUNT] = { 0 };
+	const uint32_t count = x->st.req->count;
 	uint32_t i = 0;
 
-	CPUSET_FOREACH(c, m)
-		hist[st->rank[c]]++;
-	for (uint32_t l = 0; l < LEVEL_COUNT && i < st->req->count; l++)
-		for (uint16_t k = 0; k < hist[l] && i < st->req->count; k++)
-			vec[i++] = (uint8_t)l;
+	PLACEMENT_FOREACH_RANK(r, &x->st) {
+		uint32_t n = placement_popcount_and(x, &x->st.rank[r], m);
+
+		for (; n > 0 && i < count; n--)
+			vec[i++] = (uint8_t)r;
+		if (i == count)
+			break;
+	}
 }
 
 /*
  * The best group of kind `which` holding count CPUs of k, into ret.
  * Returns false when no group can.
  */
-static bool placement_best_group(struct placement_state *st, const struct cpuset *k, enum placement_group which,
+static bool placement_best_group(struct placement_ctx *x, const struct cpuset *k, enum placement_group which,
 				 struct cpuset *ret)
 {
+	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	const int32_t near = st->req->near_cpu;
-	int32_t near_group = near >= 0 ? placement_group_of(st, which, (uint32_t)near) : -1;
+	int32_t near_group = near >= 0 ? placement_group_of(x, which, (uint32_t)near) : -1;
 	uint32_t ngroups, best_rot = 0;
-	const struct cpuset *groups = placement_groups(st, which, &ngroups);
+	const struct cpuset *groups = placement_groups(x, which, &ngroups);
 	bool best_near = false;
 	int best = -1;
 
 	for (uint32_t g = 0; g < ngroups; g++) {
 		int cur = best < 0 ? 0 : 1;
-		struct cpuset m;
+		struct cpuset m, low;
 		uint32_t rot;
 		int cmp = 0;
 		bool is_near;
 
-		cpuset_and(&m, k, &groups[g]);
-		if (cpuset_count(&m) < count)
+		for (uint32_t i = 0; i < x->nwords; i++)
+			m.w[i] = k->w[i] & groups[g].w[i];
+		if (!placement_at_least(x, &m, count))
 			continue;
-		placement_sorted_ranks(st, &m, st->vec[cur]);
+		placement_sorted_ranks(x, &m, st->vec[cur]);
 		/* Rotation looks only at the CPUs the group would hand out
 		 * (rank up to its worst pick): the scan may have stopped
 		 * before it met the others. */
-		rot = UINT32_MAX;
-		CPUSET_FOREACH(c, &m)
-			if (st->rank[c] <= st->vec[cur][count - 1] && placement_rotdist(st, (uint32_t)c) < rot)
-				rot = placement_rotdist(st, (uint32_t)c);
+		placement_zero(x, &low);
+		PLACEMENT_FOREACH_RANK(r, st) {
+			if (r > st->vec[cur][count - 1])
+				break;
+			for (uint32_t i = 0; i < x->nwords; i++)
+				low.w[i] |= st->rank[r].w[i] & m.w[i];
+		}
+		rot = placement_rotdist(x, (uint32_t)placement_rot_first(x, &low));
 		is_near = near_group >= 0 && (uint32_t)near_group == g;
 		if (best >= 0) {
 			/* Worst level first: a group is as good as the slowest
@@ -254,95 +583,141 @@ static bool placement_best_group(struct placement_state *st, const struct cpuset
 				cmp = rot < best_rot ? -1 : 1;
 			if (cmp > 0)
 				continue;
-			for (uint32_t i = 0; i < count; i++)
-				st->vec[0][i] = st->vec[1][i];
+			memcpy(st->vec[0], st->vec[1], count);
 		}
 		best = (int)g;
 		best_near = is_near;
 		best_rot = rot;
-		*ret = m;
+		for (uint32_t i = 0; i < x->nwords; i++)
+			ret->w[i] = m.w[i];
 	}
 	return best >= 0;
 }
 
-static bool placement_busy(const struct placement_state *st, uint32_t cpu)
+static bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
 {
-	uint32_t l = placement_claimed(st, cpu, cpupri_level(st->view, cpu));
+	uint32_t l = placement_claimed(&x->st, cpu, cpupri_level(x->view, cpu));
 
-	if (st->cfg->avoid_smt == PLACEMENT_SMT_ALWAYS)
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS)
 		return l > LEVEL_IDLE;
-	return l >= st->below;
+	return l >= x->st.below;
 }
 
-static uint32_t placement_tier(const struct placement_state *st, int32_t anchor, uint32_t cpu)
+/* Whether cpu has an SMT sibling that is busy or was picked in this round. */
+static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 {
-	const struct topo_cpu *a, *c = &st->topo->cpus[cpu];
+	struct placement_state *st = &x->st;
+	bool pen = false;
 
-	if (anchor < 0 || (uint32_t)anchor == cpu)
-		return 0;
-	a = &st->topo->cpus[anchor];
-	if (a->llc >= 0 && a->llc == c->llc)
-		return 1;
-	if (a->node >= 0 && a->node == c->node)
-		return 2;
-	return 3;
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	if (cpuset_test(&st->pen_known, cpu))
+		return cpuset_test(&st->pen, cpu);
+	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
+		pen = placement_busy(x, x->sib[i]);
+	cpuset_set(&st->pen_known, cpu);
+	if (pen)
+		cpuset_set(&st->pen, cpu);
+	return pen;
+}
+
+/*
+ * The smallest CPU of g by (rank, penalty, tier, rotation distance), or -1.
+ * Among the lowest rank, the tiers in order, each walked in rotation order:
+ * the first CPU without a penalty wins; if every one has a penalty, the
+ * first of the first non-empty tier does. A walk that finds a free CPU
+ * early reads only the sibling slots of the CPUs before it.
+ */
+static int placement_pick(struct placement_ctx *x, const struct cpuset *g, int32_t anchor, uint32_t *ret_rank)
+{
+	const struct topo *t = x->topo;
+	struct cpuset tier[PLACEMENT_TIERS];
+	uint32_t r = LEVEL_COUNT, ntiers = 1;
+
+	PLACEMENT_FOREACH_RANK(rr, &x->st) {
+		if (placement_intersects(x, &x->st.rank[rr], g)) {
+			r = rr;
+			break;
+		}
+	}
+	if (r == LEVEL_COUNT)
+		return -1;
+	*ret_rank = r;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		tier[0].w[i] = x->st.rank[r].w[i] & g->w[i];
+	if (anchor >= 0) {
+		/* The anchor, its LLC, its node, the rest (placement.h step 5).
+		 * The anchor need not be online: its LLC and node are those of
+		 * the online CPUs sharing its ids, if any. */
+		const struct topo_cpu *a = &t->cpus[anchor];
+		const struct cpuset *llc = a->llc >= 0 && (uint32_t)a->llc < t->nllcs ? &t->llc_cpus[a->llc] : NULL;
+		const struct cpuset *node = a->node >= 0 && (uint32_t)a->node < t->nnodes ? &t->node_cpus[a->node] : NULL;
+
+		ntiers = PLACEMENT_TIERS;
+		for (uint32_t i = 0; i < x->nwords; i++) {
+			uint64_t all = tier[0].w[i], self = (uint32_t)anchor / 64 == i ? UINT64_C(1) << (anchor % 64) : 0;
+			uint64_t l = llc ? llc->w[i] & ~self : 0, n = node ? node->w[i] & ~self & ~l : 0;
+
+			tier[0].w[i] = all & self;
+			tier[1].w[i] = all & l;
+			tier[2].w[i] = all & n;
+			tier[3].w[i] = all & ~self & ~l & ~n;
+		}
+	}
+	/* CPUs already known to have a penalty are skipped a word at a time. */
+	for (uint32_t k = 0; k < ntiers; k++) {
+		struct cpuset free;
+
+		for (uint32_t i = 0; i < x->nwords; i++)
+			free.w[i] = tier[k].w[i] & ~x->st.pen.w[i];
+		for (int c = placement_rot_first(x, &free); c >= 0; c = placement_rot_next(x, &free, c))
+			if (!placement_penalty(x, (uint32_t)c))
+				return c;
+	}
+	for (uint32_t k = 0; k < ntiers; k++) {
+		int c = placement_rot_first(x, &tier[k]);
+
+		if (c >= 0)
+			return c;
+	}
+	return -1;
 }
 
 /* Picks up to count CPUs of the eligible set by the rules in placement.h. */
-static uint32_t placement_select(struct placement_state *st, uint16_t *ret_cpus)
+static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels)
 {
+	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
-	const bool smt = st->cfg->avoid_smt != PLACEMENT_SMT_NEVER;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
 	int32_t anchor = st->req->near_cpu;
 	struct cpuset k, g;
 	uint32_t n = 0;
 
-	cpuset_and(&k, &st->eligible, &st->cand0);
-	if (cpuset_count(&k) < count)
+	cpuset_and(&k, &st->eligible, &x->kind0);
+	if (!placement_at_least(x, &k, count))
 		k = st->eligible;
 	g = k;
-	if (count > 1 && !placement_best_group(st, &k, PLACEMENT_GROUP_LLC, &g) &&
-	    !placement_best_group(st, &k, PLACEMENT_GROUP_NODE, &g))
+	if (count > 1 && !placement_best_group(x, &k, PLACEMENT_GROUP_LLC, &g) &&
+	    !placement_best_group(x, &k, PLACEMENT_GROUP_NODE, &g))
 		g = k;
-
-	CPUSET_FOREACH(c, &g) {
-		struct cpuset sib;
-
-		st->penalty[c] = 0;
-		if (!smt)
-			continue;
-		topo_siblings(st->topo, (uint32_t)c, &sib);
-		CPUSET_FOREACH(s, &sib)
-			if (s != c && placement_busy(st, (uint32_t)s))
-				st->penalty[c] = 1;
-	}
+	st->pen = st->pen_claims;
+	st->pen_known = st->pen_claims;
 	while (n < count) {
-		uint32_t best_key = UINT32_MAX;
-		int best = -1;
+		uint32_t r;
+		int best = placement_pick(x, &g, anchor, &r);
 
-		CPUSET_FOREACH(c, &g) {
-			uint32_t key = (uint32_t)st->rank[c] << 19 | (uint32_t)st->penalty[c] << 18 |
-				       placement_tier(st, anchor, (uint32_t)c) << 16 |
-				       placement_rotdist(st, (uint32_t)c);
-
-			if (key < best_key) {
-				best_key = key;
-				best = c;
-			}
-		}
 		if (best < 0)
 			break;
-		ret_cpus[n++] = (uint16_t)best;
+		ret_cpus[n] = (uint16_t)best;
+		ret_levels[n] = (uint8_t)placement_level_of(x, (uint32_t)best, r);
+		n++;
 		cpuset_clear(&g, (unsigned)best);
 		if (anchor < 0)
 			anchor = best;
-		if (smt) {
-			/* The pick will run at rtP: its siblings are now busy. */
-			struct cpuset sib;
-
-			topo_siblings(st->topo, (uint32_t)best, &sib);
-			CPUSET_FOREACH(s, &sib)
-				st->penalty[s] = 1;
+		/* The pick will run at rtP: its siblings are now busy. */
+		for (uint32_t i = x->sib_off[best]; smt && i < x->sib_off[best + 1]; i++) {
+			cpuset_set(&st->pen, x->sib[i]);
+			cpuset_set(&st->pen_known, x->sib[i]);
 		}
 	}
 	return n;
@@ -363,12 +738,11 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
-int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
-		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
-		     struct placement_result *ret)
+int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
+			 const struct placement_request *req, struct placement_result *ret)
 {
-	struct cpupri_mask m = { 0 };
-	struct placement_state *st = NULL;
+	struct placement_state *st = &x->st;
+	const struct topo *t = x->topo;
 	uint32_t n = 0;
 	int r;
 
@@ -377,44 +751,40 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 	r = placement_check(t, req, &ret->reason);
 	if (r < 0)
 		goto out;
-	st = malloc(sizeof(*st));
-	if (st)
-		r = cpupri_mask_new(v, &m);
-	if (!st || r < 0) {
-		r = -ENOMEM;
-		ret->reason = PLACEMENT_REASON_NO_MEMORY;
-		goto out;
-	}
-	st->cfg = cfg;
-	st->topo = t;
-	st->view = v;
-	st->claimed = claimed_level;
 	st->req = req;
+	st->claimed = claimed_level;
 	st->below = level_from_rt_priority(req->prio);
 	st->start = rotor ? *rotor % t->ncpus : 0;
 	st->next = LEVEL_IDLE;
-	cpuset_zero(&st->seen);
-	cpuset_zero(&st->eligible);
-	placement_candidates(st);
-	if (cpuset_empty(&st->cand)) {
+	/* Only the ranks the last answer used hold anything. */
+	PLACEMENT_FOREACH_RANK(rr, st) {
+		placement_zero(x, &st->rank[rr]);
+		st->cnt[rr] = st->cnt0[rr] = 0;
+	}
+	st->used[0] = st->used[1] = 0;
+	placement_zero(x, &st->seen);
+	placement_zero(x, &st->eligible);
+	placement_zero(x, &st->idle);
+	placement_candidates(x);
+	if (placement_empty(x, st->cand)) {
 		r = -ENODEV;
 		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
 		goto out;
 	}
-	cpupri_mask_from_cpuset(v, &st->cand, &m);
+	placement_claims(x);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is
 	 * left no longer decides the answer, and the choice redone. Only the
 	 * picks' slots are read, not those of every CPU met. */
 	for (bool dropped = true; dropped;) {
 		dropped = false;
-		placement_scan(st, &m);
-		n = placement_select(st, ret->cpus);
+		placement_scan(x);
+		n = placement_select(x, ret->cpus, ret->levels);
 		for (uint32_t i = 0; i < n; i++) {
-			__u32 slot = cpupri_level(v, ret->cpus[i]);
+			__u32 slot = cpupri_level(x->view, ret->cpus[i]);
 
 			if (slot == LEVEL_OFFLINE || slot >= st->below) {
-				cpuset_clear(&st->eligible, ret->cpus[i]);
+				placement_drop(x, ret->cpus[i], ret->levels[i]);
 				dropped = true;
 			}
 		}
@@ -424,16 +794,180 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 		ret->reason = PLACEMENT_REASON_NONE_BELOW;
 		goto out;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		ret->levels[i] = st->level[ret->cpus[i]];
 	ret->n = n;
 	ret->level = ret->levels[0];
 	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
 	if (rotor)
 		*rotor = (ret->cpus[n - 1] + 1u) % t->ncpus;
 out:
-	if (m.w)
-		cpupri_mask_free(&m);
-	free(st);
+	return r;
+}
+
+/*
+ * The SMT sibling lists, each CPU's own left out, and the shifts that
+ * express them. Cores are gathered by a counting sort on core ids, so this
+ * is O(ncpus), not a scan of a core's CPU set per CPU.
+ */
+static int placement_ctx_siblings(struct placement_ctx *x)
+{
+	const struct topo *t = x->topo;
+	uint32_t *core_off = calloc(t->ncores + 1, sizeof(*core_off));
+	uint16_t *core_cpu = malloc(t->ncpus * sizeof(*core_cpu));
+	bool irregular = false;
+	uint32_t n = 0;
+	int r = -ENOMEM;
+
+	x->sib_off = malloc((t->ncpus + 1) * sizeof(*x->sib_off));
+	if (!core_off || !core_cpu || !x->sib_off)
+		goto out;
+	/* Online CPUs have a core id below ncores (topo_finish()). */
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online)
+			core_off[t->cpus[c].core + 1]++;
+	for (uint32_t k = 0; k < t->ncores; k++)
+		core_off[k + 1] += core_off[k];
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		x->sib_off[c] = n;
+		if (t->cpus[c].online)
+			n += core_off[t->cpus[c].core + 1] - core_off[t->cpus[c].core] - 1;
+	}
+	x->sib_off[t->ncpus] = n;
+	x->sib = malloc((n ? n : 1) * sizeof(*x->sib));
+	if (!x->sib)
+		goto out;
+	/* core_off[k] now counts up to the end of core k's CPUs as they go in. */
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online)
+			core_cpu[core_off[t->cpus[c].core]++] = (uint16_t)c;
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		uint32_t core = (uint32_t)t->cpus[c].core, i = x->sib_off[c];
+
+		if (!t->cpus[c].online)
+			continue;
+		for (uint32_t j = core ? core_off[core - 1] : 0; j < core_off[core]; j++) {
+			int32_t d = (int32_t)core_cpu[j] - (int32_t)c;
+			uint32_t k = 0;
+
+			if (d == 0)
+				continue;
+			x->sib[i++] = core_cpu[j];
+			while (k < x->nshifts && x->shift[k] != d)
+				k++;
+			if (k == PLACEMENT_MAX_SHIFTS) {
+				irregular = true;
+				continue;
+			}
+			if (k == x->nshifts)
+				x->shift[x->nshifts++] = d;
+			cpuset_set(&x->shift_from[k], c);
+		}
+	}
+	if (irregular)
+		x->nshifts = 0;
+	r = 0;
+out:
+	free(core_off);
+	free(core_cpu);
+	return r;
+}
+
+int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
+		      struct placement_ctx **ret)
+{
+	struct placement_ctx *x = calloc(1, sizeof(*x));
+	struct cpuset base0;
+	int r = -ENOMEM;
+
+	if (!x)
+		goto out;
+	x->cfg = *cfg;
+	x->topo = t;
+	x->view = v;
+	x->nwords = (t->ncpus + 63) / 64;
+	r = cpupri_xlate_new(v, &x->xlate);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0)
+		goto out;
+	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
+	if (!x->node_mask)
+		goto out;
+	cpuset_zero(&x->kind0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online && t->cpus[c].kind == 0)
+			cpuset_set(&x->kind0, c);
+	/* CPUs the map does not hold are offline as far as it can tell. */
+	cpuset_and(&x->base, &cfg->managed, &t->online);
+	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
+		cpuset_clear(&x->base, (unsigned)c);
+	cpupri_xlate_mask(&x->xlate, &x->base, &x->base_mask);
+	for (uint32_t node = 0; node < t->nnodes; node++) {
+		struct cpuset s;
+
+		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
+			goto out;
+		cpuset_and(&s, &x->base, &t->node_cpus[node]);
+		cpupri_xlate_mask(&x->xlate, &s, &x->node_mask[node]);
+	}
+	cpuset_and(&base0, &x->base, &x->kind0);
+	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
+	for (int k = 0; k < 2; k++) {
+		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
+			uint32_t n;
+			const struct cpuset *groups = placement_groups(x, (enum placement_group)w, &n);
+
+			for (uint32_t g = 0; g < n; g++) {
+				uint32_t in = placement_popcount_and(x, k ? &base0 : &x->base, &groups[g]);
+
+				if (in > x->base_widest[k][w])
+					x->base_widest[k][w] = in;
+			}
+		}
+	}
+	r = placement_ctx_siblings(x);
+out:
+	if (r == 0)
+		*ret = x;
+	else
+		placement_ctx_free(x);
+	return r;
+}
+
+void placement_ctx_free(struct placement_ctx *x)
+{
+	if (!x)
+		return;
+	cpupri_xlate_free(&x->xlate);
+	cpupri_mask_free(&x->base_mask);
+	cpupri_mask_free(&x->st.mask_buf);
+	for (uint32_t node = 0; x->node_mask && node < x->topo->nnodes; node++)
+		cpupri_mask_free(&x->node_mask[node]);
+	free(x->node_mask);
+	free(x->sib_off);
+	free(x->sib);
+	free(x);
+}
+
+int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
+		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
+		     struct placement_result *ret)
+{
+	struct placement_ctx *x = NULL;
+	int r;
+
+	ret->n = 0;
+	ret->level = LEVEL_OFFLINE;
+	r = placement_check(t, req, &ret->reason);
+	if (r < 0)
+		goto out;
+	r = placement_ctx_new(cfg, t, v, &x);
+	if (r < 0) {
+		ret->reason = PLACEMENT_REASON_NO_MEMORY;
+		goto out;
+	}
+	r = placement_ctx_choose(x, claimed_level, rotor, req, ret);
+out:
+	placement_ctx_free(x);
 	return r;
 }

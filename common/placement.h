@@ -118,4 +118,33 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
 		     struct placement_result *ret);
 
+/*
+ * A placement context: what every answer derives from the configuration,
+ * the topology and the map's geometry (candidate sets and their map masks,
+ * SMT sibling lists, the bit <-> CPU translation), built once, plus the
+ * scratch space one answer works in. placement_choose() builds one per call;
+ * a caller that answers often (rtplaced) keeps one, and a query then costs
+ * what its answer needs: a count-1 query on an idle 480-CPU map reads a few
+ * map words and the slots of the CPUs it looks at, not O(ncpus).
+ *
+ * Lifetime: the context copies *cfg and keeps t and v, which must outlive
+ * it unchanged (the topology as topo_finish() left it, the view's map
+ * mapped). Rebuild it whenever the configuration changes (a reload) or the
+ * topology is refreshed; map levels and claims are read live at every
+ * answer and need no rebuild. One answer at a time per context: it is the
+ * caller's scratch space, not shared state (one per thread).
+ *
+ * placement_ctx_new() returns 0 or -ENOMEM.
+ */
+struct placement_ctx;
+
+int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
+		      struct placement_ctx **ret);
+void placement_ctx_free(struct placement_ctx *ctx);
+
+/* placement_choose() with the context's cfg, t and v: same answers, same
+ * returns (never -ENOMEM: the context holds all it needs). */
+int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
+			 const struct placement_request *req, struct placement_result *ret);
+
 #endif

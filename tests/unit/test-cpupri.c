@@ -148,6 +148,92 @@ static void test_differential(void **state)
 	assert_true(st.queries > 10000);
 }
 
+/*
+ * The run-based translation (cpupri_xlate_*) against the per-CPU one
+ * (cpupri_mask_from_cpuset, cpupri_level_cpus) on maps whose shards are
+ * drawn at random (short runs), are contiguous blocks (one long run per
+ * word) or are interleaved, some wider than a cpuset can hold, with random
+ * levels, CPU sets and allowed masks.
+ */
+static void test_xlate(void **state)
+{
+	uint64_t rng = refmodel_seed() ^ 0x5851f42d4c957f2dULL;
+	unsigned maps = 0, checks = 0;
+
+	for (unsigned round = 0; round < 60; round++) {
+		static const uint32_t sizes[] = { 1, 7, 64, 65, 130, 256, 480, 1024, 1100 };
+		uint32_t ncpus = sizes[round % (sizeof(sizes) / sizeof(sizes[0]))];
+		uint32_t nshards = 1 + refmodel_rand_below(&rng, ncpus < 8 ? ncpus : 8), style = round / 9 % 3;
+		__u16 *shard_of = calloc(ncpus, sizeof(*shard_of));
+		struct cpupri_mask want_mask, got_mask, allowed;
+		struct cpupri_geom g;
+		struct cpupri_view v;
+		struct cpupri_xlate x;
+		void *map;
+
+		assert_non_null(shard_of);
+		for (uint32_t c = 0; c < ncpus; c++)
+			shard_of[c] = (__u16)(style == 0 ? refmodel_rand_below(&rng, nshards)
+					      : style == 1 ? (uint64_t)c * nshards / ncpus : c % nshards);
+		assert_int_equal(cpupri_geom_compute(ncpus, nshards, shard_of, &g), 0);
+		map = aligned_alloc(CPUPRI_LINE, g.size);
+		assert_non_null(map);
+		memset(map, 0, g.size);
+		cpupri_init(map, &g, shard_of);
+		assert_int_equal(cpupri_view_open(map, g.size, &v), 0);
+		assert_int_equal(cpupri_xlate_new(&v, &x), 0);
+		assert_int_equal(cpupri_mask_new(&v, &want_mask), 0);
+		assert_int_equal(cpupri_mask_new(&v, &got_mask), 0);
+		assert_int_equal(cpupri_mask_new(&v, &allowed), 0);
+		for (uint32_t c = 0; c < ncpus; c++)
+			cpupri_set(map, &g, c, refmodel_rand_below(&rng, 4) ? refmodel_rand_below(&rng, 6)
+									    : refmodel_rand_below(&rng, LEVEL_COUNT));
+		maps++;
+		for (unsigned q = 0; q < 20; q++) {
+			struct cpuset set, want, got, pre;
+
+			cpuset_zero(&set);
+			for (uint32_t c = 0; c < RTPLACE_MAX_CPUS; c++)
+				if (refmodel_rand_below(&rng, 8) < q % 9)
+					cpuset_set(&set, c);
+			cpupri_mask_from_cpuset(&v, &set, &want_mask);
+			memset(got_mask.w, 0xa5, got_mask.nwords * sizeof(*got_mask.w));
+			cpupri_xlate_mask(&x, &set, &got_mask);
+			assert_memory_equal(got_mask.w, want_mask.w, want_mask.nwords * sizeof(*want_mask.w));
+			assert_memory_equal(got_mask.shard_nonempty, want_mask.shard_nonempty,
+					    sizeof(want_mask.shard_nonempty));
+			/* Every bit allowed, CPUs past RTPLACE_MAX_CPUS included: both
+			 * leave out what a cpuset cannot hold. */
+			if (q == 0) {
+				memset(allowed.w, 0xff, allowed.nwords * sizeof(*allowed.w));
+				memset(allowed.shard_nonempty, 0xff, sizeof(allowed.shard_nonempty));
+			} else {
+				cpupri_mask_from_cpuset(&v, &set, &allowed);
+			}
+			for (uint32_t level = 0; level <= LEVEL_COUNT; level++) {
+				cpupri_level_cpus(&v, level, &allowed, &want);
+				for (int i = 0; i < CPUSET_WORDS; i++)
+					pre.w[i] = refmodel_rand(&rng) & refmodel_rand(&rng);
+				got = pre;
+				cpupri_xlate_level(&v, &x, level, &allowed, &got);
+				cpuset_or(&want, &want, &pre);
+				if (!cpuset_equal(&got, &want))
+					fail_msg("%u CPUs in %u shards (style %u), query %u, level %u: translations differ",
+						 ncpus, nshards, style, q, level);
+				checks++;
+			}
+		}
+		cpupri_mask_free(&allowed);
+		cpupri_mask_free(&got_mask);
+		cpupri_mask_free(&want_mask);
+		cpupri_xlate_free(&x);
+		cpupri_view_close(&v);
+		free(map);
+		free(shard_of);
+	}
+	print_message("%u maps, %u level translations compared\n", maps, checks);
+}
+
 /* A small machine for the targeted cases: 2 nodes x 2 LLCs x 2 cores x 2
  * threads, siblings k and k + 8. */
 static struct topo *small_topology(void)
@@ -591,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_set_edges),
 		cmocka_unit_test(test_layout_480),
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_xlate),
 		cmocka_unit_test(test_concurrency),
 	};
 

@@ -214,6 +214,130 @@ static void test_differential(void **state)
 }
 
 /*
+ * One long-lived context answering many queries while the map and the
+ * claims change under it, as rtplaced's does: every answer must be the
+ * model's, so nothing one answer leaves in the context's scratch space may
+ * leak into the next. Also on the same machines with their CPU ids
+ * shuffled, so that SMT siblings follow no shift pattern and the context
+ * falls back to its per-CPU sibling lists.
+ */
+#define CTX_CONFIGS 4
+#define CTX_QUERIES 250
+
+static void ctx_run(const char *label, const char *variant, struct topo *t, struct diff_stats *st)
+{
+	uint64_t rng = st->seed ^ ((uint64_t)t->ncpus << 16) ^ (uint64_t)variant[0];
+	struct diff_case *dc = calloc(1, sizeof(*dc));
+	uint8_t next[RTPLACE_MAX_CPUS];
+	uint32_t rotor = 0;
+
+	assert_non_null(dc);
+	assert_int_equal(refmodel_map_open(t, refmodel_rand_below(&rng, 2) ? TOPO_SHARD_NODE : TOPO_SHARD_LLC, &dc->map),
+			 0);
+	for (unsigned k = 0; k < CTX_CONFIGS; k++) {
+		bool claims = k % 2;
+		struct placement_ctx *ctx;
+
+		diff_random_config(&rng, t, &dc->cfg);
+		assert_int_equal(placement_ctx_new(&dc->cfg, t, &dc->map.view, &ctx), 0);
+		for (unsigned q = 0; q < CTX_QUERIES; q++) {
+			struct placement_request req;
+			uint32_t rotor_want;
+			int r, rr;
+
+			/* A few CPUs move and a claim comes or goes between
+			 * answers; now and then the whole map changes. */
+			refmodel_random_levels(&rng, t->ncpus, next);
+			for (uint32_t c = 0; c < t->ncpus; c++) {
+				if (q % 50 != 0 && refmodel_rand_below(&rng, t->ncpus) >= 4)
+					continue;
+				refmodel_map_set(&dc->map, c, t->cpus[c].online ? next[c] : LEVEL_OFFLINE);
+				if (claims && refmodel_rand_below(&rng, 4) == 0)
+					dc->claimed[c] = refmodel_rand_below(&rng, 2)
+						? 0 : (uint8_t)(LEVEL_IDLE + refmodel_rand_below(&rng, LEVEL_COUNT - 1));
+			}
+			diff_random_request(&rng, t, &req);
+			rotor_want = rotor;
+			r = placement_ctx_choose(ctx, claims ? dc->claimed : NULL, &rotor, &req, &dc->got);
+			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
+					    &dc->want);
+			if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
+			    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
+				fail_msg("%s %s ctx config %u query %u: %d/%d '%s'/'%s' n %u/%u rotor %u/%u", label,
+					 variant, k, q, r, rr, dc->got.reason, dc->want.reason, dc->got.n, dc->want.n,
+					 rotor, rotor_want);
+			for (uint32_t i = 0; i < dc->got.n; i++)
+				if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
+					fail_msg("%s %s ctx config %u query %u: pick %u is cpu %u level %u, model cpu %u level %u",
+						 label, variant, k, q, i, dc->got.cpus[i], dc->got.levels[i],
+						 dc->want.cpus[i], dc->want.levels[i]);
+			if (r == 0)
+				diff_check_invariants(dc, t, &req, &dc->got);
+			st->queries++;
+			st->ok += r == 0 && dc->got.n == req.count;
+			st->multi += r == 0 && dc->got.n > 1;
+		}
+		placement_ctx_free(ctx);
+		memset(dc->claimed, 0, sizeof(dc->claimed));
+	}
+	refmodel_map_close(&dc->map);
+	free(dc);
+}
+
+/* t with its CPU ids permuted at random, objects and kinds kept. */
+static struct topo *ctx_shuffled(uint64_t *rng, const struct topo *t)
+{
+	uint32_t perm[RTPLACE_MAX_CPUS];
+	struct topo *s;
+
+	assert_int_equal(topo_new(t->ncpus, &s), 0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		perm[c] = c;
+	for (uint32_t c = t->ncpus; c-- > 1;) {
+		uint32_t j = refmodel_rand_below(rng, c + 1), tmp = perm[c];
+
+		perm[c] = perm[j];
+		perm[j] = tmp;
+	}
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		s->cpus[perm[c]] = t->cpus[c];
+	assert_int_equal(topo_finish(s), 0);
+	return s;
+}
+
+static void ctx_topology_cb(const char *label, struct topo *t, void *arg)
+{
+	struct diff_stats *st = arg;
+	uint64_t rng = st->seed ^ t->ncpus;
+	struct topo *s;
+
+	ctx_run(label, "plain", t, st);
+	/* Hybrid, and some CPUs hot-unplugged, as in the differential run. */
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		t->cpus[c].kind = t->cpus[c].core % 3 == 2;
+		if (c % 7 == 3)
+			t->cpus[c].online = false;
+	}
+	assert_int_equal(topo_finish(t), 0);
+	ctx_run(label, "hybrid-offline", t, st);
+	s = ctx_shuffled(&rng, t);
+	ctx_run(label, "shuffled", s, st);
+	topo_free(s);
+}
+
+static void test_ctx_reuse(void **state)
+{
+	struct diff_stats st = { .seed = refmodel_seed() };
+
+	st.topologies = refmodel_each_topology(ctx_topology_cb, &st);
+	print_message("seed %#llx: %u topologies x 3 variants, %lu queries on long-lived contexts: %lu full "
+		      "(%lu multi-CPU)\n",
+		      (unsigned long long)st.seed, st.topologies, st.queries, st.ok, st.multi);
+	assert_true(st.queries > 10000);
+	assert_true(st.ok > 1000 && st.multi > 1000);
+}
+
+/*
  * Targeted cases on a small machine: 2 nodes x 2 LLCs x 2 cores x 2
  * threads. Core k holds CPUs k and k + 8; LLC l holds cores 2l and 2l + 1
  * (CPUs 2l, 2l+1, 2l+8, 2l+9); node n holds LLCs 2n and 2n + 1.
@@ -704,6 +828,7 @@ int main(void)
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_ctx_reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,419 @@
+/*
+ * placement-throughput: placement throughput and quality in simulation
+ * (DESIGN §11), on a topology loaded from an hwloc XML file (by default the
+ * 480-CPU one: 2 packages, 2 nodes, 2 LLCs, 240 cores x 2 threads).
+ *
+ * The cpupri map is the production one (cpupri_init(), node shards), its
+ * levels set with cpupri_set() in two states: every CPU idle, and a busy mix
+ * drawn once from a fixed seed (idle 40%, normal 35%, rt1..rt50 15%, rt99
+ * 10%). The configuration is rtplaced's default (every online CPU managed,
+ * prefer-idle, avoid-smt-siblings = rt) unless a line says otherwise.
+ *
+ * Quality: 60 instances ask in turn for 4 CPUs at rt99, each answer claimed
+ * as rtplaced claims it (the chosen CPUs count as rt99 in the claimed-level
+ * array placement reads), one rotation cursor for all, as in the daemon.
+ * Printed: full answers, collisions (a CPU handed out twice: must be 0),
+ * and how local the answers are: all 4 CPUs in one LLC, in one node, and
+ * answers holding two SMT siblings. Every answer of placement_ctx_choose()
+ * is checked against placement_choose() from the same state: they must be
+ * equal.
+ *
+ * Throughput: decisions per second of placement_choose() (which builds its
+ * context per call) and placement_ctx_choose() (one context, as rtplaced
+ * keeps it), for count 1 and count 4 at rt99 and rt50, the rotation cursor
+ * advancing as in the daemon, on the idle map, the busy map and the idle map
+ * with the 60 x 4 claims in place. Median of the repeats; each repeat runs
+ * queries back to back for a fixed time.
+ *
+ * Exit 1 on a collision or a disagreement, 2 on a usage or system error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpupri.h"
+#include "cpuset.h"
+#include "levels.h"
+#include "placement.h"
+#include "topo.h"
+
+#define PT_INSTANCES 60
+#define PT_INSTANCE_CPUS 4
+#define PT_REPEATS 5
+
+struct pt_map {
+	void *mem;
+	struct cpupri_geom geom;
+	struct cpupri_view view;
+};
+
+struct pt_options {
+	const char *topology;
+	unsigned repeat_ms;
+};
+
+static uint64_t pt_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+static uint64_t pt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pt_map_open(const struct topo *t, struct pt_map *ret)
+{
+	uint16_t shard_of[RTPLACE_MAX_CPUS];
+	uint32_t nshards;
+	int r;
+
+	topo_shards(t, TOPO_SHARD_NODE, shard_of, &nshards);
+	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &ret->geom);
+	if (r < 0)
+		return r;
+	ret->mem = aligned_alloc(CPUPRI_LINE, ret->geom.size);
+	if (!ret->mem)
+		return -ENOMEM;
+	memset(ret->mem, 0, ret->geom.size);
+	cpupri_init(ret->mem, &ret->geom, shard_of);
+	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
+	if (r < 0) {
+		free(ret->mem);
+		ret->mem = NULL;
+	}
+	return r;
+}
+
+static void pt_map_close(struct pt_map *m)
+{
+	cpupri_view_close(&m->view);
+	free(m->mem);
+}
+
+/* Every online CPU idle, or the busy mix drawn from a fixed seed. */
+static void pt_map_fill(const struct topo *t, struct pt_map *m, bool busy)
+{
+	uint64_t rng = UINT64_C(0x9e3779b97f4a7c15);
+
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		uint32_t level = LEVEL_IDLE, dice = (uint32_t)(pt_rand(&rng) % 100);
+
+		if (!t->cpus[c].online)
+			level = LEVEL_OFFLINE;
+		else if (busy && dice >= 90)
+			level = LEVEL_RT99;
+		else if (busy && dice >= 75)
+			level = level_from_rt_priority(1 + (int)(pt_rand(&rng) % 50));
+		else if (busy && dice >= 40)
+			level = LEVEL_NORMAL;
+		cpupri_set(m->mem, &m->geom, c, level);
+	}
+}
+
+static bool pt_same_result(int r1, const struct placement_result *a, int r2, const struct placement_result *b)
+{
+	if (r1 != r2 || a->n != b->n || a->reason != b->reason || a->level != b->level)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->cpus[i] != b->cpus[i] || a->levels[i] != b->levels[i])
+			return false;
+	return true;
+}
+
+struct pt_quality {
+	unsigned full, collisions, same_llc, same_node, smt_pairs, mismatches;
+	unsigned idle_cpus, normal_cpus, rt_cpus;
+};
+
+/* 60 instances x 4 CPUs at rt99, each answer claimed; see the top. */
+static int pt_quality_run(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
+			  struct placement_ctx *ctx, struct placement_result *res, struct placement_result *check,
+			  struct pt_quality *ret)
+{
+	uint8_t *claimed = calloc(t->ncpus, 1);
+	struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
+	struct cpuset given;
+	uint32_t rotor = 0;
+
+	if (!claimed)
+		return -ENOMEM;
+	memset(ret, 0, sizeof(*ret));
+	cpuset_zero(&given);
+	cpuset_zero(&req.allowed);
+	for (unsigned i = 0; i < PT_INSTANCES; i++) {
+		uint32_t rotor_check = rotor;
+		int r = placement_ctx_choose(ctx, claimed, &rotor, &req, res);
+		int rc = placement_choose(cfg, t, &m->view, claimed, &rotor_check, &req, check);
+		bool llc = true, node = true, smt = false;
+
+		if (!pt_same_result(r, res, rc, check) || rotor != rotor_check)
+			ret->mismatches++;
+		if (r < 0)
+			continue;
+		ret->full += res->n == PT_INSTANCE_CPUS;
+		for (uint32_t a = 0; a < res->n; a++) {
+			const struct topo_cpu *ca = &t->cpus[res->cpus[a]];
+
+			ret->idle_cpus += res->levels[a] == LEVEL_IDLE;
+			ret->normal_cpus += res->levels[a] == LEVEL_NORMAL;
+			ret->rt_cpus += res->levels[a] >= LEVEL_RT1;
+			for (uint32_t b = a + 1; b < res->n; b++) {
+				const struct topo_cpu *cb = &t->cpus[res->cpus[b]];
+
+				llc = llc && ca->llc == cb->llc;
+				node = node && ca->node == cb->node;
+				smt = smt || ca->core == cb->core;
+			}
+			if (cpuset_test(&given, res->cpus[a]))
+				ret->collisions++;
+			cpuset_set(&given, res->cpus[a]);
+			claimed[res->cpus[a]] = LEVEL_RT99;
+		}
+		ret->same_llc += llc;
+		ret->same_node += node;
+		ret->smt_pairs += smt;
+	}
+	free(claimed);
+	return 0;
+}
+
+static int pt_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Decisions per second, median of the repeats; with ctx NULL, placement_choose(). */
+static double pt_rate(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
+		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_request *req,
+		      struct placement_result *res, unsigned repeat_ms)
+{
+	double rates[PT_REPEATS];
+	uint32_t rotor = 0;
+
+	for (int rep = 0; rep < PT_REPEATS; rep++) {
+		uint64_t start = pt_now_ns(), end = start + (uint64_t)repeat_ms * 1000000u, now;
+		uint64_t n = 0;
+
+		do {
+			for (int i = 0; i < 256; i++)
+				if (ctx)
+					placement_ctx_choose(ctx, claimed, &rotor, req, res);
+				else
+					placement_choose(cfg, t, &m->view, claimed, &rotor, req, res);
+			n += 256;
+			now = pt_now_ns();
+		} while (now < end);
+		rates[rep] = (double)n * 1e9 / (double)(now - start);
+	}
+	qsort(rates, PT_REPEATS, sizeof(rates[0]), pt_cmp_double);
+	return rates[PT_REPEATS / 2];
+}
+
+static void pt_usage(FILE *f)
+{
+	fprintf(f, "Usage: placement-throughput [--topology XMLFILE] [--quick]\n"
+		   "Placement throughput and quality on a simulated topology (DESIGN §11).\n"
+		   "  --topology XMLFILE  hwloc XML (default %s)\n"
+		   "  --quick             short timing runs\n",
+		BENCH_TOPOLOGY);
+}
+
+static int pt_parse(int argc, char **argv, struct pt_options *o)
+{
+	static const struct option longopts[] = {
+		{ "topology", required_argument, NULL, 't' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->topology = BENCH_TOPOLOGY;
+	o->repeat_ms = 200;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			o->topology = optarg;
+			break;
+		case 'q':
+			o->repeat_ms = 20;
+			break;
+		case 'h':
+			pt_usage(stdout);
+			exit(0);
+		default:
+			pt_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		pt_usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The quality table: default config on both maps, then SMT avoidance off. */
+static int pt_quality(const struct topo *t, struct pt_map *m, struct placement_result *res,
+		      struct placement_result *check, bool *ret_bad)
+{
+	static const struct {
+		const char *name;
+		bool busy;
+		enum placement_smt smt;
+	} cases[] = {
+		{ "idle map, avoid-smt rt", false, PLACEMENT_SMT_RT },
+		{ "busy map, avoid-smt rt", true, PLACEMENT_SMT_RT },
+		{ "idle map, avoid-smt never", false, PLACEMENT_SMT_NEVER },
+		{ "busy map, avoid-smt never", true, PLACEMENT_SMT_NEVER },
+	};
+
+	printf("\n== quality: %d instances x %d CPUs at rt99, each answer claimed ==\n", PT_INSTANCES,
+	       PT_INSTANCE_CPUS);
+	printf("%-27s %5s %10s %8s %9s %9s %12s %9s\n", "case", "full", "collisions", "one LLC", "one node",
+	       "SMT pair", "idle/norm/rt", "mismatch");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = cases[i].smt };
+		struct placement_ctx *ctx;
+		struct pt_quality q;
+		char mix[32];
+		int r;
+
+		pt_map_fill(t, m, cases[i].busy);
+		r = placement_ctx_new(&cfg, t, &m->view, &ctx);
+		if (r < 0)
+			return r;
+		r = pt_quality_run(t, m, &cfg, ctx, res, check, &q);
+		placement_ctx_free(ctx);
+		if (r < 0)
+			return r;
+		snprintf(mix, sizeof(mix), "%u/%u/%u", q.idle_cpus, q.normal_cpus, q.rt_cpus);
+		printf("%-27s %2u/%2u %10u %5u/%2u %6u/%2u %6u/%2u %12s %9u\n", cases[i].name, q.full, PT_INSTANCES,
+		       q.collisions, q.same_llc, PT_INSTANCES, q.same_node, PT_INSTANCES, q.smt_pairs, PT_INSTANCES, mix,
+		       q.mismatches);
+		*ret_bad = *ret_bad || q.collisions || q.mismatches || q.full != PT_INSTANCES;
+	}
+	return 0;
+}
+
+/* The throughput table; see the top. */
+static int pt_throughput(const struct topo *t, struct pt_map *m, struct placement_result *res, unsigned repeat_ms)
+{
+	static const struct {
+		const char *name;
+		bool busy, claims;
+	} states[] = {
+		{ "idle", false, false },
+		{ "busy mix", true, false },
+		{ "idle + 60x4 claims", false, true },
+	};
+	static const struct {
+		int prio;
+		uint32_t count;
+	} queries[] = { { 99, 1 }, { 99, 4 }, { 50, 1 }, { 50, 4 } };
+	const struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	uint8_t *claimed = calloc(t->ncpus, 1);
+	struct placement_ctx *ctx = NULL;
+	int r = -ENOMEM;
+
+	if (!claimed)
+		goto out;
+	r = placement_ctx_new(&cfg, t, &m->view, &ctx);
+	if (r < 0)
+		goto out;
+	printf("\n== throughput: decisions/s, median of %d x %u ms (ns per decision) ==\n", PT_REPEATS, repeat_ms);
+	printf("%-20s %-12s %24s %24s\n", "map", "query", "placement_choose", "placement_ctx_choose");
+	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		pt_map_fill(t, m, states[s].busy);
+		memset(claimed, 0, t->ncpus);
+		if (states[s].claims) {
+			/* The claims the quality run leaves: 60 answers of 4 at rt99. */
+			struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
+			uint32_t rotor = 0;
+
+			cpuset_zero(&req.allowed);
+			for (int i = 0; i < PT_INSTANCES; i++) {
+				if (placement_ctx_choose(ctx, claimed, &rotor, &req, res) < 0)
+					continue;
+				for (uint32_t k = 0; k < res->n; k++)
+					claimed[res->cpus[k]] = LEVEL_RT99;
+			}
+		}
+		for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+			struct placement_request req = { .prio = queries[q].prio, .count = queries[q].count, .node = -1,
+							 .near_cpu = -1 };
+			double per_call, with_ctx;
+			char name[32];
+
+			cpuset_zero(&req.allowed);
+			per_call = pt_rate(t, m, &cfg, NULL, claimed, &req, res, repeat_ms);
+			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, &req, res, repeat_ms);
+			snprintf(name, sizeof(name), "rt%d count %u", queries[q].prio, queries[q].count);
+			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name, per_call,
+			       1e9 / per_call, with_ctx, 1e9 / with_ctx);
+		}
+	}
+out:
+	placement_ctx_free(ctx);
+	free(claimed);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct placement_result *res = NULL, *check = NULL;
+	struct pt_options o;
+	struct pt_map m = { 0 };
+	struct topo *t = NULL;
+	bool bad = false;
+	int r;
+
+	if (pt_parse(argc, argv, &o) < 0)
+		return 2;
+	r = topo_load(o.topology, &t);
+	if (r < 0) {
+		fprintf(stderr, "placement-throughput: cannot load %s: %s\n", o.topology, strerror(-r));
+		return 2;
+	}
+	r = pt_map_open(t, &m);
+	res = malloc(sizeof(*res));
+	check = malloc(sizeof(*check));
+	if (r == 0 && (!res || !check))
+		r = -ENOMEM;
+	if (r < 0) {
+		fprintf(stderr, "placement-throughput: cannot build the map: %s\n", strerror(-r));
+		goto out;
+	}
+	printf("placement-throughput: %s: %u CPUs (%u online), %u nodes, %u LLCs, %u cores; map %u bytes, %u node "
+	       "shards\n",
+	       o.topology, t->ncpus, cpuset_count(&t->online), t->nnodes, t->nllcs, t->ncores, m.geom.size,
+	       m.geom.nshards);
+	r = pt_quality(t, &m, res, check, &bad);
+	if (r == 0)
+		r = pt_throughput(t, &m, res, o.repeat_ms);
+	if (r < 0)
+		fprintf(stderr, "placement-throughput: %s\n", strerror(-r));
+out:
+	free(check);
+	free(res);
+	if (m.mem)
+		pt_map_close(&m);
+	topo_free(t);
+	return r < 0 ? 2 : bad ? 1 : 0;
+}
