@@ -330,7 +330,8 @@ struct rtplace_move_reply {
 /*
  * The notification ring. The packet carrying this reply also carries two
  * descriptors as SCM_RIGHTS ancillary data, in this order: the ring's memfd
- * (map ring_bytes of it read-only) and its eventfd doorbell.
+ * (map ring_bytes of it read-write: the consumer publishes its tail index
+ * there, see record.h) and its eventfd doorbell.
  */
 struct rtplace_subscribe_reply {
 	uint32_t ring_records; /* a power of two */

@@ -59,8 +59,8 @@ static void claims_rebuild(struct claims *c)
 		}
 }
 
-int claims_add(struct claims *c, uint32_t client, int32_t pid, uint8_t level, const struct cpuset *cpus,
-	       uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id)
+int claims_add(struct claims *c, uint32_t client, int32_t pid, uint32_t uid, uint8_t level,
+	       const struct cpuset *cpus, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id)
 {
 	struct claim *cl;
 
@@ -83,6 +83,7 @@ int claims_add(struct claims *c, uint32_t client, int32_t pid, uint8_t level, co
 		.id = c->next_id++,
 		.client = client,
 		.pid = pid,
+		.uid = uid,
 		.level = level,
 		.expires_ms = lease_ms ? now_ms + lease_ms : 0,
 		.cpus = *cpus,

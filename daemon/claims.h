@@ -21,6 +21,7 @@ struct claim {
 	uint32_t id;
 	uint32_t client;     /* server's id of the connection that made it */
 	int32_t pid;         /* process the claim lives with, 0 for none */
+	uint32_t uid;        /* of the client that made it: who may see its records */
 	uint8_t level;       /* level the CPUs count as */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
 	struct cpuset cpus;
@@ -33,12 +34,12 @@ int claims_new(uint32_t ncpus, struct claims **ret);
 void claims_free(struct claims *c);
 
 /*
- * Records a claim on cpus at level. lease_ms 0 means no lease. Returns 0 and
+ * Records a claim on cpus at level for client (uid). lease_ms 0 means no lease. Returns 0 and
  * the new id, -EINVAL for an empty set or bad level, -ENOSPC when the table
  * is full.
  */
-int claims_add(struct claims *c, uint32_t client, int32_t pid, uint8_t level, const struct cpuset *cpus,
-	       uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id);
+int claims_add(struct claims *c, uint32_t client, int32_t pid, uint32_t uid, uint8_t level,
+	       const struct cpuset *cpus, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id);
 
 /* Releases claim id for client. 0, -ENOENT (no such claim), -EPERM (another client's). */
 int claims_release(struct claims *c, uint32_t id, uint32_t client);

@@ -69,7 +69,7 @@ void config_defaults(struct config *ret)
 	ret->moves.n_rt_groups = 0;
 	/* Below threaded interrupt handlers, which run at 50. */
 	ret->moves.max_prio = 49;
-	ret->moves.rebalance = false;
+	ret->moves.rebalance = true;
 	ret->moves.rebalance_interval_ms = 100;
 	ret->notify.ring_records = 1024;
 	ret->limits.max_clients = 256;

@@ -42,7 +42,6 @@ struct daemon {
 	struct loop *loop;
 	struct service *service;
 	struct server *server;
-	struct event *ev_ring;
 };
 
 static void daemon_usage(FILE *out)
@@ -196,15 +195,6 @@ static void daemon_watchdog_cb(void *ctx)
 	sdnotify_watchdog();
 }
 
-static void daemon_ring_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct daemon *d = arg;
-	int r = tracker_consume(d->tracker, NULL, NULL);
-
-	if (r < 0)
-		log_warning("Failed to read tracker events: %s", strerror(-r));
-}
-
 /* A map for a machine we do not run on: every online CPU idle, for claims
  * and placement to act on (--topology). */
 static int daemon_sim_map(struct daemon *d)
@@ -309,10 +299,7 @@ static int daemon_start(struct daemon *d)
 			return EXIT_UNAVAILABLE;
 		}
 		sopts.map = tracker_map(d->tracker, &sopts.map_size);
-		sopts.tracking = true;
-		d->ev_ring = event_new(sopts.base, tracker_ring_fd(d->tracker), EV_READ | EV_PERSIST, daemon_ring_cb, d);
-		if (!d->ev_ring || event_add(d->ev_ring, NULL) < 0)
-			return EXIT_FAILURE;
+		sopts.tracker = d->tracker;
 	}
 	r = service_new(&sopts, &d->cfg, &d->service);
 	if (r < 0) {
@@ -351,8 +338,6 @@ static void daemon_stop(struct daemon *d)
 {
 	server_free(d->server);
 	service_free(d->service);
-	if (d->ev_ring)
-		event_free(d->ev_ring);
 	tracker_close(d->tracker);
 	free(d->sim_map);
 	loop_free(d->loop);

@@ -5,11 +5,12 @@ daemon_rtplaced_SOURCES = \
 	daemon/loop.h daemon/loop.c \
 	daemon/server.h daemon/server.c \
 	daemon/service.h daemon/service.c \
-	daemon/sdnotify.h daemon/sdnotify.c
+	daemon/sdnotify.h daemon/sdnotify.c \
+	daemon/moves.h daemon/moves.c
 daemon_rtplaced_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 daemon_rtplaced_LDADD = \
-	daemon/libtracker.la daemon/libconfig.la daemon/libdaemoncore.la \
+	daemon/libtracker.la daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la \
 	common/libtopohwloc.la common/libcommon.la \
 	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
 
@@ -45,3 +46,9 @@ TESTS += tests/integration/test-daemon-live
 
 TESTS += tests/integration/test-rtplaced-cli.sh
 EXTRA_DIST += tests/integration/test-rtplaced-cli.sh
+
+check_PROGRAMS += tests/integration/test-moves-live
+tests_integration_test_moves_live_SOURCES = tests/integration/test-moves-live.c
+tests_integration_test_moves_live_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_moves_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-moves-live

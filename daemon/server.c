@@ -21,6 +21,7 @@
  * hang-ups of clients that came and went, so a storm of short connections
  * does not fill the client table with peers that are already gone. */
 #define SERVER_ACCEPT_BURST 8
+#define SERVER_MAX_FDS 4
 
 struct server_packet {
 	struct server_packet *next;
@@ -212,6 +213,40 @@ int server_send(struct server *s, uint32_t client, const void *msg, size_t len)
 	c->out_bytes += len;
 	event_del(c->ev_read);
 	event_add(c->ev_write, NULL);
+	return 0;
+}
+
+int server_send_fds(struct server *s, uint32_t client, const void *msg, size_t len, const int *fds, unsigned nfds)
+{
+	struct server_client *c = server_find(s, client);
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * SERVER_MAX_FDS)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * nfds),
+	};
+	struct cmsghdr *cm;
+
+	if (!c || c->doomed)
+		return -ENOENT;
+	if (nfds == 0 || nfds > SERVER_MAX_FDS)
+		return -EINVAL;
+	/* Descriptors cannot wait in the queue (it holds bytes only), and a
+	 * reply must not overtake the ones queued before it. */
+	if (c->out_head)
+		return -EAGAIN;
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return -errno;
 	return 0;
 }
 

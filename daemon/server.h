@@ -67,6 +67,13 @@ void server_set_limits(struct server *s, const struct server_limits *limits);
  */
 int server_send(struct server *s, uint32_t client, const void *msg, size_t len);
 
+/*
+ * Sends one packet with descriptors (SCM_RIGHTS, at most 4). Not queued:
+ * -EAGAIN when the socket is full or replies are queued before it, so the
+ * caller answers with an error instead. 0 or -errno.
+ */
+int server_send_fds(struct server *s, uint32_t client, const void *msg, size_t len, const int *fds, unsigned nfds);
+
 unsigned server_client_count(const struct server *s);
 
 /* Connections refused at the client limit since start. */

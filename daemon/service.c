@@ -13,6 +13,7 @@
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "moves.h"
 #include "placement.h"
 #include "protocol.h"
 #include "service.h"
@@ -36,9 +37,12 @@ struct service {
 	const struct topo *topo;
 	struct cpupri_view view;
 	bool tracking;
+	struct moves *moves;
+	uint8_t *claims_scratch; /* [ncpus], for claims_except() */
 	const char *proc_root;
 	struct config cfg;
 	struct placement_config pcfg;
+	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
 	struct proto_limits lim;
 	struct claims *claims;
 	struct server *server;
@@ -72,8 +76,25 @@ void service_server_limits(const struct config *cfg, struct server_limits *ret)
 
 void service_apply_config(struct service *s, const struct config *cfg)
 {
+	struct placement_ctx *pctx;
+
 	s->cfg = *cfg;
 	service_placement_config(s, cfg);
+	/* Build the new context before dropping the old: without memory for
+	 * it, answers keep the placement rules they had. */
+	if (s->pctx && placement_ctx_new(&s->pcfg, s->topo, &s->view, &pctx) == 0) {
+		placement_ctx_free(s->pctx);
+		s->pctx = pctx;
+	}
+	if (s->moves)
+		moves_apply_config(s->moves, cfg);
+}
+
+static struct placement_ctx *service_placement_cb(void *ctx)
+{
+	struct service *s = ctx;
+
+	return s->pctx;
 }
 
 static void service_send(struct service *s, uint32_t client, const struct proto_msg *m)
@@ -95,6 +116,9 @@ static void service_claim_ended(struct service *s, const struct claim *cl, uint3
 	char cpus[64];
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
+	if (why == RTPLACE_CLAIM_ENDED_EXPIRED)
+		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
+			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus,
 		 why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
 	if (proto_encode_claim_ended(&s->reply, &e) == 0)
@@ -158,6 +182,7 @@ static void service_owner_exit_cb(evutil_socket_t fd, short what, void *arg)
 		if (cl->pid == o->pid)
 			service_claim_ended(s, cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED);
 	claims_drop_pid(s->claims, o->pid);
+	moves_unmanage(s->moves, o->pid);
 	service_claims_changed(s); /* frees o */
 }
 
@@ -225,9 +250,9 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 	int r_choose, r;
 
 	s->queries++;
-	if (q->flags & RTPLACE_QUERY_F_MANAGE) {
+	if (q->flags & RTPLACE_QUERY_F_MANAGE && !s->tracking) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
-				   "managed threads are not supported yet");
+				   "managed threads need the live machine (not --topology)");
 		return;
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
@@ -249,7 +274,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ENOMEM, "out of memory");
 		return;
 	}
-	r_choose = placement_choose(&s->pcfg, s->topo, &s->view, claims_levels(s->claims), &s->rotor, &req, res);
+	r_choose = placement_ctx_choose(s->pctx, claims_levels(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
 		goto out;
@@ -270,7 +295,8 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		proto_cpumask_to_cpuset(&qr->cpus, &cpus);
 		r = q->owner_pid ? service_watch_owner(s, q->owner_pid) : 0;
 		if (r == 0)
-			r = claims_add(s->claims, peer->id, q->owner_pid, level, &cpus, loop_now_ms(), lease, &claim_id);
+			r = claims_add(s->claims, peer->id, q->owner_pid, peer->uid, level, &cpus, loop_now_ms(), lease,
+				       &claim_id);
 		if (r < 0) {
 			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
@@ -278,6 +304,13 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 			goto out;
 		}
 		s->claims_total++;
+		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
+			struct cpuset allowed = s->pcfg.managed;
+
+			if (!cpuset_empty(&req.allowed))
+				cpuset_and(&allowed, &allowed, &req.allowed);
+			moves_manage(s->moves, q->owner_pid, peer->uid, &allowed);
+		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
 		service_claims_changed(s);
@@ -400,18 +433,78 @@ static void service_status(struct service *s, const struct server_peer *peer, co
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,
-		.flags = s->tracking ? RTPLACE_STATUS_F_TRACKING : 0,
+		.flags = s->tracking ? RTPLACE_STATUS_F_TRACKING | RTPLACE_STATUS_F_MOVES : 0,
 		.queries = s->queries,
 		.errors = s->errors,
 		.claims_active = claims_count(s->claims),
 		.claims_total = s->claims_total,
 		.clients = server_client_count(s->server),
 		.clients_dropped = s->clients_dropped + server_refused_count(s->server),
+		.moves = moves_count(s->moves),
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
 	proto_encode_status_reply(&s->reply, m->hdr.request_id, &st);
 	service_send(s, peer->id, &s->reply);
+}
+
+static void service_move(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_move_reply mr;
+	char reason[RTPLACE_REASON_MAX];
+	int r = moves_move(s->moves, peer, &m->move, claims_levels(s->claims), &mr, reason);
+
+	if (r < 0) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+		return;
+	}
+	proto_encode_move_reply(&s->reply, m->hdr.request_id, &mr);
+	service_send(s, peer->id, &s->reply);
+}
+
+static void service_subscribe(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct notify_sub_info info;
+	struct rtplace_subscribe_reply sr;
+	char reason[RTPLACE_REASON_MAX];
+	int r = moves_subscribe(s->moves, peer, &info, reason);
+
+	if (r == 0) {
+		int fds[2] = { info.memfd, info.doorbell };
+
+		sr = (struct rtplace_subscribe_reply){
+			.ring_records = info.ring_records,
+			.record_size = info.record_size,
+			.ring_bytes = info.ring_bytes,
+		};
+		proto_encode_subscribe_reply(&s->reply, m->hdr.request_id, &sr);
+		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
+		if (r == 0)
+			return;
+		snprintf(reason, sizeof(reason), "cannot pass the ring: %s", strerror(-r));
+	}
+	service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+}
+
+/* Claimed levels without the claims of pid: a managed process's own
+ * claimed CPUs are where its threads may be pushed. */
+static const uint8_t *service_claims_except_cb(void *ctx, pid_t pid)
+{
+	struct service *s = ctx;
+	const struct claim *cl;
+
+	memset(s->claims_scratch, 0, s->topo->ncpus);
+	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
+		if (cl->pid == pid)
+			continue;
+		CPUSET_FOREACH(cpu, &cl->cpus) {
+			if ((uint32_t)cpu >= s->topo->ncpus)
+				break;
+			if (cl->level > s->claims_scratch[cpu])
+				s->claims_scratch[cpu] = cl->level;
+		}
+	}
+	return s->claims_scratch;
 }
 
 /* The peer is gone: its claims end with it, except those tied to a process
@@ -432,6 +525,7 @@ static void service_disconnect(struct service *s, const struct server_peer *peer
 	}
 	if (changed)
 		service_claims_changed(s);
+	moves_client_gone(s->moves, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
@@ -476,10 +570,15 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 	case RTPLACE_MSG_STATUS:
 		service_status(s, peer, m);
 		break;
+	case RTPLACE_MSG_MOVE:
+		service_move(s, peer, m);
+		break;
+	case RTPLACE_MSG_SUBSCRIBE:
+		service_subscribe(s, peer, m);
+		break;
 	default:
-		/* MOVE and SUBSCRIBE decode but are not served by this version. */
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
-				   "not supported by this rtplaced");
+		/* proto_decode() accepts only the request types above. */
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP, "unknown request");
 		break;
 	}
 	r = 0;
@@ -497,7 +596,7 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 		return -ENOMEM;
 	s->base = opts->base;
 	s->topo = opts->topo;
-	s->tracking = opts->tracking;
+	s->tracking = opts->tracker != NULL;
 	s->proc_root = opts->proc_root;
 	s->start_ms = loop_now_ms();
 	s->lim = (struct proto_limits){
@@ -509,13 +608,34 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 	r = cpupri_view_open(opts->map, opts->map_size, &s->view);
 	if (r < 0)
 		goto fail;
+	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
+	if (r < 0)
+		goto fail;
 	r = claims_new(opts->topo->ncpus, &s->claims);
 	if (r < 0)
 		goto fail;
 	s->ev_expire = evtimer_new(s->base, service_expire_cb, s);
-	if (!s->ev_expire) {
+	s->claims_scratch = calloc(opts->topo->ncpus, 1);
+	if (!s->ev_expire || !s->claims_scratch) {
 		r = -ENOMEM;
 		goto fail;
+	}
+	{
+		struct moves_opts mo = {
+			.base = s->base,
+			.topo = s->topo,
+			.view = &s->view,
+			.pcfg = &s->pcfg,
+			.placement = service_placement_cb,
+			.tracker = opts->tracker,
+			.proc_root = s->proc_root,
+			.claims_except = service_claims_except_cb,
+			.ctx = s,
+		};
+
+		r = moves_new(&mo, cfg, &s->moves);
+		if (r < 0)
+			goto fail;
 	}
 	*ret = s;
 	return 0;
@@ -541,7 +661,10 @@ void service_free(struct service *s)
 	}
 	if (s->ev_expire)
 		event_free(s->ev_expire);
+	moves_free(s->moves);
+	free(s->claims_scratch);
 	claims_free(s->claims);
+	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
 	free(s);
 }

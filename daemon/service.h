@@ -16,6 +16,7 @@
 #include "config.h"
 #include "server.h"
 #include "topo.h"
+#include "tracker.h"
 
 struct service;
 
@@ -24,7 +25,7 @@ struct service_opts {
 	const struct topo *topo;
 	const void *map;      /* the cpupri map, read-only */
 	size_t map_size;
-	bool tracking;        /* map is fed by the live BPF tracker */
+	struct tracker *tracker; /* the live BPF tracker; NULL when simulating */
 	const char *proc_root; /* "/proc", or a test's own */
 };
 

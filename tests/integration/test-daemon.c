@@ -366,7 +366,7 @@ static void test_bad_input(void **state)
 	close(fd);
 }
 
-static void test_moves_not_supported(void **state)
+static void test_moves_refused_in_simulation(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket);
@@ -477,7 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lease_expiry_event, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_owner_process_lifetime, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_bad_input, start_sim, stop_daemon),
-		cmocka_unit_test_setup_teardown(test_moves_not_supported, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_moves_refused_in_simulation, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
 		cmocka_unit_test(test_watchdog_and_reload),

@@ -27,8 +27,8 @@ static void test_levels_are_max_of_claims(void **state)
 	uint32_t id1, id2;
 
 	assert_int_equal(claims_new(8, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, level_from_rt_priority(10), &a, 0, 0, &id1), 0);
-	assert_int_equal(claims_add(c, 2, 0, level_from_rt_priority(50), &b, 0, 0, &id2), 0);
+	assert_int_equal(claims_add(c, 1, 0, 1000, level_from_rt_priority(10), &a, 0, 0, &id1), 0);
+	assert_int_equal(claims_add(c, 2, 0, 1000, level_from_rt_priority(50), &b, 0, 0, &id2), 0);
 	assert_int_not_equal(id1, id2);
 	assert_int_equal(claims_levels(c)[0], 0);
 	assert_int_equal(claims_levels(c)[1], level_from_rt_priority(10));
@@ -49,7 +49,7 @@ static void test_release_rules(void **state)
 	uint32_t id;
 
 	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 7, 0, LEVEL_RT99, &a, 0, 0, &id), 0);
+	assert_int_equal(claims_add(c, 7, 0, 1000, LEVEL_RT99, &a, 0, 0, &id), 0);
 	assert_int_equal(claims_release(c, id, 8), -EPERM);
 	assert_int_equal(claims_release(c, id + 100, 7), -ENOENT);
 	assert_int_equal(claims_release(c, id, 7), 0);
@@ -66,9 +66,9 @@ static void test_bad_claims_refused(void **state)
 
 	cpuset_zero(&empty);
 	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_RT99, &empty, 0, 0, &id), -EINVAL);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_NORMAL, &a, 0, 0, &id), -EINVAL);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_COUNT, &a, 0, 0, &id), -EINVAL);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &empty, 0, 0, &id), -EINVAL);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_NORMAL, &a, 0, 0, &id), -EINVAL);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_COUNT, &a, 0, 0, &id), -EINVAL);
 	assert_int_equal(id, 12345);
 	assert_int_equal(claims_count(c), 0);
 	claims_free(c);
@@ -81,9 +81,9 @@ static void test_drop_client_and_pid(void **state)
 	uint32_t id;
 
 	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 100, LEVEL_RT99, &a, 0, 0, &id), 0);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_RT99, &b, 0, 0, &id), 0);
-	assert_int_equal(claims_add(c, 2, 100, LEVEL_RT99, &d, 0, 0, &id), 0);
+	assert_int_equal(claims_add(c, 1, 100, 1000, LEVEL_RT99, &a, 0, 0, &id), 0);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &b, 0, 0, &id), 0);
+	assert_int_equal(claims_add(c, 2, 100, 1000, LEVEL_RT99, &d, 0, 0, &id), 0);
 	assert_int_equal(claims_count_client(c, 1), 2);
 	assert_int_equal(claims_drop_pid(c, 100), 2);
 	assert_int_equal(claims_drop_pid(c, 0), 0);
@@ -110,8 +110,8 @@ static void test_lease_expiry(void **state)
 	uint32_t id;
 
 	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_RT99, &a, 1000, 500, &id), 0);
-	assert_int_equal(claims_add(c, 1, 0, LEVEL_RT99, &b, 1000, 0, &id), 0);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &a, 1000, 500, &id), 0);
+	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &b, 1000, 0, &id), 0);
 	assert_int_equal(claims_expire(c, 1499, count_expired, NULL), 1500);
 	assert_int_equal(expired_seen, 0);
 	assert_int_equal(claims_expire(c, 1500, count_expired, NULL), 0);
@@ -134,7 +134,7 @@ static void test_sixty_claims_distinct_ids(void **state)
 		cpuset_zero(&s);
 		for (unsigned k = 0; k < 4; k++)
 			cpuset_set(&s, i * 4 + k);
-		assert_int_equal(claims_add(c, i, 0, LEVEL_RT99, &s, 0, 0, &ids[i]), 0);
+		assert_int_equal(claims_add(c, i, 0, 1000, LEVEL_RT99, &s, 0, 0, &ids[i]), 0);
 		for (unsigned j = 0; j < i; j++)
 			assert_int_not_equal(ids[i], ids[j]);
 	}

@@ -76,7 +76,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.moves.allow, CONFIG_MOVES_OWNER);
 	assert_int_equal(c.moves.n_rt_groups, 0);
 	assert_int_equal(c.moves.max_prio, 49);
-	assert_false(c.moves.rebalance);
+	assert_true(c.moves.rebalance);
 	assert_int_equal(c.moves.rebalance_interval_ms, 100);
 	assert_int_equal(c.notify.ring_records, 1024);
 	assert_int_equal(c.limits.max_clients, 256);

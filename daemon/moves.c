@@ -1,0 +1,519 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "auth.h"
+#include "levels.h"
+#include "log.h"
+#include "loop.h"
+#include "mover.h"
+#include "moves.h"
+#include "protocol.h"
+
+/* Pushes per drain turn, all threads together: a storm of collisions must
+ * not turn the daemon into a migration engine. */
+#define MOVES_PUSH_BUDGET 64
+/* Threads of managed processes followed at once. */
+#define MOVES_MAX_THREADS 4096
+/* How many times a move re-picks when the map changed under it. */
+#define MOVES_REPICK_TRIES 3
+
+struct moves_managed {
+	struct moves_managed *next;
+	pid_t pid;
+	uid_t uid;
+	struct cpuset allowed; /* where pushes may take its threads */
+};
+
+/* A thread of a managed process and when it last moved. */
+struct moves_thread {
+	pid_t tid;
+	pid_t pid;
+	uid_t uid;
+	uint64_t last_push_ms;
+};
+
+struct moves_sub {
+	struct moves_sub *next;
+	uint32_t client;
+	struct notify_sub *sub;
+};
+
+struct moves {
+	struct moves_opts o;
+	struct auth_policy policy;
+	bool rebalance;
+	uint32_t interval_ms;
+	struct notify *notify;
+	struct moves_sub *subs;
+	struct moves_managed *managed;
+	struct moves_thread *threads;
+	unsigned nthreads;
+	struct event *ev_tick;
+	struct event *ev_ring;
+	uint32_t rotor;
+	unsigned budget;
+	uint64_t moves;
+};
+
+static uint64_t moves_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void moves_publish(struct moves *m, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
+		   uint8_t policy, uint8_t prio)
+{
+	struct rtplace_record rec = {
+		.time_ns = moves_now_ns(),
+		.tid = tid,
+		.uid = uid,
+		.from_cpu = (int16_t)from_cpu,
+		.to_cpu = (int16_t)to_cpu,
+		.type = type,
+		.policy = policy,
+		.prio = prio,
+	};
+
+	notify_publish(m->notify, &rec);
+}
+
+/* The one CPU of s, or -1 when s holds none or several. */
+static int moves_single_cpu(const struct cpuset *s)
+{
+	return cpuset_count(s) == 1 ? cpuset_next(s, 0) : -1;
+}
+
+/* The best CPU in allowed for a thread at level, near cpu near, or -1. */
+static int moves_pick(struct moves *m, const struct cpuset *allowed, int near, uint32_t level,
+		      const uint8_t *claimed)
+{
+	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
+	struct placement_result *res = malloc(sizeof(*res));
+	int cpu = -1;
+
+	if (!res)
+		return -1;
+	req.allowed = *allowed;
+	if (req.prio > 0 && placement_ctx_choose(m->o.placement(m->o.ctx), claimed, &m->rotor, &req, res) == 0)
+		cpu = res->cpus[0];
+	free(res);
+	return cpu;
+}
+
+/*
+ * The affinity a MOVE applies. A single requested CPU, or the one picked
+ * with PLACE, is re-checked against the live map just before the move, as
+ * the kernel re-checks a pushed task's target after locking it: if it is no
+ * longer below the thread's level, the daemon picks again near it.
+ */
+static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, uint32_t level, int current_cpu,
+			     const uint8_t *claimed, struct cpuset *ret, char reason[RTPLACE_REASON_MAX])
+{
+	struct cpuset asked;
+	int cpu;
+
+	proto_cpumask_to_cpuset(&req->cpus, &asked);
+	cpuset_and(&asked, &asked, &m->o.topo->online);
+	if (cpuset_empty(&asked)) {
+		snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");
+		return -EINVAL;
+	}
+	*ret = asked;
+	if (req->flags & RTPLACE_MOVE_F_FORCE || level < LEVEL_RT1 || level > LEVEL_RT99)
+		return 0;
+	cpu = req->flags & RTPLACE_MOVE_F_PLACE ? moves_pick(m, &asked, current_cpu, level, claimed)
+						: moves_single_cpu(&asked);
+	if (req->flags & RTPLACE_MOVE_F_PLACE && cpu < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "no CPU below rt%d in the requested set",
+			 level_rt_priority(level));
+		return -EBUSY;
+	}
+	if (cpu < 0)
+		return 0; /* several CPUs without PLACE: the kernel chooses among them */
+	for (int i = 0; i < MOVES_REPICK_TRIES && cpupri_level(m->o.view, (uint32_t)cpu) >= level; i++)
+		cpu = moves_pick(m, &m->o.pcfg->managed, cpu, level, claimed);
+	if (cpu < 0 || cpupri_level(m->o.view, (uint32_t)cpu) >= level) {
+		snprintf(reason, RTPLACE_REASON_MAX, "no managed CPU below rt%d any more", level_rt_priority(level));
+		return -EBUSY;
+	}
+	cpuset_zero(ret);
+	cpuset_set(ret, (unsigned)cpu);
+	return 0;
+}
+
+int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
+{
+	struct auth_creds creds;
+	struct auth_target target;
+	struct mover_result res;
+	struct cpuset cpus;
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
+	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
+	uint32_t level;
+	int r;
+
+	reason[0] = '\0';
+	if (!m->o.tracker) {
+		snprintf(reason, RTPLACE_REASON_MAX, "moves need the live machine (not --topology)");
+		return -EOPNOTSUPP;
+	}
+	r = auth_creds_read(m->o.proc_root, peer->pid, peer->uid, peer->gid, &creds);
+	if (r < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "cannot read the credentials of pid %d", (int)peer->pid);
+		return r;
+	}
+	r = auth_target_read(m->o.proc_root, req->tid, &target);
+	if (r < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)req->tid);
+		return r == -ENOENT ? -ESRCH : r;
+	}
+	r = auth_move_allowed(&creds, &target, &m->policy, want_policy, req->prio, reason);
+	if (r < 0)
+		return r;
+	if (set_sched)
+		level = level_from_rt_priority(req->prio);
+	else
+		level = target.prio > 0 ? level_from_rt_priority(target.prio) : LEVEL_NORMAL;
+	if (set_aff) {
+		r = moves_target_cpus(m, req, level, -1, claimed_level, &cpus, reason);
+		if (r < 0)
+			return r;
+	}
+	r = mover_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : MOVER_SCHED_KEEP, req->prio, &res);
+	if (r < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "%s of thread %d failed: %s",
+			 r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
+		return r;
+	}
+	*ret = (struct rtplace_move_reply){
+		.tid = req->tid,
+		.policy = (uint8_t)(res.now.policy == SCHED_FIFO || res.now.policy == SCHED_RR ? res.now.policy : 0),
+		.prio = (uint8_t)res.now.prio,
+		.prev_policy = (uint8_t)(res.prev.policy == SCHED_FIFO || res.prev.policy == SCHED_RR ? res.prev.policy
+											      : 0),
+		.prev_prio = (uint8_t)res.prev.prio,
+	};
+	proto_cpumask_from_cpuset(&res.now.cpus, &ret->cpus);
+	proto_cpumask_from_cpuset(&res.prev.cpus, &ret->prev_cpus);
+	if (!ret->policy)
+		ret->prio = 0;
+	if (!ret->prev_policy)
+		ret->prev_prio = 0;
+	m->moves++;
+	log_info("pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid, (unsigned)peer->uid,
+		 (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
+	moves_publish(m, RTPLACE_RECORD_MOVED, req->tid, target.euid, moves_single_cpu(&res.prev.cpus),
+		      moves_single_cpu(&res.now.cpus), ret->policy, ret->prio);
+	return 0;
+}
+
+int moves_subscribe(struct moves *m, const struct server_peer *peer, struct notify_sub_info *ret,
+		    char reason[RTPLACE_REASON_MAX])
+{
+	struct auth_creds creds;
+	struct moves_sub *ms;
+	int r;
+
+	for (ms = m->subs; ms; ms = ms->next) {
+		if (ms->client == peer->id) {
+			notify_sub_info(ms->sub, ret);
+			return 0;
+		}
+	}
+	r = auth_creds_read(m->o.proc_root, peer->pid, peer->uid, peer->gid, &creds);
+	if (r < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "cannot read the credentials of pid %d", (int)peer->pid);
+		return r;
+	}
+	ms = calloc(1, sizeof(*ms));
+	if (!ms)
+		return -ENOMEM;
+	/* Unprivileged subscribers see only records about their own threads. */
+	r = notify_subscribe(m->notify, peer->uid, auth_is_privileged(&creds), &ms->sub);
+	if (r < 0) {
+		free(ms);
+		snprintf(reason, RTPLACE_REASON_MAX, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+		return r;
+	}
+	ms->client = peer->id;
+	ms->next = m->subs;
+	m->subs = ms;
+	notify_sub_info(ms->sub, ret);
+	return 0;
+}
+
+void moves_client_gone(struct moves *m, uint32_t client)
+{
+	for (struct moves_sub **pp = &m->subs; *pp; pp = &(*pp)->next) {
+		struct moves_sub *ms = *pp;
+
+		if (ms->client == client) {
+			*pp = ms->next;
+			notify_unsubscribe(m->notify, ms->sub);
+			free(ms);
+			return;
+		}
+	}
+}
+
+static struct moves_managed *moves_find_managed(struct moves *m, pid_t pid)
+{
+	for (struct moves_managed *mm = m->managed; mm; mm = mm->next)
+		if (mm->pid == pid)
+			return mm;
+	return NULL;
+}
+
+static struct moves_thread *moves_find_thread(struct moves *m, pid_t tid)
+{
+	for (unsigned i = 0; i < m->nthreads; i++)
+		if (m->threads[i].tid == tid)
+			return &m->threads[i];
+	return NULL;
+}
+
+/* Watches every thread of mm in the tracker; threads started since the
+ * last scan are picked up on the next tick. */
+static void moves_scan(struct moves *m, struct moves_managed *mm)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "%s/%d/task", m->o.proc_root, (int)mm->pid);
+	dp = opendir(path);
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0 || moves_find_thread(m, tid) || m->nthreads == MOVES_MAX_THREADS)
+			continue;
+		if (tracker_watch(m->o.tracker, (uint32_t)tid, true) < 0)
+			continue;
+		m->threads[m->nthreads++] = (struct moves_thread){ .tid = tid, .pid = mm->pid, .uid = mm->uid };
+	}
+	closedir(dp);
+}
+
+int moves_manage(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed)
+{
+	struct moves_managed *mm;
+
+	if (!m->o.tracker)
+		return -EOPNOTSUPP;
+	if (moves_find_managed(m, pid))
+		return 0;
+	mm = calloc(1, sizeof(*mm));
+	if (!mm)
+		return -ENOMEM;
+	mm->pid = pid;
+	mm->uid = uid;
+	mm->allowed = *allowed;
+	mm->next = m->managed;
+	m->managed = mm;
+	moves_scan(m, mm);
+	log_info("managing the threads of pid %d", (int)pid);
+	return 0;
+}
+
+static void moves_forget_thread(struct moves *m, unsigned i)
+{
+	tracker_watch(m->o.tracker, (uint32_t)m->threads[i].tid, false);
+	m->threads[i] = m->threads[--m->nthreads];
+}
+
+void moves_unmanage(struct moves *m, pid_t pid)
+{
+	for (struct moves_managed **pp = &m->managed; *pp; pp = &(*pp)->next) {
+		struct moves_managed *mm = *pp;
+
+		if (mm->pid != pid)
+			continue;
+		*pp = mm->next;
+		free(mm);
+		for (unsigned i = 0; i < m->nthreads;) {
+			if (m->threads[i].pid == pid)
+				moves_forget_thread(m, i);
+			else
+				i++;
+		}
+		return;
+	}
+}
+
+/* A user-space RT push: mt waits on cpu behind a task at cpu_level or
+ * above; move it to a lower CPU it is allowed on, if there is one. */
+static void moves_push(struct moves *m, struct moves_thread *mt, const struct tracker_event *ev)
+{
+	struct moves_managed *mm = moves_find_managed(m, mt->pid);
+	uint64_t now = loop_now_ms();
+	struct mover_result res;
+	struct cpuset to;
+	int cpu;
+
+	if (!mm || !m->rebalance || m->budget == 0 || (mt->last_push_ms && now - mt->last_push_ms < m->interval_ms))
+		return;
+	cpu = moves_pick(m, &mm->allowed, (int)ev->cpu, ev->level, m->o.claims_except(m->o.ctx, mt->pid));
+	if (cpu < 0 || (uint32_t)cpu == ev->cpu || cpupri_level(m->o.view, (uint32_t)cpu) >= ev->level)
+		return;
+	cpuset_zero(&to);
+	cpuset_set(&to, (unsigned)cpu);
+	m->budget--;
+	mt->last_push_ms = now;
+	if (mover_apply(mt->tid, &to, MOVER_SCHED_KEEP, 0, &res) < 0)
+		return;
+	m->moves++;
+	log_debug("pushed thread %d of pid %d from CPU %u (%u) to CPU %d", (int)mt->tid, (int)mt->pid, ev->cpu,
+		  ev->cpu_level, cpu);
+	moves_publish(m, RTPLACE_RECORD_MOVED, mt->tid, mt->uid, (int)ev->cpu, cpu, (uint8_t)res.now.policy,
+		      (uint8_t)res.now.prio);
+}
+
+int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx)
+{
+	struct moves *m = ctx;
+	struct moves_thread *mt = moves_find_thread(m, (pid_t)ev->tid);
+	uint8_t prio = (uint8_t)level_rt_priority(ev->level);
+
+	if (!mt)
+		return 0;
+	switch (ev->type) {
+	case TRACKER_EVENT_EXIT:
+		moves_publish(m, RTPLACE_RECORD_THREAD_EXITED, mt->tid, mt->uid, (int)ev->cpu, -1, 0, prio);
+		/* The tracker forgets a thread at its exit. */
+		m->threads[mt - m->threads] = m->threads[--m->nthreads];
+		break;
+	case TRACKER_EVENT_COLLISION:
+		moves_publish(m, RTPLACE_RECORD_COLLISION, mt->tid, mt->uid, (int)ev->cpu, -1, prio ? SCHED_FIFO : 0,
+			      prio);
+		moves_push(m, mt, ev);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Collisions do not wake the ring buffer (DESIGN §12: a wakeup per record
+ * doubles a context switch), so they are drained here, once per interval,
+ * together with new threads of managed processes. */
+static void moves_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct moves *m = arg;
+
+	m->budget = MOVES_PUSH_BUDGET;
+	for (struct moves_managed *mm = m->managed; mm; mm = mm->next)
+		moves_scan(m, mm);
+	tracker_consume(m->o.tracker, moves_tracker_event_cb, m);
+}
+
+/* Exits of watched threads wake the ring buffer: drain it at once. */
+static void moves_ring_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct moves *m = arg;
+	int r = tracker_consume(m->o.tracker, moves_tracker_event_cb, m);
+
+	if (r < 0)
+		log_warning("Failed to read tracker events: %s", strerror(-r));
+}
+
+int moves_apply_config(struct moves *m, const struct config *cfg)
+{
+	struct auth_policy policy = {
+		.allow = cfg->moves.allow == CONFIG_MOVES_ROOT ? AUTH_ALLOW_ROOT : AUTH_ALLOW_OWNER,
+		.max_prio = cfg->moves.max_prio,
+	};
+	struct timeval tv = {
+		.tv_sec = cfg->moves.rebalance_interval_ms / 1000,
+		.tv_usec = (suseconds_t)(cfg->moves.rebalance_interval_ms % 1000) * 1000,
+	};
+
+	for (uint32_t i = 0; i < cfg->moves.n_rt_groups; i++)
+		if (auth_policy_add_group(&policy, cfg->moves.rt_groups[i]) < 0)
+			log_warning("[moves] rt-groups: no group named '%s'; ignored", cfg->moves.rt_groups[i]);
+	m->policy = policy;
+	m->rebalance = cfg->moves.rebalance;
+	m->interval_ms = cfg->moves.rebalance_interval_ms;
+	if (m->ev_tick && event_add(m->ev_tick, &tv) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret)
+{
+	struct moves *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->o = *opts;
+	m->budget = MOVES_PUSH_BUDGET;
+	r = notify_new(cfg->notify.ring_records, cfg->limits.max_clients, &m->notify);
+	if (r < 0)
+		goto fail;
+	m->threads = calloc(MOVES_MAX_THREADS, sizeof(*m->threads));
+	if (!m->threads) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (opts->tracker) {
+		m->ev_tick = event_new(opts->base, -1, EV_PERSIST, moves_tick_cb, m);
+		m->ev_ring = event_new(opts->base, tracker_ring_fd(opts->tracker), EV_READ | EV_PERSIST, moves_ring_cb, m);
+		if (!m->ev_tick || !m->ev_ring || event_add(m->ev_ring, NULL) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	r = moves_apply_config(m, cfg);
+	if (r < 0)
+		goto fail;
+	*ret = m;
+	return 0;
+fail:
+	moves_free(m);
+	return r;
+}
+
+void moves_free(struct moves *m)
+{
+	if (!m)
+		return;
+	while (m->subs) {
+		struct moves_sub *ms = m->subs;
+
+		m->subs = ms->next;
+		notify_unsubscribe(m->notify, ms->sub);
+		free(ms);
+	}
+	while (m->managed) {
+		struct moves_managed *mm = m->managed;
+
+		m->managed = mm->next;
+		free(mm);
+	}
+	if (m->ev_tick)
+		event_free(m->ev_tick);
+	if (m->ev_ring)
+		event_free(m->ev_ring);
+	notify_free(m->notify);
+	free(m->threads);
+	free(m);
+}
+
+uint64_t moves_count(const struct moves *m)
+{
+	return m->moves;
+}

@@ -1,0 +1,82 @@
+/*
+ * Moves and notification records, the daemon's side (DESIGN §7). A MOVE is
+ * authorised (auth.c), re-checked against the live map, applied with
+ * rollback (mover.c) and published as a record to the subscribers
+ * (notify.c). Threads of managed processes are pushed off a CPU where they
+ * wait behind an equal-or-higher RT task (the tracker's collision events)
+ * to a lower-level CPU they are allowed on: a user-space RT push,
+ * rate-limited per thread and per turn.
+ */
+#ifndef RTPLACE_MOVES_H
+#define RTPLACE_MOVES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "cpupri.h"
+#include "notify.h"
+#include "placement.h"
+#include "rtplace-proto.h"
+#include "server.h"
+#include "topo.h"
+#include "tracker.h"
+
+struct moves;
+
+struct moves_opts {
+	struct event_base *base;
+	const struct topo *topo;
+	const struct cpupri_view *view;       /* the live map */
+	const struct placement_config *pcfg;  /* the service's, kept current on reload */
+	/* The placement context answers use (rebuilt on reload). */
+	struct placement_ctx *(*placement)(void *ctx);
+	struct tracker *tracker;              /* NULL: simulation, moves are refused */
+	const char *proc_root;
+	/* Claimed level per CPU, leaving out the claims tied to pid. */
+	const uint8_t *(*claims_except)(void *ctx, pid_t pid);
+	void *ctx; /* the service */
+};
+
+int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret);
+void moves_free(struct moves *m);
+
+/* Takes [moves] and [notify] settings; a group that does not exist is
+ * logged and ignored. 0 or -errno. */
+int moves_apply_config(struct moves *m, const struct config *cfg);
+
+/*
+ * Serves a MOVE from peer. Returns 0 and the reply, or -errno with a reason
+ * for the ERROR reply (-EPERM names the rule or limit that refused it,
+ * -ESRCH a vanished thread, -EOPNOTSUPP in simulation).
+ */
+int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX]);
+
+/* Opens (or returns) peer's subscription; info holds the fds to pass. */
+int moves_subscribe(struct moves *m, const struct server_peer *peer, struct notify_sub_info *ret,
+		    char reason[RTPLACE_REASON_MAX]);
+
+/* The connection is gone: its subscription ends. */
+void moves_client_gone(struct moves *m, uint32_t client);
+
+/*
+ * Manages the threads of process pid (owned by uid) until moves_unmanage():
+ * a push may move them to any CPU of allowed (the CPUs the claim that made
+ * them managed was allowed to choose from).
+ */
+int moves_manage(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed);
+void moves_unmanage(struct moves *m, pid_t pid);
+
+/* Publishes a record (time and sequence filled in). */
+void moves_publish(struct moves *m, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
+		   uint8_t policy, uint8_t prio);
+
+/* The tracker's event callback (ctx is the moves). */
+int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx);
+
+uint64_t moves_count(const struct moves *m);
+
+#endif

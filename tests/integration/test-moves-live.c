@@ -1,0 +1,352 @@
+/*
+ * Moves and notification records through the real daemon on the live
+ * machine (root): a client moves its own thread, another user is refused,
+ * a subscriber receives the records through the shared ring and its
+ * doorbell, and a managed RT thread queued behind a higher one on CPU 1 is
+ * pushed to CPU 0. RT threads run on CPU 1 only, or sleep; the test holds
+ * the RT-test lock and kills every child at exit.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "ring.h"
+#include "testlib.h"
+
+static struct harness_daemon daemon_under_test;
+static pid_t children[4];
+static uint32_t next_request = 1;
+
+static void kill_children(void)
+{
+	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
+		if (children[i] > 0) {
+			kill(children[i], SIGKILL);
+			waitpid(children[i], NULL, 0);
+			children[i] = 0;
+		}
+	}
+}
+
+static pid_t track_child(pid_t pid)
+{
+	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
+		if (children[i] == 0) {
+			children[i] = pid;
+			return pid;
+		}
+	}
+	fail_msg("too many children");
+	return -1;
+}
+
+static struct rtplace_move move_req(pid_t tid, const char *cpus, int prio)
+{
+	struct rtplace_move mv = { .tid = tid };
+
+	if (cpus) {
+		mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
+		assert_int_equal(cpuset_parse(cpus, (struct cpuset *)&mv.cpus), 0);
+	}
+	if (prio) {
+		mv.flags |= RTPLACE_MOVE_F_SET_SCHED;
+		mv.policy = RTPLACE_POLICY_FIFO;
+		mv.prio = (uint8_t)prio;
+	}
+	return mv;
+}
+
+static int do_move(int fd, const struct rtplace_move *mv, struct proto_msg *rep)
+{
+	struct proto_msg req;
+
+	assert_int_equal(proto_encode_move(&req, next_request++, mv), 0);
+	assert_int_equal(harness_call(fd, &req, rep), 0);
+	return rep->hdr.type == RTPLACE_MSG_ERROR ? rep->hdr.status : 0;
+}
+
+static void *sleeper(void *arg)
+{
+	int *tid = arg;
+
+	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A subscription: the ring mapped read-write and its doorbell. */
+struct sub {
+	int doorbell;
+	struct ring ring;
+	void *mem;
+	size_t len;
+};
+
+static void subscribe(int fd, struct sub *ret)
+{
+	struct rtplace_subscribe body = { 0 };
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct proto_msg req, rep;
+	struct cmsghdr *cm;
+	int fds[2];
+	ssize_t n;
+
+	assert_int_equal(proto_encode_subscribe(&req, next_request++, &body), 0);
+	assert_true(send(fd, &req, req.hdr.length, 0) > 0);
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, &lim, &rep, NULL), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_SUBSCRIBE_REPLY);
+	cm = CMSG_FIRSTHDR(&mh);
+	assert_non_null(cm);
+	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	ret->len = rep.subscribe_reply.ring_bytes;
+	ret->mem = mmap(NULL, ret->len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	assert_true(ret->mem != MAP_FAILED);
+	close(fds[0]);
+	ret->doorbell = fds[1];
+	assert_int_equal(ring_attach(ret->mem, ret->len, &ret->ring), 0);
+	assert_int_equal(rep.subscribe_reply.record_size, 32);
+}
+
+/* Waits (bounded) for a record of type about tid; drains everything it finds. */
+static bool wait_record(struct sub *s, uint8_t type, int32_t tid, struct rtplace_record *ret)
+{
+	for (int i = 0; i < 50; i++) {
+		struct pollfd p = { .fd = s->doorbell, .events = POLLIN };
+		struct rtplace_record rec;
+		uint64_t lost, ring;
+
+		if (poll(&p, 1, 100) == 1)
+			assert_int_equal(read(s->doorbell, &ring, sizeof(ring)), (ssize_t)sizeof(ring));
+		while (ring_pop(&s->ring, &rec, &lost) == 1) {
+			assert_int_equal((uintptr_t)&rec % 32, 0);
+			if (rec.type == type && rec.tid == tid) {
+				*ret = rec;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void test_move_own_thread_with_record(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), tid = 0;
+	struct rtplace_move mv;
+	struct rtplace_record rec;
+	struct proto_msg rep;
+	struct sched_param sp;
+	struct sub sub;
+	pthread_t th;
+	cpu_set_t set;
+
+	assert_true(fd >= 0);
+	subscribe(fd, &sub);
+	assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+
+	mv = move_req(tid, "1", 10);
+	assert_int_equal(do_move(fd, &mv, &rep), 0);
+	assert_int_equal(rep.move_reply.tid, tid);
+	assert_int_equal(rep.move_reply.policy, RTPLACE_POLICY_FIFO);
+	assert_int_equal(rep.move_reply.prio, 10);
+	assert_int_equal(rep.move_reply.prev_policy, 0);
+	assert_int_equal(sched_getaffinity(tid, sizeof(set), &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_true(CPU_ISSET(1, &set));
+	assert_int_equal(sched_getscheduler(tid), SCHED_FIFO);
+	assert_int_equal(sched_getparam(tid, &sp), 0);
+	assert_int_equal(sp.sched_priority, 10);
+
+	assert_true(wait_record(&sub, RTPLACE_RECORD_MOVED, tid, &rec));
+	assert_int_equal(rec.to_cpu, 1);
+	assert_int_equal(rec.prio, 10);
+	assert_true(rec.seq > 0);
+
+	/* A vanished thread. */
+	mv = move_req(999999, "0", 0);
+	assert_int_equal(do_move(fd, &mv, &rep), -ESRCH);
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+	munmap(sub.mem, sub.len);
+	close(sub.doorbell);
+	close(fd);
+}
+
+/* A client running as nobody may not move root's threads, nor set RT on
+ * its own beyond its RLIMIT_RTPRIO (0). */
+static void test_other_user_refused(void **state)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		struct rtplace_move mv = move_req(getppid(), "0", 0);
+		struct proto_msg req, rep;
+		int fd;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(10);
+		fd = harness_connect(daemon_under_test.socket);
+		if (fd < 0)
+			_exit(11);
+		proto_encode_move(&req, 1, &mv);
+		if (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.status != -EPERM)
+			_exit(12);
+		mv = move_req(getpid(), NULL, 50);
+		proto_encode_move(&req, 2, &mv);
+		if (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.status != -EPERM)
+			_exit(13);
+		if (!strstr(rep.error.reason, "RLIMIT_RTPRIO"))
+			_exit(14);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* SCHED_FIFO prio on CPU 1, busy until killed (5 s at most). */
+static pid_t spin_on_cpu1(int prio)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = prio };
+		cpu_set_t set;
+
+		alarm(5);
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			_exit(1);
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	}
+	return track_child(pid);
+}
+
+/* SCHED_FIFO prio on CPU 1 that wakes every millisecond: light, but
+ * queued behind anything higher on its CPU each time it wakes. */
+static pid_t tick_on_cpu1(int prio)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = prio };
+		struct timespec ms = { .tv_nsec = 1000000 };
+		cpu_set_t set;
+
+		alarm(5);
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			_exit(1);
+		for (;;)
+			nanosleep(&ms, NULL);
+	}
+	return track_child(pid);
+}
+
+static void test_managed_thread_pushed(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
+	};
+	struct rtplace_record rec;
+	struct proto_msg req, rep;
+	struct sub sub;
+	pid_t managed;
+	cpu_set_t set;
+
+	assert_true(fd >= 0);
+	subscribe(fd, &sub);
+	managed = tick_on_cpu1(50);
+	q.owner_pid = managed;
+	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_not_equal(rep.query_reply.claim_id, 0);
+
+	spin_on_cpu1(60);
+	assert_true(wait_record(&sub, RTPLACE_RECORD_MOVED, managed, &rec));
+	assert_int_equal(rec.from_cpu, 1);
+	assert_int_equal(rec.to_cpu, 0);
+	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
+	assert_true(CPU_ISSET(0, &set));
+	assert_false(CPU_ISSET(1, &set));
+	kill_children();
+	munmap(sub.mem, sub.len);
+	close(sub.doorbell);
+	close(fd);
+}
+
+static int start(void **state)
+{
+	cpu_set_t set;
+
+	test_require_root();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs 2 CPUs: one for RT threads, one kept free");
+	assert_true(test_lock_rt_cpu(120) >= 0);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
+	return 0;
+}
+
+static int stop(void **state)
+{
+	kill_children();
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_move_own_thread_with_record),
+		cmocka_unit_test(test_other_user_refused),
+		cmocka_unit_test(test_managed_thread_pushed),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	atexit(kill_children);
+	return cmocka_run_group_tests(tests, start, stop);
+}
