@@ -41,26 +41,6 @@ static void kill_spinner(void)
 	}
 }
 
-/* A SCHED_FIFO busy loop on SPIN_CPU that ends itself after 5 s. */
-static pid_t start_spinner(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct sched_param sp = { .sched_priority = SPIN_PRIO };
-		cpu_set_t set;
-
-		alarm(5);
-		CPU_ZERO(&set);
-		CPU_SET(SPIN_CPU, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			_exit(1);
-		for (;;)
-			__asm__ volatile("" ::: "memory");
-	}
-	return pid;
-}
-
 static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
 {
 	assert_int_equal(harness_call(fd, req, ret), 0);
@@ -136,7 +116,7 @@ static void test_answers_follow_rt_thread(void **state)
 	struct proto_msg rep;
 
 	assert_true(fd >= 0);
-	spinner = start_spinner();
+	spinner = test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 5);
 	assert_true(spinner > 0);
 	assert_true(is_spin_level(wait_level(fd, SPIN_CPU, is_spin_level)));
 	ci = cpu_info(fd, SPIN_CPU);

@@ -238,48 +238,6 @@ static void test_other_user_refused(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-/* SCHED_FIFO prio on CPU 1, busy until killed (5 s at most). */
-static pid_t spin_on_cpu1(int prio)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct sched_param sp = { .sched_priority = prio };
-		cpu_set_t set;
-
-		alarm(5);
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			_exit(1);
-		for (;;)
-			__asm__ volatile("" ::: "memory");
-	}
-	return track_child(pid);
-}
-
-/* SCHED_FIFO prio on CPU 1 that wakes every millisecond: light, but
- * queued behind anything higher on its CPU each time it wakes. */
-static pid_t tick_on_cpu1(int prio)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct sched_param sp = { .sched_priority = prio };
-		struct timespec ms = { .tv_nsec = 1000000 };
-		cpu_set_t set;
-
-		alarm(5);
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			_exit(1);
-		for (;;)
-			nanosleep(&ms, NULL);
-	}
-	return track_child(pid);
-}
-
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -295,7 +253,7 @@ static void test_managed_thread_pushed(void **state)
 
 	assert_true(fd >= 0);
 	subscribe(fd, &sub);
-	managed = tick_on_cpu1(50);
+	managed = track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
 	q.owner_pid = managed;
 	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
@@ -303,7 +261,7 @@ static void test_managed_thread_pushed(void **state)
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
 
-	spin_on_cpu1(60);
+	track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
 	assert_true(wait_record(&sub, RTPLACE_RECORD_MOVED, managed, &rec));
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
@@ -318,7 +276,13 @@ static void test_managed_thread_pushed(void **state)
 
 static int start(void **state)
 {
+	static char conf[] = "/tmp/rtplace-moves-test.XXXXXX";
+	/* Any user may connect: the refusals below come from the daemon's
+	 * rules, not from the socket's mode. */
+	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
+	const char *args[] = { "--config", conf, NULL };
 	cpu_set_t set;
+	int fd;
 
 	test_require_root();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -327,7 +291,12 @@ static int start(void **state)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
+	fd = mkstemp(conf);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	assert_int_equal(harness_start(&daemon_under_test, args, NULL), 0);
+	unlink(conf);
 	return 0;
 }
 

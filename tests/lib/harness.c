@@ -9,6 +9,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,7 +81,8 @@ static int harness_prepare(struct harness_daemon *d)
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->dir, sizeof(d->dir), "/tmp/rtplace-test.XXXXXX");
-	if (!mkdtemp(d->dir))
+	/* Searchable by all: some tests connect as an unprivileged user. */
+	if (!mkdtemp(d->dir) || chmod(d->dir, 0755) < 0)
 		return -errno;
 	snprintf(d->socket, sizeof(d->socket), "%s/rtplaced.sock", d->dir);
 	snprintf(d->notify, sizeof(d->notify), "%s/notify.sock", d->dir);

@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,4 +57,29 @@ int test_lock_rt_cpu(int timeout_s)
 	}
 	close(fd);
 	return -ETIMEDOUT;
+}
+
+pid_t test_spawn_rt(int cpu, int prio, enum test_rt_mode mode, unsigned bound_s)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = prio };
+		struct timespec ms = { .tv_nsec = 1000000 };
+		cpu_set_t set;
+
+		alarm(bound_s);
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			_exit(1);
+		for (;;) {
+			if (mode == TEST_RT_TICK)
+				nanosleep(&ms, NULL);
+			__asm__ volatile("" ::: "memory");
+		}
+	}
+	return pid;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define TEST_EXIT_SKIP 77
 #define TEST_EXIT_HARD_ERROR 99
@@ -29,6 +30,19 @@ void test_require_root(void);
  * process exits. Waits up to timeout_s; returns the fd or -errno.
  */
 int test_lock_rt_cpu(int timeout_s);
+
+/*
+ * Forks a SCHED_FIFO process at prio pinned to cpu: busy spinning, or
+ * waking every millisecond (light, but queued behind anything higher on its
+ * CPU at each wake-up). It ends itself after bound_s seconds (SIGALRM is
+ * delivered on its own CPU even while it spins); callers still SIGKILL it
+ * from a normal-priority process when done. Returns the pid or -errno.
+ */
+enum test_rt_mode {
+	TEST_RT_BUSY,
+	TEST_RT_TICK,
+};
+pid_t test_spawn_rt(int cpu, int prio, enum test_rt_mode mode, unsigned bound_s);
 
 /* Path of a topology XML from ../shared/topologies into buf, or NULL when
  * the shared folder is absent. */
