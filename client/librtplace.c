@@ -1,0 +1,574 @@
+/*
+ * librtplace: one connection to rtplaced, one request in flight at a time.
+ * Requests are built and replies checked by the shared codec
+ * (common/protocol.c), so the library sends nothing the daemon would refuse
+ * as malformed and trusts nothing it receives unchecked.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* rtplace.h first: protocol.h then redefines the shared constants, which
+ * the compiler accepts only if both headers spell them identically. */
+#include "rtplace.h"
+
+#include "levels.h"
+#include "protocol.h"
+
+_Static_assert(RTPLACE_ANSWER_MAX == RTPLACE_QUERY_MAX_COUNT, "an answer holds the longest reply");
+_Static_assert(RTPLACE_REASON_LEN == RTPLACE_REASON_MAX, "reason strings");
+_Static_assert(RTPLACE_COMM_LEN == RTPLACE_COMM_MAX, "comm strings");
+_Static_assert(RTPLACE_VERSION_LEN == RTPLACE_VERSION_MAX, "version strings");
+_Static_assert(sizeof(cpu_set_t) * 8 >= RTPLACE_MAX_CPUS, "cpu_set_t names every CPU");
+
+#define RTPLACE_TIMEOUT_DEFAULT_MS 5000u
+
+struct rtplace {
+	pthread_mutex_t lock;   /* one request and its reply at a time */
+	int fd;                 /* -1 after the daemon went away */
+	uint32_t next_id;       /* request ids, never 0 */
+	unsigned timeout_ms;
+	char reason[RTPLACE_REASON_LEN]; /* of the last ERROR reply, "" if none */
+	struct sockaddr_un addr;
+	struct proto_msg req;   /* the request being sent */
+	struct proto_msg reply; /* the reply just received */
+	char rx[RTPLACE_MSG_MAX];
+};
+
+/* The connection is gone (daemon stopped or restarted): worth one reconnect. */
+static bool rtplace_is_disconnect(int r)
+{
+	return r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN;
+}
+
+static int rtplace_apply_timeout(int fd, unsigned timeout_ms)
+{
+	struct timeval tv = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000,
+	};
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+static int rtplace_open(struct rtplace *rp)
+{
+	int fd, r;
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)&rp->addr, sizeof(rp->addr)) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = rtplace_apply_timeout(fd, rp->timeout_ms);
+	if (r < 0)
+		goto fail;
+	rp->fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+int rtplace_connect(const char *socket_path, struct rtplace **ret)
+{
+	struct rtplace *rp;
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	if (!socket_path)
+		socket_path = secure_getenv(RTPLACE_SOCKET_ENV);
+	if (!socket_path || !*socket_path)
+		socket_path = RTPLACE_DEFAULT_SOCKET;
+	if (strlen(socket_path) >= sizeof(rp->addr.sun_path))
+		return -ENAMETOOLONG;
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return -ENOMEM;
+	rp->fd = -1;
+	rp->next_id = 1;
+	rp->timeout_ms = RTPLACE_TIMEOUT_DEFAULT_MS;
+	rp->addr.sun_family = AF_UNIX;
+	strcpy(rp->addr.sun_path, socket_path);
+	r = pthread_mutex_init(&rp->lock, NULL);
+	if (r) {
+		free(rp);
+		return -r;
+	}
+	r = rtplace_open(rp);
+	if (r < 0) {
+		rtplace_close(rp);
+		return r;
+	}
+	*ret = rp;
+	return 0;
+}
+
+void rtplace_close(struct rtplace *rp)
+{
+	if (!rp)
+		return;
+	if (rp->fd >= 0)
+		close(rp->fd);
+	pthread_mutex_destroy(&rp->lock);
+	free(rp);
+}
+
+int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms)
+{
+	int r = 0;
+
+	if (!rp || timeout_ms == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	rp->timeout_ms = timeout_ms;
+	if (rp->fd >= 0)
+		r = rtplace_apply_timeout(rp->fd, timeout_ms);
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+/*
+ * Sends rp->req and waits for the reply with its id: reply_type into
+ * rp->reply, or the daemon's ERROR as its negative errno. Events and stale
+ * replies (of a request that timed out earlier) are skipped. Lock held.
+ */
+static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type)
+{
+	const struct proto_limits lim = {
+		.ncpus = RTPLACE_MAX_CPUS,
+		.nnodes = RTPLACE_MAX_CPUS,
+		.accept = PROTO_ACCEPT_REPLIES,
+	};
+	uint32_t id = rp->req.hdr.request_id;
+	struct proto_error err;
+	ssize_t n;
+	int r;
+
+	n = send(rp->fd, &rp->req, rp->req.hdr.length, MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if ((size_t)n != rp->req.hdr.length)
+		return -EPROTO;
+	for (;;) {
+		n = recv(rp->fd, rp->rx, sizeof(rp->rx), MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if ((size_t)n > sizeof(rp->rx))
+			return -EPROTO;
+		r = proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, &err);
+		/* An event of a later protocol revision: skip it, as the
+		 * protocol asks of clients. */
+		if (r == -EOPNOTSUPP && err.request_id == 0 && (err.type & 0xff00) == 0x0300)
+			continue;
+		if (r < 0)
+			return r == -EPROTONOSUPPORT ? r : -EPROTO;
+		if (rp->reply.hdr.request_id != id)
+			continue;
+		if (rp->reply.hdr.type == RTPLACE_MSG_ERROR) {
+			memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+			return rp->reply.hdr.status;
+		}
+		return rp->reply.hdr.type == reply_type ? 0 : -EPROTO;
+	}
+}
+
+/* One request and its reply, reconnecting once if the daemon went away. */
+static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
+{
+	int r;
+
+	rp->reason[0] = '\0';
+	for (int attempt = 0;; attempt++) {
+		if (rp->fd < 0) {
+			r = rtplace_open(rp);
+			if (r < 0)
+				return r;
+		}
+		r = rtplace_exchange(rp, reply_type);
+		if (!rtplace_is_disconnect(r))
+			return r;
+		close(rp->fd);
+		rp->fd = -1;
+		if (attempt > 0)
+			return r;
+	}
+}
+
+static uint32_t rtplace_next_id(struct rtplace *rp)
+{
+	uint32_t id = rp->next_id++;
+
+	if (rp->next_id == 0)
+		rp->next_id = 1;
+	return id;
+}
+
+static int rtplace_mask_from_set(const cpu_set_t *set, size_t size, struct rtplace_cpumask *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t cpu = 0; cpu < size * 8; cpu++) {
+		if (!CPU_ISSET_S(cpu, size, set))
+			continue;
+		if (cpu >= RTPLACE_MAX_CPUS)
+			return -ERANGE;
+		rtplace_cpumask_set(ret, (unsigned)cpu);
+	}
+	return 0;
+}
+
+static void rtplace_mask_to_set(const struct rtplace_cpumask *m, cpu_set_t *ret)
+{
+	CPU_ZERO(ret);
+	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (rtplace_cpumask_test(m, cpu))
+			CPU_SET(cpu, ret);
+}
+
+static bool rtplace_is_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+static int rtplace_build_query(const struct rtplace_request *req, struct rtplace_query *ret)
+{
+	int policy = req->policy ? req->policy : SCHED_FIFO;
+	int r;
+
+	if ((policy != SCHED_FIFO && policy != SCHED_RR) || !rtplace_is_zero(req->reserved, sizeof(req->reserved)) ||
+	    (req->allowed && req->allowed_size == 0))
+		return -EINVAL;
+	if (req->prio < RTPLACE_PRIO_MIN || req->prio > RTPLACE_PRIO_MAX || req->count > RTPLACE_ANSWER_MAX)
+		return -ERANGE;
+	memset(ret, 0, sizeof(*ret));
+	ret->prio = (uint8_t)req->prio;
+	ret->policy = (uint8_t)policy;
+	ret->count = (uint16_t)(req->count ? req->count : 1);
+	ret->flags = req->flags;
+	ret->node = req->node;
+	ret->near_cpu = req->near_cpu;
+	if (req->flags & RTPLACE_QUERY_F_CLAIM) {
+		ret->lease_ms = req->lease_ms;
+		ret->owner_pid = req->owner_pid;
+	}
+	if (req->allowed) {
+		r = rtplace_mask_from_set(req->allowed, req->allowed_size, &ret->allowed);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_answer *ret)
+{
+	const struct rtplace_query_reply *qr;
+	struct rtplace_query q;
+	int r;
+
+	if (!rp || !req || !ret)
+		return -EINVAL;
+	qr = &rp->reply.query_reply;
+	r = rtplace_build_query(req, &q);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_QUERY_REPLY);
+	if (r == 0) {
+		memset(ret, 0, sizeof(*ret));
+		ret->claim_id = qr->claim_id;
+		ret->lease_ms = qr->lease_ms;
+		ret->count = qr->count;
+		ret->level = qr->level;
+		for (unsigned i = 0; i < qr->count; i++) {
+			ret->cpus[i] = qr->list[i].cpu;
+			ret->levels[i] = qr->list[i].level;
+		}
+		rtplace_mask_to_set(&qr->cpus, &ret->set);
+		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+int rtplace_release(struct rtplace *rp, uint64_t claim_id, unsigned *ret_ncpus)
+{
+	const struct rtplace_release rel = { .claim_id = claim_id };
+	int r;
+
+	if (!rp || claim_id == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_release(&rp->req, rtplace_next_id(rp), &rel);
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_RELEASE_REPLY);
+	if (r == 0 && ret_ncpus)
+		*ret_ncpus = rp->reply.release_reply.ncpus;
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, struct rtplace_cpu *ret)
+{
+	*ret = (struct rtplace_cpu){
+		.cpu = ci->cpu,
+		.level = ci->level,
+		.flags = ci->flags,
+		.node = ci->node,
+		.llc = ci->llc,
+		.core = ci->core,
+		.kind = ci->kind,
+		.pid = ci->pid,
+		.rt_queued = ci->rt_queued,
+		.claim_id = ci->claim_id,
+		.claim_level = ci->claim_level,
+	};
+	memcpy(ret->comm, ci->comm, sizeof(ret->comm));
+}
+
+/* Walks the pages of the snapshot; the daemon's total must not change
+ * between pages, nor a page come back for another CPU range. Lock held. */
+static int rtplace_cpus_locked(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n)
+{
+	const struct rtplace_cpus_reply *cr = &rp->reply.cpus_reply;
+	struct rtplace_cpu *cpus = NULL;
+	uint32_t first = 0, total = 0;
+	int r;
+
+	do {
+		const struct rtplace_cpus page = { .first = first };
+
+		r = proto_encode_cpus(&rp->req, rtplace_next_id(rp), &page);
+		if (r == 0)
+			r = rtplace_call(rp, RTPLACE_MSG_CPUS_REPLY);
+		if (r < 0)
+			goto fail;
+		if (!cpus) {
+			total = cr->total;
+			if (total == 0 || total > RTPLACE_MAX_CPUS) {
+				r = -EPROTO;
+				goto fail;
+			}
+			cpus = calloc(total, sizeof(*cpus));
+			if (!cpus) {
+				r = -ENOMEM;
+				goto fail;
+			}
+		}
+		if (cr->total != total || cr->first != first || cr->count == 0 || cr->count > total - first) {
+			r = -EPROTO;
+			goto fail;
+		}
+		for (uint32_t i = 0; i < cr->count; i++)
+			rtplace_cpu_from_wire(&cr->cpus[i], &cpus[first + i]);
+		first += cr->count;
+	} while (first < total);
+	*ret_cpus = cpus;
+	*ret_n = total;
+	return 0;
+fail:
+	free(cpus);
+	return r;
+}
+
+int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n)
+{
+	int r;
+
+	if (!rp || !ret_cpus || !ret_n)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = rtplace_cpus_locked(rp, ret_cpus, ret_n);
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+void rtplace_cpus_free(struct rtplace_cpu *cpus)
+{
+	free(cpus);
+}
+
+int rtplace_status(struct rtplace *rp, struct rtplace_status *ret)
+{
+	const struct rtplace_status_reply *sr;
+	int r;
+
+	if (!rp || !ret)
+		return -EINVAL;
+	sr = &rp->reply.status_reply;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_status(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_STATUS_REPLY);
+	if (r == 0) {
+		*ret = (struct rtplace_status){
+			.uptime_ms = sr->uptime_ms,
+			.ncpus = sr->ncpus,
+			.nonline = sr->nonline,
+			.nnodes = sr->nnodes,
+			.nllcs = sr->nllcs,
+			.ncores = sr->ncores,
+			.flags = sr->flags,
+			.queries = sr->queries,
+			.errors = sr->errors,
+			.claims_active = sr->claims_active,
+			.claims_total = sr->claims_total,
+			.clients = sr->clients,
+			.clients_dropped = sr->clients_dropped,
+			.moves = sr->moves,
+		};
+		memcpy(ret->version, sr->version, sizeof(ret->version));
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+/* The wire's policy as a Linux policy: OTHER stands for every non-RT one. */
+static int rtplace_policy_from_wire(uint8_t policy)
+{
+	return policy == RTPLACE_POLICY_FIFO ? SCHED_FIFO : policy == RTPLACE_POLICY_RR ? SCHED_RR : SCHED_OTHER;
+}
+
+int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
+				struct rtplace_move_result *ret)
+{
+	const struct rtplace_move_reply *mr;
+	struct rtplace_move mv;
+	int r;
+
+	if (!rp || !req || req->tid <= 0)
+		return -EINVAL;
+	mr = &rp->reply.move_reply;
+	mv = (struct rtplace_move){ .tid = req->tid, .flags = req->flags };
+	if (req->flags & RTPLACE_MOVE_F_SET_SCHED) {
+		if (req->policy != SCHED_FIFO && req->policy != SCHED_RR)
+			return -EINVAL;
+		if (req->prio < RTPLACE_PRIO_MIN || req->prio > RTPLACE_PRIO_MAX)
+			return -ERANGE;
+		mv.policy = (uint8_t)req->policy;
+		mv.prio = (uint8_t)req->prio;
+	}
+	if (req->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
+		r = rtplace_mask_from_set(&req->cpus, sizeof(req->cpus), &mv.cpus);
+		if (r < 0)
+			return r;
+	}
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_MOVE_REPLY);
+	if (r == 0 && ret) {
+		ret->tid = mr->tid;
+		ret->policy = rtplace_policy_from_wire(mr->policy);
+		ret->prio = mr->prio;
+		ret->prev_policy = rtplace_policy_from_wire(mr->prev_policy);
+		ret->prev_prio = mr->prev_prio;
+		rtplace_mask_to_set(&mr->cpus, &ret->cpus);
+		rtplace_mask_to_set(&mr->prev_cpus, &ret->prev_cpus);
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, unsigned flags,
+				      struct rtplace_answer *ret)
+{
+	struct rtplace_request q;
+	struct rtplace_answer a;
+	struct sched_param param = { 0 };
+	cpu_set_t old;
+	int r;
+
+	if (!rp || !req || (flags & ~RTPLACE_PLACE_F_SCHED))
+		return -EINVAL;
+	if (sched_getaffinity(0, sizeof(old), &old) < 0)
+		return -errno;
+	q = *req;
+	q.flags |= RTPLACE_QUERY_F_CLAIM;
+	if (!q.allowed) {
+		q.allowed = &old;
+		q.allowed_size = sizeof(old);
+	}
+	r = rtplace_query(rp, &q, &a);
+	if (r < 0)
+		return r;
+	if (a.count == 0)
+		return -EBUSY;
+	if (sched_setaffinity(0, sizeof(a.set), &a.set) < 0) {
+		r = -errno;
+		goto release;
+	}
+	if (flags & RTPLACE_PLACE_F_SCHED) {
+		param.sched_priority = req->prio;
+		if (sched_setscheduler(0, req->policy ? req->policy : SCHED_FIFO, &param) < 0) {
+			r = -errno;
+			sched_setaffinity(0, sizeof(old), &old);
+			goto release;
+		}
+	}
+	if (ret)
+		*ret = a;
+	return 0;
+release:
+	rtplace_release(rp, a.claim_id, NULL);
+	return r;
+}
+
+int rtplace_last_reason(struct rtplace *rp, char *buf, size_t len)
+{
+	int r = -ENOENT;
+
+	if (!rp || !buf || len == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	if (rp->reason[0]) {
+		snprintf(buf, len, "%s", rp->reason);
+		r = 0;
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+static pthread_once_t rtplace_names_once = PTHREAD_ONCE_INIT;
+static char rtplace_names[LEVEL_COUNT][LEVEL_NAME_MAX];
+
+static void rtplace_names_init(void)
+{
+	for (uint32_t l = 0; l < LEVEL_COUNT; l++)
+		level_name(l, rtplace_names[l]);
+}
+
+const char *rtplace_level_name(unsigned level)
+{
+	if (level >= LEVEL_COUNT)
+		return "?";
+	pthread_once(&rtplace_names_once, rtplace_names_init);
+	return rtplace_names[level];
+}

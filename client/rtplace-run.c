@@ -1,0 +1,513 @@
+/*
+ * rtplace-run: start a program on CPUs that rtplaced chose and claimed for
+ * it (DESIGN §8). Asks for the CPUs with a claim tied to its own pid, sets
+ * its own affinity and scheduling policy, then execs the program: the
+ * program (ffmpeg and every thread it starts) inherits both, and the claim
+ * lives exactly as long as the process, because it is the same process. No
+ * helper process stays behind; the daemon watches the pid.
+ *
+ * Without a daemon it warns and chooses locally: the same placement code as
+ * the daemon (common/placement.c) over the live topology, with every CPU
+ * taken as idle and the rotation started at the pid, so that unrelated
+ * instances spread instead of piling onto CPU 0. Nothing is claimed then.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "rtplace.h"
+
+#include "cpupri.h"
+#include "cpuset.h"
+#include "placement.h"
+#include "topo.h"
+
+/* As env(1): the command could not be found, or found but not run. */
+#define RUN_EXIT_NOT_FOUND 127
+#define RUN_EXIT_CANNOT_RUN 126
+
+struct run_opts {
+	int prio;            /* 0: keep the caller's policy */
+	int policy;
+	unsigned count;
+	bool have_list;
+	cpu_set_t list;
+	int node;
+	bool exclusive, manage, strict, verbose;
+	const char *socket;
+};
+
+static void run_usage(FILE *f)
+{
+	fprintf(f, "usage: rtplace-run [--prio P] [--policy fifo|rr] [--cpus N | --cpu-list LIST] [--node N]\n"
+		   "                   [--exclusive] [--manage] [--strict] [--socket PATH] [--verbose]\n"
+		   "                   -- COMMAND [ARGS...]\n\n"
+		   "Claims CPUs from rtplaced for as long as COMMAND runs, pins itself to them, sets\n"
+		   "SCHED_FIFO/RR priority P (with --prio), then execs COMMAND.\n\n"
+		   "  --prio P         RT priority 1..99 (default: keep the normal policy; CPUs are\n"
+		   "                   then chosen among those below rt1)\n"
+		   "  --policy fifo|rr RT policy for --prio (default fifo)\n"
+		   "  --cpus N         how many CPUs (default 1)\n"
+		   "  --cpu-list LIST  run on the CPUs of LIST (e.g. 2-5), claimed\n"
+		   "  --node N         stay on NUMA node N\n"
+		   "  --exclusive      no other query gets these CPUs, whatever its priority\n"
+		   "  --manage         let the daemon move COMMAND's threads when they collide\n"
+		   "  --strict         fail (exit 69) instead of choosing locally when no daemon answers,\n"
+		   "                   and (exit 75) when fewer CPUs than asked are free\n"
+		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
+		   RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  --verbose        say which CPUs were chosen\n");
+}
+
+static int run_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int run_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rtplace-run: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	run_usage(stderr);
+	return EX_USAGE;
+}
+
+static int run_parse_int(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Is name an executable file, directly or on $PATH? Checked before anything
+ * is claimed, so that a typo costs no CPU and exits 127 like env(1). */
+static bool run_command_exists(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (strchr(name, '/'))
+		return stat(name, &st) == 0 && S_ISREG(st.st_mode);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, path, n ? "/" : "", name) < (int)sizeof(buf) &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return true;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return false;
+}
+
+static const char *run_policy_name(int policy)
+{
+	return policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO";
+}
+
+static void run_format_set(const cpu_set_t *s, char *buf, size_t len)
+{
+	struct cpuset set;
+
+	cpuset_zero(&set);
+	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, s))
+			cpuset_set(&set, cpu);
+	if (cpuset_format(&set, buf, len) < 0)
+		snprintf(buf, len, "?");
+}
+
+/* A map of the live topology with every online CPU idle. */
+static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
+{
+	uint16_t *shard_of = calloc(t->ncpus, sizeof(*shard_of));
+	struct cpupri_geom g;
+	uint32_t nshards;
+	void *map = NULL;
+	int r;
+
+	if (!shard_of)
+		return -ENOMEM;
+	topo_shards(t, TOPO_SHARD_NODE, shard_of, &nshards);
+	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &g);
+	if (r < 0)
+		goto out;
+	map = aligned_alloc(CPUPRI_LINE, (g.size + CPUPRI_LINE - 1) / CPUPRI_LINE * CPUPRI_LINE);
+	if (!map) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(map, 0, g.size);
+	cpupri_init(map, &g, shard_of);
+	CPUSET_FOREACH(cpu, &t->online)
+		cpupri_set(map, &g, (uint32_t)cpu, LEVEL_IDLE);
+	*ret_map = map;
+	*ret_size = g.size;
+out:
+	free(shard_of);
+	return r;
+}
+
+/*
+ * The local choice when no daemon answers: placement_choose() over an
+ * all-idle map of this machine, within allowed. Writes the CPUs into ret.
+ */
+static int run_choose_locally(const struct run_opts *o, const cpu_set_t *allowed, cpu_set_t *ret)
+{
+	struct placement_config cfg = { .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	struct placement_request req = {
+		.prio = o->prio ? o->prio : RTPLACE_PRIO_MIN,
+		.count = o->count,
+		.node = o->node,
+		.near_cpu = -1,
+	};
+	struct placement_result *res = NULL;
+	struct cpupri_view view = { 0 };
+	struct topo *t = NULL;
+	void *map = NULL;
+	size_t size;
+	uint32_t rotor;
+	int r;
+
+	r = topo_load(NULL, &t);
+	if (r < 0)
+		return r;
+	r = run_idle_map(t, &map, &size);
+	if (r < 0)
+		goto out;
+	r = cpupri_view_open(map, size, &view);
+	if (r < 0)
+		goto out;
+	res = malloc(sizeof(*res));
+	if (!res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	cfg.managed = t->online;
+	cpuset_zero(&req.allowed);
+	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, allowed))
+			cpuset_set(&req.allowed, cpu);
+	rotor = (uint32_t)getpid() % t->ncpus;
+	r = placement_choose(&cfg, t, &view, NULL, &rotor, &req, res);
+	if (r < 0)
+		goto out;
+	CPU_ZERO(ret);
+	for (uint32_t i = 0; i < res->n; i++)
+		CPU_SET(res->cpus[i], ret);
+out:
+	free(res);
+	cpupri_view_close(&view);
+	free(map);
+	topo_free(t);
+	return r;
+}
+
+/* Does this error mean "no usable daemon" (fall back) rather than "the
+ * daemon refused" (report)? */
+static bool run_is_unreachable(int r)
+{
+	return r == -ENOENT || r == -ECONNREFUSED || r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN ||
+	       r == -ETIMEDOUT || r == -EACCES || r == -ENAMETOOLONG;
+}
+
+static int run_exit_status(int r)
+{
+	switch (r) {
+	case -EPERM:
+	case -EACCES:
+		return EX_NOPERM;
+	case -EINVAL:
+	case -ERANGE:
+	case -ESRCH:
+		return EX_DATAERR;
+	case -EDQUOT:
+	case -EBUSY:
+	case -ETIMEDOUT:
+		return EX_TEMPFAIL;
+	case -EOPNOTSUPP:
+		return EX_UNAVAILABLE;
+	case -EPROTO:
+	case -EPROTONOSUPPORT:
+		return EX_PROTOCOL;
+	default:
+		return EX_SOFTWARE;
+	}
+}
+
+/*
+ * Asks the daemon. Returns 0 with the CPUs in ret_set (and the answer), a
+ * sysexits status > 0 after reporting, or -1 when the daemon cannot be
+ * reached and the caller may fall back.
+ */
+static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
+			  struct rtplace_answer *ret)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	const char *path = o->socket ? o->socket : getenv(RTPLACE_SOCKET_ENV);
+	char reason[RTPLACE_REASON_LEN];
+	int r;
+
+	if (!path || !*path)
+		path = RTPLACE_DEFAULT_SOCKET;
+	req.prio = o->prio ? o->prio : RTPLACE_PRIO_MIN;
+	req.policy = o->policy;
+	req.count = o->count;
+	req.node = o->node;
+	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
+		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0);
+	req.lease_ms = RTPLACE_LEASE_INFINITE;
+	req.owner_pid = getpid();
+	req.allowed = allowed;
+	req.allowed_size = sizeof(*allowed);
+
+	r = rtplace_connect(o->socket, rpp);
+	if (r == 0) {
+		r = rtplace_query(*rpp, &req, ret);
+		if (r == -EOPNOTSUPP && o->manage && !o->strict) {
+			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads; "
+				"running without --manage\n", path);
+			req.flags &= ~RTPLACE_QUERY_F_MANAGE;
+			r = rtplace_query(*rpp, &req, ret);
+		}
+	}
+	if (r < 0 && run_is_unreachable(r)) {
+		if (o->strict) {
+			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s\n", path, strerror(-r));
+			return EX_UNAVAILABLE;
+		}
+		fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s; "
+			"choosing CPUs locally, without a claim\n", path, strerror(-r));
+		return -1;
+	}
+	if (r < 0) {
+		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) == 0)
+			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason, strerror(-r));
+		else
+			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
+		return run_exit_status(r);
+	}
+	if (ret->count == 0) {
+		fprintf(stderr, "rtplace-run: no CPU for priority %d: %s\n", req.prio, ret->reason);
+		return EX_TEMPFAIL;
+	}
+	if (ret->count < req.count) {
+		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
+			ret->count, req.count, ret->reason);
+		if (o->strict) {
+			rtplace_release(*rpp, ret->claim_id, NULL);
+			return EX_TEMPFAIL;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "prio", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'n' },
+		{ "cpu-list", required_argument, NULL, 'l' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "exclusive", no_argument, NULL, 'x' },
+		{ "manage", no_argument, NULL, 'm' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct run_opts o = { .policy = SCHED_FIFO, .count = 1, .node = -1 };
+	struct rtplace_answer *ans = NULL;
+	struct rtplace *rp = NULL;
+	struct sched_param param = { 0 };
+	cpu_set_t allowed, chosen;
+	struct cpuset list;
+	bool have_policy = false, have_count = false;
+	char cpus[CPUSET_LIST_MAX], claim[32];
+	long v;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (run_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+				return run_usage_error("--prio %s: not a priority 1..99", optarg);
+			o.prio = (int)v;
+			break;
+		case 'P':
+			if (strcmp(optarg, "fifo") == 0)
+				o.policy = SCHED_FIFO;
+			else if (strcmp(optarg, "rr") == 0)
+				o.policy = SCHED_RR;
+			else
+				return run_usage_error("--policy %s: not fifo or rr", optarg);
+			have_policy = true;
+			break;
+		case 'n':
+			if (run_parse_int(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
+				return run_usage_error("--cpus %s: not a count 1..256", optarg);
+			o.count = (unsigned)v;
+			have_count = true;
+			break;
+		case 'l':
+			if (cpuset_parse(optarg, &list) < 0 || cpuset_empty(&list))
+				return run_usage_error("--cpu-list %s: not a CPU list (e.g. 2-5,8)", optarg);
+			CPU_ZERO(&o.list);
+			CPUSET_FOREACH(cpu, &list)
+				CPU_SET((unsigned)cpu, &o.list);
+			o.have_list = true;
+			break;
+		case 'N':
+			if (run_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+				return run_usage_error("--node %s: not a node id", optarg);
+			o.node = (int)v;
+			break;
+		case 'x':
+			o.exclusive = true;
+			break;
+		case 'm':
+			o.manage = true;
+			break;
+		case 's':
+			o.strict = true;
+			break;
+		case 'S':
+			o.socket = optarg;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return EX_OK;
+		case 'V':
+			printf("rtplace-run %s\n", PACKAGE_VERSION);
+			return EX_OK;
+		default:
+			run_usage(stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return run_usage_error("%s", "no command given");
+	if (have_count && o.have_list)
+		return run_usage_error("%s", "--cpus and --cpu-list exclude each other");
+	if (have_policy && !o.prio)
+		return run_usage_error("%s", "--policy needs --prio");
+	if (!run_command_exists(argv[optind])) {
+		fprintf(stderr, "rtplace-run: %s: command not found\n", argv[optind]);
+		return RUN_EXIT_NOT_FOUND;
+	}
+	/* Choose only among CPUs this process may run on (taskset, cgroups). */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
+		fprintf(stderr, "rtplace-run: cannot read own CPU affinity: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
+	if (o.have_list) {
+		CPU_AND(&allowed, &allowed, &o.list);
+		if (CPU_COUNT(&allowed) == 0) {
+			fprintf(stderr, "rtplace-run: --cpu-list: none of these CPUs is available to this process\n");
+			return EX_USAGE;
+		}
+		o.count = (unsigned)CPU_COUNT(&allowed);
+	}
+
+	ans = malloc(sizeof(*ans));
+	if (!ans) {
+		fprintf(stderr, "rtplace-run: %s\n", strerror(ENOMEM));
+		return EX_OSERR;
+	}
+	r = run_ask_daemon(&o, &allowed, &rp, ans);
+	if (r > 0)
+		goto out;
+	if (r == 0) {
+		chosen = ans->set;
+		snprintf(claim, sizeof(claim), "%" PRIu64, ans->claim_id);
+	} else {
+		r = run_choose_locally(&o, &allowed, &chosen);
+		if (r < 0) {
+			fprintf(stderr, "rtplace-run: warning: no local choice either (%s); keeping the current "
+				"affinity\n", strerror(-r));
+			chosen = allowed;
+		}
+		claim[0] = '\0';
+	}
+
+	run_format_set(&chosen, cpus, sizeof(cpus));
+	if (sched_setaffinity(0, sizeof(chosen), &chosen) < 0) {
+		r = errno;
+		fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s\n", cpus, strerror(r));
+		r = r == EPERM ? EX_NOPERM : EX_OSERR;
+		goto release;
+	}
+	if (o.prio) {
+		param.sched_priority = o.prio;
+		if (sched_setscheduler(0, o.policy, &param) < 0) {
+			r = errno;
+			fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s; run as root, give the program "
+				"CAP_SYS_NICE, or raise RLIMIT_RTPRIO to %d (ulimit -r, limits.conf rtprio)\n",
+				run_policy_name(o.policy), o.prio, strerror(r), o.prio);
+			r = r == EPERM ? EX_NOPERM : EX_OSERR;
+			goto release;
+		}
+	}
+	if (o.verbose) {
+		if (claim[0])
+			fprintf(stderr, "rtplace-run: CPUs %s (claim %s), ", cpus, claim);
+		else
+			fprintf(stderr, "rtplace-run: CPUs %s (local choice, unclaimed), ", cpus);
+		if (o.prio)
+			fprintf(stderr, "%s %d\n", run_policy_name(o.policy), o.prio);
+		else
+			fprintf(stderr, "normal policy\n");
+	}
+	/* For scripts and rtplacectl release: what this process was given. */
+	if (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0)) {
+		fprintf(stderr, "rtplace-run: %s\n", strerror(errno));
+		r = EX_OSERR;
+		goto release;
+	}
+	/* The claim is tied to this pid, which the exec keeps; the connection
+	 * may close now. */
+	rtplace_close(rp);
+	rp = NULL;
+	free(ans);
+	execvp(argv[optind], argv + optind);
+	r = errno;
+	fprintf(stderr, "rtplace-run: cannot run %s: %s\n", argv[optind], strerror(r));
+	return r == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_RUN;
+release:
+	if (rp && claim[0])
+		rtplace_release(rp, ans->claim_id, NULL);
+out:
+	rtplace_close(rp);
+	free(ans);
+	return r;
+}

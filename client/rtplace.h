@@ -1,0 +1,252 @@
+/*
+ * librtplace: the client library of rtplaced (DESIGN §8). Ask which CPUs an
+ * RT thread of priority P should run on, hold them as a claim, read the
+ * per-CPU snapshot and the daemon's status, and ask the daemon to move a
+ * thread. See librtplace(3).
+ *
+ * Conventions. Every function that can fail returns 0 or a negative errno;
+ * output parameters come last and are written only on success; destructors
+ * accept NULL. The library never logs, never exits, never raises SIGPIPE,
+ * and opens every descriptor close-on-exec.
+ *
+ * Threads. A struct rtplace may be shared by threads: calls on one handle are
+ * serialised by a mutex inside it, one request and its reply at a time.
+ * Threads that query often should each open their own handle. Claims made
+ * without an owner process belong to the handle's connection and end when
+ * the handle is closed.
+ *
+ * Daemon restarts. When the daemon has gone away (the socket reports
+ * end-of-file or a reset), the next call reconnects once to the same path
+ * and retries; if that fails, the call returns the error. Claims of the old
+ * connection died with the old daemon: a program that holds claims re-queries.
+ *
+ * Numbers on the wire are those of DESIGN §2 and the protocol header
+ * rtplace-proto.h; the constants below repeat them with identical
+ * definitions, so either header may be included first.
+ */
+#ifndef RTPLACE_H
+#define RTPLACE_H
+
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* CPU sets are glibc's cpu_set_t, which sched.h declares only under
+ * _GNU_SOURCE (as it does sched_setaffinity()). */
+#ifndef CPU_SETSIZE
+#error "rtplace.h uses cpu_set_t: define _GNU_SOURCE before including any system header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTPLACE_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
+#define RTPLACE_SOCKET_ENV "RTPLACE_SOCKET"
+
+/* Highest CPU id + 1 that rtplace can name; cpu_set_t holds as many. */
+#define RTPLACE_MAX_CPUS 1024
+
+/* Priority levels (DESIGN §2), lowest to highest. */
+#define RTPLACE_LEVEL_OFFLINE 0
+#define RTPLACE_LEVEL_IDLE 1
+#define RTPLACE_LEVEL_NORMAL 2
+#define RTPLACE_LEVEL_RT1 3           /* rtN is RTPLACE_LEVEL_RT1 + N - 1 */
+#define RTPLACE_LEVEL_RT99 101
+#define RTPLACE_LEVEL_DL 102
+#define RTPLACE_LEVEL_COUNT 103
+
+#define RTPLACE_PRIO_MIN 1
+#define RTPLACE_PRIO_MAX 99
+
+/* Claim leases, in ms. */
+#define RTPLACE_LEASE_DEFAULT 0u            /* in a QUERY: the daemon's claim-timeout-ms */
+#define RTPLACE_LEASE_INFINITE 0xffffffffu  /* no expiry: ends on release, disconnect or owner exit */
+
+/* Query flags. */
+#define RTPLACE_QUERY_F_CLAIM (1u << 0)      /* hold the answer as a claim (DESIGN §6) */
+/* With CLAIM: no other query gets these CPUs while the claim lives, whatever
+ * its priority (a plain claim holds them at rtP only). */
+#define RTPLACE_QUERY_F_EXCLUSIVE (1u << 1)
+/* With CLAIM and owner_pid: the daemon manages owner_pid's threads (DESIGN §7). */
+#define RTPLACE_QUERY_F_MANAGE (1u << 2)
+
+/* Per-CPU flags of a snapshot. */
+#define RTPLACE_CPU_F_ONLINE (1u << 0)       /* online and managed */
+#define RTPLACE_CPU_F_HOUSEKEEPING (1u << 1) /* left out of the default allowed set */
+
+/* Status flags. */
+#define RTPLACE_STATUS_F_TRACKING (1u << 0) /* levels come from the live BPF tracker */
+#define RTPLACE_STATUS_F_MOVES (1u << 1)    /* MOVE and SUBSCRIBE are served */
+
+/* Move flags: at least one of SET_AFFINITY and SET_SCHED. */
+#define RTPLACE_MOVE_F_SET_AFFINITY (1u << 0) /* set the affinity to cpus (non-empty) */
+#define RTPLACE_MOVE_F_SET_SCHED (1u << 1)    /* set policy and prio */
+#define RTPLACE_MOVE_F_PLACE (1u << 2)        /* with SET_AFFINITY: pin to the best CPU of cpus */
+#define RTPLACE_MOVE_F_FORCE (1u << 3)        /* skip the re-check of the target's level */
+
+/* Most CPUs one query may ask for. */
+#define RTPLACE_ANSWER_MAX 256
+#define RTPLACE_REASON_LEN 64
+#define RTPLACE_COMM_LEN 16
+#define RTPLACE_VERSION_LEN 32
+
+/* A connection to rtplaced. */
+struct rtplace;
+
+/*
+ * Which CPUs for an RT thread (DESIGN §5). Start from RTPLACE_REQUEST_INIT
+ * so that the hints read "none"; fields added later take the place of
+ * reserved, whose zero keeps today's meaning.
+ */
+struct rtplace_request {
+	int prio;                 /* RT priority 1..99 */
+	int policy;               /* SCHED_FIFO or SCHED_RR; 0 means SCHED_FIFO */
+	unsigned count;           /* CPUs wanted, 1..RTPLACE_ANSWER_MAX; 0 means 1 */
+	unsigned flags;           /* RTPLACE_QUERY_F_* */
+	int node;                 /* NUMA node to stay on, -1 for none */
+	int near_cpu;             /* CPU to be near (cache-hot), -1 for none */
+	uint32_t lease_ms;        /* with CLAIM: RTPLACE_LEASE_DEFAULT, _INFINITE or ms */
+	pid_t owner_pid;          /* with CLAIM: process the claim lives with, 0 for none */
+	const cpu_set_t *allowed; /* CPUs to choose from, NULL for every managed CPU */
+	size_t allowed_size;      /* bytes at allowed (sizeof(cpu_set_t), CPU_ALLOC_SIZE()) */
+	uint32_t reserved[8];     /* zero */
+};
+
+#define RTPLACE_REQUEST_INIT { .prio = 1, .node = -1, .near_cpu = -1 }
+
+/*
+ * The daemon's answer, best CPU first. count 0 is an answer: no allowed CPU
+ * is below the priority, and reason says why.
+ */
+struct rtplace_answer {
+	uint64_t claim_id;        /* non-zero when a claim was granted */
+	uint32_t lease_ms;        /* the claim's lease, RTPLACE_LEASE_INFINITE for none */
+	unsigned count;           /* CPUs in cpus[] */
+	unsigned level;           /* highest level among them (RTPLACE_LEVEL_*) */
+	int cpus[RTPLACE_ANSWER_MAX];
+	uint8_t levels[RTPLACE_ANSWER_MAX]; /* level of each, when chosen */
+	cpu_set_t set;            /* the same CPUs as a set, for sched_setaffinity() */
+	char reason[RTPLACE_REASON_LEN];
+};
+
+/* One CPU of the daemon's snapshot. */
+struct rtplace_cpu {
+	int cpu;
+	unsigned level;           /* RTPLACE_LEVEL_* */
+	unsigned flags;           /* RTPLACE_CPU_F_* */
+	int node, llc, core;      /* dense ids, -1 when unknown (offline) */
+	int kind;                 /* CPU kind, 0 the most performant */
+	pid_t pid;                /* thread running at the last update, 0 for none or idle */
+	unsigned rt_queued;       /* RT tasks queued */
+	uint64_t claim_id;        /* claim holding the CPU, 0 for none */
+	unsigned claim_level;     /* level the claim holds it at */
+	char comm[RTPLACE_COMM_LEN]; /* comm of pid, "" when unknown */
+};
+
+struct rtplace_status {
+	char version[RTPLACE_VERSION_LEN]; /* the daemon's version */
+	uint64_t uptime_ms;
+	unsigned ncpus;           /* CPU ids (highest id + 1) */
+	unsigned nonline;         /* online managed CPUs */
+	unsigned nnodes, nllcs, ncores;
+	unsigned flags;           /* RTPLACE_STATUS_F_* */
+	uint64_t queries, errors;
+	uint64_t claims_active, claims_total;
+	uint64_t clients, clients_dropped;
+	uint64_t moves;
+};
+
+/* Asks the daemon to move thread tid (DESIGN §7). */
+struct rtplace_move_request {
+	pid_t tid;
+	unsigned flags;           /* RTPLACE_MOVE_F_* */
+	int policy;               /* with SET_SCHED: SCHED_FIFO or SCHED_RR */
+	int prio;                 /* with SET_SCHED: 1..99 */
+	cpu_set_t cpus;           /* with SET_AFFINITY */
+};
+
+/* The thread's scheduling after the move, and before it. */
+struct rtplace_move_result {
+	pid_t tid;
+	int policy, prio;         /* policy SCHED_OTHER (prio 0) for any non-RT policy */
+	int prev_policy, prev_prio;
+	cpu_set_t cpus, prev_cpus;
+};
+
+/*
+ * Connects to rtplaced at socket_path; NULL means $RTPLACE_SOCKET (ignored
+ * in set-user-ID programs), else RTPLACE_DEFAULT_SOCKET. Returns 0,
+ * -ENOENT or -ECONNREFUSED when no daemon listens, -EACCES, -ENAMETOOLONG,
+ * -ENOMEM.
+ */
+int rtplace_connect(const char *socket_path, struct rtplace **ret);
+
+/* Closes the connection; claims tied to it (no owner_pid) end. Accepts NULL. */
+void rtplace_close(struct rtplace *rp);
+
+/* How long a call waits for the daemon's reply (default 5000 ms). 0 or -EINVAL. */
+int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms);
+
+/*
+ * Asks which CPUs (and, with RTPLACE_QUERY_F_CLAIM, claims them). Returns 0
+ * with the answer (count may be 0); -EINVAL or -ERANGE for a bad request
+ * (as judged by the daemon or locally); -EDQUOT at the claim limit; -EPERM
+ * or -ESRCH for an owner_pid this caller may not use; -EOPNOTSUPP for a
+ * flag the daemon does not serve; -ETIMEDOUT; a connection error.
+ */
+int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_answer *ret);
+
+/* Ends a claim. ret_ncpus (may be NULL) gets how many CPUs it held.
+ * -ENOENT for no such claim, -EPERM for another client's claim. */
+int rtplace_release(struct rtplace *rp, uint64_t claim_id, unsigned *ret_ncpus);
+
+/*
+ * The per-CPU snapshot, CPU ids 0..*ret_n-1, in an array to free with
+ * rtplace_cpus_free().
+ */
+int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n);
+void rtplace_cpus_free(struct rtplace_cpu *cpus);
+
+int rtplace_status(struct rtplace *rp, struct rtplace_status *ret);
+
+/* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
+ * daemon that does not serve moves. */
+int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, struct rtplace_move_result *ret);
+
+/* Place-self flags. */
+#define RTPLACE_PLACE_F_SCHED (1u << 0) /* also set req->policy and req->prio */
+
+/*
+ * Places the calling thread: queries with RTPLACE_QUERY_F_CLAIM added,
+ * pins the calling thread to the answer's CPUs and, with
+ * RTPLACE_PLACE_F_SCHED, sets its policy and priority from req. A NULL
+ * req->allowed means the thread's current affinity (so cgroup and taskset
+ * limits are respected). The claim lives as long as the connection (or
+ * req->owner_pid). ret (may be NULL) gets the answer.
+ *
+ * Returns 0; -EBUSY when no allowed CPU is below the priority; -EPERM when
+ * the policy may not be set (needs CAP_SYS_NICE or RLIMIT_RTPRIO); the
+ * errors of rtplace_query(). On failure the thread's affinity and policy are
+ * as before and the claim is released.
+ */
+int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, unsigned flags,
+		       struct rtplace_answer *ret);
+
+/*
+ * The daemon's reason for the last ERROR reply on this handle ("owner_pid
+ * belongs to another user"), copied into buf. Meaningful right after a call
+ * failed, from the thread that made it. 0, or -ENOENT when the last call got
+ * no ERROR reply (the failure was local or of the connection).
+ */
+int rtplace_last_reason(struct rtplace *rp, char *buf, size_t len);
+
+/* "offline", "idle", "normal", "rt1".."rt99", "dl"; "?" when out of range. */
+const char *rtplace_level_name(unsigned level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,673 @@
+/*
+ * rtplacectl: ask rtplaced from the command line (DESIGN §8). One command
+ * per run; a human table by default, one JSON document with --json. Errors
+ * go to stderr as "rtplacectl: COMMAND: what failed: why" and the exit
+ * status follows sysexits.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "rtplace.h"
+
+#include "cpuset.h"
+
+struct ctl {
+	const char *socket;
+	bool json;
+	const char *command;
+	struct rtplace *rp;
+};
+
+struct ctl_command {
+	const char *name;
+	int (*run)(struct ctl *c, int argc, char **argv);
+	const char *usage;
+};
+
+static void ctl_error(const struct ctl *c, const char *what, int r)
+{
+	char reason[RTPLACE_REASON_LEN];
+
+	if (c->rp && rtplace_last_reason(c->rp, reason, sizeof(reason)) == 0)
+		fprintf(stderr, "rtplacectl: %s: %s: %s (%s)\n", c->command, what, reason, strerror(-r));
+	else
+		fprintf(stderr, "rtplacectl: %s: %s: %s\n", c->command, what, strerror(-r));
+}
+
+/* The sysexits status for an error from the library. */
+static int ctl_exit_status(int r)
+{
+	switch (r) {
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -EPIPE:
+	case -EOPNOTSUPP:
+		return EX_UNAVAILABLE;
+	case -EACCES:
+	case -EPERM:
+		return EX_NOPERM;
+	case -ENOENT: /* once connected: no such claim */
+	case -EINVAL:
+	case -ERANGE:
+	case -ESRCH:
+		return EX_DATAERR;
+	case -ETIMEDOUT:
+	case -EDQUOT:
+	case -EBUSY:
+	case -EAGAIN:
+		return EX_TEMPFAIL;
+	case -EPROTO:
+	case -EPROTONOSUPPORT:
+		return EX_PROTOCOL;
+	case -ENOMEM:
+		return EX_OSERR;
+	default:
+		return EX_SOFTWARE;
+	}
+}
+
+/* Reports a failed library call and returns its exit status. */
+static int ctl_fail(const struct ctl *c, const char *what, int r)
+{
+	ctl_error(c, what, r);
+	return ctl_exit_status(r);
+}
+
+static int ctl_usage_error(const struct ctl *c, const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int ctl_usage_error(const struct ctl *c, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rtplacectl: %s: ", c->command);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: rtplacectl [--socket PATH] [--json] %s\n", usage);
+	return EX_USAGE;
+}
+
+static int ctl_connect(struct ctl *c)
+{
+	int r = rtplace_connect(c->socket, &c->rp);
+
+	if (r < 0) {
+		const char *path = c->socket ? c->socket : getenv(RTPLACE_SOCKET_ENV);
+
+		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command,
+			path && *path ? path : RTPLACE_DEFAULT_SOCKET, strerror(-r),
+			r == -ENOENT || r == -ECONNREFUSED ? " (is rtplaced running?)" : "");
+		return r == -ENOENT ? EX_UNAVAILABLE : ctl_exit_status(r);
+	}
+	return 0;
+}
+
+static int ctl_parse_int(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int ctl_parse_policy(const char *s, int *ret)
+{
+	if (strcmp(s, "fifo") == 0)
+		*ret = SCHED_FIFO;
+	else if (strcmp(s, "rr") == 0)
+		*ret = SCHED_RR;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const char *ctl_policy_name(int policy)
+{
+	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
+}
+
+/* Parses a CPU list into a cpu_set_t. */
+static int ctl_parse_cpus(const char *s, cpu_set_t *ret)
+{
+	struct cpuset set;
+	int r = cpuset_parse(s, &set);
+
+	if (r < 0)
+		return r;
+	if (cpuset_empty(&set))
+		return -EINVAL;
+	CPU_ZERO(ret);
+	CPUSET_FOREACH(cpu, &set)
+		CPU_SET((unsigned)cpu, ret);
+	return 0;
+}
+
+static void ctl_format_set(const cpu_set_t *s, char *buf, size_t len)
+{
+	struct cpuset set;
+
+	cpuset_zero(&set);
+	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, s))
+			cpuset_set(&set, cpu);
+	if (cpuset_format(&set, buf, len) < 0)
+		snprintf(buf, len, "?");
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void ctl_json_string(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+/*
+ * For commands whose only option is --help and that take nargs positional
+ * arguments (at argv[optind] on return). Returns 0, -1 after printing the
+ * help, or EX_USAGE.
+ */
+static int ctl_simple_options(struct ctl *c, int argc, char **argv, const char *usage, int nargs)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", usage);
+			return -1;
+		}
+		return ctl_usage_error(c, usage, "unknown option %s", argv[optind - 1]);
+	}
+	if (argc - optind > nargs)
+		return ctl_usage_error(c, usage, "unexpected argument %s", argv[optind + nargs]);
+	if (argc - optind < nargs)
+		return ctl_usage_error(c, usage, "%s", "missing argument");
+	return 0;
+}
+
+#define CTL_STATUS_USAGE "status"
+
+static int ctl_status(struct ctl *c, int argc, char **argv)
+{
+	struct rtplace_status st;
+	int r;
+
+	r = ctl_simple_options(c, argc, argv, CTL_STATUS_USAGE, 0);
+	if (r)
+		return r < 0 ? EX_OK : r;
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_status(c->rp, &st);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the daemon's status", r);
+	if (c->json) {
+		printf("{\"version\": ");
+		ctl_json_string(st.version);
+		printf(", \"uptime_ms\": %" PRIu64 ", \"ncpus\": %u, \"nonline\": %u, \"nnodes\": %u, "
+		       "\"nllcs\": %u, \"ncores\": %u, \"tracking\": %s, \"moves_served\": %s, "
+		       "\"queries\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"claims_active\": %" PRIu64
+		       ", \"claims_total\": %" PRIu64 ", \"clients\": %" PRIu64 ", \"clients_dropped\": %" PRIu64
+		       ", \"moves\": %" PRIu64 "}\n",
+		       st.uptime_ms, st.ncpus, st.nonline, st.nnodes, st.nllcs, st.ncores,
+		       st.flags & RTPLACE_STATUS_F_TRACKING ? "true" : "false",
+		       st.flags & RTPLACE_STATUS_F_MOVES ? "true" : "false", st.queries, st.errors,
+		       st.claims_active, st.claims_total, st.clients, st.clients_dropped, st.moves);
+		return EX_OK;
+	}
+	printf("version          %s\n", st.version);
+	printf("uptime           %" PRIu64 ".%03u s\n", st.uptime_ms / 1000, (unsigned)(st.uptime_ms % 1000));
+	printf("cpus             %u ids, %u online and managed\n", st.ncpus, st.nonline);
+	printf("topology         %u nodes, %u LLCs, %u cores\n", st.nnodes, st.nllcs, st.ncores);
+	printf("levels           %s\n",
+	       st.flags & RTPLACE_STATUS_F_TRACKING ? "live (BPF tracker)" : "simulated (every CPU idle)");
+	printf("moves served     %s\n", st.flags & RTPLACE_STATUS_F_MOVES ? "yes" : "no");
+	printf("queries          %" PRIu64 "\n", st.queries);
+	printf("errors           %" PRIu64 "\n", st.errors);
+	printf("claims           %" PRIu64 " active, %" PRIu64 " total\n", st.claims_active, st.claims_total);
+	printf("clients          %" PRIu64 " connected, %" PRIu64 " dropped\n", st.clients, st.clients_dropped);
+	printf("moves            %" PRIu64 "\n", st.moves);
+	return EX_OK;
+}
+
+#define CTL_CPUS_USAGE "cpus"
+
+static int ctl_cpus(struct ctl *c, int argc, char **argv)
+{
+	struct rtplace_cpu *cpus = NULL;
+	size_t n = 0;
+	int r;
+
+	r = ctl_simple_options(c, argc, argv, CTL_CPUS_USAGE, 0);
+	if (r)
+		return r < 0 ? EX_OK : r;
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_cpus(c->rp, &cpus, &n);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the CPU snapshot", r);
+	if (c->json)
+		printf("{\"cpus\": [");
+	else
+		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %s\n", "CPU", "NODE", "LLC", "CORE", "LEVEL", "PID",
+		       "COMM", "CLAIM", "CLAIM-AT", "FLAGS");
+	for (size_t i = 0; i < n; i++) {
+		const struct rtplace_cpu *ci = &cpus[i];
+
+		if (c->json) {
+			printf("%s\n  {\"cpu\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
+			       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"pid\": %d, "
+			       "\"rt_queued\": %u, \"comm\": ",
+			       i ? "," : "", ci->cpu, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
+			       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
+			       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false", (int)ci->pid, ci->rt_queued);
+			ctl_json_string(ci->comm);
+			printf(", \"claim\": %" PRIu64, ci->claim_id);
+			if (ci->claim_id) {
+				printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
+			}
+			printf("}");
+			continue;
+		}
+		printf("%4d %4d %4d %5d %-8s %7d %-16s ", ci->cpu, ci->node, ci->llc, ci->core,
+		       rtplace_level_name(ci->level), (int)ci->pid, ci->comm[0] ? ci->comm : "-");
+		if (ci->claim_id)
+			printf("%6" PRIu64 " %-8s", ci->claim_id, rtplace_level_name(ci->claim_level));
+		else
+			printf("%6s %-8s", "-", "-");
+		printf(" %s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
+		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "");
+	}
+	if (c->json)
+		printf("\n]}\n");
+	rtplace_cpus_free(cpus);
+	return EX_OK;
+}
+
+#define CTL_QUERY_USAGE                                                                              \
+	"query --prio P [--policy fifo|rr] [--count N] [--cpus LIST] [--node N] [--near CPU]\n" \
+	"                  [--claim MS [--owner PID]] [--exclusive]"
+
+static int ctl_query(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "prio", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "near", required_argument, NULL, 'a' },
+		{ "claim", required_argument, NULL, 'C' },
+		{ "owner", required_argument, NULL, 'o' },
+		{ "exclusive", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer ans;
+	cpu_set_t allowed;
+	bool have_prio = false, have_owner = false;
+	char list[CPUSET_LIST_MAX];
+	long v;
+	int o, r;
+
+	req.prio = 0;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'p':
+			if (ctl_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--prio %s: not a priority 1..99", optarg);
+			req.prio = (int)v;
+			have_prio = true;
+			break;
+		case 'P':
+			if (ctl_parse_policy(optarg, &req.policy) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--policy %s: not fifo or rr", optarg);
+			break;
+		case 'n':
+			if (ctl_parse_int(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--count %s: not a count 1..256", optarg);
+			req.count = (unsigned)v;
+			break;
+		case 'c':
+			if (ctl_parse_cpus(optarg, &allowed) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
+						       optarg);
+			req.allowed = &allowed;
+			req.allowed_size = sizeof(allowed);
+			break;
+		case 'N':
+			if (ctl_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--node %s: not a node id", optarg);
+			req.node = (int)v;
+			break;
+		case 'a':
+			if (ctl_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--near %s: not a CPU id", optarg);
+			req.near_cpu = (int)v;
+			break;
+		case 'C':
+			if (ctl_parse_int(optarg, 0, UINT32_MAX - 1, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--claim %s: not a lease in ms", optarg);
+			req.flags |= RTPLACE_QUERY_F_CLAIM;
+			req.lease_ms = (uint32_t)v;
+			break;
+		case 'o':
+			if (ctl_parse_int(optarg, 1, INT32_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_QUERY_USAGE, "--owner %s: not a process id", optarg);
+			req.owner_pid = (pid_t)v;
+			have_owner = true;
+			break;
+		case 'x':
+			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE;
+			break;
+		case 'h':
+			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_QUERY_USAGE);
+			return EX_OK;
+		default:
+			return ctl_usage_error(c, CTL_QUERY_USAGE, "bad option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error(c, CTL_QUERY_USAGE, "unexpected argument %s", argv[optind]);
+	if (!have_prio)
+		return ctl_usage_error(c, CTL_QUERY_USAGE, "%s", "--prio is required");
+	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
+		return ctl_usage_error(c, CTL_QUERY_USAGE, "%s", "--owner and --exclusive need --claim");
+	/* rtplacectl exits at once: a claim tied to its connection would end
+	 * with it, so it lives with the calling shell or script instead. */
+	if (req.flags & RTPLACE_QUERY_F_CLAIM && !have_owner)
+		req.owner_pid = getppid();
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_query(c->rp, &req, &ans);
+	if (r < 0)
+		return ctl_fail(c, "query refused", r);
+	ctl_format_set(&ans.set, list, sizeof(list));
+	if (c->json) {
+		printf("{\"count\": %u, \"cpus\": [", ans.count);
+		for (unsigned i = 0; i < ans.count; i++)
+			printf("%s{\"cpu\": %d, \"level\": \"%s\"}", i ? ", " : "", ans.cpus[i],
+			       rtplace_level_name(ans.levels[i]));
+		printf("], \"cpu_list\": \"%s\", \"level\": \"%s\", \"claim\": %" PRIu64, list,
+		       rtplace_level_name(ans.level), ans.claim_id);
+		if (ans.claim_id) {
+			if (ans.lease_ms == RTPLACE_LEASE_INFINITE)
+				printf(", \"lease_ms\": null, \"owner_pid\": %d", (int)req.owner_pid);
+			else
+				printf(", \"lease_ms\": %u, \"owner_pid\": %d", ans.lease_ms, (int)req.owner_pid);
+		}
+		printf(", \"reason\": ");
+		ctl_json_string(ans.reason);
+		printf("}\n");
+	} else if (ans.count == 0) {
+		printf("no CPU: %s\n", ans.reason);
+	} else {
+		printf("cpus    %s\n", list);
+		printf("order   ");
+		for (unsigned i = 0; i < ans.count; i++)
+			printf("%s%d(%s)", i ? " " : "", ans.cpus[i], rtplace_level_name(ans.levels[i]));
+		printf("\nlevel   %s\n", rtplace_level_name(ans.level));
+		if (ans.claim_id && ans.lease_ms == RTPLACE_LEASE_INFINITE)
+			printf("claim   %" PRIu64 " (no lease; ends when process %d exits)\n", ans.claim_id,
+			       (int)req.owner_pid);
+		else if (ans.claim_id)
+			printf("claim   %" PRIu64 " (lease %u ms, or until process %d exits)\n", ans.claim_id,
+			       ans.lease_ms, (int)req.owner_pid);
+		else
+			printf("claim   none\n");
+		if (ans.reason[0])
+			printf("reason  %s\n", ans.reason);
+	}
+	/* An empty answer is an answer, but a script acting on it needs to know. */
+	return ans.count ? EX_OK : EX_TEMPFAIL;
+}
+
+#define CTL_RELEASE_USAGE "release CLAIM-ID"
+
+static int ctl_release(struct ctl *c, int argc, char **argv)
+{
+	unsigned ncpus = 0;
+	const char *arg;
+	uint64_t id;
+	char *end;
+	int r;
+
+	r = ctl_simple_options(c, argc, argv, CTL_RELEASE_USAGE, 1);
+	if (r)
+		return r < 0 ? EX_OK : r;
+	arg = argv[optind];
+	errno = 0;
+	id = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || id == 0 || arg[0] == '-')
+		return ctl_usage_error(c, CTL_RELEASE_USAGE, "%s: not a claim id", arg);
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_release(c->rp, id, &ncpus);
+	if (r < 0)
+		return ctl_fail(c, "cannot release the claim", r);
+	if (c->json)
+		printf("{\"claim\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
+	else
+		printf("released claim %" PRIu64 " (%u CPUs)\n", id, ncpus);
+	return EX_OK;
+}
+
+#define CTL_MOVE_USAGE "move --tid TID [--prio P] [--policy fifo|rr] [--cpus LIST]"
+
+static int ctl_move(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tid", required_argument, NULL, 't' },
+		{ "prio", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct rtplace_move_request mv = { .policy = SCHED_FIFO };
+	struct rtplace_move_result res;
+	char cpus[CPUSET_LIST_MAX], prev[CPUSET_LIST_MAX];
+	long v;
+	int o, r;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 't':
+			if (ctl_parse_int(optarg, 1, INT32_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_MOVE_USAGE, "--tid %s: not a thread id", optarg);
+			mv.tid = (pid_t)v;
+			break;
+		case 'p':
+			if (ctl_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_MOVE_USAGE, "--prio %s: not a priority 1..99", optarg);
+			mv.prio = (int)v;
+			mv.flags |= RTPLACE_MOVE_F_SET_SCHED;
+			break;
+		case 'P':
+			if (ctl_parse_policy(optarg, &mv.policy) < 0)
+				return ctl_usage_error(c, CTL_MOVE_USAGE, "--policy %s: not fifo or rr", optarg);
+			break;
+		case 'c':
+			if (ctl_parse_cpus(optarg, &mv.cpus) < 0)
+				return ctl_usage_error(c, CTL_MOVE_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
+						       optarg);
+			mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
+			break;
+		case 'h':
+			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_MOVE_USAGE);
+			return EX_OK;
+		default:
+			return ctl_usage_error(c, CTL_MOVE_USAGE, "bad option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error(c, CTL_MOVE_USAGE, "unexpected argument %s", argv[optind]);
+	if (mv.tid == 0)
+		return ctl_usage_error(c, CTL_MOVE_USAGE, "%s", "--tid is required");
+	if (!(mv.flags & (RTPLACE_MOVE_F_SET_SCHED | RTPLACE_MOVE_F_SET_AFFINITY)))
+		return ctl_usage_error(c, CTL_MOVE_USAGE, "%s", "nothing to do: give --prio and/or --cpus");
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_move(c->rp, &mv, &res);
+	if (r == -EOPNOTSUPP) {
+		fprintf(stderr, "rtplacectl: move: this rtplaced does not move threads (%s)\n", strerror(-r));
+		return EX_UNAVAILABLE;
+	}
+	if (r < 0)
+		return ctl_fail(c, "move refused", r);
+	ctl_format_set(&res.cpus, cpus, sizeof(cpus));
+	ctl_format_set(&res.prev_cpus, prev, sizeof(prev));
+	if (c->json)
+		printf("{\"tid\": %d, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", \"prev_policy\": \"%s\", "
+		       "\"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
+		       (int)res.tid, ctl_policy_name(res.policy), res.prio, cpus, ctl_policy_name(res.prev_policy),
+		       res.prev_prio, prev);
+	else
+		printf("thread %d: %s %d on %s (was %s %d on %s)\n", (int)res.tid, ctl_policy_name(res.policy),
+		       res.prio, cpus, ctl_policy_name(res.prev_policy), res.prev_prio, prev);
+	return EX_OK;
+}
+
+#define CTL_WATCH_USAGE "watch"
+
+/* Notification records need the daemon's SUBSCRIBE; a daemon that does not
+ * serve it says so in its status, and the user gets that, not a hang. */
+static int ctl_watch(struct ctl *c, int argc, char **argv)
+{
+	struct rtplace_status st;
+	int r;
+
+	r = ctl_simple_options(c, argc, argv, CTL_WATCH_USAGE, 0);
+	if (r)
+		return r < 0 ? EX_OK : r;
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_status(c->rp, &st);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the daemon's status", r);
+	if (!(st.flags & RTPLACE_STATUS_F_MOVES))
+		fprintf(stderr, "rtplacectl: watch: rtplaced %s does not publish notification records "
+			"(moves and SUBSCRIBE are not served): %s\n", st.version, strerror(EOPNOTSUPP));
+	else
+		fprintf(stderr, "rtplacectl: watch: this rtplacectl cannot read notification records "
+			"of rtplaced %s: %s\n", st.version, strerror(EOPNOTSUPP));
+	return EX_UNAVAILABLE;
+}
+
+static const struct ctl_command ctl_commands[] = {
+	{ "status", ctl_status, CTL_STATUS_USAGE },
+	{ "cpus", ctl_cpus, CTL_CPUS_USAGE },
+	{ "query", ctl_query, CTL_QUERY_USAGE },
+	{ "release", ctl_release, CTL_RELEASE_USAGE },
+	{ "move", ctl_move, CTL_MOVE_USAGE },
+	{ "watch", ctl_watch, CTL_WATCH_USAGE },
+};
+
+static void ctl_help(FILE *f)
+{
+	fprintf(f, "usage: rtplacectl [--socket PATH] [--json] COMMAND [OPTIONS]\n\n"
+		   "Commands:\n"
+		   "  status     the daemon's version, topology and counters\n"
+		   "  cpus       per-CPU table: node, LLC, core, level, pid/comm, claim\n"
+		   "  query      which CPUs for an RT thread of priority P (and claim them)\n"
+		   "  release    end a claim\n"
+		   "  move       ask the daemon to move a thread\n"
+		   "  watch      print notification records as they arrive\n\n"
+		   "Options:\n"
+		   "  --socket PATH  the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
+		   RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  --json         one JSON document per command\n"
+		   "  --help         this text; COMMAND --help for a command's options\n"
+		   "  --version      print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct ctl c = { .command = "rtplacectl" };
+	int o, r = EX_USAGE;
+
+	while ((o = getopt_long(argc, argv, "+hj", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			c.socket = optarg;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			ctl_help(stdout);
+			return EX_OK;
+		case 'V':
+			printf("rtplacectl %s\n", PACKAGE_VERSION);
+			return EX_OK;
+		default:
+			ctl_help(stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "rtplacectl: no command given\n");
+		ctl_help(stderr);
+		return EX_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(ctl_commands) / sizeof(ctl_commands[0]); i++) {
+		if (strcmp(argv[optind], ctl_commands[i].name) != 0)
+			continue;
+		c.command = ctl_commands[i].name;
+		argv += optind;
+		argc -= optind;
+		/* Restart getopt for the command's own options (glibc: 0 resets). */
+		optind = 0;
+		r = ctl_commands[i].run(&c, argc, argv);
+		goto out;
+	}
+	fprintf(stderr, "rtplacectl: unknown command %s\n", argv[optind]);
+	ctl_help(stderr);
+out:
+	rtplace_close(c.rp);
+	if (fflush(stdout) != 0 && r == EX_OK)
+		r = EX_IOERR;
+	return r;
+}

@@ -1,0 +1,103 @@
+#!/bin/sh
+# rtplacectl against a real rtplaced: every command in both output forms
+# (tables, and JSON that python3 -m json.tool accepts), claims made and
+# released from the command line, errors and their sysexits statuses.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+json_ok() {
+	python3 -m json.tool "$TMP/out" >/dev/null || fail "'$*' printed invalid JSON: $(cat "$TMP/out")"
+}
+
+# Without a daemon: EX_UNAVAILABLE, naming the socket.
+expect_status 69 "$CTL" --socket "$SOCK" status
+grep -q "$SOCK" "$TMP/err" || fail "no-daemon error does not name the socket"
+
+start_daemon
+
+expect_status 0 "$CTL" --socket "$SOCK" status
+grep -q '^version  *0\.' "$TMP/out" || fail "status table: $(cat "$TMP/out")"
+grep -q '^cpus  *480 ids, 480 online' "$TMP/out" || fail "status table: $(cat "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" --json status
+json_ok status
+[ "$(status_field ncpus)" = 480 ] || fail "status ncpus"
+
+expect_status 0 "$CTL" --socket "$SOCK" cpus
+[ "$(wc -l <"$TMP/out")" = 481 ] || fail "cpus table has $(wc -l <"$TMP/out") lines, want header + 480"
+grep -q '^ *479  *1 ' "$TMP/out" || fail "cpus table lacks CPU 479 on node 1"
+expect_status 0 "$CTL" --socket "$SOCK" --json cpus
+json_ok cpus
+python3 -c "
+import json, sys
+d = json.load(open('$TMP/out'))
+assert len(d['cpus']) == 480, len(d['cpus'])
+assert all(c['level'] == 'idle' and c['online'] for c in d['cpus'])
+assert [c['cpu'] for c in d['cpus']] == list(range(480))
+" || fail "cpus JSON content"
+
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --count 4 --cpus 10-20
+grep -q '^cpus  *' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
+grep -q '^claim  *none' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpus 10-20
+json_ok query
+python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert d['count'] == 4 and d['claim'] == 0
+assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
+" || fail "query JSON content: $(cat "$TMP/out")"
+
+# A claim from the command line lives with --owner (this shell) and shows
+# in the snapshot until released.
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 60 --count 2 --claim 0 --owner $$
+json_ok claim
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+cpu=$(python3 -c "import json; print(json.load(open('$TMP/out'))['cpus'][0]['cpu'])")
+[ "$claim" -gt 0 ] || fail "no claim id"
+"$CTL" --socket "$SOCK" --json cpus | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+c = d['cpus'][$cpu]
+assert c['claim'] == $claim and c['claim_level'] == 'rt60', c
+" || fail "claim $claim not on CPU $cpu"
+"$CTL" --socket "$SOCK" cpus | grep -q "^ *$cpu .* $claim rt60 " || fail "claim not in the cpus table"
+expect_status 0 "$CTL" --socket "$SOCK" --json release "$claim"
+json_ok release
+expect_status 65 "$CTL" --socket "$SOCK" release "$claim"
+grep -q "no such claim" "$TMP/err" || fail "release error: $(cat "$TMP/err")"
+wait_claims 0
+
+# An empty answer: every allowed CPU claimed exclusively.
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpus 7-8 --claim 0 --owner $$ --exclusive
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpus 7-8
+grep -q '^no CPU: ' "$TMP/out" || fail "empty answer: $(cat "$TMP/out")"
+expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpus 7-8
+json_ok empty
+expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
+grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
+
+# Refusals, usage errors, help.
+expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
+grep -q "node" "$TMP/err" || fail "daemon reason missing: $(cat "$TMP/err")"
+expect_status 64 "$CTL" --socket "$SOCK" query --count 2
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpus 3-x
+expect_status 64 "$CTL" --socket "$SOCK" release abc
+expect_status 64 "$CTL" --socket "$SOCK" release
+expect_status 64 "$CTL" --socket "$SOCK" frobnicate
+expect_status 64 "$CTL"
+expect_status 69 "$CTL" --socket "$SOCK" move --tid $$ --prio 5
+expect_status 64 "$CTL" --socket "$SOCK" move --tid $$
+expect_status 69 "$CTL" --socket "$SOCK" watch
+grep -q "notification" "$TMP/err" || fail "watch error: $(cat "$TMP/err")"
+for cmd in status cpus query release move watch; do
+	expect_status 0 "$CTL" "$cmd" --help
+	grep -q "^usage: rtplacectl .*$cmd" "$TMP/out" || fail "$cmd --help"
+done
+expect_status 0 "$CTL" --help
+expect_status 0 "$CTL" --version
+
+# The environment names the socket when --socket does not.
+expect_status 0 env RTPLACE_SOCKET="$SOCK" "$CTL" status
+stop_daemon
+exit 0

@@ -1,0 +1,93 @@
+# Sourced by the test-client-*.sh tests: paths, skip/fail, a private
+# rtplaced (simulation mode on a shared topology) and cleanup of everything
+# started, on every exit path.
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+RTPLACED=$top_builddir/daemon/rtplaced
+CTL=$top_builddir/client/rtplacectl
+RUN=$top_builddir/client/rtplace-run
+SPIN=$top_builddir/tests/integration/test-client-spin
+TOPO480=$top_srcdir/../shared/topologies/2s-240c-480t.xml
+
+skip() {
+	if [ "${RTPLACE_REQUIRE_ROOT_TESTS:-}" = 1 ]; then
+		echo "FATAL: required test cannot run: $*" >&2
+		exit 99
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	[ -f "$TMP/rtplaced.log" ] && sed 's/^/rtplaced: /' "$TMP/rtplaced.log" >&2
+	exit 1
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (RT scheduling)"
+}
+
+[ -x "$RTPLACED" ] || skip "rtplaced is not built"
+[ -r "$TOPO480" ] || skip "../shared/topologies/2s-240c-480t.xml not found"
+
+TMP=$(mktemp -d /tmp/rtplace-client-test.XXXXXX)
+SOCK=$TMP/rtplaced.sock
+PIDS=
+DAEMON=
+
+cleanup() {
+	for p in $PIDS $DAEMON; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# Starts rtplaced on $SOCK over the 480-CPU topology; waits (bounded) until
+# it answers. rtplace-run asks within its own affinity, so its answers name
+# CPUs of this machine.
+start_daemon() {
+	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" >"$TMP/rtplaced.log" 2>&1 &
+	DAEMON=$!
+	i=0
+	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "rtplaced did not start"
+		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
+		sleep 0.05
+	done
+}
+
+stop_daemon() {
+	kill "$DAEMON"
+	wait "$DAEMON" || fail "rtplaced exited with $? on SIGTERM"
+	DAEMON=
+}
+
+# A field of `rtplacectl --json status`.
+status_field() {
+	"$CTL" --socket "$SOCK" --json status | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"
+}
+
+# Waits (bounded) until the daemon counts $1 active claims: process exits
+# reach it asynchronously.
+wait_claims() {
+	i=0
+	until [ "$(status_field claims_active)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "claims_active is $(status_field claims_active), want $1"
+		sleep 0.05
+	done
+}
+
+# Runs "$@", expecting exit status $EXPECT.
+expect_status() {
+	want=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	[ "$got" = "$want" ] || fail "'$*' exited $got, want $want: $(cat "$TMP/err")"
+}

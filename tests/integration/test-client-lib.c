@@ -1,0 +1,487 @@
+/*
+ * librtplace against the real rtplaced, in simulation mode on the shared
+ * 480-CPU topology (no root needed): every call of the public API, claims
+ * and their three lifetimes (release, connection, owner process), errors
+ * with the daemon's reasons, a handle shared by threads, the reconnect after
+ * a daemon restart, and rtplace_place_self() on this machine's own CPUs.
+ * The harness stops the daemon at exit, also when an assertion fails.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rtplace.h"
+
+#include "harness.h"
+#include "testlib.h"
+
+static char topo480[4096];
+static struct harness_daemon daemon_sim;
+
+static int start_sim(struct harness_daemon *d)
+{
+	const char *args[] = { "--topology", topo480, NULL };
+
+	return harness_start(d, args, NULL);
+}
+
+static int setup(void **state)
+{
+	struct rtplace *rp;
+
+	assert_int_equal(start_sim(&daemon_sim), 0);
+	assert_int_equal(rtplace_connect(daemon_sim.socket, &rp), 0);
+	*state = rp;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rtplace_close(*state);
+	assert_int_equal(harness_stop(&daemon_sim), 0);
+	return 0;
+}
+
+/*
+ * Waits (bounded) until the daemon counts `want` active claims: a
+ * disconnect or a process exit reaches its event loop independently of the
+ * next request, so the check is "eventually", with a generous bound.
+ */
+static void wait_claims(struct rtplace *rp, uint64_t want)
+{
+	struct rtplace_status st;
+
+	for (int i = 0; i < 500; i++) {
+		assert_int_equal(rtplace_status(rp, &st), 0);
+		if (st.claims_active == want)
+			return;
+		usleep(10000);
+	}
+	fail_msg("claims_active stays %llu, want %llu", (unsigned long long)st.claims_active,
+		 (unsigned long long)want);
+}
+
+static void test_connect_errors(void **state)
+{
+	struct rtplace *rp = NULL;
+	char longpath[200];
+
+	(void)state;
+	assert_int_equal(rtplace_connect("/nonexistent/rtplaced.sock", &rp), -ENOENT);
+	assert_null(rp);
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	assert_int_equal(rtplace_connect(longpath, &rp), -ENAMETOOLONG);
+	rtplace_close(NULL);
+	rtplace_cpus_free(NULL);
+	assert_int_equal(rtplace_connect(NULL, NULL), -EINVAL);
+}
+
+static void test_env_socket(void **state)
+{
+	struct rtplace_status st;
+	struct rtplace *rp;
+
+	(void)state;
+	setenv(RTPLACE_SOCKET_ENV, daemon_sim.socket, 1);
+	assert_int_equal(rtplace_connect(NULL, &rp), 0);
+	unsetenv(RTPLACE_SOCKET_ENV);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+	rtplace_close(rp);
+}
+
+static void test_status(void **state)
+{
+	struct rtplace_status st;
+
+	assert_int_equal(rtplace_status(*state, &st), 0);
+	assert_true(st.version[0] != '\0');
+	assert_int_equal(st.ncpus, 480);
+	assert_int_equal(st.nonline, 480);
+	assert_int_equal(st.nnodes, 2);
+	assert_false(st.flags & RTPLACE_STATUS_F_TRACKING);
+	assert_true(st.clients >= 1);
+}
+
+static void test_cpus_snapshot(void **state)
+{
+	struct rtplace_cpu *cpus = NULL;
+	size_t n = 0;
+
+	/* 480 CPUs are four pages of the CPUS request. */
+	assert_int_equal(rtplace_cpus(*state, &cpus, &n), 0);
+	assert_int_equal(n, 480);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(cpus[i].cpu, (int)i);
+		assert_int_equal(cpus[i].level, RTPLACE_LEVEL_IDLE);
+		assert_true(cpus[i].flags & RTPLACE_CPU_F_ONLINE);
+		assert_in_range(cpus[i].node, 0, 1);
+		assert_int_equal(cpus[i].claim_id, 0);
+	}
+	assert_string_equal(rtplace_level_name(cpus[0].level), "idle");
+	rtplace_cpus_free(cpus);
+}
+
+static void test_level_names(void **state)
+{
+	(void)state;
+	assert_string_equal(rtplace_level_name(RTPLACE_LEVEL_OFFLINE), "offline");
+	assert_string_equal(rtplace_level_name(RTPLACE_LEVEL_NORMAL), "normal");
+	assert_string_equal(rtplace_level_name(RTPLACE_LEVEL_RT1 + 49), "rt50");
+	assert_string_equal(rtplace_level_name(RTPLACE_LEVEL_DL), "dl");
+	assert_string_equal(rtplace_level_name(RTPLACE_LEVEL_COUNT), "?");
+}
+
+static void test_query_plain(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a;
+	cpu_set_t allowed;
+
+	req.prio = 50;
+	req.count = 4;
+	assert_int_equal(rtplace_query(*state, &req, &a), 0);
+	assert_int_equal(a.count, 4);
+	assert_int_equal(a.claim_id, 0);
+	assert_int_equal(CPU_COUNT(&a.set), 4);
+	for (unsigned i = 0; i < a.count; i++) {
+		assert_true(CPU_ISSET(a.cpus[i], &a.set));
+		assert_int_equal(a.levels[i], RTPLACE_LEVEL_IDLE);
+	}
+
+	/* Within an allowed set, and fewer CPUs than asked is still an answer. */
+	CPU_ZERO(&allowed);
+	CPU_SET(5, &allowed);
+	CPU_SET(7, &allowed);
+	req.allowed = &allowed;
+	req.allowed_size = sizeof(allowed);
+	req.count = 3;
+	assert_int_equal(rtplace_query(*state, &req, &a), 0);
+	assert_int_equal(a.count, 2);
+	assert_true(CPU_EQUAL(&a.set, &allowed));
+	assert_true(a.reason[0] != '\0');
+}
+
+static void test_query_errors(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a;
+	char reason[RTPLACE_REASON_LEN];
+	cpu_set_t *big;
+
+	req.prio = 0;
+	assert_int_equal(rtplace_query(*state, &req, &a), -ERANGE);
+	req.prio = 100;
+	assert_int_equal(rtplace_query(*state, &req, &a), -ERANGE);
+	req.prio = 10;
+	req.count = RTPLACE_ANSWER_MAX + 1;
+	assert_int_equal(rtplace_query(*state, &req, &a), -ERANGE);
+	req.count = 1;
+	req.policy = SCHED_OTHER + 7;
+	assert_int_equal(rtplace_query(*state, &req, &a), -EINVAL);
+	req.policy = SCHED_RR;
+	req.reserved[3] = 1;
+	assert_int_equal(rtplace_query(*state, &req, &a), -EINVAL);
+	req.reserved[3] = 0;
+
+	/* A CPU beyond what the protocol can name. */
+	big = CPU_ALLOC(2048);
+	assert_non_null(big);
+	CPU_ZERO_S(CPU_ALLOC_SIZE(2048), big);
+	CPU_SET_S(1500, CPU_ALLOC_SIZE(2048), big);
+	req.allowed = big;
+	req.allowed_size = CPU_ALLOC_SIZE(2048);
+	assert_int_equal(rtplace_query(*state, &req, &a), -ERANGE);
+	CPU_FREE(big);
+	req.allowed = NULL;
+	req.allowed_size = 0;
+
+	/* Judged by the daemon, which knows the topology: node 7 does not exist. */
+	req.node = 7;
+	assert_int_equal(rtplace_query(*state, &req, &a), -ERANGE);
+	assert_int_equal(rtplace_last_reason(*state, reason, sizeof(reason)), 0);
+	assert_true(reason[0] != '\0');
+	req.node = -1;
+
+	/* A success clears the reason. */
+	assert_int_equal(rtplace_query(*state, &req, &a), 0);
+	assert_int_equal(rtplace_last_reason(*state, reason, sizeof(reason)), -ENOENT);
+
+	/* An owner the caller may not use: init belongs to root, so only a
+	 * non-root caller is refused; any caller is refused a dead pid. */
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	req.owner_pid = INT32_MAX;
+	assert_int_equal(rtplace_query(*state, &req, &a), -ESRCH);
+}
+
+static bool cpu_claimed_by(struct rtplace *rp, int cpu, uint64_t claim)
+{
+	struct rtplace_cpu *cpus;
+	size_t n;
+	bool r;
+
+	assert_int_equal(rtplace_cpus(rp, &cpus, &n), 0);
+	assert_in_range(cpu, 0, (int)n - 1);
+	r = cpus[cpu].claim_id == claim;
+	rtplace_cpus_free(cpus);
+	return r;
+}
+
+static void test_claim_release(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a, b;
+	unsigned ncpus = 0;
+	cpu_set_t both;
+
+	req.prio = 90;
+	req.count = 2;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	req.lease_ms = RTPLACE_LEASE_INFINITE;
+	assert_int_equal(rtplace_query(*state, &req, &a), 0);
+	assert_int_equal(a.count, 2);
+	assert_true(a.claim_id != 0);
+	assert_int_equal(a.lease_ms, RTPLACE_LEASE_INFINITE);
+	assert_true(cpu_claimed_by(*state, a.cpus[0], a.claim_id));
+	assert_true(cpu_claimed_by(*state, a.cpus[1], a.claim_id));
+
+	/* A second claim at the same priority gets other CPUs. */
+	assert_int_equal(rtplace_query(*state, &req, &b), 0);
+	assert_int_equal(b.count, 2);
+	assert_true(b.claim_id != 0 && b.claim_id != a.claim_id);
+	CPU_AND(&both, &a.set, &b.set);
+	assert_int_equal(CPU_COUNT(&both), 0);
+
+	assert_int_equal(rtplace_release(*state, a.claim_id, &ncpus), 0);
+	assert_int_equal(ncpus, 2);
+	assert_true(cpu_claimed_by(*state, a.cpus[0], 0));
+	assert_int_equal(rtplace_release(*state, a.claim_id, NULL), -ENOENT);
+	assert_int_equal(rtplace_release(*state, 0, NULL), -EINVAL);
+	assert_int_equal(rtplace_release(*state, b.claim_id, NULL), 0);
+	wait_claims(*state, 0);
+}
+
+static void test_claim_ends_with_connection(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a;
+	struct rtplace *other;
+
+	assert_int_equal(rtplace_connect(daemon_sim.socket, &other), 0);
+	req.prio = 20;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	assert_int_equal(rtplace_query(other, &req, &a), 0);
+	assert_true(a.claim_id != 0);
+	/* The daemon's default lease (claim-timeout-ms). */
+	assert_true(a.lease_ms > 0 && a.lease_ms != RTPLACE_LEASE_INFINITE);
+	wait_claims(*state, 1);
+	rtplace_close(other);
+	wait_claims(*state, 0);
+}
+
+static void test_claim_lives_with_owner(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a;
+	struct rtplace *other;
+	int status;
+	pid_t child;
+
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* Bounded: gone in 30 s even if the test dies without killing it. */
+		alarm(30);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(rtplace_connect(daemon_sim.socket, &other), 0);
+	req.prio = 30;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	req.lease_ms = RTPLACE_LEASE_INFINITE;
+	req.owner_pid = child;
+	assert_int_equal(rtplace_query(other, &req, &a), 0);
+	assert_true(a.claim_id != 0);
+	/* The connection goes, the claim stays: it belongs to the process. */
+	rtplace_close(other);
+	wait_claims(*state, 1);
+	assert_true(cpu_claimed_by(*state, a.cpus[0], a.claim_id));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	wait_claims(*state, 0);
+}
+
+static void test_move_unsupported(void **state)
+{
+	struct rtplace_move_request mv = { .tid = getpid(), .flags = RTPLACE_MOVE_F_SET_SCHED,
+					   .policy = SCHED_FIFO, .prio = 10 };
+	struct rtplace_move_result res;
+
+	assert_int_equal(rtplace_move(*state, &mv, &res), -EOPNOTSUPP);
+	mv.tid = 0;
+	assert_int_equal(rtplace_move(*state, &mv, &res), -EINVAL);
+	mv.tid = getpid();
+	mv.prio = 0;
+	assert_int_equal(rtplace_move(*state, &mv, &res), -ERANGE);
+}
+
+struct thread_arg {
+	struct rtplace *rp;
+	int failures;
+};
+
+static void *query_thread(void *p)
+{
+	struct thread_arg *t = p;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer a;
+
+	for (int i = 0; i < 200; i++) {
+		req.prio = 1 + i % 99;
+		req.count = 1 + (unsigned)i % 8;
+		if (rtplace_query(t->rp, &req, &a) < 0 || a.count != req.count)
+			t->failures++;
+	}
+	return NULL;
+}
+
+static void test_shared_handle(void **state)
+{
+	struct thread_arg args[4];
+	pthread_t th[4];
+
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct thread_arg){ .rp = *state };
+		assert_int_equal(pthread_create(&th[i], NULL, query_thread, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(args[i].failures, 0);
+	}
+}
+
+/* The handle survives a daemon restart: the path (a symlink we repoint)
+ * names a new daemon, and the next call reconnects. Runs last: it replaces
+ * the group's daemon. */
+static void test_reconnect(void **state)
+{
+	struct harness_daemon second;
+	struct rtplace_status st;
+	char dir[] = "/tmp/rtplace-client.XXXXXX", link[64], tmp[80];
+	struct rtplace *rp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/sock", dir);
+	snprintf(tmp, sizeof(tmp), "%s/sock.new", dir);
+	assert_int_equal(symlink(daemon_sim.socket, link), 0);
+	assert_int_equal(rtplace_connect(link, &rp), 0);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+
+	assert_int_equal(start_sim(&second), 0);
+	assert_int_equal(symlink(second.socket, tmp), 0);
+	assert_int_equal(rename(tmp, link), 0);
+	/* The first daemon stops: the handle's connection is dead now. */
+	assert_int_equal(harness_stop(&daemon_sim), 0);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+	assert_int_equal(st.queries, 0);
+
+	/* With no daemon at all, the one reconnect fails and says why. */
+	assert_int_equal(harness_stop(&second), 0);
+	assert_int_equal(rtplace_status(rp, &st), -ENOENT);
+	rtplace_close(rp);
+	unlink(link);
+	rmdir(dir);
+	/* The group teardown stops daemon_sim: give it a daemon again. */
+	assert_int_equal(start_sim(&daemon_sim), 0);
+}
+
+struct place_arg {
+	struct rtplace *rp;
+	int r;
+	struct rtplace_answer a;
+	cpu_set_t after;
+	int policy;
+	struct sched_param param;
+};
+
+/* In a thread of its own: place_self changes only the calling thread. */
+static void *place_thread(void *p)
+{
+	struct place_arg *pa = p;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	unsigned flags = geteuid() == 0 ? RTPLACE_PLACE_F_SCHED : 0;
+
+	req.prio = 10;
+	pa->r = rtplace_place_self(pa->rp, &req, flags, &pa->a);
+	sched_getaffinity(0, sizeof(pa->after), &pa->after);
+	pa->policy = sched_getscheduler(0);
+	sched_getparam(0, &pa->param);
+	return NULL;
+}
+
+static void test_place_self(void **state)
+{
+	struct place_arg pa = { .rp = *state };
+	cpu_set_t mine, before;
+	pthread_t th;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	assert_int_equal(pthread_create(&th, NULL, place_thread, &pa), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(pa.r, 0);
+	assert_int_equal(pa.a.count, 1);
+	assert_true(pa.a.claim_id != 0);
+	/* The thread runs on the answer, which this machine can honour. */
+	assert_true(CPU_EQUAL(&pa.after, &pa.a.set));
+	assert_true(CPU_ISSET(pa.a.cpus[0], &before));
+	if (geteuid() == 0) {
+		assert_int_equal(pa.policy, SCHED_FIFO);
+		assert_int_equal(pa.param.sched_priority, 10);
+	} else {
+		assert_int_equal(pa.policy, SCHED_OTHER);
+	}
+	/* The main thread is untouched. */
+	assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	assert_true(CPU_EQUAL(&mine, &before));
+	assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+	assert_int_equal(rtplace_release(*state, pa.a.claim_id, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_errors),
+		cmocka_unit_test(test_env_socket),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_cpus_snapshot),
+		cmocka_unit_test(test_level_names),
+		cmocka_unit_test(test_query_plain),
+		cmocka_unit_test(test_query_errors),
+		cmocka_unit_test(test_claim_release),
+		cmocka_unit_test(test_claim_ends_with_connection),
+		cmocka_unit_test(test_claim_lives_with_owner),
+		cmocka_unit_test(test_move_unsupported),
+		cmocka_unit_test(test_shared_handle),
+		cmocka_unit_test(test_place_self),
+		cmocka_unit_test(test_reconnect),
+	};
+
+	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480)))
+		test_skip("../shared/topologies/2s-240c-480t.xml not found");
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,119 @@
+#!/bin/sh
+# rtplace-run with real programs and a real rtplaced: two RT instances
+# started together get different CPUs and SCHED_FIFO 50 (read back from
+# the kernel); their claims end when they exit, however they exit; no
+# helper process remains; the local fallback and --strict with no daemon;
+# exit statuses 64, 69, 75, 77, 127.
+#
+# The RT "busy loop" (test-client-spin) works 200 us per 1 ms and only
+# sleeps when placed on CPU 0, exits by itself after 20 s, and this script,
+# a normal-priority process, kills it when done or failing.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+# The kernel's view of a process: "POLICY PRIO CPULIST".
+sched_of() {
+	python3 -c "
+import os, sys
+pid = int(sys.argv[1])
+pol = {0: 'other', 1: 'fifo', 2: 'rr'}.get(os.sched_getscheduler(pid), '?')
+prio = os.sched_getparam(pid).sched_priority
+cpus = ','.join(str(c) for c in sorted(os.sched_getaffinity(pid)))
+print(pol, prio, cpus)" "$1"
+}
+
+# Waits (bounded) until process $1 runs the program named $2.
+wait_exec() {
+	i=0
+	until [ "$(basename "$(readlink /proc/"$1"/exe 2>/dev/null)")" = "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "process $1 never became $2"
+		sleep 0.05
+	done
+}
+
+ncpus=$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")
+
+# Usage errors and unknown commands need neither root nor a daemon.
+expect_status 64 "$RUN" --prio 0 -- true
+expect_status 64 "$RUN" --cpus 2 --cpu-list 1 -- true
+expect_status 64 "$RUN" --policy rr -- true
+expect_status 64 "$RUN"
+expect_status 127 "$RUN" --socket "$SOCK" -- no-such-command-rtplace
+grep -q "no-such-command-rtplace: command not found" "$TMP/err" || fail "127 message: $(cat "$TMP/err")"
+expect_status 0 "$RUN" --help
+
+# No daemon: --strict refuses (69); otherwise a warning and a local choice.
+expect_status 69 "$RUN" --socket "$SOCK" --strict -- true
+grep -q "cannot reach rtplaced at $SOCK" "$TMP/err" || fail "strict message: $(cat "$TMP/err")"
+expect_status 0 "$RUN" --socket "$SOCK" --cpus 1 -- sh -c 'echo "$RTPLACE_CPUS"; grep Cpus_allowed_list /proc/self/status'
+grep -q "warning: cannot reach rtplaced" "$TMP/err" || fail "fallback warning: $(cat "$TMP/err")"
+cpu=$(head -1 "$TMP/out")
+grep -q "Cpus_allowed_list:[[:space:]]*$cpu\$" "$TMP/out" || fail "fallback affinity: $(cat "$TMP/out")"
+[ -n "$cpu" ] && [ "$cpu" -ge 0 ] || fail "fallback chose no CPU"
+
+start_daemon
+
+# The command's exit status passes through; the claim ends with it.
+expect_status 3 "$RUN" --socket "$SOCK" -- sh -c 'exit 3'
+expect_status 0 "$RUN" --socket "$SOCK" -- sh -c 'test -n "$RTPLACE_CLAIM_ID"'
+wait_claims 0
+expect_status 137 "$RUN" --socket "$SOCK" -- sh -c 'kill -9 $$'
+wait_claims 0
+expect_status 65 "$RUN" --socket "$SOCK" --node 7 -- true
+expect_status 0 "$RUN" --socket "$SOCK" --cpu-list 1 -- sh -c 'grep Cpus_allowed_list /proc/self/status'
+grep -q "Cpus_allowed_list:[[:space:]]*1\$" "$TMP/out" || fail "--cpu-list 1: $(cat "$TMP/out")"
+
+require_root
+[ "$ncpus" -ge 2 ] || skip "needs 2 CPUs"
+
+# Missing permission for RT policies: 77, naming the fixes.
+if command -v setpriv >/dev/null; then
+	expect_status 77 setpriv --reuid 65534 --regid 65534 --clear-groups "$RUN" --socket "$SOCK" --prio 50 -- true
+	grep -q "CAP_SYS_NICE" "$TMP/err" && grep -q "RLIMIT_RTPRIO" "$TMP/err" || fail "77 message: $(cat "$TMP/err")"
+	wait_claims 0
+fi
+
+# Two RT instances started together.
+"$RUN" --socket "$SOCK" --prio 50 --cpus 1 -- "$SPIN" 20 &
+a=$!
+"$RUN" --socket "$SOCK" --prio 50 --cpus 1 -- "$SPIN" 20 &
+b=$!
+PIDS="$a $b"
+wait_exec "$a" test-client-spin
+wait_exec "$b" test-client-spin
+set -- $(sched_of "$a")
+pol_a=$1 prio_a=$2 cpus_a=$3
+set -- $(sched_of "$b")
+pol_b=$1 prio_b=$2 cpus_b=$3
+[ "$pol_a $prio_a" = "fifo 50" ] || fail "instance A runs $pol_a $prio_a"
+[ "$pol_b $prio_b" = "fifo 50" ] || fail "instance B runs $pol_b $prio_b"
+case "$cpus_a$cpus_b" in *,*) fail "an instance has several CPUs: $cpus_a / $cpus_b" ;; esac
+[ "$cpus_a" != "$cpus_b" ] || fail "both instances on CPU $cpus_a"
+# /proc/PID/sched agrees (policy 1 = SCHED_FIFO, kernel prio 99 - 50).
+grep -q "^policy  *: *1\$" /proc/"$a"/sched || fail "/proc/$a/sched policy"
+grep -q "^prio  *: *49\$" /proc/"$a"/sched || fail "/proc/$a/sched prio"
+# No helper stayed behind: the claimed process is the spinner itself.
+[ -z "$(pgrep -P "$a")" ] || fail "instance A has children"
+# The daemon holds a claim on each CPU, at rt50.
+wait_claims 2
+"$CTL" --socket "$SOCK" --json cpus | python3 -c "
+import json, sys
+d = json.load(sys.stdin)['cpus']
+for cpu in ($cpus_a, $cpus_b):
+    assert d[cpu]['claim'] and d[cpu]['claim_level'] == 'rt50', d[cpu]
+assert d[$cpus_a]['claim'] != d[$cpus_b]['claim']
+" || fail "claims not on CPUs $cpus_a and $cpus_b"
+
+# A third instance finds no CPU below rt50 among this machine's two (75),
+# unless the machine has more.
+if [ "$ncpus" = 2 ]; then
+	expect_status 75 "$RUN" --socket "$SOCK" --prio 50 -- true
+	grep -q "no CPU for priority 50" "$TMP/err" || fail "75 message: $(cat "$TMP/err")"
+fi
+
+kill "$a" "$b"
+wait "$a" "$b" 2>/dev/null
+PIDS=
+wait_claims 0
+stop_daemon
+exit 0
