@@ -41,7 +41,7 @@ client/rtplace.pc: $(top_srcdir)/client/rtplace.pc.in Makefile
 CLEANFILES += client/rtplace.pc
 
 dist_man_MANS += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
-EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in client/README-ffmpeg.md \
+EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in \
 	bench/run-overhead.sh bench/ffmpeg-instances.sh
 
 # Integration tests: each starts its own rtplaced on a private socket (in
