@@ -38,6 +38,12 @@ run_variant() {
 	xp=$(grep -c '^XPASS:' check.log)
 	passed=$((passed + p)); failed=$((failed + f + e + xp)); skipped=$((skipped + s))
 	root_passed=$((root_passed + $(grep -c '^PASS: tests/integration/' check.log)))
+	if [ $rc -ne 0 ] && [ $((p + f + s + e + xp)) -eq 0 ]; then
+		tail -40 check.log
+		echo "test-all: $name: make check failed before any test ran" >&2
+		failed=$((failed + 1))
+		return 1
+	fi
 	if [ $rc -ne 0 ] || [ $((f + e + xp)) -ne 0 ]; then
 		for log in $(grep -lE '^:test-result: (FAIL|ERROR|XPASS)' $(find . -name '*.trs') 2>/dev/null); do
 			echo "---- ${log%.trs}.log"; tail -40 "${log%.trs}.log"
