@@ -7,13 +7,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -24,12 +29,21 @@
 
 #include "levels.h"
 #include "protocol.h"
+#include "ring.h"
 
 _Static_assert(RTPLACE_ANSWER_MAX == RTPLACE_QUERY_MAX_COUNT, "an answer holds the longest reply");
 _Static_assert(RTPLACE_REASON_LEN == RTPLACE_REASON_MAX, "reason strings");
 _Static_assert(RTPLACE_COMM_LEN == RTPLACE_COMM_MAX, "comm strings");
 _Static_assert(RTPLACE_VERSION_LEN == RTPLACE_VERSION_MAX, "version strings");
 _Static_assert(sizeof(cpu_set_t) * 8 >= RTPLACE_MAX_CPUS, "cpu_set_t names every CPU");
+_Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CLAIM_EXPIRED == RTPLACE_RECORD_CLAIM_EXPIRED &&
+		       RTPLACE_NOTIFY_COLLISION == RTPLACE_RECORD_COLLISION &&
+		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED,
+	       "public record types are the ring's");
+
+/* Descriptors one reply may carry: SUBSCRIBE_REPLY has two; room for more
+ * so that a reply with too many is seen whole and refused. */
+#define RTPLACE_FDS_MAX 4
 
 #define RTPLACE_TIMEOUT_DEFAULT_MS 5000u
 
@@ -144,12 +158,61 @@ int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms)
 	return r;
 }
 
+static void rtplace_close_fds(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/*
+ * Receives one packet into rp->rx, and the descriptors it carries (close-on-
+ * exec) into fds. Returns its length, or -errno; -EPROTO when descriptors
+ * were cut off (those that came are closed).
+ */
+static ssize_t rtplace_recv(struct rtplace *rp, int fds[RTPLACE_FDS_MAX], unsigned *ret_nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(RTPLACE_FDS_MAX * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = rp->rx, .iov_len = sizeof(rp->rx) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	unsigned nfds = 0;
+	ssize_t n;
+
+	n = recvmsg(rp->fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t len;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		len = cm->cmsg_len - CMSG_LEN(0);
+		for (size_t i = 0; i < len / sizeof(int) && nfds < RTPLACE_FDS_MAX; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+	}
+	if (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) {
+		rtplace_close_fds(fds, nfds);
+		return -EPROTO;
+	}
+	*ret_nfds = nfds;
+	return n;
+}
+
 /*
  * Sends rp->req and waits for the reply with its id: reply_type into
  * rp->reply, or the daemon's ERROR as its negative errno. Events and stale
- * replies (of a request that timed out earlier) are skipped. Lock held.
+ * replies (of a request that timed out earlier) are skipped. The reply
+ * must carry exactly nfds descriptors, which go to fds; descriptors on any
+ * other packet are closed. Lock held.
  */
-static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type)
+static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
 {
 	const struct proto_limits lim = {
 		.ncpus = RTPLACE_MAX_CPUS,
@@ -157,6 +220,8 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type)
 		.accept = PROTO_ACCEPT_REPLIES,
 	};
 	uint32_t id = rp->req.hdr.request_id;
+	int got[RTPLACE_FDS_MAX];
+	unsigned ngot = 0;
 	struct proto_error err;
 	ssize_t n;
 	int r;
@@ -167,35 +232,46 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type)
 	if ((size_t)n != rp->req.hdr.length)
 		return -EPROTO;
 	for (;;) {
-		n = recv(rp->fd, rp->rx, sizeof(rp->rx), MSG_TRUNC);
+		rtplace_close_fds(got, ngot);
+		ngot = 0;
+		n = rtplace_recv(rp, got, &ngot);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (n == -EINTR)
 				continue;
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+			return n == -EAGAIN ? -ETIMEDOUT : (int)n;
 		}
 		if (n == 0)
 			return -ECONNRESET;
-		if ((size_t)n > sizeof(rp->rx))
-			return -EPROTO;
 		r = proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, &err);
 		/* An event of a later protocol revision: skip it, as the
 		 * protocol asks of clients. */
 		if (r == -EOPNOTSUPP && err.request_id == 0 && (err.type & 0xff00) == 0x0300)
 			continue;
-		if (r < 0)
-			return r == -EPROTONOSUPPORT ? r : -EPROTO;
+		if (r < 0) {
+			r = r == -EPROTONOSUPPORT ? r : -EPROTO;
+			break;
+		}
 		if (rp->reply.hdr.request_id != id)
 			continue;
 		if (rp->reply.hdr.type == RTPLACE_MSG_ERROR) {
 			memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
-			return rp->reply.hdr.status;
+			r = rp->reply.hdr.status;
+		} else if (rp->reply.hdr.type != reply_type || ngot != nfds) {
+			r = -EPROTO;
+		} else {
+			for (unsigned i = 0; i < nfds; i++)
+				fds[i] = got[i];
+			return 0;
 		}
-		return rp->reply.hdr.type == reply_type ? 0 : -EPROTO;
+		break;
 	}
+	rtplace_close_fds(got, ngot);
+	return r;
 }
 
-/* One request and its reply, reconnecting once if the daemon went away. */
-static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
+/* One request and its reply (with nfds descriptors into fds), reconnecting
+ * once if the daemon went away. */
+static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
 {
 	int r;
 
@@ -206,7 +282,7 @@ static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
 			if (r < 0)
 				return r;
 		}
-		r = rtplace_exchange(rp, reply_type);
+		r = rtplace_exchange(rp, reply_type, fds, nfds);
 		if (!rtplace_is_disconnect(r))
 			return r;
 		close(rp->fd);
@@ -214,6 +290,11 @@ static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
 		if (attempt > 0)
 			return r;
 	}
+}
+
+static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
+{
+	return rtplace_call_fds(rp, reply_type, NULL, 0);
 }
 
 static uint32_t rtplace_next_id(struct rtplace *rp)
@@ -495,6 +576,207 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 	}
 	pthread_mutex_unlock(&rp->lock);
 	return r;
+}
+
+/*
+ * A subscription. The ring is the daemon's memfd mapped read-write (the
+ * consumer publishes its tail there); ring.h does the lock-free reading
+ * and its memory ordering. conn is a duplicate of the handle's socket: the
+ * daemon keeps the subscription as long as the connection lives, and the
+ * connection lives as long as either descriptor, so the subscription does
+ * not depend on what the caller does with the handle. epfd watches the
+ * doorbell (readable while it is non-zero) and the connection's hang-up
+ * (RDHUP only: replies and events on the handle's requests must not wake
+ * the subscriber).
+ */
+struct rtplace_sub {
+	struct ring ring;
+	void *mem;
+	size_t len;
+	int doorbell;
+	int conn;
+	int epfd;
+};
+
+void rtplace_sub_free(struct rtplace_sub *s)
+{
+	if (!s)
+		return;
+	if (s->mem)
+		munmap(s->mem, s->len);
+	if (s->doorbell >= 0)
+		close(s->doorbell);
+	if (s->conn >= 0)
+		close(s->conn);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	free(s);
+}
+
+/* Maps the ring of a SUBSCRIBE reply; trusts nothing the daemon said that
+ * it can check, since a mapping past the end of the file would SIGBUS. */
+static int rtplace_sub_map(struct rtplace_sub *s, const struct rtplace_subscribe_reply *sr, int memfd)
+{
+	struct stat st;
+
+	if (sr->record_size != sizeof(struct rtplace_record) || sr->ring_records > RTPLACE_RING_MAX_RECORDS ||
+	    sr->ring_bytes != RTPLACE_RING_BYTES(sr->ring_records))
+		return -EPROTO;
+	if (fstat(memfd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sr->ring_bytes)
+		return -EPROTO;
+	s->len = (size_t)sr->ring_bytes;
+	s->mem = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		return -errno;
+	}
+	return ring_attach(s->mem, s->len, &s->ring);
+}
+
+static int rtplace_sub_watch(struct rtplace_sub *s)
+{
+	struct epoll_event bell = { .events = EPOLLIN, .data.fd = s->doorbell };
+	struct epoll_event hup = { .events = EPOLLRDHUP, .data.fd = s->conn };
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->doorbell, &bell) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->conn, &hup) < 0)
+		return -errno;
+	return 0;
+}
+
+int rtplace_subscribe(struct rtplace *rp, struct rtplace_sub **ret)
+{
+	const struct rtplace_subscribe body = { 0 };
+	struct rtplace_sub *s;
+	int fds[2] = { -1, -1 };
+	int r;
+
+	if (!rp || !ret)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->doorbell = s->conn = s->epfd = -1;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_subscribe(&rp->req, rtplace_next_id(rp), &body);
+	if (r == 0)
+		r = rtplace_call_fds(rp, RTPLACE_MSG_SUBSCRIBE_REPLY, fds, 2);
+	if (r == 0) {
+		s->doorbell = fds[1];
+		r = rtplace_sub_map(s, &rp->reply.subscribe_reply, fds[0]);
+		close(fds[0]);
+	}
+	if (r == 0) {
+		s->conn = fcntl(rp->fd, F_DUPFD_CLOEXEC, 0);
+		if (s->conn < 0)
+			r = -errno;
+	}
+	pthread_mutex_unlock(&rp->lock);
+	if (r == 0)
+		r = rtplace_sub_watch(s);
+	if (r < 0) {
+		rtplace_sub_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+int rtplace_sub_fd(const struct rtplace_sub *s)
+{
+	return s ? s->epfd : -EINVAL;
+}
+
+unsigned rtplace_sub_capacity(const struct rtplace_sub *s)
+{
+	return s ? (unsigned)(s->ring.mask + 1) : 0;
+}
+
+static void rtplace_notification_from_record(const struct rtplace_record *rec, struct rtplace_notification *ret)
+{
+	*ret = (struct rtplace_notification){
+		.seq = rec->seq,
+		.time_ns = rec->time_ns,
+		.type = rec->type,
+		.tid = rec->tid,
+		.uid = rec->uid,
+		.from_cpu = rec->from_cpu,
+		.to_cpu = rec->to_cpu,
+		.policy = rtplace_policy_from_wire(rec->policy),
+		.prio = rec->prio,
+	};
+}
+
+/* Has the daemon closed the subscription's connection? */
+static bool rtplace_sub_hung_up(const struct rtplace_sub *s)
+{
+	struct pollfd p = { .fd = s->conn, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) == 1 && p.revents & (POLLRDHUP | POLLHUP | POLLERR);
+}
+
+int rtplace_sub_read(struct rtplace_sub *s, struct rtplace_notification *recs, size_t max, size_t *ret_n,
+		     uint64_t *ret_lost)
+{
+	uint64_t lost = 0, bell;
+	size_t n = 0;
+	int r = 0;
+
+	if (!s || !recs || max == 0 || !ret_n)
+		return -EINVAL;
+	/* Clear first, then drain: a ring during the drain stays set, and at
+	 * worst wakes the caller to an empty ring. */
+	if (read(s->doorbell, &bell, sizeof(bell)) < 0 && errno != EAGAIN)
+		return -errno;
+	while (n < max) {
+		struct rtplace_record rec;
+		uint64_t l = 0;
+
+		r = ring_pop(&s->ring, &rec, &l);
+		lost += l;
+		if (r <= 0)
+			break;
+		rtplace_notification_from_record(&rec, &recs[n++]);
+	}
+	if (r < 0)
+		return r;
+	if (n == max && __atomic_load_n(&s->ring.hdr->head, __ATOMIC_ACQUIRE) != s->ring.index) {
+		/* Records remain and the daemon will not ring for them (the
+		 * ring never went empty): ring for ourselves. An eventfd
+		 * write fails only when the counter is full, readable anyway. */
+		ssize_t rung;
+
+		bell = 1;
+		rung = write(s->doorbell, &bell, sizeof(bell));
+		(void)rung;
+	}
+	if (n == 0 && lost == 0 && rtplace_sub_hung_up(s))
+		return -ECONNRESET;
+	*ret_n = n;
+	if (ret_lost)
+		*ret_lost = lost;
+	return 0;
+}
+
+const char *rtplace_notification_name(unsigned type)
+{
+	switch (type) {
+	case RTPLACE_NOTIFY_MOVED:
+		return "moved";
+	case RTPLACE_NOTIFY_CLAIM_EXPIRED:
+		return "claim-expired";
+	case RTPLACE_NOTIFY_COLLISION:
+		return "collision";
+	case RTPLACE_NOTIFY_THREAD_EXITED:
+		return "thread-exited";
+	default:
+		return "?";
+	}
 }
 
 int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, unsigned flags,

@@ -288,9 +288,13 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	r = rtplace_connect(o->socket, rpp);
 	if (r == 0) {
 		r = rtplace_query(*rpp, &req, ret);
+		/* Only a daemon that cannot watch threads (simulated topology)
+		 * says -EOPNOTSUPP to MANAGE; any other refusal is reported. */
 		if (r == -EOPNOTSUPP && o->manage && !o->strict) {
-			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads; "
-				"running without --manage\n", path);
+			if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
+				snprintf(reason, sizeof(reason), "%s", strerror(-r));
+			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads (%s); "
+				"running without --manage\n", path, reason);
 			req.flags &= ~RTPLACE_QUERY_F_MANAGE;
 			r = rtplace_query(*rpp, &req, ret);
 		}

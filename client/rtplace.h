@@ -1,8 +1,8 @@
 /*
  * librtplace: the client library of rtplaced (DESIGN §8). Ask which CPUs an
  * RT thread of priority P should run on, hold them as a claim, read the
- * per-CPU snapshot and the daemon's status, and ask the daemon to move a
- * thread. See librtplace(3).
+ * per-CPU snapshot and the daemon's status, ask the daemon to move a
+ * thread, and subscribe to its notification records. See librtplace(3).
  *
  * Conventions. Every function that can fail returns 0 or a negative errno;
  * output parameters come last and are written only on success; destructors
@@ -13,7 +13,8 @@
  * serialised by a mutex inside it, one request and its reply at a time.
  * Threads that query often should each open their own handle. Claims made
  * without an owner process belong to the handle's connection and end when
- * the handle is closed.
+ * the handle is closed (and any subscription made on it freed). A struct
+ * rtplace_sub has one reader at a time.
  *
  * Daemon restarts. When the daemon has gone away (the socket reports
  * end-of-file or a reset), the next call reconnects once to the same path
@@ -214,6 +215,84 @@ int rtplace_status(struct rtplace *rp, struct rtplace_status *ret);
 /* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
  * daemon that does not serve moves. */
 int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, struct rtplace_move_result *ret);
+
+/*
+ * Notification records (DESIGN §7): the daemon publishes one for every move
+ * it makes, claim lease that expires, RT collision seen on a managed thread
+ * and managed thread that exits. A subscriber reads them from a ring in
+ * memory shared with the daemon, woken by a doorbell that rings only when
+ * the ring goes from empty to non-empty; the daemon never waits for a slow
+ * subscriber: what does not fit is dropped and counted, and the subscriber
+ * is told how many it lost.
+ *
+ * struct rtplace_notification is the library's copy of one record, in the
+ * types of this header (Linux policies, int CPUs); the shared-memory format
+ * itself (record.h of the sources, 32-byte records) is not part of the API,
+ * so it may change without changing this struct's ABI.
+ */
+#define RTPLACE_NOTIFY_MOVED 1         /* the daemon moved tid from_cpu -> to_cpu */
+#define RTPLACE_NOTIFY_CLAIM_EXPIRED 2 /* a claim's lease ran out: tid is its owner (0: none), from_cpu its first CPU */
+#define RTPLACE_NOTIFY_COLLISION 3     /* managed tid waited behind an equal or higher RT task on from_cpu */
+#define RTPLACE_NOTIFY_THREAD_EXITED 4 /* a managed thread exited */
+
+struct rtplace_notification {
+	uint64_t seq;             /* daemon-wide, +1 per record, from 1: gaps are others' records */
+	uint64_t time_ns;         /* CLOCK_MONOTONIC when it happened */
+	unsigned type;            /* RTPLACE_NOTIFY_*; skip types you do not know */
+	pid_t tid;                /* thread concerned (see the types) */
+	uid_t uid;                /* effective uid owning tid */
+	int from_cpu, to_cpu;     /* -1: unknown or not one CPU */
+	int policy;               /* after the event: SCHED_FIFO, SCHED_RR, SCHED_OTHER (any non-RT) */
+	int prio;                 /* the RT priority concerned, 0 for none (see librtplace(3)) */
+	uint32_t reserved[3];     /* zero */
+};
+
+/* A subscription: the ring mapped, its doorbell, the connection it lives on. */
+struct rtplace_sub;
+
+/*
+ * Subscribes to the daemon's records. Root and CAP_SYS_NICE see every
+ * record; other users only those about their own threads. The daemon ties
+ * the subscription to the connection, and the subscription holds that
+ * connection (a duplicate of the handle's socket): it lasts until
+ * rtplace_sub_free(), or until the daemon goes away, whatever is done with
+ * rp afterwards. So claims made on rp without an owner also last until both
+ * rp is closed and the subscription freed. Subscribing twice on one
+ * connection shares one ring: read it through one struct rtplace_sub only.
+ * Returns 0; -EOPNOTSUPP from a daemon without records; -EUSERS at the
+ * daemon's subscriber limit; -EPROTO for a ring it cannot read; the errors
+ * of a call.
+ */
+int rtplace_subscribe(struct rtplace *rp, struct rtplace_sub **ret);
+
+/*
+ * A descriptor for the caller's poll loop: readable (POLLIN) when the
+ * doorbell rang or the daemon closed the connection; rtplace_sub_read()
+ * then says which. Owned by the subscription.
+ */
+int rtplace_sub_fd(const struct rtplace_sub *s);
+
+/*
+ * Takes up to max (> 0) records, oldest first, and clears the doorbell; never
+ * blocks. *ret_n gets how many (0 when none is waiting), *ret_lost (may be
+ * NULL) how many were dropped since the previous call because the ring was
+ * full: all of them before the records returned. When records remain
+ * (*ret_n == max), the descriptor is left readable, so a poll loop comes
+ * back for them. Returns 0; -ECONNRESET once the ring is empty and the
+ * daemon has ended the subscription (it stopped); -EPROTO when the ring is
+ * corrupt. One thread at a time per subscription.
+ */
+int rtplace_sub_read(struct rtplace_sub *s, struct rtplace_notification *recs, size_t max, size_t *ret_n,
+		     uint64_t *ret_lost);
+
+/* Records the ring holds; more published before a read are lost. */
+unsigned rtplace_sub_capacity(const struct rtplace_sub *s);
+
+/* Ends the subscription: unmaps the ring, closes its descriptors. Accepts NULL. */
+void rtplace_sub_free(struct rtplace_sub *s);
+
+/* "moved", "claim-expired", "collision", "thread-exited"; "?" for others. */
+const char *rtplace_notification_name(unsigned type);
 
 /* Place-self flags. */
 #define RTPLACE_PLACE_F_SCHED (1u << 0) /* also set req->policy and req->prio */

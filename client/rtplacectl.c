@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -542,11 +545,8 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	r = ctl_connect(c);
 	if (r)
 		return r;
+	/* A daemon on a simulated topology says why it moves nothing. */
 	r = rtplace_move(c->rp, &mv, &res);
-	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "rtplacectl: move: this rtplaced does not move threads (%s)\n", strerror(-r));
-		return EX_UNAVAILABLE;
-	}
 	if (r < 0)
 		return ctl_fail(c, "move refused", r);
 	ctl_format_set(&res.cpus, cpus, sizeof(cpus));
@@ -562,31 +562,150 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_WATCH_USAGE "watch"
+#define CTL_WATCH_USAGE "watch [--count N]"
 
-/* Notification records need the daemon's SUBSCRIBE; a daemon that does not
- * serve it says so in its status, and the user gets that, not a hang. */
+/* Records taken from the ring per read. */
+#define CTL_WATCH_BATCH 64
+
+static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n)
+{
+	if (c->json) {
+		printf("{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", \"type_id\": %u, "
+		       "\"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, \"policy\": \"%s\", "
+		       "\"prio\": %d}\n",
+		       n->seq, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
+		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio);
+		return;
+	}
+	printf("%8" PRIu64 " %10" PRIu64 ".%06u %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq,
+	       n->time_ns / 1000000000u, (unsigned)(n->time_ns % 1000000000u / 1000u),
+	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
+	       ctl_policy_name(n->policy), n->prio);
+}
+
+static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
+{
+	if (c->json)
+		printf("{\"lost\": %" PRIu64 "}\n", lost);
+	else
+		printf("# lost %" PRIu64 " records: the ring was full (read faster, or raise [notify] "
+		       "ring-records)\n", lost);
+}
+
+/*
+ * Prints records as they arrive until SIGINT or SIGTERM (status 0), until
+ * count records (0: no limit), or until the daemon goes away. One loop
+ * waits on both the subscription and a signalfd, so a signal never
+ * interrupts a half-printed line.
+ */
 static int ctl_watch(struct ctl *c, int argc, char **argv)
 {
-	struct rtplace_status st;
-	int r;
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct rtplace_notification recs[CTL_WATCH_BATCH];
+	struct rtplace_sub *sub = NULL;
+	uint64_t count = 0, seen = 0;
+	struct pollfd pfd[2];
+	sigset_t sigs;
+	long v;
+	int o, r, sfd = -1;
 
-	r = ctl_simple_options(c, argc, argv, CTL_WATCH_USAGE, 0);
-	if (r)
-		return r < 0 ? EX_OK : r;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'n':
+			if (ctl_parse_int(optarg, 1, LONG_MAX, &v) < 0)
+				return ctl_usage_error(c, CTL_WATCH_USAGE, "--count %s: not a positive count", optarg);
+			count = (uint64_t)v;
+			break;
+		case 'h':
+			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_WATCH_USAGE);
+			return EX_OK;
+		default:
+			return ctl_usage_error(c, CTL_WATCH_USAGE, "bad option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error(c, CTL_WATCH_USAGE, "unexpected argument %s", argv[optind]);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
+		r = ctl_fail(c, "cannot watch for signals", -errno);
+		goto out;
+	}
 	r = ctl_connect(c);
 	if (r)
-		return r;
-	r = rtplace_status(c->rp, &st);
-	if (r < 0)
-		return ctl_fail(c, "cannot read the daemon's status", r);
-	if (!(st.flags & RTPLACE_STATUS_F_MOVES))
-		fprintf(stderr, "rtplacectl: watch: rtplaced %s does not publish notification records "
-			"(moves and SUBSCRIBE are not served): %s\n", st.version, strerror(EOPNOTSUPP));
-	else
-		fprintf(stderr, "rtplacectl: watch: this rtplacectl cannot read notification records "
-			"of rtplaced %s: %s\n", st.version, strerror(EOPNOTSUPP));
-	return EX_UNAVAILABLE;
+		goto out;
+	r = rtplace_subscribe(c->rp, &sub);
+	if (r == -EOPNOTSUPP) {
+		fprintf(stderr, "rtplacectl: watch: this rtplaced does not publish notification records (%s)\n",
+			strerror(-r));
+		r = EX_UNAVAILABLE;
+		goto out;
+	}
+	if (r < 0) {
+		r = ctl_fail(c, "cannot subscribe to notification records", r);
+		goto out;
+	}
+	/* The header says "subscribed": nothing published after it is missed. */
+	if (!c->json) {
+		printf("%8s %17s %-13s %7s %6s %4s %4s %-6s %4s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
+		       "TO", "POLICY", "PRIO");
+		fflush(stdout);
+	}
+	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (;;) {
+		size_t n = 0;
+		uint64_t lost = 0;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = ctl_fail(c, "cannot wait for records", -errno);
+			break;
+		}
+		if (pfd[1].revents) {
+			r = EX_OK;
+			break;
+		}
+		/* With --count, take no record beyond it: the rest stay unread. */
+		r = rtplace_sub_read(sub, recs, count && count - seen < CTL_WATCH_BATCH ? (size_t)(count - seen)
+										       : CTL_WATCH_BATCH,
+				     &n, &lost);
+		if (r == -ECONNRESET) {
+			fflush(stdout);
+			fprintf(stderr, "rtplacectl: watch: rtplaced closed the subscription (it stopped?)\n");
+			r = EX_UNAVAILABLE;
+			break;
+		}
+		if (r < 0) {
+			r = ctl_fail(c, "cannot read notification records", r);
+			break;
+		}
+		if (lost)
+			ctl_watch_lost(c, lost);
+		for (size_t i = 0; i < n; i++)
+			ctl_watch_print(c, &recs[i]);
+		seen += n;
+		/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
+		if (fflush(stdout) != 0) {
+			r = EX_IOERR;
+			break;
+		}
+		if (count && seen >= count) {
+			r = EX_OK;
+			break;
+		}
+	}
+out:
+	rtplace_sub_free(sub);
+	if (sfd >= 0)
+		close(sfd);
+	return r;
 }
 
 static const struct ctl_command ctl_commands[] = {

@@ -105,7 +105,7 @@
 /* Record types. Numbers are never reused. */
 enum {
 	RTPLACE_RECORD_MOVED = 1,         /* the daemon moved tid from_cpu -> to_cpu */
-	RTPLACE_RECORD_CLAIM_EXPIRED = 2, /* a claim's lease ran out; to_cpu: its first CPU */
+	RTPLACE_RECORD_CLAIM_EXPIRED = 2, /* a claim's lease ran out; from_cpu: its first CPU */
 	RTPLACE_RECORD_COLLISION = 3,     /* tid waited behind an equal or higher RT task on from_cpu */
 	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
 };

@@ -88,8 +88,19 @@ expect_status 64 "$CTL" --socket "$SOCK" frobnicate
 expect_status 64 "$CTL"
 expect_status 69 "$CTL" --socket "$SOCK" move --tid $$ --prio 5
 expect_status 64 "$CTL" --socket "$SOCK" move --tid $$
-expect_status 69 "$CTL" --socket "$SOCK" watch
-grep -q "notification" "$TMP/err" || fail "watch error: $(cat "$TMP/err")"
+expect_status 64 "$CTL" --socket "$SOCK" watch --count 0
+expect_status 64 "$CTL" --socket "$SOCK" watch now
+
+# A simulated daemon moves nothing but still publishes records: a claim's
+# lease runs out. The table header says the watcher has subscribed.
+"$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w" 2>"$TMP/w.err" &
+W=$!
+PIDS="$PIDS $W"
+wait_lines "$TMP/w" 1
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 5 --claim 100
+wait $W || fail "watch --count 1 exited $?: $(cat "$TMP/w.err")"
+tail -n 1 "$TMP/w" | awk -v pid=$$ -v uid="$(id -u)" '$3 == "claim-expired" && $4 == pid && $5 == uid { ok = 1 }
+	END { exit !ok }' || fail "watch printed: $(cat "$TMP/w")"
 for cmd in status cpus query release move watch; do
 	expect_status 0 "$CTL" "$cmd" --help
 	grep -q "^usage: rtplacectl .*$cmd" "$TMP/out" || fail "$cmd --help"

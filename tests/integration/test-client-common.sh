@@ -61,6 +61,30 @@ start_daemon() {
 	done
 }
 
+# Starts rtplaced on $SOCK on the live machine (root, BPF tracker), with
+# the extra arguments given; waits (bounded) until it answers.
+start_live_daemon() {
+	"$RTPLACED" --socket "$SOCK" "$@" >"$TMP/rtplaced.log" 2>&1 &
+	DAEMON=$!
+	i=0
+	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 400 ] || fail "rtplaced did not start"
+		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
+		sleep 0.05
+	done
+}
+
+# Waits (bounded) until file $1 has at least $2 lines.
+wait_lines() {
+	i=0
+	until [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "$1 has $(wc -l <"$1" 2>&1) lines, want $2: $(cat "$1" 2>&1)"
+		sleep 0.05
+	done
+}
+
 stop_daemon() {
 	kill "$DAEMON"
 	wait "$DAEMON" || fail "rtplaced exited with $? on SIGTERM"

@@ -2,13 +2,15 @@
  * librtplace against the real rtplaced, in simulation mode on the shared
  * 480-CPU topology (no root needed): every call of the public API, claims
  * and their three lifetimes (release, connection, owner process), errors
- * with the daemon's reasons, a handle shared by threads, the reconnect after
- * a daemon restart, and rtplace_place_self() on this machine's own CPUs.
+ * with the daemon's reasons, a subscription told of a claim's expiry, a
+ * handle shared by threads, the reconnect after a daemon restart (which
+ * ends a subscription), and rtplace_place_self() on this machine's own CPUs.
  * The harness stops the daemon at exit, also when an assertion fails.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -339,6 +341,52 @@ static void test_move_unsupported(void **state)
 	assert_int_equal(rtplace_move(*state, &mv, &res), -ERANGE);
 }
 
+/*
+ * A simulated daemon moves nothing but publishes records: a claim's lease
+ * runs out and the subscriber is told, with the claim's owner as tid.
+ */
+static void test_subscribe_claim_expired(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_notification rec;
+	struct rtplace_answer a;
+	struct rtplace_sub *sub;
+	struct pollfd p = { .events = POLLIN };
+	size_t n = 0;
+	uint64_t lost = 1;
+
+	assert_int_equal(rtplace_subscribe(NULL, &sub), -EINVAL);
+	assert_int_equal(rtplace_sub_fd(NULL), -EINVAL);
+	assert_int_equal(rtplace_sub_capacity(NULL), 0);
+	rtplace_sub_free(NULL);
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_EXPIRED), "claim-expired");
+	assert_string_equal(rtplace_notification_name(99), "?");
+
+	assert_int_equal(rtplace_subscribe(*state, &sub), 0);
+	assert_true(rtplace_sub_capacity(sub) >= 64);
+	assert_int_equal(rtplace_sub_read(sub, NULL, 1, &n, NULL), -EINVAL);
+	req.prio = 20;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	req.lease_ms = 50;
+	req.owner_pid = getpid();
+	assert_int_equal(rtplace_query(*state, &req, &a), 0);
+	assert_int_equal(a.count, 1);
+	p.fd = rtplace_sub_fd(sub);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(rtplace_sub_read(sub, &rec, 1, &n, &lost), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(lost, 0);
+	assert_int_equal(rec.type, RTPLACE_NOTIFY_CLAIM_EXPIRED);
+	assert_int_equal(rec.tid, getpid());
+	assert_int_equal(rec.uid, getuid());
+	assert_int_equal(rec.from_cpu, a.cpus[0]);
+	assert_int_equal(rec.to_cpu, -1);
+	assert_int_equal(rec.prio, 20);
+	assert_true(rec.seq > 0);
+	rtplace_sub_free(sub);
+	wait_claims(*state, 0);
+}
+
 struct thread_arg {
 	struct rtplace *rp;
 	int failures;
@@ -382,7 +430,11 @@ static void test_reconnect(void **state)
 	struct harness_daemon second;
 	struct rtplace_status st;
 	char dir[] = "/tmp/rtplace-client.XXXXXX", link[64], tmp[80];
+	struct rtplace_notification rec;
+	struct rtplace_sub *sub;
 	struct rtplace *rp;
+	struct pollfd p = { .events = POLLIN };
+	size_t n;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -391,12 +443,19 @@ static void test_reconnect(void **state)
 	assert_int_equal(symlink(daemon_sim.socket, link), 0);
 	assert_int_equal(rtplace_connect(link, &rp), 0);
 	assert_int_equal(rtplace_status(rp, &st), 0);
+	assert_int_equal(rtplace_subscribe(rp, &sub), 0);
+	p.fd = rtplace_sub_fd(sub);
 
 	assert_int_equal(start_sim(&second), 0);
 	assert_int_equal(symlink(second.socket, tmp), 0);
 	assert_int_equal(rename(tmp, link), 0);
 	/* The first daemon stops: the handle's connection is dead now. */
 	assert_int_equal(harness_stop(&daemon_sim), 0);
+	/* The subscription learns it too, and does not follow the handle to
+	 * the new daemon. */
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(rtplace_sub_read(sub, &rec, 1, &n, NULL), -ECONNRESET);
+	rtplace_sub_free(sub);
 	assert_int_equal(rtplace_status(rp, &st), 0);
 	assert_int_equal(st.queries, 0);
 
@@ -476,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_claim_ends_with_connection),
 		cmocka_unit_test(test_claim_lives_with_owner),
 		cmocka_unit_test(test_move_unsupported),
+		cmocka_unit_test(test_subscribe_claim_expired),
 		cmocka_unit_test(test_shared_handle),
 		cmocka_unit_test(test_place_self),
 		cmocka_unit_test(test_reconnect),

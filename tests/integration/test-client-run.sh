@@ -3,7 +3,8 @@
 # started together get different CPUs and SCHED_FIFO 50 (read back from
 # the kernel); their claims end when they exit, however they exit; no
 # helper process remains; the local fallback and --strict with no daemon;
-# exit statuses 64, 69, 75, 77, 127.
+# --manage refused by a simulated daemon; exit statuses 64, 69, 75, 77, 127.
+# (--manage on the live machine: test-client-sub.)
 #
 # The RT "busy loop" (test-client-spin) works 200 us per 1 ms and only
 # sleeps when placed on CPU 0, exits by itself after 20 s, and this script,
@@ -56,6 +57,13 @@ start_daemon
 # The command's exit status passes through; the claim ends with it.
 expect_status 3 "$RUN" --socket "$SOCK" -- sh -c 'exit 3'
 expect_status 0 "$RUN" --socket "$SOCK" -- sh -c 'test -n "$RTPLACE_CLAIM_ID"'
+wait_claims 0
+# A simulated daemon manages no threads: a warning with its reason and the
+# command runs placed but unmanaged; --strict refuses instead.
+expect_status 0 "$RUN" --socket "$SOCK" --manage -- sh -c 'test -n "$RTPLACE_CLAIM_ID"'
+grep -q "does not manage threads (managed threads need the live machine" "$TMP/err" ||
+	fail "--manage warning: $(cat "$TMP/err")"
+expect_status 69 "$RUN" --socket "$SOCK" --manage --strict -- true
 wait_claims 0
 expect_status 137 "$RUN" --socket "$SOCK" -- sh -c 'kill -9 $$'
 wait_claims 0
