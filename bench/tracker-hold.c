@@ -1,9 +1,9 @@
 /*
  * Holds the BPF tracker attached until SIGINT or SIGTERM, for
  * bench/tracker-overhead.sh to measure workloads with and without it.
- * Prints "attached" on stdout once the programs are live. With
- * --no-syscalls it detaches the syscall tracepoint programs
- * (tracker_syscalls()), to price them apart.
+ * Prints "attached" on stdout once the programs are live. With --watch it
+ * watches its own thread, as the daemon does for the threads it manages,
+ * which keeps the wakeup and exit programs attached (tracker_watch()).
  */
 #include "config.h"
 
@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "topo.h"
 #include "tracker.h"
@@ -19,7 +20,7 @@ int main(int argc, char **argv)
 {
 	struct tracker *t = NULL;
 	struct topo *topo = NULL;
-	char err[256] = "";
+	char err[512] = "";
 	sigset_t set;
 	int r, sig;
 
@@ -38,10 +39,10 @@ int main(int argc, char **argv)
 		topo_free(topo);
 		return r == -EOPNOTSUPP || r == -ENOENT ? 69 : 1;
 	}
-	if (argc > 1 && strcmp(argv[1], "--no-syscalls") == 0)
-		r = tracker_syscalls(t, false);
+	if (argc > 1 && strcmp(argv[1], "--watch") == 0)
+		r = tracker_watch(t, (uint32_t)gettid(), true);
 	if (r < 0) {
-		fprintf(stderr, "tracker-hold: detaching the syscall programs failed: %s\n", strerror(-r));
+		fprintf(stderr, "tracker-hold: watching a thread failed: %s\n", strerror(-r));
 		tracker_close(t);
 		topo_free(topo);
 		return 1;

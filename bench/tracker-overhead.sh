@@ -8,12 +8,20 @@
 #    tracker attached (bench/tracker-hold) vs detached, in interleaved
 #    pairs whose order alternates, so drift on the host hits both sides; the
 #    figure is the median of the per-pair ratios attached / detached
-#    (> 1 means slower with the tracker). Twice: the full tracker, and the
-#    tracker without its syscall tracepoint programs (tracker_syscalls()),
-#    whose mere presence sends every syscall through the kernel's slow path.
+#    (> 1 means slower with the tracker). Twice: the tracker as a daemon
+#    that watches no thread holds it (switch, nr_running and migration
+#    programs), and with one thread watched (tracker-hold --watch), which
+#    adds the wakeup and exit programs for as long as the daemon manages
+#    threads.
+#    Each pair line ends with the 1-minute load average and the number of
+#    runnable tasks (/proc/loadavg) when it started. The load average
+#    includes hackbench's own tasks for minutes after it ran; the runnable
+#    count (1 is this script) shows other work at that instant. Rerun pairs
+#    taken while other work ran.
 # 2. The programs' own run time per event, from kernel.bpf_stats_enabled
 #    (bpftool prog show: run_time_ns / run_cnt), over one run of each
-#    workload.
+#    workload, with one thread watched. The figure includes the cost of
+#    the statistics themselves (two clock reads per event).
 set -eu
 
 PAIRS=${1:-5}
@@ -73,6 +81,11 @@ median() {
 		END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# "load L runnable R" from /proc/loadavg.
+load() {
+	awk '{ split($4, r, "/"); printf "load %s runnable %d", $1, r[1] }' /proc/loadavg
+}
+
 # bench NAME FUNC: PAIRS interleaved pairs, prints the medians and the ratio.
 bench() {
 	name=$1
@@ -82,6 +95,7 @@ bench() {
 	: >"$tmp/$name.on"
 	p=1
 	while [ $p -le "$PAIRS" ]; do
+		at=$(load)
 		if [ $((p % 2)) = 1 ]; then
 			off=$($fn)
 			attach
@@ -96,36 +110,39 @@ bench() {
 		echo "$off" >>"$tmp/$name.off"
 		echo "$on" >>"$tmp/$name.on"
 		awk -v a="$on" -v b="$off" 'BEGIN { printf "%.4f\n", a / b }' >>"$tmp/$name.ratios"
-		echo "  pair $p: detached $off, attached $on"
+		echo "  pair $p: detached $off, attached $on, ratio $(tail -n 1 "$tmp/$name.ratios"), $at"
 		p=$((p + 1))
 	done
-	echo "$name: median detached $(median <"$tmp/$name.off"), attached $(median <"$tmp/$name.on"), " \
+	echo "$name: median detached $(median <"$tmp/$name.off"), attached $(median <"$tmp/$name.on")," \
 		"median ratio $(median <"$tmp/$name.ratios") (ratios: $(tr '\n' ' ' <"$tmp/$name.ratios"))"
 }
 
-echo "# $(uname -r), $(nproc) CPUs, $PAIRS pairs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-for HOLD_ARGS in "" --no-syscalls; do
+echo "# $(uname -r), $(nproc) CPUs, $PAIRS pairs, $(load)"
+for HOLD_ARGS in "" --watch; do
 	echo "# tracker-hold $HOLD_ARGS"
 	echo "# hackbench $HACKBENCH_ARGS (seconds)"
 	bench hackbench run_hackbench
 	echo "# taskset -c 0 perf bench sched pipe -l $PIPE_LOOPS (usecs/op)"
 	bench pipe run_pipe
 done
-HOLD_ARGS=
 
-echo "# per-program run time with kernel.bpf_stats_enabled=1, one run of each workload"
+echo "# per-program run time with kernel.bpf_stats_enabled=1, one run of each workload, one thread watched"
+HOLD_ARGS=--watch
 stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 attach
 sysctl -qw kernel.bpf_stats_enabled=1
 run_hackbench >/dev/null
 run_pipe >/dev/null
 bpftool -j prog show >"$tmp/progs.json"
+# This tracker's programs, not those of another one running meanwhile.
+cat /proc/"$hold_pid"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -u >"$tmp/ids"
 sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 detach
-python3 - "$tmp/progs.json" <<'EOF'
+python3 - "$tmp/progs.json" "$tmp/ids" <<'PY'
 import json, sys
-progs = [p for p in json.load(open(sys.argv[1])) if p.get("name", "").startswith("tracker_")]
+ids = {int(i) for i in open(sys.argv[2]).read().split()}
+progs = [p for p in json.load(open(sys.argv[1])) if p["id"] in ids]
 for p in sorted(progs, key=lambda p: -p.get("run_cnt", 0)):
     cnt, ns = p.get("run_cnt", 0), p.get("run_time_ns", 0)
     print(f"  {p['name']:<24} run_cnt {cnt:>10}  run_time_ns {ns:>12}  ns/event {ns / cnt if cnt else 0:8.1f}")
-EOF
+PY

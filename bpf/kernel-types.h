@@ -37,7 +37,6 @@ enum {
 };
 
 enum {
-	BPF_ANY = 0,
 	BPF_F_MMAPABLE = 1U << 10,
 	BPF_RB_NO_WAKEUP = 1,
 	BPF_RB_FORCE_WAKEUP = 2,
@@ -82,7 +81,6 @@ struct task_struct {
 	struct thread_info thread_info;
 	int on_rq;
 	int prio;
-	int normal_prio;
 	struct sched_entity se;
 	struct sched_rt_entity rt;
 	__s32 pid;
@@ -111,6 +109,7 @@ struct rt_rq {
 };
 
 struct rq {
+	int cpu;
 	struct rt_rq rt;
 	struct task_struct *curr;
 	struct task_struct *idle;

@@ -8,42 +8,43 @@
  * each CPU has one writer at a time and the value is the kernel's own:
  *
  *   - sched_switch: the switching CPU, rq->curr already the next task;
- *   - sched_wakeup, sched_wakeup_new: the CPU the task was just enqueued on
- *     (raised at enqueue, before the woken task runs);
+ *   - sched_update_nr_running_tp: a task was queued on or taken off rq (a
+ *     wakeup, a block, a migration's arrival), or a queued task's priority
+ *     or class changed: sched_setscheduler(), sched_setparam(),
+ *     sched_setattr(), a priority-inheritance boost or deboost, a cgroup
+ *     move; the kernel makes each such change by dequeuing the task,
+ *     changing it and queuing it again, and the event at the enqueue sees
+ *     the new state;
  *   - sched_migrate_task of a queued task: the CPU it leaves, already
- *     dequeued (the destination follows at its switch or wakeup);
- *   - sched_pi_setprio: the CPU of a boosted or deboosted task, before the
- *     kernel applies the change, so the new effective prio is computed here.
+ *     dequeued (an RT dequeue reports nr_running before the RT queue drops
+ *     the task, and when the last RT task leaves nothing follows).
+ *
+ * So a change of a running task's priority is published before the syscall
+ * (or unlock) that made it returns, with no switch needed. All of this needs
+ * no tracefs, and nothing here runs outside the scheduler's own paths: no
+ * syscall tracepoint (enabling one sends every syscall of every task through
+ * the kernel's slow path) and no fentry/fexit (trampolines, which some
+ * kernels refuse, and which DESIGN §3 keeps off scheduler internals).
  *
  * The level of a CPU (tracker_level) is: dl when a deadline or stop-class
  * task runs; else rtN for the highest RT priority queued there, the running
  * task included (rq->rt.highest_prio.curr, kept by the kernel for its own
  * cpupri); else idle when the idle task runs; else normal.
  *
- * sched_setscheduler(), sched_setparam() and sched_setattr() have no
- * scheduler tracepoint. A change to a task that keeps running (raised, or
- * lowered but still the highest) causes no switch either, so without help
- * the level would stay stale until the CPU next switches, which for a lone
- * SCHED_FIFO spinner may be never. Their syscall exit tracepoints recompute
- * the target's CPU once the change is done. That write runs on the caller's
- * CPU without the target runqueue's lock: it reads a consistent, committed
- * state, but it can race with the target CPU's own writer. cpupri_set()
- * keeps counts exact under such a race; the level can be left one step
- * stale (the racing switch's older view published last) until that CPU's
- * next event, and a mask bit can linger at a level the CPU left, which
- * readers filter with the slot (cpupri.h). Targets named by a pid from
- * another PID namespace are looked up in the initial one; a miss there only
- * costs the wait for the next switch.
+ * sched_wakeup and sched_wakeup_new only report collisions (a watched RT
+ * task queued behind an equal-or-higher one); sched_process_exit reports
+ * watched exits. The loader attaches these three only while the daemon
+ * watches a thread (tracker.c, tracker_watch_attach).
  *
- * The syscall programs can be detached at run time (tracker_syscalls() in
- * the loader): any enabled syscall tracepoint sends every syscall of every
- * task through the kernel's slow path, which costs more than the programs.
- *
- * Cost: the switch path is two pointer loads to the runqueue, a few loads
- * from it and the map, and a compare that skips cpupri_set() when the level
- * did not change; a wakeup of a fair task returns after one load; the
- * watched-thread hash is looked up only once a collision is established.
- * bench/tracker-overhead.sh measures it.
+ * Cost (bench/tracker-overhead.sh): on this path the price of a program is
+ * mostly its invocation, so the fewer events the better: the switch and the
+ * nr_running event (rarer than wakeups where EEVDF delays the dequeue of a
+ * sleeping fair task, whose wakeup then leaves nr_running alone) are
+ * always attached; they compute
+ * the level from a few loads and return when it and the slot's bookkeeping
+ * are unchanged (no store, no atomic: the slot line stays shared with
+ * readers). A wakeup of a fair task returns after one load; the ring buffer
+ * is reached only for watched threads.
  */
 #include "kernel-types.h"
 
@@ -90,17 +91,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } tracker_watched SEC(".maps");
-
-/* Calling tid -> target tid of a priority syscall between entry and exit. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TRACKER_MAX_PENDING);
-	__type(key, __u32);
-	__type(value, __u32);
-} tracker_pending SEC(".maps");
-
-extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
-extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /* MAX_RT_PRIO - 1: rt_rq.highest_prio.curr when no RT task is queued. */
 #define TRACKER_NO_RT (LEVEL_KERNEL_MAX_RT_PRIO - 1)
@@ -200,12 +190,12 @@ static __always_inline int tracker_ffs(__u64 w)
 }
 
 /*
- * Highest RT prio queued on rq other than p's own entry, for a caller about
- * to change p's prio. Exact when p sits in the root RT queue (no RT group
+ * Highest RT prio queued on rq other than p's own entry: what a just-woken p
+ * waits behind. Exact when p sits in the root RT queue (no RT group
  * scheduling, or p in the root group): when p is the only task at the top
  * prio, the next set bit of the kernel's priority bitmap is the answer.
- * Otherwise it answers the queue's top, which may keep a deboosted CPU one
- * step high until its next switch.
+ * Otherwise it answers the queue's top, which may report a collision with
+ * p's own group.
  */
 static __always_inline int tracker_rt_top_without(struct rq *rq, struct task_struct *p)
 {
@@ -254,11 +244,19 @@ static __always_inline __u32 tracker_task_level(struct rq *rq, struct task_struc
 	return p == rq->stop ? LEVEL_DL : level_from_kernel_prio(p->prio);
 }
 
-/* Publishes cpu's level and the slot's bookkeeping. Called with cpu's
- * runqueue lock held (except the syscall path, see the top comment). */
-static __always_inline void tracker_publish(__u32 cpu, __u32 level, __u32 pid, __u32 rt_queued)
+/*
+ * Publishes the level of cpu, whose runqueue rq (locked by the caller) runs
+ * curr. Most calls change nothing (a fair task switching to another, a fair
+ * task queued): they return after the loads, writing nothing, so the slot
+ * line stays shared with the daemon's readers and no atomic is issued.
+ * pid and rt_queued are plain stores on the slot, hints for the daemon read
+ * without ordering against the level.
+ */
+static __always_inline void tracker_publish(__u32 cpu, struct rq *rq, struct task_struct *curr)
 {
 	const struct cpupri_geom *g = tracker_g();
+	__u32 level = tracker_level(rq, curr, curr->prio, rq->rt.highest_prio.curr);
+	__u32 pid = curr->pid, rt_queued = rq->rt.rt_nr_running;
 	struct cpupri_slot *slot;
 	__u32 zero = 0;
 	void *map;
@@ -269,25 +267,22 @@ static __always_inline void tracker_publish(__u32 cpu, __u32 level, __u32 pid, _
 	if (!map)
 		return;
 	slot = cpupri_slot_ptr(map, g, cpu);
-	/* Plain stores on this CPU's own line: hints for the daemon, read
-	 * without ordering against the level. */
-	slot->pid = pid;
-	slot->rt_queued = rt_queued;
-	cpupri_set(map, g, cpu, level);
+	if (slot->pid != pid)
+		slot->pid = pid;
+	if (slot->rt_queued != rt_queued)
+		slot->rt_queued = rt_queued;
+	if (slot->level != level)
+		cpupri_set(map, g, cpu, level);
 }
 
-/* Recomputes the level of p's CPU from its runqueue's current state. */
-static __always_inline struct rq *tracker_refresh(struct task_struct *p, __u32 cpu)
+/* Recomputes the level of p's CPU (whose runqueue is locked) from its
+ * current state. */
+static __always_inline void tracker_refresh(struct task_struct *p)
 {
 	struct rq *rq = tracker_task_rq(p);
-	struct task_struct *curr;
 
-	if (!rq)
-		return NULL;
-	curr = rq->curr;
-	tracker_publish(cpu, tracker_level(rq, curr, curr->prio, rq->rt.highest_prio.curr), curr->pid,
-			rq->rt.rt_nr_running);
-	return rq;
+	if (rq)
+		tracker_publish(tracker_task_cpu(p), rq, rq->curr);
 }
 
 static __always_inline int tracker_watching(__u32 tid)
@@ -329,8 +324,7 @@ int BPF_PROG(tracker_switch, bool preempt, struct task_struct *prev, struct task
 
 	if (!rq)
 		return 0;
-	tracker_publish(cpu, tracker_level(rq, next, next->prio, rq->rt.highest_prio.curr), next->pid,
-			rq->rt.rt_nr_running);
+	tracker_publish(cpu, rq, next);
 
 	/* A still-queued RT task giving way to an equal-or-higher one waits
 	 * behind it. The stopper only passes through (migrations). */
@@ -343,35 +337,43 @@ int BPF_PROG(tracker_switch, bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
+/* Any change to rq's queues: rq is locked, maybe by another CPU (a remote
+ * wakeup, a sched_setscheduler() on a task running elsewhere). */
+SEC("tp_btf/sched_update_nr_running_tp")
+int BPF_PROG(tracker_nr_running, struct rq *rq, int change)
+{
+	tracker_publish(rq->cpu, rq, rq->curr);
+	return 0;
+}
+
 /*
- * p was just enqueued on its CPU, whose runqueue lock is held. Only an RT or
- * deadline task can change a CPU's level by being queued (a fair task waits
- * for the switch that runs it, which publishes), so the common wakeup of a
- * fair task returns after one load.
+ * p was just queued on its CPU (whose runqueue lock is held, and whose level
+ * the nr_running event above has published): a watched RT task that waits
+ * behind an equal-or-higher one is a collision. A fair task returns after
+ * one load.
  */
 static __always_inline int tracker_enqueued(struct task_struct *p)
 {
-	__u32 cpu;
 	struct task_struct *curr;
 	struct rq *rq;
 	int other;
 
-	if (p->prio >= TRACKER_NO_RT)
+	if (!tracker_is_rt_prio(p->prio))
 		return 0;
-	cpu = tracker_task_cpu(p);
-	rq = tracker_refresh(p, cpu);
-	if (!rq || !tracker_is_rt_prio(p->prio))
+	rq = tracker_task_rq(p);
+	if (!rq)
 		return 0;
 	curr = rq->curr;
 	if (curr == p || curr == rq->stop)
 		return 0;
 	if (curr->prio < 0) {
-		tracker_collision(p, cpu, level_from_kernel_prio(p->prio), LEVEL_DL);
+		tracker_collision(p, tracker_task_cpu(p), level_from_kernel_prio(p->prio), LEVEL_DL);
 		return 0;
 	}
 	other = tracker_rt_top_without(rq, p);
 	if (tracker_is_rt_prio(other) && other <= p->prio)
-		tracker_collision(p, cpu, level_from_kernel_prio(p->prio), level_from_kernel_prio(other));
+		tracker_collision(p, tracker_task_cpu(p), level_from_kernel_prio(p->prio),
+				  level_from_kernel_prio(other));
 	return 0;
 }
 
@@ -396,10 +398,10 @@ int BPF_PROG(tracker_migrate, struct task_struct *p, int dest_cpu)
 
 	/* Only a queued task leaving changes its old CPU (p still points at
 	 * it); the lock held is that CPU's. A waking task is not queued
-	 * anywhere yet: its wakeup publishes. */
+	 * anywhere yet: its enqueue publishes (tracker_nr_running). */
 	if (p->on_rq != TASK_ON_RQ_MIGRATING)
 		return 0;
-	tracker_refresh(p, tracker_task_cpu(p));
+	tracker_refresh(p);
 
 	/* Moved onto a CPU whose published level is already equal or higher:
 	 * it will wait there. */
@@ -415,34 +417,6 @@ int BPF_PROG(tracker_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
-SEC("tp_btf/sched_pi_setprio")
-int BPF_PROG(tracker_pi_setprio, struct task_struct *p, struct task_struct *pi_task)
-{
-	__u32 cpu = tracker_task_cpu(p);
-	int newprio = p->normal_prio;
-	int top, curr_prio;
-	struct task_struct *curr;
-	struct rq *rq;
-
-	/* A sleeping owner's prio weighs on no CPU until it wakes. */
-	if (p->on_rq != TASK_ON_RQ_QUEUED)
-		return 0;
-	rq = tracker_task_rq(p);
-	if (!rq)
-		return 0;
-	/* The tracepoint fires before the change: the new effective prio is
-	 * the kernel's __rt_effective_prio(). */
-	if (pi_task && pi_task->prio < newprio)
-		newprio = pi_task->prio;
-	top = tracker_rt_top_without(rq, p);
-	if (tracker_is_rt_prio(newprio) && newprio < top)
-		top = newprio;
-	curr = rq->curr;
-	curr_prio = curr == p ? newprio : curr->prio;
-	tracker_publish(cpu, tracker_level(rq, curr, curr_prio, top), curr->pid, rq->rt.rt_nr_running);
-	return 0;
-}
-
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tracker_exit, struct task_struct *p)
 {
@@ -455,86 +429,4 @@ int BPF_PROG(tracker_exit, struct task_struct *p)
 	tracker_emit(TRACKER_EVENT_EXIT, p, bpf_get_smp_processor_id(), level_from_kernel_prio(p->prio), 0,
 		     BPF_RB_FORCE_WAKEUP);
 	return 0;
-}
-
-/* The syscall tracepoints' records (tracefs format files: common fields in
- * the first 8 bytes, then the syscall number, then arguments or return). */
-struct tracker_sys_enter {
-	__u64 common;
-	__s64 nr;
-	__u64 args[6];
-};
-
-struct tracker_sys_exit {
-	__u64 common;
-	__s64 nr;
-	__s64 ret;
-};
-
-static __always_inline int tracker_setprio_enter(struct tracker_sys_enter *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u32 target = (__u32)ctx->args[0];
-
-	if (target == 0)
-		target = tid;
-	bpf_map_update_elem(&tracker_pending, &tid, &target, BPF_ANY);
-	return 0;
-}
-
-static __always_inline int tracker_setprio_exit(struct tracker_sys_exit *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct task_struct *p;
-	__u32 *pending, target;
-
-	pending = bpf_map_lookup_elem(&tracker_pending, &tid);
-	if (!pending)
-		return 0;
-	target = *pending;
-	bpf_map_delete_elem(&tracker_pending, &tid);
-	if (ctx->ret != 0)
-		return 0;
-	p = bpf_task_from_pid((__s32)target);
-	if (!p)
-		return 0;
-	tracker_refresh(p, tracker_task_cpu(p));
-	bpf_task_release(p);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_sched_setscheduler")
-int tracker_setscheduler_enter(struct tracker_sys_enter *ctx)
-{
-	return tracker_setprio_enter(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_sched_setscheduler")
-int tracker_setscheduler_exit(struct tracker_sys_exit *ctx)
-{
-	return tracker_setprio_exit(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_enter_sched_setparam")
-int tracker_setparam_enter(struct tracker_sys_enter *ctx)
-{
-	return tracker_setprio_enter(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_sched_setparam")
-int tracker_setparam_exit(struct tracker_sys_exit *ctx)
-{
-	return tracker_setprio_exit(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_enter_sched_setattr")
-int tracker_setattr_enter(struct tracker_sys_enter *ctx)
-{
-	return tracker_setprio_enter(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_sched_setattr")
-int tracker_setattr_exit(struct tracker_sys_exit *ctx)
-{
-	return tracker_setprio_exit(ctx);
 }

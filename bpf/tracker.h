@@ -26,8 +26,6 @@
 #define TRACKER_MAX_CPUS 1024
 /* Threads the daemon can watch at once. */
 #define TRACKER_MAX_WATCHED 4096
-/* Syscalls changing a priority in flight at once (entry to exit). */
-#define TRACKER_MAX_PENDING 1024
 /* Ring buffer bytes: about 6500 records of 40 bytes with their headers. */
 #define TRACKER_RING_BYTES (256 * 1024)
 

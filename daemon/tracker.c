@@ -23,12 +23,15 @@ _Static_assert(TRACKER_MAX_CPUS == RTPLACE_MAX_CPUS, "the programs cover every C
 #define TRACKER_PROC "/proc"
 #define TRACKER_BTF "/sys/kernel/btf/vmlinux"
 
-/* The syscall programs, attached and detached on their own (tracker_syscalls). */
-#define TRACKER_NSYSCALL_PROGS 6
+/* The programs that act only for watched threads (wakeup and exit events):
+ * attached while at least one thread is watched, see tracker_watch_attach(). */
+#define TRACKER_NWATCH_PROGS 3
 
 struct tracker {
 	struct tracker_bpf *skel;
-	struct bpf_link *syscall_links[TRACKER_NSYSCALL_PROGS];
+	struct bpf_link *watch_links[TRACKER_NWATCH_PROGS];
+	bool watch_attached;
+	bool saw_exit;         /* an exit event, whose thread BPF unwatched itself */
 	struct ring_buffer *ring;
 	const void *map;       /* read-only mapping of the cpupri map */
 	size_t map_len;        /* bytes mapped, a page multiple */
@@ -36,6 +39,86 @@ struct tracker {
 	tracker_event_cb *cb;  /* the consumer, only during tracker_consume() */
 	void *cb_ctx;
 };
+
+/*
+ * What libbpf said while tracker_open() ran. libbpf prints through one
+ * process-wide callback, to stderr by default; library code must not, so
+ * the tracker routes it here while it calls libbpf, and the message
+ * tracker_open() returns ends with libbpf's first warning that names a
+ * program or map, else its first warning (the cause: later ones repeat the
+ * failure up the call chain), leaving out the RLIMIT_MEMLOCK hint libbpf
+ * gives before any load when it cannot raise that limit, and, for a program
+ * the verifier refused, the verifier's last complaint. Messages from other
+ * threads meanwhile go to the callback that was set before.
+ */
+struct tracker_log {
+	char first[192];
+	bool named;
+	char verifier[192];
+};
+
+static _Thread_local struct tracker_log *tracker_log_cur;
+static libbpf_print_fn_t tracker_log_prev;
+
+/* Copies the line of text at line (up to a newline) into buf. */
+static void tracker_log_line(char *buf, size_t len, const char *line)
+{
+	snprintf(buf, len, "%.*s", (int)strcspn(line, "\n"), line);
+}
+
+/* The verifier's complaint: the last line of its log that is not one of
+ * the statistics lines it appends. */
+static void tracker_log_verifier(struct tracker_log *log, const char *msg)
+{
+	const char *begin = strstr(msg, "-- BEGIN PROG LOAD LOG --\n");
+	const char *end = strstr(msg, "-- END PROG LOAD LOG --");
+	const char *line, *found = NULL;
+
+	if (!begin || !end)
+		return;
+	for (line = begin + strlen("-- BEGIN PROG LOAD LOG --\n"); line < end; line = strchr(line, '\n') + 1) {
+		if (*line != '\n' && strncmp(line, "processed ", 10) != 0 && strncmp(line, "verification time", 17) != 0 &&
+		    strncmp(line, "stack depth", 11) != 0)
+			found = line;
+		if (!strchr(line, '\n'))
+			break;
+	}
+	if (found)
+		tracker_log_line(log->verifier, sizeof(log->verifier), found);
+}
+
+static int tracker_log_cb(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	struct tracker_log *log = tracker_log_cur;
+	char *msg = NULL;
+
+	if (!log)
+		return tracker_log_prev ? tracker_log_prev(level, fmt, ap) : 0;
+	if (level != LIBBPF_WARN || vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	if (!log->named && !strstr(msg, "RLIMIT_MEMLOCK (err")) {
+		log->named = strstr(msg, "prog '") || strstr(msg, "map '");
+		if (log->named || !log->first[0])
+			tracker_log_line(log->first, sizeof(log->first), msg);
+	}
+	tracker_log_verifier(log, msg);
+	free(msg);
+	return 0;
+}
+
+static void tracker_log_begin(struct tracker_log *log)
+{
+	memset(log, 0, sizeof(*log));
+	tracker_log_cur = log;
+	tracker_log_prev = libbpf_set_print(tracker_log_cb);
+}
+
+static void tracker_log_end(void)
+{
+	libbpf_set_print(tracker_log_prev);
+	tracker_log_prev = NULL;
+	tracker_log_cur = NULL;
+}
 
 static void tracker_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -48,6 +131,18 @@ static void tracker_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+/* Appends what libbpf said, if anything, to a message tracker_err() wrote. */
+static void tracker_err_libbpf(char *err, size_t errlen, const struct tracker_log *log)
+{
+	size_t n;
+
+	if (!err || errlen == 0 || !log->first[0])
+		return;
+	n = strlen(err);
+	snprintf(err + n, errlen - n, " (%s%s%s)", log->first, log->verifier[0] ? "; verifier: " : "",
+		 log->verifier);
 }
 
 static bool tracker_btf_has_member(const struct btf *btf, const char *type, const char *member)
@@ -68,101 +163,79 @@ static bool tracker_btf_has_member(const struct btf *btf, const char *type, cons
 
 /* Names what the running kernel lacks before libbpf fails on it with a less
  * telling message (or a verifier log). */
-static int tracker_check_kernel(char *err, size_t errlen)
+static int tracker_check_kernel(const struct btf *btf, char *err, size_t errlen)
 {
 	static const char *const tracepoints[] = {
-		"sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task", "sched_pi_setprio",
+		"sched_switch", "sched_update_nr_running_tp", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
 		"sched_process_exit",
 	};
-	static const char *const kfuncs[] = { "bpf_task_from_pid", "bpf_task_release" };
-	static const char *const tracefs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	const char *syscall_event = "events/syscalls/sys_exit_sched_setscheduler/id";
-	struct btf *btf = NULL;
 	char name[128];
-	int r = 0;
 
-	if (access(TRACKER_BTF, R_OK) < 0) {
-		r = errno == EACCES ? -EPERM : -ENOENT;
-		tracker_err(err, errlen, "kernel BTF %s is %s (the kernel needs CONFIG_DEBUG_INFO_BTF=y)", TRACKER_BTF,
-			    r == -EPERM ? "not readable" : "missing");
-		goto out;
-	}
-	btf = btf__load_vmlinux_btf();
-	if (!btf) {
-		r = -errno;
-		tracker_err(err, errlen, "cannot read kernel BTF %s: %s", TRACKER_BTF, strerror(errno));
-		goto out;
-	}
 	for (size_t i = 0; i < sizeof(tracepoints) / sizeof(tracepoints[0]); i++) {
 		snprintf(name, sizeof(name), "btf_trace_%s", tracepoints[i]);
 		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0) {
-			r = -EOPNOTSUPP;
 			tracker_err(err, errlen, "kernel lacks the tp_btf tracepoint %s", tracepoints[i]);
-			goto out;
+			return -EOPNOTSUPP;
 		}
 	}
 	if (!tracker_btf_has_member(btf, "cfs_rq", "rq") && !tracker_btf_has_member(btf, "rt_rq", "rq")) {
-		r = -EOPNOTSUPP;
 		tracker_err(err, errlen,
 			    "kernel lacks task-to-runqueue pointers (needs CONFIG_FAIR_GROUP_SCHED=y or "
 			    "CONFIG_RT_GROUP_SCHED=y)");
-		goto out;
+		return -EOPNOTSUPP;
 	}
-	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++) {
-		if (btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) < 0) {
-			r = -EOPNOTSUPP;
-			tracker_err(err, errlen, "kernel lacks the kfunc %s (Linux 6.2 or later)", kfuncs[i]);
-			goto out;
-		}
-	}
-	r = -EOPNOTSUPP;
-	for (size_t i = 0; i < sizeof(tracefs) / sizeof(tracefs[0]) && r < 0; i++) {
-		snprintf(name, sizeof(name), "%s/%s", tracefs[i], syscall_event);
-		if (access(name, R_OK) == 0)
-			r = 0;
-		else if (errno == EACCES)
-			r = -EPERM;
-	}
-	if (r < 0)
-		tracker_err(err, errlen,
-			    r == -EPERM ? "tracefs is not readable (needs root)"
-					: "syscall tracepoints not found: tracefs must be mounted on /sys/kernel/tracing "
-					  "and the kernel built with CONFIG_FTRACE_SYSCALLS=y");
-out:
-	btf__free(btf);
-	return r;
+	return 0;
 }
 
-static void tracker_syscall_progs(struct tracker_bpf *skel, struct bpf_program *ret[TRACKER_NSYSCALL_PROGS])
+static void tracker_watch_progs(struct tracker_bpf *skel, struct bpf_program *ret[TRACKER_NWATCH_PROGS])
 {
-	ret[0] = skel->progs.tracker_setscheduler_enter;
-	ret[1] = skel->progs.tracker_setscheduler_exit;
-	ret[2] = skel->progs.tracker_setparam_enter;
-	ret[3] = skel->progs.tracker_setparam_exit;
-	ret[4] = skel->progs.tracker_setattr_enter;
-	ret[5] = skel->progs.tracker_setattr_exit;
+	ret[0] = skel->progs.tracker_wakeup;
+	ret[1] = skel->progs.tracker_wakeup_new;
+	ret[2] = skel->progs.tracker_exit;
 }
 
-int tracker_syscalls(struct tracker *t, bool on)
+/* Whether any thread is watched; on a failure to tell, assumes so. */
+static bool tracker_watching_any(const struct tracker *t)
 {
-	struct bpf_program *progs[TRACKER_NSYSCALL_PROGS];
+	__u32 key;
+
+	return bpf_map_get_next_key(bpf_map__fd(t->skel->maps.tracker_watched), NULL, &key) != -ENOENT;
+}
+
+/*
+ * Attaches the watch programs (want) or detaches them. They are attached
+ * only while the daemon watches a thread: they fire at every wakeup and exit
+ * of every task but act only for watched threads, and even a wakeup of a
+ * fair task, which returns after one load, costs the program's invocation.
+ * So a daemon that only answers queries pays for the switch and queue
+ * events alone. The price is paid at each change between none and some:
+ * attaching a tracepoint's first program or detaching its last patches its
+ * call sites, with an interrupt to every CPU. Returns 0 or -errno.
+ */
+static int tracker_watch_attach(struct tracker *t, bool want)
+{
+	struct bpf_program *progs[TRACKER_NWATCH_PROGS];
+	struct tracker_log log;
 	int r = 0;
 
-	tracker_syscall_progs(t->skel, progs);
-	for (int i = 0; i < TRACKER_NSYSCALL_PROGS; i++) {
-		if (on && !t->syscall_links[i]) {
-			t->syscall_links[i] = bpf_program__attach(progs[i]);
-			if (!t->syscall_links[i]) {
-				r = -errno;
-				break;
-			}
-		} else if (!on && t->syscall_links[i]) {
-			bpf_link__destroy(t->syscall_links[i]);
-			t->syscall_links[i] = NULL;
+	if (want == t->watch_attached)
+		return 0;
+	tracker_watch_progs(t->skel, progs);
+	tracker_log_begin(&log);
+	for (int i = 0; i < TRACKER_NWATCH_PROGS && want; i++) {
+		t->watch_links[i] = bpf_program__attach(progs[i]);
+		if (!t->watch_links[i]) {
+			r = -errno;
+			want = false;
 		}
 	}
-	if (r < 0)
-		tracker_syscalls(t, false);
+	tracker_log_end();
+	if (!want)
+		for (int i = 0; i < TRACKER_NWATCH_PROGS; i++) {
+			bpf_link__destroy(t->watch_links[i]);
+			t->watch_links[i] = NULL;
+		}
+	t->watch_attached = want;
 	return r;
 }
 
@@ -171,10 +244,12 @@ static int tracker_ring_cb(void *ctx, void *data, size_t size)
 	struct tracker *t = ctx;
 	struct tracker_event ev;
 
-	if (!t->cb || size < sizeof(ev))
+	if (size < sizeof(ev))
 		return 0;
 	memcpy(&ev, data, sizeof(ev));
-	return t->cb(&ev, t->cb_ctx);
+	if (ev.type == TRACKER_EVENT_EXIT)
+		t->saw_exit = true;
+	return t->cb ? t->cb(&ev, t->cb_ctx) : 0;
 }
 
 /* Publishes the /proc view of every managed CPU that no BPF writer has
@@ -195,11 +270,35 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 	return r;
 }
 
+/* The running kernel's BTF, which the programs need (CO-RE, tp_btf). */
+static int tracker_kernel_btf(char *err, size_t errlen, struct btf **ret)
+{
+	struct btf *btf;
+	int r;
+
+	if (access(TRACKER_BTF, R_OK) < 0) {
+		r = errno == EACCES ? -EPERM : -ENOENT;
+		tracker_err(err, errlen, "kernel BTF %s is %s (the kernel needs CONFIG_DEBUG_INFO_BTF=y)", TRACKER_BTF,
+			    r == -EPERM ? "not readable" : "missing");
+		return r;
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		r = -errno;
+		tracker_err(err, errlen, "cannot read kernel BTF %s: %s", TRACKER_BTF, strerror(-r));
+		return r;
+	}
+	*ret = btf;
+	return 0;
+}
+
 int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size_t errlen, struct tracker **ret)
 {
-	struct bpf_program *progs[TRACKER_NSYSCALL_PROGS];
+	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
 	long page = sysconf(_SC_PAGESIZE);
 	struct tracker *t = NULL;
+	struct tracker_log log;
+	struct btf *btf = NULL;
 	uint16_t *shard_of = NULL;
 	void *rw = MAP_FAILED;
 	size_t len = 0;
@@ -207,8 +306,11 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	uint32_t nshards;
 	int fd, r;
 
+	tracker_log_begin(&log);
 	tracker_err(err, errlen, "out of memory");
-	r = tracker_check_kernel(err, errlen);
+	r = tracker_kernel_btf(err, errlen, &btf);
+	if (r == 0)
+		r = tracker_check_kernel(btf, err, errlen);
 	if (r < 0)
 		goto out;
 	shard_of = calloc(topo->ncpus, sizeof(*shard_of));
@@ -228,22 +330,23 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	t->skel = tracker_bpf__open();
 	if (!t->skel) {
 		r = -errno;
-		tracker_err(err, errlen, "opening the BPF object failed: %s", strerror(errno));
+		tracker_err(err, errlen, "opening the BPF object failed: %s", strerror(-r));
+		tracker_err_libbpf(err, errlen, &log);
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
 	CPUSET_FOREACH(cpu, &topo->online)
 		t->skel->rodata->tracker_managed[cpu / 64] |= UINT64_C(1) << (cpu % 64);
-	/* Attached after the rest by tracker_syscalls(), which can undo them. */
-	tracker_syscall_progs(t->skel, progs);
-	for (int i = 0; i < TRACKER_NSYSCALL_PROGS; i++)
-		bpf_program__set_autoattach(progs[i], false);
+	tracker_watch_progs(t->skel, watch_progs);
+	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
+		bpf_program__set_autoattach(watch_progs[i], false);
 	r = bpf_map__set_value_size(t->skel->maps.tracker_cpupri, g.size);
 	if (r == 0)
 		r = tracker_bpf__load(t->skel);
 	if (r < 0) {
 		tracker_err(err, errlen, "loading the BPF programs failed: %s%s", strerror(-r),
 			    r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
+		tracker_err_libbpf(err, errlen, &log);
 		goto out;
 	}
 
@@ -257,16 +360,15 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (rw == MAP_FAILED) {
 		r = -errno;
-		tracker_err(err, errlen, "mapping the cpupri map failed: %s", strerror(errno));
+		tracker_err(err, errlen, "mapping the cpupri map failed: %s", strerror(-r));
 		goto out;
 	}
 	cpupri_init(rw, &g, shard_of);
 
 	r = tracker_bpf__attach(t->skel);
-	if (r == 0)
-		r = tracker_syscalls(t, true);
 	if (r < 0) {
 		tracker_err(err, errlen, "attaching the BPF programs failed: %s", strerror(-r));
+		tracker_err_libbpf(err, errlen, &log);
 		goto out;
 	}
 	/* After attach, so that any CPU the seed misses is one whose next
@@ -281,7 +383,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	if (t->map == MAP_FAILED) {
 		r = -errno;
 		t->map = NULL;
-		tracker_err(err, errlen, "mapping the cpupri map read-only failed: %s", strerror(errno));
+		tracker_err(err, errlen, "mapping the cpupri map read-only failed: %s", strerror(-r));
 		goto out;
 	}
 	munmap(rw, len);
@@ -295,7 +397,8 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.tracker_events), tracker_ring_cb, t, NULL);
 	if (!t->ring) {
 		r = -errno;
-		tracker_err(err, errlen, "creating the ring buffer reader failed: %s", strerror(errno));
+		tracker_err(err, errlen, "creating the ring buffer reader failed: %s", strerror(-r));
+		tracker_err_libbpf(err, errlen, &log);
 		goto out;
 	}
 	*ret = t;
@@ -305,7 +408,9 @@ out:
 	if (rw != MAP_FAILED)
 		munmap(rw, len);
 	tracker_close(t);
+	btf__free(btf);
 	free(shard_of);
+	tracker_log_end();
 	return r;
 }
 
@@ -326,9 +431,14 @@ int tracker_consume(struct tracker *t, tracker_event_cb *cb, void *ctx)
 
 	t->cb = cb;
 	t->cb_ctx = ctx;
+	t->saw_exit = false;
 	r = ring_buffer__consume(t->ring);
 	t->cb = NULL;
 	t->cb_ctx = NULL;
+	/* The last watched thread may have gone. A failure leaves the
+	 * programs attached: still correct, only dearer. */
+	if (t->saw_exit)
+		tracker_watch_attach(t, tracker_watching_any(t));
 	return r;
 }
 
@@ -338,10 +448,20 @@ int tracker_watch(struct tracker *t, uint32_t tid, bool on)
 	__u32 one = 1;
 	int r;
 
-	if (on)
-		return bpf_map_update_elem(fd, &tid, &one, BPF_ANY);
+	if (on) {
+		/* Programs first, so that an exit right after the insert is
+		 * reported. */
+		r = tracker_watch_attach(t, true);
+		if (r == 0)
+			r = bpf_map_update_elem(fd, &tid, &one, BPF_ANY);
+		if (r < 0)
+			tracker_watch_attach(t, tracker_watching_any(t));
+		return r;
+	}
 	r = bpf_map_delete_elem(fd, &tid);
-	return r == -ENOENT ? 0 : r;
+	if (r < 0 && r != -ENOENT)
+		return r;
+	return tracker_watch_attach(t, tracker_watching_any(t));
 }
 
 uint64_t tracker_lost(const struct tracker *t)
@@ -353,8 +473,8 @@ void tracker_close(struct tracker *t)
 {
 	if (!t)
 		return;
-	if (t->skel)
-		tracker_syscalls(t, false);
+	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
+		bpf_link__destroy(t->watch_links[i]);
 	ring_buffer__free(t->ring);
 	if (t->map)
 		munmap((void *)t->map, t->map_len);

@@ -6,12 +6,14 @@
  * must act on. Library code: it never logs; errors come back as -errno with
  * a message for the caller to log.
  *
- * Needs root (CAP_BPF, CAP_PERFMON, and read access to tracefs for the
- * syscall tracepoint ids), kernel BTF, tp_btf programs, the group-scheduling
- * runqueue pointers (CONFIG_FAIR_GROUP_SCHED or CONFIG_RT_GROUP_SCHED), the
- * bpf_task_from_pid kfunc (Linux 6.2+) and the syscall tracepoints under
- * tracefs. The map is exact from tracker_open() on, RT tasks that already
- * ran included (seeded from /proc, see seed.h).
+ * Needs root (CAP_BPF and CAP_PERFMON), kernel BTF, tp_btf programs on the
+ * scheduler tracepoints (sched_update_nr_running_tp among them) and the
+ * group-scheduling runqueue pointers (CONFIG_FAIR_GROUP_SCHED or
+ * CONFIG_RT_GROUP_SCHED); not tracefs. The map is exact from tracker_open()
+ * on, RT tasks that already ran included (seeded from /proc, see seed.h),
+ * and a priority change of a queued or running task (sched_setscheduler(),
+ * sched_setparam(), sched_setattr(), priority inheritance) is published
+ * before the call that made it returns.
  */
 #ifndef RTPLACE_TRACKER_H
 #define RTPLACE_TRACKER_H
@@ -33,9 +35,11 @@ typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
  * Opens, sizes (one map shard per node or LLC of topo), loads, attaches and
  * seeds the tracker for the online CPUs of topo. Returns 0, or -errno with a
  * one-line reason in err (errlen bytes, may be 0): -ENOENT when the kernel
- * has no BTF, -EOPNOTSUPP when it lacks a tracepoint, symbol or kfunc the
- * programs need (each named), -EPERM without the privileges, others from
- * libbpf. *ret is written only on success.
+ * has no BTF, -EOPNOTSUPP when it lacks a tracepoint or field the programs
+ * need (each named), -EPERM without the
+ * privileges, others from libbpf (with libbpf's own first warning and the
+ * verifier's complaint appended). Writes nothing to stderr: libbpf's
+ * printing is captured while it runs. *ret is written only on success.
  */
 int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size_t errlen, struct tracker **ret);
 
@@ -50,22 +54,16 @@ int tracker_ring_fd(const struct tracker *t);
  * Returns the number of events, or a negative errno / cb's return. */
 int tracker_consume(struct tracker *t, tracker_event_cb *cb, void *ctx);
 
-/* Starts (on) or stops reporting the exit and collisions of thread tid.
- * A watched thread is forgotten after its exit. Returns 0, -E2BIG when
- * TRACKER_MAX_WATCHED threads are watched already, or -errno. */
-int tracker_watch(struct tracker *t, uint32_t tid, bool on);
-
 /*
- * Follows sched_setscheduler(), sched_setparam() and sched_setattr() through
- * their syscall tracepoints (on, the default after tracker_open()), so a
- * priority change of a running task is published before the syscall
- * returns. Off, such a change shows at the CPU's next scheduler event
- * (a switch, a wakeup there, a migration), which for a lone busy task may
- * be much later. The price of on: while any syscall tracepoint is enabled
- * the kernel sends every syscall of every task through its slow path
- * (bench/README.md, tracking overhead). Returns 0 or -errno.
+ * Starts (on) or stops reporting the exit and collisions of thread tid.
+ * A watched thread is forgotten after its exit (noticed by
+ * tracker_consume()). The wakeup and exit programs are attached only while
+ * some thread is watched, so the first watch and the last unwatch each
+ * patch those tracepoints (an interrupt to every CPU); in between, every
+ * wakeup on the machine runs a program. Returns 0, -E2BIG when
+ * TRACKER_MAX_WATCHED threads are watched already, or -errno.
  */
-int tracker_syscalls(struct tracker *t, bool on);
+int tracker_watch(struct tracker *t, uint32_t tid, bool on);
 
 /* Events dropped because the ring buffer was full, since tracker_open(). */
 uint64_t tracker_lost(const struct tracker *t);
