@@ -37,6 +37,7 @@ PIDS=
 DAEMON=
 
 cleanup() {
+	[ -z "${WATCHDOG:-}" ] || pkill -KILL -P "$WATCHDOG" 2>/dev/null
 	for p in $PIDS $DAEMON; do
 		kill -9 "$p" 2>/dev/null
 	done
@@ -44,7 +45,15 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+trap 'echo "FAIL: test did not finish within ${TEST_BOUND_S}s" >&2; exit 1' ALRM
 trap 'exit 1' INT TERM HUP
+
+# Every wait in these tests is bounded by this: a watchdog from outside the
+# shell interrupts a stuck `wait` with SIGALRM, and cleanup kills the rest.
+TEST_BOUND_S=${TEST_BOUND_S:-180}
+( sleep "$TEST_BOUND_S" && kill -ALRM $$ 2>/dev/null ) &
+WATCHDOG=$!
+PIDS="$PIDS $WATCHDOG"
 
 # Starts rtplaced on $SOCK over the 480-CPU topology; waits (bounded) until
 # it answers. rtplace-run asks within its own affinity, so its answers name
