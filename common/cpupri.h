@@ -140,9 +140,11 @@ static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geo
  *
  * The level itself is exchanged atomically so that each old -> new
  * transition is owned by exactly one caller even if two writers race on one
- * CPU (a lockless setscheduler update against a switch): counts stay exact;
- * at worst a bit is left set for a level the CPU has left, which readers
- * filter by checking the slot of the CPU they choose.
+ * CPU. The BPF writers all hold the CPU's runqueue lock, so they do not;
+ * the exchange keeps the counts exact should a lockless writer ever be
+ * added (and for the seeding, see cpupri_set_from()). At worst a bit is left
+ * set for a level the CPU has left, which readers filter by checking the
+ * slot of the CPU they choose.
  */
 static __always_inline __u32 cpupri_set(void *map, const struct cpupri_geom *g, __u32 cpu, __u32 level)
 {

@@ -65,7 +65,8 @@ static void daemon_usage(FILE *out)
 		"Signals: SIGTERM/SIGINT stop; SIGHUP reloads the configuration (a bad file\n"
 		"keeps the running configuration and logs why).\n"
 		"Exit status: 0 on success, 64 on bad usage, 78 on a configuration error,\n"
-		"69 when the kernel lacks what the tracker needs, 1 on other failures.\n"
+		"69 when the kernel lacks what the tracker needs, 77 without the privilege\n"
+		"to load BPF (run as root), 1 on other failures.\n"
 		"See rtplaced(8) and rtplaced.conf(5).\n",
 		CONFIG_DEFAULT_PATH);
 }
@@ -73,6 +74,7 @@ static void daemon_usage(FILE *out)
 enum {
 	EXIT_USAGE = 64,
 	EXIT_UNAVAILABLE = 69,
+	EXIT_NOPERM = 77,
 	EXIT_CONFIG = 78,
 };
 
@@ -296,7 +298,7 @@ static int daemon_start(struct daemon *d)
 		r = tracker_open(d->topo, d->cfg.topology.shard, err, sizeof(err), &d->tracker);
 		if (r < 0) {
 			log_error("Failed to start the BPF tracker: %s", err);
-			return EXIT_UNAVAILABLE;
+			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		}
 		sopts.map = tracker_map(d->tracker, &sopts.map_size);
 		sopts.tracker = d->tracker;
