@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -34,12 +35,68 @@ void test_require_root(void)
 		test_skip("needs root (BPF, RT scheduling)");
 }
 
+/* The hwloc synthetic description each shared topology was generated from
+ * (its SyntheticDescription info): without ../shared, the same XML is
+ * generated from it, so the tests run on the same shapes anywhere. */
+static const char *test_topology_synthetic(const char *name)
+{
+	static const struct {
+		const char *name;
+		const char *synthetic;
+	} shapes[] = {
+		{ "1s-8c-16t", "pack:1 [numa] l3:1 core:8 pu:2(indexes=core:pack)" },
+		{ "2s-240c-480t", "pack:2 [numa] l3:1 core:120 pu:2(indexes=core:pack)" },
+		{ "2s-snc2-192c-384t", "pack:2 group:2 [numa] l3:1 core:48 pu:2(indexes=core:group:pack)" },
+		{ "4n-64c-nosmt", "pack:2 group:2 [numa] l3:2 core:8 pu:1" },
+		{ "epyc-2s-16ccx-256t", "pack:2 [numa] l3:8 core:8 pu:2" },
+	};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (strcmp(shapes[i].name, name) == 0)
+			return shapes[i].synthetic;
+	return NULL;
+}
+
+/* Writes the XML of a synthetic topology to path with lstopo (hwloc),
+ * through a temporary file so that tests running in parallel never read a
+ * half-written one. 0 or -1. */
+static int test_topology_generate(const char *synthetic, const char *path)
+{
+	char tmp[4200];
+	pid_t pid;
+	int st;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.xml", path, (int)getpid());
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execlp("lstopo-no-graphics", "lstopo-no-graphics", "-i", synthetic, "--of", "xml", "-f", tmp,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 const char *test_topology_path(const char *name, char *buf, size_t len)
 {
 	const char *top = getenv("top_srcdir");
+	const char *build = getenv("top_builddir");
+	const char *synthetic = test_topology_synthetic(name);
 
 	snprintf(buf, len, "%s/../shared/topologies/%s.xml", top ? top : ".", name);
-	return access(buf, R_OK) == 0 ? buf : NULL;
+	if (access(buf, R_OK) == 0)
+		return buf;
+	if (!synthetic)
+		return NULL;
+	snprintf(buf, len, "%s/tests/topology-%s.xml", build ? build : ".", name);
+	if (access(buf, R_OK) == 0 || test_topology_generate(synthetic, buf) == 0)
+		return buf;
+	return NULL;
 }
 
 int test_lock_rt_cpu(int timeout_s)
