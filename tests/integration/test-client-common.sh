@@ -61,6 +61,15 @@ TEST_BOUND_S=${TEST_BOUND_S:-180}
 WATCHDOG=$!
 PIDS="$PIDS $WATCHDOG"
 
+# Takes the machine-wide lock every test holds while it runs RT threads
+# (tests/lib/testlib.h, test_lock_rt_cpu), until the test exits.
+rt_lock() {
+	lock=/run/lock/rtplace-rt-tests.lock
+	[ -w /run/lock ] || lock=/tmp/rtplace-rt-tests.lock
+	exec 9>>"$lock"
+	flock -w 120 9 || fail "RT-test lock $lock still held after 120 s"
+}
+
 # Starts rtplaced on $SOCK over the 480-CPU topology; waits (bounded) until
 # it answers. rtplace-run asks within its own affinity, so its answers name
 # CPUs of this machine.
@@ -74,6 +83,15 @@ start_daemon() {
 		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
 		sleep 0.05
 	done
+}
+
+# Takes the machine-wide lock every test holds while it runs RT threads
+# (tests/lib/testlib.h, test_lock_rt_cpu), until the test exits.
+rt_lock() {
+	lock=/run/lock/rtplace-rt-tests.lock
+	[ -w /run/lock ] || lock=/tmp/rtplace-rt-tests.lock
+	exec 9>>"$lock"
+	flock -w 120 9 || fail "RT-test lock $lock still held after 120 s"
 }
 
 # Starts rtplaced on $SOCK on the live machine (root, BPF tracker), with

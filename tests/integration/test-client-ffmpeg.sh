@@ -14,10 +14,11 @@ require_root
 command -v ffmpeg >/dev/null || skip "ffmpeg is not installed (apt-get install ffmpeg)"
 [ "$(python3 -c 'import os; print(1 in os.sched_getaffinity(0))')" = True ] || skip "needs CPU 1"
 
+rt_lock
 start_daemon
 "$RUN" --socket "$SOCK" --prio 20 --cpu-list 1 -- \
 	ffmpeg -nostdin -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=25 \
-	-t 3 -c:v libx264 -preset ultrafast -threads 2 -f null - &
+	-t 5 -c:v libx264 -preset ultrafast -threads 2 -f null - &
 ff=$!
 PIDS=$ff
 (sleep 60; kill -9 "$ff" 2>/dev/null) &
@@ -29,11 +30,14 @@ until [ "$(cat /proc/"$ff"/comm 2>/dev/null)" = ffmpeg ]; do
 	[ $i -lt 200 ] || fail "ffmpeg did not start"
 	sleep 0.05
 done
-# Let it start its threads, then look at every one of them.
-sleep 1
+# Wait (bounded) for its encoder threads, then look at every one of them.
 python3 - "$ff" <<'PY' || fail "ffmpeg threads are not placed"
-import os, sys
+import os, sys, time
 pid = sys.argv[1]
+# x264 with -threads 2 starts encoder threads: inheritance is what is tested.
+deadline = time.monotonic() + 20
+while len(os.listdir(f"/proc/{pid}/task")) < 2 and time.monotonic() < deadline:
+    time.sleep(0.05)
 tids = os.listdir(f"/proc/{pid}/task")
 bad = []
 for tid in tids:
@@ -44,7 +48,6 @@ for tid in tids:
     if (pol, prio, cpus) != (os.SCHED_FIFO, 20, {1}):
         bad.append((t, pol, prio, sorted(cpus)))
 print(f"ffmpeg {pid}: {len(tids)} threads, all SCHED_FIFO 20 on CPU 1" if not bad else bad)
-# x264 with -threads 2 starts encoder threads: inheritance is what is tested.
 sys.exit(1 if bad or len(tids) < 2 else 0)
 PY
 "$CTL" --socket "$SOCK" --json cpus | python3 -c "

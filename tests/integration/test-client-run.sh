@@ -82,6 +82,7 @@ if command -v setpriv >/dev/null; then
 fi
 
 # Two RT instances started together.
+rt_lock
 "$RUN" --socket "$SOCK" --prio 50 --cpus 1 -- "$SPIN" 20 &
 a=$!
 "$RUN" --socket "$SOCK" --prio 50 --cpus 1 -- "$SPIN" 20 &
