@@ -535,6 +535,12 @@ static void case_ring(struct tracker *t, const struct cpupri_view *v)
 	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
 	worker_command(&hi, WORKER_BLOCK);
 	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	/* A new thread may reach its CPU through the migration stopper, which
+	 * then is what preempts lo; a wakeup on the CPU preempts it directly. */
+	worker_command(&hi, WORKER_SPIN);
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
+	worker_command(&hi, WORKER_BLOCK);
+	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
 	/* The watched exit wakes the consumer. */
 	worker_stop(ws + 1, 1);
 	n = epoll_wait(ep, &ev, 1, TEST_POLL_TRIES);
