@@ -10,4 +10,4 @@ mkdir -p build
 cd build
 [ -f Makefile ] || ../configure --quiet
 make -j"$(nproc)" --no-print-directory >/dev/null
-exec ./rtplaced "$@"
+exec daemon/rtplaced "$@"
