@@ -2,6 +2,8 @@
 # fuzz corpora replays. Each test is a program run by automake's parallel
 # harness; 77 means skipped, 99 a hard error.
 check_LTLIBRARIES = tests/lib/libtest.la
+# Topologies generated when ../shared is absent (tests/lib/testlib.c).
+CLEANFILES += tests/topology-*.xml
 tests_lib_libtest_la_SOURCES = tests/lib/testlib.h tests/lib/testlib.c
 
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -I$(top_srcdir)/tests/lib

@@ -30,11 +30,14 @@ require_root() {
 
 [ -x "$RTPLACED" ] || skip "rtplaced is not built"
 if [ ! -r "$TOPO480" ]; then
-	# Without ../shared, the same shape from its hwloc synthetic description.
+	# Without ../shared, the same shape from its hwloc synthetic description
+	# (written aside, then renamed: tests run in parallel).
 	TOPO480=$top_builddir/tests/topology-2s-240c-480t.xml
-	[ -r "$TOPO480" ] || lstopo-no-graphics -i "pack:2 [numa] l3:1 core:120 pu:2(indexes=core:pack)" \
-		--of xml -f "$TOPO480.$$" && mv "$TOPO480.$$" "$TOPO480" ||
-		skip "no 480-CPU topology: ../shared/topologies is missing and lstopo-no-graphics failed"
+	if [ ! -r "$TOPO480" ]; then
+		lstopo-no-graphics -i "pack:2 [numa] l3:1 core:120 pu:2(indexes=core:pack)" --of xml -f "$TOPO480.$$" &&
+			mv "$TOPO480.$$" "$TOPO480" ||
+			skip "no 480-CPU topology: ../shared/topologies is missing and lstopo-no-graphics failed"
+	fi
 fi
 
 TMP=$(mktemp -d /tmp/rtplace-client-test.XXXXXX)
