@@ -94,71 +94,6 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* A subscription: the ring mapped read-write and its doorbell. */
-struct sub {
-	int doorbell;
-	struct ring ring;
-	void *mem;
-	size_t len;
-};
-
-static void subscribe(int fd, struct sub *ret)
-{
-	struct rtplace_subscribe body = { 0 };
-	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
-	static unsigned char buf[RTPLACE_MSG_MAX];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	struct proto_msg req, rep;
-	struct cmsghdr *cm;
-	int fds[2];
-	ssize_t n;
-
-	assert_int_equal(proto_encode_subscribe(&req, next_request++, &body), 0);
-	assert_true(send(fd, &req, req.hdr.length, 0) > 0);
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	assert_true(n > 0);
-	assert_int_equal(proto_decode(buf, (size_t)n, &lim, &rep, NULL), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_SUBSCRIBE_REPLY);
-	cm = CMSG_FIRSTHDR(&mh);
-	assert_non_null(cm);
-	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
-	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
-	ret->len = rep.subscribe_reply.ring_bytes;
-	ret->mem = mmap(NULL, ret->len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-	assert_true(ret->mem != MAP_FAILED);
-	close(fds[0]);
-	ret->doorbell = fds[1];
-	assert_int_equal(ring_attach(ret->mem, ret->len, &ret->ring), 0);
-	assert_int_equal(rep.subscribe_reply.record_size, 32);
-}
-
-/* Waits (bounded) for a record of type about tid; drains everything it finds. */
-static bool wait_record(struct sub *s, uint8_t type, int32_t tid, struct rtplace_record *ret)
-{
-	for (int i = 0; i < 50; i++) {
-		struct pollfd p = { .fd = s->doorbell, .events = POLLIN };
-		struct rtplace_record rec;
-		uint64_t lost, ring;
-
-		if (poll(&p, 1, 100) == 1)
-			assert_int_equal(read(s->doorbell, &ring, sizeof(ring)), (ssize_t)sizeof(ring));
-		while (ring_pop(&s->ring, &rec, &lost) == 1) {
-			assert_int_equal((uintptr_t)&rec % 32, 0);
-			if (rec.type == type && rec.tid == tid) {
-				*ret = rec;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 static void test_move_own_thread_with_record(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket), tid = 0;
@@ -166,12 +101,12 @@ static void test_move_own_thread_with_record(void **state)
 	struct rtplace_record rec;
 	struct proto_msg rep;
 	struct sched_param sp;
-	struct sub sub;
+	struct harness_sub sub;
 	pthread_t th;
 	cpu_set_t set;
 
 	assert_true(fd >= 0);
-	subscribe(fd, &sub);
+	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
 	assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
 	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
@@ -189,7 +124,7 @@ static void test_move_own_thread_with_record(void **state)
 	assert_int_equal(sched_getparam(tid, &sp), 0);
 	assert_int_equal(sp.sched_priority, 10);
 
-	assert_true(wait_record(&sub, RTPLACE_RECORD_MOVED, tid, &rec));
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, tid, 5000, &rec), 0);
 	assert_int_equal(rec.to_cpu, 1);
 	assert_int_equal(rec.prio, 10);
 	assert_true(rec.seq > 0);
@@ -199,8 +134,7 @@ static void test_move_own_thread_with_record(void **state)
 	assert_int_equal(do_move(fd, &mv, &rep), -ESRCH);
 	pthread_cancel(th);
 	pthread_join(th, NULL);
-	munmap(sub.mem, sub.len);
-	close(sub.doorbell);
+	harness_unsubscribe(&sub);
 	close(fd);
 }
 
@@ -247,12 +181,12 @@ static void test_managed_thread_pushed(void **state)
 	};
 	struct rtplace_record rec;
 	struct proto_msg req, rep;
-	struct sub sub;
+	struct harness_sub sub;
 	pid_t managed;
 	cpu_set_t set;
 
 	assert_true(fd >= 0);
-	subscribe(fd, &sub);
+	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
 	managed = track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
 	q.owner_pid = managed;
 	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
@@ -262,15 +196,14 @@ static void test_managed_thread_pushed(void **state)
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
 
 	track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
-	assert_true(wait_record(&sub, RTPLACE_RECORD_MOVED, managed, &rec));
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 5000, &rec), 0);
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
 	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
 	kill_children();
-	munmap(sub.mem, sub.len);
-	close(sub.doorbell);
+	harness_unsubscribe(&sub);
 	close(fd);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -305,4 +306,78 @@ long harness_rss_kb(pid_t pid)
 			break;
 	fclose(f);
 	return kb;
+}
+
+int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
+{
+	struct rtplace_subscribe body = { 0 };
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct proto_msg req, rep;
+	struct cmsghdr *cm;
+	int fds[2], r;
+	ssize_t n;
+
+	if (proto_encode_subscribe(&req, request_id, &body) < 0 || send(fd, &req, req.hdr.length, 0) < 0)
+		return -EIO;
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	if (proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0 || rep.hdr.type != RTPLACE_MSG_SUBSCRIBE_REPLY)
+		return -EPROTO;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	ret->len = rep.subscribe_reply.ring_bytes;
+	ret->mem = mmap(NULL, ret->len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	close(fds[0]);
+	ret->doorbell = fds[1];
+	if (ret->mem == MAP_FAILED) {
+		close(fds[1]);
+		return -errno;
+	}
+	r = ring_attach(ret->mem, ret->len, &ret->ring);
+	if (r < 0)
+		harness_unsubscribe(ret);
+	return r;
+}
+
+int harness_wait_record(struct harness_sub *s, uint8_t type, int32_t tid, int timeout_ms,
+			struct rtplace_record *ret)
+{
+	long deadline = harness_now_ms() + timeout_ms;
+
+	do {
+		struct pollfd p = { .fd = s->doorbell, .events = POLLIN };
+		struct rtplace_record rec;
+		uint64_t lost, rings;
+
+		if (poll(&p, 1, 100) == 1 && read(s->doorbell, &rings, sizeof(rings)) < 0)
+			return -errno;
+		while (ring_pop(&s->ring, &rec, &lost) == 1) {
+			if (rec.type == type && rec.tid == tid) {
+				*ret = rec;
+				return 0;
+			}
+		}
+	} while (harness_now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+void harness_unsubscribe(struct harness_sub *s)
+{
+	if (s->mem && s->mem != MAP_FAILED)
+		munmap(s->mem, s->len);
+	if (s->doorbell >= 0)
+		close(s->doorbell);
+	s->mem = NULL;
+	s->doorbell = -1;
 }

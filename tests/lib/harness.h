@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "protocol.h"
+#include "ring.h"
 
 struct harness_daemon {
 	pid_t pid;
@@ -53,6 +54,25 @@ int harness_connect(const char *path);
 
 /* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
 int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
+
+/* A raw-protocol subscription: the ring mapped read-write, its doorbell. */
+struct harness_sub {
+	int doorbell;
+	struct ring ring;
+	void *mem;
+	size_t len;
+};
+
+/* SUBSCRIBE on connection fd: receives the memfd and eventfd (SCM_RIGHTS)
+ * and attaches to the ring. 0 or -errno (-EPROTO for a bad reply). */
+int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret);
+
+/* Waits up to timeout_ms for a record of type about tid, draining all it
+ * finds. 0 with the record, or -ETIMEDOUT. */
+int harness_wait_record(struct harness_sub *s, uint8_t type, int32_t tid, int timeout_ms,
+			struct rtplace_record *ret);
+
+void harness_unsubscribe(struct harness_sub *s);
 
 /* Descriptors and resident kB of a process, from /proc. */
 int harness_fd_count(pid_t pid);
