@@ -290,6 +290,96 @@ static int config_set_rt_groups(struct config *c, const char *v)
 	return 0;
 }
 
+/*
+ * A blank-separated list of at most CONFIG_MANAGE_MAX entries, each listed
+ * once and accepted by check, into width-byte slots of out (NUL-padded).
+ */
+static int config_parse_list(const char *v, int (*check)(const char *s, size_t len), size_t width,
+			     char *out, uint32_t *ret_n)
+{
+	char list[CONFIG_MANAGE_MAX * CONFIG_CGROUP_MAX];
+	uint32_t n = 0;
+	const char *s = v;
+	int r;
+
+	memset(list, 0, sizeof(list));
+	for (;;) {
+		size_t len;
+
+		s += strspn(s, " \t");
+		if (!*s)
+			break;
+		len = strcspn(s, " \t");
+		r = check(s, len);
+		if (r < 0)
+			return r;
+		if (len >= width)
+			return -ENAMETOOLONG;
+		if (n == CONFIG_MANAGE_MAX)
+			return -ERANGE;
+		memcpy(list + n * width, s, len);
+		for (uint32_t i = 0; i < n; i++)
+			if (strcmp(list + i * width, list + n * width) == 0)
+				return -EINVAL;
+		n++;
+		s += len;
+	}
+	memcpy(out, list, CONFIG_MANAGE_MAX * width);
+	*ret_n = n;
+	return 0;
+}
+
+static bool config_has_control_n(const char *v, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return true;
+	return false;
+}
+
+static int config_check_comm(const char *v, size_t len)
+{
+	return config_has_control_n(v, len) ? -EINVAL : 0;
+}
+
+/* A decimal uid below (uid_t)-1, which means "no uid" to the kernel, or a
+ * user name with the syntax of a group name. */
+static int config_check_user(const char *v, size_t len)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < len && v[i] >= '0' && v[i] <= '9'; i++)
+		if (n < UINT32_MAX)
+			n = n * 10 + (uint64_t)(v[i] - '0');
+	if (i < len)
+		return config_check_group(v, len);
+	return n >= UINT32_MAX ? -ERANGE : 0;
+}
+
+static int config_check_cgroup(const char *v, size_t len)
+{
+	return v[0] != '/' || config_has_control_n(v, len) ? -EINVAL : 0;
+}
+
+static int config_set_manage_comm(struct config *c, const char *v)
+{
+	return config_parse_list(v, config_check_comm, CONFIG_COMM_MAX, &c->moves.manage_comm[0][0],
+				 &c->moves.n_manage_comm);
+}
+
+static int config_set_manage_uid(struct config *c, const char *v)
+{
+	return config_parse_list(v, config_check_user, CONFIG_USER_MAX, &c->moves.manage_uid[0][0],
+				 &c->moves.n_manage_uid);
+}
+
+static int config_set_manage_cgroup(struct config *c, const char *v)
+{
+	return config_parse_list(v, config_check_cgroup, CONFIG_CGROUP_MAX, &c->moves.manage_cgroup[0][0],
+				 &c->moves.n_manage_cgroup);
+}
+
 static int config_set_max_prio(struct config *c, const char *v)
 {
 	return config_parse_uint(v, 1, 99, &c->moves.max_prio);
@@ -356,6 +446,13 @@ static const struct config_key config_keys[] = {
 	{ "moves", "max-prio", config_set_max_prio, "an integer from 1 to 99" },
 	{ "moves", "rebalance", config_set_rebalance, CONFIG_BOOL_EXPECTED },
 	{ "moves", "rebalance-interval-ms", config_set_rebalance_interval_ms, "an integer from 10 to 60000" },
+	{ "moves", "manage-comm", config_set_manage_comm,
+	  "command names of at most 15 characters separated by blanks, each once, at most "
+	  CONFIG_STR(CONFIG_MANAGE_MAX) },
+	{ "moves", "manage-uid", config_set_manage_uid,
+	  "user names or numeric uids separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
+	{ "moves", "manage-cgroup", config_set_manage_cgroup,
+	  "absolute cgroup paths separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
 	{ "notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536" },
 	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
 	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
@@ -702,6 +799,18 @@ bool config_equal(const struct config *a, const struct config *b)
 		return false;
 	for (uint32_t i = 0; i < a->moves.n_rt_groups && i < CONFIG_RT_GROUPS_MAX; i++)
 		if (strcmp(a->moves.rt_groups[i], b->moves.rt_groups[i]) != 0)
+			return false;
+	if (a->moves.n_manage_comm != b->moves.n_manage_comm || a->moves.n_manage_uid != b->moves.n_manage_uid ||
+	    a->moves.n_manage_cgroup != b->moves.n_manage_cgroup)
+		return false;
+	for (uint32_t i = 0; i < a->moves.n_manage_comm && i < CONFIG_MANAGE_MAX; i++)
+		if (strcmp(a->moves.manage_comm[i], b->moves.manage_comm[i]) != 0)
+			return false;
+	for (uint32_t i = 0; i < a->moves.n_manage_uid && i < CONFIG_MANAGE_MAX; i++)
+		if (strcmp(a->moves.manage_uid[i], b->moves.manage_uid[i]) != 0)
+			return false;
+	for (uint32_t i = 0; i < a->moves.n_manage_cgroup && i < CONFIG_MANAGE_MAX; i++)
+		if (strcmp(a->moves.manage_cgroup[i], b->moves.manage_cgroup[i]) != 0)
 			return false;
 	return a->notify.ring_records == b->notify.ring_records &&
 	       a->limits.max_clients == b->limits.max_clients &&

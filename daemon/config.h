@@ -31,6 +31,14 @@
 /* The topology file path and its NUL; large enough for a --topology override. */
 #define CONFIG_PATH_MAX 4096
 #define CONFIG_RT_GROUPS_MAX 16
+/* Entries in each of the manage-comm, manage-uid and manage-cgroup lists. */
+#define CONFIG_MANAGE_MAX 16
+/* A command name and its NUL: the kernel's TASK_COMM_LEN, as /proc/PID/comm. */
+#define CONFIG_COMM_MAX 16
+/* A user name (same limit as a group name) or a decimal uid, and its NUL. */
+#define CONFIG_USER_MAX CONFIG_GROUP_MAX
+/* A cgroup v2 path prefix and its NUL; a config line holds less anyway. */
+#define CONFIG_CGROUP_MAX 192
 /* Longest line (leading whitespace excluded) the parser accepts. inih holds
  * a line in a 200-byte buffer; a longer line would be split silently. */
 #define CONFIG_LINE_MAX 190
@@ -77,6 +85,14 @@ struct config {
 		uint32_t max_prio; /* 1..99: ceiling granted to rt_groups */
 		bool rebalance;
 		uint32_t rebalance_interval_ms;
+		/* Rules that make processes managed. User names stay names:
+		 * resolving them is an NSS lookup, left to the daemon. */
+		char manage_comm[CONFIG_MANAGE_MAX][CONFIG_COMM_MAX];
+		uint32_t n_manage_comm;
+		char manage_uid[CONFIG_MANAGE_MAX][CONFIG_USER_MAX]; /* names or decimal uids */
+		uint32_t n_manage_uid;
+		char manage_cgroup[CONFIG_MANAGE_MAX][CONFIG_CGROUP_MAX]; /* absolute v2 paths */
+		uint32_t n_manage_cgroup;
 	} moves;
 	struct config_notify {
 		uint32_t ring_records; /* power of two */

@@ -2,11 +2,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "levels.h"
@@ -23,12 +26,17 @@
 #define MOVES_MAX_THREADS 4096
 /* How many times a move re-picks when the map changed under it. */
 #define MOVES_REPICK_TRIES 3
+/* The [moves] manage-* rules look for new processes in /proc at most this
+ * often: a full /proc walk reads three files per process, too much for
+ * every rebalancing tick (rtplaced.conf(5) promises "about a second"). */
+#define MOVES_RULE_SCAN_MS 1000
 
 struct moves_managed {
 	struct moves_managed *next;
 	pid_t pid;
 	uid_t uid;
 	struct cpuset allowed; /* where pushes may take its threads */
+	bool by_rule;          /* managed by a [moves] manage-* rule, not by a claim */
 };
 
 /* A thread of a managed process and when it last moved. */
@@ -60,6 +68,11 @@ struct moves {
 	uint32_t rotor;
 	unsigned budget;
 	uint64_t moves;
+	/* The manage-* rules, user names resolved to uids. */
+	struct config_moves rules;
+	uid_t rule_uids[CONFIG_MANAGE_MAX];
+	unsigned n_rule_uids;
+	uint64_t rule_scan_ms; /* when /proc was last walked for them */
 };
 
 static uint64_t moves_now_ns(void)
@@ -284,6 +297,66 @@ static struct moves_thread *moves_find_thread(struct moves *m, pid_t tid)
 	return NULL;
 }
 
+/* Reads /proc/PID/name (at most size - 1 bytes, NUL-terminated). Length or -errno. */
+static ssize_t moves_read_proc(struct moves *m, pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%d/%s", m->o.proc_root, (int)pid, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+/*
+ * The tracker reports a collision when a thread is queued behind a higher
+ * task, not while it keeps waiting: a thread that was already stuck when
+ * it became managed (a manage rule finds processes up to a second late)
+ * would never be pushed. So a newly watched runnable RT thread whose CPU
+ * is at a level above its own gets the collision the tracker would have
+ * reported. (At an equal level the CPU may be at it only because of the
+ * thread itself, so that case waits for the tracker.)
+ */
+static void moves_catch_up(struct moves *m, pid_t pid, pid_t tid)
+{
+	char name[48], buf[1024], *s, *save = NULL;
+	unsigned long cpu = 0, prio = 0;
+	struct tracker_event ev = { .type = TRACKER_EVENT_COLLISION, .tid = (uint32_t)tid, .tgid = (uint32_t)pid };
+	char state = 0;
+
+	snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
+	if (moves_read_proc(m, pid, name, buf, sizeof(buf)) <= 0 || !(s = strrchr(buf, ')')))
+		return;
+	/* Fields after the command name, from 3 (state): 39 is the CPU it
+	 * last ran on, 40 its RT priority. */
+	s = strtok_r(s + 1, " ", &save);
+	for (int field = 3; s && field <= 40; field++, s = strtok_r(NULL, " ", &save)) {
+		if (field == 3)
+			state = s[0];
+		else if (field == 39)
+			cpu = strtoul(s, NULL, 10);
+		else if (field == 40)
+			prio = strtoul(s, NULL, 10);
+	}
+	if (state != 'R' || prio < 1 || prio > 99 || cpu >= m->o.topo->ncpus)
+		return;
+	ev.cpu = (uint32_t)cpu;
+	ev.level = level_from_rt_priority((int)prio);
+	ev.cpu_level = cpupri_level(m->o.view, ev.cpu);
+	if (ev.cpu_level > ev.level && ev.cpu_level < LEVEL_COUNT)
+		moves_tracker_event_cb(&ev, m);
+}
+
 /* Watches every thread of mm in the tracker; threads started since the
  * last scan are picked up on the next tick. */
 static void moves_scan(struct moves *m, struct moves_managed *mm)
@@ -304,29 +377,45 @@ static void moves_scan(struct moves *m, struct moves_managed *mm)
 		if (tracker_watch(m->o.tracker, (uint32_t)tid, true) < 0)
 			continue;
 		m->threads[m->nthreads++] = (struct moves_thread){ .tid = tid, .pid = mm->pid, .uid = mm->uid };
+		moves_catch_up(m, mm->pid, tid);
 	}
 	closedir(dp);
 }
 
-int moves_manage(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed)
+static int moves_manage_as(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed, bool by_rule)
 {
 	struct moves_managed *mm;
 
 	if (!m->o.tracker)
 		return -EOPNOTSUPP;
-	if (moves_find_managed(m, pid))
+	mm = moves_find_managed(m, pid);
+	if (mm) {
+		/* A claim outranks a rule: it lives as long as the process,
+		 * whatever a reload does to the rules. */
+		if (mm->by_rule && !by_rule) {
+			mm->by_rule = false;
+			mm->uid = uid;
+			mm->allowed = *allowed;
+		}
 		return 0;
+	}
 	mm = calloc(1, sizeof(*mm));
 	if (!mm)
 		return -ENOMEM;
 	mm->pid = pid;
 	mm->uid = uid;
 	mm->allowed = *allowed;
+	mm->by_rule = by_rule;
 	mm->next = m->managed;
 	m->managed = mm;
 	moves_scan(m, mm);
-	log_info("managing the threads of pid %d", (int)pid);
+	log_info("managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
 	return 0;
+}
+
+int moves_manage(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed)
+{
+	return moves_manage_as(m, pid, uid, allowed, false);
 }
 
 static void moves_forget_thread(struct moves *m, unsigned i)
@@ -352,6 +441,114 @@ void moves_unmanage(struct moves *m, pid_t pid)
 		}
 		return;
 	}
+}
+
+/* The unsigned number after "\nkey" in a /proc status text, or -ENOENT. */
+static int moves_status_field(const char *status, const char *key, unsigned long *ret)
+{
+	const char *s = strstr(status, key);
+	char *end;
+
+	if (!s)
+		return -ENOENT;
+	*ret = strtoul(s + strlen(key), &end, 10);
+	return end == s + strlen(key) ? -ENOENT : 0;
+}
+
+/* Whether cgroup path lies in prefix or below it (whole components). */
+static bool moves_cgroup_below(const char *path, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return strncmp(path, prefix, len) == 0 &&
+	       (path[len] == '\0' || path[len] == '/' || prefix[len - 1] == '/');
+}
+
+static bool moves_rules_set(const struct moves *m)
+{
+	return m->rules.n_manage_comm || m->n_rule_uids || m->rules.n_manage_cgroup;
+}
+
+/*
+ * Whether process pid matches a manage-* rule; its real uid in *ret_uid.
+ * Kernel threads never match (their affinity is the kernel's), nor does
+ * the daemon, nor a process that has gone.
+ */
+static bool moves_rule_match(struct moves *m, pid_t pid, uid_t *ret_uid)
+{
+	char buf[4096];
+	unsigned long uid, ppid;
+
+	if (pid == 2 || pid == getpid() || moves_read_proc(m, pid, "status", buf, sizeof(buf)) < 0 ||
+	    moves_status_field(buf, "\nUid:", &uid) < 0 || moves_status_field(buf, "\nPPid:", &ppid) < 0 ||
+	    ppid == 2)
+		return false;
+	*ret_uid = (uid_t)uid;
+	for (unsigned i = 0; i < m->n_rule_uids; i++)
+		if (m->rule_uids[i] == (uid_t)uid)
+			return true;
+	if (m->rules.n_manage_comm && moves_read_proc(m, pid, "comm", buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		for (uint32_t i = 0; i < m->rules.n_manage_comm; i++)
+			if (strcmp(buf, m->rules.manage_comm[i]) == 0)
+				return true;
+	}
+	if (m->rules.n_manage_cgroup && moves_read_proc(m, pid, "cgroup", buf, sizeof(buf)) > 0) {
+		/* The v2 hierarchy is the line "0::/path"; v1 lines never match. */
+		for (char *line = buf, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (strncmp(line, "0::", 3) != 0)
+				continue;
+			for (uint32_t i = 0; i < m->rules.n_manage_cgroup; i++)
+				if (moves_cgroup_below(line + 3, m->rules.manage_cgroup[i]))
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Applies the manage-* rules: processes that no longer match (gone, or
+ * the rules changed) stop being managed by them, and every process in
+ * /proc that matches and is not managed yet becomes managed, its threads
+ * allowed on the managed CPUs.
+ */
+static void moves_rule_scan(struct moves *m)
+{
+	struct moves_managed *mm, *next;
+	struct dirent *e;
+	uid_t uid;
+	DIR *dp;
+
+	m->rule_scan_ms = loop_now_ms();
+	for (mm = m->managed; mm; mm = next) {
+		next = mm->next;
+		if (!mm->by_rule)
+			continue;
+		if (moves_rules_set(m) && moves_rule_match(m, mm->pid, &uid))
+			mm->allowed = m->o.pcfg->managed; /* housekeeping-cpus may have changed */
+		else
+			moves_unmanage(m, mm->pid);
+	}
+	if (!moves_rules_set(m))
+		return;
+	dp = opendir(m->o.proc_root);
+	if (!dp) {
+		log_warning("Failed to read %s for the [moves] manage rules: %m", m->o.proc_root);
+		return;
+	}
+	while ((e = readdir(dp))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid <= 0 || *end || moves_find_managed(m, (pid_t)pid) || !moves_rule_match(m, (pid_t)pid, &uid))
+			continue;
+		if (moves_manage_as(m, (pid_t)pid, uid, &m->o.pcfg->managed, true) < 0)
+			log_warning("Failed to manage pid %ld (a [moves] manage rule): out of memory", pid);
+	}
+	closedir(dp);
 }
 
 /* A user-space RT push: mt waits on cpu behind a task at cpu_level or
@@ -415,6 +612,8 @@ static void moves_tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct moves *m = arg;
 
 	m->budget = MOVES_PUSH_BUDGET;
+	if (moves_rules_set(m) && loop_now_ms() - m->rule_scan_ms >= MOVES_RULE_SCAN_MS)
+		moves_rule_scan(m);
 	for (struct moves_managed *mm = m->managed; mm; mm = mm->next)
 		moves_scan(m, mm);
 	tracker_consume(m->o.tracker, moves_tracker_event_cb, m);
@@ -428,6 +627,29 @@ static void moves_ring_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (r < 0)
 		log_warning("Failed to read tracker events: %s", strerror(-r));
+}
+
+/* Keeps the manage-* rules, user names resolved now: a user that does
+ * not exist is logged and ignored, as rt-groups does with groups. */
+static void moves_set_rules(struct moves *m, const struct config_moves *cm)
+{
+	m->rules = *cm;
+	m->n_rule_uids = 0;
+	for (uint32_t i = 0; i < cm->n_manage_uid; i++) {
+		const char *name = cm->manage_uid[i];
+		struct passwd pw, *found = NULL;
+		char buf[1024];
+
+		if (name[strspn(name, "0123456789")] == '\0') {
+			m->rule_uids[m->n_rule_uids++] = (uid_t)strtoul(name, NULL, 10);
+			continue;
+		}
+		if (getpwnam_r(name, &pw, buf, sizeof(buf), &found) != 0 || !found) {
+			log_warning("[moves] manage-uid: no user named '%s'; ignored", name);
+			continue;
+		}
+		m->rule_uids[m->n_rule_uids++] = found->pw_uid;
+	}
 }
 
 int moves_apply_config(struct moves *m, const struct config *cfg)
@@ -447,6 +669,10 @@ int moves_apply_config(struct moves *m, const struct config *cfg)
 	m->policy = policy;
 	m->rebalance = cfg->moves.rebalance;
 	m->interval_ms = cfg->moves.rebalance_interval_ms;
+	moves_set_rules(m, &cfg->moves);
+	/* Once now, at start and on every reload, whatever the last walk. */
+	if (m->o.tracker)
+		moves_rule_scan(m);
 	if (m->ev_tick && event_add(m->ev_tick, &tv) < 0)
 		return -ENOMEM;
 	return 0;

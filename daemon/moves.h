@@ -43,8 +43,10 @@ struct moves_opts {
 int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret);
 void moves_free(struct moves *m);
 
-/* Takes [moves] and [notify] settings; a group that does not exist is
- * logged and ignored. 0 or -errno. */
+/* Takes [moves] and [notify] settings; a group or user that does not
+ * exist is logged and ignored. Applies the manage-* rules at once (a walk
+ * of /proc); while any is set, new matches are looked for on the
+ * rebalancing tick, at most once per second. 0 or -errno. */
 int moves_apply_config(struct moves *m, const struct config *cfg);
 
 /*
@@ -65,7 +67,8 @@ void moves_client_gone(struct moves *m, uint32_t client);
 /*
  * Manages the threads of process pid (owned by uid) until moves_unmanage():
  * a push may move them to any CPU of allowed (the CPUs the claim that made
- * them managed was allowed to choose from).
+ * them managed was allowed to choose from). A process a manage-* rule made
+ * managed stays so, under these terms, when its rule goes away.
  */
 int moves_manage(struct moves *m, pid_t pid, uid_t uid, const struct cpuset *allowed);
 void moves_unmanage(struct moves *m, pid_t pid);

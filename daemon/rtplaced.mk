@@ -52,3 +52,9 @@ tests_integration_test_moves_live_SOURCES = tests/integration/test-moves-live.c
 tests_integration_test_moves_live_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
 tests_integration_test_moves_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-moves-live
+
+check_PROGRAMS += tests/integration/test-manage-rules
+tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rules.c
+tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-manage-rules

@@ -542,7 +542,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 18);
+	assert_int_equal(keys, 21);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -584,6 +584,80 @@ static void test_corpus_expectations(void **state)
 	closedir(d);
 	assert_true(valid >= 3);
 	assert_true(invalid >= 5);
+}
+
+static void test_manage_rules(void **state)
+{
+	struct config c, d;
+
+	config_defaults(&d);
+	assert_int_equal(d.moves.n_manage_comm, 0);
+	assert_int_equal(d.moves.n_manage_uid, 0);
+	assert_int_equal(d.moves.n_manage_cgroup, 0);
+
+	assert_int_equal(test_load("[moves]\n"
+				   "manage-comm = ffmpeg\tx264-worker-123 gst-launch-1.0\n"
+				   "manage-uid = media 1001 0\n"
+				   "manage-cgroup = /system.slice/ffmpeg.service /\n",
+				   &c, NULL), 0);
+	assert_int_equal(c.moves.n_manage_comm, 3);
+	assert_string_equal(c.moves.manage_comm[0], "ffmpeg");
+	assert_string_equal(c.moves.manage_comm[1], "x264-worker-123");
+	assert_string_equal(c.moves.manage_comm[2], "gst-launch-1.0");
+	assert_int_equal(c.moves.n_manage_uid, 3);
+	assert_string_equal(c.moves.manage_uid[0], "media");
+	assert_string_equal(c.moves.manage_uid[1], "1001");
+	assert_string_equal(c.moves.manage_uid[2], "0");
+	assert_int_equal(c.moves.n_manage_cgroup, 2);
+	assert_string_equal(c.moves.manage_cgroup[0], "/system.slice/ffmpeg.service");
+	assert_string_equal(c.moves.manage_cgroup[1], "/");
+	assert_false(config_equal(&c, &d));
+	assert_null(config_restart_key(&d, &c));
+
+	/* Empty lists are the defaults; 16 entries is the limit. */
+	assert_int_equal(test_load("[moves]\nmanage-comm =\nmanage-uid =  \nmanage-cgroup =\n", &c, NULL), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+	assert_int_equal(test_load("[moves]\nmanage-uid = 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n", &c, NULL), 0);
+	assert_int_equal(c.moves.n_manage_uid, 16);
+	assert_string_equal(c.moves.manage_uid[15], "15");
+	assert_int_equal(test_load("[moves]\nmanage-uid = 4294967294\n", &c, NULL), 0);
+
+	test_one_error("[moves]\nmanage-uid = 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",
+		       "t.conf:2: manage-uid = 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 is out of range: expected "
+		       "user names or numeric uids separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-uid = 4294967295\n",
+		       "t.conf:2: manage-uid = 4294967295 is out of range: expected user names or numeric uids "
+		       "separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-uid = 1media\n",
+		       "t.conf:2: invalid value '1media' for manage-uid: expected user names or numeric uids "
+		       "separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-uid = media,video\n",
+		       "t.conf:2: invalid value 'media,video' for manage-uid: expected user names or numeric uids "
+		       "separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-comm = ffmpeg ffmpeg\n",
+		       "t.conf:2: invalid value 'ffmpeg ffmpeg' for manage-comm: expected command names of at most "
+		       "15 characters separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-comm = x264-worker-1234\n",
+		       "t.conf:2: manage-comm is too long: expected command names of at most 15 characters "
+		       "separated by blanks, each once, at most 16");
+	test_one_error("[moves]\nmanage-cgroup = system.slice\n",
+		       "t.conf:2: invalid value 'system.slice' for manage-cgroup: expected absolute cgroup paths "
+		       "separated by blanks, each once, at most 16");
+
+	/* Every error, each with its line; a bad rule leaves no config. */
+	{
+		const char *expected[] = {
+			"t.conf:3: invalid value 'a?b' for manage-comm: expected command names of at most 15 "
+			"characters separated by blanks, each once, at most 16",
+			"t.conf:4: invalid value 'relative' for manage-cgroup: expected absolute cgroup paths "
+			"separated by blanks, each once, at most 16",
+			"t.conf:5: duplicate key 'manage-uid' in [moves] (first set on line 2)",
+			NULL,
+		};
+
+		assert_int_equal(test_load("[moves]\nmanage-uid = root\nmanage-comm = a\x01" "b\n"
+					   "manage-cgroup = relative\nmanage-uid = 0\n", &c, expected), -EINVAL);
+	}
 }
 
 static void test_equal_and_restart_key(void **state)
@@ -641,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_example_is_the_defaults),
 		cmocka_unit_test(test_corpus_expectations),
 		cmocka_unit_test(test_equal_and_restart_key),
+		cmocka_unit_test(test_manage_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
