@@ -39,30 +39,6 @@
 #define SUB_NOBODY 65534
 
 static struct harness_daemon daemon_under_test;
-static pid_t children[4];
-
-static void kill_children(void)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] > 0) {
-			kill(children[i], SIGKILL);
-			waitpid(children[i], NULL, 0);
-			children[i] = 0;
-		}
-	}
-}
-
-static pid_t track_child(pid_t pid)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] == 0) {
-			children[i] = pid;
-			return pid;
-		}
-	}
-	fail_msg("too many children");
-	return -1;
-}
 
 static void *sleeper(void *arg)
 {
@@ -316,7 +292,7 @@ static void test_unprivileged_sees_own(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(unprivileged_child(daemon_under_test.socket, ready[1], go[0]));
-	track_child(pid);
+	test_track_child(pid);
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	/* Root's move comes first: a subscriber that saw it would meet it
 	 * before its own. */
@@ -326,7 +302,7 @@ static void test_unprivileged_sees_own(void **state)
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_int_equal(write(go[1], &c, 1), 1);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	children[0] = 0;
+	test_forget_child(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	stop_sleeper(th);
@@ -404,12 +380,12 @@ static void test_run_manage_pushed(void **state)
 	assert_int_equal(ans.count, 1);
 	assert_int_equal(ans.cpus[0], 0);
 
-	ticker = track_child(spawn_managed_ticker());
+	ticker = test_track_child(spawn_managed_ticker());
 	assert_true(ticker > 0);
 	assert_true(wait_running_on_1(ticker));
 	assert_int_equal(rtplace_release(rp, ans.claim_id, NULL), 0);
 
-	track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
+	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
 	assert_true(wait_record(sub, RTPLACE_NOTIFY_MOVED, ticker, NULL, &rec));
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
@@ -418,7 +394,7 @@ static void test_run_manage_pushed(void **state)
 	assert_int_equal(sched_getaffinity(ticker, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
-	kill_children();
+	test_kill_children();
 	rtplace_sub_free(sub);
 	rtplace_close(rp);
 }
@@ -452,7 +428,7 @@ static int start(void **state)
 
 static int stop(void **state)
 {
-	kill_children();
+	test_kill_children();
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 	return 0;
 }
@@ -467,6 +443,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	atexit(kill_children);
+	atexit(test_kill_children);
 	return cmocka_run_group_tests(tests, start, stop);
 }

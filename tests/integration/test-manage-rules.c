@@ -30,31 +30,7 @@
 #include "testlib.h"
 
 static struct harness_daemon daemon_under_test;
-static pid_t children[4];
 static uint32_t next_request = 1;
-
-static void kill_children(void)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] > 0) {
-			kill(children[i], SIGKILL);
-			waitpid(children[i], NULL, 0);
-			children[i] = 0;
-		}
-	}
-}
-
-static pid_t track_child(pid_t pid)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] == 0) {
-			children[i] = pid;
-			return pid;
-		}
-	}
-	fail_msg("too many children");
-	return -1;
-}
 
 static void test_comm_rule_pushes(void **state)
 {
@@ -67,15 +43,15 @@ static void test_comm_rule_pushes(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
 	/* A forked child keeps this binary's command name: the rule's. */
-	ruled = track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
-	track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
+	ruled = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
+	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
 	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, ruled, 5000, &rec), 0);
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
 	assert_int_equal(sched_getaffinity(ruled, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
-	kill_children();
+	test_kill_children();
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -115,7 +91,7 @@ static int start(void **state)
 
 static int stop(void **state)
 {
-	kill_children();
+	test_kill_children();
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 	return 0;
 }
@@ -127,6 +103,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	atexit(kill_children);
+	atexit(test_kill_children);
 	return cmocka_run_group_tests(tests, start, stop);
 }

@@ -33,31 +33,7 @@
 #include "testlib.h"
 
 static struct harness_daemon daemon_under_test;
-static pid_t children[4];
 static uint32_t next_request = 1;
-
-static void kill_children(void)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] > 0) {
-			kill(children[i], SIGKILL);
-			waitpid(children[i], NULL, 0);
-			children[i] = 0;
-		}
-	}
-}
-
-static pid_t track_child(pid_t pid)
-{
-	for (unsigned i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
-		if (children[i] == 0) {
-			children[i] = pid;
-			return pid;
-		}
-	}
-	fail_msg("too many children");
-	return -1;
-}
 
 static struct rtplace_move move_req(pid_t tid, const char *cpus, int prio)
 {
@@ -187,7 +163,7 @@ static void test_managed_thread_pushed(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	managed = track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
+	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 5));
 	q.owner_pid = managed;
 	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
@@ -195,14 +171,14 @@ static void test_managed_thread_pushed(void **state)
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
 
-	track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
+	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 5));
 	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 5000, &rec), 0);
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
 	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
-	kill_children();
+	test_kill_children();
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -235,7 +211,7 @@ static int start(void **state)
 
 static int stop(void **state)
 {
-	kill_children();
+	test_kill_children();
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 	return 0;
 }
@@ -249,6 +225,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	atexit(kill_children);
+	atexit(test_kill_children);
 	return cmocka_run_group_tests(tests, start, stop);
 }

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <time.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,4 +140,37 @@ pid_t test_spawn_rt(int cpu, int prio, enum test_rt_mode mode, unsigned bound_s)
 		}
 	}
 	return pid;
+}
+
+static pid_t test_children[16];
+
+pid_t test_track_child(pid_t pid)
+{
+	if (pid <= 0)
+		return pid;
+	for (size_t i = 0; i < sizeof(test_children) / sizeof(test_children[0]); i++) {
+		if (test_children[i] == 0) {
+			test_children[i] = pid;
+			return pid;
+		}
+	}
+	return -ENOSPC;
+}
+
+void test_kill_children(void)
+{
+	for (size_t i = 0; i < sizeof(test_children) / sizeof(test_children[0]); i++) {
+		if (test_children[i] > 0) {
+			kill(test_children[i], SIGKILL);
+			waitpid(test_children[i], NULL, 0);
+			test_children[i] = 0;
+		}
+	}
+}
+
+void test_forget_child(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(test_children) / sizeof(test_children[0]); i++)
+		if (test_children[i] == pid)
+			test_children[i] = 0;
 }
