@@ -22,11 +22,11 @@ client_librtplace_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined \
 EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 
 bin_PROGRAMS += client/rtplacectl client/rtplace-run
-client_rtplacectl_SOURCES = client/rtplacectl.c
+client_rtplacectl_SOURCES = client/rtplacectl.c client/cli.h client/cli.c
 client_rtplacectl_LDADD = client/librtplace.la common/libcommon.la
 # rtplace-run falls back to the same placement as the daemon, over the live
 # topology, when no daemon answers.
-client_rtplace_run_SOURCES = client/rtplace-run.c
+client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
 client_rtplace_run_LDADD = client/librtplace.la common/libtopohwloc.la common/libcommon.la $(HWLOC_LIBS)
 
 # Move latency through rtplaced against bare sched_setaffinity (root, a

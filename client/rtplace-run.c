@@ -30,6 +30,7 @@
 #include "rtplace.h"
 
 #include "cpupri.h"
+#include "cli.h"
 #include "cpuset.h"
 #include "placement.h"
 #include "topo.h"
@@ -86,19 +87,6 @@ static int run_usage_error(const char *fmt, ...)
 	return EX_USAGE;
 }
 
-static int run_parse_int(const char *s, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 /* Is name an executable file, directly or on $PATH? Checked before anything
  * is claimed, so that a typo costs no CPU and exits 127 like env(1). */
 static bool run_command_exists(const char *name)
@@ -127,18 +115,6 @@ static bool run_command_exists(const char *name)
 static const char *run_policy_name(int policy)
 {
 	return policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO";
-}
-
-static void run_format_set(const cpu_set_t *s, char *buf, size_t len)
-{
-	struct cpuset set;
-
-	cpuset_zero(&set);
-	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, s))
-			cpuset_set(&set, cpu);
-	if (cpuset_format(&set, buf, len) < 0)
-		snprintf(buf, len, "?");
 }
 
 /* A map of the live topology with every online CPU idle. */
@@ -352,7 +328,6 @@ int main(int argc, char **argv)
 	struct rtplace *rp = NULL;
 	struct sched_param param = { 0 };
 	cpu_set_t allowed, chosen;
-	struct cpuset list;
 	bool have_policy = false, have_count = false;
 	char cpus[CPUSET_LIST_MAX], claim[32];
 	long v;
@@ -361,35 +336,28 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (run_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
 				return run_usage_error("--prio %s: not a priority 1..99", optarg);
 			o.prio = (int)v;
 			break;
 		case 'P':
-			if (strcmp(optarg, "fifo") == 0)
-				o.policy = SCHED_FIFO;
-			else if (strcmp(optarg, "rr") == 0)
-				o.policy = SCHED_RR;
-			else
+			if (cli_parse_policy(optarg, &o.policy) < 0)
 				return run_usage_error("--policy %s: not fifo or rr", optarg);
 			have_policy = true;
 			break;
 		case 'n':
-			if (run_parse_int(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
+			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
 				return run_usage_error("--cpus %s: not a count 1..256", optarg);
 			o.count = (unsigned)v;
 			have_count = true;
 			break;
 		case 'l':
-			if (cpuset_parse(optarg, &list) < 0 || cpuset_empty(&list))
+			if (cli_parse_cpus(optarg, &o.list) < 0)
 				return run_usage_error("--cpu-list %s: not a CPU list (e.g. 2-5,8)", optarg);
-			CPU_ZERO(&o.list);
-			CPUSET_FOREACH(cpu, &list)
-				CPU_SET((unsigned)cpu, &o.list);
 			o.have_list = true;
 			break;
 		case 'N':
-			if (run_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return run_usage_error("--node %s: not a node id", optarg);
 			o.node = (int)v;
 			break;
@@ -464,7 +432,7 @@ int main(int argc, char **argv)
 		claim[0] = '\0';
 	}
 
-	run_format_set(&chosen, cpus, sizeof(cpus));
+	cli_format_cpus(&chosen, cpus, sizeof(cpus));
 	if (sched_setaffinity(0, sizeof(chosen), &chosen) < 0) {
 		r = errno;
 		fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s\n", cpus, strerror(r));

@@ -24,6 +24,7 @@
 
 #include "rtplace.h"
 
+#include "cli.h"
 #include "cpuset.h"
 
 struct ctl {
@@ -118,61 +119,9 @@ static int ctl_connect(struct ctl *c)
 	return 0;
 }
 
-static int ctl_parse_int(const char *s, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static int ctl_parse_policy(const char *s, int *ret)
-{
-	if (strcmp(s, "fifo") == 0)
-		*ret = SCHED_FIFO;
-	else if (strcmp(s, "rr") == 0)
-		*ret = SCHED_RR;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static const char *ctl_policy_name(int policy)
 {
 	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
-}
-
-/* Parses a CPU list into a cpu_set_t. */
-static int ctl_parse_cpus(const char *s, cpu_set_t *ret)
-{
-	struct cpuset set;
-	int r = cpuset_parse(s, &set);
-
-	if (r < 0)
-		return r;
-	if (cpuset_empty(&set))
-		return -EINVAL;
-	CPU_ZERO(ret);
-	CPUSET_FOREACH(cpu, &set)
-		CPU_SET((unsigned)cpu, ret);
-	return 0;
-}
-
-static void ctl_format_set(const cpu_set_t *s, char *buf, size_t len)
-{
-	struct cpuset set;
-
-	cpuset_zero(&set);
-	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, s))
-			cpuset_set(&set, cpu);
-	if (cpuset_format(&set, buf, len) < 0)
-		snprintf(buf, len, "?");
 }
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
@@ -348,45 +297,45 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
-			if (ctl_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--prio %s: not a priority 1..99", optarg);
 			req.prio = (int)v;
 			have_prio = true;
 			break;
 		case 'P':
-			if (ctl_parse_policy(optarg, &req.policy) < 0)
+			if (cli_parse_policy(optarg, &req.policy) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--policy %s: not fifo or rr", optarg);
 			break;
 		case 'n':
-			if (ctl_parse_int(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
+			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--count %s: not a count 1..256", optarg);
 			req.count = (unsigned)v;
 			break;
 		case 'c':
-			if (ctl_parse_cpus(optarg, &allowed) < 0)
+			if (cli_parse_cpus(optarg, &allowed) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
 						       optarg);
 			req.allowed = &allowed;
 			req.allowed_size = sizeof(allowed);
 			break;
 		case 'N':
-			if (ctl_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--node %s: not a node id", optarg);
 			req.node = (int)v;
 			break;
 		case 'a':
-			if (ctl_parse_int(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
+			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--near %s: not a CPU id", optarg);
 			req.near_cpu = (int)v;
 			break;
 		case 'C':
-			if (ctl_parse_int(optarg, 0, UINT32_MAX - 1, &v) < 0)
+			if (cli_parse_long(optarg, 0, UINT32_MAX - 1, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--claim %s: not a lease in ms", optarg);
 			req.flags |= RTPLACE_QUERY_F_CLAIM;
 			req.lease_ms = (uint32_t)v;
 			break;
 		case 'o':
-			if (ctl_parse_int(optarg, 1, INT32_MAX, &v) < 0)
+			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_QUERY_USAGE, "--owner %s: not a process id", optarg);
 			req.owner_pid = (pid_t)v;
 			have_owner = true;
@@ -417,7 +366,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
-	ctl_format_set(&ans.set, list, sizeof(list));
+	cli_format_cpus(&ans.set, list, sizeof(list));
 	if (c->json) {
 		printf("{\"count\": %u, \"cpus\": [", ans.count);
 		for (unsigned i = 0; i < ans.count; i++)
@@ -509,22 +458,22 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 't':
-			if (ctl_parse_int(optarg, 1, INT32_MAX, &v) < 0)
+			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_MOVE_USAGE, "--tid %s: not a thread id", optarg);
 			mv.tid = (pid_t)v;
 			break;
 		case 'p':
-			if (ctl_parse_int(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
+			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_MOVE_USAGE, "--prio %s: not a priority 1..99", optarg);
 			mv.prio = (int)v;
 			mv.flags |= RTPLACE_MOVE_F_SET_SCHED;
 			break;
 		case 'P':
-			if (ctl_parse_policy(optarg, &mv.policy) < 0)
+			if (cli_parse_policy(optarg, &mv.policy) < 0)
 				return ctl_usage_error(c, CTL_MOVE_USAGE, "--policy %s: not fifo or rr", optarg);
 			break;
 		case 'c':
-			if (ctl_parse_cpus(optarg, &mv.cpus) < 0)
+			if (cli_parse_cpus(optarg, &mv.cpus) < 0)
 				return ctl_usage_error(c, CTL_MOVE_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
 						       optarg);
 			mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
@@ -549,8 +498,8 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	r = rtplace_move(c->rp, &mv, &res);
 	if (r < 0)
 		return ctl_fail(c, "move refused", r);
-	ctl_format_set(&res.cpus, cpus, sizeof(cpus));
-	ctl_format_set(&res.prev_cpus, prev, sizeof(prev));
+	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
+	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)
 		printf("{\"tid\": %d, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", \"prev_policy\": \"%s\", "
 		       "\"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
@@ -616,7 +565,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'n':
-			if (ctl_parse_int(optarg, 1, LONG_MAX, &v) < 0)
+			if (cli_parse_long(optarg, 1, LONG_MAX, &v) < 0)
 				return ctl_usage_error(c, CTL_WATCH_USAGE, "--count %s: not a positive count", optarg);
 			count = (uint64_t)v;
 			break;

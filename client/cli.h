@@ -1,0 +1,24 @@
+/*
+ * Argument parsing and formatting shared by rtplacectl and rtplace-run, so
+ * both tools accept and print numbers, policies and CPU lists the same way.
+ * Pure: no I/O.
+ */
+#ifndef RTPLACE_CLI_H
+#define RTPLACE_CLI_H
+
+#include <sched.h>
+#include <stddef.h>
+
+/* A decimal integer in min..max, nothing else. 0 or -EINVAL. */
+int cli_parse_long(const char *s, long min, long max, long *ret);
+
+/* "fifo" or "rr" to SCHED_FIFO / SCHED_RR. 0 or -EINVAL. */
+int cli_parse_policy(const char *s, int *ret);
+
+/* A non-empty CPU list ("2-5,8") into a cpu_set_t. 0, -EINVAL or -ERANGE. */
+int cli_parse_cpus(const char *s, cpu_set_t *ret);
+
+/* s as a CPU list, "?" if it does not fit in len. */
+void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len);
+
+#endif
