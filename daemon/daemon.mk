@@ -12,3 +12,10 @@ tests_unit_test_claims_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-claims
+
+check_PROGRAMS += tests/unit/test-log
+tests_unit_test_log_SOURCES = tests/unit/test-log.c
+tests_unit_test_log_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+tests_unit_test_log_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_log_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-log

@@ -363,6 +363,7 @@ int main(int argc, char **argv)
 	if (daemon_load_config(&d.args, false, &d.cfg) < 0)
 		return EXIT_CONFIG;
 	log_set_level(d.cfg.daemon.log_level);
+	log_set_clock(loop_now_ms);
 	/* A client that vanishes mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	status = daemon_start(&d);

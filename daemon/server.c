@@ -121,8 +121,9 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		if ((size_t)n >= s->rbuf_size) {
-			log_notice("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it", id,
-				   (int)c->peer.pid, n, s->limits.max_message);
+			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
+					       "dropping it",
+					       id, (int)c->peer.pid, n, s->limits.max_message);
 			server_client_free(s, c);
 			return;
 		}
@@ -194,8 +195,8 @@ int server_send(struct server *s, uint32_t client, const void *msg, size_t len)
 		}
 	}
 	if (c->out_bytes + len > s->limits.max_pending_bytes) {
-		log_notice("client %u (pid %d): more than %zu bytes of replies unread; dropping it", c->peer.id,
-			   (int)c->peer.pid, s->limits.max_pending_bytes);
+		log_notice_ratelimited("client %u (pid %d): more than %zu bytes of replies unread; dropping it",
+				       c->peer.id, (int)c->peer.pid, s->limits.max_pending_bytes);
 		server_client_doom(c);
 		return -ENOBUFS;
 	}
@@ -262,11 +263,11 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				log_warning("Failed to accept a client: %m");
+				log_warning_ratelimited("Failed to accept a client: %m");
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			log_warning("Failed to read a client's credentials: %m");
+			log_warning_ratelimited("Failed to read a client's credentials: %m");
 			close(fd);
 			continue;
 		}

@@ -119,8 +119,8 @@ static void service_claim_ended(struct service *s, const struct claim *cl, uint3
 	if (why == RTPLACE_CLAIM_ENDED_EXPIRED)
 		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
 			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
-	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus,
-		 why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
+	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus,
+			why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
 	if (proto_encode_claim_ended(&s->reply, &e) == 0)
 		server_send(s->server, cl->client, &s->reply, s->reply.hdr.length);
 }
@@ -549,8 +549,8 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
 		service_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
 		if (proto_error_is_garbage(r)) {
-			log_notice("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
-				   (int)peer->pid, (unsigned)peer->uid, err.reason);
+			log_notice_ratelimited("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
+					       (int)peer->pid, (unsigned)peer->uid, err.reason);
 			s->clients_dropped++;
 			goto out;
 		}
