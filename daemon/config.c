@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -713,16 +714,29 @@ int config_load_string(const char *name, const char *text, struct config *ret,
 	return config_load_buffer(name, text, strlen(text), ret, on_error, userdata);
 }
 
-/* Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf. */
+/*
+ * Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf.
+ * Opened without blocking and checked before reading: a FIFO would block
+ * the daemon until someone writes to it, a device could be read for ever.
+ */
 static int config_read_file(const char *path, char **ret_buf, size_t *ret_size)
 {
 	char *buf = NULL;
 	size_t size = 0, alloc = 0;
+	struct stat st;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EBADFD;
+		goto fail;
+	}
 	for (;;) {
 		ssize_t n;
 

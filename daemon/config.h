@@ -113,9 +113,10 @@ void config_defaults(struct config *ret);
  * Parses the file at path over the built-in defaults. Returns 0; -ENOENT
  * when the file does not exist (a distinct result: the daemon runs on
  * defaults when the default path is absent, and fails when an explicit
- * --config is); another -errno when it cannot be read (-EFBIG above
- * CONFIG_FILE_MAX), without calling on_error, so the caller says which
- * file could not be read; -EINVAL when the text has errors, after calling
+ * --config is); -EBADFD when it is not a regular file (a FIFO, a device,
+ * a folder: refused before any read, so nothing blocks); another -errno
+ * when it cannot be read (-EFBIG above CONFIG_FILE_MAX), without calling
+ * on_error, so the caller says which file could not be read; -EINVAL when the text has errors, after calling
  * on_error (may be NULL) once for every error in the file, not just the
  * first; -ENOMEM. ret is written only on success, so a failed reload
  * leaves the running configuration untouched.
