@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -311,8 +312,11 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-/* Removes path if it is a socket nobody listens on (left by a crashed run). */
-static int server_clear_stale(const char *path)
+/*
+ * Fails unless path is free or a socket nobody listens on (left by a
+ * crashed run), which the new socket then replaces by rename.
+ */
+static int server_check_stale(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -332,9 +336,7 @@ static int server_clear_stale(const char *path)
 		log_error("%s: another rtplaced is already listening there", path);
 		r = -EADDRINUSE;
 	} else if (errno == ECONNREFUSED || errno == ENOENT) {
-		log_notice("Removing stale socket %s", path);
-		if (unlink(path) < 0 && errno != ENOENT)
-			r = -errno;
+		log_notice("Replacing stale socket %s", path);
 	} else {
 		r = -errno;
 		log_error("Failed to probe existing socket %s: %m", path);
@@ -343,49 +345,153 @@ static int server_clear_stale(const char *path)
 	return r;
 }
 
+/*
+ * The socket's folder, open, if only root (or, when the daemon is not
+ * root, its own user) can add, remove or rename entries in it: otherwise
+ * another user could swap the socket for a link between our calls.
+ */
+static int server_open_dir(const char *dir, int *ret_dfd)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	int dfd, r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		log_error("Failed to open the socket's folder %s: %m", dir);
+		return r;
+	}
+	if (fstat(dfd, &st) < 0) {
+		r = -errno;
+		log_error("Failed to stat the socket's folder %s: %m", dir);
+		goto fail;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_error("The socket's folder %s is writable by %s (mode %04o); it must be writable by root only: "
+			  "chmod go-w %s, or choose another [daemon] socket",
+			  dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777), dir);
+		r = -EPERM;
+		goto fail;
+	}
+	if (st.st_uid != 0 && st.st_uid != me) {
+		log_error("The socket's folder %s belongs to uid %u; it must belong to root%s: chown root %s, or "
+			  "choose another [daemon] socket",
+			  dir, (unsigned)st.st_uid, me ? " or to the daemon's user" : "", dir);
+		r = -EPERM;
+		goto fail;
+	}
+	*ret_dfd = dfd;
+	return 0;
+fail:
+	close(dfd);
+	return r;
+}
+
+/*
+ * Binds sa (a name relative to the folder dfd) with the final mode: bind()
+ * takes no folder descriptor, so the working directory is that folder for
+ * the call, which also keeps the name short whatever the folder's path.
+ */
+static int server_bind_at(int fd, int dfd, const struct sockaddr_un *sa, mode_t mode)
+{
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	mode_t old_umask;
+	int r = 0;
+
+	if (cwd < 0 || fchdir(dfd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* The node is created with the final mode: no chmod after bind. */
+	old_umask = umask(~mode & 0777);
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		r = -errno;
+	umask(old_umask);
+	if (fchdir(cwd) < 0)
+		log_warning("Failed to return to the working directory: %m");
+out:
+	if (cwd >= 0)
+		close(cwd);
+	return r;
+}
+
+/*
+ * Binds and listens on o->path: bound as ".NAME" in the same folder with
+ * the final mode, given its group there, renamed over NAME. The folder is
+ * checked first (server_open_dir), so no other user can touch either name
+ * in between, and every call after bind() is relative to the folder's
+ * descriptor.
+ */
 static int server_listen(const struct server_socket_opts *o, int *ret_fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t old_umask;
-	int fd, r;
+	char dir[sizeof(sa.sun_path)];
+	const char *name, *slash = strrchr(o->path, '/');
+	int fd = -1, dfd = -1, r;
 
 	if (strlen(o->path) >= sizeof(sa.sun_path)) {
 		log_error("Socket path %s is longer than %zu bytes", o->path, sizeof(sa.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
-	r = server_clear_stale(o->path);
+	if (slash) {
+		snprintf(dir, sizeof(dir), "%.*s", slash == o->path ? 1 : (int)(slash - o->path), o->path);
+		name = slash + 1;
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+		name = o->path;
+	}
+	if (!*name) {
+		log_error("Socket path %s names a folder, not a socket", o->path);
+		return -EINVAL;
+	}
+	r = server_open_dir(dir, &dfd);
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
-	/* Bind with no permissions at all, then open up to the configured mode:
-	 * the socket is never reachable with wider access than configured. */
-	old_umask = umask(0777);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old_umask);
-	if (r < 0) {
+	r = server_check_stale(o->path);
+	if (r < 0)
+		goto fail;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), ".%s", name);
+	/* Left by a run that died between bind and rename. */
+	if (unlinkat(dfd, sa.sun_path, 0) < 0 && errno != ENOENT) {
 		r = -errno;
-		log_error("Failed to bind %s: %m", o->path);
+		log_error("Failed to remove %s/%s: %m", dir, sa.sun_path);
 		goto fail;
 	}
-	if ((o->gid != (gid_t)-1 && chown(o->path, (uid_t)-1, o->gid) < 0) || chmod(o->path, o->mode) < 0) {
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
 		r = -errno;
-		log_error("Failed to set owner/mode of %s: %m", o->path);
-		unlink(o->path);
 		goto fail;
+	}
+	r = server_bind_at(fd, dfd, &sa, (mode_t)o->mode);
+	if (r < 0) {
+		log_error("Failed to bind %s/%s: %s", dir, sa.sun_path, strerror(-r));
+		goto fail;
+	}
+	if (o->gid != (gid_t)-1 && fchownat(dfd, sa.sun_path, (uid_t)-1, o->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		log_error("Failed to give %s/%s its group: %m", dir, sa.sun_path);
+		goto fail_bound;
 	}
 	if (listen(fd, 128) < 0) {
 		r = -errno;
-		log_error("Failed to listen on %s: %m", o->path);
-		unlink(o->path);
-		goto fail;
+		log_error("Failed to listen on %s/%s: %m", dir, sa.sun_path);
+		goto fail_bound;
 	}
+	if (renameat(dfd, sa.sun_path, dfd, name) < 0) {
+		r = -errno;
+		log_error("Failed to rename %s/%s to %s: %m", dir, sa.sun_path, o->path);
+		goto fail_bound;
+	}
+	close(dfd);
 	*ret_fd = fd;
 	return 0;
+fail_bound:
+	unlinkat(dfd, sa.sun_path, 0);
 fail:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
 	return r;
 }
 

@@ -46,9 +46,14 @@ struct server_socket_opts {
 };
 
 /*
- * Creates the server on base. A stale socket file (nothing listening) at
- * path is replaced; a live one is an error (-EADDRINUSE), so a second
- * daemon cannot steal the first one's socket. Returns 0 or -errno.
+ * Creates the server on base. The socket's folder must be writable by
+ * root only (by root or the daemon's own user when it does not run as
+ * root): otherwise -EPERM, logged with the fix. The socket is bound under a
+ * temporary name with its final mode (umask), given its group there, and
+ * renamed into place, so it appears at path complete and no call by path
+ * follows bind() outside that folder. A stale socket file (nothing
+ * listening) at path is replaced; a live one is an error (-EADDRINUSE), so
+ * a second daemon cannot steal the first one's socket. Returns 0 or -errno.
  */
 int server_new(struct event_base *base, const struct server_socket_opts *opts, const struct server_limits *limits,
 	       server_dispatch_cb dispatch, void *ctx, struct server **ret);
