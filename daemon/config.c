@@ -74,6 +74,7 @@ void config_defaults(struct config *ret)
 	ret->moves.rebalance_interval_ms = 100;
 	ret->notify.ring_records = 1024;
 	ret->limits.max_clients = 256;
+	ret->limits.max_clients_per_user = 32;
 	ret->limits.max_claims_per_client = 64;
 }
 
@@ -414,6 +415,11 @@ static int config_set_max_clients(struct config *c, const char *v)
 	return config_parse_uint(v, 1, 65536, &c->limits.max_clients);
 }
 
+static int config_set_max_clients_per_user(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 1, 65536, &c->limits.max_clients_per_user);
+}
+
 static int config_set_max_claims_per_client(struct config *c, const char *v)
 {
 	/* A claim holds at least one CPU: more claims than CPUs buy nothing. */
@@ -456,6 +462,7 @@ static const struct config_key config_keys[] = {
 	  "absolute cgroup paths separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
 	{ "notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536" },
 	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
+	{ "limits", "max-clients-per-user", config_set_max_clients_per_user, "an integer from 1 to 65536" },
 	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
 	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
 };
@@ -828,6 +835,7 @@ bool config_equal(const struct config *a, const struct config *b)
 			return false;
 	return a->notify.ring_records == b->notify.ring_records &&
 	       a->limits.max_clients == b->limits.max_clients &&
+	       a->limits.max_clients_per_user == b->limits.max_clients_per_user &&
 	       a->limits.max_claims_per_client == b->limits.max_claims_per_client;
 }
 

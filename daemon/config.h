@@ -98,7 +98,8 @@ struct config {
 		uint32_t ring_records; /* power of two */
 	} notify;
 	struct config_limits {
-		uint32_t max_clients;
+		uint32_t max_clients;          /* of users other than root */
+		uint32_t max_clients_per_user; /* per uid, root excepted */
 		uint32_t max_claims_per_client;
 	} limits;
 };

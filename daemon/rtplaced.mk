@@ -58,3 +58,9 @@ tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rule
 tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
+
+check_PROGRAMS += tests/integration/test-daemon-limits
+tests_integration_test_daemon_limits_SOURCES = tests/integration/test-daemon-limits.c
+tests_integration_test_daemon_limits_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_limits_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-limits

@@ -70,6 +70,7 @@ static void service_placement_config(struct service *s, const struct config *cfg
 void service_server_limits(const struct config *cfg, struct server_limits *ret)
 {
 	ret->max_clients = cfg->limits.max_clients;
+	ret->max_clients_per_user = cfg->limits.max_clients_per_user;
 	ret->max_pending_bytes = SERVICE_MAX_PENDING_BYTES;
 	ret->max_message = RTPLACE_MSG_MAX;
 }

@@ -81,6 +81,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.moves.rebalance_interval_ms, 100);
 	assert_int_equal(c.notify.ring_records, 1024);
 	assert_int_equal(c.limits.max_clients, 256);
+	assert_int_equal(c.limits.max_clients_per_user, 32);
 	assert_int_equal(c.limits.max_claims_per_client, 64);
 }
 
@@ -122,6 +123,7 @@ static void test_every_key(void **state)
 		"ring-records = 65536\n"
 		"[limits]\n"
 		"max-clients = 1\n"
+		"max-clients-per-user = 2\n"
 		"max-claims-per-client = 1024\n";
 	struct config c, d;
 	struct cpuset hk;
@@ -148,6 +150,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.moves.rebalance_interval_ms, 250);
 	assert_int_equal(c.notify.ring_records, 65536);
 	assert_int_equal(c.limits.max_clients, 1);
+	assert_int_equal(c.limits.max_clients_per_user, 2);
 	assert_int_equal(c.limits.max_claims_per_client, 1024);
 
 	config_defaults(&d);
@@ -297,6 +300,8 @@ static void test_bad_values(void **state)
 		       "t.conf:2: ring-records = 131072 is out of range: expected a power of two from 64 to 65536");
 	test_one_error("[limits]\nmax-clients = 0\n",
 		       "t.conf:2: max-clients = 0 is out of range: expected an integer from 1 to 65536");
+	test_one_error("[limits]\nmax-clients-per-user = 0\n",
+		       "t.conf:2: max-clients-per-user = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-claims-per-client = 1025\n",
 		       "t.conf:2: max-claims-per-client = 1025 is out of range: expected an integer from 1 to 1024");
 }
@@ -551,7 +556,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 21);
+	assert_int_equal(keys, 22);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
