@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "procfs.h"
 #include "sdnotify.h"
 #include "server.h"
 #include "service.h"
@@ -264,7 +266,7 @@ static int daemon_socket_dir(const char *path)
 
 static int daemon_start(struct daemon *d)
 {
-	struct service_opts sopts = { .proc_root = "/proc" };
+	struct service_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
 	char err[256];
