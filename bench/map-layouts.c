@@ -437,28 +437,18 @@ static void ml_map_free(struct ml_map *m)
 
 static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo_shard mode)
 {
-	__u16 *shard_of;
-	__u32 nshards;
 	int r;
 
-	shard_of = calloc(s->ncpus, sizeof(*shard_of));
-	if (!shard_of)
-		return -ENOMEM;
-	topo_shards(s->topo, mode, shard_of, &nshards);
-	r = cpupri_geom_compute(s->ncpus, nshards, shard_of, &m->geom);
-	if (r == 0)
-		r = ml_alloc(m->geom.size, &m->mem);
+	r = cpupri_map_new(s->topo, mode, &m->mem, &m->size);
 	if (r == 0) {
-		cpupri_init(m->mem, &m->geom, shard_of);
-		m->size = m->geom.size;
-		r = cpupri_view_open(m->mem, m->geom.size, &m->view);
+		m->geom = ((const struct cpupri_header *)m->mem)->geom;
+		r = cpupri_view_open(m->mem, m->size, &m->view);
 	}
 	for (unsigned q = 0; r == 0 && q < ML_NQUERIES; q++) {
 		r = cpupri_mask_new(&m->view, &m->mask[q]);
 		if (r == 0)
 			cpupri_mask_from_cpuset(&m->view, &s->query[q].allowed, &m->mask[q]);
 	}
-	free(shard_of);
 	return r;
 }
 

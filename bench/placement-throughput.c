@@ -77,19 +77,13 @@ static uint64_t pt_now_ns(void)
 
 static int pt_map_open(const struct topo *t, struct pt_map *ret)
 {
-	uint16_t shard_of[RTPLACE_MAX_CPUS];
-	uint32_t nshards;
+	size_t size;
 	int r;
 
-	topo_shards(t, TOPO_SHARD_NODE, shard_of, &nshards);
-	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &ret->geom);
+	r = cpupri_map_new(t, TOPO_SHARD_NODE, &ret->mem, &size);
 	if (r < 0)
 		return r;
-	ret->mem = aligned_alloc(CPUPRI_LINE, ret->geom.size);
-	if (!ret->mem)
-		return -ENOMEM;
-	memset(ret->mem, 0, ret->geom.size);
-	cpupri_init(ret->mem, &ret->geom, shard_of);
+	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
 	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
 	if (r < 0) {
 		free(ret->mem);
