@@ -215,7 +215,7 @@ static bool rtplace_is_refusal(const struct proto_msg *m)
 }
 
 /*
- * After sending failed with r (the daemon closed the connection): its
+ * After the connection failed with r (the daemon closed it): its
  * refusal, when one is waiting to be read, with its reason kept; else r.
  */
 static int rtplace_take_refusal(struct rtplace *rp, int r)
