@@ -220,8 +220,9 @@ static int status_call(int fd)
 	r = harness_call(fd, &req, &rep);
 	if (r < 0)
 		return r;
-	return rep.hdr.type == RTPLACE_MSG_STATUS_REPLY ? 0 : rep.hdr.type == RTPLACE_MSG_ERROR ? rep.hdr.status
-											       : -EPROTO;
+	if (rep.hdr.type == RTPLACE_MSG_ERROR)
+		return rep.hdr.status;
+	return rep.hdr.type == RTPLACE_MSG_STATUS_REPLY ? 0 : -EPROTO;
 }
 
 /* Root connects and asks for the status: 0 when answered (within 5 s). */
