@@ -949,7 +949,13 @@ int claims_save(const struct claims *c, const char *path)
 		r = -ENAMETOOLONG;
 		goto out;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* A fresh file, never one found under the name (a link planted
+	 * there would have another file truncated). */
+	if (unlink(tmp) < 0 && errno != ENOENT) {
+		r = -errno;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
 		goto out;

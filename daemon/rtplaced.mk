@@ -58,3 +58,11 @@ tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rule
 tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
+
+# Claims through the daemon: replies before events, limits, rights,
+# restarts, release by uid.
+check_PROGRAMS += tests/integration/test-claims-live
+tests_integration_test_claims_live_SOURCES = tests/integration/test-claims-live.c
+tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-claims-live

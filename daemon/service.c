@@ -576,6 +576,8 @@ static void service_restore_claims(struct service *s)
 		log_error("cannot read the claims state %s: %s; no claim restored", s->state_path, strerror(-r));
 	else
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
+	if (r > 0)
+		s->claims_total += (uint64_t)r;
 	/* Rewritten at once: what was dropped stays dropped. */
 	service_claims_dirty(s);
 }
