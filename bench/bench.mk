@@ -13,3 +13,11 @@ noinst_PROGRAMS += bench/query-latency
 bench_query_latency_SOURCES = bench/query-latency.c
 bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_query_latency_LDADD = common/libcommon.la $(PTHREAD_LIBS)
+
+# Claims at scale: one claiming query and every owner's exit with 10 and
+# with 10,000 claims (issue 14.3).
+noinst_PROGRAMS += bench/claims-scale
+bench_claims_scale_SOURCES = bench/claims-scale.c
+bench_claims_scale_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
