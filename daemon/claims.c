@@ -12,6 +12,7 @@
 
 #include "claims.h"
 #include "levels.h"
+#include "procfs.h"
 #include "rtplace-proto.h"
 
 /* Bounds the table; the per-user and per-client limits are far lower. */
@@ -987,43 +988,6 @@ out:
 	return r;
 }
 
-int claims_pid_start(const char *proc_root, int32_t pid, uint64_t *ret)
-{
-	char path[128], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: fields start after the last
-	 * ')'; state is field 3, starttime field 22. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EBADMSG;
-	p++;
-	for (int field = 3; field <= 22; field++) {
-		if (*p != ' ')
-			return -EBADMSG;
-		p++;
-		if (field == 22) {
-			char *end;
-
-			errno = 0;
-			*ret = strtoull(p, &end, 10);
-			return errno || end == p ? -EBADMSG : 0;
-		}
-		p += strcspn(p, " ");
-	}
-	return -EBADMSG;
-}
-
 int claims_load(struct claims *c, const char *path, const char *proc_root, char err[CLAIMS_STATE_ERR_MAX])
 {
 	struct claim *v = NULL;
@@ -1083,9 +1047,9 @@ int claims_load(struct claims *c, const char *path, const char *proc_root, char 
 	if (next_id > c->next_id)
 		c->next_id = next_id;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t start;
+		struct procfs_stat ps;
 
-		if (claims_pid_start(proc_root, v[i].pid, &start) < 0 || start != v[i].pid_start)
+		if (procfs_read_stat(proc_root, v[i].pid, 0, &ps) < 0 || ps.start_time != v[i].pid_start)
 			continue;
 		if (claims_restore(c, &v[i], next_id) == 0)
 			restored++;

@@ -35,7 +35,7 @@ struct claim {
 	uint32_t id;
 	uint32_t client;     /* server's id of the connection that made it; 0 after a restart */
 	int32_t pid;         /* process the claim lives with, 0 for none */
-	uint64_t pid_start;  /* that process's start time (/proc/PID/stat field 22) */
+	uint64_t pid_start;  /* that process's start time (procfs_stat.start_time) */
 	uint32_t uid;        /* of the client that made it: who may release it, see its records */
 	uint8_t level;       /* level the CPUs count as: normal .. dl */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
@@ -128,10 +128,6 @@ int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id);
 /* Writes the state to path atomically (a temporary file beside it, fsync,
  * rename). 0 or -errno. */
 int claims_save(const struct claims *c, const char *path);
-
-/* Start time of pid (/proc/PID/stat field 22, clock ticks after boot) under
- * proc_root. 0, -ESRCH when it is gone, -EBADMSG. */
-int claims_pid_start(const char *proc_root, int32_t pid, uint64_t *ret);
 
 /*
  * Loads the state file at path: restores each claim whose owner is still

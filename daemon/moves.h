@@ -17,7 +17,7 @@
 
 #include "auth.h"
 #include "claims.h"
-#include "config.h"
+#include "conf.h"
 #include "cpupri.h"
 #include "notify.h"
 #include "placement.h"

@@ -10,11 +10,13 @@
 
 #include "auth.h"
 #include "claims.h"
+#include "conf.h"
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
 #include "moves.h"
 #include "placement.h"
+#include "procfs.h"
 #include "protocol.h"
 #include "service.h"
 
@@ -298,7 +300,14 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 
 		service_claim_terms(s, peer, q, &tmpl.level, &lease, note);
 		proto_cpumask_to_cpuset(&qr->cpus, &tmpl.cpus);
-		r = tmpl.pid ? claims_pid_start(s->proc_root, tmpl.pid, &tmpl.pid_start) : 0;
+		if (tmpl.pid) {
+			struct procfs_stat st;
+
+			r = procfs_read_stat(s->proc_root, tmpl.pid, 0, &st);
+			tmpl.pid_start = st.start_time;
+		} else {
+			r = 0;
+		}
 		if (r == 0)
 			r = claims_add(s->claims, &tmpl, now, lease, &claim_id);
 		if (r < 0) {
@@ -359,25 +368,15 @@ static void service_release(struct service *s, const struct server_peer *peer, c
 
 static void service_comm(const struct service *s, int32_t pid, char *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
+	char comm[64];
 
 	buf[0] = '\0';
-	if (pid <= 0)
+	if (pid <= 0 || procfs_read(s->proc_root, pid, "comm", comm, sizeof(comm)) <= 0)
 		return;
-	snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = '\0';
-		return;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	/* A comm is at most TASK_COMM_LEN - 1 characters: it fits. */
+	memcpy(buf, comm, strnlen(comm, len - 1));
+	buf[strnlen(comm, len - 1)] = '\0';
 }
 
 static void service_cpus(struct service *s, const struct server_peer *peer, const struct proto_msg *m)

@@ -23,6 +23,7 @@
 
 #include "claims.h"
 #include "levels.h"
+#include "procfs.h"
 #include "rtplace-proto.h"
 
 static struct cpuset cpus_of(const char *list)
@@ -450,6 +451,7 @@ static void test_load_checks_the_owner(void **state)
 {
 	struct claims *c, *d;
 	char path[128], err[CLAIMS_STATE_ERR_MAX];
+	struct procfs_stat st;
 	uint64_t start;
 	pid_t dead;
 	uint32_t mine, gone, next;
@@ -457,7 +459,8 @@ static void test_load_checks_the_owner(void **state)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/claims", tmpdir);
-	assert_int_equal(claims_pid_start("/proc", getpid(), &start), 0);
+	assert_int_equal(procfs_read_stat("/proc", getpid(), 0, &st), 0);
+	start = st.start_time;
 	dead = fork();
 	assert_true(dead >= 0);
 	if (dead == 0)
