@@ -44,6 +44,7 @@ struct service {
 	struct server *server;
 	char state_path[CONFIG_SOCKET_MAX + 16]; /* owner-bound claims across restarts */
 	struct event *ev_save;
+	bool save_failing;
 	uint32_t rotor;
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
@@ -131,9 +132,14 @@ static void service_save_cb(evutil_socket_t fd, short what, void *arg)
 	struct service *s = arg;
 	int r = claims_save(s->claims, s->state_path);
 
-	if (r < 0)
+	/* Clients' claims drive the writes: say it once per failing spell,
+	 * not once per claim. */
+	if (r < 0 && !s->save_failing)
 		log_warning("cannot write the claims state %s: %s (claims will not survive a restart)",
 			    s->state_path, strerror(-r));
+	else if (r == 0 && s->save_failing)
+		log_notice("claims state %s written again", s->state_path);
+	s->save_failing = r < 0;
 }
 
 static const char *service_end_reason(uint32_t why)
