@@ -94,6 +94,8 @@ struct config {
 		uint32_t max_clients;          /* of users other than root */
 		uint32_t max_clients_per_user; /* per uid, root excepted */
 		uint32_t max_claims_per_client;
+		uint32_t max_claims_per_user; /* across connections; root is exempt */
+		uint32_t max_lease_ms;        /* longest lease without RT privilege */
 	} limits;
 };
 
