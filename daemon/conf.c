@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <ini.h>
 
 #include "conf.h"
@@ -32,7 +33,7 @@ struct config_key {
 };
 
 static const char *const config_sections[] = {
-	"daemon", "topology", "placement", "moves", "notify", "limits",
+	"daemon", "topology", "placement", "moves", "notify", "limits", "metrics",
 };
 
 static const struct config_choice config_log_levels[] = {
@@ -441,6 +442,55 @@ static int config_set_max_lease_ms(struct config *c, const char *v)
 	return config_parse_uint(v, 1, 86400000, &c->limits.max_lease_ms);
 }
 
+/*
+ * HOST:PORT with a numeric host (an IPv4 address, or an IPv6 address in
+ * brackets) and a port from 1 to 65535; nothing turns the endpoint off.
+ * Names are refused: resolving one is an NSS lookup at every start.
+ */
+static int config_set_metrics_listen(struct config *c, const char *v)
+{
+	char host[CONFIG_HOST_MAX];
+	unsigned char addr[sizeof(struct in6_addr)];
+	const char *colon = strrchr(v, ':');
+	const char *h = v;
+	size_t hlen;
+	uint32_t port;
+	int family = AF_INET;
+
+	if (!*v) {
+		memset(&c->metrics.host, 0, sizeof(c->metrics.host));
+		c->metrics.port = 0;
+		return 0;
+	}
+	if (!colon)
+		return -EINVAL;
+	hlen = (size_t)(colon - v);
+	if (*v == '[') {
+		if (hlen < 2 || v[hlen - 1] != ']')
+			return -EINVAL;
+		h = v + 1;
+		hlen -= 2;
+		family = AF_INET6;
+	}
+	if (hlen == 0 || hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(family, host, addr) != 1)
+		return -EINVAL;
+	if (config_parse_uint(colon + 1, 1, 65535, &port) < 0)
+		return -ERANGE;
+	memset(&c->metrics.host, 0, sizeof(c->metrics.host));
+	memcpy(c->metrics.host, host, hlen + 1);
+	c->metrics.port = (uint16_t)port;
+	return 0;
+}
+
+static int config_set_metrics_bpf_stats(struct config *c, const char *v)
+{
+	return config_parse_bool(v, &c->metrics.bpf_stats);
+}
+
 #define CONFIG_BOOL_EXPECTED "yes, no, true, false, 1 or 0"
 #define CONFIG_STR(x) CONFIG_STR_(x)
 #define CONFIG_STR_(x) #x
@@ -482,6 +532,10 @@ static const struct config_key config_keys[] = {
 	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
 	{ "limits", "max-claims-per-user", config_set_max_claims_per_user, "an integer from 1 to 65536" },
 	{ "limits", "max-lease-ms", config_set_max_lease_ms, "milliseconds from 1 to 86400000" },
+	{ "metrics", "listen", config_set_metrics_listen,
+	  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
+	  "[::1]:9808) and a port from 1 to 65535, or nothing" },
+	{ "metrics", "bpf-stats", config_set_metrics_bpf_stats, CONFIG_BOOL_EXPECTED },
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -588,7 +642,7 @@ static void config_check_line(struct config_parser *p, char *line)
 		*close = '\0';
 		if (!config_section_known(line + 1)) {
 			config_error(p, p->lineno,
-				     "unknown section [%s]: expected daemon, topology, placement, moves, notify or limits",
+				     "unknown section [%s]: expected daemon, topology, placement, moves, notify, limits or metrics",
 				     config_printable(line + 1, shown, sizeof(shown)));
 			strcpy(line, "[?]");
 			return;
@@ -855,7 +909,9 @@ bool config_equal(const struct config *a, const struct config *b)
 	       a->limits.max_clients_per_user == b->limits.max_clients_per_user &&
 	       a->limits.max_claims_per_client == b->limits.max_claims_per_client &&
 	       a->limits.max_claims_per_user == b->limits.max_claims_per_user &&
-	       a->limits.max_lease_ms == b->limits.max_lease_ms;
+	       a->limits.max_lease_ms == b->limits.max_lease_ms &&
+	       strcmp(a->metrics.host, b->metrics.host) == 0 && a->metrics.port == b->metrics.port &&
+	       a->metrics.bpf_stats == b->metrics.bpf_stats;
 }
 
 const char *config_restart_key(const struct config *old, const struct config *new)
@@ -870,5 +926,9 @@ const char *config_restart_key(const struct config *old, const struct config *ne
 		return "topology.shard";
 	if (strcmp(old->topology.file, new->topology.file) != 0)
 		return "topology.file";
+	if (strcmp(old->metrics.host, new->metrics.host) != 0 || old->metrics.port != new->metrics.port)
+		return "metrics.listen";
+	if (old->metrics.bpf_stats != new->metrics.bpf_stats)
+		return "metrics.bpf-stats";
 	return NULL;
 }

@@ -35,6 +35,9 @@
 /* Longest line (leading whitespace excluded) the parser accepts. inih holds
  * a line in a 200-byte buffer; a longer line would be split silently. */
 #define CONFIG_LINE_MAX 190
+/* A numeric listening address and its NUL: an IPv6 address in text
+ * (INET6_ADDRSTRLEN) without brackets. */
+#define CONFIG_HOST_MAX 46
 /* Files above this are refused with -EFBIG before parsing. */
 #define CONFIG_FILE_MAX (1024 * 1024)
 
@@ -97,6 +100,11 @@ struct config {
 		uint32_t max_claims_per_user; /* across connections; root is exempt */
 		uint32_t max_lease_ms;        /* longest lease without RT privilege */
 	} limits;
+	struct config_metrics {
+		char host[CONFIG_HOST_MAX]; /* numeric IPv4 or IPv6 address, no brackets */
+		uint16_t port;              /* 0: no metrics endpoint */
+		bool bpf_stats;             /* BPF_ENABLE_STATS while the endpoint runs */
+	} metrics;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

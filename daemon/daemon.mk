@@ -48,13 +48,14 @@ daemon_rtplaced_SOURCES = \
 	daemon/server.h daemon/server.c \
 	daemon/service.h daemon/service.c \
 	daemon/sdnotify.h daemon/sdnotify.c \
-	daemon/moves.h daemon/moves.c
+	daemon/moves.h daemon/moves.c \
+	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)
-daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_EXTRA_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 daemon_rtplaced_LDADD = \
 	daemon/libtracker.la daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la \
 	common/libtopohwloc.la common/libcommon.la \
-	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
+	$(LIBEVENT_EXTRA_LIBS) $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
 
 dist_man_MANS += man/rtplaced.8 man/rtplaced.conf.5
 

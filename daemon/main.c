@@ -20,6 +20,7 @@
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "procfs.h"
 #include "sdnotify.h"
 #include "server.h"
@@ -44,6 +45,7 @@ struct daemon {
 	struct loop *loop;
 	struct service *service;
 	struct server *server;
+	struct metrics *metrics; /* NULL without [metrics] listen */
 };
 
 static void daemon_usage(FILE *out)
@@ -333,6 +335,19 @@ static int daemon_start(struct daemon *d)
 		return EXIT_FAILURE;
 	}
 	service_attach_server(d->service, d->server);
+	if (d->cfg.metrics.port) {
+		struct metrics_opts mopts = {
+			.base = sopts.base,
+			.topo = d->topo,
+			.map = sopts.map,
+			.map_size = sopts.map_size,
+			.service = d->service,
+			.tracker = d->tracker,
+		};
+
+		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
+			return EXIT_FAILURE;
+	}
 	if (loop_on_signal(d->loop, SIGTERM, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
@@ -347,6 +362,7 @@ static int daemon_start(struct daemon *d)
 
 static void daemon_stop(struct daemon *d)
 {
+	metrics_free(d->metrics);
 	server_free(d->server);
 	service_free(d->service);
 	tracker_close(d->tracker);

@@ -69,7 +69,9 @@ struct moves {
 	struct event *ev_ring;
 	uint32_t rotor;
 	unsigned budget;
-	uint64_t moves;
+	uint64_t moves;        /* applied: MOVE requests and pushes */
+	uint64_t moves_failed; /* MOVE requests refused or failed, pushes failed */
+	uint64_t collisions;   /* reported on managed threads */
 	/* The manage-* rules, user names resolved to uids. */
 	struct config_moves rules;
 	uid_t rule_uids[CONFIG_MANAGE_MAX];
@@ -166,8 +168,9 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	return 0;
 }
 
-int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
-	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
+static int moves_move_one(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+			  const uint8_t *claimed_level, struct rtplace_move_reply *ret,
+			  char reason[RTPLACE_REASON_MAX])
 {
 	struct auth_creds creds;
 	struct auth_target target;
@@ -232,6 +235,16 @@ int moves_move(struct moves *m, const struct server_peer *peer, const struct rtp
 	moves_publish(m, RTPLACE_RECORD_MOVED, req->tid, target.euid, moves_single_cpu(&res.prev.cpus),
 		      moves_single_cpu(&res.now.cpus), ret->policy, ret->prio);
 	return 0;
+}
+
+int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
+{
+	int r = moves_move_one(m, peer, req, claimed_level, ret, reason);
+
+	if (r < 0)
+		m->moves_failed++;
+	return r;
 }
 
 int moves_subscribe(struct moves *m, const struct server_peer *peer, struct notify_sub_info *ret,
@@ -524,8 +537,10 @@ static void moves_push(struct moves *m, struct moves_thread *mt, const struct tr
 	cpuset_set(&to, (unsigned)cpu);
 	m->budget--;
 	mt->last_push_ms = now;
-	if (mover_apply(mt->tid, &to, MOVER_SCHED_KEEP, 0, &res) < 0)
+	if (mover_apply(mt->tid, &to, MOVER_SCHED_KEEP, 0, &res) < 0) {
+		m->moves_failed++;
 		return;
+	}
 	m->moves++;
 	log_debug("pushed thread %d of pid %d from CPU %u (%u) to CPU %d", (int)mt->tid, (int)mt->pid, ev->cpu,
 		  ev->cpu_level, cpu);
@@ -548,6 +563,7 @@ int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx)
 		m->threads[mt - m->threads] = m->threads[--m->nthreads];
 		break;
 	case TRACKER_EVENT_COLLISION:
+		m->collisions++;
 		moves_publish(m, RTPLACE_RECORD_COLLISION, mt->tid, mt->uid, (int)ev->cpu, -1, prio ? SCHED_FIFO : 0,
 			      prio);
 		moves_push(m, mt, ev);
@@ -701,4 +717,17 @@ const struct auth_policy *moves_auth_policy(const struct moves *m)
 uint64_t moves_count(const struct moves *m)
 {
 	return m->moves;
+}
+
+void moves_get_stats(const struct moves *m, struct moves_stats *ret)
+{
+	struct notify_stats ns;
+
+	notify_get_stats(m->notify, &ns);
+	*ret = (struct moves_stats){
+		.moved = m->moves,
+		.failed = m->moves_failed,
+		.collisions = m->collisions,
+		.records_lost = ns.dropped,
+	};
 }

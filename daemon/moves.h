@@ -83,6 +83,16 @@ int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx);
 
 uint64_t moves_count(const struct moves *m);
 
+struct moves_stats {
+	uint64_t moved;        /* MOVE requests applied and pushes made */
+	uint64_t failed;       /* MOVE requests refused or failed, pushes that failed */
+	uint64_t collisions;   /* tracker collisions on managed threads */
+	uint64_t records_lost; /* records that found a subscriber's ring full */
+};
+
+/* The counters since the daemon started (the metrics endpoint's). */
+void moves_get_stats(const struct moves *m, struct moves_stats *ret);
+
 /* Who may do what under [moves] (rt-groups, max-prio, allow): the same
  * rules decide what a claim may hold. */
 const struct auth_policy *moves_auth_policy(const struct moves *m);

@@ -48,6 +48,7 @@ struct service {
 	uint32_t rotor;
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
+	uint64_t queries_placed, queries_empty; /* QUERY replies with CPUs, without */
 	/*
 	 * Every request gets exactly its own reply, before any event it causes
 	 * (DESIGN §14): replies are built in reply, events in event, and
@@ -343,6 +344,10 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
 		goto out;
 	}
+	if (res->n > 0)
+		s->queries_placed++;
+	else
+		s->queries_empty++;
 	service_send(s, peer->id, &s->reply);
 out:
 	free(res);
@@ -665,4 +670,23 @@ void service_free(struct service *s)
 	cpupri_view_close(&s->view);
 	free(s->events);
 	free(s);
+}
+
+void service_get_stats(const struct service *s, struct service_stats *ret)
+{
+	struct moves_stats ms;
+	unsigned claimed = 0;
+
+	for (uint32_t cpu = 0; cpu < s->topo->ncpus; cpu++)
+		claimed += claims_on_cpu(s->claims, cpu) != NULL;
+	moves_get_stats(s->moves, &ms);
+	*ret = (struct service_stats){
+		.queries_placed = s->queries_placed,
+		.queries_empty = s->queries_empty,
+		.queries_refused = s->queries - s->queries_placed - s->queries_empty,
+		.moves = ms,
+		.claims_active = claims_count(s->claims),
+		.claimed_cpus = claimed,
+		.clients = s->server ? server_client_count(s->server) : 0,
+	};
 }

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "conf.h"
+#include "moves.h"
 #include "server.h"
 #include "topo.h"
 #include "tracker.h"
@@ -46,6 +47,19 @@ void service_apply_config(struct service *s, const struct config *cfg);
 /* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
  * event (REVOKED) to its connection. */
 void service_revoke_cpu(struct service *s, uint32_t cpu);
+
+struct service_stats {
+	uint64_t queries_placed;  /* answered with CPUs */
+	uint64_t queries_empty;   /* answered without a CPU */
+	uint64_t queries_refused; /* answered with an error */
+	struct moves_stats moves;
+	unsigned claims_active;
+	unsigned claimed_cpus;    /* CPUs some claim holds */
+	unsigned clients;         /* connected now */
+};
+
+/* The counters and gauges the metrics endpoint exports. */
+void service_get_stats(const struct service *s, struct service_stats *ret);
 
 /* Server limits that follow from a configuration. */
 void service_server_limits(const struct config *cfg, struct server_limits *ret);

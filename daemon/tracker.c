@@ -36,6 +36,7 @@ struct tracker {
 	size_t map_size;       /* bytes of the region (geometry) */
 	tracker_event_cb *cb;  /* the consumer, only during tracker_consume() */
 	void *cb_ctx;
+	int stats_fd;          /* BPF_ENABLE_STATS while >= 0 */
 };
 
 /*
@@ -313,6 +314,8 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 		goto out;
 	shard_of = calloc(topo->ncpus, sizeof(*shard_of));
 	t = calloc(1, sizeof(*t));
+	if (t)
+		t->stats_fd = -1;
 	if (!shard_of || !t) {
 		r = -ENOMEM;
 		goto out;
@@ -467,10 +470,49 @@ uint64_t tracker_lost(const struct tracker *t)
 	return __atomic_load_n(&t->skel->bss->tracker_lost, __ATOMIC_RELAXED);
 }
 
+int tracker_enable_stats(struct tracker *t)
+{
+	int fd;
+
+	if (t->stats_fd >= 0)
+		return 0;
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0)
+		return fd;
+	t->stats_fd = fd;
+	return 0;
+}
+
+int tracker_prog_stats(const struct tracker *t, struct tracker_prog_stats *ret, size_t max, size_t *ret_n)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int r;
+
+		if (n == max)
+			break;
+		r = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len);
+		if (r < 0)
+			return r;
+		snprintf(ret[n].name, sizeof(ret[n].name), "%s", bpf_program__name(prog));
+		ret[n].runs = info.run_cnt;
+		ret[n].run_ns = info.run_time_ns;
+		n++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
 void tracker_close(struct tracker *t)
 {
 	if (!t)
 		return;
+	if (t->stats_fd >= 0)
+		close(t->stats_fd);
 	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
 		bpf_link__destroy(t->watch_links[i]);
 	ring_buffer__free(t->ring);

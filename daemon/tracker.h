@@ -68,6 +68,25 @@ int tracker_watch(struct tracker *t, uint32_t tid, bool on);
 /* Events dropped because the ring buffer was full, since tracker_open(). */
 uint64_t tracker_lost(const struct tracker *t);
 
+/* One tracker program's own cost since statistics were enabled. */
+struct tracker_prog_stats {
+	char name[32];    /* the program's name in bpf/tracker.bpf.c */
+	uint64_t runs;    /* run_cnt */
+	uint64_t run_ns;  /* run_time_ns */
+};
+
+/*
+ * Turns on the kernel's BPF run-time statistics (BPF_ENABLE_STATS) for as
+ * long as the tracker is open. It is machine-wide: every BPF program on the
+ * machine then pays two clock reads per run. The kernel.bpf_stats_enabled
+ * sysctl is left alone. 0 or -errno.
+ */
+int tracker_enable_stats(struct tracker *t);
+
+/* Fills ret with up to max programs' statistics and *ret_n with their
+ * number. 0 or -errno (from BPF_OBJ_GET_INFO_BY_FD). */
+int tracker_prog_stats(const struct tracker *t, struct tracker_prog_stats *ret, size_t max, size_t *ret_n);
+
 /* Detaches the programs and frees everything; accepts NULL. */
 void tracker_close(struct tracker *t);
 

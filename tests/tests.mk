@@ -198,3 +198,16 @@ tests_integration_test_claims_live_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-claims-live
+
+# The metrics endpoint over real TCP: counters, format, refusals, stuck
+# scrapers; as root the live daemon's BPF statistics.
+check_PROGRAMS += tests/integration/test-metrics
+tests_integration_test_metrics_SOURCES = tests/integration/test-metrics.c
+tests_integration_test_metrics_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_metrics_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_metrics_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-metrics
+
+# promtool and a real Prometheus server against the metrics endpoint.
+TESTS += tests/integration/test-metrics-prometheus.sh
+EXTRA_DIST += tests/integration/test-metrics-prometheus.sh

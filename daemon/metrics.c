@@ -1,0 +1,232 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "cpupri.h"
+#include "levels.h"
+#include "log.h"
+#include "metrics.h"
+
+/* Every program of bpf/tracker.bpf.c fits, with room for more. */
+#define METRICS_MAX_PROGS 32
+
+struct metrics {
+	struct metrics_opts o;
+	struct cpupri_view view;
+	struct evhttp *http;
+	bool bpf_stats; /* the tracker's statistics are on */
+};
+
+/* The Prometheus value of a CPU's level: its highest queued RT priority,
+ * 0 without one, 100 under a deadline task (above every RT priority). */
+static unsigned metrics_rt_priority(uint32_t level)
+{
+	if (level == LEVEL_DL)
+		return 100;
+	return (unsigned)level_rt_priority(level);
+}
+
+static void metrics_family(struct evbuffer *b, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void metrics_cpus(struct metrics *m, struct evbuffer *b)
+{
+	uint32_t ncpus = m->o.topo->ncpus;
+
+	metrics_family(b, "rtplace_cpu_rt_priority", "gauge",
+		       "Highest RT priority queued on the CPU (0: none, 100: a deadline task runs).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_rt_priority{cpu=\"%u\"} %u\n", cpu,
+				    metrics_rt_priority(cpupri_level(&m->view, cpu)));
+	metrics_family(b, "rtplace_cpu_online", "gauge", "1 when the CPU is online and managed by rtplace, else 0.");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_online{cpu=\"%u\"} %d\n", cpu,
+				    cpupri_level(&m->view, cpu) != LEVEL_OFFLINE);
+}
+
+static void metrics_tracker(struct metrics *m, struct evbuffer *b)
+{
+	struct tracker_prog_stats st[METRICS_MAX_PROGS];
+	size_t n;
+	int r = tracker_prog_stats(m->o.tracker, st, METRICS_MAX_PROGS, &n);
+
+	if (r < 0) {
+		log_ratelimited(LOG_WARNING, "Failed to read the tracker's BPF statistics: %s", strerror(-r));
+		return;
+	}
+	metrics_family(b, "rtplace_tracker_runs_total", "counter",
+		       "Runs of each tracker BPF program since [metrics] bpf-stats turned statistics on.");
+	for (size_t i = 0; i < n; i++)
+		evbuffer_add_printf(b, "rtplace_tracker_runs_total{program=\"%s\"} %llu\n", st[i].name,
+				    (unsigned long long)st[i].runs);
+	metrics_family(b, "rtplace_tracker_run_seconds_total", "counter",
+		       "Time spent in each tracker BPF program since [metrics] bpf-stats turned statistics on.");
+	for (size_t i = 0; i < n; i++)
+		evbuffer_add_printf(b, "rtplace_tracker_run_seconds_total{program=\"%s\"} %llu.%09llu\n", st[i].name,
+				    (unsigned long long)(st[i].run_ns / 1000000000u),
+				    (unsigned long long)(st[i].run_ns % 1000000000u));
+}
+
+/* The whole page, in the text format 0.0.4: HELP and TYPE before each
+ * family's samples, each family once. */
+static void metrics_page(struct metrics *m, struct evbuffer *b)
+{
+	struct service_stats st;
+
+	service_get_stats(m->o.service, &st);
+	metrics_family(b, "rtplace_build_info", "gauge", "The running rtplaced's version; always 1.");
+	evbuffer_add_printf(b, "rtplace_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	metrics_cpus(m, b);
+	metrics_family(b, "rtplace_claims_active", "gauge", "Claims held now.");
+	evbuffer_add_printf(b, "rtplace_claims_active %u\n", st.claims_active);
+	metrics_family(b, "rtplace_claimed_cpus", "gauge", "CPUs some claim holds now.");
+	evbuffer_add_printf(b, "rtplace_claimed_cpus %u\n", st.claimed_cpus);
+	metrics_family(b, "rtplace_clients", "gauge", "Socket clients connected now.");
+	evbuffer_add_printf(b, "rtplace_clients %u\n", st.clients);
+	metrics_family(b, "rtplace_queries_total", "counter",
+		       "Placement queries answered: placed (with CPUs), empty (no CPU fits), refused (an error).");
+	evbuffer_add_printf(b,
+			    "rtplace_queries_total{result=\"placed\"} %llu\n"
+			    "rtplace_queries_total{result=\"empty\"} %llu\n"
+			    "rtplace_queries_total{result=\"refused\"} %llu\n",
+			    (unsigned long long)st.queries_placed, (unsigned long long)st.queries_empty,
+			    (unsigned long long)st.queries_refused);
+	metrics_family(b, "rtplace_moves_total", "counter",
+		       "Thread moves (MOVE requests and rebalancing pushes): moved, or failed (refused or not applied).");
+	evbuffer_add_printf(b, "rtplace_moves_total{result=\"moved\"} %llu\nrtplace_moves_total{result=\"failed\"} %llu\n",
+			    (unsigned long long)st.moves.moved, (unsigned long long)st.moves.failed);
+	metrics_family(b, "rtplace_collisions_total", "counter",
+		       "Managed threads found queued behind an equal or higher RT task.");
+	evbuffer_add_printf(b, "rtplace_collisions_total %llu\n", (unsigned long long)st.moves.collisions);
+	metrics_family(b, "rtplace_records_lost_total", "counter",
+		       "Notification records dropped because a subscriber's ring was full.");
+	evbuffer_add_printf(b, "rtplace_records_lost_total %llu\n", (unsigned long long)st.moves.records_lost);
+	if (m->o.tracker) {
+		metrics_family(b, "rtplace_tracker_events_lost_total", "counter",
+			       "Tracker events dropped because the BPF ring buffer was full.");
+		evbuffer_add_printf(b, "rtplace_tracker_events_lost_total %llu\n",
+				    (unsigned long long)tracker_lost(m->o.tracker));
+	}
+	if (m->bpf_stats)
+		metrics_tracker(m, b);
+}
+
+/* Answers code with a one-line text page (consumes body). */
+static void metrics_refuse(struct evhttp_request *req, struct evbuffer *body, int code, const char *reason)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; charset=utf-8");
+	evbuffer_add_printf(body, "%d %s: only GET /metrics is served here\n", code, reason);
+	evhttp_send_reply(req, code, reason, body);
+	evbuffer_free(body);
+}
+
+static void metrics_request_cb(struct evhttp_request *req, void *arg)
+{
+	struct metrics *m = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
+	struct evbuffer *body;
+
+	body = evbuffer_new();
+	if (!body) {
+		evhttp_send_error(req, HTTP_SERVUNAVAIL, NULL);
+		return;
+	}
+	if (!path || strcmp(path, "/metrics") != 0) {
+		metrics_refuse(req, body, HTTP_NOTFOUND, "Not Found");
+		return;
+	}
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		/* evhttp_send_error() would drop this header. */
+		evhttp_add_header(headers, "Allow", "GET, HEAD");
+		metrics_refuse(req, body, HTTP_BADMETHOD, "Method Not Allowed");
+		return;
+	}
+	metrics_page(m, body);
+	evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	if (cmd == EVHTTP_REQ_HEAD) {
+		/* evhttp would send the page after the headers: HEAD gets
+		 * the page's length only. */
+		char len[24];
+
+		snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
+		evhttp_add_header(headers, "Content-Length", len);
+		evhttp_send_reply(req, HTTP_OK, "OK", NULL);
+	} else {
+		evhttp_send_reply(req, HTTP_OK, "OK", body);
+	}
+	evbuffer_free(body);
+}
+
+int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cfg, struct metrics **ret)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->o = *opts;
+	r = cpupri_view_open(opts->map, opts->map_size, &m->view);
+	if (r < 0) {
+		free(m);
+		return r;
+	}
+	m->http = evhttp_new(opts->base);
+	if (!m->http) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* Every method reaches metrics_request_cb, which answers 405 itself;
+	 * evhttp would answer 501 to the ones outside its default set. */
+	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+						    EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+						    EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS_SIZE);
+	evhttp_set_max_body_size(m->http, METRICS_MAX_BODY_SIZE);
+	evhttp_set_timeout(m->http, METRICS_TIMEOUT_S);
+	evhttp_set_gencb(m->http, metrics_request_cb, m);
+	errno = 0;
+	if (!evhttp_bind_socket_with_handle(m->http, cfg->host, cfg->port)) {
+		r = errno ? -errno : -EADDRNOTAVAIL;
+		log_error("[metrics] listen: cannot listen on %s%s%s:%u: %s", strchr(cfg->host, ':') ? "[" : "",
+			  cfg->host, strchr(cfg->host, ':') ? "]" : "", cfg->port, strerror(-r));
+		goto fail;
+	}
+	if (cfg->bpf_stats && opts->tracker) {
+		r = tracker_enable_stats(opts->tracker);
+		if (r < 0)
+			log_warning("[metrics] bpf-stats: cannot enable BPF statistics: %s; the tracker series are left out",
+				    strerror(-r));
+		m->bpf_stats = r == 0;
+	} else if (cfg->bpf_stats) {
+		log_notice("[metrics] bpf-stats: no BPF tracker when simulating; the tracker series are left out");
+	}
+	log_info("Serving metrics on http://%s%s%s:%u/metrics", strchr(cfg->host, ':') ? "[" : "", cfg->host,
+		 strchr(cfg->host, ':') ? "]" : "", cfg->port);
+	*ret = m;
+	return 0;
+fail:
+	metrics_free(m);
+	return r;
+}
+
+void metrics_free(struct metrics *m)
+{
+	if (!m)
+		return;
+	if (m->http)
+		evhttp_free(m->http);
+	cpupri_view_close(&m->view);
+	free(m);
+}

@@ -1,0 +1,54 @@
+/*
+ * The metrics endpoint (DESIGN §16): `GET /metrics` over HTTP in the
+ * Prometheus text format 0.0.4, served through libevent's evhttp on the
+ * daemon's own event loop. The only evhttp user. It has no authentication:
+ * rtplaced.conf(5) tells operators to bind it to loopback or a private
+ * network.
+ *
+ * A scrape builds the whole page from counters the daemon keeps anyway
+ * (service_get_stats()), the cpupri map and, with [metrics] bpf-stats, the
+ * tracker programs' run statistics; it never waits on anything. evhttp
+ * reads and writes without blocking, so a slow or stuck scraper only holds
+ * its own connection, which the idle timeout closes.
+ */
+#ifndef RTPLACE_METRICS_H
+#define RTPLACE_METRICS_H
+
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "conf.h"
+#include "service.h"
+#include "topo.h"
+#include "tracker.h"
+
+/* Bounds on what a scraper may send, and how long it may stay idle. */
+#define METRICS_MAX_HEADERS_SIZE 8192
+#define METRICS_MAX_BODY_SIZE 0
+#define METRICS_TIMEOUT_S 10
+
+struct metrics;
+
+struct metrics_opts {
+	struct event_base *base;
+	const struct topo *topo;
+	const void *map;          /* the cpupri map, read-only */
+	size_t map_size;
+	struct service *service;
+	struct tracker *tracker;  /* NULL when simulating: no tracker statistics */
+};
+
+/*
+ * Listens on cfg->host:cfg->port (cfg->port must not be 0) and turns on
+ * BPF statistics when cfg->bpf_stats and a tracker is given. Returns 0,
+ * -EADDRINUSE or another -errno from binding (logged with the address), or
+ * -ENOMEM. Failing to enable BPF statistics is logged and leaves the
+ * endpoint running without the tracker series.
+ */
+int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cfg, struct metrics **ret);
+
+/* Closes the listener and every scraper's connection; accepts NULL. */
+void metrics_free(struct metrics *m);
+
+#endif
