@@ -456,6 +456,7 @@ static int config_set_metrics_listen(struct config *c, const char *v)
 	size_t hlen;
 	uint32_t port;
 	int family = AF_INET;
+	int r;
 
 	if (!*v) {
 		memset(&c->metrics.host, 0, sizeof(c->metrics.host));
@@ -478,8 +479,9 @@ static int config_set_metrics_listen(struct config *c, const char *v)
 	host[hlen] = '\0';
 	if (inet_pton(family, host, addr) != 1)
 		return -EINVAL;
-	if (config_parse_uint(colon + 1, 1, 65535, &port) < 0)
-		return -ERANGE;
+	r = config_parse_uint(colon + 1, 1, 65535, &port);
+	if (r < 0)
+		return r;
 	memset(&c->metrics.host, 0, sizeof(c->metrics.host));
 	memcpy(c->metrics.host, host, hlen + 1);
 	c->metrics.port = (uint16_t)port;

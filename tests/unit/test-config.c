@@ -339,12 +339,12 @@ static void test_structure_errors(void **state)
 {
 	test_one_error("socket = /x\n", "t.conf:1: key 'socket' outside of any section");
 	test_one_error("[deamon]\nsocket = /x\nbogus = 1\n",
-		       "t.conf:1: unknown section [deamon]: expected daemon, topology, placement, moves, notify or "
-		       "limits");
+		       "t.conf:1: unknown section [deamon]: expected daemon, topology, placement, moves, notify, "
+		       "limits or metrics");
 	test_one_error("[daemon\nsocket = /x\n", "t.conf:1: malformed section header '[daemon': expected '[name]'");
 	test_one_error("[daemon] junk\n", "t.conf:1: malformed section header '[daemon] junk': expected '[name]'");
-	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, placement, moves, notify or "
-			       "limits");
+	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, placement, moves, notify, "
+			       "limits or metrics");
 	test_one_error("[daemon]\nsockets = /x\n",
 		       "t.conf:2: unknown key 'sockets' in [daemon]: expected socket, socket-group, socket-mode, "
 		       "log-level");
@@ -431,7 +431,7 @@ static void test_all_errors_reported(void **state)
 		"t.conf:6: invalid value 'perhaps' for prefer-idle: expected yes, no, true, false, 1 or 0",
 		"t.conf:7: expected 'key = value', '[section]' or a comment, got 'this is not ini'",
 		"t.conf:8: invalid value '-1' for claim-timeout-ms: expected 0 (no lease) or milliseconds up to 86400000",
-		"t.conf:9: unknown section [nowhere]: expected daemon, topology, placement, moves, notify or limits",
+		"t.conf:9: unknown section [nowhere]: expected daemon, topology, placement, moves, notify, limits or metrics",
 		"t.conf:13: duplicate key 'max-clients' in [limits] (first set on line 12)",
 		"t.conf:15: ring-records = 100 is out of range: expected a power of two from 64 to 65536",
 		NULL,
@@ -566,7 +566,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 24);
+	assert_int_equal(keys, 26);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -684,6 +684,53 @@ static void test_manage_rules(void **state)
 	}
 }
 
+#define TEST_LISTEN_EXPECTED                                                                           \
+	"expected HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, " \
+	"[::1]:9808) and a port from 1 to 65535, or nothing"
+
+/* [metrics]: off by default; numeric HOST:PORT only, IPv6 in brackets;
+ * each bad value names the key. */
+static void test_metrics(void **state)
+{
+	static const char *const bad[] = {
+		"localhost:9808", "127.0.0.1", "127.0.0.1:", ":9808", "::1:9808", "[::1]", "[::1:9808",
+		"[127.0.0.1]:9808", "127.0.0.256:9808", "[]:9808", "[::1]x:9808", "127.0.0.1:+80", "127.0.0.1:http",
+	};
+	struct config c;
+	char text[256], msg[512];
+
+	config_defaults(&c);
+	assert_int_equal(c.metrics.port, 0);
+	assert_string_equal(c.metrics.host, "");
+	assert_false(c.metrics.bpf_stats);
+
+	assert_int_equal(test_load("[metrics]\nlisten = 127.0.0.1:9808\nbpf-stats = yes\n", &c, NULL), 0);
+	assert_string_equal(c.metrics.host, "127.0.0.1");
+	assert_int_equal(c.metrics.port, 9808);
+	assert_true(c.metrics.bpf_stats);
+	assert_int_equal(test_load("[metrics]\nlisten = [::1]:65535\n", &c, NULL), 0);
+	assert_string_equal(c.metrics.host, "::1");
+	assert_int_equal(c.metrics.port, 65535);
+	assert_int_equal(test_load("[metrics]\nlisten = [fd00::a:1]:1\n", &c, NULL), 0);
+	assert_string_equal(c.metrics.host, "fd00::a:1");
+	assert_int_equal(c.metrics.port, 1);
+	assert_int_equal(test_load("[metrics]\nlisten =\n", &c, NULL), 0);
+	assert_int_equal(c.metrics.port, 0);
+	assert_string_equal(c.metrics.host, "");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[metrics]\nlisten = %s\n", bad[i]);
+		snprintf(msg, sizeof(msg), "t.conf:2: invalid value '%s' for listen: " TEST_LISTEN_EXPECTED, bad[i]);
+		test_one_error(text, msg);
+	}
+	test_one_error("[metrics]\nlisten = 127.0.0.1:0\n",
+		       "t.conf:2: listen = 127.0.0.1:0 is out of range: " TEST_LISTEN_EXPECTED);
+	test_one_error("[metrics]\nlisten = [::1]:65536\n",
+		       "t.conf:2: listen = [::1]:65536 is out of range: " TEST_LISTEN_EXPECTED);
+	test_one_error("[metrics]\nbpf-stats = sometimes\n",
+		       "t.conf:2: invalid value 'sometimes' for bpf-stats: expected yes, no, true, false, 1 or 0");
+}
+
 static void test_equal_and_restart_key(void **state)
 {
 	struct config a, b;
@@ -718,6 +765,17 @@ static void test_equal_and_restart_key(void **state)
 	config_defaults(&b);
 	snprintf(b.topology.file, sizeof(b.topology.file), "/x.xml");
 	assert_string_equal(config_restart_key(&a, &b), "topology.file");
+	config_defaults(&b);
+	b.metrics.port = 9808;
+	assert_false(config_equal(&a, &b));
+	assert_string_equal(config_restart_key(&a, &b), "metrics.listen");
+	config_defaults(&b);
+	snprintf(b.metrics.host, sizeof(b.metrics.host), "::1");
+	assert_string_equal(config_restart_key(&a, &b), "metrics.listen");
+	config_defaults(&b);
+	b.metrics.bpf_stats = true;
+	assert_false(config_equal(&a, &b));
+	assert_string_equal(config_restart_key(&a, &b), "metrics.bpf-stats");
 }
 
 int main(void)
@@ -740,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_corpus_expectations),
 		cmocka_unit_test(test_equal_and_restart_key),
 		cmocka_unit_test(test_manage_rules),
+		cmocka_unit_test(test_metrics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
