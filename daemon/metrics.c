@@ -1,18 +1,23 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "cpupri.h"
 #include "levels.h"
 #include "log.h"
 #include "metrics.h"
+#include "server.h"
 
 /* Every program of bpf/tracker.bpf.c fits, with room for more. */
 #define METRICS_MAX_PROGS 32
@@ -21,8 +26,60 @@ struct metrics {
 	struct metrics_opts o;
 	struct cpupri_view view;
 	struct evhttp *http;
+	struct evconnlistener *listener; /* evhttp's, paused when descriptors run short */
+	struct event *ev_resume;
 	bool bpf_stats; /* the tracker's statistics are on */
 };
+
+/*
+ * Scrapers must not take the descriptors socket clients need: evhttp in
+ * libevent 2.1 has no cap on connections, so accepting pauses while the
+ * lowest free descriptor lies in the top 2 * SERVER_FD_RESERVE of
+ * RLIMIT_NOFILE (the top SERVER_FD_RESERVE stay for root, the next as many
+ * for unprivileged socket clients). accept() hands out the lowest free
+ * descriptor, so a duplicate of the listener shows where the next one lands.
+ */
+static bool metrics_fds_scarce(const struct metrics *m)
+{
+	struct rlimit rl;
+	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	fd = fcntl(evconnlistener_get_fd(m->listener), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	close(fd);
+	return (rlim_t)fd >= rl.rlim_cur - 2 * SERVER_FD_RESERVE(rl.rlim_cur);
+}
+
+static void metrics_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct metrics *m = arg;
+	struct timeval pause = { .tv_usec = SERVER_ACCEPT_PAUSE_MS * 1000 };
+
+	if (metrics_fds_scarce(m)) {
+		evtimer_add(m->ev_resume, &pause);
+		return;
+	}
+	evconnlistener_enable(m->listener);
+	log_notice("Accepting metrics scrapers again");
+}
+
+/* evhttp calls this for every connection it accepts (the connection has
+ * its descriptor already); NULL lets evhttp make its usual bufferevent. */
+static struct bufferevent *metrics_accepted_cb(struct event_base *base, void *arg)
+{
+	struct metrics *m = arg;
+	struct timeval pause = { .tv_usec = SERVER_ACCEPT_PAUSE_MS * 1000 };
+
+	if (!evtimer_pending(m->ev_resume, NULL) && metrics_fds_scarce(m)) {
+		evconnlistener_disable(m->listener);
+		evtimer_add(m->ev_resume, &pause);
+		log_warning("Too many metrics scrapers for the descriptor limit; not accepting more for now");
+	}
+	return NULL;
+}
 
 /* The Prometheus value of a CPU's level: its highest queued RT priority,
  * 0 without one, 100 under a deadline task (above every RT priority). */
@@ -172,6 +229,7 @@ static void metrics_request_cb(struct evhttp_request *req, void *arg)
 int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cfg, struct metrics **ret)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
+	struct evhttp_bound_socket *bound;
 	int r;
 
 	if (!m)
@@ -197,12 +255,20 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 	evhttp_set_timeout(m->http, METRICS_TIMEOUT_S);
 	evhttp_set_gencb(m->http, metrics_request_cb, m);
 	errno = 0;
-	if (!evhttp_bind_socket_with_handle(m->http, cfg->host, cfg->port)) {
+	bound = evhttp_bind_socket_with_handle(m->http, cfg->host, cfg->port);
+	if (!bound) {
 		r = errno ? -errno : -EADDRNOTAVAIL;
 		log_error("[metrics] listen: cannot listen on %s%s%s:%u: %s", strchr(cfg->host, ':') ? "[" : "",
 			  cfg->host, strchr(cfg->host, ':') ? "]" : "", cfg->port, strerror(-r));
 		goto fail;
 	}
+	m->listener = evhttp_bound_socket_get_listener(bound);
+	m->ev_resume = evtimer_new(opts->base, metrics_resume_cb, m);
+	if (!m->ev_resume) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	evhttp_set_bevcb(m->http, metrics_accepted_cb, m);
 	if (cfg->bpf_stats && opts->tracker) {
 		r = tracker_enable_stats(opts->tracker);
 		if (r < 0)
@@ -225,6 +291,8 @@ void metrics_free(struct metrics *m)
 {
 	if (!m)
 		return;
+	if (m->ev_resume)
+		event_free(m->ev_resume);
 	if (m->http)
 		evhttp_free(m->http);
 	cpupri_view_close(&m->view);

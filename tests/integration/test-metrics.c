@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -432,6 +433,52 @@ static void test_stuck_scrapers(void **state)
 	close(unread);
 }
 
+/*
+ * Scrapers cannot take the descriptors socket clients need: with a soft
+ * RLIMIT_NOFILE of 64 (16 reserved for root, daemon/server.h), the daemon
+ * stops accepting scrapers once its lowest free descriptor reaches 64 - 32,
+ * so with 80 scrapers connected socket clients still get descriptors and
+ * answers, and accepting resumes when the scrapers go.
+ */
+static void test_descriptor_pressure(void **state)
+{
+	enum { NOFILE = 64, CONNECTIONS = 80 };
+	struct rlimit old, low;
+	struct fixture *f;
+	int fds[CONNECTIONS], clients[10];
+	char *page;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = (struct rlimit){ .rlim_cur = NOFILE, .rlim_max = old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	f = fixture_start(false, NULL);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	*state = f;
+
+	for (int i = 0; i < CONNECTIONS; i++)
+		fds[i] = http_connect(f->port);
+	f->client = harness_connect(f->d.socket);
+	assert_true(f->client >= 0);
+	for (int i = 0; i < 50; i++)
+		status_ok(f->client);
+	/* Room for more socket clients than an unprivileged user may hold
+	 * below the reserve (64 - 16): they would find none if scrapers had
+	 * taken every descriptor. */
+	for (int i = 0; i < 10; i++) {
+		clients[i] = harness_connect(f->d.socket);
+		assert_true(clients[i] >= 0);
+		status_ok(clients[i]);
+	}
+	for (int i = 0; i < 10; i++)
+		close(clients[i]);
+	for (int i = 0; i < CONNECTIONS; i++)
+		close(fds[i]);
+	page = scrape(f->port);
+	assert_true(sample(page, "rtplace_clients") == 1);
+	free(page);
+	status_ok(f->client);
+}
+
 /* The live daemon with [metrics] bpf-stats: the tracker's own programs
  * report runs; without it, no tracker statistics. */
 static void test_live_bpf_stats(void **state)
@@ -471,6 +518,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_refusals, teardown),
 		cmocka_unit_test_teardown(test_stuck_scrapers, teardown),
+		cmocka_unit_test_teardown(test_descriptor_pressure, teardown),
 		cmocka_unit_test_teardown(test_live_bpf_stats, teardown),
 	};
 
