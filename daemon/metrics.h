@@ -9,7 +9,8 @@
  * (service_get_stats()), the cpupri map and, with [metrics] bpf-stats, the
  * tracker programs' run statistics; it never waits on anything. evhttp
  * reads and writes without blocking, so a slow or stuck scraper only holds
- * its own connection, which the idle timeout closes.
+ * its own connection, which the idle timeout closes; and accepting pauses
+ * before scrapers take the descriptors the socket clients need.
  */
 #ifndef RTPLACE_METRICS_H
 #define RTPLACE_METRICS_H

@@ -274,8 +274,9 @@ static struct rtplace_query make_query(uint32_t flags)
  * the counters; the page is well-formed. */
 static void test_counters(void **state)
 {
-	struct fixture *f = fixture_start(false, NULL);
+	struct fixture *f = fixture_start(false, "[placement]\nhousekeeping-cpus = 0\n");
 	struct rtplace_query q = make_query(RTPLACE_QUERY_F_CLAIM);
+	struct cpuset cpu0;
 	struct rtplace_move mv = { .tid = (int32_t)getpid(), .flags = RTPLACE_MOVE_F_SET_SCHED,
 				   .policy = RTPLACE_POLICY_FIFO, .prio = 10 };
 	struct proto_msg req, rep;
@@ -301,10 +302,12 @@ static void test_counters(void **state)
 	call(f->client, &req, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(rep.query_reply.count, 2);
-	/* Empty: only the claimed CPUs allowed, at their own level. */
+	/* Empty: only CPU 0 allowed, which is for housekeeping. */
 	q = make_query(0);
 	q.count = 1;
-	q.allowed = rep.query_reply.cpus;
+	cpuset_zero(&cpu0);
+	cpuset_set(&cpu0, 0);
+	proto_cpumask_from_cpuset(&cpu0, &q.allowed);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	call(f->client, &req, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
@@ -479,15 +482,21 @@ static void test_descriptor_pressure(void **state)
 	status_ok(f->client);
 }
 
-/* The live daemon with [metrics] bpf-stats: the tracker's own programs
- * report runs; without it, no tracker statistics. */
+/* The live daemon with [metrics] bpf-stats: an RT spinner's priority shows
+ * on its CPU and the tracker's own programs report runs; without
+ * bpf-stats, no tracker statistics. */
 static void test_live_bpf_stats(void **state)
 {
 	struct fixture *f;
+	pid_t spinner;
 	char *page;
+	int lock;
 
-	if (geteuid() != 0)
+	if (geteuid() != 0) {
+		if (getenv("RTPLACE_REQUIRE_ROOT_TESTS") && strcmp(getenv("RTPLACE_REQUIRE_ROOT_TESTS"), "1") == 0)
+			fail_msg("the live daemon needs root (RTPLACE_REQUIRE_ROOT_TESTS=1)");
 		skip();
+	}
 	f = fixture_start(true, "bpf-stats = yes\n");
 	*state = f;
 	page = scrape(f->port);
@@ -497,11 +506,24 @@ static void test_live_bpf_stats(void **state)
 	assert_true(sample(page, "rtplace_tracker_events_lost_total") >= 0);
 	assert_true(sample(page, "rtplace_cpu_online{cpu=\"0\"}") == 1);
 	free(page);
-	/* Context switches happen all the time: a later scrape counts more. */
-	usleep(200 * 1000);
-	page = scrape(f->port);
+	/* A FIFO spinner at 10 on CPU 1 shows as that CPU's priority; the
+	 * tracker ran for it. */
+	lock = test_lock_rt_cpu(120);
+	assert_true(lock >= 0);
+	spinner = test_track_child(test_spawn_rt(1, 10, TEST_RT_BUSY, 10));
+	assert_true(spinner > 0);
+	for (int i = 0;; i++) {
+		page = scrape(f->port);
+		if (sample(page, "rtplace_cpu_rt_priority{cpu=\"1\"}") == 10)
+			break;
+		free(page);
+		assert_true(i < 100);
+		usleep(50 * 1000);
+	}
 	assert_true(sample(page, "rtplace_tracker_runs_total{program=\"tracker_switch\"}") > 0);
 	free(page);
+	test_kill_children();
+	close(lock);
 	teardown(state);
 
 	f = fixture_start(true, NULL);
@@ -522,6 +544,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_live_bpf_stats, teardown),
 	};
 
+	atexit(test_kill_children);
 	if (!test_topology_path("1s-8c-16t", topo, sizeof(topo))) {
 		fprintf(stderr, "no topology\n");
 		return TEST_EXIT_SKIP;
