@@ -236,10 +236,8 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 		return -ENOMEM;
 	m->o = *opts;
 	r = cpupri_view_open(opts->map, opts->map_size, &m->view);
-	if (r < 0) {
-		free(m);
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	m->http = evhttp_new(opts->base);
 	if (!m->http) {
 		r = -ENOMEM;

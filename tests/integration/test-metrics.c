@@ -482,6 +482,17 @@ static void test_descriptor_pressure(void **state)
 	status_ok(f->client);
 }
 
+static int bpf_stats_sysctl(void)
+{
+	FILE *fp = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int v = -1;
+
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%d", &v), 1);
+	fclose(fp);
+	return v;
+}
+
 /* The live daemon with [metrics] bpf-stats: an RT spinner's priority shows
  * on its CPU and the tracker's own programs report runs; without
  * bpf-stats, no tracker statistics. */
@@ -490,15 +501,19 @@ static void test_live_bpf_stats(void **state)
 	struct fixture *f;
 	pid_t spinner;
 	char *page;
-	int lock;
+	int lock, sysctl_before;
 
 	if (geteuid() != 0) {
 		if (getenv("RTPLACE_REQUIRE_ROOT_TESTS") && strcmp(getenv("RTPLACE_REQUIRE_ROOT_TESTS"), "1") == 0)
 			fail_msg("the live daemon needs root (RTPLACE_REQUIRE_ROOT_TESTS=1)");
 		skip();
 	}
+	sysctl_before = bpf_stats_sysctl();
 	f = fixture_start(true, "bpf-stats = yes\n");
 	*state = f;
+	/* Statistics come from the daemon's own BPF_ENABLE_STATS descriptor;
+	 * the administrator's sysctl stays as it was. */
+	assert_int_equal(bpf_stats_sysctl(), sysctl_before);
 	page = scrape(f->port);
 	check_format(page);
 	assert_true(sample(page, "rtplace_tracker_runs_total{program=\"tracker_switch\"}") >= 0);
