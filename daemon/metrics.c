@@ -63,7 +63,7 @@ static void metrics_resume_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	evconnlistener_enable(m->listener);
-	log_notice("Accepting metrics scrapers again");
+	log_ratelimited(LOG_NOTICE, "Accepting metrics scrapers again");
 }
 
 /* evhttp calls this for every connection it accepts (the connection has
@@ -76,7 +76,8 @@ static struct bufferevent *metrics_accepted_cb(struct event_base *base, void *ar
 	if (!evtimer_pending(m->ev_resume, NULL) && metrics_fds_scarce(m)) {
 		evconnlistener_disable(m->listener);
 		evtimer_add(m->ev_resume, &pause);
-		log_warning("Too many metrics scrapers for the descriptor limit; not accepting more for now");
+		log_ratelimited(LOG_WARNING,
+				"Too many metrics scrapers for the descriptor limit; not accepting more for now");
 	}
 	return NULL;
 }
