@@ -27,7 +27,9 @@ client_rtplacectl_LDADD = client/librtplace.la common/libcommon.la
 # rtplace-run falls back to the same placement as the daemon, over the live
 # topology, when no daemon answers.
 client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
-client_rtplace_run_LDADD = client/librtplace.la common/libtopohwloc.la common/libcommon.la $(HWLOC_LIBS)
+# It reads the daemon's configuration with the daemon's own parser.
+client_rtplace_run_LDADD = client/librtplace.la daemon/libconfig.la common/libtopohwloc.la common/libcommon.la \
+	$(HWLOC_LIBS)
 
 # Move latency through rtplaced against bare sched_setaffinity (root, a
 # live daemon): not installed, not a test.
