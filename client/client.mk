@@ -78,3 +78,12 @@ TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
 EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+
+# Guarded moves and process-wide moves (root, the live machine), over a
+# process of sleeping threads, one of them SCHED_DEADLINE for the rollback.
+check_PROGRAMS += tests/integration/test-client-threads
+tests_integration_test_client_threads_SOURCES = tests/integration/test-client-threads.c
+tests_integration_test_client_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-move.sh
+EXTRA_DIST += tests/integration/test-client-move.sh

@@ -34,10 +34,10 @@ assert all(c['level'] == 'idle' and c['online'] for c in d['cpus'])
 assert [c['cpu'] for c in d['cpus']] == list(range(480))
 " || fail "cpus JSON content"
 
-expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --count 4 --cpus 10-20
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --count 4 --cpu-list 10-20
 grep -q '^cpus  *' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
 grep -q '^claim  *none' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
-expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpus 10-20
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpu-list 10-20
 json_ok query
 python3 -c "
 import json
@@ -67,11 +67,11 @@ grep -q "no such claim" "$TMP/err" || fail "release error: $(cat "$TMP/err")"
 wait_claims 0
 
 # An empty answer: every allowed CPU claimed exclusively.
-expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpus 7-8 --claim 0 --owner $$ --exclusive
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpu-list 7-8 --claim 0 --owner $$ --exclusive
 claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
-expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpus 7-8
+expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpu-list 7-8
 grep -q '^no CPU: ' "$TMP/out" || fail "empty answer: $(cat "$TMP/out")"
-expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpus 7-8
+expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpu-list 7-8
 json_ok empty
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
@@ -81,7 +81,7 @@ expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
 grep -q "node" "$TMP/err" || fail "daemon reason missing: $(cat "$TMP/err")"
 expect_status 64 "$CTL" --socket "$SOCK" query --count 2
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
-expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpus 3-x
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpu-list 3-x
 expect_status 64 "$CTL" --socket "$SOCK" release abc
 expect_status 64 "$CTL" --socket "$SOCK" release
 expect_status 64 "$CTL" --socket "$SOCK" frobnicate
