@@ -23,7 +23,8 @@ pid = int(sys.argv[1])
 tids = sorted(int(t) for t in os.listdir('/proc/%d/task' % pid))
 tids.remove(pid)
 for tid in [pid] + tids:
-    pol = {0: 'other', 1: 'fifo', 2: 'rr', 6: 'deadline'}.get(os.sched_getscheduler(tid), '?')
+    pol = os.sched_getscheduler(tid) & ~0x40000000  # without SCHED_RESET_ON_FORK
+    pol = {0: 'other', 1: 'fifo', 2: 'rr', 6: 'deadline'}.get(pol, '?')
     prio = os.sched_getparam(tid).sched_priority
     cpus = sorted(os.sched_getaffinity(tid))
     print(pol, prio, '%d-%d' % (cpus[0], cpus[-1]) if len(cpus) > 1 and cpus[-1] - cpus[0] == len(cpus) - 1
@@ -47,13 +48,31 @@ start_threads() {
 
 start_live_daemon
 
-# Init: refused, named, untouched.
+# Init: refused, named, untouched. Should a daemon move it all the same,
+# it is put back before the test fails.
+python3 -c "
+import os
+print(os.sched_getscheduler(1), os.sched_getparam(1).sched_priority, ','.join(map(str, os.sched_getaffinity(1))))
+" >"$TMP/init"
+init_back() {
+	python3 -c "
+import os, sys
+pol, prio, cpus = open(sys.argv[1]).read().split()
+os.sched_setscheduler(1, int(pol), os.sched_param(int(prio)))
+os.sched_setaffinity(1, [int(c) for c in cpus.split(',')])" "$TMP/init"
+}
 before=$(threads_of 1)
-expect_status 77 "$CTL" --socket "$SOCK" move --tid 1 --prio 10
+"$CTL" --socket "$SOCK" move --tid 1 --prio 10 >"$TMP/out" 2>"$TMP/err"
+st=$?
+after=$(threads_of 1)
+[ "$after" = "$before" ] || { init_back; fail "PID 1 changed: $before -> $after"; }
+[ $st = 77 ] || fail "move --tid 1 exited $st, want 77: $(cat "$TMP/err")"
 grep -q "thread 1 is of init (pid 1): needs --force" "$TMP/err" || fail "PID 1 refusal: $(cat "$TMP/err")"
-[ "$(threads_of 1)" = "$before" ] || fail "PID 1 changed: $before -> $(threads_of 1)"
-expect_status 77 "$CTL" --socket "$SOCK" move --pid 1 --all --cpu-list 0
-[ "$(threads_of 1)" = "$before" ] || fail "PID 1 changed by --all: $before -> $(threads_of 1)"
+"$CTL" --socket "$SOCK" move --pid 1 --all --cpu-list 0 >"$TMP/out" 2>"$TMP/err"
+st=$?
+after=$(threads_of 1)
+[ "$after" = "$before" ] || { init_back; fail "PID 1 changed by --all: $before -> $after"; }
+[ $st = 77 ] || fail "move --pid 1 --all exited $st, want 77: $(cat "$TMP/err")"
 
 # A kernel thread: kthreadd.
 before=$(threads_of 2)
