@@ -87,3 +87,8 @@ tests_integration_test_client_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-move.sh
 EXTRA_DIST += tests/integration/test-client-move.sh
+
+# Errors that name their fix: a socket closed to the user, rtplaced without
+# BPF rights (root, to act as uid 65534).
+TESTS += tests/integration/test-client-errors.sh
+EXTRA_DIST += tests/integration/test-client-errors.sh
