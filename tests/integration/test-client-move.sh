@@ -13,6 +13,9 @@ THREADS=$top_builddir/tests/integration/test-client-threads
 require_root
 [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
 [ -x "$THREADS" ] || skip "test-client-threads is not built"
+# Threads move to CPU 1 (at RT priorities, asleep), and CPU 1 must stay
+# online while affinities are compared: hold the RT-test lock.
+rt_lock
 
 # "POLICY PRIO CPULIST" of every thread of process $1, one line per thread,
 # main thread first.
