@@ -158,4 +158,13 @@ wait_claims 0
 # The environment names the socket when --socket does not.
 expect_status 0 env RTPLACE_SOCKET="$SOCK" "$CTL" status
 stop_daemon
+
+# More CPUs asked than the daemon manages at all: the warning says how many
+# it manages (here 10, the rest housekeeping CPUs).
+printf '[placement]\nhousekeeping-cpus = 10-479\n' >"$TMP/hk.conf"
+start_daemon --config "$TMP/hk.conf"
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 20 --count 20
+grep -q "warning: got 10 of 20 CPUs: .* (rtplaced manages 10 CPUs)\$" "$TMP/err" ||
+	fail "count above the managed CPUs: $(cat "$TMP/err")"
+stop_daemon
 exit 0

@@ -73,11 +73,11 @@ rt_lock() {
 	flock -w 120 9 || fail "RT-test lock $lock still held after 120 s"
 }
 
-# Starts rtplaced on $SOCK over the 480-CPU topology; waits (bounded) until
-# it answers. rtplace-run asks within its own affinity, so its answers name
-# CPUs of this machine.
+# Starts rtplaced on $SOCK over the 480-CPU topology, with the extra
+# arguments given; waits (bounded) until it answers. rtplace-run asks within
+# its own affinity, so its answers name CPUs of this machine.
 start_daemon() {
-	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" >"$TMP/rtplaced.log" 2>&1 &
+	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" "$@" >"$TMP/rtplaced.log" 2>&1 &
 	DAEMON=$!
 	i=0
 	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
