@@ -117,7 +117,7 @@ static int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 	{ "help", no_argument, NULL, 'h' }
 /* Short options every command takes; ':' first: getopt reports a missing
  * value as ':' and prints nothing itself. */
-#define CTL_COMMON_SHORT ":h"
+#define CTL_COMMON_SHORT ":hj"
 
 enum {
 	CTL_OPT_SOCKET = 0x100,
@@ -138,6 +138,7 @@ static int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const 
 		c->socket = optarg;
 		return 0;
 	case CTL_OPT_JSON:
+	case 'j':
 		c->json = true;
 		return 0;
 	case 'h':
@@ -820,7 +821,7 @@ static void ctl_help(FILE *f)
 		   "Options (before or after COMMAND):\n"
 		   "  --socket PATH  the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
 		   RTPLACE_DEFAULT_SOCKET ")\n"
-		   "  --json         one JSON document per command\n"
+		   "  -j, --json     one JSON document per command\n"
 		   "  -h, --help     this text; COMMAND --help for a command's options\n"
 		   "  --version      print the version\n");
 }
@@ -847,6 +848,7 @@ int main(int argc, char **argv)
 			return EX_OK;
 		case CTL_OPT_SOCKET:
 		case CTL_OPT_JSON:
+		case 'j':
 			ctl_common_option(&c, o, argc, argv, "");
 			break;
 		case ':':

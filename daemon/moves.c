@@ -461,7 +461,8 @@ int moves_move(struct moves *m, const struct server_peer *peer, const struct rtp
 	}
 	r = moves_task_read(m, req->tid, &task);
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)req->tid);
+		snprintf(reason, RTPLACE_REASON_MAX, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
+			 (int)req->tid);
 		return r;
 	}
 	if (!(req->flags & RTPLACE_MOVE_F_SYSTEM)) {
