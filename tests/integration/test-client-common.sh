@@ -60,7 +60,14 @@ trap 'exit 1' INT TERM HUP
 # Every wait in these tests is bounded by this: a watchdog from outside the
 # shell interrupts a stuck `wait` with SIGALRM, and cleanup kills the rest.
 TEST_BOUND_S=${TEST_BOUND_S:-180}
-( sleep "$TEST_BOUND_S" && kill -ALRM $$ 2>/dev/null ) &
+# The watchdog signals this shell only if it is still this shell (same pid,
+# same start time): a watchdog that outlived its test (its shell killed
+# with SIGKILL) must not interrupt whatever process reuses the pid.
+start_time_of() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
+TEST_SHELL_START=$(start_time_of $$)
+( sleep "$TEST_BOUND_S" && [ "$(start_time_of $$)" = "$TEST_SHELL_START" ] && kill -ALRM $$ 2>/dev/null ) &
 WATCHDOG=$!
 PIDS="$PIDS $WATCHDOG"
 
