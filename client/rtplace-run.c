@@ -165,8 +165,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 	if (r == 0)
 		return 0;
 	if (r == -EINVAL) {
-		fprintf(stderr, "rtplace-run: %s: invalid configuration (rtplaced --check-config --config %s "
-			"lists every error)\n", path, path);
+		fprintf(stderr, "rtplace-run: %s: invalid configuration; fix the errors above\n", path);
 		return EX_CONFIG;
 	}
 	if (!o->config && (r == -ENOENT || r == -EACCES)) {
