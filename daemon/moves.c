@@ -424,9 +424,9 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 	for (size_t i = 0; i < ndone; i++)
 		moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
 	m->moves += ndone;
-	log_info("pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d", (int)creds->pid,
-		 (unsigned)creds->uid, ndone, (int)pid, cpuset_next(&named->res.now.cpus, 0), named->res.now.policy,
-		 named->res.now.prio);
+	log_ratelimited(LOG_INFO, "pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
+			(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid, cpuset_next(&named->res.now.cpus, 0),
+			named->res.now.policy, named->res.now.prio);
 	goto out;
 fail:
 	moves_undo(done, ndone);
@@ -492,8 +492,8 @@ int moves_move(struct moves *m, const struct server_peer *peer, const struct rtp
 	}
 	moves_reply(req->tid, &res, ret);
 	m->moves++;
-	log_info("pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid, (unsigned)peer->uid,
-		 (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
+	log_ratelimited(LOG_INFO, "pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid,
+			(unsigned)peer->uid, (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
 	moves_publish_moved(m, req->tid, target.euid, &res);
 	return 0;
 }
@@ -639,7 +639,7 @@ static int moves_manage_as(struct moves *m, pid_t pid, uid_t uid, const struct c
 	mm->next = m->managed;
 	m->managed = mm;
 	moves_scan(m, mm);
-	log_info("managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
+	log_ratelimited(LOG_INFO, "managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
 	return 0;
 }
 
