@@ -45,3 +45,14 @@ bench_tracker_hold_SOURCES = bench/tracker-hold.c
 bench_tracker_hold_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 bench_tracker_hold_LDADD = daemon/libtracker.la common/libtopohwloc.la common/libcommon.la
 dist_noinst_SCRIPTS += bench/tracker-overhead.sh
+
+# CPU hotplug (daemon/hotplug.h): the online list the seed reads and the
+# uevents the daemon follows; pure parts unit tested without root.
+daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c
+
+check_PROGRAMS += tests/unit/test-hotplug
+tests_unit_test_hotplug_SOURCES = tests/unit/test-hotplug.c
+tests_unit_test_hotplug_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+tests_unit_test_hotplug_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hotplug_LDADD = daemon/libtracker.la $(UNIT_LDADD)
+TESTS += tests/unit/test-hotplug
