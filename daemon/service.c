@@ -120,7 +120,9 @@ static void service_claim_ended(struct service *s, const struct claim *cl, uint3
 		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
 			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus,
-		 why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
+		 why == RTPLACE_CLAIM_ENDED_EXPIRED   ? "lease expired"
+		 : why == RTPLACE_CLAIM_ENDED_REVOKED ? "revoked, a CPU went offline"
+						      : "owner exited");
 	if (proto_encode_claim_ended(&s->reply, &e) == 0)
 		server_send(s->server, cl->client, &s->reply, s->reply.hdr.length);
 }
@@ -424,12 +426,22 @@ static void service_cpus(struct service *s, const struct server_peer *peer, cons
 	service_send(s, peer->id, &s->reply);
 }
 
+/* Managed CPUs the map does not show offline (hotplug). */
+static uint32_t service_online_count(const struct service *s)
+{
+	uint32_t n = 0;
+
+	CPUSET_FOREACH(cpu, &s->pcfg.managed)
+		n += cpupri_level(&s->view, (uint32_t)cpu) != LEVEL_OFFLINE;
+	return n;
+}
+
 static void service_status(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_status_reply st = {
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
-		.nonline = cpuset_count(&s->pcfg.managed),
+		.nonline = service_online_count(s),
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,
@@ -642,6 +654,27 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 fail:
 	service_free(s);
 	return r;
+}
+
+void service_revoke_cpus(struct service *s, const struct cpuset *cpus)
+{
+	const struct claim *cl;
+	bool changed = false;
+
+	for (unsigned i = 0; (cl = claims_at(s->claims, i));) {
+		struct cpuset both;
+
+		cpuset_and(&both, &cl->cpus, cpus);
+		if (cpuset_empty(&both)) {
+			i++;
+			continue;
+		}
+		service_claim_ended(s, cl, RTPLACE_CLAIM_ENDED_REVOKED);
+		claims_release(s->claims, cl->id, cl->client);
+		changed = true;
+	}
+	if (changed)
+		service_claims_changed(s);
 }
 
 void service_attach_server(struct service *s, struct server *server)

@@ -42,6 +42,10 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void service_apply_config(struct service *s, const struct config *cfg);
 
+/* The CPUs of cpus went offline: every claim holding one of them ends, its
+ * holder told why (RTPLACE_CLAIM_ENDED_REVOKED). */
+void service_revoke_cpus(struct service *s, const struct cpuset *cpus);
+
 /* Server limits that follow from a configuration. */
 void service_server_limits(const struct config *cfg, struct server_limits *ret);
 
