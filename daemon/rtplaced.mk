@@ -58,3 +58,11 @@ tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rule
 tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
+
+# CPU hotplug followed live (DESIGN §14): takes CPU 1 offline and back, as
+# root, under the machine-wide RT test lock.
+check_PROGRAMS += tests/integration/test-hotplug-live
+tests_integration_test_hotplug_live_SOURCES = tests/integration/test-hotplug-live.c
+tests_integration_test_hotplug_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_hotplug_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-hotplug-live
