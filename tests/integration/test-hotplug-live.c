@@ -93,11 +93,19 @@ static void hp_restore(void)
 			nanosleep(&pause, NULL);
 }
 
+/* The test process, not a child that inherited the handlers. */
+static pid_t test_pid;
+
 static void hp_fatal_signal(int sig)
 {
-	if (spinner > 0)
-		kill(spinner, SIGKILL);
-	hp_restore();
+	if (getpid() == test_pid) {
+		if (spinner > 0)
+			kill(spinner, SIGKILL);
+		hp_restore();
+		/* atexit() handlers do not run on this way out. */
+		if (daemon_under_test.pid > 0)
+			kill(daemon_under_test.pid, SIGTERM);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -425,6 +433,7 @@ static int setup(void **state)
 	test_require_root();
 	if (access(HP_ONLINE, W_OK) < 0)
 		test_skip("CPU 1 cannot be taken offline here (" HP_ONLINE ")");
+	test_pid = getpid();
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], hp_fatal_signal);
 	atexit(cleanup_at_exit);
