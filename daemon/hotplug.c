@@ -22,7 +22,8 @@
 struct hotplug {
 	const char *sysfs;
 	int fd;
-	struct cpuset online; /* as last read */
+	struct cpuset online;   /* as last read */
+	struct cpuset offlined; /* named offline by uevents since that read */
 };
 
 int hotplug_read_online(const char *sysfs, struct cpuset *ret)
@@ -67,18 +68,45 @@ static const char *hotplug_uevent_get(const char *msg, size_t len, const char *k
 	return NULL;
 }
 
-bool hotplug_uevent_is_cpu(const char *msg, size_t len)
+enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *ret_cpu)
 {
-	static const char *const actions[] = { "online", "offline", "add", "remove" };
+	static const char cpu_dir[] = "/devices/system/cpu/cpu";
 	const char *subsystem = hotplug_uevent_get(msg, len, "SUBSYSTEM");
 	const char *action = hotplug_uevent_get(msg, len, "ACTION");
+	const char *devpath = hotplug_uevent_get(msg, len, "DEVPATH");
+	enum hotplug_action a = HOTPLUG_NONE;
+	unsigned long cpu;
+	char *end;
 
+	*ret_cpu = RTPLACE_MAX_CPUS;
 	if (!subsystem || !action || strcmp(subsystem, "cpu") != 0)
-		return false;
-	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (strcmp(action, actions[i]) == 0)
-			return true;
-	return false;
+		return HOTPLUG_NONE;
+	if (strcmp(action, "online") == 0 || strcmp(action, "add") == 0)
+		a = HOTPLUG_ONLINE;
+	else if (strcmp(action, "offline") == 0 || strcmp(action, "remove") == 0)
+		a = HOTPLUG_OFFLINE;
+	if (a == HOTPLUG_NONE || !devpath || strncmp(devpath, cpu_dir, sizeof(cpu_dir) - 1) != 0)
+		return a;
+	devpath += sizeof(cpu_dir) - 1;
+	if (*devpath < '0' || *devpath > '9')
+		return a;
+	errno = 0;
+	cpu = strtoul(devpath, &end, 10);
+	if (errno == 0 && *end == '\0' && cpu < RTPLACE_MAX_CPUS)
+		*ret_cpu = (unsigned)cpu;
+	return a;
+}
+
+void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined,
+		     struct cpuset *ret_gone, struct cpuset *ret_came)
+{
+	struct cpuset back;
+
+	cpuset_andnot(ret_gone, was, now);
+	cpuset_or(ret_gone, ret_gone, offlined);
+	cpuset_andnot(ret_came, now, was);
+	cpuset_and(&back, now, offlined);
+	cpuset_or(ret_came, ret_came, &back);
 }
 
 int hotplug_open(const char *sysfs, struct hotplug **ret)
@@ -112,11 +140,22 @@ int hotplug_fd(const struct hotplug *h)
 	return h->fd;
 }
 
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_was, struct cpuset *ret_now)
+/* Notes what one uevent says; whether it was about a CPU. */
+static bool hotplug_uevent_action(struct hotplug *h, const char *msg, size_t len)
+{
+	unsigned cpu;
+	enum hotplug_action a = hotplug_uevent_parse(msg, len, &cpu);
+
+	if (a == HOTPLUG_OFFLINE && cpu < RTPLACE_MAX_CPUS)
+		cpuset_set(&h->offlined, cpu);
+	return a != HOTPLUG_NONE;
+}
+
+int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came)
 {
 	char *msg = malloc(HOTPLUG_MSG_MAX);
+	struct cpuset now, gone, came;
 	bool stale = false;
-	struct cpuset now;
 	int r;
 
 	if (!msg)
@@ -141,7 +180,7 @@ int hotplug_consume(struct hotplug *h, struct cpuset *ret_was, struct cpuset *re
 		if (from.nl_pid != 0)
 			continue;
 		msg[n] = '\0';
-		stale |= hotplug_uevent_is_cpu(msg, (size_t)n);
+		stale |= hotplug_uevent_action(h, msg, (size_t)n);
 	}
 	free(msg);
 	if (!stale)
@@ -149,11 +188,13 @@ int hotplug_consume(struct hotplug *h, struct cpuset *ret_was, struct cpuset *re
 	r = hotplug_read_online(h->sysfs, &now);
 	if (r < 0)
 		return r;
-	if (cpuset_equal(&now, &h->online))
-		return 0;
-	*ret_was = h->online;
-	*ret_now = now;
+	hotplug_changes(&h->online, &now, &h->offlined, &gone, &came);
 	h->online = now;
+	cpuset_zero(&h->offlined);
+	if (cpuset_empty(&gone) && cpuset_empty(&came))
+		return 0;
+	*ret_gone = gone;
+	*ret_came = came;
 	return 1;
 }
 

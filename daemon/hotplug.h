@@ -38,9 +38,26 @@ struct hotplug;
  * -errno when it cannot be read, -EINVAL when it is not a CPU list. */
 int hotplug_read_online(const char *sysfs, struct cpuset *ret);
 
-/* Whether the uevent msg (len bytes: "ACTION@DEVPATH", then NUL-separated
- * KEY=VALUE) says a CPU went online or offline, or was added or removed. */
-bool hotplug_uevent_is_cpu(const char *msg, size_t len);
+enum hotplug_action {
+	HOTPLUG_NONE,    /* not about a CPU coming or going */
+	HOTPLUG_ONLINE,  /* a CPU went online, or was added */
+	HOTPLUG_OFFLINE, /* a CPU went offline, or was removed */
+};
+
+/* What the uevent msg (len bytes: "ACTION@DEVPATH", then NUL-separated
+ * KEY=VALUE) says about a CPU, and which CPU (*ret_cpu, from DEVPATH
+ * /devices/system/cpu/cpuN; RTPLACE_MAX_CPUS when it names none). */
+enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *ret_cpu);
+
+/*
+ * What changed between two reads of the online list, was and now, given
+ * the CPUs that uevents said went offline in between (offlined): gone is
+ * every CPU that was taken offline, also one back online by now (its
+ * threads lost their affinity and its claims their meaning on the way);
+ * came is every CPU online now that was not, or that was gone meanwhile.
+ */
+void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined,
+		     struct cpuset *ret_gone, struct cpuset *ret_came);
 
 /* Opens the uevent socket and reads the online list (sysfs is kept, not
  * copied). 0 or -errno; *ret written only on success. */
@@ -51,11 +68,12 @@ int hotplug_fd(const struct hotplug *h);
 
 /*
  * Drains the pending uevents; if one was about a CPU, or some were lost,
- * re-reads the online list. Returns 1 when it differs from the last one
- * (*ret_was and *ret_now written), 0 when not, -errno when the list cannot
- * be read (the last one is kept).
+ * re-reads the online list. Returns 1 when CPUs went or came
+ * (hotplug_changes(); *ret_gone and *ret_came written), 0 when not, -errno
+ * when the list cannot be read (the last one is kept, and the CPUs uevents
+ * named offline are reported with the next read).
  */
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_was, struct cpuset *ret_now);
+int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came);
 
 /* Closes the socket; accepts NULL. */
 void hotplug_close(struct hotplug *h);

@@ -235,16 +235,14 @@ static void daemon_topology_refresh(struct daemon *d)
 static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct cpuset was, now, gone, came;
+	struct cpuset gone, came;
 	char list[256];
-	int r = hotplug_consume(d->hotplug, &was, &now);
+	int r = hotplug_consume(d->hotplug, &gone, &came);
 
 	if (r < 0)
 		log_warning("Failed to read the online CPUs: %s", strerror(-r));
 	if (r <= 0)
 		return;
-	cpuset_andnot(&gone, &was, &now);
-	cpuset_andnot(&came, &now, &was);
 	if (!cpuset_empty(&gone)) {
 		cpuset_format(&gone, list, sizeof(list));
 		log_notice("CPUs %s went offline", list);

@@ -8,7 +8,9 @@
  *    client, no query offers it, and a move to it is refused naming it;
  *    back online, it is managed again with its true level within a second;
  *  - a daemon started while CPU 1 is offline manages it once it comes
- *    online: topology ids, true level, placement, claims.
+ *    online: topology ids, true level, placement, claims;
+ *  - CPU 1 offline and back while the daemon is stopped: the claim still
+ *    ends (the online list alone would not tell).
  *
  * CPU 1 is always put back online: at start (a previous run may have died),
  * at exit (atexit), on fatal signals, and at the end of each test. The test
@@ -425,6 +427,47 @@ static void test_offline_at_start(void **state)
 	assert_int_equal(harness_stop(d), 0);
 }
 
+/*
+ * CPU 1 goes offline and comes back before the daemon looks (it is
+ * stopped meanwhile): the online list reads the same before and after, but
+ * the claim on CPU 1 must still end, as the uevents say it went.
+ */
+static void test_offline_and_back_unseen(void **state)
+{
+	struct harness_daemon *d = &daemon_under_test;
+	struct rtplace_cpu_info ci;
+	struct proto_msg rep, ev;
+	uint32_t claim_id;
+	int fd, holder;
+
+	assert_int_equal(harness_start(d, NULL, NULL), 0);
+	fd = harness_connect(d->socket);
+	holder = harness_connect(d->socket);
+	assert_true(fd >= 0 && holder >= 0);
+	ci = wait_cpu(fd, now_ms() + 2000, is_quiet);
+	assert_true(is_quiet(&ci));
+	rep = query(holder, 50, 1, "1", true);
+	assert_int_equal(rep.query_reply.count, 1);
+	claim_id = rep.query_reply.claim_id;
+
+	assert_int_equal(kill(d->pid, SIGSTOP), 0);
+	assert_int_equal(hp_write(false), 0);
+	assert_int_equal(hp_write(true), 0);
+	assert_int_equal(kill(d->pid, SIGCONT), 0);
+	assert_int_equal(next_event(holder, HP_DEADLINE_MS, &ev), 0);
+	assert_int_equal(ev.hdr.type, RTPLACE_MSG_CLAIM_ENDED);
+	assert_int_equal(ev.claim_ended.claim_id, claim_id);
+	assert_int_equal(ev.claim_ended.why, RTPLACE_CLAIM_ENDED_REVOKED);
+	ci = wait_cpu(fd, now_ms() + HP_DEADLINE_MS, is_quiet);
+	assert_true(is_quiet(&ci));
+	assert_int_equal(ci.claim_id, 0);
+	check_managed(fd);
+
+	close(holder);
+	close(fd);
+	assert_int_equal(harness_stop(d), 0);
+}
+
 static int setup(void **state)
 {
 	static const int fatal[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGABRT };
@@ -451,8 +494,10 @@ static int setup(void **state)
 static int teardown_each(void **state)
 {
 	kill_spinner();
-	if (daemon_under_test.pid > 0)
+	if (daemon_under_test.pid > 0) {
+		kill(daemon_under_test.pid, SIGCONT);
 		harness_stop(&daemon_under_test);
+	}
 	test_kill_children();
 	hp_restore();
 	return hp_is_online() ? 0 : -1;
@@ -463,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_offline_under_running_daemon, teardown_each),
 		cmocka_unit_test_teardown(test_offline_at_start, teardown_each),
+		cmocka_unit_test_teardown(test_offline_and_back_unseen, teardown_each),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -29,20 +29,95 @@ static const char uevent_cpuid[] = "remove@/devices/virtual/cpuid/cpu1\0ACTION=r
 				   "DEVPATH=/devices/virtual/cpuid/cpu1\0SUBSYSTEM=cpuid\0MAJOR=203\0"
 				   "MINOR=1\0DEVNAME=cpu/1/cpuid\0SEQNUM=823";
 
+/* hotplug_uevent_parse() of a message given as a C string literal (the
+ * array's size includes its last NUL). */
+#define PARSE(msg, cpu) hotplug_uevent_parse((msg), sizeof(msg), (cpu))
+
 static void test_uevent_kinds(void **state)
 {
-	static const char online[] = "online@/devices/system/cpu/cpu3\0ACTION=online\0SUBSYSTEM=cpu\0SEQNUM=9";
-	static const char add[] = "add@/devices/system/cpu/cpu7\0ACTION=add\0SUBSYSTEM=cpu";
+	static const char online[] = "online@/devices/system/cpu/cpu3\0ACTION=online\0DEVPATH=/devices/system/cpu/cpu3\0"
+				     "SUBSYSTEM=cpu\0SEQNUM=9";
+	static const char add[] = "add@/devices/system/cpu/cpu17\0ACTION=add\0DEVPATH=/devices/system/cpu/cpu17\0"
+				  "SUBSYSTEM=cpu";
+	static const char removed[] = "remove@/x\0ACTION=remove\0DEVPATH=/devices/system/cpu/cpu1023\0SUBSYSTEM=cpu";
 	static const char change[] = "change@/devices/system/cpu/cpu1\0ACTION=change\0SUBSYSTEM=cpu";
 	static const char block[] = "offline@/devices/virtual/block/loop0\0ACTION=offline\0SUBSYSTEM=block";
+	unsigned cpu;
 
-	assert_true(hotplug_uevent_is_cpu(uevent_offline, sizeof(uevent_offline)));
-	assert_true(hotplug_uevent_is_cpu(online, sizeof(online)));
-	assert_true(hotplug_uevent_is_cpu(add, sizeof(add)));
+	assert_int_equal(PARSE(uevent_offline, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, 1);
+	assert_int_equal(PARSE(online, &cpu), HOTPLUG_ONLINE);
+	assert_int_equal(cpu, 3);
+	assert_int_equal(PARSE(add, &cpu), HOTPLUG_ONLINE);
+	assert_int_equal(cpu, 17);
+	assert_int_equal(PARSE(removed, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, 1023);
 	/* Other subsystems and other actions are not hotplug. */
-	assert_false(hotplug_uevent_is_cpu(uevent_cpuid, sizeof(uevent_cpuid)));
-	assert_false(hotplug_uevent_is_cpu(change, sizeof(change)));
-	assert_false(hotplug_uevent_is_cpu(block, sizeof(block)));
+	assert_int_equal(PARSE(uevent_cpuid, &cpu), HOTPLUG_NONE);
+	assert_int_equal(PARSE(change, &cpu), HOTPLUG_NONE);
+	assert_int_equal(PARSE(block, &cpu), HOTPLUG_NONE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+}
+
+/* A CPU event whose DEVPATH names no CPU still counts (the list is read
+ * again), with no id. */
+static void test_uevent_devpath(void **state)
+{
+	static const char none[] = "offline@/x\0ACTION=offline\0SUBSYSTEM=cpu";
+	static const char other[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpufreq\0SUBSYSTEM=cpu";
+	static const char junk[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1x\0SUBSYSTEM=cpu";
+	static const char big[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1024\0SUBSYSTEM=cpu";
+	static const char huge[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu99999999999999999999\0"
+				   "SUBSYSTEM=cpu";
+	unsigned cpu = 0;
+
+	assert_int_equal(PARSE(none, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+	assert_int_equal(PARSE(other, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+	assert_int_equal(PARSE(junk, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+	assert_int_equal(PARSE(big, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+	assert_int_equal(PARSE(huge, &cpu), HOTPLUG_OFFLINE);
+	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
+}
+
+static void set_of(const char *list, struct cpuset *ret)
+{
+	cpuset_zero(ret);
+	if (*list)
+		assert_int_equal(cpuset_parse(list, ret), 0);
+}
+
+static void check_changes(const char *was, const char *now, const char *offlined, const char *gone,
+			  const char *came)
+{
+	struct cpuset w, n, o, g, c, want;
+
+	set_of(was, &w);
+	set_of(now, &n);
+	set_of(offlined, &o);
+	hotplug_changes(&w, &n, &o, &g, &c);
+	set_of(gone, &want);
+	assert_true(cpuset_equal(&g, &want));
+	set_of(came, &want);
+	assert_true(cpuset_equal(&c, &want));
+}
+
+static void test_changes(void **state)
+{
+	check_changes("0-3", "0-3", "", "", "");
+	check_changes("0-3", "0,2-3", "1", "1", "");
+	/* The list alone (uevents lost) still tells. */
+	check_changes("0-3", "0,2-3", "", "1", "");
+	check_changes("0,2-3", "0-3", "", "", "1");
+	/* Offline and back before the list was read: it went, and came. */
+	check_changes("0-3", "0-3", "1", "1", "1");
+	/* Offline, back, and offline again. */
+	check_changes("0-3", "0,2-3", "1", "1", "");
+	/* A uevent for a CPU the list never had. */
+	check_changes("0-1", "0-1", "7", "7", "");
 }
 
 static void test_uevent_malformed(void **state)
@@ -52,20 +127,22 @@ static void test_uevent_malformed(void **state)
 	static const char no_action[] = "online@/devices/system/cpu/cpu1\0SUBSYSTEM=cpu";
 	static const char last[] = "online@/x\0ACTION=online\0SUBSYSTEM=cpu";
 
+	unsigned cpu;
+
 	/* A key is matched whole, never as a prefix of another. */
-	assert_false(hotplug_uevent_is_cpu(prefix, sizeof(prefix)));
-	assert_false(hotplug_uevent_is_cpu(header_only, sizeof(header_only)));
-	assert_false(hotplug_uevent_is_cpu(no_action, sizeof(no_action)));
-	assert_false(hotplug_uevent_is_cpu("", 0));
+	assert_int_equal(PARSE(prefix, &cpu), HOTPLUG_NONE);
+	assert_int_equal(PARSE(header_only, &cpu), HOTPLUG_NONE);
+	assert_int_equal(PARSE(no_action, &cpu), HOTPLUG_NONE);
+	assert_int_equal(hotplug_uevent_parse("", 0, &cpu), HOTPLUG_NONE);
 	/* The header alone says "offline" but is not trusted for it. */
-	assert_false(hotplug_uevent_is_cpu(uevent_offline, strlen(uevent_offline) + 1));
+	assert_int_equal(hotplug_uevent_parse(uevent_offline, strlen(uevent_offline) + 1, &cpu), HOTPLUG_NONE);
 	/* A value whose NUL lies past len is not read. */
-	assert_true(hotplug_uevent_is_cpu(last, sizeof(last)));
-	assert_false(hotplug_uevent_is_cpu(last, sizeof(last) - 1));
+	assert_int_equal(PARSE(last, &cpu), HOTPLUG_ONLINE);
+	assert_int_equal(hotplug_uevent_parse(last, sizeof(last) - 1, &cpu), HOTPLUG_NONE);
 	/* Every shorter prefix of a real message is handled without reading
 	 * past it (the sanitizers check the reads). */
 	for (size_t n = 0; n < sizeof(uevent_offline); n++)
-		hotplug_uevent_is_cpu(uevent_offline, n);
+		hotplug_uevent_parse(uevent_offline, n, &cpu);
 }
 
 struct sysfs {
@@ -142,7 +219,7 @@ static void test_open_consume_idle(void **state)
 {
 	struct sysfs s;
 	struct hotplug *h;
-	struct cpuset was, now;
+	struct cpuset gone, came;
 	int r;
 
 	sysfs_make(&s);
@@ -156,7 +233,7 @@ static void test_open_consume_idle(void **state)
 	assert_int_equal(r, 0);
 	assert_true(hotplug_fd(h) >= 0);
 	sysfs_write(&s, "0\n");
-	assert_int_equal(hotplug_consume(h, &was, &now), 0);
+	assert_int_equal(hotplug_consume(h, &gone, &came), 0);
 	hotplug_close(h);
 	hotplug_close(NULL);
 	sysfs_remove(&s);
@@ -167,6 +244,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uevent_kinds),
 		cmocka_unit_test(test_uevent_malformed),
+		cmocka_unit_test(test_uevent_devpath),
+		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_read_online),
 		cmocka_unit_test(test_open_consume_idle),
 	};
