@@ -17,9 +17,11 @@
  * tracepoints speak in hotplug state numbers that differ between kernels.
  * The kernel sends an "online" or "offline" uevent for the CPU device from
  * process context once the operation has completed (sysfs online writes,
- * SMT control, ACPI), a stable ABI. A uevent is taken as a hint only: the
- * online list is re-read, so a lost or merged message (ENOBUFS) costs
- * nothing but the read.
+ * SMT control, ACPI), a stable ABI. The online list is the truth and is
+ * re-read at each CPU uevent or lost message (ENOBUFS); the uevents add
+ * only which CPUs went offline, so that one back online before the list
+ * was read still counts as gone (only such a bounce whose messages were
+ * lost goes unseen).
  *
  * Uevents reach sockets in network namespaces owned by the initial user
  * namespace, PrivateNetwork= included; the unit allows AF_NETLINK for it.
