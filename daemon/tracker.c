@@ -14,14 +14,12 @@
 
 #include "cpupri.h"
 #include "hotplug.h"
+#include "procfs.h"
 #include "seed.h"
 #include "tracker.h"
 /* Generated from bpf/tracker.bpf.c by bpftool; needs cpupri.h first. */
 #include "tracker.skel.h"
 
-_Static_assert(TRACKER_MAX_CPUS == RTPLACE_MAX_CPUS, "the programs cover every CPU id rtplace manages");
-
-#define TRACKER_PROC "/proc"
 #define TRACKER_SYSFS "/sys"
 #define TRACKER_BTF "/sys/kernel/btf/vmlinux"
 
@@ -274,7 +272,7 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 		return -ENOMEM;
 	r = hotplug_read_online(TRACKER_SYSFS, &online);
 	if (r == 0)
-		r = seed_scan(TRACKER_PROC, topo->ncpus, levels);
+		r = seed_scan(PROCFS_ROOT, topo->ncpus, levels);
 	if (r < 0)
 		goto out;
 	CPUSET_FOREACH(cpu, &online)
@@ -394,7 +392,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	 * event the programs see. */
 	r = tracker_seed(topo, rw, &g);
 	if (r < 0) {
-		tracker_err(err, errlen, "seeding from %s and %s failed: %s", TRACKER_PROC, TRACKER_SYSFS, strerror(-r));
+		tracker_err(err, errlen, "seeding from %s and %s failed: %s", PROCFS_ROOT, TRACKER_SYSFS, strerror(-r));
 		goto out;
 	}
 

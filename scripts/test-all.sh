@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 
 scripts/install-deps.sh || exit 1
+scripts/check-layout.sh || exit 1
 ./autogen.sh >/dev/null 2>&1 || { echo "test-all: autogen.sh failed" >&2; exit 1; }
 
 if [ "$(id -u)" -eq 0 ]; then
