@@ -170,6 +170,11 @@ static bool is_offline(const struct rtplace_cpu_info *ci)
 	return ci->level == LEVEL_OFFLINE && !(ci->flags & RTPLACE_CPU_F_ONLINE);
 }
 
+static bool is_unclaimed(const struct rtplace_cpu_info *ci)
+{
+	return ci->claim_id == 0;
+}
+
 static bool is_quiet(const struct rtplace_cpu_info *ci)
 {
 	return (ci->level == LEVEL_IDLE || ci->level == LEVEL_NORMAL) && ci->flags & RTPLACE_CPU_F_ONLINE;
@@ -335,10 +340,13 @@ static void test_offline_under_running_daemon(void **state)
 	assert_true(claim_id != 0);
 	assert_int_equal(cpu_info(fd, HP_CPU).claim_id, claim_id);
 
+	/* The map says offline before the offline operation returns: the
+	 * dying CPU's last switch (to its idle task) publishes it. */
 	assert_int_equal(hp_write(false), 0);
 	deadline = now_ms() + HP_DEADLINE_MS;
-	ci = wait_cpu(fd, deadline, is_offline);
+	ci = cpu_info(fd, HP_CPU);
 	assert_true(is_offline(&ci));
+	ci = wait_cpu(fd, deadline, is_unclaimed);
 	assert_int_equal(ci.claim_id, 0);
 	/* The holder hears why its claim ended, within the second. */
 	assert_int_equal(next_event(holder, (int)(deadline > now_ms() ? deadline - now_ms() : 0), &ev), 0);
