@@ -346,6 +346,8 @@ static void test_offline_under_running_daemon(void **state)
 	deadline = now_ms() + HP_DEADLINE_MS;
 	ci = cpu_info(fd, HP_CPU);
 	assert_true(is_offline(&ci));
+	/* Where it sits is still known. */
+	assert_true(ci.node >= 0 && ci.llc >= 0 && ci.core >= 0);
 	ci = wait_cpu(fd, deadline, is_unclaimed);
 	assert_int_equal(ci.claim_id, 0);
 	/* The holder hears why its claim ended, within the second. */
