@@ -661,6 +661,8 @@ void service_revoke_cpus(struct service *s, const struct cpuset *cpus)
 			i++;
 			continue;
 		}
+		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_REVOKED, cl->pid, cl->uid, cpuset_next(&both, 0), -1, 0,
+			      (uint8_t)level_rt_priority(cl->level));
 		service_claim_ended(s, cl, RTPLACE_CLAIM_ENDED_REVOKED);
 		claims_release(s->claims, cl->id, cl->client);
 		changed = true;

@@ -43,7 +43,8 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 void service_apply_config(struct service *s, const struct config *cfg);
 
 /* The CPUs of cpus went offline: every claim holding one of them ends, its
- * holder told why (RTPLACE_CLAIM_ENDED_REVOKED). */
+ * client told why (CLAIM_ENDED, RTPLACE_CLAIM_ENDED_REVOKED) and its uid's
+ * subscribers by a RTPLACE_RECORD_CLAIM_REVOKED record. */
 void service_revoke_cpus(struct service *s, const struct cpuset *cpus);
 
 /* Server limits that follow from a configuration. */

@@ -360,6 +360,7 @@ static void test_subscribe_claim_expired(void **state)
 	assert_int_equal(rtplace_sub_capacity(NULL), 0);
 	rtplace_sub_free(NULL);
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_EXPIRED), "claim-expired");
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_REVOKED), "claim-revoked");
 	assert_string_equal(rtplace_notification_name(99), "?");
 
 	assert_int_equal(rtplace_subscribe(*state, &sub), 0);

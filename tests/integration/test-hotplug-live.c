@@ -5,7 +5,8 @@
  *  - CPU 1 taken offline under a running daemon: within a second it is
  *    reported offline (CPUS, STATUS, rtplacectl cpus in both forms), the
  *    claim a client held on it ends with a CLAIM_ENDED (REVOKED) to that
- *    client, no query offers it, and a move to it is refused naming it;
+ *    client and a claim-revoked record to subscribers, no query offers it,
+ *    and a move to it is refused naming it;
  *    back online, it is managed again with its true level within a second;
  *  - a daemon started while CPU 1 is offline manages it once it comes
  *    online: topology ids, true level, placement, claims;
@@ -319,16 +320,20 @@ static void test_offline_under_running_daemon(void **state)
 	struct rtplace_cpu_info ci;
 	struct rtplace_move mv = { .flags = RTPLACE_MOVE_F_SET_AFFINITY };
 	struct proto_msg rep, ev, req;
+	struct harness_sub sub;
+	struct rtplace_record rec;
 	char out[16384], line[512];
 	uint32_t claim_id;
 	uint64_t deadline;
-	int fd, holder;
+	int fd, holder, watcher;
 	pid_t sleeper;
 
 	assert_int_equal(harness_start(d, NULL, NULL), 0);
 	fd = harness_connect(d->socket);
 	holder = harness_connect(d->socket);
-	assert_true(fd >= 0 && holder >= 0);
+	watcher = harness_connect(d->socket);
+	assert_true(fd >= 0 && holder >= 0 && watcher >= 0);
+	assert_int_equal(harness_subscribe(watcher, next_request++, &sub), 0);
 	ci = wait_cpu(fd, now_ms() + 2000, is_quiet);
 	assert_true(is_quiet(&ci));
 
@@ -357,6 +362,11 @@ static void test_offline_under_running_daemon(void **state)
 	assert_int_equal(ev.claim_ended.why, RTPLACE_CLAIM_ENDED_REVOKED);
 	assert_int_equal(status_of(fd).claims_active, 0);
 	assert_int_equal(status_of(fd).nonline, 1);
+	/* And subscribers read it as a record (no owner process: tid 0). */
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_REVOKED, 0, HP_DEADLINE_MS, &rec), 0);
+	assert_int_equal(rec.from_cpu, HP_CPU);
+	assert_int_equal(rec.prio, 50);
+	assert_int_equal(rec.uid, getuid());
 
 	/* Never offered: not for the highest priority, not when asked for. */
 	rep = query(fd, 99, 2, NULL, false);
@@ -401,6 +411,8 @@ static void test_offline_under_running_daemon(void **state)
 	call(fd, &req, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_MOVE_REPLY);
 
+	harness_unsubscribe(&sub);
+	close(watcher);
 	close(holder);
 	close(fd);
 	assert_int_equal(harness_stop(d), 0);
