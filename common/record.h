@@ -108,7 +108,7 @@ enum {
 	RTPLACE_RECORD_CLAIM_EXPIRED = 2, /* a claim's lease ran out; from_cpu: its first CPU */
 	RTPLACE_RECORD_COLLISION = 3,     /* tid waited behind an equal or higher RT task on from_cpu */
 	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
-	RTPLACE_RECORD_CLAIM_REVOKED = 5, /* a claim's CPU went offline; as CLAIM_EXPIRED, from_cpu: that CPU */
+	RTPLACE_RECORD_CLAIM_REVOKED = 5, /* a claim's CPU went offline; from_cpu: its first CPU */
 };
 
 struct rtplace_record {

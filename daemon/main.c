@@ -248,7 +248,8 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 	if (!cpuset_empty(&gone)) {
 		cpuset_format(&gone, list, sizeof(list));
 		log_notice("CPUs %s went offline", list);
-		service_revoke_cpus(d->service, &gone);
+		CPUSET_FOREACH(cpu, &gone)
+			service_revoke_cpu(d->service, (uint32_t)cpu);
 	}
 	if (!cpuset_empty(&came)) {
 		cpuset_format(&came, list, sizeof(list));
