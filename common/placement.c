@@ -769,6 +769,12 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
 	r = placement_check(t, req, &ret->reason);
+	/* A context left over a topology refreshed in place (its rebuild
+	 * failed) knows fewer nodes than the topology may: never index past. */
+	if (r == 0 && req->node >= 0 && (uint32_t)req->node >= x->nnodes) {
+		r = -EINVAL;
+		ret->reason = PLACEMENT_REASON_BAD_NODE;
+	}
 	if (r < 0)
 		goto out;
 	st->req = req;

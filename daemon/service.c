@@ -86,6 +86,8 @@ void service_apply_config(struct service *s, const struct config *cfg)
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
+	/* The topology may have been reloaded (hotplug): so may its nodes. */
+	s->lim.nnodes = s->topo->nnodes;
 	service_placement_config(s, cfg);
 	/* Build the new context before dropping the old: without memory for
 	 * it, answers keep the placement rules they had. */

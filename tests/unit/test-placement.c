@@ -355,11 +355,26 @@ static void test_ctx_free_after_refresh(void **state)
 	assert_int_equal(topo_synthetic(1, 4, 1, 2, 1, &more), 0);
 	assert_int_equal(t->ncpus, more->ncpus);
 	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &map), 0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		refmodel_map_set(&map, c, LEVEL_IDLE);
 	cfg.managed = t->online;
 	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
 	tmp = *t;
 	*t = *more;
 	*more = tmp;
+	/* Should its rebuild fail, the stale context still answers safely:
+	 * a node it does not know is refused, not read past its masks. */
+	{
+		struct placement_request req = { .prio = 50, .count = 1, .node = 3, .near_cpu = -1 };
+		struct placement_result *res = malloc(sizeof(*res));
+
+		assert_non_null(res);
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), -EINVAL);
+		assert_string_equal(res->reason, PLACEMENT_REASON_BAD_NODE);
+		req.node = 1;
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), 0);
+		free(res);
+	}
 	placement_ctx_free(x);
 	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
 	placement_ctx_free(x);
