@@ -156,7 +156,10 @@ struct rtplace_move_result {
  * Connects to rtplaced at socket_path; NULL means $RTPLACE_SOCKET (ignored
  * in set-user-ID programs), else RTPLACE_DEFAULT_SOCKET. Returns 0,
  * -ENOENT or -ECONNREFUSED when no daemon listens, -EACCES, -ENAMETOOLONG,
- * -ENOMEM.
+ * -ENOMEM. A daemon at one of its client limits accepts the connection
+ * and refuses it with a reason: the first call on the handle then fails
+ * with -EUSERS, and rtplace_last_reason() names the limit
+ * ("[limits] max-clients-per-user = 32 reached").
  */
 int rtplace_connect(const char *socket_path, struct rtplace **ret);
 

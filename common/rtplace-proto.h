@@ -20,8 +20,10 @@
  *   6       2     type        RTPLACE_MSG_*
  *   8       4     length      bytes in the whole message, header included
  *   12      4     request_id  chosen by the client, non-zero; echoed in the
- *                             reply; 0 in events (and in an ERROR answering a
- *                             message whose header could not be read)
+ *                             reply; 0 in events, and in an ERROR answering a
+ *                             message whose header could not be read or
+ *                             refusing the connection (status -EUSERS, at a
+ *                             client limit), after which the daemon closes it
  *   16      4     status      0, or a negative errno in an ERROR reply
  *   20      4     reserved    zero
  *   24            body        8-byte aligned when the message is

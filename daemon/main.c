@@ -136,22 +136,40 @@ static void daemon_config_error_cb(void *userdata, const char *message)
 		log_error("%s", message);
 }
 
-/* Loads the configuration into ret (defaults when the default file is
- * absent). Reports every error; ret is untouched on failure. */
-static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret)
+/* Says why the file at path could not be used (r: config_load's -errno). */
+static void daemon_config_failure(const char *path, int r, bool to_stderr)
+{
+	char msg[CONFIG_PATH_MAX + 64];
+
+	if (r == -EBADFD)
+		snprintf(msg, sizeof(msg), "%s: not a regular file", path);
+	else
+		snprintf(msg, sizeof(msg), "%s: cannot read: %s", path, strerror(-r));
+	if (to_stderr)
+		fprintf(stderr, "%s\n", msg);
+	else
+		log_error("%s", msg);
+}
+
+/*
+ * Loads the configuration into ret (defaults when the default file is
+ * absent: *ret_defaulted says so, may be NULL). Reports every error; ret
+ * is untouched on failure.
+ */
+static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret,
+			      bool *ret_defaulted)
 {
 	const char *path = args->config_path ? args->config_path : CONFIG_DEFAULT_PATH;
 	struct config cfg;
+	bool defaulted = false;
 	int r = config_load(path, &cfg, daemon_config_error_cb, &to_stderr);
 
 	if (r == -ENOENT && !args->config_path) {
 		config_defaults(&cfg);
+		defaulted = true;
 		r = 0;
 	} else if (r < 0 && r != -EINVAL) {
-		if (to_stderr)
-			fprintf(stderr, "%s: cannot read: %s\n", path, strerror(-r));
-		else
-			log_error("%s: cannot read: %s", path, strerror(-r));
+		daemon_config_failure(path, r, to_stderr);
 	}
 	if (r < 0)
 		return r;
@@ -160,6 +178,8 @@ static int daemon_load_config(const struct daemon_args *args, bool to_stderr, st
 	if (args->topology_path)
 		snprintf(cfg.topology.file, sizeof(cfg.topology.file), "%s", args->topology_path);
 	*ret = cfg;
+	if (ret_defaulted)
+		*ret_defaulted = defaulted;
 	return 0;
 }
 
@@ -180,7 +200,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	const char *key;
 
 	sdnotify_reloading();
-	if (daemon_load_config(&d->args, false, &cfg) < 0) {
+	if (daemon_load_config(&d->args, false, &cfg, NULL) < 0) {
 		log_error("Reload failed; keeping the running configuration");
 		sdnotify_ready();
 		return;
@@ -432,20 +452,28 @@ static void daemon_stop(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = { 0 };
+	bool defaulted;
 	int status;
 
 	if (daemon_parse_args(argc, argv, &d.args) < 0)
 		return EXIT_USAGE;
 	if (d.args.check_config) {
-		status = daemon_load_config(&d.args, true, &d.cfg) < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
-		if (status == EXIT_SUCCESS)
-			printf("%s: configuration is valid\n",
-			       d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH);
-		return status;
+		const char *path = d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH;
+
+		if (daemon_load_config(&d.args, true, &d.cfg, &defaulted) < 0)
+			return EXIT_CONFIG;
+		if (defaulted)
+			printf("no configuration file at %s; the built-in defaults apply\n", path);
+		else
+			printf("%s: configuration is valid\n", path);
+		return EXIT_SUCCESS;
 	}
-	if (daemon_load_config(&d.args, false, &d.cfg) < 0)
+	if (daemon_load_config(&d.args, false, &d.cfg, &defaulted) < 0)
 		return EXIT_CONFIG;
 	log_set_level(d.cfg.daemon.log_level);
+	log_set_clock(loop_now_ms);
+	if (defaulted)
+		log_info("No configuration file at %s; the built-in defaults apply", CONFIG_DEFAULT_PATH);
 	/* A client that vanishes mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	status = daemon_start(&d);

@@ -77,6 +77,7 @@ static void service_placement_config(struct service *s, const struct config *cfg
 void service_server_limits(const struct config *cfg, struct server_limits *ret)
 {
 	ret->max_clients = cfg->limits.max_clients;
+	ret->max_clients_per_user = cfg->limits.max_clients_per_user;
 	ret->max_pending_bytes = SERVICE_MAX_PENDING_BYTES;
 	ret->max_message = RTPLACE_MSG_MAX;
 }
@@ -170,7 +171,7 @@ static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *c
 			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		moves_unmanage(s->moves, cl->pid);
-	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
+	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
 	if (cl->pid)
 		service_claims_dirty(s);
 	if (!cl->client)
@@ -327,7 +328,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		s->claims_total++;
 		service_claims_dirty(s);
 		if (note[0]) {
-			log_info("claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
+			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
 			proto_set_string(qr->reason, sizeof(qr->reason), note);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
@@ -540,8 +541,8 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
 		service_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
 		if (proto_error_is_garbage(r)) {
-			log_notice("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
-				   (int)peer->pid, (unsigned)peer->uid, err.reason);
+			log_notice_ratelimited("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
+					       (int)peer->pid, (unsigned)peer->uid, err.reason);
 			s->clients_dropped++;
 			goto out;
 		}

@@ -189,6 +189,23 @@ tests_integration_test_hotplug_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_hotplug_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-hotplug-live
 
+# The log's rate limit (a pure window, the clock injected).
+check_PROGRAMS += tests/unit/test-log
+tests_unit_test_log_SOURCES = tests/unit/test-log.c
+tests_unit_test_log_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_log_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_log_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-log
+
+# rtplaced under hostile load: client limits, EMFILE, log rate limits,
+# the socket's folder and creation, non-regular configuration files.
+check_PROGRAMS += tests/integration/test-daemon-limits
+tests_integration_test_daemon_limits_SOURCES = tests/integration/test-daemon-limits.c
+tests_integration_test_daemon_limits_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_daemon_limits_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_limits_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-limits
+
 # Claims through the daemon: replies before events, limits, rights,
 # restarts, release by uid.
 check_PROGRAMS += tests/integration/test-claims-live
