@@ -82,6 +82,7 @@ static const char *const ml_layout_names[ML_NLAYOUTS] = {
 /* What one measurement yields; a contended run yields two numbers. */
 enum ml_metric {
 	ML_WRITER_ALONE,
+	ML_TWO_WRITERS,
 	ML_READER_ALONE,                          /* + query */
 	ML_READER_BOTH = ML_READER_ALONE + ML_NQUERIES, /* + query */
 	ML_WRITER_BOTH = ML_READER_BOTH + ML_NQUERIES,  /* + query */
@@ -138,6 +139,19 @@ struct ml_query {
 	struct cpuset allowed;
 };
 
+/*
+ * A reader's answer. The global-mask readers build the CPU set, as the
+ * kernel's cpupri_find() hands back its mask; the sharded reader leaves it
+ * in the map's bits (cpupri_find()), converted only when checked.
+ */
+#define ML_ANSWER_WORDS 256
+
+struct ml_answer {
+	struct cpuset cpus;
+	struct cpupri_mask words;
+	__u64 buf[ML_ANSWER_WORDS];
+};
+
 /* One layout instantiated for one shape, with the allowed sets in the form
  * its reader takes, prepared before timing. */
 struct ml_map {
@@ -159,6 +173,9 @@ struct ml_shape {
 	__u8 *initial;         /* [ncpus] level of each CPU before the sequence */
 	struct ml_change *seq; /* returns every CPU to its initial level */
 	size_t nseq;
+	/* seq split by the simulated CPU's node (node 0, the rest), for two writers */
+	struct ml_change *wseq[2];
+	size_t nwseq[2];
 	struct ml_query query[ML_NQUERIES];
 	struct ml_map map[ML_NLAYOUTS];
 	double result[ML_NLAYOUTS][ML_NMETRICS][ML_REPEATS_MAX];
@@ -355,19 +372,24 @@ static void ml_set(struct ml_map *m, __u32 cpu, __u32 level)
 	}
 }
 
-static int ml_find(const struct ml_map *m, const struct ml_query *q, unsigned qi, struct cpuset *ret,
+static void ml_answer_init(struct ml_answer *a)
+{
+	a->words = (struct cpupri_mask){ .w = a->buf, .nwords = ML_ANSWER_WORDS };
+}
+
+static int ml_find(const struct ml_map *m, const struct ml_query *q, unsigned qi, struct ml_answer *ret,
 		   __u32 *ret_level)
 {
 	switch (m->layout) {
 	case ML_PACKED:
-		return ml_packed_find(m->mem, q->below, &q->allowed, ret, ret_level);
+		return ml_packed_find(m->mem, q->below, &q->allowed, &ret->cpus, ret_level);
 	case ML_PADDED:
-		return ml_padded_find(m->mem, q->below, &q->allowed, ret, ret_level);
+		return ml_padded_find(m->mem, q->below, &q->allowed, &ret->cpus, ret_level);
 	case ML_NODE:
 	case ML_LLC:
-		return cpupri_find(&m->view, q->below, &m->mask[qi], ret, ret_level);
+		return cpupri_find(&m->view, LEVEL_IDLE, q->below, &m->mask[qi], &ret->words, ret_level);
 	case ML_BYTE:
-		return ml_byte_find(m->mem, q->below, m->cpus[qi], m->ncpus[qi], ret, ret_level);
+		return ml_byte_find(m->mem, q->below, m->cpus[qi], m->ncpus[qi], &ret->cpus, ret_level);
 	case ML_NLAYOUTS:
 		break;
 	}
@@ -538,6 +560,18 @@ static int ml_sequence(struct ml_shape *s)
 			s->seq[n++] = (struct ml_change){ .cpu = (__u16)c, .level = s->initial[c] };
 	s->nseq = n;
 	free(now);
+	/* Each CPU's changes keep their order, so each half also returns its
+	 * CPUs to their initial levels. */
+	for (int k = 0; k < 2; k++) {
+		s->wseq[k] = calloc(n, sizeof(*s->wseq[k]));
+		if (!s->wseq[k])
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = s->topo->cpus[s->seq[i].cpu].node != 0;
+
+		s->wseq[k][s->nwseq[k]++] = s->seq[i];
+	}
 	return 0;
 }
 
@@ -577,6 +611,8 @@ static void ml_shape_free(struct ml_shape *s)
 	topo_free(s->topo);
 	free(s->initial);
 	free(s->seq);
+	free(s->wseq[0]);
+	free(s->wseq[1]);
 }
 
 /* The answer computed from a plain array of levels, by the definition. */
@@ -626,12 +662,18 @@ static int ml_verify(struct ml_shape *s)
 			}
 		}
 		for (unsigned q = 0; q < ML_NQUERIES; q++) {
-			struct cpuset want, got;
+			struct cpuset want;
+			struct ml_answer got;
 			__u32 want_level = 0, got_level = 0;
 			int want_r = ml_reference_find(levels, s->ncpus, &s->query[q], &want, &want_level);
-			int got_r = ml_find(m, &s->query[q], q, &got, &got_level);
+			int got_r;
 
-			if (want_r != got_r || (want_r == 0 && (want_level != got_level || !cpuset_equal(&want, &got)))) {
+			ml_answer_init(&got);
+			got_r = ml_find(m, &s->query[q], q, &got, &got_level);
+			if (got_r == 0 && (l == ML_NODE || l == ML_LLC))
+				cpupri_mask_to_cpuset(&m->view, &got.words, &got.cpus);
+			if (want_r != got_r ||
+			    (want_r == 0 && (want_level != got_level || !cpuset_equal(&want, &got.cpus)))) {
 				fprintf(stderr, "map-layouts: %s, %s, %s: wrong answer (%d, level %u; expected %d, level %u)\n",
 					s->name, ml_layout_names[l], s->query[q].name, got_r, got_level, want_r,
 					want_level);
@@ -660,29 +702,59 @@ static void ml_check_cpu(struct ml_job *j, int cpu)
 		__atomic_store_n(&j->err, -EXDEV, __ATOMIC_RELAXED);
 }
 
-static void *ml_writer_main(void *arg)
+/* Replays seq from *pos on j's map for j->run_ns; returns ns per change. */
+static double ml_replay(struct ml_job *j, const struct ml_change *seq, size_t nseq, size_t *pos)
 {
-	struct ml_job *j = arg;
-	struct ml_map *m = j->map;
-	const struct ml_change *seq = j->shape->seq;
-	const size_t nseq = j->shape->nseq;
-	size_t pos = m->pos;
+	size_t p = *pos;
 	__u64 t0, t, ops = 0;
 
-	ml_check_cpu(j, j->writer_cpu);
-	ml_barrier(j);
 	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++) {
-			ml_set(m, seq[pos].cpu, seq[pos].level);
-			if (++pos == nseq)
-				pos = 0;
+			ml_set(j->map, seq[p].cpu, seq[p].level);
+			if (++p == nseq)
+				p = 0;
 		}
 		ops += ML_BATCH;
 		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
-	m->pos = pos;
-	j->writer_ns = (double)(t - t0) / (double)ops;
+	*pos = p;
+	return (double)(t - t0) / (double)ops;
+}
+
+static void *ml_writer_main(void *arg)
+{
+	struct ml_job *j = arg;
+
+	ml_check_cpu(j, j->writer_cpu);
+	ml_barrier(j);
+	j->writer_ns = ml_replay(j, j->shape->seq, j->shape->nseq, &j->map->pos);
+	return NULL;
+}
+
+/* One of two writers, each replaying the changes of its half of the
+ * simulated CPUs (struct ml_shape.wseq). */
+struct ml_half {
+	struct ml_job *j;
+	int cpu;
+	const struct ml_change *seq;
+	size_t nseq;
+	double ns;
+};
+
+static void *ml_half_main(void *arg)
+{
+	struct ml_half *h = arg;
+	size_t pos = 0;
+
+	ml_check_cpu(h->j, h->cpu);
+	ml_barrier(h->j);
+	h->ns = ml_replay(h->j, h->seq, h->nseq, &pos);
+	/* Untimed: back to the initial levels, where the half started. */
+	while (pos) {
+		ml_set(h->j->map, h->seq[pos].cpu, h->seq[pos].level);
+		pos = pos + 1 == h->nseq ? 0 : pos + 1;
+	}
 	return NULL;
 }
 
@@ -691,22 +763,30 @@ static void *ml_reader_main(void *arg)
 	struct ml_job *j = arg;
 	const struct ml_map *m = j->map;
 	const struct ml_query *q = &j->shape->query[j->query];
-	struct cpuset cpus;
+	struct ml_answer *a = malloc(sizeof(*a));
 	__u64 t0, t, ops = 0, sink = 0;
 	__u32 level = 0;
+
+	if (!a) {
+		__atomic_store_n(&j->err, -ENOMEM, __ATOMIC_RELAXED);
+		ml_barrier(j);
+		return NULL;
+	}
+	ml_answer_init(a);
 
 	ml_check_cpu(j, j->reader_cpu);
 	ml_barrier(j);
 	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++)
-			if (ml_find(m, q, j->query, &cpus, &level) == 0)
-				sink += level + cpus.w[0];
+			if (ml_find(m, q, j->query, a, &level) == 0)
+				sink += level + a->cpus.w[0] + a->buf[0];
 		ops += ML_BATCH;
 		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
 	j->sink = sink;
 	j->reader_ns = (double)(t - t0) / (double)ops;
+	free(a);
 	return NULL;
 }
 
@@ -762,6 +842,41 @@ static int ml_run(struct ml_shape *s, struct ml_map *m, unsigned query, bool wri
 		*ret_writer_ns = j.writer_ns;
 		*ret_reader_ns = j.reader_ns;
 	}
+	return r;
+}
+
+/* Two writers, one on each CPU, storing the levels of different simulated
+ * CPUs (node 0's, the others'); writes the mean ns per change of the two. */
+static int ml_run_two(struct ml_shape *s, struct ml_map *m, const struct ml_options *o, double *ret_ns)
+{
+	struct ml_job j = { .shape = s, .map = m, .run_ns = (__u64)o->run_ms * 1000000u, .nthreads = 2 };
+	struct ml_half h[2];
+	pthread_t th[2];
+	int r;
+
+	/* Untimed: the map to the initial levels the halves start from. */
+	while (m->pos) {
+		ml_set(m, s->seq[m->pos].cpu, s->seq[m->pos].level);
+		m->pos = m->pos + 1 == s->nseq ? 0 : m->pos + 1;
+	}
+	for (int k = 0; k < 2; k++)
+		h[k] = (struct ml_half){ .j = &j, .cpu = k ? o->writer_cpu : o->reader_cpu, .seq = s->wseq[k],
+					 .nseq = s->nwseq[k] };
+	r = ml_spawn(&th[0], h[0].cpu, ml_half_main, &h[0]);
+	if (r < 0)
+		return r;
+	r = ml_spawn(&th[1], h[1].cpu, ml_half_main, &h[1]);
+	if (r < 0) {
+		/* Let the first run alone so that it can be joined. */
+		__atomic_fetch_add(&j.ready, 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(th[0], NULL);
+	if (r == 0)
+		pthread_join(th[1], NULL);
+	if (r == 0)
+		r = j.err;
+	if (r == 0)
+		*ret_ns = (h[0].ns + h[1].ns) / 2;
 	return r;
 }
 
@@ -843,7 +958,7 @@ static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_o
 
 	/* Interleave: each measurement kind runs every layout in turn, the
 	 * first layout rotating with the repeat. */
-	for (unsigned k = 0; r == 0 && k < 1 + 2 * ML_NQUERIES; k++) {
+	for (unsigned k = 0; r == 0 && k < 2 + 2 * ML_NQUERIES; k++) {
 		for (unsigned i = 0; r == 0 && i < ML_NLAYOUTS; i++) {
 			unsigned l = (i + rep) % ML_NLAYOUTS;
 			double (*res)[ML_REPEATS_MAX] = s->result[l];
@@ -857,6 +972,9 @@ static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_o
 
 				r = ml_run(s, &s->map[l], q, false, true, o, &w, &rd);
 				res[ML_READER_ALONE + q][rep] = rd;
+			} else if (k == 1 + 2 * ML_NQUERIES) {
+				r = ml_run_two(s, &s->map[l], o, &w);
+				res[ML_TWO_WRITERS][rep] = w;
 			} else {
 				unsigned q = k - 1 - ML_NQUERIES;
 
@@ -880,10 +998,11 @@ static void ml_cell(const struct ml_shape *s, unsigned l, unsigned metric, unsig
 static void ml_print_shape(const struct ml_shape *s, unsigned n)
 {
 	printf("\n== %s ==\n", s->name);
-	printf("%-14s %10s  %16s\n", "layout", "map bytes", "writer alone");
+	printf("%-14s %10s  %16s  %16s\n", "layout", "map bytes", "writer alone", "two writers");
 	for (unsigned l = 0; l < ML_NLAYOUTS; l++) {
 		printf("%-14s %10zu", ml_layout_names[l], s->map[l].size);
 		ml_cell(s, l, ML_WRITER_ALONE, n);
+		ml_cell(s, l, ML_TWO_WRITERS, n);
 		printf("\n");
 	}
 	printf("\n%-14s  %16s  %16s  %16s\n", "query / layout", "reader alone", "reader with wr.",

@@ -68,7 +68,16 @@ struct placement_state {
 	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
 	struct cpuset cand_buf;
 	struct cpupri_mask mask_buf;
+	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
+	/* The fast path's claims, per cpuset word, read when first needed
+	 * (bit i of claim_known): CPUs claimed above the level it walks, and
+	 * CPUs whose claim alone makes them busy (placement_busy()). */
+	uint32_t claim_known;
+	uint64_t claim_above[CPUSET_WORDS];
+	uint64_t claim_hot[CPUSET_WORDS];
 };
+
+_Static_assert(CPUSET_WORDS <= 32, "claim_known has a bit per cpuset word");
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
 
@@ -77,7 +86,6 @@ struct placement_ctx {
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
-	struct cpupri_xlate xlate;
 	struct cpuset kind0;        /* online CPUs of kind 0 */
 	struct cpuset base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
@@ -314,7 +322,7 @@ static void placement_candidates(struct placement_ctx *x)
 		cpuset_and(&st->cand_buf, &req->allowed, &x->base);
 		if (req->node >= 0)
 			cpuset_and(&st->cand_buf, &st->cand_buf, &x->topo->node_cpus[req->node]);
-		cpupri_xlate_mask(&x->xlate, &st->cand_buf, &st->mask_buf);
+		cpupri_mask_from_cpuset(x->view, &st->cand_buf, &st->mask_buf);
 		st->mask = &st->mask_buf;
 	}
 	st->cand = &st->cand_buf;
@@ -476,20 +484,20 @@ static void placement_scan(struct placement_ctx *x)
 	if (st->next > LEVEL_IDLE && !placement_empty(x, &st->eligible) && placement_decided(x, st->next - 1))
 		return;
 	while (st->next < st->below) {
-		__u32 level = st->next++;
+		__u32 level;
 		struct cpuset cpus;
 		uint64_t any = 0;
 
-		/* Acquire load of the count, then the mask: see cpupri_find(). */
-		if (cpupri_count(x->view, level) <= 0)
-			continue;
-		cpuset_zero(&cpus);
-		cpupri_xlate_level(x->view, &x->xlate, level, st->mask, &cpus);
+		if (cpupri_find(x->view, st->next, st->below, st->mask, &st->found, &level) < 0) {
+			st->next = st->below;
+			break;
+		}
+		st->next = level + 1;
 		/* A CPU moving between levels can show in both; the lower
 		 * sighting stands, the slot check in placement_ctx_choose()
 		 * catches a stale one. */
 		for (uint32_t i = 0; i < x->nwords; i++) {
-			uint64_t bits = cpus.w[i] & ~st->seen.w[i];
+			uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i) & ~st->seen.w[i];
 
 			cpus.w[i] = bits;
 			st->seen.w[i] |= bits;
@@ -603,18 +611,29 @@ static bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
 	return l >= x->st.below;
 }
 
+/* Whether cpu has an SMT sibling that is busy, from the slots and claims. */
+static bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
+{
+	bool pen = false;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
+		pen = placement_busy(x, x->sib[i]);
+	return pen;
+}
+
 /* Whether cpu has an SMT sibling that is busy or was picked in this round. */
 static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 {
 	struct placement_state *st = &x->st;
-	bool pen = false;
+	bool pen;
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return false;
 	if (cpuset_test(&st->pen_known, cpu))
 		return cpuset_test(&st->pen, cpu);
-	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
-		pen = placement_busy(x, x->sib[i]);
+	pen = placement_penalty_of(x, cpu);
 	cpuset_set(&st->pen_known, cpu);
 	if (pen)
 		cpuset_set(&st->pen, cpu);
@@ -738,6 +757,119 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
+/* Reads word i's claims into the fast path's cache (struct placement_state). */
+static void placement_claim_word(struct placement_ctx *x, uint32_t i, uint32_t level)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t ncpus = x->topo->ncpus;
+	const uint32_t busy = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
+	uint64_t above = 0, hot = 0;
+
+	for (uint32_t b = i * 64; st->claimed && b < i * 64 + 64 && b < ncpus; b += 8) {
+		uint64_t v = 0;
+
+		if (b + 8 <= ncpus) {
+			memcpy(&v, st->claimed + b, sizeof(v));
+			v = le64toh(v);
+		} else {
+			for (uint32_t k = 0; b + k < ncpus; k++)
+				v |= (uint64_t)st->claimed[b + k] << (8 * k);
+		}
+		if (!v)
+			continue;
+		above |= placement_bytes_at_least(v, level + 1) << (b % 64);
+		hot |= placement_bytes_at_least(v, busy) << (b % 64);
+	}
+	st->claim_above[i] = above;
+	st->claim_hot[i] = hot;
+	st->claim_known |= UINT32_C(1) << i;
+}
+
+/* The CPUs p .. p + 63 (p may fall outside the machine) whose claim makes them busy. */
+static uint64_t placement_claim_hot_at(struct placement_ctx *x, int32_t p, uint32_t level)
+{
+	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
+	const uint32_t r = (uint32_t)(p - 64 * j);
+	uint64_t out = 0;
+
+	for (int32_t k = j; k <= j + 1; k++) {
+		if (k < 0 || (uint32_t)k >= x->nwords || (k == j + 1 && r == 0))
+			continue;
+		if (!(x->st.claim_known >> k & 1))
+			placement_claim_word(x, (uint32_t)k, level);
+		out |= k == j ? x->st.claim_hot[k] >> r : x->st.claim_hot[k] << (64 - r);
+	}
+	return out;
+}
+
+/*
+ * The answer for one CPU under the default rules (prefer-idle, no near CPU,
+ * candidates of one kind), without the general machinery: the first level
+ * cpupri_find() answers holds the lowest rank, and the pick is the first of
+ * its CPUs in rotation order without an SMT penalty, else the first.
+ * A claim above the level (at or above rtP: barred) ranks a CPU elsewhere,
+ * so it is passed over; a claim that makes a CPU busy gives its SMT
+ * siblings their penalty without a slot read (the sibling relation as
+ * shifts, placement_ctx.shift). Map words are converted, and claims read,
+ * one cpuset word at a time from the rotation origin on, and the walk stops
+ * at the pick: on an idle map this reads the level's count and words, one
+ * sibling slot, a claim line or two and the pick's slot. Returns the CPU
+ * with *ret_level, or -1 when the general path must decide: no level below
+ * rtP holds a candidate, none of the first level's CPUs ranks there, or the
+ * pick's slot has moved on (a stale bit, see cpupri_set()).
+ */
+static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t nw = x->nwords, from = st->start / 64, sh = st->start % 64;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	int first = -1, pick = -1;
+	__u32 level, slot;
+
+	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+		return -1;
+	st->claim_known = 0;
+	/* Word `from` twice: its bits from the origin on first, the ones
+	 * before the origin last. */
+	for (uint32_t k = 0; k <= nw && pick < 0; k++) {
+		uint32_t i = (from + k) % nw;
+		uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i), pen = 0;
+
+		if (k == 0)
+			bits &= ~UINT64_C(0) << sh;
+		else if (k == nw)
+			bits &= ~(~UINT64_C(0) << sh);
+		if (!bits)
+			continue;
+		if (st->claimed) {
+			if (!(st->claim_known >> i & 1))
+				placement_claim_word(x, i, level);
+			bits &= ~st->claim_above[i];
+			for (uint32_t s = 0; smt && s < x->nshifts; s++)
+				if (x->shift_from[s].w[i])
+					pen |= x->shift_from[s].w[i] &
+					       placement_claim_hot_at(x, (int32_t)(i * 64) + x->shift[s], level);
+		}
+		if (bits && first < 0)
+			first = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+		for (bits &= ~pen; bits && pick < 0; bits &= bits - 1) {
+			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			if (!placement_penalty_of(x, c))
+				pick = (int)c;
+		}
+	}
+	if (pick < 0)
+		pick = first;
+	if (pick < 0)
+		return -1;
+	slot = cpupri_level(x->view, (uint32_t)pick);
+	if (slot == LEVEL_OFFLINE || slot >= st->below)
+		return -1;
+	*ret_level = level;
+	return pick;
+}
+
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct placement_result *ret)
 {
@@ -756,6 +888,23 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->below = level_from_rt_priority(req->prio);
 	st->start = rotor ? *rotor % t->ncpus : 0;
 	st->next = LEVEL_IDLE;
+	placement_candidates(x);
+	if (placement_empty(x, st->cand)) {
+		r = -ENODEV;
+		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		goto out;
+	}
+	if (req->count == 1 && req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
+		uint32_t level;
+		int c = placement_fast_one(x, &level);
+
+		if (c >= 0) {
+			ret->cpus[0] = (uint16_t)c;
+			ret->levels[0] = (uint8_t)level;
+			n = 1;
+			goto found;
+		}
+	}
 	/* Only the ranks the last answer used hold anything. */
 	PLACEMENT_FOREACH_RANK(rr, st) {
 		placement_zero(x, &st->rank[rr]);
@@ -765,12 +914,6 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	placement_zero(x, &st->seen);
 	placement_zero(x, &st->eligible);
 	placement_zero(x, &st->idle);
-	placement_candidates(x);
-	if (placement_empty(x, st->cand)) {
-		r = -ENODEV;
-		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
-		goto out;
-	}
 	placement_claims(x);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is
@@ -794,6 +937,7 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 		ret->reason = PLACEMENT_REASON_NONE_BELOW;
 		goto out;
 	}
+found:
 	ret->n = n;
 	ret->level = ret->levels[0];
 	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
@@ -884,11 +1028,8 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->topo = t;
 	x->view = v;
 	x->nwords = (t->ncpus + 63) / 64;
-	r = cpupri_xlate_new(v, &x->xlate);
-	if (r < 0)
-		goto out;
-	r = -ENOMEM;
-	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0)
+	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
+	    cpupri_mask_new(v, &x->st.found) < 0)
 		goto out;
 	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
 	if (!x->node_mask)
@@ -901,14 +1042,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	cpuset_and(&x->base, &cfg->managed, &t->online);
 	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
 		cpuset_clear(&x->base, (unsigned)c);
-	cpupri_xlate_mask(&x->xlate, &x->base, &x->base_mask);
+	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
 	for (uint32_t node = 0; node < t->nnodes; node++) {
 		struct cpuset s;
 
 		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
 			goto out;
 		cpuset_and(&s, &x->base, &t->node_cpus[node]);
-		cpupri_xlate_mask(&x->xlate, &s, &x->node_mask[node]);
+		cpupri_mask_from_cpuset(v, &s, &x->node_mask[node]);
 	}
 	cpuset_and(&base0, &x->base, &x->kind0);
 	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
@@ -938,9 +1079,9 @@ void placement_ctx_free(struct placement_ctx *x)
 {
 	if (!x)
 		return;
-	cpupri_xlate_free(&x->xlate);
 	cpupri_mask_free(&x->base_mask);
 	cpupri_mask_free(&x->st.mask_buf);
+	cpupri_mask_free(&x->st.found);
 	for (uint32_t node = 0; x->node_mask && node < x->topo->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
