@@ -7,6 +7,10 @@
 
 #include "placement.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /*
  * Cost. What depends only on the configuration, the topology and the map's
  * geometry lives in the context, built once: the candidate set of a request
@@ -104,12 +108,26 @@ struct placement_ctx {
 	struct placement_state st;
 };
 
+/* The hardware instruction where the build allows it; otherwise inline
+ * arithmetic rather than libgcc's out-of-line table lookup. */
+static inline uint32_t placement_popcount(uint64_t w)
+{
+#ifdef __POPCNT__
+	return (uint32_t)__builtin_popcountll(w);
+#else
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
 static uint32_t placement_popcount_and(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
 {
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < x->nwords; i++)
-		n += (uint32_t)__builtin_popcountll(a->w[i] & b->w[i]);
+		n += placement_popcount(a->w[i] & b->w[i]);
 	return n;
 }
 
@@ -128,7 +146,7 @@ static bool placement_at_least(const struct placement_ctx *x, const struct cpuse
 
 	for (uint32_t i = 0; i < x->nwords && have < n; i++)
 		if (s->w[i])
-			have += (uint32_t)__builtin_popcountll(s->w[i]);
+			have += placement_popcount(s->w[i]);
 	return have >= n;
 }
 
@@ -250,10 +268,10 @@ static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bit
 	st->eligible.w[i] |= bits;
 	if (level == LEVEL_IDLE)
 		st->idle.w[i] |= bits;
-	st->cnt[r] += (uint32_t)__builtin_popcountll(bits);
+	st->cnt[r] += placement_popcount(bits);
 	/* Kind-0 counts matter only when the candidates mix kinds. */
 	if (st->mixed)
-		st->cnt0[r] += (uint32_t)__builtin_popcountll(bits & x->kind0.w[i]);
+		st->cnt0[r] += placement_popcount(bits & x->kind0.w[i]);
 	st->used[r / 64] |= UINT64_C(1) << (r % 64);
 }
 
@@ -336,21 +354,59 @@ static void placement_candidates(struct placement_ctx *x)
 							    req->count);
 }
 
-#define PLACEMENT_BYTES(b) (UINT64_C(0x0101010101010101) * (b))
-
-/* Bit k set iff the top bit of byte k of v is. */
-static uint64_t placement_byte_tops(uint64_t v)
+/*
+ * For the claims of cpuset word i (CPUs 64 i .. 64 i + 63; those at or past
+ * ncpus read as unclaimed): bit j of out[k] is set iff the claim of CPU
+ * 64 i + j is at least mins[k]. Sixteen claims per compare with SSE2, eight
+ * per word of arithmetic otherwise; runs of unclaimed CPUs cost a load.
+ */
+static void placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uint32_t i, const uint8_t *mins,
+				 unsigned n, uint64_t *out)
 {
-	return ((v >> 7 & PLACEMENT_BYTES(1)) * UINT64_C(0x0102040810204080)) >> 56;
-}
+	const uint32_t have = ncpus - i * 64;
+	const uint8_t *p = claimed + (size_t)i * 64;
+	uint8_t tail[64];
 
-/* Bit k set iff byte k of v is at least min (1..127), without carries
- * between bytes: the low 7 bits with the top bit set cannot borrow. */
-static uint64_t placement_bytes_at_least(uint64_t v, uint32_t min)
-{
-	uint64_t lo = v & PLACEMENT_BYTES(0x7f);
+	for (unsigned k = 0; k < n; k++)
+		out[k] = 0;
+	if (have < 64) {
+		memset(tail, 0, sizeof(tail));
+		memcpy(tail, p, have);
+		p = tail;
+	}
+#ifdef __SSE2__
+	for (unsigned q = 0; q < 4; q++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * q));
 
-	return placement_byte_tops(((lo | PLACEMENT_BYTES(0x80)) - PLACEMENT_BYTES(min)) | v);
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) == 0xffff)
+			continue;
+		/* Unsigned v >= min: max(v, min) == v. */
+		for (unsigned k = 0; k < n; k++) {
+			__m128i ge = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)mins[k])), v);
+
+			out[k] |= (uint64_t)(uint32_t)_mm_movemask_epi8(ge) << (16 * q);
+		}
+	}
+#else
+	for (unsigned q = 0; q < 8; q++) {
+		uint64_t v;
+
+		memcpy(&v, p + 8 * q, sizeof(v));
+		v = le64toh(v);
+		if (!v)
+			continue;
+		for (unsigned k = 0; k < n; k++) {
+			/* Bytes >= min without borrows between bytes: the low 7
+			 * bits with the top bit set cannot borrow; a set top bit
+			 * in v is >= any min below 128. */
+			uint64_t lo = v & UINT64_C(0x7f7f7f7f7f7f7f7f);
+			uint64_t tops = ((lo | UINT64_C(0x8080808080808080)) - UINT64_C(0x0101010101010101) * mins[k]) | v;
+
+			out[k] |= (((tops >> 7 & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56)
+				  << (8 * q);
+		}
+	}
+#endif
 }
 
 /*
@@ -363,9 +419,10 @@ static uint64_t placement_bytes_at_least(uint64_t v, uint32_t min)
 static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
-	const uint32_t ncpus = x->topo->ncpus;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const uint32_t busy = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
+	const uint8_t mins[3] = {
+		1, (uint8_t)st->below, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : (uint8_t)st->below,
+	};
 	struct cpuset hot;
 
 	placement_zero(x, &st->claims);
@@ -375,26 +432,15 @@ static void placement_claims(struct placement_ctx *x)
 		return;
 	placement_zero(x, &hot);
 	for (uint32_t i = 0; i < x->nwords; i++) {
-		for (uint32_t b = i * 64; b < i * 64 + 64 && b < ncpus; b += 8) {
-			uint64_t cand = (st->cand->w[i] >> (b % 64)) & 0xff, v = 0, high;
+		uint64_t cand = st->cand->w[i], ge[3];
 
-			if (!cand && !smt)
-				continue;
-			if (b + 8 <= ncpus) {
-				memcpy(&v, st->claimed + b, sizeof(v));
-				v = le64toh(v);
-			} else {
-				for (uint32_t k = 0; b + k < ncpus; k++)
-					v |= (uint64_t)st->claimed[b + k] << (8 * k);
-			}
-			if (!v)
-				continue;
-			high = placement_bytes_at_least(v, st->below);
-			st->claims.w[i] |= (placement_bytes_at_least(v, 1) & ~high & cand) << (b % 64);
-			st->barred.w[i] |= (high & cand) << (b % 64);
-			if (smt)
-				hot.w[i] |= placement_bytes_at_least(v, busy) << (b % 64);
-		}
+		if (!cand && !smt)
+			continue;
+		placement_claim_bits(st->claimed, x->topo->ncpus, i, mins, smt ? 3 : 2, ge);
+		st->claims.w[i] = ge[0] & ~ge[1] & cand;
+		st->barred.w[i] = ge[1] & cand;
+		if (smt)
+			hot.w[i] = ge[2];
 	}
 	for (uint32_t k = 0; k < x->nshifts; k++) {
 		struct cpuset from;
@@ -761,27 +807,16 @@ static int placement_check(const struct topo *t, const struct placement_request 
 static void placement_claim_word(struct placement_ctx *x, uint32_t i, uint32_t level)
 {
 	struct placement_state *st = &x->st;
-	const uint32_t ncpus = x->topo->ncpus;
-	const uint32_t busy = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
-	uint64_t above = 0, hot = 0;
+	const uint8_t mins[2] = {
+		(uint8_t)(level + 1),
+		x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : (uint8_t)st->below,
+	};
+	uint64_t ge[2] = { 0, 0 };
 
-	for (uint32_t b = i * 64; st->claimed && b < i * 64 + 64 && b < ncpus; b += 8) {
-		uint64_t v = 0;
-
-		if (b + 8 <= ncpus) {
-			memcpy(&v, st->claimed + b, sizeof(v));
-			v = le64toh(v);
-		} else {
-			for (uint32_t k = 0; b + k < ncpus; k++)
-				v |= (uint64_t)st->claimed[b + k] << (8 * k);
-		}
-		if (!v)
-			continue;
-		above |= placement_bytes_at_least(v, level + 1) << (b % 64);
-		hot |= placement_bytes_at_least(v, busy) << (b % 64);
-	}
-	st->claim_above[i] = above;
-	st->claim_hot[i] = hot;
+	if (st->claimed)
+		placement_claim_bits(st->claimed, x->topo->ncpus, i, mins, 2, ge);
+	st->claim_above[i] = ge[0];
+	st->claim_hot[i] = ge[1];
 	st->claim_known |= UINT32_C(1) << i;
 }
 
