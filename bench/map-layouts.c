@@ -188,6 +188,7 @@ struct ml_options {
 	int reader_cpu;
 	int writer_cpu;
 	bool quick;
+	bool model_only;
 };
 
 /* One timed run of a writer and/or a reader on one map. */
@@ -950,6 +951,248 @@ static int ml_handoff(const struct ml_options *o, double *ret_ns)
 	return r;
 }
 
+/* ---- the line model ---- */
+
+/*
+ * Cache lines each layout touches, from its offsets alone, for machines
+ * this bench cannot run on: per level change, the distinct lines written
+ * and how many simulated CPUs' changes write each of them (the writers a
+ * line is shared by), averaged over every CPU and over the level changes
+ * the timed sequence draws; per query, the lines read at a level with CPUs
+ * (count and mask words) and at a level skipped on its count. The packed
+ * and padded masks are as wide as the machine rounded up to 64 CPUs
+ * (NR_CPUS = ncpus); the sharded map is the production geometry.
+ */
+struct ml_model {
+	const char *name;
+	struct topo *topo;
+	__u32 ncpus, words;        /* global mask words */
+	struct cpupri_geom geom;   /* node shards */
+	__u16 *shard_of, *bit_of;  /* each CPU's shard and bit, as cpupri_init() numbers them */
+	__u32 *sharers;            /* per line of the largest layout */
+	__u32 *last;               /* the last CPU counted in sharers[line], + 1 */
+	__u32 nlines;
+};
+
+static const __u32 ml_model_levels[5] = { LEVEL_IDLE, LEVEL_NORMAL, LEVEL_RT1 + 9, LEVEL_RT1 + 49, LEVEL_RT99 };
+static const double ml_model_weights[5] = { 0.02, 0.08, 0.10, 0.30, 0.50 };
+
+static __u32 ml_up(__u32 v, __u32 to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* Byte offsets of a level's count and of the mask word holding cpu. */
+static void ml_model_offsets(const struct ml_model *m, enum ml_layout l, __u32 level, __u32 cpu, __u32 *ret_count,
+			     __u32 *ret_word)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+
+	switch (l) {
+	case ML_PACKED:
+		*ret_count = level * vsz;
+		*ret_word = level * vsz + 8 + 8 * (cpu / 64);
+		break;
+	case ML_PADDED:
+		*ret_count = ML_LINE * level;
+		*ret_word = ML_LINE * LEVEL_COUNT + level * msz + 8 * (cpu / 64);
+		break;
+	default:
+		*ret_count = m->geom.counts_off + ML_LINE * level;
+		*ret_word = m->geom.masks_off +
+			    ((level * m->geom.nshards + m->shard_of[cpu]) * m->geom.shard_words + m->bit_of[cpu] / 64) * 8;
+		break;
+	}
+}
+
+/* The line each CPU's own writes go to: cpu_to_pri, its slot, its byte. */
+static __u32 ml_model_own(const struct ml_model *m, enum ml_layout l, __u32 cpu)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+
+	switch (l) {
+	case ML_PACKED:
+		return (ml_up(LEVEL_COUNT * vsz, ML_LINE) + 4 * cpu) / ML_LINE;
+	case ML_PADDED:
+		return (ML_LINE * LEVEL_COUNT + LEVEL_COUNT * msz + 4 * cpu) / ML_LINE;
+	case ML_BYTE:
+		return cpu / ML_LINE;
+	default:
+		return (m->geom.slots_off + ML_LINE * cpu) / ML_LINE;
+	}
+}
+
+/* The distinct lines one change of cpu from old to new writes, into lines; returns how many. */
+static unsigned ml_model_change(const struct ml_model *m, enum ml_layout l, __u32 cpu, __u32 old, __u32 new,
+				__u32 lines[5])
+{
+	__u32 all[5], oc, ow, nc, nw;
+	unsigned n = 0, k = 0;
+
+	all[k++] = ml_model_own(m, l, cpu);
+	if (l != ML_BYTE) {
+		ml_model_offsets(m, l, old, cpu, &oc, &ow);
+		ml_model_offsets(m, l, new, cpu, &nc, &nw);
+		all[k++] = oc / ML_LINE;
+		all[k++] = ow / ML_LINE;
+		all[k++] = nc / ML_LINE;
+		all[k++] = nw / ML_LINE;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		unsigned j = 0;
+
+		while (j < n && lines[j] != all[i])
+			j++;
+		if (j == n)
+			lines[n++] = all[i];
+	}
+	return n;
+}
+
+/* Lines read for one level with CPUs, for allowed (all CPUs or node 0), averaged over the levels. */
+static double ml_model_read(const struct ml_model *m, enum ml_layout l, const struct cpuset *allowed)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+	__u32 lo = UINT32_MAX, hi = 0, sum = 0, n = 0;
+	__u32 lastline = UINT32_MAX;
+
+	switch (l) {
+	case ML_PACKED:
+		for (__u32 level = LEVEL_IDLE; level < LEVEL_COUNT; level++, n++)
+			sum += (level * vsz + vsz - 1) / ML_LINE - level * vsz / ML_LINE + 1;
+		return (double)sum / n;
+	case ML_PADDED:
+		return 1 + msz / ML_LINE;
+	case ML_BYTE:
+		/* No counts: every query reads the allowed CPUs' bytes. */
+		CPUSET_FOREACH(cpu, allowed) {
+			if ((__u32)cpu >= m->ncpus)
+				break;
+			n += (__u32)cpu / ML_LINE != lastline;
+			lastline = (__u32)cpu / ML_LINE;
+		}
+		return n;
+	default:
+		/* cpupri_find() reads the words lo..hi that allowed spans. */
+		CPUSET_FOREACH(cpu, allowed) {
+			__u32 w;
+
+			if ((__u32)cpu >= m->ncpus)
+				break;
+			w = m->shard_of[cpu] * m->geom.shard_words + m->bit_of[cpu] / 64;
+			lo = w < lo ? w : lo;
+			hi = w + 1 > hi ? w + 1 : hi;
+		}
+		return 1 + ((hi - 1) / CPUPRI_LINE_WORDS - lo / CPUPRI_LINE_WORDS + 1);
+	}
+}
+
+static int ml_model_init(struct ml_model *m, const char *name, __u32 packages, __u32 cores)
+{
+	__u16 next[CPUPRI_MAX_SHARDS] = { 0 };
+	int r;
+
+	m->name = name;
+	r = topo_synthetic(packages, 1, 1, cores, 2, &m->topo);
+	if (r < 0)
+		return r;
+	m->ncpus = m->topo->ncpus;
+	m->words = (m->ncpus + 63) / 64;
+	m->shard_of = calloc(m->ncpus, sizeof(*m->shard_of));
+	m->bit_of = calloc(m->ncpus, sizeof(*m->bit_of));
+	if (!m->shard_of || !m->bit_of)
+		return -ENOMEM;
+	r = cpupri_geom_for_topo(m->topo, TOPO_SHARD_NODE, m->shard_of, &m->geom);
+	if (r < 0)
+		return r;
+	for (__u32 c = 0; c < m->ncpus; c++)
+		m->bit_of[c] = next[m->shard_of[c]]++;
+	/* The sharded map is the largest of the layouts. */
+	m->nlines = m->geom.size / ML_LINE + 2 * (LEVEL_COUNT + m->ncpus);
+	m->sharers = calloc(m->nlines, sizeof(*m->sharers));
+	m->last = calloc(m->nlines, sizeof(*m->last));
+	return m->sharers && m->last ? 0 : -ENOMEM;
+}
+
+static void ml_model_free(struct ml_model *m)
+{
+	topo_free(m->topo);
+	free(m->shard_of);
+	free(m->bit_of);
+	free(m->sharers);
+	free(m->last);
+}
+
+static void ml_model_print(struct ml_model *m)
+{
+	printf("%s\n", m->name);
+	for (unsigned l = 0; l < ML_NLAYOUTS; l++) {
+		double written = 0, sharers = 0;
+		__u32 lines[5];
+
+		if (l == ML_LLC)
+			continue;
+		memset(m->sharers, 0, m->nlines * sizeof(*m->sharers));
+		memset(m->last, 0, m->nlines * sizeof(*m->last));
+		for (__u32 c = 0; c < m->ncpus; c++)
+			for (unsigned a = 0; a < 5; a++)
+				for (unsigned b = 0; b < 5; b++) {
+					unsigned n = a == b ? 0 : ml_model_change(m, (enum ml_layout)l, c,
+										 ml_model_levels[a], ml_model_levels[b], lines);
+
+					for (unsigned i = 0; i < n; i++)
+						if (m->last[lines[i]] != c + 1) {
+							m->last[lines[i]] = c + 1;
+							m->sharers[lines[i]]++;
+						}
+				}
+		for (__u32 c = 0; c < m->ncpus; c++)
+			for (unsigned a = 0; a < 5; a++)
+				for (unsigned b = 0; b < 5; b++) {
+					double p = a == b ? 0 : ml_model_weights[a] * ml_model_weights[b] / m->ncpus;
+					unsigned n = a == b ? 0 : ml_model_change(m, (enum ml_layout)l, c,
+										 ml_model_levels[a], ml_model_levels[b], lines);
+
+					written += p * n;
+					for (unsigned i = 0; i < n; i++)
+						sharers += p * m->sharers[lines[i]];
+				}
+		/* The weights of the pairs a != b sum to 1 - sum of squares. */
+		{
+			double norm = 0;
+
+			for (unsigned a = 0; a < 5; a++)
+				norm += ml_model_weights[a] * ml_model_weights[a];
+			written /= 1 - norm;
+			sharers /= 1 - norm;
+		}
+		printf("  %-14s %9.2f %12.1f %10.2f %8.2f %9s\n", l == ML_NODE ? "sharded (node)" : ml_layout_names[l],
+		       written, sharers / written, ml_model_read(m, (enum ml_layout)l, &m->topo->online),
+		       ml_model_read(m, (enum ml_layout)l, &m->topo->node_cpus[0]), l == ML_BYTE ? "-" : "1");
+	}
+}
+
+static int ml_model(void)
+{
+	struct ml_model m[2] = { 0 };
+	int r;
+
+	r = ml_model_init(&m[0], "480 CPUs, 2 nodes (topo_synthetic(2,1,1,120,2))", 2, 120);
+	if (r == 0)
+		r = ml_model_init(&m[1], "1024 CPUs, 8 nodes (topo_synthetic(8,1,1,64,2))", 8, 64);
+	if (r == 0) {
+		printf("\n== model: cache lines per operation, from each layout's offsets (not timed) ==\n");
+		printf("%-16s %9s %12s %10s %8s %9s\n", "shape / layout", "written", "writers per", "read: all",
+		       "node 0", "skipped");
+		printf("%-16s %9s %12s %10s %8s %9s\n", "", "/change", "written line", "CPUs", "", "level");
+		for (int i = 0; i < 2; i++)
+			ml_model_print(&m[i]);
+	}
+	ml_model_free(&m[0]);
+	ml_model_free(&m[1]);
+	return r;
+}
+
 /* ---- the run and the report ---- */
 
 static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_options *o)
@@ -1022,14 +1265,15 @@ static void ml_print_shape(const struct ml_shape *s, unsigned n)
 static void ml_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: map-layouts [--quick] [--repeats N] [--ms N] [--reader-cpu N] [--writer-cpu N]\n"
+		"Usage: map-layouts [--quick] [--repeats N] [--ms N] [--reader-cpu N] [--writer-cpu N] [--model]\n"
 		"Times cpupri map layouts: writer and reader alone and together, median ns/op\n"
 		"and ratio to packed; about 50 s by default, a few seconds with --quick.\n"
 		"  --quick          3 repeats of 8 ms per measurement\n"
 		"  --repeats N      repeats (odd, 1..%d; default 7)\n"
 		"  --ms N           milliseconds per measurement (default 70)\n"
 		"  --reader-cpu N   CPU of the reader thread (default 0)\n"
-		"  --writer-cpu N   CPU of the writer thread (default 1)\n",
+		"  --writer-cpu N   CPU of the writer thread (default 1)\n"
+		"  --model          print only the cache-line model (no timing)\n",
 		ML_REPEATS_MAX);
 }
 
@@ -1053,6 +1297,7 @@ static int ml_parse(int argc, char **argv, struct ml_options *o)
 		{ "quick", no_argument, NULL, 'q' },       { "repeats", required_argument, NULL, 'r' },
 		{ "ms", required_argument, NULL, 'm' },    { "reader-cpu", required_argument, NULL, 'R' },
 		{ "writer-cpu", required_argument, NULL, 'W' }, { "help", no_argument, NULL, 'h' },
+		{ "model", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool repeats_set = false, ms_set = false;
@@ -1083,6 +1328,9 @@ static int ml_parse(int argc, char **argv, struct ml_options *o)
 			if (ml_parse_uint(optarg, CPU_SETSIZE - 1, &v) < 0)
 				return -EINVAL;
 			*(c == 'R' ? &o->reader_cpu : &o->writer_cpu) = (int)v;
+			break;
+		case 'M':
+			o->model_only = true;
 			break;
 		case 'h':
 			return 1;
@@ -1124,6 +1372,8 @@ int main(int argc, char **argv)
 		ml_usage(r > 0 ? stdout : stderr);
 		return r > 0 ? 0 : 2;
 	}
+	if (o.model_only)
+		return ml_model() < 0 ? 2 : 0;
 	r = ml_check_cpus(&o);
 	if (r < 0) {
 		fprintf(stderr, "map-layouts: CPUs %d and %d must both be allowed to this process "
@@ -1185,6 +1435,11 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < ML_NSHAPES; i++)
 		ml_print_shape(&shapes[i], o.repeats);
 	printf("\nanswers checked against a reference before and after timing: all layouts agree\n");
+	if (ml_model() < 0) {
+		fprintf(stderr, "map-layouts: the line model: out of memory\n");
+		r = 2;
+		goto out;
+	}
 	r = 0;
 out:
 	for (unsigned i = 0; i < ML_NSHAPES; i++)
