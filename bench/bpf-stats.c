@@ -9,15 +9,20 @@
  *   bpf-stats --ids ID[,ID...] -- COMMAND [ARG...]
  *
  * Runs COMMAND (its standard output to /dev/null), then prints, from the
- * programs' run_cnt and run_time_ns before and after and from the
- * machine's busy CPU time (/proc/stat: all but idle and iowait, every CPU),
+ * programs' run_cnt and run_time_ns before and after, the machine's busy
+ * CPU time (/proc/stat: all but idle and iowait, every CPU) and COMMAND's
+ * own CPU time (user + system, its waited-for descendants included),
  *
  *   prog NAME events N ns/event X
- *   total events N run_ns T busy_ns B share P%
+ *   total events N run_ns T busy_ns B share P% command_ns C command_share Q%
  *
- * The figures include the statistics' own cost (two clock reads per
- * event), and busy time includes whatever else ran on the machine. Exit 0,
- * 1 if COMMAND failed, 2 on a usage or system error.
+ * share is the programs' run time over the machine's busy time: what the
+ * tracker costs the machine, but diluted by anything else that ran;
+ * command_share is over the command's CPU time, which on a shared machine
+ * is the steadier figure (the programs' run time then includes other
+ * tasks' events too, an upper bound). Both include the statistics' own
+ * cost (two clock reads per event). Exit 0, 1 if COMMAND failed, 2 on a
+ * usage or system error.
  */
 #include "config.h"
 
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,9 +103,11 @@ static int bs_parse_ids(char *arg, struct bs_prog *progs, unsigned *ret_n)
 	return n ? 0 : -EINVAL;
 }
 
-/* Runs argv with standard output to /dev/null; 0 if it exited 0. */
-static int bs_run(char **argv)
+/* Runs argv with standard output to /dev/null; 0 if it exited 0. Its CPU
+ * time (user + system) in *ret_ns. */
+static int bs_run(char **argv, __u64 *ret_ns)
 {
+	struct rusage ru;
 	int status;
 	pid_t pid = fork();
 
@@ -114,8 +122,10 @@ static int bs_run(char **argv)
 		fprintf(stderr, "bpf-stats: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0)
+	if (wait4(pid, &status, 0, &ru) < 0)
 		return -errno;
+	*ret_ns = ((__u64)ru.ru_utime.tv_sec + (__u64)ru.ru_stime.tv_sec) * 1000000000ULL +
+		  ((__u64)ru.ru_utime.tv_usec + (__u64)ru.ru_stime.tv_usec) * 1000ULL;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
 }
 
@@ -135,7 +145,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bs_prog progs[BS_MAX_PROGS];
-	__u64 busy0 = 0, busy1 = 0, events = 0, run_ns = 0;
+	__u64 busy0 = 0, busy1 = 0, events = 0, run_ns = 0, cmd_ns = 0;
 	unsigned n = 0;
 	int c, r = 0, stats_fd = -1, ret = 2;
 
@@ -180,7 +190,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bpf-stats: reading the statistics: %s\n", strerror(-r));
 		goto out;
 	}
-	ret = bs_run(argv + optind) < 0 ? 1 : 0;
+	ret = bs_run(argv + optind, &cmd_ns) < 0 ? 1 : 0;
 	for (unsigned i = 0; i < n && r == 0; i++)
 		r = bs_read(&progs[i], &progs[i].cnt1, &progs[i].ns1);
 	if (r == 0)
@@ -198,9 +208,10 @@ int main(int argc, char **argv)
 		printf("prog %s events %llu ns/event %.1f\n", progs[i].name, (unsigned long long)cnt,
 		       cnt ? (double)ns / (double)cnt : 0.0);
 	}
-	printf("total events %llu run_ns %llu busy_ns %llu share %.3f%%\n", (unsigned long long)events,
-	       (unsigned long long)run_ns, (unsigned long long)(busy1 - busy0),
-	       busy1 > busy0 ? 100.0 * (double)run_ns / (double)(busy1 - busy0) : 0.0);
+	printf("total events %llu run_ns %llu busy_ns %llu share %.3f%% command_ns %llu command_share %.3f%%\n",
+	       (unsigned long long)events, (unsigned long long)run_ns, (unsigned long long)(busy1 - busy0),
+	       busy1 > busy0 ? 100.0 * (double)run_ns / (double)(busy1 - busy0) : 0.0, (unsigned long long)cmd_ns,
+	       cmd_ns ? 100.0 * (double)run_ns / (double)cmd_ns : 0.0);
 out:
 	if (stats_fd >= 0)
 		close(stats_fd);

@@ -905,6 +905,83 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	return pick;
 }
 
+/* The SMT penalty of cpu in a fast-path answer: a sibling picked earlier
+ * (picked_sib) or busy by its slot or claim. */
+static bool placement_fast_penalty(const struct placement_ctx *x, const struct cpuset *picked_sib, uint32_t cpu)
+{
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	return cpuset_test(picked_sib, cpu) || placement_penalty_of(x, cpu);
+}
+
+/*
+ * The answer for count > 1 CPUs under the same default rules as
+ * placement_fast_one(), when the answer lies in one LLC at the lowest
+ * level: let L be the first level cpupri_find() answers and c the first CPU
+ * in rotation order ranked at L; if c's LLC holds count CPUs ranked at L,
+ * that LLC is the group the general rules choose (no group has a better
+ * worst level, and its rotation distance is the smallest), and the picks
+ * are its rank-L CPUs, each the first in rotation order without an SMT
+ * penalty (siblings of earlier picks included), else the first: after the
+ * first pick, the anchor's LLC is the whole group, one locality tier.
+ * Writes the picks into ret_cpus and returns count with *ret_level = L, or
+ * returns 0 when the general path must decide (c's LLC is too small, or a
+ * pick's slot has moved on).
+ */
+static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level)
+{
+	struct placement_state *st = &x->st;
+	const struct topo *t = x->topo;
+	const uint32_t count = st->req->count;
+	struct cpuset low, picked_sib;
+	__u32 level;
+	int32_t llc;
+	int c;
+
+	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+		return 0;
+	st->claim_known = 0;
+	for (uint32_t i = 0; i < x->nwords; i++) {
+		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i);
+		if (st->claimed && low.w[i]) {
+			placement_claim_word(x, i, level);
+			low.w[i] &= ~st->claim_above[i];
+		}
+	}
+	c = placement_rot_first(x, &low);
+	if (c < 0)
+		return 0;
+	llc = t->cpus[c].llc;
+	if (llc < 0 || (uint32_t)llc >= t->nllcs)
+		return 0;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		low.w[i] &= t->llc_cpus[llc].w[i];
+	if (!placement_at_least(x, &low, count))
+		return 0;
+	placement_zero(x, &picked_sib);
+	for (uint32_t n = 0; n < count; n++) {
+		int first = placement_rot_first(x, &low), pick = -1;
+
+		for (c = first; c >= 0 && pick < 0; c = placement_rot_next(x, &low, c))
+			if (!placement_fast_penalty(x, &picked_sib, (uint32_t)c))
+				pick = c;
+		if (pick < 0)
+			pick = first;
+		ret_cpus[n] = (uint16_t)pick;
+		cpuset_clear(&low, (unsigned)pick);
+		for (uint32_t i = x->sib_off[pick]; i < x->sib_off[pick + 1]; i++)
+			cpuset_set(&picked_sib, x->sib[i]);
+	}
+	for (uint32_t n = 0; n < count; n++) {
+		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
+
+		if (slot == LEVEL_OFFLINE || slot >= st->below)
+			return 0;
+	}
+	*ret_level = level;
+	return count;
+}
+
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct placement_result *ret)
 {
@@ -929,14 +1006,20 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
 		goto out;
 	}
-	if (req->count == 1 && req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
+	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
 		uint32_t level;
-		int c = placement_fast_one(x, &level);
 
-		if (c >= 0) {
-			ret->cpus[0] = (uint16_t)c;
-			ret->levels[0] = (uint8_t)level;
-			n = 1;
+		if (req->count == 1) {
+			int c = placement_fast_one(x, &level);
+
+			n = c >= 0 ? 1 : 0;
+			if (c >= 0)
+				ret->cpus[0] = (uint16_t)c;
+		} else {
+			n = placement_fast_many(x, ret->cpus, &level);
+		}
+		if (n > 0) {
+			memset(ret->levels, (int)level, n);
 			goto found;
 		}
 	}
