@@ -905,15 +905,6 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	return pick;
 }
 
-/* The SMT penalty of cpu in a fast-path answer: a sibling picked earlier
- * (picked_sib) or busy by its slot or claim. */
-static bool placement_fast_penalty(const struct placement_ctx *x, const struct cpuset *picked_sib, uint32_t cpu)
-{
-	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
-		return false;
-	return cpuset_test(picked_sib, cpu) || placement_penalty_of(x, cpu);
-}
-
 /*
  * The answer for count > 1 CPUs under the same default rules as
  * placement_fast_one(), when the answer lies in one LLC at the lowest
@@ -924,6 +915,8 @@ static bool placement_fast_penalty(const struct placement_ctx *x, const struct c
  * are its rank-L CPUs, each the first in rotation order without an SMT
  * penalty (siblings of earlier picks included), else the first: after the
  * first pick, the anchor's LLC is the whole group, one locality tier.
+ * Penalties are known a word at a time where claims decide them (as in
+ * placement_fast_one()) and computed once per CPU otherwise (pen_known).
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
@@ -933,7 +926,8 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	struct placement_state *st = &x->st;
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
-	struct cpuset low, picked_sib;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	struct cpuset low, pen, pen_known;
 	__u32 level;
 	int32_t llc;
 	int c;
@@ -958,19 +952,37 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		low.w[i] &= t->llc_cpus[llc].w[i];
 	if (!placement_at_least(x, &low, count))
 		return 0;
-	placement_zero(x, &picked_sib);
+	placement_zero(x, &pen);
+	for (uint32_t i = 0; smt && st->claimed && i < x->nwords; i++)
+		for (uint32_t k = 0; low.w[i] && k < x->nshifts; k++)
+			if (x->shift_from[k].w[i])
+				pen.w[i] |= x->shift_from[k].w[i] &
+					    placement_claim_hot_at(x, (int32_t)(i * 64) + x->shift[k], level);
+	pen_known = pen;
 	for (uint32_t n = 0; n < count; n++) {
-		int first = placement_rot_first(x, &low), pick = -1;
+		struct cpuset free;
+		int pick = -1;
 
-		for (c = first; c >= 0 && pick < 0; c = placement_rot_next(x, &low, c))
-			if (!placement_fast_penalty(x, &picked_sib, (uint32_t)c))
+		for (uint32_t i = 0; i < x->nwords; i++)
+			free.w[i] = low.w[i] & ~pen.w[i];
+		for (c = placement_rot_first(x, &free); smt && c >= 0 && pick < 0; c = placement_rot_next(x, &free, c)) {
+			if (cpuset_test(&pen_known, (unsigned)c))
+				continue;
+			cpuset_set(&pen_known, (unsigned)c);
+			if (placement_penalty_of(x, (uint32_t)c))
+				cpuset_set(&pen, (unsigned)c);
+			else
 				pick = c;
+		}
 		if (pick < 0)
-			pick = first;
+			pick = placement_rot_first(x, &low);
 		ret_cpus[n] = (uint16_t)pick;
 		cpuset_clear(&low, (unsigned)pick);
-		for (uint32_t i = x->sib_off[pick]; i < x->sib_off[pick + 1]; i++)
-			cpuset_set(&picked_sib, x->sib[i]);
+		/* The pick will run at rtP: its siblings are now busy. */
+		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++) {
+			cpuset_set(&pen, x->sib[i]);
+			cpuset_set(&pen_known, x->sib[i]);
+		}
 	}
 	for (uint32_t n = 0; n < count; n++) {
 		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
