@@ -31,9 +31,21 @@
  *    the others it meets only, and stops at the first without one: key
  *    order (rank, penalty, tier, rotation) makes that CPU the smallest key.
  *
- * A count-1 query on an idle map reads one level's words, one sibling slot
- * and the pick's slot. Every set holds only CPUs below topo->ncpus, so the
- * word loops stop at nwords.
+ * Fast paths. Under the default rules (prefer-idle, no near CPU, candidates
+ * of one kind) the common answers need none of that: one CPU is the first
+ * free CPU of the lowest level in rotation order (placement_fast_one()), and
+ * count CPUs that one LLC holds at the lowest level are that LLC's first
+ * free ones (placement_fast_many()). Both read the level once through
+ * cpupri_find() and convert map words to CPU ids a cpuset word at a time,
+ * only as far as they walk; anything else, and any pick whose slot has
+ * moved on, goes to the general path, which gives the same answer on the
+ * same map (tests/unit/test-placement.c checks both against the reference
+ * model). A count-1 query on an idle 480-CPU map reads the level's count
+ * and two lines of mask words, a claim line or two, one sibling slot and
+ * the pick's slot.
+ *
+ * Every set holds only CPUs below topo->ncpus, so the word loops stop at
+ * nwords.
  */
 
 enum placement_group {
