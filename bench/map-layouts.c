@@ -1073,17 +1073,17 @@ static double ml_model_read(const struct ml_model *m, enum ml_layout l, const st
 		}
 		return n;
 	default:
-		/* cpupri_find() reads the words lo..hi that allowed spans. */
+		/* cpupri_find() reads, in each shard that allowed spans, the
+		 * words that hold CPUs (each shard starts on a line). */
+		for (__u32 c = 0; c < m->ncpus; c++)
+			sum = m->bit_of[c] / 64 + 1u > sum ? m->bit_of[c] / 64 + 1u : sum;
 		CPUSET_FOREACH(cpu, allowed) {
-			__u32 w;
-
 			if ((__u32)cpu >= m->ncpus)
 				break;
-			w = m->shard_of[cpu] * m->geom.shard_words + m->bit_of[cpu] / 64;
-			lo = w < lo ? w : lo;
-			hi = w + 1 > hi ? w + 1 : hi;
+			lo = m->shard_of[cpu] < lo ? m->shard_of[cpu] : lo;
+			hi = m->shard_of[cpu] + 1u > hi ? m->shard_of[cpu] + 1u : hi;
 		}
-		return 1 + ((hi - 1) / CPUPRI_LINE_WORDS - lo / CPUPRI_LINE_WORDS + 1);
+		return 1 + (hi - lo) * ((sum + CPUPRI_LINE_WORDS - 1) / CPUPRI_LINE_WORDS);
 	}
 }
 

@@ -223,6 +223,8 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 		if (slot->shard >= v.geom.nshards || slot->bit >= v.geom.shard_words * 64)
 			goto out;
 		shard_cpu[(size_t)slot->shard * v.geom.shard_words * 64 + slot->bit] = (__u16)cpu;
+		if (slot->bit / 64 + 1u > v.used_words)
+			v.used_words = slot->bit / 64 + 1u;
 	}
 	r = cpupri_view_runs(&v, shard_cpu);
 	if (r == 0)
@@ -323,7 +325,7 @@ static const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32 level)
 int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const struct cpupri_mask *allowed,
 		struct cpupri_mask *ret, __u32 *ret_level)
 {
-	const __u32 lo = allowed->lo, hi = allowed->hi;
+	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
 	const __s32 *count = cpupri_count_ptr((void *)v->map, &v->geom, 0);
 	const __u32 count_stride = sizeof(struct cpupri_count) / sizeof(*count);
 
@@ -340,11 +342,17 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 		 * the CPUs it counts visible to the relaxed mask loads that follow. */
 		if (__atomic_load_n(&count[level * count_stride], __ATOMIC_ACQUIRE) <= 0)
 			continue;
-		for (__u32 w = lo; w < hi; w++) {
-			__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
+		/* Shard by shard, the words that hold CPUs only: with LLC
+		 * shards most of a level's words are padding. */
+		for (__u32 base = lo - lo % sw; base < hi; base += sw) {
+			const __u32 end = base + used < hi ? base + used : hi;
 
-			ret->w[w] = bits;
-			any |= bits;
+			for (__u32 w = base > lo ? base : lo; w < end; w++) {
+				__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
+
+				ret->w[w] = bits;
+				any |= bits;
+			}
 		}
 		if (any) {
 			*ret_level = level;

@@ -278,6 +278,7 @@ struct cpupri_view {
 	const void *map;
 	struct cpupri_geom geom;
 	__u32 nwords;            /* nshards * shard_words: one level's mask words, contiguous in the map */
+	__u32 used_words;        /* the words at the start of each shard that hold CPUs; the rest is padding */
 	__u32 *word_runs;        /* [nwords + 1]: map word w's runs are runs[word_runs[w] .. word_runs[w + 1]) */
 	struct cpupri_run *runs;
 	__u32 *cpu_pieces;       /* [CPUSET_WORDS + 1]: cpuset word i's pieces, like word_runs */
@@ -337,8 +338,9 @@ void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask
  * (at least idle) upward to below - 1, skipping levels whose count is zero,
  * the first level with a CPU in allowed. Each level costs a count load and
  * an AND of the words allowed spans, as in the kernel's packed layout: the
- * answer stays in the map's bits (ret's words lo..hi, lo and hi those of
- * allowed), and callers convert only what they use (cpupri_mask_cpu_word()).
+ * answer stays in the map's bits (ret's words lo..hi that hold CPUs, lo and
+ * hi those of allowed; a shard's padding words are neither read nor
+ * written), and callers convert only what they use (cpupri_mask_cpu_word()).
  * Returns 0 with *ret_level set, or -ENOENT when no allowed CPU is in
  * from..below - 1. ret is written even on -ENOENT.
  */
