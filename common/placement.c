@@ -55,6 +55,9 @@ enum placement_group {
 
 /* The four locality tiers of a pick relative to its anchor (placement.h, step 5). */
 #define PLACEMENT_TIERS 4
+/* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
+#define PLACEMENT_CLAIM_SETS 4
+_Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 
@@ -85,15 +88,9 @@ struct placement_state {
 	struct cpuset cand_buf;
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
-	/* The fast path's claims, per cpuset word, read when first needed
-	 * (bit i of claim_known): CPUs claimed above the level it walks, and
-	 * CPUs whose claim alone makes them busy (placement_busy()). */
-	uint32_t claim_known;
-	uint64_t claim_above[CPUSET_WORDS];
-	uint64_t claim_hot[CPUSET_WORDS];
+	bool claims_checked;        /* the claims were compared with the context's copy */
+	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
 };
-
-_Static_assert(CPUSET_WORDS <= 32, "claim_known has a bit per cpuset word");
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
 
@@ -117,6 +114,15 @@ struct placement_ctx {
 	uint32_t nshifts;
 	int32_t shift[PLACEMENT_MAX_SHIFTS];
 	struct cpuset shift_from[PLACEMENT_MAX_SHIFTS];
+	/* Sets derived from the claims, kept while the caller's claims stay
+	 * byte for byte what claim_copy holds (compared once per answer, a
+	 * few lines, where deriving a set reads and compares every claim):
+	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
+	uint8_t *claim_copy;        /* [topo->ncpus] */
+	bool claim_copy_valid;
+	uint32_t nclaim_sets;
+	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
+	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
 	struct placement_state st;
 };
 
@@ -367,20 +373,18 @@ static void placement_candidates(struct placement_ctx *x)
 }
 
 /*
- * For the claims of cpuset word i (CPUs 64 i .. 64 i + 63; those at or past
- * ncpus read as unclaimed): bit j of out[k] is set iff the claim of CPU
- * 64 i + j is at least mins[k]. Sixteen claims per compare with SSE2, eight
- * per word of arithmetic otherwise; runs of unclaimed CPUs cost a load.
+ * The claims of cpuset word i (CPUs 64 i .. 64 i + 63; those at or past
+ * ncpus read as unclaimed) as a word: bit j set iff the claim of CPU
+ * 64 i + j is at least min. Sixteen claims per compare with SSE2, eight per
+ * word of arithmetic otherwise; runs of unclaimed CPUs cost a load.
  */
-static void placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uint32_t i, const uint8_t *mins,
-				 unsigned n, uint64_t *out)
+static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uint32_t i, uint8_t min)
 {
 	const uint32_t have = ncpus - i * 64;
 	const uint8_t *p = claimed + (size_t)i * 64;
 	uint8_t tail[64];
+	uint64_t out = 0;
 
-	for (unsigned k = 0; k < n; k++)
-		out[k] = 0;
 	if (have < 64) {
 		memset(tail, 0, sizeof(tail));
 		memcpy(tail, p, have);
@@ -389,36 +393,77 @@ static void placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uint32_
 #ifdef __SSE2__
 	for (unsigned q = 0; q < 4; q++) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * q));
-
-		if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) == 0xffff)
-			continue;
 		/* Unsigned v >= min: max(v, min) == v. */
-		for (unsigned k = 0; k < n; k++) {
-			__m128i ge = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)mins[k])), v);
+		__m128i ge = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)min)), v);
 
-			out[k] |= (uint64_t)(uint32_t)_mm_movemask_epi8(ge) << (16 * q);
-		}
+		out |= (uint64_t)(uint32_t)_mm_movemask_epi8(ge) << (16 * q);
 	}
 #else
 	for (unsigned q = 0; q < 8; q++) {
-		uint64_t v;
+		uint64_t v, lo, tops;
 
 		memcpy(&v, p + 8 * q, sizeof(v));
 		v = le64toh(v);
-		if (!v)
-			continue;
-		for (unsigned k = 0; k < n; k++) {
-			/* Bytes >= min without borrows between bytes: the low 7
-			 * bits with the top bit set cannot borrow; a set top bit
-			 * in v is >= any min below 128. */
-			uint64_t lo = v & UINT64_C(0x7f7f7f7f7f7f7f7f);
-			uint64_t tops = ((lo | UINT64_C(0x8080808080808080)) - UINT64_C(0x0101010101010101) * mins[k]) | v;
-
-			out[k] |= (((tops >> 7 & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56)
-				  << (8 * q);
-		}
+		/* Bytes >= min without borrows between bytes: the low 7 bits
+		 * with the top bit set cannot borrow; a set top bit in v is
+		 * >= any min below 128. */
+		lo = v & UINT64_C(0x7f7f7f7f7f7f7f7f);
+		tops = ((lo | UINT64_C(0x8080808080808080)) - UINT64_C(0x0101010101010101) * min) | v;
+		out |= (((tops >> 7 & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56) << (8 * q);
 	}
 #endif
+	return out;
+}
+
+/*
+ * The CPUs whose claim is at least min (1..255), from the context's sets.
+ * The first call of an answer compares the caller's claims with the copy
+ * the sets come from and starts over if they differ. A set stays valid
+ * for the rest of the answer: a new threshold replaces a set the answer
+ * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
+ */
+static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t ncpus = x->topo->ncpus;
+	uint32_t k;
+
+	if (!st->claims_checked) {
+		if (!x->claim_copy_valid || memcmp(x->claim_copy, st->claimed, ncpus) != 0) {
+			memcpy(x->claim_copy, st->claimed, ncpus);
+			x->claim_copy_valid = true;
+			x->nclaim_sets = 0;
+		}
+		st->claims_checked = true;
+	}
+	for (k = 0; k < x->nclaim_sets; k++)
+		if (x->claim_min[k] == min)
+			goto out;
+	if (x->nclaim_sets < PLACEMENT_CLAIM_SETS)
+		k = x->nclaim_sets++;
+	else
+		for (k = 0; st->claim_sets_held >> k & 1; k++)
+			;
+	x->claim_min[k] = min;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
+out:
+	st->claim_sets_held |= UINT32_C(1) << k;
+	return &x->claim_set[k];
+}
+
+/* Bits p .. p + 63 of s; those outside the machine read as 0. */
+static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cpuset *s, int32_t p)
+{
+	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
+	const uint32_t r = (uint32_t)(p - 64 * j);
+	uint64_t out = 0;
+
+	if (j >= 0 && (uint32_t)j < x->nwords)
+		out |= s->w[j] >> r;
+	if (r && j + 1 >= 0 && (uint32_t)(j + 1) < x->nwords)
+		out |= s->w[j + 1] << (64 - r);
+	return out;
 }
 
 /*
@@ -432,9 +477,7 @@ static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const uint8_t mins[3] = {
-		1, (uint8_t)st->below, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : (uint8_t)st->below,
-	};
+	const struct cpuset *claimed, *high, *busy;
 	struct cpuset hot;
 
 	placement_zero(x, &st->claims);
@@ -442,17 +485,14 @@ static void placement_claims(struct placement_ctx *x)
 	placement_zero(x, &st->pen_claims);
 	if (!st->claimed)
 		return;
-	placement_zero(x, &hot);
+	claimed = placement_claims_at_least(x, 1);
+	high = placement_claims_at_least(x, (uint8_t)st->below);
+	busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+										 : (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
-		uint64_t cand = st->cand->w[i], ge[3];
-
-		if (!cand && !smt)
-			continue;
-		placement_claim_bits(st->claimed, x->topo->ncpus, i, mins, smt ? 3 : 2, ge);
-		st->claims.w[i] = ge[0] & ~ge[1] & cand;
-		st->barred.w[i] = ge[1] & cand;
-		if (smt)
-			hot.w[i] = ge[2];
+		st->claims.w[i] = claimed->w[i] & ~high->w[i] & st->cand->w[i];
+		st->barred.w[i] = high->w[i] & st->cand->w[i];
+		hot.w[i] = smt ? busy->w[i] : 0;
 	}
 	for (uint32_t k = 0; k < x->nshifts; k++) {
 		struct cpuset from;
@@ -815,38 +855,14 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
-/* Reads word i's claims into the fast path's cache (struct placement_state). */
-static void placement_claim_word(struct placement_ctx *x, uint32_t i, uint32_t level)
+/* The claim sets the fast paths use: CPUs claimed above level (ranked
+ * elsewhere, or barred) and CPUs a claim makes busy (placement_busy()). */
+static void placement_fast_claims(struct placement_ctx *x, uint32_t level, const struct cpuset **ret_above,
+				  const struct cpuset **ret_busy)
 {
-	struct placement_state *st = &x->st;
-	const uint8_t mins[2] = {
-		(uint8_t)(level + 1),
-		x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : (uint8_t)st->below,
-	};
-	uint64_t ge[2] = { 0, 0 };
-
-	if (st->claimed)
-		placement_claim_bits(st->claimed, x->topo->ncpus, i, mins, 2, ge);
-	st->claim_above[i] = ge[0];
-	st->claim_hot[i] = ge[1];
-	st->claim_known |= UINT32_C(1) << i;
-}
-
-/* The CPUs p .. p + 63 (p may fall outside the machine) whose claim makes them busy. */
-static uint64_t placement_claim_hot_at(struct placement_ctx *x, int32_t p, uint32_t level)
-{
-	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
-	const uint32_t r = (uint32_t)(p - 64 * j);
-	uint64_t out = 0;
-
-	for (int32_t k = j; k <= j + 1; k++) {
-		if (k < 0 || (uint32_t)k >= x->nwords || (k == j + 1 && r == 0))
-			continue;
-		if (!(x->st.claim_known >> k & 1))
-			placement_claim_word(x, (uint32_t)k, level);
-		out |= k == j ? x->st.claim_hot[k] >> r : x->st.claim_hot[k] << (64 - r);
-	}
-	return out;
+	*ret_above = placement_claims_at_least(x, (uint8_t)(level + 1));
+	*ret_busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+											 : (uint8_t)x->st.below);
 }
 
 /*
@@ -870,12 +886,14 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	struct placement_state *st = &x->st;
 	const uint32_t nw = x->nwords, from = st->start / 64, sh = st->start % 64;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const struct cpuset *above = NULL, *busy = NULL;
 	int first = -1, pick = -1;
 	__u32 level, slot;
 
 	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
 		return -1;
-	st->claim_known = 0;
+	if (st->claimed)
+		placement_fast_claims(x, level, &above, &busy);
 	/* Word `from` twice: its bits from the origin on first, the ones
 	 * before the origin last. */
 	for (uint32_t k = 0; k <= nw && pick < 0; k++) {
@@ -888,14 +906,12 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 			bits &= ~(~UINT64_C(0) << sh);
 		if (!bits)
 			continue;
-		if (st->claimed) {
-			if (!(st->claim_known >> i & 1))
-				placement_claim_word(x, i, level);
-			bits &= ~st->claim_above[i];
+		if (above) {
+			bits &= ~above->w[i];
 			for (uint32_t s = 0; smt && s < x->nshifts; s++)
 				if (x->shift_from[s].w[i])
 					pen |= x->shift_from[s].w[i] &
-					       placement_claim_hot_at(x, (int32_t)(i * 64) + x->shift[s], level);
+					       placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[s]);
 		}
 		if (bits && first < 0)
 			first = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
@@ -939,6 +955,7 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const struct cpuset *above = NULL, *busy = NULL;
 	struct cpuset low, pen, pen_known;
 	__u32 level;
 	int32_t llc;
@@ -946,14 +963,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 
 	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
 		return 0;
-	st->claim_known = 0;
-	for (uint32_t i = 0; i < x->nwords; i++) {
-		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i);
-		if (st->claimed && low.w[i]) {
-			placement_claim_word(x, i, level);
-			low.w[i] &= ~st->claim_above[i];
-		}
-	}
+	if (st->claimed)
+		placement_fast_claims(x, level, &above, &busy);
+	for (uint32_t i = 0; i < x->nwords; i++)
+		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i) & (above ? ~above->w[i] : ~UINT64_C(0));
 	c = placement_rot_first(x, &low);
 	if (c < 0)
 		return 0;
@@ -965,11 +978,11 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	if (!placement_at_least(x, &low, count))
 		return 0;
 	placement_zero(x, &pen);
-	for (uint32_t i = 0; smt && st->claimed && i < x->nwords; i++)
+	for (uint32_t i = 0; smt && busy && i < x->nwords; i++)
 		for (uint32_t k = 0; low.w[i] && k < x->nshifts; k++)
 			if (x->shift_from[k].w[i])
 				pen.w[i] |= x->shift_from[k].w[i] &
-					    placement_claim_hot_at(x, (int32_t)(i * 64) + x->shift[k], level);
+					    placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[k]);
 	pen_known = pen;
 	for (uint32_t n = 0; n < count; n++) {
 		struct cpuset free;
@@ -1024,6 +1037,8 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->below = level_from_rt_priority(req->prio);
 	st->start = rotor ? *rotor % t->ncpus : 0;
 	st->next = LEVEL_IDLE;
+	st->claims_checked = false;
+	st->claim_sets_held = 0;
 	placement_candidates(x);
 	if (placement_empty(x, st->cand)) {
 		r = -ENODEV;
@@ -1170,6 +1185,9 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->topo = t;
 	x->view = v;
 	x->nwords = (t->ncpus + 63) / 64;
+	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
+	if (!x->claim_copy)
+		goto out;
 	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
 	    cpupri_mask_new(v, &x->st.found) < 0)
 		goto out;
@@ -1227,6 +1245,7 @@ void placement_ctx_free(struct placement_ctx *x)
 	for (uint32_t node = 0; x->node_mask && node < x->topo->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
+	free(x->claim_copy);
 	free(x->sib_off);
 	free(x->sib);
 	free(x);
