@@ -289,8 +289,9 @@ struct cpupri_view {
  * A CPU set in the map's own shard-local form (word w is word w of every
  * level's mask), to intersect without converting. As an allowed set, the
  * words outside [lo, hi) are zero; as a cpupri_find() answer, only the
- * words in [lo, hi) are written, so a reader touches no more than the
- * allowed set spans.
+ * words in [lo, hi) that hold CPUs are written, so a reader touches no
+ * more than the allowed set spans (and cpupri_mask_cpu_word() reads no
+ * other word).
  */
 struct cpupri_mask {
 	__u64 *w; /* [nwords] */
