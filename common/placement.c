@@ -41,8 +41,9 @@
  * moved on, goes to the general path, which gives the same answer on the
  * same map (tests/unit/test-placement.c checks both against the reference
  * model). A count-1 query on an idle 480-CPU map reads the level's count
- * and two lines of mask words, a claim line or two, one sibling slot and
- * the pick's slot.
+ * and two lines of mask words, the claims (compared with the context's
+ * copy, see placement_claims_at_least()), one sibling slot and the pick's
+ * slot.
  *
  * Every set holds only CPUs below topo->ncpus, so the word loops stop at
  * nwords.
@@ -416,7 +417,7 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 }
 
 /*
- * The CPUs whose claim is at least min (1..255), from the context's sets.
+ * The CPUs whose claim is at least min (1..127), from the context's sets.
  * The first call of an answer compares the caller's claims with the copy
  * the sets come from and starts over if they differ. A set stays valid
  * for the rest of the answer: a new threshold replaces a set the answer
