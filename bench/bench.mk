@@ -55,3 +55,11 @@ noinst_PROGRAMS += bench/bpf-stats
 bench_bpf_stats_SOURCES = bench/bpf-stats.c
 bench_bpf_stats_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 bench_bpf_stats_LDADD = $(LIBBPF_LIBS)
+
+# Claims at scale: one claiming query and every owner's exit with 10 and
+# with 10,000 claims (issue 14.3).
+noinst_PROGRAMS += bench/claims-scale
+bench_claims_scale_SOURCES = bench/claims-scale.c
+bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
