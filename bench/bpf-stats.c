@@ -45,7 +45,7 @@ struct bs_prog {
 	__u32 id;
 	int fd;
 	char name[BPF_OBJ_NAME_LEN];
-	__u64 cnt0, ns0, cnt1, ns1;
+	__u64 cnt[2], ns[2]; /* before and after the command */
 };
 
 /* Run count and run time of one program, now. */
@@ -83,6 +83,21 @@ static int bs_busy_ns(__u64 *ret)
 		total += v[i];
 	*ret = (__u64)(total - v[3] - v[4]) * (1000000000ULL / (__u64)hz);
 	return 0;
+}
+
+/* Every program's counters and the busy time, as snapshot `when` (0 before
+ * the command, 1 after). Says what failed. 0 or -errno. */
+static int bs_snapshot(struct bs_prog *progs, unsigned n, int when, __u64 *ret_busy)
+{
+	int r = 0;
+
+	for (unsigned i = 0; i < n && r == 0; i++)
+		r = bs_read(&progs[i], &progs[i].cnt[when], &progs[i].ns[when]);
+	if (r == 0)
+		r = bs_busy_ns(ret_busy);
+	if (r < 0)
+		fprintf(stderr, "bpf-stats: reading the statistics: %s\n", strerror(-r));
+	return r;
 }
 
 static int bs_parse_ids(char *arg, struct bs_prog *progs, unsigned *ret_n)
@@ -147,7 +162,7 @@ int main(int argc, char **argv)
 	struct bs_prog progs[BS_MAX_PROGS];
 	__u64 busy0 = 0, busy1 = 0, events = 0, run_ns = 0, cmd_ns = 0;
 	unsigned n = 0;
-	int c, r = 0, stats_fd = -1, ret = 2;
+	int c, stats_fd = -1, ret = 2;
 
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -182,26 +197,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bpf-stats: BPF_ENABLE_STATS: %s\n", strerror(errno));
 		goto out;
 	}
-	for (unsigned i = 0; i < n && r == 0; i++)
-		r = bs_read(&progs[i], &progs[i].cnt0, &progs[i].ns0);
-	if (r == 0)
-		r = bs_busy_ns(&busy0);
-	if (r < 0) {
-		fprintf(stderr, "bpf-stats: reading the statistics: %s\n", strerror(-r));
+	if (bs_snapshot(progs, n, 0, &busy0) < 0)
 		goto out;
-	}
 	ret = bs_run(argv + optind, &cmd_ns) < 0 ? 1 : 0;
-	for (unsigned i = 0; i < n && r == 0; i++)
-		r = bs_read(&progs[i], &progs[i].cnt1, &progs[i].ns1);
-	if (r == 0)
-		r = bs_busy_ns(&busy1);
-	if (r < 0) {
-		fprintf(stderr, "bpf-stats: reading the statistics: %s\n", strerror(-r));
+	if (bs_snapshot(progs, n, 1, &busy1) < 0) {
 		ret = 2;
 		goto out;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		__u64 cnt = progs[i].cnt1 - progs[i].cnt0, ns = progs[i].ns1 - progs[i].ns0;
+		__u64 cnt = progs[i].cnt[1] - progs[i].cnt[0], ns = progs[i].ns[1] - progs[i].ns[0];
 
 		events += cnt;
 		run_ns += ns;
