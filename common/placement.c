@@ -945,7 +945,8 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
  * penalty (siblings of earlier picks included), else the first: after the
  * first pick, the anchor's LLC is the whole group, one locality tier.
  * Penalties are known a word at a time where claims decide them (as in
- * placement_fast_one()) and computed once per CPU otherwise (pen_known).
+ * placement_fast_one()) and computed once per CPU otherwise, and the picks
+ * share one walk in rotation order.
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
@@ -957,10 +958,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
 	const struct cpuset *above = NULL, *busy = NULL;
-	struct cpuset low, pen, pen_known;
+	struct cpuset low, pen, free;
 	__u32 level;
 	int32_t llc;
-	int c;
+	int c, at = -1;
 
 	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
 		return 0;
@@ -984,31 +985,33 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 			if (x->shift_from[k].w[i])
 				pen.w[i] |= x->shift_from[k].w[i] &
 					    placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[k]);
-	pen_known = pen;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		free.w[i] = low.w[i] & ~pen.w[i];
 	for (uint32_t n = 0; n < count; n++) {
-		struct cpuset free;
 		int pick = -1;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			free.w[i] = low.w[i] & ~pen.w[i];
-		for (c = placement_rot_first(x, &free); smt && c >= 0 && pick < 0; c = placement_rot_next(x, &free, c)) {
-			if (cpuset_test(&pen_known, (unsigned)c))
-				continue;
-			cpuset_set(&pen_known, (unsigned)c);
-			if (placement_penalty_of(x, (uint32_t)c))
-				cpuset_set(&pen, (unsigned)c);
-			else
+		/* Penalties only grow within an answer, so the CPUs before the
+		 * last pick in rotation order, picked or found penalised, stay
+		 * out: each pick's walk goes on where the last one stopped. */
+		c = at < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, at);
+		while (c >= 0 && pick < 0) {
+			if (!smt || !placement_penalty_of(x, (uint32_t)c)) {
 				pick = c;
+				break;
+			}
+			cpuset_clear(&free, (unsigned)c);
+			c = placement_rot_next(x, &free, c);
 		}
-		if (pick < 0)
+		if (pick >= 0)
+			at = pick;
+		else
 			pick = placement_rot_first(x, &low);
 		ret_cpus[n] = (uint16_t)pick;
 		cpuset_clear(&low, (unsigned)pick);
+		cpuset_clear(&free, (unsigned)pick);
 		/* The pick will run at rtP: its siblings are now busy. */
-		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++) {
-			cpuset_set(&pen, x->sib[i]);
-			cpuset_set(&pen_known, x->sib[i]);
-		}
+		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
+			cpuset_clear(&free, x->sib[i]);
 	}
 	for (uint32_t n = 0; n < count; n++) {
 		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
