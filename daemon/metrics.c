@@ -159,7 +159,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 			    (unsigned long long)st.queries_placed, (unsigned long long)st.queries_empty,
 			    (unsigned long long)st.queries_refused);
 	metrics_family(b, "rtplace_moves_total", "counter",
-		       "Thread moves (MOVE requests and rebalancing pushes): moved, or failed (refused or not applied).");
+		       "Threads moved (by MOVE requests and rebalancing pushes), and MOVE requests and pushes that failed.");
 	evbuffer_add_printf(b, "rtplace_moves_total{result=\"moved\"} %llu\nrtplace_moves_total{result=\"failed\"} %llu\n",
 			    (unsigned long long)st.moves.moved, (unsigned long long)st.moves.failed);
 	metrics_family(b, "rtplace_collisions_total", "counter",

@@ -84,7 +84,7 @@ int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx);
 uint64_t moves_count(const struct moves *m);
 
 struct moves_stats {
-	uint64_t moved;        /* MOVE requests applied and pushes made */
+	uint64_t moved;        /* threads moved by MOVE requests and pushes */
 	uint64_t failed;       /* MOVE requests refused or failed, pushes that failed */
 	uint64_t collisions;   /* tracker collisions on managed threads */
 	uint64_t records_lost; /* records that found a subscriber's ring full */

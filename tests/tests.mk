@@ -173,6 +173,22 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 
+# --- CPU hotplug (DESIGN §14): the pure parts without root; the live test
+# takes CPU 1 offline and back, as root, under the machine-wide RT test lock.
+check_PROGRAMS += tests/unit/test-hotplug
+tests_unit_test_hotplug_SOURCES = tests/unit/test-hotplug.c
+tests_unit_test_hotplug_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_hotplug_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hotplug_LDADD = daemon/libtracker.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-hotplug
+
+check_PROGRAMS += tests/integration/test-hotplug-live
+tests_integration_test_hotplug_live_SOURCES = tests/integration/test-hotplug-live.c
+tests_integration_test_hotplug_live_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_hotplug_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_hotplug_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-hotplug-live
+
 # The log's rate limit (a pure window, the clock injected).
 check_PROGRAMS += tests/unit/test-log
 tests_unit_test_log_SOURCES = tests/unit/test-log.c
@@ -198,6 +214,20 @@ tests_integration_test_claims_live_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-claims-live
+
+# Guarded moves and process-wide moves (root, the live machine), over a
+# process of sleeping threads, one of them SCHED_DEADLINE for the rollback.
+check_PROGRAMS += tests/integration/test-client-threads
+tests_integration_test_client_threads_SOURCES = tests/integration/test-client-threads.c
+tests_integration_test_client_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-move.sh
+EXTRA_DIST += tests/integration/test-client-move.sh
+
+# Errors that name their fix: a socket closed to the user, rtplaced without
+# BPF rights (root, to act as uid 65534).
+TESTS += tests/integration/test-client-errors.sh
+EXTRA_DIST += tests/integration/test-client-errors.sh
 
 # The metrics endpoint over real TCP: counters, format, refusals, stuck
 # scrapers; as root the live daemon's BPF statistics.
