@@ -198,3 +198,7 @@ tests_integration_test_claims_live_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-claims-live
+
+# rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
+TESTS += tests/integration/test-oci-hook.sh
+EXTRA_DIST += tests/integration/test-oci-hook.sh
