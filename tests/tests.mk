@@ -201,4 +201,4 @@ TESTS += tests/integration/test-claims-live
 
 # rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
 TESTS += tests/integration/test-oci-hook.sh
-EXTRA_DIST += tests/integration/test-oci-hook.sh
+EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh

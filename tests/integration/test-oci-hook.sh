@@ -19,15 +19,7 @@ HOOK=$(cd "$top_builddir/client" && pwd)/rtplace-oci-hook
 [ -x "$HOOK" ] || skip "rtplace-oci-hook is not built"
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 
-CONTAINERS=
-RUNC_ROOT=$TMP/runc
-oci_cleanup() {
-	for id in $CONTAINERS; do
-		timeout 30 runc --root "$RUNC_ROOT" delete -f "$id" >/dev/null 2>&1
-	done
-	cleanup
-}
-trap oci_cleanup EXIT
+. "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
 
 # The hooks.d entry (podman, CRI-O): createRuntime, the installed hook, and
 # only for containers with io.rtplace.priority.
@@ -135,35 +127,21 @@ RT_GROUP=
 # whose program prints its affinity and policy, then sleeps.
 make_bundle() {
 	b=$TMP/$1
-	mkdir -p "$b/rootfs" || fail "mkdir $b"
-	binds=
-	for d in bin sbin lib lib32 lib64 libx32 usr etc; do
-		if [ -L "/$d" ]; then
-			ln -s "$(readlink "/$d")" "$b/rootfs/$d"
-		elif [ -d "/$d" ]; then
-			mkdir "$b/rootfs/$d"
-			binds="$binds\"$d\","
-		fi
-	done
-	mkdir -p "$b/rootfs/proc" "$b/rootfs/dev" "$b/rootfs/sys" "$b/rootfs/tmp"
-	(cd "$b" && runc spec) || fail "runc spec"
+	binds=$(oci_bundle "$b") || exit 1
 	rt=${4:-}
 	[ -n "$RT_GROUP" ] && [ -z "$rt" ] && rt=10000
-	jq --arg hook "$HOOK" --arg sock "$SOCK" --argjson ann "$2" --arg cpus "$3" --arg rt "$rt" \
-		--arg cg "/rtplace-test-$$-$1" --argjson binds "[${binds%,}]" '
+	oci_edit "$b" --arg hook "$HOOK" --arg sock "$SOCK" --argjson ann "$2" --arg cpus "$3" --arg rt "$rt" \
+		--arg cg "/rtplace-test-$$-$1" --argjson binds "$binds" '
 		.process.terminal = false
 		| .process.args = ["sh", "-c", "grep Cpus_allowed_list /proc/self/status; chrt -p $$; exec sleep 60"]
 		| .root.readonly = true
 		| .annotations = $ann
 		| .hooks.createRuntime = [{path: $hook, args: ["rtplace-oci-hook", "--socket", $sock], timeout: 20}]
-		| .mounts += ($binds | map({destination: ("/" + .), type: "bind", source: ("/" + .),
-					     options: ["rbind", "ro"]}))
 		| .linux.cgroupsPath = $cg
 		| if $cpus != "" then .linux.resources.cpu.cpus = $cpus else . end
 		| if $rt != "" and $rt != "0" then .linux.resources.cpu.realtimeRuntime = ($rt | tonumber)
 			| .linux.resources.cpu.realtimePeriod = 1000000 else . end
-		' "$b/config.json" >"$b/config.json.new" && mv "$b/config.json.new" "$b/config.json" ||
-		fail "jq on $b/config.json"
+		| '"$OCI_BIND_HOST"
 }
 
 # create NAME: runc create (the hook runs); the container's output goes to
@@ -241,7 +219,6 @@ start one
 wait_lines "$TMP/one.out" 3
 [ "$(cpus_of one)" = 1 ] || fail "container with cpuset 1: $(cat "$TMP/one.out")"
 [ "$(policy_of one)" = "SCHED_RR 10 " ] || fail "container one: $(cat "$TMP/one.out")"
-"$CTL" --socket "$SOCK" cpus >"$TMP/cpus.txt" || fail "rtplacectl cpus"
 delete one
 wait_claims 0
 
