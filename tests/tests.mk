@@ -202,3 +202,8 @@ TESTS += tests/integration/test-claims-live
 # rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
 TESTS += tests/integration/test-oci-hook.sh
 EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+
+# rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
+# file checked against that configuration.
+TESTS += tests/integration/test-daemon-container.sh
+EXTRA_DIST += tests/integration/test-daemon-container.sh contrib/kubernetes/rtplaced-daemonset.yaml
