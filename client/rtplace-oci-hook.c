@@ -378,7 +378,7 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 	if (r < 0 && hook_is_unreachable(r))
 		return hook_unplaced(h, EX_UNAVAILABLE, "cannot reach rtplaced at %s: %s", path, strerror(-r));
 	if (r < 0) {
-		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
+		if (!*rpp || rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
 			snprintf(reason, sizeof(reason), "%s", strerror(-r));
 		return hook_unplaced(h, r == -EUSERS || r == -EDQUOT ? EX_TEMPFAIL : EX_UNAVAILABLE,
 				     "rtplaced at %s refused: %s", path, reason);
