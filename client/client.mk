@@ -48,7 +48,7 @@ client/rtplace.pc: $(top_srcdir)/client/rtplace.pc.in Makefile
 		$(top_srcdir)/client/rtplace.pc.in > $@
 CLEANFILES += client/rtplace.pc
 
-dist_man_MANS += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
+EXTRA_DIST += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
 EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in \
 	bench/run-overhead.sh bench/ffmpeg-instances.sh
 
@@ -76,3 +76,7 @@ TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
 EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+
+# librtplace(3)'s example builds with the flags of rtplace.pc alone.
+TESTS += tests/integration/test-client-example.sh
+EXTRA_DIST += tests/integration/test-client-example.sh
