@@ -17,7 +17,7 @@ conf/rtplaced.conf.example: conf/rtplaced.conf
 CLEANFILES += conf/rtplaced.conf.example
 EXTRA_DIST += conf/rtplaced.conf
 
-dist_man_MANS += man/rtplaced.conf.5
+EXTRA_DIST += man/rtplaced.conf.5
 
 check_PROGRAMS += tests/unit/test-config
 tests_unit_test_config_SOURCES = tests/unit/test-config.c

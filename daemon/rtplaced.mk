@@ -14,7 +14,7 @@ daemon_rtplaced_LDADD = \
 	common/libtopohwloc.la common/libcommon.la \
 	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
 
-dist_man_MANS += man/rtplaced.8
+EXTRA_DIST += man/rtplaced.8
 
 systemdsystemunit_DATA = systemd/rtplaced.service systemd/rtplaced.socket
 sysusers_DATA = systemd/rtplace.conf
