@@ -58,3 +58,7 @@ tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rule
 tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
+
+# Log lines carry the journal's "<N>" level prefixes only on the journal.
+TESTS += tests/integration/test-rtplaced-log.sh
+EXTRA_DIST += tests/integration/test-rtplaced-log.sh
