@@ -62,3 +62,7 @@ TESTS += tests/integration/test-manage-rules
 # Log lines carry the journal's "<N>" level prefixes only on the journal.
 TESTS += tests/integration/test-rtplaced-log.sh
 EXTRA_DIST += tests/integration/test-rtplaced-log.sh
+
+# rtplaced --help and the man pages name the configured configuration path.
+TESTS += tests/integration/test-paths.sh
+EXTRA_DIST += tests/integration/test-paths.sh
