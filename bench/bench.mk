@@ -1,15 +1,50 @@
 # Benchmarks (DESIGN §11): built with the rest, run by hand, never by
 # `make check` (timings are not assertions); bench/README.md has the
 # commands and the tables they printed.
+EXTRA_DIST += bench/README.md
+dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh
+
+# Clock, percentiles, medians and a private rtplaced, for every bench.
+noinst_LTLIBRARIES += bench/libbench.la
+bench_libbench_la_SOURCES = bench/benchlib.h bench/benchlib.c
+
+# cpupri map layouts, writer and reader cost.
 noinst_PROGRAMS += bench/map-layouts
 bench_map_layouts_SOURCES = bench/map-layouts.c
 bench_map_layouts_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
-bench_map_layouts_LDADD = common/libcommon.la $(PTHREAD_LIBS)
+bench_map_layouts_LDADD = bench/libbench.la common/libcommon.la $(PTHREAD_LIBS)
 
-EXTRA_DIST += bench/README.md
-
-# Query round trip against a bare SEQPACKET echo (DESIGN §11).
+# Query round trip against a bare SEQPACKET echo.
 noinst_PROGRAMS += bench/query-latency
 bench_query_latency_SOURCES = bench/query-latency.c
 bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
-bench_query_latency_LDADD = common/libcommon.la $(PTHREAD_LIBS)
+bench_query_latency_LDADD = bench/libbench.la common/libcommon.la $(PTHREAD_LIBS)
+
+# Placement throughput and quality in simulation: 60 instances x 4 CPUs at
+# rt99 on the 480-CPU topology, read from the shared XML.
+noinst_PROGRAMS += bench/placement-throughput
+bench_placement_throughput_SOURCES = bench/placement-throughput.c
+bench_placement_throughput_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DBENCH_TOPOLOGY='"$(abs_top_srcdir)/../shared/topologies/2s-240c-480t.xml"'
+bench_placement_throughput_LDADD = bench/libbench.la common/libtopohwloc.la common/libcommon.la $(HWLOC_LIBS)
+
+# Holds the tracker loaded for tracker-overhead.sh (root).
+noinst_PROGRAMS += bench/tracker-hold
+bench_tracker_hold_SOURCES = bench/tracker-hold.c
+bench_tracker_hold_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_tracker_hold_LDADD = daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la common/libcommon.la
+
+# Records per second to 1 and 16 subscribers, doorbells per record.
+noinst_PROGRAMS += bench/records
+bench_records_SOURCES = bench/records.c
+bench_records_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_records_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_records_LDADD = bench/libbench.la daemon/libmoves.la daemon/libdaemoncore.la common/libcommon.la $(PTHREAD_LIBS)
+
+# Move latency through rtplaced against bare sched_setaffinity (root, a
+# live daemon).
+noinst_PROGRAMS += bench/move-latency
+bench_move_latency_SOURCES = bench/move-latency.c
+bench_move_latency_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_move_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_move_latency_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)

@@ -51,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchlib.h"
 #include "cpupri.h"
 #include "cpuset.h"
 #include "levels.h"
@@ -187,14 +188,6 @@ struct ml_job {
 	__u64 sink;
 	int err;
 };
-
-static __u64 ml_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000u + (__u64)ts.tv_nsec;
-}
 
 static inline void ml_cpu_relax(void)
 {
@@ -437,28 +430,18 @@ static void ml_map_free(struct ml_map *m)
 
 static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo_shard mode)
 {
-	__u16 *shard_of;
-	__u32 nshards;
 	int r;
 
-	shard_of = calloc(s->ncpus, sizeof(*shard_of));
-	if (!shard_of)
-		return -ENOMEM;
-	topo_shards(s->topo, mode, shard_of, &nshards);
-	r = cpupri_geom_compute(s->ncpus, nshards, shard_of, &m->geom);
-	if (r == 0)
-		r = ml_alloc(m->geom.size, &m->mem);
+	r = cpupri_map_new(s->topo, mode, &m->mem, &m->size);
 	if (r == 0) {
-		cpupri_init(m->mem, &m->geom, shard_of);
-		m->size = m->geom.size;
-		r = cpupri_view_open(m->mem, m->geom.size, &m->view);
+		m->geom = ((const struct cpupri_header *)m->mem)->geom;
+		r = cpupri_view_open(m->mem, m->size, &m->view);
 	}
 	for (unsigned q = 0; r == 0 && q < ML_NQUERIES; q++) {
 		r = cpupri_mask_new(&m->view, &m->mask[q]);
 		if (r == 0)
 			cpupri_mask_from_cpuset(&m->view, &s->query[q].allowed, &m->mask[q]);
 	}
-	free(shard_of);
 	return r;
 }
 
@@ -688,7 +671,7 @@ static void *ml_writer_main(void *arg)
 
 	ml_check_cpu(j, j->writer_cpu);
 	ml_barrier(j);
-	t0 = ml_now_ns();
+	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++) {
 			ml_set(m, seq[pos].cpu, seq[pos].level);
@@ -696,7 +679,7 @@ static void *ml_writer_main(void *arg)
 				pos = 0;
 		}
 		ops += ML_BATCH;
-		t = ml_now_ns();
+		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
 	m->pos = pos;
 	j->writer_ns = (double)(t - t0) / (double)ops;
@@ -714,13 +697,13 @@ static void *ml_reader_main(void *arg)
 
 	ml_check_cpu(j, j->reader_cpu);
 	ml_barrier(j);
-	t0 = ml_now_ns();
+	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++)
 			if (ml_find(m, q, j->query, &cpus, &level) == 0)
 				sink += level + cpus.w[0];
 		ops += ML_BATCH;
-		t = ml_now_ns();
+		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
 	j->sink = sink;
 	j->reader_ns = (double)(t - t0) / (double)ops;
@@ -799,14 +782,14 @@ static void *ml_ping_main(void *arg)
 
 	for (__u64 i = 0; i < p->warmup + p->rounds; i++) {
 		if (i == p->warmup)
-			t0 = ml_now_ns();
+			t0 = bench_now_ns();
 		while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != 2 * i)
 			ml_cpu_relax();
 		__atomic_store_n(&p->turn, 2 * i + 1, __ATOMIC_RELEASE);
 	}
 	while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != 2 * (p->warmup + p->rounds))
 		ml_cpu_relax();
-	p->ns = ml_now_ns() - t0;
+	p->ns = bench_now_ns() - t0;
 	return NULL;
 }
 
@@ -886,26 +869,10 @@ static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_o
 	return r;
 }
 
-static int ml_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double ml_median(const double *v, unsigned n)
-{
-	double sorted[ML_REPEATS_MAX];
-
-	memcpy(sorted, v, n * sizeof(*v));
-	qsort(sorted, n, sizeof(*sorted), ml_cmp_double);
-	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
 static void ml_cell(const struct ml_shape *s, unsigned l, unsigned metric, unsigned n)
 {
-	double v = ml_median(s->result[l][metric], n);
-	double base = ml_median(s->result[ML_PACKED][metric], n);
+	double v = bench_median(s->result[l][metric], n);
+	double base = bench_median(s->result[ML_PACKED][metric], n);
 
 	printf("  %8.1f (%5.2f)", v, v / base);
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "rtplace.h"
 
 enum bench_kind {
@@ -46,14 +47,6 @@ static const char *const bench_names[BENCH_KINDS] = {
 	[BENCH_DAEMON_STATUS] = "rtplace_status (no move)",
 };
 
-static uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *bench_sleeper(void *arg)
 {
 	int *tid = arg;
@@ -62,21 +55,6 @@ static void *bench_sleeper(void *arg)
 	for (;;)
 		pause();
 	return NULL;
-}
-
-static int bench_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted v[0..n-1]. */
-static uint64_t bench_pct(const uint64_t *v, size_t n, unsigned pct)
-{
-	size_t rank = (n * pct + 99) / 100;
-
-	return v[rank ? rank - 1 : 0];
 }
 
 /* One move of tid to cpu by kind; 0 once the affinity reads back as {cpu}. */
@@ -216,7 +194,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < BENCH_KINDS; k++) {
 		uint64_t sum = 0;
 
-		qsort(lat[k], (size_t)moves, sizeof(uint64_t), bench_cmp);
+		qsort(lat[k], (size_t)moves, sizeof(uint64_t), bench_cmp_u64);
 		for (long i = 0; i < moves; i++)
 			sum += lat[k][i];
 		printf("%-34s %8.1f %8.1f %8.1f %8.1f\n", bench_names[k], bench_pct(lat[k], (size_t)moves, 50) / 1e3,

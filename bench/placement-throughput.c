@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchlib.h"
 #include "cpupri.h"
 #include "cpuset.h"
 #include "levels.h"
@@ -67,29 +68,15 @@ static uint64_t pt_rand(uint64_t *s)
 	return *s * UINT64_C(2685821657736338717);
 }
 
-static uint64_t pt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int pt_map_open(const struct topo *t, struct pt_map *ret)
 {
-	uint16_t shard_of[RTPLACE_MAX_CPUS];
-	uint32_t nshards;
+	size_t size;
 	int r;
 
-	topo_shards(t, TOPO_SHARD_NODE, shard_of, &nshards);
-	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &ret->geom);
+	r = cpupri_map_new(t, TOPO_SHARD_NODE, &ret->mem, &size);
 	if (r < 0)
 		return r;
-	ret->mem = aligned_alloc(CPUPRI_LINE, ret->geom.size);
-	if (!ret->mem)
-		return -ENOMEM;
-	memset(ret->mem, 0, ret->geom.size);
-	cpupri_init(ret->mem, &ret->geom, shard_of);
+	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
 	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
 	if (r < 0) {
 		free(ret->mem);
@@ -191,13 +178,6 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	return 0;
 }
 
-static int pt_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Decisions per second, median of the repeats; with ctx NULL, placement_choose(). */
 static double pt_rate(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
 		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_request *req,
@@ -207,7 +187,7 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 	uint32_t rotor = 0;
 
 	for (int rep = 0; rep < PT_REPEATS; rep++) {
-		uint64_t start = pt_now_ns(), end = start + (uint64_t)repeat_ms * 1000000u, now;
+		uint64_t start = bench_now_ns(), end = start + (uint64_t)repeat_ms * 1000000u, now;
 		uint64_t n = 0;
 
 		do {
@@ -217,12 +197,11 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 				else
 					placement_choose(cfg, t, &m->view, claimed, &rotor, req, res);
 			n += 256;
-			now = pt_now_ns();
+			now = bench_now_ns();
 		} while (now < end);
 		rates[rep] = (double)n * 1e9 / (double)(now - start);
 	}
-	qsort(rates, PT_REPEATS, sizeof(rates[0]), pt_cmp_double);
-	return rates[PT_REPEATS / 2];
+	return bench_median(rates, PT_REPEATS);
 }
 
 static void pt_usage(FILE *f)

@@ -27,21 +27,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "protocol.h"
 
 #define BENCH_CLIENTS_MAX 32
 
 static char bench_dir[64];
-static char echo_path[100], daemon_path[100], notify_path[100];
-static pid_t echo_pid, daemon_pid;
-
-static uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static char echo_path[100];
+static pid_t echo_pid;
+static struct bench_daemon daemon_under_test;
 
 static int bench_connect(const char *path)
 {
@@ -106,67 +100,14 @@ static void bench_start_echo(void)
 	close(lfd);
 }
 
-/* Starts rtplaced and returns ns from fork to READY=1. */
-static uint64_t bench_start_daemon(const char *bin, const char *topology)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	uint64_t t0;
-	char msg[1024];
-
-	unlink(notify_path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
-	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "query-latency: notify socket: %m\n");
-		exit(2);
-	}
-	t0 = bench_now_ns();
-	daemon_pid = fork();
-	if (daemon_pid == 0) {
-		setenv("NOTIFY_SOCKET", notify_path, 1);
-		if (topology)
-			execl(bin, bin, "--socket", daemon_path, "--topology", topology, (char *)NULL);
-		else
-			execl(bin, bin, "--socket", daemon_path, (char *)NULL);
-		_exit(127);
-	}
-	for (;;) {
-		struct pollfd p = { .fd = nfd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, 20000) <= 0) {
-			fprintf(stderr, "query-latency: rtplaced did not become ready\n");
-			exit(2);
-		}
-		n = recv(nfd, msg, sizeof(msg) - 1, 0);
-		if (n > 0) {
-			msg[n] = '\0';
-			if (strstr(msg, "READY=1"))
-				break;
-		}
-	}
-	close(nfd);
-	return bench_now_ns() - t0;
-}
-
-static void bench_stop_daemon(void)
-{
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, NULL, 0);
-		daemon_pid = 0;
-	}
-}
-
 static void bench_cleanup(void)
 {
-	bench_stop_daemon();
+	bench_daemon_stop(&daemon_under_test);
 	if (echo_pid > 0) {
 		kill(echo_pid, SIGKILL);
 		waitpid(echo_pid, NULL, 0);
 	}
 	unlink(echo_path);
-	unlink(notify_path);
 	rmdir(bench_dir);
 }
 
@@ -203,13 +144,6 @@ static void bench_round_trip(int fd, const struct proto_msg *m, unsigned char *b
 		fprintf(stderr, "query-latency: round trip failed: %m\n");
 		exit(2);
 	}
-}
-
-static int bench_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 struct bench_worker {
@@ -272,7 +206,8 @@ int main(int argc, char **argv)
 	uint64_t *lat[2], ready_ns[5];
 	struct proto_msg m;
 	const char *names[2] = { "echo floor", "rtplaced" };
-	const char *paths[2] = { echo_path, daemon_path };
+	const char *paths[2] = { echo_path, daemon_under_test.socket };
+	const char *extra[3] = { NULL };
 	long rss_start, rss_end;
 	int fds[2], c;
 
@@ -303,22 +238,24 @@ int main(int argc, char **argv)
 	if (!mkdtemp(bench_dir))
 		return 2;
 	snprintf(echo_path, sizeof(echo_path), "%s/echo.sock", bench_dir);
-	snprintf(daemon_path, sizeof(daemon_path), "%s/rtplaced.sock", bench_dir);
-	snprintf(notify_path, sizeof(notify_path), "%s/notify.sock", bench_dir);
 	atexit(bench_cleanup);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (topology) {
+		extra[0] = "--topology";
+		extra[1] = topology;
+	}
 	for (int i = 0; i < 5; i++) {
-		ready_ns[i] = bench_start_daemon(bin, topology);
+		ready_ns[i] = bench_daemon_start(&daemon_under_test, "query-latency", bin, NULL, extra);
 		if (i < 4)
-			bench_stop_daemon();
+			bench_daemon_stop(&daemon_under_test);
 	}
 	qsort(ready_ns, 5, sizeof(ready_ns[0]), bench_cmp_u64);
-	rss_start = bench_rss_kb(daemon_pid);
+	rss_start = bench_rss_kb(daemon_under_test.pid);
 	bench_start_echo();
 
 	fds[0] = bench_connect(echo_path);
-	fds[1] = bench_connect(daemon_path);
+	fds[1] = bench_connect(daemon_under_test.socket);
 	bench_query_msg(&m, 1);
 	lat[0] = calloc((size_t)rounds, sizeof(uint64_t));
 	lat[1] = calloc((size_t)rounds, sizeof(uint64_t));
@@ -363,7 +300,7 @@ int main(int argc, char **argv)
 			printf("%-12s %12.0f %12.0f\n", names[k], tp[k][0], tp[k][1]);
 		printf("ratio        %12.2f %12.2f\n", tp[1][0] / tp[0][0], tp[1][1] / tp[0][1]);
 	}
-	rss_end = bench_rss_kb(daemon_pid);
+	rss_end = bench_rss_kb(daemon_under_test.pid);
 	printf("\nrtplaced VmRSS: %ld kB after start, %ld kB after the runs\n", rss_start, rss_end);
 	free(lat[0]);
 	free(lat[1]);

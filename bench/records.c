@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "mover.h"
 #include "notify.h"
 #include "ring.h"
@@ -32,14 +33,6 @@
 #define BENCH_RING 1024 /* [notify] ring-records default */
 #define BENCH_MAX_SUBS 16
 #define BENCH_MOVES 20000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 struct bench_consumer {
 	pthread_t thread;
@@ -110,7 +103,7 @@ static void bench_records(unsigned nsubs, uint64_t records, unsigned burst, unsi
 	}
 	usleep(10000);
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < records; i++) {
 		rec.time_ns = i;
 		if (batched)
@@ -139,7 +132,7 @@ static void bench_records(unsigned nsubs, uint64_t records, unsigned burst, unsi
 		received += cons[i].received;
 		lost += cons[i].lost;
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	notify_get_stats(n, &st);
 
 	printf("%4u  %7s  %5u  %9.0f  %12.0f  %7.3f%%  %9.4f  %8.4f\n", nsubs,
@@ -171,20 +164,13 @@ static void *bench_sleeper_main(void *arg)
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void bench_print_lat(const char *name, uint64_t *ns, unsigned n)
 {
 	double sum = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		sum += (double)ns[i];
-	qsort(ns, n, sizeof(*ns), cmp_u64);
+	qsort(ns, n, sizeof(*ns), bench_cmp_u64);
 	printf("%-34s  %8.2f  %8.2f  %8.2f\n", name, ns[n / 2] / 1e3, ns[n * 99 / 100] / 1e3, sum / n / 1e3);
 }
 
@@ -219,20 +205,20 @@ static void bench_moves(void)
 
 		/* Interleaved, each from the other CPU set, so every call
 		 * really migrates the (sleeping) thread's affinity. */
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (sched_setaffinity(s.tid, sizeof(cpu_set_t), &ksets[0]) < 0)
 			exit(1);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		if (mover_apply(s.tid, &sets[1], MOVER_SCHED_KEEP, 0, &res) < 0)
 			exit(1);
-		t2 = now_ns();
+		t2 = bench_now_ns();
 		bare[i] = t1 - t0;
 		mover[i] = t2 - t1;
 		if (can_sched) {
-			t2 = now_ns();
+			t2 = bench_now_ns();
 			if (mover_apply(s.tid, &sets[0], SCHED_FIFO, 1 + i % 2, &res) < 0)
 				exit(1);
-			t3 = now_ns();
+			t3 = bench_now_ns();
 			mover_sched[i] = t3 - t2;
 		}
 	}

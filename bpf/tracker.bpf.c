@@ -52,7 +52,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "tracker.h"
+#include "tracker-abi.h"
 
 /* Bounds every map offset for the verifier (see tracker_map_ptr below). */
 static __always_inline void *tracker_map_ptr(void *map, __u32 off);

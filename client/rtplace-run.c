@@ -120,32 +120,16 @@ static const char *run_policy_name(int policy)
 /* A map of the live topology with every online CPU idle. */
 static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
 {
-	uint16_t *shard_of = calloc(t->ncpus, sizeof(*shard_of));
-	struct cpupri_geom g;
-	uint32_t nshards;
-	void *map = NULL;
+	const struct cpupri_geom *g;
 	int r;
 
-	if (!shard_of)
-		return -ENOMEM;
-	topo_shards(t, TOPO_SHARD_NODE, shard_of, &nshards);
-	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &g);
+	r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
 	if (r < 0)
-		goto out;
-	map = aligned_alloc(CPUPRI_LINE, (g.size + CPUPRI_LINE - 1) / CPUPRI_LINE * CPUPRI_LINE);
-	if (!map) {
-		r = -ENOMEM;
-		goto out;
-	}
-	memset(map, 0, g.size);
-	cpupri_init(map, &g, shard_of);
+		return r;
+	g = &((const struct cpupri_header *)*ret_map)->geom;
 	CPUSET_FOREACH(cpu, &t->online)
-		cpupri_set(map, &g, (uint32_t)cpu, LEVEL_IDLE);
-	*ret_map = map;
-	*ret_size = g.size;
-out:
-	free(shard_of);
-	return r;
+		cpupri_set(*ret_map, g, (uint32_t)cpu, LEVEL_IDLE);
+	return 0;
 }
 
 /*

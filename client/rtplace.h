@@ -21,9 +21,8 @@
  * and retries; if that fails, the call returns the error. Claims of the old
  * connection died with the old daemon: a program that holds claims re-queries.
  *
- * Numbers on the wire are those of DESIGN §2 and the protocol header
- * rtplace-proto.h; the constants below repeat them with identical
- * definitions, so either header may be included first.
+ * Numbers on the wire are those of DESIGN §2, defined once in the protocol
+ * header rtplace-proto.h, which this header includes.
  */
 #ifndef RTPLACE_H
 #define RTPLACE_H
@@ -47,32 +46,9 @@ extern "C" {
 #define RTPLACE_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
 #define RTPLACE_SOCKET_ENV "RTPLACE_SOCKET"
 
-/* Highest CPU id + 1 that rtplace can name; cpu_set_t holds as many. */
-#define RTPLACE_MAX_CPUS 1024
-
-/* Priority levels (DESIGN §2), lowest to highest. */
-#define RTPLACE_LEVEL_OFFLINE 0
-#define RTPLACE_LEVEL_IDLE 1
-#define RTPLACE_LEVEL_NORMAL 2
-#define RTPLACE_LEVEL_RT1 3           /* rtN is RTPLACE_LEVEL_RT1 + N - 1 */
-#define RTPLACE_LEVEL_RT99 101
-#define RTPLACE_LEVEL_DL 102
-#define RTPLACE_LEVEL_COUNT 103
-
-#define RTPLACE_PRIO_MIN 1
-#define RTPLACE_PRIO_MAX 99
-
-/* Claim leases, in ms. */
-#define RTPLACE_LEASE_DEFAULT 0u            /* in a QUERY: the daemon's claim-timeout-ms */
-#define RTPLACE_LEASE_INFINITE 0xffffffffu  /* no expiry: ends on release, disconnect or owner exit */
-
-/* Query flags. */
-#define RTPLACE_QUERY_F_CLAIM (1u << 0)      /* hold the answer as a claim (DESIGN §6) */
-/* With CLAIM: no other query gets these CPUs while the claim lives, whatever
- * its priority (a plain claim holds them at rtP only). */
-#define RTPLACE_QUERY_F_EXCLUSIVE (1u << 1)
-/* With CLAIM and owner_pid: the daemon manages owner_pid's threads (DESIGN §7). */
-#define RTPLACE_QUERY_F_MANAGE (1u << 2)
+/* The numbers (CPU limit, levels, priorities, leases, query flags) are the
+ * wire contract's, defined once in rtplace-proto.h. */
+#include "rtplace-proto.h"
 
 /* Per-CPU flags of a snapshot. */
 #define RTPLACE_CPU_F_ONLINE (1u << 0)       /* online and managed */

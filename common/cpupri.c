@@ -66,6 +66,43 @@ void cpupri_init(void *map, const struct cpupri_geom *g, const __u16 *shard_of)
 	*cpupri_count_ptr(map, g, LEVEL_OFFLINE) = (__s32)g->ncpus;
 }
 
+int cpupri_geom_for_topo(const struct topo *topo, enum topo_shard mode, __u16 *shard_of, struct cpupri_geom *ret)
+{
+	uint32_t nshards;
+
+	topo_shards(topo, mode, shard_of, &nshards);
+	return cpupri_geom_compute(topo->ncpus, nshards, shard_of, ret);
+}
+
+int cpupri_map_new(const struct topo *topo, enum topo_shard mode, void **ret_map, size_t *ret_size)
+{
+	__u16 *shard_of = calloc(topo->ncpus ? topo->ncpus : 1, sizeof(*shard_of));
+	struct cpupri_geom g;
+	void *map = NULL;
+	size_t alloc;
+	int r;
+
+	if (!shard_of)
+		return -ENOMEM;
+	r = cpupri_geom_for_topo(topo, mode, shard_of, &g);
+	if (r < 0)
+		goto out;
+	/* aligned_alloc() wants a multiple of the alignment. */
+	alloc = (g.size + CPUPRI_LINE - 1) / CPUPRI_LINE * CPUPRI_LINE;
+	map = aligned_alloc(CPUPRI_LINE, alloc);
+	if (!map) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(map, 0, alloc);
+	cpupri_init(map, &g, shard_of);
+	*ret_map = map;
+	*ret_size = g.size;
+out:
+	free(shard_of);
+	return r;
+}
+
 int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 {
 	const struct cpupri_header *h = map;
@@ -73,7 +110,8 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 	size_t nbits;
 	__u16 *shard_cpu;
 
-	if (size < sizeof(*h) || h->magic != CPUPRI_MAGIC || h->version != CPUPRI_VERSION)
+	if ((uintptr_t)map % CPUPRI_LINE || size < sizeof(*h) || h->magic != CPUPRI_MAGIC ||
+	    h->version != CPUPRI_VERSION)
 		return -EINVAL;
 	g = h->geom;
 	if (g.size > size || g.ncpus == 0 || g.ncpus > CPUPRI_MAX_CPUS || g.nshards == 0 ||

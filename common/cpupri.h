@@ -214,6 +214,7 @@ static __always_inline int cpupri_set_from(void *map, const struct cpupri_geom *
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "topo.h"
 
 /*
  * Computes the geometry for ncpus CPUs split into nshards shards
@@ -227,6 +228,25 @@ int cpupri_geom_compute(__u32 ncpus, __u32 nshards, const __u16 *shard_of, struc
  * CPU order inside each shard. Called before any writer runs.
  */
 void cpupri_init(void *map, const struct cpupri_geom *g, const __u16 *shard_of);
+
+/*
+ * The geometry of a map for topo's CPUs, sharded per node or LLC (mode),
+ * and each CPU's shard in shard_of (topo->ncpus entries). For maps whose
+ * memory is not the caller's to allocate (the BPF map); everything else
+ * uses cpupri_map_new(). Returns 0 or cpupri_geom_compute()'s error.
+ */
+int cpupri_geom_for_topo(const struct topo *topo, enum topo_shard mode, __u16 *shard_of, struct cpupri_geom *ret);
+
+/*
+ * The one constructor of a map in the heap: CPUPRI_LINE-aligned (the
+ * padded layout puts each count and each mask word group on a line of its
+ * own only if the map starts on a line; calloc() does not promise that),
+ * zeroed and initialised by cpupri_init() (every CPU at LEVEL_OFFLINE) for
+ * topo's CPUs sharded by mode. *ret_size is the map's size for
+ * cpupri_view_open(). Free with free(). Returns 0, -EINVAL, -E2BIG or
+ * -ENOMEM; writes the outputs only on success.
+ */
+int cpupri_map_new(const struct topo *topo, enum topo_shard mode, void **ret_map, size_t *ret_size);
 
 /* A reader's handle: the mapped region plus the bit -> CPU table. */
 struct cpupri_view {
@@ -244,7 +264,9 @@ struct cpupri_mask {
 	__u64 shard_nonempty[CPUPRI_MAX_SHARDS / 64];
 };
 
-/* Validates the header of map (size bytes) and builds the view. 0, -EINVAL, -ENOMEM. */
+/* Validates the header of map (size bytes) and builds the view. 0, -EINVAL
+ * (a bad header, or a map that does not start on a CPUPRI_LINE boundary,
+ * where the layout's padding would not keep writers apart), -ENOMEM. */
 int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret);
 void cpupri_view_close(struct cpupri_view *v);
 

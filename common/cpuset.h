@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RTPLACE_MAX_CPUS 1024
+#include "rtplace-levels.h"
+
 #define CPUSET_WORDS (RTPLACE_MAX_CPUS / 64)
 
 struct cpuset {

@@ -16,18 +16,24 @@
 #include <stddef.h>
 #endif
 
+/* The numbers are defined once, in the public rtplace-levels.h. */
+#include "rtplace-levels.h"
+
 enum {
-	LEVEL_OFFLINE = 0,
-	LEVEL_IDLE = 1,
-	LEVEL_NORMAL = 2,
-	LEVEL_RT1 = 3,
-	LEVEL_RT99 = LEVEL_RT1 + 98,
-	LEVEL_DL = LEVEL_RT99 + 1,
-	LEVEL_COUNT = LEVEL_DL + 1,
+	LEVEL_OFFLINE = RTPLACE_LEVEL_OFFLINE,
+	LEVEL_IDLE = RTPLACE_LEVEL_IDLE,
+	LEVEL_NORMAL = RTPLACE_LEVEL_NORMAL,
+	LEVEL_RT1 = RTPLACE_LEVEL_RT1,
+	LEVEL_RT99 = RTPLACE_LEVEL_RT99,
+	LEVEL_DL = RTPLACE_LEVEL_DL,
+	LEVEL_COUNT = RTPLACE_LEVEL_COUNT,
 };
 
-#define LEVEL_RT_PRIO_MIN 1
-#define LEVEL_RT_PRIO_MAX 99
+_Static_assert(LEVEL_RT99 == LEVEL_RT1 + 98 && LEVEL_DL == LEVEL_RT99 + 1 && LEVEL_COUNT == LEVEL_DL + 1,
+	       "levels are consecutive: rt1..rt99 then dl");
+
+#define LEVEL_RT_PRIO_MIN RTPLACE_PRIO_MIN
+#define LEVEL_RT_PRIO_MAX RTPLACE_PRIO_MAX
 
 /* Kernel task_struct.prio: 0..98 are RT (99 - sched_priority), 100..139 are
  * fair, negative is deadline. prio 99 (MAX_RT_PRIO - 1) is never an RT task. */

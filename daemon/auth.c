@@ -13,48 +13,9 @@
 #include <string.h>
 
 #include "auth.h"
+#include "procfs.h"
 
 #define AUTH_CAP_SYS_NICE 23
-
-/* Reads <proc_root>/<id>/<name> into buf (NUL-terminated). A missing
- * process directory is -ESRCH: the thread or process is gone. */
-static int auth_read_file(const char *proc_root, pid_t id, const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-	size_t n;
-	FILE *f;
-	int r = 0;
-
-	if (snprintf(path, sizeof(path), "%s/%d/%s", proc_root, (int)id, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = fread(buf, 1, len - 1, f);
-	if (ferror(f))
-		r = -EIO;
-	else if (n == len - 1)
-		r = -EFBIG;
-	buf[n] = '\0';
-	fclose(f);
-	return r;
-}
-
-/* The text after "Key:" on its own line of a status file, or NULL. */
-static const char *auth_status_field(const char *status, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = status;
-
-	while (p && *p) {
-		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
-			return p + klen + 1;
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return NULL;
-}
 
 /* Parses the first `n` unsigned decimal ids of a status line. */
 static int auth_parse_ids(const char *s, unsigned long *ret, int n)
@@ -106,10 +67,11 @@ static int auth_parse_rtprio(const char *limits, uint64_t *ret)
 static int auth_read_rtprio(const char *proc_root, pid_t id, uint64_t *ret)
 {
 	char buf[4096];
-	int r;
 
-	r = auth_read_file(proc_root, id, "limits", buf, sizeof(buf));
-	return r < 0 ? r : auth_parse_rtprio(buf, ret);
+	ssize_t n;
+
+	n = procfs_read(proc_root, id, "limits", buf, sizeof(buf));
+	return n < 0 ? (int)n : auth_parse_rtprio(buf, ret);
 }
 
 int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, struct auth_creds *ret)
@@ -119,28 +81,23 @@ int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, stru
 	const char *p;
 	char buf[16384];
 	uint64_t caps;
-	char *end;
+	ssize_t n;
 	int r;
 
-	r = auth_read_file(proc_root, pid, "status", buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	p = auth_status_field(buf, "Uid");
+	n = procfs_read(proc_root, pid, "status", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	p = procfs_status_field(buf, "Uid");
 	if (!p || auth_parse_ids(p, ids, 2) < 0)
 		return -EBADMSG;
 	if (ids[1] != uid)
 		return -ESRCH;
 
-	p = auth_status_field(buf, "CapEff");
-	if (!p)
-		return -EBADMSG;
-	errno = 0;
-	caps = strtoull(p, &end, 16);
-	if (errno || end == p || (*end != '\n' && *end != '\0'))
+	if (procfs_status_u64(buf, "CapEff", 16, &caps) < 0)
 		return -EBADMSG;
 	c.cap_sys_nice = (caps >> AUTH_CAP_SYS_NICE) & 1;
 
-	p = auth_status_field(buf, "Groups");
+	p = procfs_status_field(buf, "Groups");
 	if (!p)
 		return -EBADMSG;
 	for (;;) {
@@ -168,50 +125,27 @@ int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, stru
 int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 {
 	struct auth_target t = { .tid = tid };
+	struct procfs_stat st;
 	unsigned long ids[2];
 	const char *p;
 	char buf[16384];
+	ssize_t n;
 	int r;
 
-	r = auth_read_file(proc_root, tid, "status", buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	p = auth_status_field(buf, "Uid");
+	n = procfs_read(proc_root, tid, "status", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	p = procfs_status_field(buf, "Uid");
 	if (!p || auth_parse_ids(p, ids, 2) < 0)
 		return -EBADMSG;
 	t.uid = (uid_t)ids[0];
 	t.euid = (uid_t)ids[1];
 
-	r = auth_read_file(proc_root, tid, "stat", buf, sizeof(buf));
+	r = procfs_read_stat(proc_root, tid, 0, &st);
 	if (r < 0)
 		return r;
-	/* comm may hold spaces and parentheses: fields resume after the last
-	 * ')'. There, token 0 is field 3 (state); rt_priority is field 40 and
-	 * policy field 41. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EBADMSG;
-	p++;
-	for (int field = 3; field <= 41; field++) {
-		while (*p == ' ')
-			p++;
-		if (field == 40 || field == 41) {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(p, &end, 10);
-			if (errno || end == p || v < 0 || v > INT_MAX)
-				return -EBADMSG;
-			if (field == 40)
-				t.prio = (int)v;
-			else
-				t.policy = (int)v;
-		}
-		p = strchr(p, ' ');
-		if (!p && field < 41)
-			return -EBADMSG;
-	}
+	t.prio = st.rt_priority;
+	t.policy = st.policy;
 
 	r = auth_read_rtprio(proc_root, tid, &t.rtprio_limit);
 	if (r < 0)

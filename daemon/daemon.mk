@@ -1,14 +1,77 @@
-# rtplaced's pure parts that are unit tested on their own (claims), and the
-# thin edges (log, sdnotify) shared by the daemon and its integration tests.
+# rtplaced (DESIGN §8, §10): its convenience libraries (each unit tested or
+# benchmarked on its own), the daemon, its units, example configuration and
+# manual pages. Daemon sources see daemon/ and bpf/tracker-abi.h
+# (DAEMON_CPPFLAGS); only the tracker loader sees the generated skeleton.
+
+# The BPF loader, the skeleton's only includer, and the seeding from /proc.
+noinst_LTLIBRARIES += daemon/libtracker.la
+daemon_libtracker_la_SOURCES = \
+	daemon/tracker.h daemon/tracker.c \
+	daemon/seed.h daemon/seed.c
+nodist_daemon_libtracker_la_SOURCES = bpf/tracker.skel.h
+daemon_libtracker_la_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_builddir)/bpf
+daemon_libtracker_la_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+daemon_libtracker_la_LIBADD = $(LIBBPF_LIBS)
+
+# The configuration parser (users also link common/libcommon.la for
+# cpuset_parse).
+noinst_LTLIBRARIES += daemon/libconfig.la
+daemon_libconfig_la_SOURCES = daemon/conf.h daemon/conf.c
+daemon_libconfig_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
+daemon_libconfig_la_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
+daemon_libconfig_la_LIBADD = $(INIH_LIBS)
+
+# The pure claims table, the log and the one reader of /proc, which every
+# other daemon library uses: link it after them.
 noinst_LTLIBRARIES += daemon/libdaemoncore.la
 daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
-	daemon/log.h daemon/log.c
-daemon_libdaemoncore_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+	daemon/log.h daemon/log.c \
+	daemon/procfs.h daemon/procfs.c
+daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 
-check_PROGRAMS += tests/unit/test-claims
-tests_unit_test_claims_SOURCES = tests/unit/test-claims.c
-tests_unit_test_claims_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
-tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
-TESTS += tests/unit/test-claims
+# The daemon's side of moves and records (DESIGN §7): rings and doorbells,
+# authorisation, applying moves.
+noinst_LTLIBRARIES += daemon/libmoves.la
+daemon_libmoves_la_SOURCES = \
+	daemon/notify.h daemon/notify.c \
+	daemon/auth.h daemon/auth.c \
+	daemon/mover.h daemon/mover.c
+daemon_libmoves_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
+
+sbin_PROGRAMS += daemon/rtplaced
+daemon_rtplaced_SOURCES = \
+	daemon/main.c \
+	daemon/loop.h daemon/loop.c \
+	daemon/server.h daemon/server.c \
+	daemon/service.h daemon/service.c \
+	daemon/sdnotify.h daemon/sdnotify.c \
+	daemon/moves.h daemon/moves.c
+daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)
+daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+daemon_rtplaced_LDADD = \
+	daemon/libtracker.la daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la \
+	common/libtopohwloc.la common/libcommon.la \
+	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
+
+EXTRA_DIST += man/rtplaced.8 man/rtplaced.conf.5
+
+# The example shows every key commented out at its built-in default. It is
+# installed beside the real file's place as rtplaced.conf.example, never as
+# rtplaced.conf itself, so `make install` cannot overwrite an edited file;
+# with no rtplaced.conf at all the daemon runs on the same defaults.
+rtplaceconfdir = $(sysconfdir)/rtplace
+rtplaceconf_DATA = conf/rtplaced.conf.example
+conf/rtplaced.conf.example: conf/rtplaced.conf
+	$(AM_V_GEN)$(MKDIR_P) conf && cp $(srcdir)/conf/rtplaced.conf $@
+CLEANFILES += conf/rtplaced.conf.example
+EXTRA_DIST += conf/rtplaced.conf
+
+systemdsystemunit_DATA = systemd/rtplaced.service systemd/rtplaced.socket
+sysusers_DATA = systemd/rtplace.conf
+EXTRA_DIST += systemd/rtplaced.service.in systemd/rtplaced.socket systemd/rtplace.sysusers
+CLEANFILES += systemd/rtplaced.service systemd/rtplace.conf
+systemd/rtplaced.service: systemd/rtplaced.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtplaced.service.in > $@
+systemd/rtplace.conf: systemd/rtplace.sysusers
+	$(AM_V_GEN)$(MKDIR_P) systemd && cp $(srcdir)/systemd/rtplace.sysusers $@

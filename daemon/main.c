@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "procfs.h"
 #include "sdnotify.h"
 #include "server.h"
 #include "service.h"
@@ -201,29 +203,16 @@ static void daemon_watchdog_cb(void *ctx)
  * and placement to act on (--topology). */
 static int daemon_sim_map(struct daemon *d)
 {
-	uint16_t *shard_of = calloc(d->topo->ncpus, sizeof(*shard_of));
-	struct cpupri_geom g;
-	uint32_t nshards;
+	const struct cpupri_geom *g;
 	int r;
 
-	if (!shard_of)
-		return -ENOMEM;
-	topo_shards(d->topo, d->cfg.topology.shard, shard_of, &nshards);
-	r = cpupri_geom_compute(d->topo->ncpus, nshards, shard_of, &g);
+	r = cpupri_map_new(d->topo, d->cfg.topology.shard, &d->sim_map, &d->sim_map_size);
 	if (r < 0)
-		goto out;
-	d->sim_map = calloc(1, g.size);
-	if (!d->sim_map) {
-		r = -ENOMEM;
-		goto out;
-	}
-	d->sim_map_size = g.size;
-	cpupri_init(d->sim_map, &g, shard_of);
+		return r;
+	g = &((const struct cpupri_header *)d->sim_map)->geom;
 	CPUSET_FOREACH(cpu, &d->topo->online)
-		cpupri_set(d->sim_map, &g, (uint32_t)cpu, LEVEL_IDLE);
-out:
-	free(shard_of);
-	return r;
+		cpupri_set(d->sim_map, g, (uint32_t)cpu, LEVEL_IDLE);
+	return 0;
 }
 
 static int daemon_socket_gid(const struct config *cfg, gid_t *ret)
@@ -264,7 +253,7 @@ static int daemon_socket_dir(const char *path)
 
 static int daemon_start(struct daemon *d)
 {
-	struct service_opts sopts = { .proc_root = "/proc" };
+	struct service_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
 	char err[256];

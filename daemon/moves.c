@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "conf.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
 #include "mover.h"
 #include "moves.h"
+#include "procfs.h"
 #include "protocol.h"
 
 /* Pushes per drain turn, all threads together: a storm of collisions must
@@ -297,27 +299,6 @@ static struct moves_thread *moves_find_thread(struct moves *m, pid_t tid)
 	return NULL;
 }
 
-/* Reads /proc/PID/name (at most size - 1 bytes, NUL-terminated). Length or -errno. */
-static ssize_t moves_read_proc(struct moves *m, pid_t pid, const char *name, char *buf, size_t size)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%d/%s", m->o.proc_root, (int)pid, name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
-}
-
 /*
  * The tracker reports a collision when a thread is queued behind a higher
  * task, not while it keeps waiting: a thread that was already stuck when
@@ -329,29 +310,14 @@ static ssize_t moves_read_proc(struct moves *m, pid_t pid, const char *name, cha
  */
 static void moves_catch_up(struct moves *m, pid_t pid, pid_t tid)
 {
-	char name[48], buf[1024], *s, *save = NULL;
-	unsigned long cpu = 0, prio = 0;
 	struct tracker_event ev = { .type = TRACKER_EVENT_COLLISION, .tid = (uint32_t)tid, .tgid = (uint32_t)pid };
-	char state = 0;
+	struct procfs_stat st;
 
-	snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
-	if (moves_read_proc(m, pid, name, buf, sizeof(buf)) <= 0 || !(s = strrchr(buf, ')')))
+	if (procfs_read_stat(m->o.proc_root, pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
+	    st.cpu >= m->o.topo->ncpus)
 		return;
-	/* Fields after the command name, from 3 (state): 39 is the CPU it
-	 * last ran on, 40 its RT priority. */
-	s = strtok_r(s + 1, " ", &save);
-	for (int field = 3; s && field <= 40; field++, s = strtok_r(NULL, " ", &save)) {
-		if (field == 3)
-			state = s[0];
-		else if (field == 39)
-			cpu = strtoul(s, NULL, 10);
-		else if (field == 40)
-			prio = strtoul(s, NULL, 10);
-	}
-	if (state != 'R' || prio < 1 || prio > 99 || cpu >= m->o.topo->ncpus)
-		return;
-	ev.cpu = (uint32_t)cpu;
-	ev.level = level_from_rt_priority((int)prio);
+	ev.cpu = st.cpu;
+	ev.level = level_from_rt_priority(st.rt_priority);
 	ev.cpu_level = cpupri_level(m->o.view, ev.cpu);
 	if (ev.cpu_level > ev.level && ev.cpu_level < LEVEL_COUNT)
 		moves_tracker_event_cb(&ev, m);
@@ -443,18 +409,6 @@ void moves_unmanage(struct moves *m, pid_t pid)
 	}
 }
 
-/* The unsigned number after "\nkey" in a /proc status text, or -ENOENT. */
-static int moves_status_field(const char *status, const char *key, unsigned long *ret)
-{
-	const char *s = strstr(status, key);
-	char *end;
-
-	if (!s)
-		return -ENOENT;
-	*ret = strtoul(s + strlen(key), &end, 10);
-	return end == s + strlen(key) ? -ENOENT : 0;
-}
-
 /* Whether cgroup path lies in prefix or below it (whole components). */
 static bool moves_cgroup_below(const char *path, const char *prefix)
 {
@@ -476,24 +430,24 @@ static bool moves_rules_set(const struct moves *m)
  */
 static bool moves_rule_match(struct moves *m, pid_t pid, uid_t *ret_uid)
 {
-	char buf[4096];
-	unsigned long uid, ppid;
+	char buf[8192];
+	uint64_t uid, ppid;
 
-	if (pid == 2 || pid == getpid() || moves_read_proc(m, pid, "status", buf, sizeof(buf)) < 0 ||
-	    moves_status_field(buf, "\nUid:", &uid) < 0 || moves_status_field(buf, "\nPPid:", &ppid) < 0 ||
+	if (pid == 2 || pid == getpid() || procfs_read(m->o.proc_root, pid, "status", buf, sizeof(buf)) < 0 ||
+	    procfs_status_u64(buf, "Uid", 10, &uid) < 0 || procfs_status_u64(buf, "PPid", 10, &ppid) < 0 ||
 	    ppid == 2)
 		return false;
 	*ret_uid = (uid_t)uid;
 	for (unsigned i = 0; i < m->n_rule_uids; i++)
 		if (m->rule_uids[i] == (uid_t)uid)
 			return true;
-	if (m->rules.n_manage_comm && moves_read_proc(m, pid, "comm", buf, sizeof(buf)) > 0) {
+	if (m->rules.n_manage_comm && procfs_read(m->o.proc_root, pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		for (uint32_t i = 0; i < m->rules.n_manage_comm; i++)
 			if (strcmp(buf, m->rules.manage_comm[i]) == 0)
 				return true;
 	}
-	if (m->rules.n_manage_cgroup && moves_read_proc(m, pid, "cgroup", buf, sizeof(buf)) > 0) {
+	if (m->rules.n_manage_cgroup && procfs_read(m->o.proc_root, pid, "cgroup", buf, sizeof(buf)) > 0) {
 		/* The v2 hierarchy is the line "0::/path"; v1 lines never match. */
 		for (char *line = buf, *next; line && *line; line = next) {
 			next = strchr(line, '\n');

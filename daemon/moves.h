@@ -15,7 +15,7 @@
 
 #include <event2/event.h>
 
-#include "config.h"
+#include "conf.h"
 #include "cpupri.h"
 #include "notify.h"
 #include "placement.h"

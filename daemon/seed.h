@@ -10,18 +10,6 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-/* What seeding needs from one /proc/PID/task/TID/stat line. */
-struct seed_task {
-	char state;     /* 'R' running or runnable, 'S' sleeping, ... */
-	int prio;       /* kernel task_struct.prio, PI boosts included */
-	int policy;     /* SCHED_* */
-	uint32_t cpu;   /* CPU it last ran on */
-};
-
-/* Parses one stat line (a comm with spaces or parentheses included).
- * Returns 0 or -EINVAL. */
-int seed_parse_stat(const char *line, struct seed_task *ret);
-
 /*
  * Levels of CPUs 0..ncpus-1 from the runnable threads under proc (normally
  * "/proc"): the highest level among threads in state R on each CPU (RT

@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include "claims.h"
+#include "conf.h"
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
 #include "moves.h"
 #include "placement.h"
+#include "procfs.h"
 #include "protocol.h"
 #include "service.h"
 
@@ -354,25 +356,15 @@ static void service_release(struct service *s, const struct server_peer *peer, c
 
 static void service_comm(const struct service *s, int32_t pid, char *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
+	char comm[64];
 
 	buf[0] = '\0';
-	if (pid <= 0)
+	if (pid <= 0 || procfs_read(s->proc_root, pid, "comm", comm, sizeof(comm)) <= 0)
 		return;
-	snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = '\0';
-		return;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	/* A comm is at most TASK_COMM_LEN - 1 characters: it fits. */
+	memcpy(buf, comm, strnlen(comm, len - 1));
+	buf[strnlen(comm, len - 1)] = '\0';
 }
 
 static void service_cpus(struct service *s, const struct server_peer *peer, const struct proto_msg *m)

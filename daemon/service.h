@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "config.h"
+#include "conf.h"
 #include "server.h"
 #include "topo.h"
 #include "tracker.h"

@@ -13,14 +13,12 @@
 #include <bpf/libbpf.h>
 
 #include "cpupri.h"
+#include "procfs.h"
 #include "seed.h"
 #include "tracker.h"
 /* Generated from bpf/tracker.bpf.c by bpftool; needs cpupri.h first. */
 #include "tracker.skel.h"
 
-_Static_assert(TRACKER_MAX_CPUS == RTPLACE_MAX_CPUS, "the programs cover every CPU id rtplace manages");
-
-#define TRACKER_PROC "/proc"
 #define TRACKER_BTF "/sys/kernel/btf/vmlinux"
 
 /* The programs that act only for watched threads (wakeup and exit events):
@@ -262,7 +260,7 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 
 	if (!levels)
 		return -ENOMEM;
-	r = seed_scan(TRACKER_PROC, topo->ncpus, levels);
+	r = seed_scan(PROCFS_ROOT, topo->ncpus, levels);
 	if (r == 0)
 		CPUSET_FOREACH(cpu, &topo->online)
 			cpupri_set_from(map, g, (__u32)cpu, LEVEL_OFFLINE, levels[cpu]);
@@ -375,7 +373,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	 * event the programs see. */
 	r = tracker_seed(topo, rw, &g);
 	if (r < 0) {
-		tracker_err(err, errlen, "seeding from %s failed: %s", TRACKER_PROC, strerror(-r));
+		tracker_err(err, errlen, "seeding from %s failed: %s", PROCFS_ROOT, strerror(-r));
 		goto out;
 	}
 

@@ -2,7 +2,7 @@
  * The BPF tracker's loader: the only user of the generated skeleton. It
  * sizes the cpupri map from the topology, loads and attaches the programs of
  * bpf/tracker.bpf.c, seeds the map from /proc, and hands out a read-only
- * mapping of it and the ring buffer of events (bpf/tracker.h) the daemon
+ * mapping of it and the ring buffer of events (bpf/tracker-abi.h) the daemon
  * must act on. Library code: it never logs; errors come back as -errno with
  * a message for the caller to log.
  *
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/tracker.h"
+#include "tracker-abi.h"
 #include "topo.h"
 
 struct tracker;

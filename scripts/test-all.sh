@@ -24,6 +24,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 
 scripts/install-deps.sh || exit 1
+scripts/check-layout.sh || exit 1
 ./autogen.sh >/dev/null 2>&1 || { echo "test-all: autogen.sh failed" >&2; exit 1; }
 
 root=no

@@ -1,9 +1,9 @@
-# The protocol decoder's fuzz harness (fuzz-protocol.c). `make check` runs
-# it without libFuzzer: replay.c feeds it every file of the committed corpus
-# tests/fuzz/corpus/protocol, and make-corpus checks that the corpus is still
-# exactly what the encoder writes, so the committed files pin the version 1
-# wire format.
+# The parsers' fuzz harnesses. `make check` runs them without libFuzzer:
+# replay.c feeds each harness every file of its committed corpus.
 #
+# Protocol decoder (fuzz-protocol.c, corpus tests/fuzz/corpus/protocol):
+# make-corpus checks that the corpus is still exactly what the encoder
+# writes, so the committed files pin the version 1 wire format.
 #   make fuzz-protocol [FUZZ_SECONDS=60]
 #       builds tests/fuzz/fuzz-protocol-libfuzzer with clang's libFuzzer,
 #       ASan and UBSan, and fuzzes for FUZZ_SECONDS starting from the
@@ -12,6 +12,12 @@
 #   tests/fuzz/make-corpus --write $(srcdir)/tests/fuzz/corpus/protocol
 #       regenerates the committed corpus; only together with a protocol
 #       version bump.
+#
+# Config parser (fuzz-config.c, corpus tests/fuzz/corpus/config: valid-*
+# and invalid-* files; test-config checks that each loads or fails as its
+# name says).
+#   make fuzz-config [FUZZ_CONFIG_SECONDS=60]
+#       the same with config.dict; new inputs in tests/fuzz/corpus-config-found.
 check_PROGRAMS += tests/fuzz/replay-protocol tests/fuzz/make-corpus
 tests_fuzz_replay_protocol_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-protocol.c
 tests_fuzz_replay_protocol_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/protocol"'
@@ -20,6 +26,13 @@ tests_fuzz_make_corpus_SOURCES = tests/fuzz/make-corpus.c tests/fuzz/proto-sampl
 tests_fuzz_make_corpus_LDADD = common/libcommon.la
 TESTS += tests/fuzz/replay-protocol tests/fuzz/make-corpus
 EXTRA_DIST += tests/fuzz/corpus/protocol
+
+check_PROGRAMS += tests/fuzz/replay-config
+tests_fuzz_replay_config_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-config.c
+tests_fuzz_replay_config_CPPFLAGS = $(DAEMON_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/config"'
+tests_fuzz_replay_config_LDADD = daemon/libconfig.la common/libcommon.la
+TESTS += tests/fuzz/replay-config
+EXTRA_DIST += tests/fuzz/corpus/config tests/fuzz/config.dict
 
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
@@ -34,5 +47,18 @@ fuzz-protocol: $(FUZZ_PROTOCOL_SRC)
 	$(MKDIR_P) tests/fuzz/corpus-protocol-found
 	tests/fuzz/fuzz-protocol-libfuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		tests/fuzz/corpus-protocol-found $(srcdir)/tests/fuzz/corpus/protocol
-.PHONY: fuzz-protocol
-CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer
+
+FUZZ_CONFIG_SECONDS = 60
+FUZZ_CONFIG_SRC = $(srcdir)/tests/fuzz/fuzz-config.c $(srcdir)/daemon/conf.c $(srcdir)/common/cpuset.c
+
+fuzz-config: $(FUZZ_CONFIG_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(DAEMON_CPPFLAGS) $(CPPFLAGS) $(INIH_CFLAGS) $(FUZZ_CONFIG_SRC) \
+		$(INIH_LIBS) -o tests/fuzz/fuzz-config-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-config-found
+	tests/fuzz/fuzz-config-libfuzzer -max_total_time=$(FUZZ_CONFIG_SECONDS) -max_len=4096 \
+		-dict=$(srcdir)/tests/fuzz/config.dict \
+		tests/fuzz/corpus-config-found $(srcdir)/tests/fuzz/corpus/config
+
+.PHONY: fuzz-protocol fuzz-config
+CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer

@@ -135,21 +135,28 @@ static void test_query_keeps_llc(void **state)
 	close(fd);
 }
 
-/* DESIGN §6: sixty instances asking at once get sixty different answers. */
+/* DESIGN §6: sixty instances asking at once get sixty different answers:
+ * all sixty requests are queued at the daemon before any reply is read. */
 static void test_sixty_claims_disjoint(void **state)
 {
 	struct harness_daemon *d = *state;
 	struct rtplace_query q = query_for(99, 4, RTPLACE_QUERY_F_CLAIM);
+	static struct proto_msg req[60];
 	int fds[60];
 	struct cpuset seen;
 
 	cpuset_zero(&seen);
 	for (int i = 0; i < 60; i++) {
-		struct proto_msg rep;
-
 		fds[i] = harness_connect(d->socket);
 		assert_true(fds[i] >= 0);
-		query(fds[i], &q, &rep);
+		assert_int_equal(proto_encode_query(&req[i], next_request++, &q), 0);
+	}
+	for (int i = 0; i < 60; i++)
+		assert_int_equal(harness_send(fds[i], &req[i]), 0);
+	for (int i = 0; i < 60; i++) {
+		struct proto_msg rep;
+
+		assert_int_equal(harness_reply(fds[i], req[i].hdr.request_id, &rep), 0);
 		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 		assert_int_equal(rep.query_reply.count, 4);
 		assert_int_not_equal(rep.query_reply.claim_id, 0);

@@ -36,6 +36,8 @@
 #include "tracker.h"
 
 #define TEST_BOUND_S 120
+/* Wakeups of the higher thread tried before a missing collision fails. */
+#define TEST_COLLISION_TRIES 20
 #define TEST_POLL_TRIES 2000
 #define TEST_RT_CPU 1u
 #define TEST_OBSERVE_NS (100 * 1000 * 1000LL)
@@ -516,7 +518,7 @@ static void case_ring(struct tracker *t, const struct cpupri_view *v)
 	struct worker lo = { 0 }, hi = { 0 }, quiet = { 0 }, *ws[] = { &hi, &lo, &quiet };
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct ring_seen seen = { 0 };
-	int ep = epoll_create1(EPOLL_CLOEXEC), n;
+	int ep = epoll_create1(EPOLL_CLOEXEC), n, tries;
 
 	CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, tracker_ring_fd(t), &ev) == 0, "epoll: %m");
 	CHECK(tracker_consume(t, NULL, NULL) >= 0, "draining old events failed");
@@ -536,19 +538,29 @@ static void case_ring(struct tracker *t, const struct cpupri_view *v)
 	worker_command(&hi, WORKER_BLOCK);
 	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
 	/* A new thread may reach its CPU through the migration stopper, which
-	 * then is what preempts lo; a wakeup on the CPU preempts it directly. */
-	worker_command(&hi, WORKER_SPIN);
-	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
-	worker_command(&hi, WORKER_BLOCK);
-	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+	 * then is what preempts lo; a wakeup on the CPU preempts it directly.
+	 * On a loaded machine the wakeup can still arrive through another
+	 * path (a remote wakeup queued while lo was itself being switched), so
+	 * the provocation is repeated, a bounded number of times, until the
+	 * collision behind rt20 is seen; the count is reported. */
+	for (tries = 1; tries <= TEST_COLLISION_TRIES; tries++) {
+		worker_command(&hi, WORKER_SPIN);
+		CHECK_LEVEL(v, TEST_RT_CPU, test_rt(20));
+		worker_command(&hi, WORKER_BLOCK);
+		CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
+		CHECK(tracker_consume(t, ring_seen_cb, &seen) >= 0, "draining the ring buffer failed");
+		if (seen.behind_hi)
+			break;
+	}
+	printf("# collision behind rt20 seen after %d wakeup(s) of the higher thread\n", tries);
+	CHECK(seen.behind_hi >= 1, "no collision event on CPU %u at rt10 behind rt20 after %d wakeups (%d others)",
+	      TEST_RT_CPU, TEST_COLLISION_TRIES, seen.collisions);
 	/* The watched exit wakes the consumer. */
 	worker_stop(ws + 1, 1);
 	n = epoll_wait(ep, &ev, 1, TEST_POLL_TRIES);
 	CHECK(n == 1, "the ring buffer fd did not become readable after a watched exit");
-	CHECK(tracker_consume(t, ring_seen_cb, &seen) >= 2, "fewer than two events");
+	CHECK(tracker_consume(t, ring_seen_cb, &seen) >= 1, "no event after the watched exit");
 	CHECK(seen.exits == 1, "%d exit events for the watched thread, want 1", seen.exits);
-	CHECK(seen.behind_hi >= 1, "no collision event on CPU %u at rt10 behind rt20 (%d others)", TEST_RT_CPU,
-	      seen.collisions);
 	CHECK(seen.others == 0, "%d events about threads not watched", seen.others);
 	CHECK(tracker_lost(t) == 0, "%llu events lost", (unsigned long long)tracker_lost(t));
 	worker_stop(ws, 1);

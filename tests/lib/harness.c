@@ -255,13 +255,16 @@ int harness_connect(const char *path)
 	return fd;
 }
 
-int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
+int harness_send(int fd, const struct proto_msg *req)
+{
+	return send(fd, req, req->hdr.length, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+int harness_reply(int fd, uint32_t request_id, struct proto_msg *ret)
 {
 	static unsigned char buf[RTPLACE_MSG_MAX];
 	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
 
-	if (send(fd, req, req->hdr.length, MSG_NOSIGNAL) < 0)
-		return -errno;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
@@ -277,9 +280,16 @@ int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
 		r = proto_decode(buf, (size_t)n, &lim, ret, NULL);
 		if (r < 0)
 			return r;
-		if (ret->hdr.request_id == req->hdr.request_id)
+		if (ret->hdr.request_id == request_id)
 			return 0;
 	}
+}
+
+int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
+{
+	int r = harness_send(fd, req);
+
+	return r < 0 ? r : harness_reply(fd, req->hdr.request_id, ret);
 }
 
 int harness_fd_count(pid_t pid)

@@ -60,6 +60,11 @@ int harness_connect(const char *path);
 /* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
 int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
 
+/* harness_call() in two halves, for tests that send many requests before
+ * reading any reply. harness_reply() skips events and other replies. */
+int harness_send(int fd, const struct proto_msg *req);
+int harness_reply(int fd, uint32_t request_id, struct proto_msg *ret);
+
 /* A raw-protocol subscription: the ring mapped read-write, its doorbell. */
 struct harness_sub {
 	int doorbell;

@@ -325,19 +325,13 @@ int refmodel_shape_build(const struct refmodel_shape *s, struct topo **ret)
 
 int refmodel_map_open(const struct topo *t, enum topo_shard mode, struct refmodel_map *ret)
 {
-	uint16_t shard_of[RTPLACE_MAX_CPUS];
-	uint32_t nshards;
+	size_t size;
 	int r;
 
-	topo_shards(t, mode, shard_of, &nshards);
-	r = cpupri_geom_compute(t->ncpus, nshards, shard_of, &ret->geom);
+	r = cpupri_map_new(t, mode, &ret->mem, &size);
 	if (r < 0)
 		return r;
-	ret->mem = aligned_alloc(CPUPRI_LINE, ret->geom.size);
-	if (!ret->mem)
-		return -ENOMEM;
-	memset(ret->mem, 0, ret->geom.size);
-	cpupri_init(ret->mem, &ret->geom, shard_of);
+	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
 	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
 	if (r < 0) {
 		free(ret->mem);

@@ -12,14 +12,15 @@
 #include "cpuset.h"
 #include "levels.h"
 
+/* The order of DESIGN §2 is a compile-time fact. */
+_Static_assert(LEVEL_OFFLINE < LEVEL_IDLE && LEVEL_IDLE < LEVEL_NORMAL && LEVEL_NORMAL < LEVEL_RT1,
+	       "offline < idle < normal < rt1");
+_Static_assert(LEVEL_RT99 < LEVEL_DL && LEVEL_COUNT == 103, "rt99 < dl, 103 levels");
+
 static void test_level_order(void **state)
 {
-	assert_true(LEVEL_OFFLINE < LEVEL_IDLE);
-	assert_true(LEVEL_IDLE < LEVEL_NORMAL);
-	assert_true(LEVEL_NORMAL < LEVEL_RT1);
+	assert_int_equal(level_from_rt_priority(1), LEVEL_RT1);
 	assert_int_equal(level_from_rt_priority(99), LEVEL_RT99);
-	assert_true(LEVEL_RT99 < LEVEL_DL);
-	assert_int_equal(LEVEL_COUNT, 103);
 }
 
 static void test_level_from_kernel_prio(void **state)

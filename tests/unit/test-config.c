@@ -1,4 +1,4 @@
-/* Unit tests for rtplaced's configuration parser (daemon/config.c). */
+/* Unit tests for rtplaced's configuration parser (daemon/conf.c). */
 #include "config.h"
 
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "daemon/config.h"
+#include "conf.h"
 
 #define TEST_MAX_ERRORS 32
 

@@ -363,6 +363,34 @@ static void test_set_edges(void **state)
 	topo_free(t);
 }
 
+/* The one constructor gives line-aligned maps, and a view refuses a map
+ * that does not start on a line: its padding would not keep writers apart. */
+static void test_map_new_aligned(void **state)
+{
+	struct topo *t = small_topology();
+	struct cpupri_view v;
+	size_t size;
+	char *copy;
+	void *map;
+
+	for (int mode = TOPO_SHARD_NODE; mode <= TOPO_SHARD_LLC; mode++) {
+		assert_int_equal(cpupri_map_new(t, (enum topo_shard)mode, &map, &size), 0);
+		assert_int_equal((uintptr_t)map % CPUPRI_LINE, 0);
+		assert_int_equal(size % CPUPRI_LINE, 0);
+		assert_int_equal(cpupri_view_open(map, size, &v), 0);
+		assert_int_equal(cpupri_count(&v, LEVEL_OFFLINE), (__s32)t->ncpus);
+		cpupri_view_close(&v);
+
+		copy = aligned_alloc(CPUPRI_LINE, size + CPUPRI_LINE);
+		assert_non_null(copy);
+		memcpy(copy + 8, map, size);
+		assert_int_equal(cpupri_view_open(copy + 8, size, &v), -EINVAL);
+		free(copy);
+		free(map);
+	}
+	topo_free(t);
+}
+
 /* The size DESIGN §4 asks to report, for the 480-CPU shape in node shards. */
 static void test_layout_480(void **state)
 {
@@ -675,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_find_rules),
 		cmocka_unit_test(test_find_skips_zero_count),
 		cmocka_unit_test(test_set_edges),
+		cmocka_unit_test(test_map_new_aligned),
 		cmocka_unit_test(test_layout_480),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_xlate),

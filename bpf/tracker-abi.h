@@ -15,15 +15,17 @@
  *   24      level      the thread's own level (levels.h), from its effective prio
  *   28      cpu_level  COLLISION: the level of what it waits behind; EXIT: 0
  */
-#ifndef RTPLACE_BPF_TRACKER_H
-#define RTPLACE_BPF_TRACKER_H
+#ifndef RTPLACE_BPF_TRACKER_ABI_H
+#define RTPLACE_BPF_TRACKER_ABI_H
 
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
 
-/* CPU ids the programs handle; equals RTPLACE_MAX_CPUS (checked by the loader). */
-#define TRACKER_MAX_CPUS 1024
+#include "rtplace-levels.h"
+
+/* CPU ids the programs handle. */
+#define TRACKER_MAX_CPUS RTPLACE_MAX_CPUS
 /* Threads the daemon can watch at once. */
 #define TRACKER_MAX_WATCHED 4096
 /* Ring buffer bytes: about 6500 records of 40 bytes with their headers. */

@@ -3,16 +3,9 @@
  * struct with a built-in default for every key, and an INI parser (inih)
  * that fills it. Pure: no syscalls besides reading the file, no globals, no
  * logging; every problem goes to the caller's error callback.
- *
- * This header shadows autoconf's config.h for daemon/ sources that write
- * `#include "config.h"` (a quoted include searches the includer's own folder
- * first), so it pulls autoconf's in before anything else: those files still
- * get _GNU_SOURCE and friends ahead of every system header.
  */
-#include <config.h>
-
-#ifndef RTPLACE_DAEMON_CONFIG_H
-#define RTPLACE_DAEMON_CONFIG_H
+#ifndef RTPLACE_DAEMON_CONF_H
+#define RTPLACE_DAEMON_CONF_H
 
 #include <stdbool.h>
 #include <stddef.h>

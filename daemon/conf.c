@@ -12,6 +12,8 @@
 
 #include <ini.h>
 
+#include "conf.h"
+
 #define CONFIG_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
 
 struct config_choice {

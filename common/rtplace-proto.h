@@ -49,6 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rtplace-levels.h"
+
 #ifdef __cplusplus
 #define RTPLACE_PROTO_ASSERT(cond, msg) static_assert(cond, msg)
 #define RTPLACE_PROTO_ALIGNOF(type) alignof(type)
@@ -63,8 +65,6 @@
 /* No message of any version is longer; a receive buffer this big never truncates. */
 #define RTPLACE_MSG_MAX 65536u
 
-/* Highest CPU id + 1 that the protocol can name. */
-#define RTPLACE_MAX_CPUS 1024
 #define RTPLACE_CPUMASK_WORDS (RTPLACE_MAX_CPUS / 64)
 
 #define RTPLACE_REASON_MAX 64         /* reason strings, NUL included */
@@ -73,22 +73,10 @@
 #define RTPLACE_QUERY_MAX_COUNT 256   /* most CPUs one query may ask for */
 #define RTPLACE_CPUS_PAGE 128         /* per-CPU entries in one CPUS reply */
 
-/* Priority levels (DESIGN §2), lowest to highest. */
-#define RTPLACE_LEVEL_OFFLINE 0
-#define RTPLACE_LEVEL_IDLE 1
-#define RTPLACE_LEVEL_NORMAL 2
-#define RTPLACE_LEVEL_RT1 3           /* rtN is RTPLACE_LEVEL_RT1 + N - 1 */
-#define RTPLACE_LEVEL_RT99 101
-#define RTPLACE_LEVEL_DL 102
-#define RTPLACE_LEVEL_COUNT 103
-
 /* Scheduling policies; FIFO and RR have Linux's SCHED_* values. */
 #define RTPLACE_POLICY_OTHER 0        /* any non-RT policy; only in replies */
 #define RTPLACE_POLICY_FIFO 1
 #define RTPLACE_POLICY_RR 2
-
-#define RTPLACE_PRIO_MIN 1
-#define RTPLACE_PRIO_MAX 99
 
 /* Claim leases, in ms. */
 #define RTPLACE_LEASE_DEFAULT 0u            /* in a QUERY: the daemon's claim-timeout-ms */

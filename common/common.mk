@@ -1,0 +1,24 @@
+# The shared core: pure code linked into the daemon, the clients and the
+# tests (the map header is also compiled by the BPF programs). No syscalls.
+# Everything here includes only common/ headers (scripts/check-layout.sh).
+noinst_LTLIBRARIES += common/libcommon.la
+common_libcommon_la_SOURCES = \
+	common/cpuset.h common/cpuset.c \
+	common/levels.h common/levels.c \
+	common/cpupri.h common/cpupri.c \
+	common/topo.h common/topo.c \
+	common/placement.h common/placement.c \
+	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
+	common/record.h common/ring.h common/ring.c
+
+# The wire contract (DESIGN §8), installed for clients beside rtplace.h.
+include_HEADERS += common/rtplace-proto.h common/rtplace-levels.h
+
+# The topology loader, the only hwloc user, as its own convenience library:
+# the daemon and the clients that need a live topology link it beside
+# common/libcommon.la (which it needs for topo_new/topo_finish), while the
+# pure code and its tests stay free of hwloc.
+noinst_LTLIBRARIES += common/libtopohwloc.la
+common_libtopohwloc_la_SOURCES = common/topo-hwloc.c
+common_libtopohwloc_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS)
+common_libtopohwloc_la_LIBADD = $(HWLOC_LIBS)

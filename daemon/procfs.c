@@ -1,0 +1,172 @@
+/*
+ * One reader of a proc tree (procfs.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+/* Fields of a stat line, numbered from 1 as proc(5) does. */
+enum {
+	PROCFS_FIELD_STATE = 3,
+	PROCFS_FIELD_PPID = 4,
+	PROCFS_FIELD_FLAGS = 9,
+	PROCFS_FIELD_PRIORITY = 18, /* task_struct.prio - MAX_RT_PRIO */
+	PROCFS_FIELD_STARTTIME = 22,
+	PROCFS_FIELD_PROCESSOR = 39,
+	PROCFS_FIELD_RT_PRIORITY = 40,
+	PROCFS_FIELD_POLICY = 41,
+};
+
+/* The kernel's MAX_RT_PRIO: field 18 is prio minus this. */
+#define PROCFS_MAX_RT_PRIO 100
+
+int procfs_parse_stat(const char *line, struct procfs_stat *ret)
+{
+	const char *p = strrchr(line, ')');
+	struct procfs_stat s = { 0 };
+	long long v = 0;
+
+	if (!p || p[1] != ' ' || p[2] < 'A' || p[2] > 'z')
+		return -EBADMSG;
+	s.state = p[2];
+	p += 3;
+	for (int field = PROCFS_FIELD_STATE + 1; field <= PROCFS_FIELD_POLICY; field++) {
+		char *end;
+
+		/* Some fields are unsigned 64-bit (rsslim is often ULONG_MAX): an
+		 * out-of-range value saturates, which only matters for fields
+		 * skipped here; start_time is read unsigned. */
+		errno = 0;
+		if (field == PROCFS_FIELD_STARTTIME)
+			s.start_time = strtoull(p, &end, 10);
+		else
+			v = strtoll(p, &end, 10);
+		if (end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+			return -EBADMSG;
+		p = end;
+		switch (field) {
+		case PROCFS_FIELD_PPID:
+			s.ppid = (pid_t)v;
+			break;
+		case PROCFS_FIELD_FLAGS:
+			s.flags = (unsigned)v;
+			break;
+		case PROCFS_FIELD_PRIORITY:
+			s.prio = (int)v + PROCFS_MAX_RT_PRIO;
+			break;
+		case PROCFS_FIELD_PROCESSOR:
+			s.cpu = (uint32_t)v;
+			break;
+		case PROCFS_FIELD_RT_PRIORITY:
+			if (v < 0 || v > 99)
+				return -EBADMSG;
+			s.rt_priority = (int)v;
+			break;
+		case PROCFS_FIELD_POLICY:
+			if (v < 0 || v > INT_MAX)
+				return -EBADMSG;
+			s.policy = (int)v;
+			break;
+		default:
+			break;
+		}
+	}
+	*ret = s;
+	return 0;
+}
+
+const char *procfs_status_field(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = status;
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return p + klen + 1;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+int procfs_status_u64(const char *status, const char *key, int base, uint64_t *ret)
+{
+	const char *p = procfs_status_field(status, key);
+	unsigned long long v;
+	char *end;
+
+	if (!p)
+		return -ENOENT;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!(*p >= '0' && *p <= '9') && !(base == 16 && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))
+		return -EBADMSG;
+	errno = 0;
+	v = strtoull(p, &end, base);
+	if (errno || (*end != '\n' && *end != '\0' && *end != ' ' && *end != '\t'))
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t r, n = 0;
+	int fd;
+
+	if (size < 2)
+		return -EINVAL;
+	if (snprintf(path, sizeof(path), "%s/%d/%s", root, (int)pid, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* proc files fill a read at a time and may be longer than a page
+	 * (status with many groups): read until EOF or the buffer is full. */
+	while ((size_t)n < size - 1) {
+		r = read(fd, buf + n, size - 1 - (size_t)n);
+		if (r < 0) {
+			/* A task reaped while its file is open reads ESRCH. */
+			n = errno == ESRCH ? -ESRCH : -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	buf[n] = '\0';
+	if ((size_t)n == size - 1) {
+		char extra;
+
+		if (read(fd, &extra, 1) > 0)
+			n = -EFBIG;
+	}
+out:
+	close(fd);
+	return n;
+}
+
+int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret)
+{
+	char name[40], line[1024];
+	ssize_t n;
+
+	if (tid)
+		snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
+	else
+		snprintf(name, sizeof(name), "stat");
+	n = procfs_read(root, pid, name, line, sizeof(line));
+	if (n < 0)
+		return (int)n;
+	return procfs_parse_stat(line, ret);
+}

@@ -1,0 +1,183 @@
+# Unit tests (cmocka, no root), integration tests (real kernel, real daemon;
+# root for the live ones) and fuzz-corpus replays. Each test is a program
+# run by automake's parallel harness; 77 means skipped, 99 a hard error.
+# Tests include headers the way the code under test does: UNIT_CPPFLAGS
+# for the shared core, TEST_DAEMON_CPPFLAGS for daemon/ internals,
+# TEST_CLIENT_CPPFLAGS for the public client API.
+
+check_LTLIBRARIES += tests/lib/libtest.la tests/lib/libharness.la
+# Topologies generated when ../shared is absent (tests/lib/testlib.c).
+CLEANFILES += tests/topology-*.xml
+tests_lib_libtest_la_SOURCES = tests/lib/testlib.h tests/lib/testlib.c
+# Integration tests against the real daemon (the harness runs it).
+tests_lib_libharness_la_SOURCES = tests/lib/harness.h tests/lib/harness.c
+
+UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/lib
+TEST_DAEMON_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_srcdir)/tests/lib
+TEST_CLIENT_CPPFLAGS = $(CLIENT_CPPFLAGS) -I$(top_srcdir)/tests/lib
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+UNIT_LDADD = tests/lib/libtest.la common/libcommon.la $(CMOCKA_LIBS)
+MOVES_TEST_LDADD = daemon/libmoves.la daemon/libdaemoncore.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+
+# --- unit tests: the shared core
+check_PROGRAMS += tests/unit/test-basics
+tests_unit_test_basics_SOURCES = tests/unit/test-basics.c
+tests_unit_test_basics_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_basics_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_basics_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-basics
+
+check_PROGRAMS += tests/unit/test-topology
+tests_unit_test_topology_SOURCES = tests/unit/test-topology.c
+tests_unit_test_topology_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_topology_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topology_LDADD = common/libtopohwloc.la $(UNIT_LDADD)
+TESTS += tests/unit/test-topology
+
+# The cpupri map and placement against the naive models in
+# tests/unit/refmodel.c, on the shared topologies (loaded through the hwloc
+# loader when ../shared is there, built in the same shapes otherwise).
+check_PROGRAMS += tests/unit/test-cpupri tests/unit/test-placement
+tests_unit_test_cpupri_SOURCES = tests/unit/test-cpupri.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_cpupri_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_cpupri_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_unit_test_cpupri_LDADD = common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD) $(PTHREAD_LIBS)
+tests_unit_test_placement_SOURCES = tests/unit/test-placement.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_placement_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_placement_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_placement_LDADD = common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD)
+TESTS += tests/unit/test-cpupri tests/unit/test-placement
+
+check_PROGRAMS += tests/unit/test-protocol
+tests_unit_test_protocol_SOURCES = tests/unit/test-protocol.c tests/fuzz/fuzz-protocol.c \
+	tests/fuzz/proto-samples.h tests/fuzz/proto-samples.c
+tests_unit_test_protocol_CPPFLAGS = $(UNIT_CPPFLAGS) -I$(top_srcdir)/tests/fuzz
+tests_unit_test_protocol_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_protocol_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-protocol
+
+check_PROGRAMS += tests/unit/test-ring
+tests_unit_test_ring_SOURCES = tests/unit/test-ring.c
+tests_unit_test_ring_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_unit_test_ring_LDADD = $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/unit/test-ring
+
+# --- unit tests: the daemon's pure parts
+check_PROGRAMS += tests/unit/test-config
+tests_unit_test_config_SOURCES = tests/unit/test-config.c
+tests_unit_test_config_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_config_LDADD = daemon/libconfig.la $(UNIT_LDADD)
+TESTS += tests/unit/test-config
+
+check_PROGRAMS += tests/unit/test-claims
+tests_unit_test_claims_SOURCES = tests/unit/test-claims.c
+tests_unit_test_claims_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-claims
+
+check_PROGRAMS += tests/unit/test-procfs
+tests_unit_test_procfs_SOURCES = tests/unit/test-procfs.c
+tests_unit_test_procfs_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_procfs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_procfs_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-procfs
+
+check_PROGRAMS += tests/unit/test-auth
+tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
+tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_auth_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_auth_LDADD = $(MOVES_TEST_LDADD)
+TESTS += tests/unit/test-auth
+
+# --- integration tests: the daemon's edges on the real kernel.
+# test-tracker, test-mover need root (BPF, RT policies, other uids) and skip
+# (77) otherwise; test-notify runs as any user (memfd, eventfd, a consumer).
+check_PROGRAMS += tests/integration/test-tracker
+tests_integration_test_tracker_SOURCES = tests/integration/test-tracker.c
+tests_integration_test_tracker_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_tracker_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_tracker_LDADD = daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la common/libcommon.la \
+	tests/lib/libtest.la $(PTHREAD_LIBS)
+TESTS += tests/integration/test-tracker
+
+check_PROGRAMS += tests/integration/test-mover tests/integration/test-notify
+tests_integration_test_mover_SOURCES = tests/integration/test-mover.c
+tests_integration_test_mover_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_mover_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_mover_LDADD = $(MOVES_TEST_LDADD)
+tests_integration_test_notify_SOURCES = tests/integration/test-notify.c
+tests_integration_test_notify_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_notify_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_notify_LDADD = $(MOVES_TEST_LDADD)
+TESTS += tests/integration/test-mover tests/integration/test-notify
+
+# --- integration tests: the real rtplaced on a private socket, in
+# simulation (no root) or live (root and BPF).
+check_PROGRAMS += tests/integration/test-daemon
+tests_integration_test_daemon_SOURCES = tests/integration/test-daemon.c
+tests_integration_test_daemon_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_daemon_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon
+
+check_PROGRAMS += tests/integration/test-daemon-live
+tests_integration_test_daemon_live_SOURCES = tests/integration/test-daemon-live.c
+tests_integration_test_daemon_live_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_daemon_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-live
+
+check_PROGRAMS += tests/integration/test-moves-live
+tests_integration_test_moves_live_SOURCES = tests/integration/test-moves-live.c
+tests_integration_test_moves_live_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_moves_live_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_moves_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-moves-live
+
+check_PROGRAMS += tests/integration/test-manage-rules
+tests_integration_test_manage_rules_SOURCES = tests/integration/test-manage-rules.c
+tests_integration_test_manage_rules_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-manage-rules
+
+TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
+EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
+
+# --- integration tests: the clients against a real rtplaced.
+check_PROGRAMS += tests/integration/test-client-lib
+tests_integration_test_client_lib_SOURCES = tests/integration/test-client-lib.c
+tests_integration_test_client_lib_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_client_lib_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_client_lib_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-lib
+
+check_PROGRAMS += tests/integration/test-client-sub
+tests_integration_test_client_sub_SOURCES = tests/integration/test-client-sub.c
+tests_integration_test_client_sub_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_client_sub_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_client_sub_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-sub
+
+check_PROGRAMS += tests/integration/test-client-spin
+tests_integration_test_client_spin_SOURCES = tests/integration/test-client-spin.c
+
+EXTRA_DIST += tests/integration/test-client-common.sh
+TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
+	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
+	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+
+include $(top_srcdir)/tests/fuzz/fuzz.mk
+
+# --- packaging and paths: what a user's build shows and installs.
+# Log lines carry the journal's "<N>" level prefixes only on the journal;
+# rtplaced --help and the man pages name the configured configuration path;
+# librtplace(3)'s example builds with the flags of rtplace.pc alone.
+TESTS += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh
+EXTRA_DIST += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh

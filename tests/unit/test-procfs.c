@@ -1,0 +1,196 @@
+/* Unit tests for the daemon's one reader of a proc tree (daemon/procfs.c),
+ * on fixture trees and on the test's own /proc entry. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "procfs.h"
+
+static char root[PATH_MAX];
+
+static void write_file(const char *rel, const char *text)
+{
+	char path[PATH_MAX + 64], dir[PATH_MAX + 64], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	/* mkdir -p of the file's folders */
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (slash = dir + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A stat line of 52 fields: comm with spaces and parentheses, the given
+ * flags (9), prio field (18), start time (22), processor (39), rt_priority
+ * (40) and policy (41). */
+static void stat_line(char *buf, size_t len, int pid, const char *comm, char state, unsigned flags, int prio_field,
+		      unsigned long long start, int cpu, int rtprio, int policy)
+{
+	snprintf(buf, len,
+		 "%d (%s) %c 1 %d %d 0 -1 %u 100 0 0 0 5 6 0 0 %d 0 1 0 %llu 2000 300 "
+		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
+		 pid, comm, state, pid, pid, flags, prio_field, start, cpu, rtprio, policy);
+}
+
+static int setup(void **state)
+{
+	snprintf(root, sizeof(root), "/tmp/rtplace-test-procfs.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_parse_stat(void **state)
+{
+	struct procfs_stat st;
+	char line[1024];
+
+	/* comm "a) (b c" ends in neither ')' nor ' ': the last ')' counts. */
+	stat_line(line, sizeof(line), 42, "a) (b c", 'R', 0x400040u, -51, 123456789012ull, 7, 50, 1);
+	assert_int_equal(procfs_parse_stat(line, &st), 0);
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.flags, 0x400040u);
+	assert_int_equal(st.prio, 49);
+	assert_int_equal(st.start_time, 123456789012ull);
+	assert_int_equal(st.cpu, 7);
+	assert_int_equal(st.rt_priority, 50);
+	assert_int_equal(st.policy, 1);
+
+	stat_line(line, sizeof(line), 2, "kthreadd", 'S', PROCFS_PF_KTHREAD | 0x40u, 20, 1, 0, 0, 0);
+	assert_int_equal(procfs_parse_stat(line, &st), 0);
+	assert_true(st.flags & PROCFS_PF_KTHREAD);
+	assert_int_equal(st.prio, 120);
+}
+
+static void test_parse_stat_rejects(void **state)
+{
+	struct procfs_stat st = { .state = 'x' };
+	char line[1024];
+
+	assert_int_equal(procfs_parse_stat("", &st), -EBADMSG);
+	assert_int_equal(procfs_parse_stat("12 (no close paren R 1 2", &st), -EBADMSG);
+	/* cut before the policy field */
+	stat_line(line, sizeof(line), 42, "x", 'R', 0, 20, 1, 0, 0, 0);
+	*strstr(line, " 17 ") = '\0';
+	assert_int_equal(procfs_parse_stat(line, &st), -EBADMSG);
+	/* a field that is not a number */
+	stat_line(line, sizeof(line), 42, "x", 'R', 0, 20, 1, 0, 0, 0);
+	line[strlen("42 (x) R 1 ")] = 'z';
+	assert_int_equal(procfs_parse_stat(line, &st), -EBADMSG);
+	/* rt_priority out of range */
+	stat_line(line, sizeof(line), 42, "x", 'R', 0, 20, 1, 0, 100, 1);
+	assert_int_equal(procfs_parse_stat(line, &st), -EBADMSG);
+	/* *ret untouched on failure */
+	assert_int_equal(st.state, 'x');
+}
+
+static void test_status_fields(void **state)
+{
+	static const char status[] = "Name:\tworker\nTgid:\t100\nPid:\t101\nPPid:\t7\nTracerPid:\t0\n"
+				     "Uid:\t1000\t1001\t1001\t1001\nCapEff:\t0000000000800000\nGroups:\t4 27\n";
+	uint64_t v;
+
+	/* Keys match whole names at the start of a line only. */
+	assert_int_equal(procfs_status_u64(status, "Pid", 10, &v), 0);
+	assert_int_equal(v, 101);
+	assert_int_equal(procfs_status_u64(status, "PPid", 10, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(procfs_status_u64(status, "Uid", 10, &v), 0);
+	assert_int_equal(v, 1000);
+	assert_int_equal(procfs_status_u64(status, "CapEff", 16, &v), 0);
+	assert_int_equal(v, 0x800000);
+	assert_int_equal(procfs_status_u64(status, "Gid", 10, &v), -ENOENT);
+	assert_int_equal(procfs_status_u64(status, "Name", 10, &v), -EBADMSG);
+	assert_string_equal(procfs_status_field(status, "Groups"), "\t4 27\n");
+	assert_null(procfs_status_field(status, "Id"));
+}
+
+static void test_read_fixture(void **state)
+{
+	struct procfs_stat st;
+	char line[1024], buf[64];
+
+	stat_line(line, sizeof(line), 300, "main", 'S', 0, 20, 5, 0, 0, 0);
+	write_file("300/stat", line);
+	stat_line(line, sizeof(line), 301, "worker (rt)", 'R', 0, -81, 5, 1, 80, 1);
+	write_file("300/task/301/stat", line);
+	write_file("300/comm", "main\n");
+
+	assert_int_equal(procfs_read_stat(root, 300, 0, &st), 0);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(procfs_read_stat(root, 300, 301, &st), 0);
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.cpu, 1);
+	assert_int_equal(st.rt_priority, 80);
+	assert_int_equal(st.prio, 19);
+
+	assert_int_equal(procfs_read(root, 300, "comm", buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "main\n");
+	/* exactly full is fine; one byte more is -EFBIG, never a silent cut */
+	assert_int_equal(procfs_read(root, 300, "comm", buf, 6), 5);
+	assert_int_equal(procfs_read(root, 300, "comm", buf, 5), -EFBIG);
+	/* a process or thread that is not there is gone: -ESRCH */
+	assert_int_equal(procfs_read(root, 999, "comm", buf, sizeof(buf)), -ESRCH);
+	assert_int_equal(procfs_read_stat(root, 300, 302, &st), -ESRCH);
+}
+
+static void test_read_live(void **state)
+{
+	struct procfs_stat st;
+	char buf[8192];
+	uint64_t pid;
+
+	assert_int_equal(procfs_read_stat(PROCFS_ROOT, getpid(), 0, &st), 0);
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.ppid, getppid());
+	assert_int_equal(st.cpu, (uint32_t)sched_getcpu());
+	assert_int_equal(st.policy, sched_getscheduler(0));
+	assert_true(st.start_time > 0);
+	assert_false(st.flags & PROCFS_PF_KTHREAD);
+	assert_true(procfs_read(PROCFS_ROOT, getpid(), "status", buf, sizeof(buf)) > 0);
+	assert_int_equal(procfs_status_u64(buf, "Pid", 10, &pid), 0);
+	assert_int_equal(pid, (uint64_t)getpid());
+	/* kthreadd, when this /proc shows it (not in a PID namespace) */
+	if (procfs_read_stat(PROCFS_ROOT, 2, 0, &st) == 0 && st.ppid == 0)
+		assert_true(st.flags & PROCFS_PF_KTHREAD);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_stat),
+		cmocka_unit_test(test_parse_stat_rejects),
+		cmocka_unit_test(test_status_fields),
+		cmocka_unit_test_setup_teardown(test_read_fixture, setup, teardown),
+		cmocka_unit_test(test_read_live),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
