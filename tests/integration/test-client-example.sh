@@ -16,9 +16,12 @@ sed -n '/^\.SH EXAMPLE/,/^\.SH/p' "$top_srcdir/man/librtplace.3" |
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$dir/example.c"
 grep -q 'int main' "$dir/example.c" || fail "no complete program in librtplace(3) EXAMPLE: $(cat "$dir/example.c")"
 
-# The built rtplace.pc, pointed at the source header and the built library.
+# The public headers side by side, as installed, and the built rtplace.pc
+# pointed at them and at the built library.
+mkdir "$dir/include" && cp "$top_srcdir"/client/rtplace*.h "$top_srcdir"/common/rtplace*.h "$dir/include/" ||
+	fail "cannot copy the public headers"
 flags=$(PKG_CONFIG_PATH="$top_builddir/client" "$PKG_CONFIG" \
-	--define-variable=includedir="$top_srcdir/client" \
+	--define-variable=includedir="$dir/include" \
 	--define-variable=libdir="$top_builddir/client/.libs" \
 	--cflags --libs rtplace) || fail "pkg-config rtplace failed"
 # A sanitizer build's library needs its runtime (SAN_LDFLAGS) at link time.
