@@ -144,7 +144,7 @@ intree() {
 	fi
 	rm -rf "$etc"
 	if ! diff -u "$top/build-test-werror/results.txt" results.txt; then
-		echo "intree: results differ from the werror run with $conf installed: a test is not hermetic" >&2
+		echo "intree: results differ from the werror run's, with $conf at the default path: a test is not hermetic (or not stable)" >&2
 		rc=1
 	fi
 	return $rc
