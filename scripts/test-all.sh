@@ -35,6 +35,11 @@ fi
 
 passed=0 failed=0 skipped=0 root_passed=0 checks_run=0 status=0
 
+# While a step has something installed on the machine, this undoes it if the
+# run is interrupted.
+undo_on_signal=
+trap '[ -z "$undo_on_signal" ] || eval "$undo_on_signal"; exit 130' INT TERM HUP
+
 # Configures ($2, then its arguments) and builds in the current folder, runs
 # `make check` and counts its results; keeps them, sorted, in results.txt.
 check_here() {
@@ -162,7 +167,7 @@ distcheck() {
 # folder it added is gone afterwards.
 live_install() {
 	local build=$top/build-test-werror stage=$top/build-test-install rc=0 f d added_dirs=
-	local prefix bindir sbindir
+	local prefix bindir sbindir cache_before
 
 	cd "$build" || return 1
 	rm -rf "$stage" && make --no-print-directory install DESTDIR="$stage" >install.log 2>&1 || { tail -20 install.log; return 1; }
@@ -176,7 +181,9 @@ live_install() {
 	done
 	prefix=$(sed -n 's/^prefix = //p' Makefile)
 	bindir=$prefix/bin sbindir=$prefix/sbin
+	cache_before=$(ldconfig -p | grep librtplace)
 	echo "== install: make install (prefix $prefix)"
+	undo_on_signal="make -C '$build' uninstall >/dev/null 2>&1"
 	if make --no-print-directory install >>install.log 2>&1; then
 		env -u LD_LIBRARY_PATH "$bindir/rtplacectl" --version || { echo "install: the installed rtplacectl does not run" >&2; rc=1; }
 		env -u LD_LIBRARY_PATH "$sbindir/rtplaced" --version || { echo "install: the installed rtplaced does not run" >&2; rc=1; }
@@ -185,6 +192,7 @@ live_install() {
 		rc=1
 	fi
 	make --no-print-directory uninstall >>install.log 2>&1 || { tail -20 install.log; rc=1; }
+	undo_on_signal=
 	for d in $added_dirs; do
 		rmdir "$d" 2>/dev/null
 	done
@@ -194,7 +202,7 @@ live_install() {
 		echo "install: $f left behind after make uninstall" >&2
 		rc=1
 	done
-	if ldconfig -p | grep -q librtplace; then
+	if [ "$(ldconfig -p | grep librtplace)" != "$cache_before" ]; then
 		echo "install: librtplace still in the dynamic linker's cache after make uninstall" >&2
 		rc=1
 	fi
@@ -225,6 +233,7 @@ package() {
 	lintian --fail-on error ./*.changes || rc=1
 	debs="./rtplace_*.deb ./librtplace0_*.deb ./librtplace-dev_*.deb"
 	echo "== package: install" $debs
+	undo_on_signal="apt-get purge -y -qq $pkgs >/dev/null 2>&1"
 	# shellcheck disable=SC2086
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $debs >install.log 2>&1 ||
 		{ tail -20 install.log; rc=1; }
@@ -251,6 +260,7 @@ package() {
 		{ echo "package: librtplace(3)'s example does not build against librtplace-dev" >&2; rc=1; }
 	echo "== package: purge"
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $pkgs >>install.log 2>&1 || { tail -20 install.log; rc=1; }
+	undo_on_signal=
 	for p in $pkgs; do
 		! dpkg -L "$p" >/dev/null 2>&1 || { echo "package: $p still installed after purge" >&2; rc=1; }
 	done
