@@ -48,3 +48,11 @@ bench_move_latency_SOURCES = bench/move-latency.c
 bench_move_latency_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_move_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_move_latency_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
+
+# Claims at scale: one claiming query and every owner's exit with 10 and
+# with 10,000 claims (issue 14.3).
+noinst_PROGRAMS += bench/claims-scale
+bench_claims_scale_SOURCES = bench/claims-scale.c
+bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)

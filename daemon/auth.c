@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "levels.h"
 #include "procfs.h"
 
 #define AUTH_CAP_SYS_NICE 23
@@ -250,4 +251,40 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 		snprintf(reason, AUTH_REASON_MAX, "prio %d > RLIMIT_RTPRIO %" PRIu64 " (pid %d); needs CAP_SYS_NICE",
 			 want_prio, limit, (int)limit_pid);
 	return -EPERM;
+}
+
+uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_policy *policy, int prio,
+			  bool exclusive, char reason[static AUTH_REASON_MAX])
+{
+	const bool privileged = auth_is_privileged(requester);
+	const bool in_group = auth_in_rt_groups(requester, policy);
+	bool rt_ok;
+
+	reason[0] = '\0';
+	if (prio < LEVEL_RT_PRIO_MIN || prio > LEVEL_RT_PRIO_MAX) {
+		snprintf(reason, AUTH_REASON_MAX, "prio %d out of range 1..99", prio);
+		return LEVEL_NORMAL;
+	}
+	rt_ok = privileged || requester->rtprio_limit >= (uint64_t)prio ||
+		(in_group && (uint32_t)prio <= policy->max_prio);
+	if (exclusive && (privileged || in_group) && rt_ok)
+		return LEVEL_DL;
+	if (rt_ok) {
+		if (exclusive)
+			snprintf(reason, AUTH_REASON_MAX, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
+		return level_from_rt_priority(prio);
+	}
+	if (in_group && requester->rtprio_limit <= policy->max_prio)
+		snprintf(reason, AUTH_REASON_MAX, "at normal: rt%u > [moves] max-prio %u", (unsigned)(uint8_t)prio,
+			 (unsigned)(uint8_t)policy->max_prio);
+	else
+		/* Below prio, so below 100. */
+		snprintf(reason, AUTH_REASON_MAX, "at normal: rt%u > RLIMIT_RTPRIO %u, no CAP_SYS_NICE",
+			 (unsigned)(uint8_t)prio, (unsigned)(uint8_t)requester->rtprio_limit);
+	return LEVEL_NORMAL;
+}
+
+bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct auth_policy *policy)
+{
+	return auth_is_privileged(requester) || auth_in_rt_groups(requester, policy);
 }

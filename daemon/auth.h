@@ -109,4 +109,22 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 		      const struct auth_policy *policy, int want_policy, int want_prio,
 		      char reason[static AUTH_REASON_MAX]);
 
+/*
+ * Claims (DESIGN §14): a claim never gives more than its requester could do
+ * itself. Returns the level a claim made for a query at prio (1..99) may
+ * hold: rtP when the requester may run at rtP (CAP_SYS_NICE, root,
+ * RLIMIT_RTPRIO >= P, or an rt-groups member up to max-prio), LEVEL_DL for
+ * an exclusive claim when it also has CAP_SYS_NICE, root or an rt-group,
+ * and otherwise LEVEL_NORMAL: pinned without an RT policy, never in an RT
+ * query's way. reason is "" when the claim gets all it asked for, and
+ * otherwise says what was missing, e.g. "at normal: rt50 > RLIMIT_RTPRIO 0,
+ * no CAP_SYS_NICE".
+ */
+uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_policy *policy, int prio,
+			  bool exclusive, char reason[static AUTH_REASON_MAX]);
+
+/* May requester's claims have leases beyond [limits] max-lease-ms (or
+ * none)? Root, CAP_SYS_NICE, or an rt-groups member. */
+bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct auth_policy *policy);
+
 #endif

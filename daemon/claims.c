@@ -1,173 +1,708 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "claims.h"
 #include "levels.h"
+#include "procfs.h"
+#include "rtplace-proto.h"
 
-/* Bounds the table; the server's per-client limit is far lower. */
+/* Bounds the table; the per-user and per-client limits are far lower. */
 #define CLAIMS_MAX 65536
+/* A state file holds at most CLAIMS_MAX lines of well under 128 bytes plus
+ * their CPU lists; anything longer is not one this file wrote. */
+#define CLAIMS_STATE_FILE_MAX (CLAIMS_MAX * (128 + CPUSET_LIST_MAX / 64) + 256)
+#define CLAIMS_STATE_MAGIC "rtplace-claims 1"
+#define CLAIMS_NIL UINT32_MAX
+
+/* The three ways claims are grouped; each claim is on one list of each. */
+enum { CLAIMS_BY_OWNER, CLAIMS_BY_CLIENT, CLAIMS_BY_UID, CLAIMS_NINDEX };
+
+struct claims_slot {
+	struct claim cl;
+	bool used;
+	uint32_t order_pos; /* in claims.order */
+	uint32_t heap_pos;  /* in claims.heap, CLAIMS_NIL without a lease */
+	uint32_t prev[CLAIMS_NINDEX], next[CLAIMS_NINDEX];
+};
+
+/* Claims sharing a key (an owner pid, a connection, a uid). An owner group
+ * holds the pidfd that tells the loop when the process exits: the kernel
+ * makes it readable at exit, so there is no polling and no pid-reuse race. */
+struct claims_group {
+	struct claims *c;
+	uint32_t key;
+	uint32_t head;
+	uint32_t count;
+	int pidfd;
+	struct event *ev;
+};
+
+/* Open addressing with linear probing, key -> group index. */
+struct claims_hash {
+	uint32_t *keys, *vals;
+	uint8_t *used;
+	uint32_t cap, n; /* cap: a power of two, at least twice n */
+};
+
+struct claims_index {
+	struct claims_hash hash;
+	struct claims_group *groups;
+	uint32_t ngroups, cap, free_head; /* free groups chain through head */
+};
 
 struct claims {
 	uint32_t ncpus;
 	uint32_t next_id;
-	unsigned n, cap;
-	struct claim *v; /* unordered; removal swaps the last entry in */
-	uint8_t *levels; /* [ncpus] */
+	struct claims_slot *slots;
+	uint32_t nslots, cap, free_head; /* free slots chain through next[0] */
+	uint32_t *order;                 /* [count] slot of each live claim */
+	uint32_t count;
+	uint32_t *heap;                  /* slots with a lease, a min-heap on expires_ms */
+	uint32_t nheap;
+	struct claims_hash by_id;        /* id -> slot */
+	struct claims_index index[CLAIMS_NINDEX];
+	uint32_t *level_count;           /* [ncpus][LEVEL_COUNT]: claims at each level */
+	uint8_t *levels;                 /* [ncpus] highest claimed level */
+	uint8_t *scratch;                /* [ncpus] for claims_levels_except() */
+	/* The loop edge, once attached. */
+	struct event_base *base;
+	struct event *ev_expire;
+	uint64_t (*now_ms)(void);
+	claims_ended_fn *ended;
+	void *ctx;
 };
+
+static uint32_t claims_hash_of(uint32_t key)
+{
+	/* Pids, ids and uids are dense small numbers: spread them (Knuth). */
+	return key * 2654435761u;
+}
+
+static int claims_hash_grow(struct claims_hash *h)
+{
+	uint32_t cap = h->cap ? h->cap * 2 : 64;
+	uint32_t *keys = calloc(cap, sizeof(*keys)), *vals = calloc(cap, sizeof(*vals));
+	uint8_t *used = calloc(cap, 1);
+
+	if (!keys || !vals || !used) {
+		free(keys);
+		free(vals);
+		free(used);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < h->cap; i++) {
+		uint32_t j;
+
+		if (!h->used[i])
+			continue;
+		for (j = claims_hash_of(h->keys[i]) & (cap - 1); used[j]; j = (j + 1) & (cap - 1))
+			;
+		used[j] = 1;
+		keys[j] = h->keys[i];
+		vals[j] = h->vals[i];
+	}
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
+	h->keys = keys;
+	h->vals = vals;
+	h->used = used;
+	h->cap = cap;
+	return 0;
+}
+
+static void claims_hash_free(struct claims_hash *h)
+{
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
+}
+
+/* Position of key, or CLAIMS_NIL. */
+static uint32_t claims_hash_find(const struct claims_hash *h, uint32_t key)
+{
+	if (!h->cap)
+		return CLAIMS_NIL;
+	for (uint32_t i = claims_hash_of(key) & (h->cap - 1); h->used[i]; i = (i + 1) & (h->cap - 1))
+		if (h->keys[i] == key)
+			return i;
+	return CLAIMS_NIL;
+}
+
+/* Adds key (not present) with val. 0 or -ENOMEM. */
+static int claims_hash_put(struct claims_hash *h, uint32_t key, uint32_t val)
+{
+	uint32_t i;
+
+	if (2 * (h->n + 1) > h->cap && claims_hash_grow(h) < 0)
+		return -ENOMEM;
+	for (i = claims_hash_of(key) & (h->cap - 1); h->used[i]; i = (i + 1) & (h->cap - 1))
+		;
+	h->used[i] = 1;
+	h->keys[i] = key;
+	h->vals[i] = val;
+	h->n++;
+	return 0;
+}
+
+/* Removes the entry at position i, shifting later entries of its probe run
+ * back so that lookups need no tombstones. */
+static void claims_hash_del_at(struct claims_hash *h, uint32_t i)
+{
+	uint32_t mask = h->cap - 1;
+
+	h->used[i] = 0;
+	h->n--;
+	for (uint32_t j = (i + 1) & mask; h->used[j]; j = (j + 1) & mask) {
+		uint32_t home = claims_hash_of(h->keys[j]) & mask;
+
+		/* j stays if its home lies cyclically in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		h->keys[i] = h->keys[j];
+		h->vals[i] = h->vals[j];
+		h->used[i] = 1;
+		h->used[j] = 0;
+		i = j;
+	}
+}
 
 int claims_new(uint32_t ncpus, struct claims **ret)
 {
 	struct claims *c = calloc(1, sizeof(*c));
+	size_t n = ncpus ? ncpus : 1;
 
 	if (!c)
 		return -ENOMEM;
-	c->levels = calloc(ncpus ? ncpus : 1, 1);
-	if (!c->levels) {
-		free(c);
-		return -ENOMEM;
-	}
 	c->ncpus = ncpus;
 	c->next_id = 1;
+	c->free_head = CLAIMS_NIL;
+	for (int k = 0; k < CLAIMS_NINDEX; k++)
+		c->index[k].free_head = CLAIMS_NIL;
+	c->levels = calloc(n, 1);
+	c->scratch = calloc(n, 1);
+	c->level_count = calloc(n * LEVEL_COUNT, sizeof(*c->level_count));
+	if (!c->levels || !c->scratch || !c->level_count) {
+		claims_free(c);
+		return -ENOMEM;
+	}
 	*ret = c;
 	return 0;
+}
+
+static void claims_group_unwatch(struct claims_group *g)
+{
+	if (g->ev)
+		event_free(g->ev);
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	g->ev = NULL;
+	g->pidfd = -1;
 }
 
 void claims_free(struct claims *c)
 {
 	if (!c)
 		return;
-	free(c->v);
+	for (int k = 0; k < CLAIMS_NINDEX; k++) {
+		struct claims_index *ix = &c->index[k];
+
+		for (uint32_t g = 0; g < ix->ngroups; g++)
+			if (ix->groups[g].count)
+				claims_group_unwatch(&ix->groups[g]);
+		free(ix->groups);
+		claims_hash_free(&ix->hash);
+	}
+	if (c->ev_expire)
+		event_free(c->ev_expire);
+	claims_hash_free(&c->by_id);
+	free(c->slots);
+	free(c->order);
+	free(c->heap);
+	free(c->level_count);
 	free(c->levels);
+	free(c->scratch);
 	free(c);
 }
 
-/* Recomputes the per-CPU levels; claims are few, so a full pass is simpler
- * than reference counting and cheap enough on every change. */
-static void claims_rebuild(struct claims *c)
+/* --- the lease heap ---------------------------------------------------- */
+
+static uint64_t claims_heap_at(const struct claims *c, uint32_t pos)
 {
-	memset(c->levels, 0, c->ncpus);
-	for (unsigned i = 0; i < c->n; i++)
-		CPUSET_FOREACH(cpu, &c->v[i].cpus) {
-			if ((uint32_t)cpu >= c->ncpus)
-				break;
-			if (c->v[i].level > c->levels[cpu])
-				c->levels[cpu] = c->v[i].level;
-		}
+	return c->slots[c->heap[pos]].cl.expires_ms;
 }
 
-int claims_add(struct claims *c, uint32_t client, int32_t pid, uint32_t uid, uint8_t level,
-	       const struct cpuset *cpus, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id)
+static void claims_heap_set(struct claims *c, uint32_t pos, uint32_t slot)
 {
-	struct claim *cl;
+	c->heap[pos] = slot;
+	c->slots[slot].heap_pos = pos;
+}
 
-	if (cpuset_empty(cpus) || level <= LEVEL_NORMAL || level >= LEVEL_COUNT)
-		return -EINVAL;
-	if (c->n == c->cap) {
-		unsigned cap = c->cap ? c->cap * 2 : 16;
-		struct claim *v;
+static void claims_heap_fix(struct claims *c, uint32_t pos)
+{
+	uint32_t slot = c->heap[pos];
+	uint64_t at = c->slots[slot].cl.expires_ms;
 
-		if (c->n >= CLAIMS_MAX)
-			return -ENOSPC;
-		v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
+	while (pos > 0 && claims_heap_at(c, (pos - 1) / 2) > at) {
+		claims_heap_set(c, pos, c->heap[(pos - 1) / 2]);
+		pos = (pos - 1) / 2;
 	}
-	cl = &c->v[c->n++];
-	*cl = (struct claim){
-		.id = c->next_id++,
-		.client = client,
-		.pid = pid,
-		.uid = uid,
-		.level = level,
-		.expires_ms = lease_ms ? now_ms + lease_ms : 0,
-		.cpus = *cpus,
-	};
-	if (c->next_id == 0)
-		c->next_id = 1; /* id 0 means "no claim" on the wire */
-	claims_rebuild(c);
-	*ret_id = cl->id;
+	for (;;) {
+		uint32_t child = 2 * pos + 1;
+
+		if (child >= c->nheap)
+			break;
+		if (child + 1 < c->nheap && claims_heap_at(c, child + 1) < claims_heap_at(c, child))
+			child++;
+		if (claims_heap_at(c, child) >= at)
+			break;
+		claims_heap_set(c, pos, c->heap[child]);
+		pos = child;
+	}
+	claims_heap_set(c, pos, slot);
+}
+
+static void claims_heap_remove(struct claims *c, uint32_t slot)
+{
+	uint32_t pos = c->slots[slot].heap_pos;
+
+	if (pos == CLAIMS_NIL)
+		return;
+	c->slots[slot].heap_pos = CLAIMS_NIL;
+	if (pos == --c->nheap)
+		return;
+	claims_heap_set(c, pos, c->heap[c->nheap]);
+	claims_heap_fix(c, pos);
+}
+
+/* --- per-CPU levels ---------------------------------------------------- */
+
+static uint8_t claims_top_level(const struct claims *c, uint32_t cpu)
+{
+	const uint32_t *n = &c->level_count[(size_t)cpu * LEVEL_COUNT];
+
+	for (uint32_t l = LEVEL_COUNT - 1; l >= LEVEL_NORMAL; l--)
+		if (n[l])
+			return (uint8_t)l;
 	return 0;
 }
 
-static void claims_remove_at(struct claims *c, unsigned i)
+static void claims_count_levels(struct claims *c, const struct claim *cl, int delta)
 {
-	c->v[i] = c->v[--c->n];
-}
-
-int claims_release(struct claims *c, uint32_t id, uint32_t client)
-{
-	for (unsigned i = 0; i < c->n; i++) {
-		if (c->v[i].id != id)
-			continue;
-		if (c->v[i].client != client)
-			return -EPERM;
-		claims_remove_at(c, i);
-		claims_rebuild(c);
-		return 0;
+	CPUSET_FOREACH(cpu, &cl->cpus) {
+		if ((uint32_t)cpu >= c->ncpus)
+			break;
+		c->level_count[(size_t)cpu * LEVEL_COUNT + cl->level] += (uint32_t)delta;
 	}
-	return -ENOENT;
 }
 
-static unsigned claims_drop_matching(struct claims *c, size_t field, uint32_t value)
+static void claims_update_levels(struct claims *c, const struct claim *cl)
 {
-	unsigned dropped = 0;
+	CPUSET_FOREACH(cpu, &cl->cpus) {
+		if ((uint32_t)cpu >= c->ncpus)
+			break;
+		c->levels[cpu] = claims_top_level(c, (uint32_t)cpu);
+	}
+}
 
-	for (unsigned i = 0; i < c->n;) {
-		uint32_t v;
+/* --- groups -------------------------------------------------------------- */
 
-		memcpy(&v, (const char *)&c->v[i] + field, sizeof(v));
-		if (v == value) {
-			claims_remove_at(c, i);
-			dropped++;
-		} else {
-			i++;
+static uint32_t claims_key(const struct claim *cl, int k)
+{
+	return k == CLAIMS_BY_OWNER ? (uint32_t)cl->pid : k == CLAIMS_BY_CLIENT ? cl->client : cl->uid;
+}
+
+static struct claims_group *claims_group_find(const struct claims *c, int k, uint32_t key)
+{
+	const struct claims_index *ix = &c->index[k];
+	uint32_t pos = claims_hash_find(&ix->hash, key);
+
+	return pos == CLAIMS_NIL ? NULL : &ix->groups[ix->hash.vals[pos]];
+}
+
+static void claims_owner_exit_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Watches the owner group g's process. 0, -ESRCH when it is gone, -errno. */
+static int claims_group_watch(struct claims *c, struct claims_group *g)
+{
+	g->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)g->key, 0);
+	if (g->pidfd < 0)
+		return -errno;
+	g->ev = event_new(c->base, g->pidfd, EV_READ, claims_owner_exit_cb, g);
+	if (!g->ev || event_add(g->ev, NULL) < 0) {
+		claims_group_unwatch(g);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The group of key in index k, created (and, for an attached owner, watched)
+ * when new. NULL with *err set. */
+static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t key, int *err)
+{
+	struct claims_index *ix = &c->index[k];
+	struct claims_group *g = claims_group_find(c, k, key);
+	uint32_t gi;
+
+	if (g)
+		return g;
+	if (ix->free_head == CLAIMS_NIL) {
+		uint32_t cap = ix->cap ? ix->cap * 2 : 16;
+		struct claims_group *v;
+
+		/* Only the pidfd events of owner groups point into groups:
+		 * after the move they are re-pointed (an event must not be
+		 * pending while it is reassigned). */
+		v = realloc(ix->groups, cap * sizeof(*v));
+		if (!v) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		ix->groups = v;
+		for (uint32_t i = 0; i < ix->ngroups; i++) {
+			if (!v[i].count || !v[i].ev)
+				continue;
+			event_del(v[i].ev);
+			event_assign(v[i].ev, c->base, v[i].pidfd, EV_READ, claims_owner_exit_cb, &v[i]);
+			event_add(v[i].ev, NULL);
+		}
+		for (uint32_t i = cap; i-- > ix->cap;) {
+			v[i] = (struct claims_group){ .head = ix->free_head, .pidfd = -1 };
+			ix->free_head = i;
+		}
+		ix->cap = cap;
+	}
+	gi = ix->free_head;
+	g = &ix->groups[gi];
+	if (claims_hash_put(&ix->hash, key, gi) < 0) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ix->free_head = g->head;
+	if (gi >= ix->ngroups)
+		ix->ngroups = gi + 1;
+	*g = (struct claims_group){ .c = c, .key = key, .head = CLAIMS_NIL, .pidfd = -1 };
+	if (k == CLAIMS_BY_OWNER && c->base) {
+		*err = claims_group_watch(c, g);
+		if (*err < 0) {
+			claims_hash_del_at(&ix->hash, claims_hash_find(&ix->hash, key));
+			g->head = ix->free_head;
+			ix->free_head = gi;
+			return NULL;
 		}
 	}
-	if (dropped)
-		claims_rebuild(c);
-	return dropped;
+	return g;
+}
+
+static void claims_group_put(struct claims *c, int k, struct claims_group *g)
+{
+	struct claims_index *ix = &c->index[k];
+	uint32_t gi = (uint32_t)(g - ix->groups);
+
+	if (g->count)
+		return;
+	claims_group_unwatch(g);
+	claims_hash_del_at(&ix->hash, claims_hash_find(&ix->hash, g->key));
+	g->head = ix->free_head;
+	ix->free_head = gi;
+}
+
+static void claims_link(struct claims *c, int k, struct claims_group *g, uint32_t slot)
+{
+	struct claims_slot *s = &c->slots[slot];
+
+	s->prev[k] = CLAIMS_NIL;
+	s->next[k] = g->head;
+	if (g->head != CLAIMS_NIL)
+		c->slots[g->head].prev[k] = slot;
+	g->head = slot;
+	g->count++;
+}
+
+static void claims_unlink(struct claims *c, int k, uint32_t slot)
+{
+	struct claims_slot *s = &c->slots[slot];
+	struct claims_group *g = claims_group_find(c, k, claims_key(&s->cl, k));
+
+	if (s->prev[k] != CLAIMS_NIL)
+		c->slots[s->prev[k]].next[k] = s->next[k];
+	else
+		g->head = s->next[k];
+	if (s->next[k] != CLAIMS_NIL)
+		c->slots[s->next[k]].prev[k] = s->prev[k];
+	g->count--;
+	claims_group_put(c, k, g);
+}
+
+/* --- the table ----------------------------------------------------------- */
+
+static void claims_rearm(struct claims *c)
+{
+	struct timeval tv;
+	uint64_t now, at;
+
+	if (!c->ev_expire)
+		return;
+	event_del(c->ev_expire);
+	if (!c->nheap)
+		return;
+	now = c->now_ms();
+	at = claims_heap_at(c, 0);
+	at = at > now ? at - now : 0;
+	tv = (struct timeval){ .tv_sec = (time_t)(at / 1000), .tv_usec = (suseconds_t)(at % 1000) * 1000 };
+	event_add(c->ev_expire, &tv);
+}
+
+static int claims_grow(struct claims *c)
+{
+	uint32_t cap = c->cap ? c->cap * 2 : 16;
+	struct claims_slot *slots;
+	uint32_t *order, *heap;
+
+	if (c->cap >= CLAIMS_MAX)
+		return -ENOSPC;
+	slots = realloc(c->slots, cap * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	c->slots = slots;
+	order = realloc(c->order, cap * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	c->order = order;
+	heap = realloc(c->heap, cap * sizeof(*heap));
+	if (!heap)
+		return -ENOMEM;
+	c->heap = heap;
+	c->cap = cap;
+	return 0;
+}
+
+/* Inserts cl as is (its id unused). 0 or -errno; nothing changed on error. */
+static int claims_insert(struct claims *c, const struct claim *cl)
+{
+	struct claims_group *g[CLAIMS_NINDEX] = { NULL };
+	struct claims_slot *s;
+	uint32_t slot;
+	int r = 0;
+
+	if (cpuset_empty(&cl->cpus) || cl->level < LEVEL_NORMAL || cl->level >= LEVEL_COUNT || cl->pid < 0)
+		return -EINVAL;
+	if (c->count >= CLAIMS_MAX)
+		return -ENOSPC;
+	if (c->free_head == CLAIMS_NIL && c->nslots == c->cap) {
+		r = claims_grow(c);
+		if (r < 0)
+			return r;
+	}
+	/* Groups first: the owner's pidfd is the step that can fail for a
+	 * reason other than memory (the owner is gone already). */
+	for (int k = 0; k < CLAIMS_NINDEX; k++) {
+		if (k == CLAIMS_BY_OWNER && cl->pid == 0)
+			continue;
+		g[k] = claims_group_get(c, k, claims_key(cl, k), &r);
+		if (!g[k])
+			goto undo;
+	}
+	r = claims_hash_put(&c->by_id, cl->id, c->free_head != CLAIMS_NIL ? c->free_head : c->nslots);
+	if (r < 0)
+		goto undo;
+	if (c->free_head != CLAIMS_NIL) {
+		slot = c->free_head;
+		c->free_head = c->slots[slot].next[0];
+	} else {
+		slot = c->nslots++;
+	}
+	s = &c->slots[slot];
+	*s = (struct claims_slot){ .cl = *cl, .used = true, .heap_pos = CLAIMS_NIL };
+	for (int k = 0; k < CLAIMS_NINDEX; k++)
+		if (g[k])
+			claims_link(c, k, g[k], slot);
+	s->order_pos = c->count;
+	c->order[c->count++] = slot;
+	if (cl->expires_ms) {
+		c->heap[c->nheap++] = slot;
+		claims_heap_fix(c, c->nheap - 1);
+	}
+	claims_count_levels(c, cl, 1);
+	claims_update_levels(c, cl);
+	claims_rearm(c);
+	return 0;
+undo:
+	for (int k = 0; k < CLAIMS_NINDEX; k++)
+		if (g[k])
+			claims_group_put(c, k, g[k]);
+	return r;
+}
+
+static void claims_remove(struct claims *c, uint32_t slot)
+{
+	struct claims_slot *s = &c->slots[slot];
+	uint32_t last;
+
+	claims_count_levels(c, &s->cl, -1);
+	claims_update_levels(c, &s->cl);
+	claims_heap_remove(c, slot);
+	claims_hash_del_at(&c->by_id, claims_hash_find(&c->by_id, s->cl.id));
+	for (int k = 0; k < CLAIMS_NINDEX; k++)
+		if (k != CLAIMS_BY_OWNER || s->cl.pid)
+			claims_unlink(c, k, slot);
+	last = c->order[--c->count];
+	c->order[s->order_pos] = last;
+	c->slots[last].order_pos = s->order_pos;
+	s->used = false;
+	s->next[0] = c->free_head;
+	c->free_head = slot;
+}
+
+int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id)
+{
+	struct claim cl = *tmpl;
+	int r;
+
+	cl.id = c->next_id;
+	cl.expires_ms = lease_ms ? now_ms + lease_ms : 0;
+	r = claims_insert(c, &cl);
+	if (r < 0)
+		return r;
+	/* id 0 means "no claim" on the wire; restored ids stay taken. */
+	do
+		c->next_id = c->next_id == UINT32_MAX ? 1 : c->next_id + 1;
+	while (claims_find(c, c->next_id));
+	*ret_id = cl.id;
+	return 0;
+}
+
+int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id)
+{
+	int r;
+
+	if (!cl->id)
+		return -EINVAL;
+	if (claims_find(c, cl->id))
+		return -EEXIST;
+	r = claims_insert(c, cl);
+	if (r < 0)
+		return r;
+	if (next_id > c->next_id)
+		c->next_id = next_id;
+	if (cl->id >= c->next_id)
+		c->next_id = cl->id == UINT32_MAX ? 1 : cl->id + 1;
+	return 0;
+}
+
+static uint32_t claims_slot_of(const struct claims *c, uint32_t id)
+{
+	uint32_t pos = claims_hash_find(&c->by_id, id);
+
+	return pos == CLAIMS_NIL ? CLAIMS_NIL : c->by_id.vals[pos];
+}
+
+const struct claim *claims_find(const struct claims *c, uint32_t id)
+{
+	uint32_t slot = claims_slot_of(c, id);
+
+	return slot == CLAIMS_NIL ? NULL : &c->slots[slot].cl;
+}
+
+int claims_release(struct claims *c, uint32_t id, uint32_t uid)
+{
+	uint32_t slot = claims_slot_of(c, id);
+
+	if (slot == CLAIMS_NIL)
+		return -ENOENT;
+	if (uid != 0 && c->slots[slot].cl.uid != uid)
+		return -EPERM;
+	claims_remove(c, slot);
+	claims_rearm(c);
+	return 0;
 }
 
 unsigned claims_drop_client(struct claims *c, uint32_t client)
 {
-	return claims_drop_matching(c, offsetof(struct claim, client), client);
+	struct claims_group *g = claims_group_find(c, CLAIMS_BY_CLIENT, client);
+	unsigned dropped = 0;
+
+	for (uint32_t slot = g ? g->head : CLAIMS_NIL; slot != CLAIMS_NIL;) {
+		/* Read before the removal, which frees the group with its last
+		 * claim. */
+		uint32_t next = c->slots[slot].next[CLAIMS_BY_CLIENT];
+
+		if (c->slots[slot].cl.pid == 0) {
+			claims_remove(c, slot);
+			dropped++;
+		}
+		slot = next;
+	}
+	if (dropped)
+		claims_rearm(c);
+	return dropped;
 }
 
-unsigned claims_drop_pid(struct claims *c, int32_t pid)
+unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, void *ctx)
 {
+	struct claims_group *g;
+	unsigned dropped = 0;
+
 	if (pid <= 0)
 		return 0;
-	return claims_drop_matching(c, offsetof(struct claim, pid), (uint32_t)pid);
+	/* Removing the group's last claim frees the group: look it up again
+	 * each turn instead of holding a pointer into it. */
+	while ((g = claims_group_find(c, CLAIMS_BY_OWNER, (uint32_t)pid))) {
+		uint32_t slot = g->head;
+
+		if (ended)
+			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED, ctx);
+		claims_remove(c, slot);
+		dropped++;
+	}
+	if (dropped)
+		claims_rearm(c);
+	return dropped;
 }
 
-uint64_t claims_expire(struct claims *c, uint64_t now_ms, void (*expired)(const struct claim *, void *), void *ctx)
+uint64_t claims_expire(struct claims *c, uint64_t now_ms, claims_ended_fn *ended, void *ctx)
 {
-	uint64_t next = 0;
-	bool changed = false;
+	while (c->nheap && claims_heap_at(c, 0) <= now_ms) {
+		uint32_t slot = c->heap[0];
 
-	for (unsigned i = 0; i < c->n;) {
-		uint64_t at = c->v[i].expires_ms;
+		if (ended)
+			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_EXPIRED, ctx);
+		claims_remove(c, slot);
+	}
+	claims_rearm(c);
+	return c->nheap ? claims_heap_at(c, 0) : 0;
+}
 
-		if (at && at <= now_ms) {
-			if (expired)
-				expired(&c->v[i], ctx);
-			claims_remove_at(c, i);
-			changed = true;
+unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ended, void *ctx)
+{
+	unsigned dropped = 0;
+
+	if (cpu >= c->ncpus || !c->levels[cpu])
+		return 0;
+	for (uint32_t i = 0; i < c->count;) {
+		uint32_t slot = c->order[i];
+
+		if (!cpuset_test(&c->slots[slot].cl.cpus, cpu)) {
+			i++;
 			continue;
 		}
-		if (at && (!next || at < next))
-			next = at;
-		i++;
+		if (ended)
+			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_REVOKED, ctx);
+		claims_remove(c, slot); /* moves the last claim to i */
+		dropped++;
 	}
-	if (changed)
-		claims_rebuild(c);
-	return next;
+	if (dropped)
+		claims_rearm(c);
+	return dropped;
 }
 
 const uint8_t *claims_levels(const struct claims *c)
@@ -175,31 +710,354 @@ const uint8_t *claims_levels(const struct claims *c)
 	return c->levels;
 }
 
+const uint8_t *claims_levels_except(struct claims *c, int32_t pid)
+{
+	struct claims_group *g = pid > 0 ? claims_group_find(c, CLAIMS_BY_OWNER, (uint32_t)pid) : NULL;
+	uint32_t slot;
+
+	memcpy(c->scratch, c->levels, c->ncpus);
+	if (!g)
+		return c->scratch;
+	/* Take pid's claims out of the counts, read the levels they leave,
+	 * and put them back: the cost is that of pid's claims alone. */
+	for (slot = g->head; slot != CLAIMS_NIL; slot = c->slots[slot].next[CLAIMS_BY_OWNER])
+		claims_count_levels(c, &c->slots[slot].cl, -1);
+	for (slot = g->head; slot != CLAIMS_NIL; slot = c->slots[slot].next[CLAIMS_BY_OWNER])
+		CPUSET_FOREACH(cpu, &c->slots[slot].cl.cpus) {
+			if ((uint32_t)cpu >= c->ncpus)
+				break;
+			c->scratch[cpu] = claims_top_level(c, (uint32_t)cpu);
+		}
+	for (slot = g->head; slot != CLAIMS_NIL; slot = c->slots[slot].next[CLAIMS_BY_OWNER])
+		claims_count_levels(c, &c->slots[slot].cl, 1);
+	return c->scratch;
+}
+
 const struct claim *claims_on_cpu(const struct claims *c, uint32_t cpu)
 {
 	const struct claim *best = NULL;
 
-	for (unsigned i = 0; i < c->n; i++)
-		if (cpuset_test(&c->v[i].cpus, cpu) && (!best || c->v[i].level > best->level))
-			best = &c->v[i];
+	if (cpu >= c->ncpus || !c->levels[cpu])
+		return NULL;
+	for (uint32_t i = 0; i < c->count; i++) {
+		const struct claim *cl = &c->slots[c->order[i]].cl;
+
+		if (cpuset_test(&cl->cpus, cpu) && (!best || cl->level > best->level))
+			best = cl;
+	}
 	return best;
 }
 
 unsigned claims_count(const struct claims *c)
 {
-	return c->n;
+	return c->count;
 }
 
 unsigned claims_count_client(const struct claims *c, uint32_t client)
 {
-	unsigned n = 0;
+	const struct claims_group *g = claims_group_find(c, CLAIMS_BY_CLIENT, client);
 
-	for (unsigned i = 0; i < c->n; i++)
-		n += c->v[i].client == client;
-	return n;
+	return g ? g->count : 0;
+}
+
+unsigned claims_count_uid(const struct claims *c, uint32_t uid)
+{
+	const struct claims_group *g = claims_group_find(c, CLAIMS_BY_UID, uid);
+
+	return g ? g->count : 0;
 }
 
 const struct claim *claims_at(const struct claims *c, unsigned i)
 {
-	return i < c->n ? &c->v[i] : NULL;
+	return i < c->count ? &c->slots[c->order[i]].cl : NULL;
+}
+
+/* --- the loop edge ------------------------------------------------------- */
+
+static void claims_owner_exit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct claims_group *g = arg;
+	struct claims *c = g->c;
+
+	claims_drop_pid(c, (int32_t)g->key, c->ended, c->ctx);
+}
+
+static void claims_expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct claims *c = arg;
+
+	claims_expire(c, c->now_ms(), c->ended, c->ctx);
+}
+
+int claims_attach(struct claims *c, struct event_base *base, uint64_t (*now_ms)(void), claims_ended_fn *ended,
+		  void *ctx)
+{
+	if (c->count)
+		return -EBUSY;
+	c->ev_expire = evtimer_new(base, claims_expire_cb, c);
+	if (!c->ev_expire)
+		return -ENOMEM;
+	c->base = base;
+	c->now_ms = now_ms;
+	c->ended = ended;
+	c->ctx = ctx;
+	return 0;
+}
+
+/* --- the state file ------------------------------------------------------ */
+
+int claims_state_format(const struct claims *c, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n;
+
+	n = snprintf(buf, len, CLAIMS_STATE_MAGIC "\nnext-id %" PRIu32 "\n", c->next_id);
+	used += (size_t)n;
+	for (uint32_t i = 0; i < c->count; i++) {
+		const struct claim *cl = &c->slots[c->order[i]].cl;
+		char cpus[CPUSET_LIST_MAX];
+
+		if (!cl->pid)
+			continue;
+		cpuset_format(&cl->cpus, cpus, sizeof(cpus));
+		n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0,
+			     "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s\n", cl->id,
+			     cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus);
+		used += (size_t)n;
+	}
+	return used < len ? (int)used : -ENOSPC;
+}
+
+/* Reads one unsigned decimal field ending in a space (or at the end when
+ * last). Advances *p. */
+static bool claims_field(const char **p, uint64_t max, uint64_t *ret)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s != ' ')
+		return false;
+	*p = s + 1;
+	*ret = v;
+	return true;
+}
+
+static int claims_state_fail(char err[CLAIMS_STATE_ERR_MAX], unsigned line, const char *what)
+{
+	snprintf(err, CLAIMS_STATE_ERR_MAX, "line %u: %s", line, what);
+	return -EBADMSG;
+}
+
+int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
+		       char err[CLAIMS_STATE_ERR_MAX])
+{
+	const char *p = text;
+	size_t n = 0;
+	uint64_t next_id = 0;
+	unsigned line = 0;
+
+	err[0] = '\0';
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		char buf[CPUSET_LIST_MAX + 128];
+		size_t len;
+
+		line++;
+		if (!eol)
+			return claims_state_fail(err, line, "unterminated line (a partial write?)");
+		len = (size_t)(eol - p);
+		if (len >= sizeof(buf))
+			return claims_state_fail(err, line, "line too long");
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		p = eol + 1;
+		if (line == 1) {
+			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0)
+				return claims_state_fail(err, line, "not an rtplace claims file (version 1)");
+			continue;
+		}
+		if (line == 2) {
+			const char *q = buf + strlen("next-id ");
+
+			if (strncmp(buf, "next-id ", strlen("next-id ")) != 0 || *q < '1' || *q > '9' ||
+			    strlen(q) > 10 || (next_id = strtoull(q, NULL, 10)) > UINT32_MAX ||
+			    q[strspn(q, "0123456789")] != '\0')
+				return claims_state_fail(err, line, "expected 'next-id N'");
+			continue;
+		}
+		if (strncmp(buf, "claim ", 6) == 0) {
+			const char *q = buf + 6;
+			uint64_t id, pid, start, uid, level, expires;
+			struct claim *cl = &ret[n];
+
+			if (n == max)
+				return claims_state_fail(err, line, "too many claims");
+			if (!claims_field(&q, UINT32_MAX, &id) || !id || !claims_field(&q, INT32_MAX, &pid) ||
+			    !pid || !claims_field(&q, UINT64_MAX, &start) || !claims_field(&q, UINT32_MAX, &uid) ||
+			    !claims_field(&q, LEVEL_DL, &level) || level < LEVEL_NORMAL ||
+			    !claims_field(&q, UINT64_MAX, &expires))
+				return claims_state_fail(err, line, "expected 'claim ID PID START UID LEVEL EXPIRES CPUS'");
+			*cl = (struct claim){
+				.id = (uint32_t)id,
+				.pid = (int32_t)pid,
+				.pid_start = start,
+				.uid = (uint32_t)uid,
+				.level = (uint8_t)level,
+				.expires_ms = expires,
+			};
+			if (cpuset_parse(q, &cl->cpus) < 0 || cpuset_empty(&cl->cpus))
+				return claims_state_fail(err, line, "bad CPU list");
+			n++;
+			continue;
+		}
+		return claims_state_fail(err, line, "unknown line");
+	}
+	if (line < 2)
+		return claims_state_fail(err, line + 1, "file ends before 'next-id'");
+	*ret_n = n;
+	*ret_next_id = (uint32_t)next_id;
+	return 0;
+}
+
+int claims_save(const struct claims *c, const char *path)
+{
+	char tmp[4096];
+	size_t len = 4096;
+	char *buf = NULL;
+	int n, fd = -1, r;
+
+	for (;;) {
+		char *b = realloc(buf, len);
+
+		if (!b) {
+			r = -ENOMEM;
+			goto out;
+		}
+		buf = b;
+		n = claims_state_format(c, buf, len);
+		if (n >= 0)
+			break;
+		len *= 2;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		r = -ENAMETOOLONG;
+		goto out;
+	}
+	/* A fresh file, never one found under the name (a link planted
+	 * there would have another file truncated). */
+	if (unlink(tmp) < 0 && errno != ENOENT) {
+		r = -errno;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (size_t done = 0; done < (size_t)n;) {
+		ssize_t w = write(fd, buf + done, (size_t)n - done);
+
+		if (w < 0) {
+			r = -errno;
+			goto out;
+		}
+		done += (size_t)w;
+	}
+	/* The data must be on disk before the name points at it, or a crash
+	 * could leave an empty file under the old name. */
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		r = -errno;
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	r = rename(tmp, path) < 0 ? -errno : 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		unlink(tmp);
+	free(buf);
+	return r;
+}
+
+int claims_load(struct claims *c, const char *path, const char *proc_root, char err[CLAIMS_STATE_ERR_MAX])
+{
+	struct claim *v = NULL;
+	char *text = NULL;
+	size_t n = 0, len = 0, max = 0;
+	uint32_t next_id;
+	struct stat st;
+	int fd, r, restored = 0;
+
+	err[0] = '\0';
+	/* Non-blocking and regular only: a FIFO put in its place must not
+	 * hang the start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > CLAIMS_STATE_FILE_MAX) {
+		snprintf(err, CLAIMS_STATE_ERR_MAX, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+		r = -EBADMSG;
+		goto out;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (len < (size_t)st.st_size) {
+		ssize_t got = read(fd, text + len, (size_t)st.st_size - len);
+
+		if (got < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		snprintf(err, CLAIMS_STATE_ERR_MAX, "a NUL byte in the file");
+		r = -EBADMSG;
+		goto out;
+	}
+	for (const char *q = text; (q = strchr(q, '\n')); q++)
+		max++;
+	v = calloc(max ? max : 1, sizeof(*v));
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = claims_state_parse(text, v, max, &n, &next_id, err);
+	if (r < 0)
+		goto out;
+	if (next_id > c->next_id)
+		c->next_id = next_id;
+	for (size_t i = 0; i < n; i++) {
+		struct procfs_stat ps;
+
+		if (procfs_read_stat(proc_root, v[i].pid, 0, &ps) < 0 || ps.start_time != v[i].pid_start)
+			continue;
+		if (claims_restore(c, &v[i], next_id) == 0)
+			restored++;
+	}
+	r = restored;
+out:
+	close(fd);
+	free(text);
+	free(v);
+	return r;
 }

@@ -1,9 +1,20 @@
 /*
- * Claims (DESIGN §6): CPUs handed out by an answer count as being at the
- * claimer's level until the claim is released, its lease runs out, its
- * client disconnects, or the process it was made for exits. Pure: the
- * caller passes the time and learns of expiries through the return values,
- * so the table is tested without clocks or sockets.
+ * Claims (DESIGN §6, §14): CPUs handed out by an answer count as being at
+ * the claimer's level until the claim is released, its lease runs out, its
+ * connection closes (connection-bound claims), or the process it was made
+ * for exits (owner-bound claims). This file owns the claims' whole
+ * lifetime, so nothing else keeps a list of them:
+ *
+ * - the table (pure): claims indexed by id, by owner pid, by connection and
+ *   counted by uid, leases in a min-heap, and per CPU a count of claims at
+ *   each level, so that adding a claim, ending one and an owner's exit cost
+ *   the same with 10 or 10,000 claims. The caller passes the time, so the
+ *   table is tested without clocks or sockets;
+ * - the state file (pure text in, text out; one atomic write): owner-bound
+ *   claims outlive a restart of the daemon;
+ * - the loop edge (claims_attach()): a pidfd per owner process and one
+ *   expiry timer on a libevent base; claims that end on their own (lease,
+ *   owner exit) or are revoked are reported to one callback.
  *
  * The table keeps, per CPU, the highest level any live claim holds there
  * (claims_levels()): the array placement_choose() reads.
@@ -12,17 +23,21 @@
 #define RTPLACE_CLAIMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <event2/event.h>
 
 #include "cpuset.h"
 
 struct claim {
 	uint32_t id;
-	uint32_t client;     /* server's id of the connection that made it */
+	uint32_t client;     /* server's id of the connection that made it; 0 after a restart */
 	int32_t pid;         /* process the claim lives with, 0 for none */
-	uint32_t uid;        /* of the client that made it: who may see its records */
-	uint8_t level;       /* level the CPUs count as */
+	uint64_t pid_start;  /* that process's start time (procfs_stat.start_time) */
+	uint32_t uid;        /* of the client that made it: who may release it, see its records */
+	uint8_t level;       /* level the CPUs count as: normal .. dl */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
 	struct cpuset cpus;
 };
@@ -31,42 +46,106 @@ struct claims;
 
 /* A table for CPU ids below ncpus. 0 or -ENOMEM. */
 int claims_new(uint32_t ncpus, struct claims **ret);
+/* Frees the table, its pidfds and its timer. Accepts NULL. */
 void claims_free(struct claims *c);
 
 /*
- * Records a claim on cpus at level for client (uid). lease_ms 0 means no lease. Returns 0 and
- * the new id, -EINVAL for an empty set or bad level, -ENOSPC when the table
- * is full.
+ * Records a claim made like tmpl (client, pid, pid_start, uid, level,
+ * cpus; id and expires_ms are ignored). lease_ms 0 means no lease. Returns
+ * 0 and the new id; -EINVAL for an empty set or a level below normal;
+ * -ENOSPC when the table is full; -ESRCH when attached and the owner pid is
+ * gone already; -ENOMEM.
  */
-int claims_add(struct claims *c, uint32_t client, int32_t pid, uint32_t uid, uint8_t level,
-	       const struct cpuset *cpus, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id);
+int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id);
 
-/* Releases claim id for client. 0, -ENOENT (no such claim), -EPERM (another client's). */
-int claims_release(struct claims *c, uint32_t id, uint32_t client);
-
-/* Drops every claim of client; returns how many. */
-unsigned claims_drop_client(struct claims *c, uint32_t client);
-
-/* Drops every claim tied to pid; returns how many. */
-unsigned claims_drop_pid(struct claims *c, int32_t pid);
+/* The claim with id, or NULL. */
+const struct claim *claims_find(const struct claims *c, uint32_t id);
 
 /*
- * Drops the claims whose lease ended at or before now_ms, calling expired()
- * for each first (may be NULL). Returns the earliest remaining expiry, or 0
+ * Releases claim id for a requester of uid: its own uid, or root (the way
+ * out of a stuck claim). 0, -ENOENT (no such claim), -EPERM (another
+ * user's).
+ */
+int claims_release(struct claims *c, uint32_t id, uint32_t uid);
+
+/* The connection is gone: drops its connection-bound claims (owner-bound
+ * ones live with their process). Returns how many. */
+unsigned claims_drop_client(struct claims *c, uint32_t client);
+
+/* Why a claim ended on its own or was taken back (the wire's codes). */
+typedef void claims_ended_fn(const struct claim *cl, uint32_t why, void *ctx);
+
+/* Drops every claim tied to pid (its owner exited), calling ended() for
+ * each first (may be NULL). Returns how many. */
+unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, void *ctx);
+
+/*
+ * Drops the claims whose lease ended at or before now_ms, calling ended()
+ * (may be NULL) for each first. Returns the earliest remaining expiry, or 0
  * when no claim has a lease.
  */
-uint64_t claims_expire(struct claims *c, uint64_t now_ms, void (*expired)(const struct claim *, void *), void *ctx);
+uint64_t claims_expire(struct claims *c, uint64_t now_ms, claims_ended_fn *ended, void *ctx);
+
+/* Ends every claim covering cpu (it went offline) with the reason REVOKED,
+ * calling ended() (may be NULL) for each first. Returns how many. */
+unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ended, void *ctx);
 
 /* Claimed level per CPU id ([ncpus], 0 = unclaimed). */
 const uint8_t *claims_levels(const struct claims *c);
+
+/* Claimed level per CPU leaving out the claims tied to pid: where a managed
+ * process's own threads may be pushed. Valid until the next call. */
+const uint8_t *claims_levels_except(struct claims *c, int32_t pid);
 
 /* Claim holding cpu with the highest level, or NULL. */
 const struct claim *claims_on_cpu(const struct claims *c, uint32_t cpu);
 
 unsigned claims_count(const struct claims *c);
 unsigned claims_count_client(const struct claims *c, uint32_t client);
+unsigned claims_count_uid(const struct claims *c, uint32_t uid);
 
-/* Every live claim, for status reports and tests. */
+/* Every live claim, for status reports and tests: i from 0 until NULL. */
 const struct claim *claims_at(const struct claims *c, unsigned i);
+
+/*
+ * The state file: the next id and every owner-bound claim, as text.
+ * claims_state_format() writes into buf (len bytes) and returns the length
+ * written, or -ENOSPC with the length needed. claims_state_parse() reads
+ * such text into claims (at most max; ret_n of them) and the next id;
+ * -EBADMSG with the line and what was wrong in err (a file written by
+ * anything but claims_state_format() is refused whole, never half-read).
+ */
+#define CLAIMS_STATE_ERR_MAX 96
+int claims_state_format(const struct claims *c, char *buf, size_t len);
+int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
+		       char err[CLAIMS_STATE_ERR_MAX]);
+
+/* Puts a claim from the state file back under its old id and lease; ids
+ * below next_id are never handed out again. 0, -EEXIST, -EINVAL, -ENOMEM,
+ * or -ESRCH as claims_add. */
+int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id);
+
+/* Writes the state to path atomically (a temporary file beside it, fsync,
+ * rename). 0 or -errno. */
+int claims_save(const struct claims *c, const char *path);
+
+/*
+ * Loads the state file at path: restores each claim whose owner is still
+ * the same process (pid and start time under proc_root) and drops the
+ * rest. Returns how many were restored; -ENOENT when there is no file;
+ * -EBADMSG for a corrupt file, with err saying where (nothing is
+ * restored); another -errno when it cannot be read.
+ */
+int claims_load(struct claims *c, const char *path, const char *proc_root, char err[CLAIMS_STATE_ERR_MAX]);
+
+/*
+ * The loop edge: from now on every owner pid is watched through a pidfd
+ * and leases end on a timer on base, each ending reported to ended(). The
+ * caller passes the loop's clock in now_ms so that the timer and the table
+ * agree. Called on an empty table (-EBUSY otherwise), before any claim is
+ * restored or added. 0 or -ENOMEM.
+ */
+int claims_attach(struct claims *c, struct event_base *base, uint64_t (*now_ms)(void), claims_ended_fn *ended,
+		  void *ctx);
 
 #endif

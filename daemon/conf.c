@@ -76,6 +76,8 @@ void config_defaults(struct config *ret)
 	ret->notify.ring_records = 1024;
 	ret->limits.max_clients = 256;
 	ret->limits.max_claims_per_client = 64;
+	ret->limits.max_claims_per_user = 64;
+	ret->limits.max_lease_ms = 60000;
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -421,6 +423,17 @@ static int config_set_max_claims_per_client(struct config *c, const char *v)
 	return config_parse_uint(v, 1, RTPLACE_MAX_CPUS, &c->limits.max_claims_per_client);
 }
 
+static int config_set_max_claims_per_user(struct config *c, const char *v)
+{
+	/* Each owner-bound claim holds a descriptor: the table's own bound. */
+	return config_parse_uint(v, 1, 65536, &c->limits.max_claims_per_user);
+}
+
+static int config_set_max_lease_ms(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 1, 86400000, &c->limits.max_lease_ms);
+}
+
 #define CONFIG_BOOL_EXPECTED "yes, no, true, false, 1 or 0"
 #define CONFIG_STR(x) CONFIG_STR_(x)
 #define CONFIG_STR_(x) #x
@@ -459,6 +472,8 @@ static const struct config_key config_keys[] = {
 	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
 	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
 	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
+	{ "limits", "max-claims-per-user", config_set_max_claims_per_user, "an integer from 1 to 65536" },
+	{ "limits", "max-lease-ms", config_set_max_lease_ms, "milliseconds from 1 to 86400000" },
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -816,7 +831,9 @@ bool config_equal(const struct config *a, const struct config *b)
 			return false;
 	return a->notify.ring_records == b->notify.ring_records &&
 	       a->limits.max_clients == b->limits.max_clients &&
-	       a->limits.max_claims_per_client == b->limits.max_claims_per_client;
+	       a->limits.max_claims_per_client == b->limits.max_claims_per_client &&
+	       a->limits.max_claims_per_user == b->limits.max_claims_per_user &&
+	       a->limits.max_lease_ms == b->limits.max_lease_ms;
 }
 
 const char *config_restart_key(const struct config *old, const struct config *new)

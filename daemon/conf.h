@@ -93,6 +93,8 @@ struct config {
 	struct config_limits {
 		uint32_t max_clients;
 		uint32_t max_claims_per_client;
+		uint32_t max_claims_per_user; /* across connections; root is exempt */
+		uint32_t max_lease_ms;        /* longest lease without RT privilege */
 	} limits;
 };
 

@@ -29,6 +29,8 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/log.h daemon/log.c \
 	daemon/procfs.h daemon/procfs.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
+# claims.c watches owners and leases on the daemon's libevent loop.
+daemon_libdaemoncore_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 
 # The daemon's side of moves and records (DESIGN §7): rings and doorbells,
 # authorisation, applying moves.

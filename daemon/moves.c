@@ -119,7 +119,7 @@ static int moves_pick(struct moves *m, const struct cpuset *allowed, int near, u
 	if (!res)
 		return -1;
 	req.allowed = *allowed;
-	if (req.prio > 0 && placement_ctx_choose(m->o.placement(m->o.ctx), claimed, &m->rotor, &req, res) == 0)
+	if (req.prio > 0 && placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, res) == 0)
 		cpu = res->cpus[0];
 	free(res);
 	return cpu;
@@ -517,7 +517,7 @@ static void moves_push(struct moves *m, struct moves_thread *mt, const struct tr
 
 	if (!mm || !m->rebalance || m->budget == 0 || (mt->last_push_ms && now - mt->last_push_ms < m->interval_ms))
 		return;
-	cpu = moves_pick(m, &mm->allowed, (int)ev->cpu, ev->level, m->o.claims_except(m->o.ctx, mt->pid));
+	cpu = moves_pick(m, &mm->allowed, (int)ev->cpu, ev->level, claims_levels_except(m->o.claims, mt->pid));
 	if (cpu < 0 || (uint32_t)cpu == ev->cpu || cpupri_level(m->o.view, (uint32_t)cpu) >= ev->level)
 		return;
 	cpuset_zero(&to);
@@ -691,6 +691,11 @@ void moves_free(struct moves *m)
 	notify_free(m->notify);
 	free(m->threads);
 	free(m);
+}
+
+const struct auth_policy *moves_auth_policy(const struct moves *m)
+{
+	return &m->policy;
 }
 
 uint64_t moves_count(const struct moves *m)

@@ -15,6 +15,8 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
+#include "claims.h"
 #include "conf.h"
 #include "cpupri.h"
 #include "notify.h"
@@ -31,13 +33,12 @@ struct moves_opts {
 	const struct topo *topo;
 	const struct cpupri_view *view;       /* the live map */
 	const struct placement_config *pcfg;  /* the service's, kept current on reload */
-	/* The placement context answers use (rebuilt on reload). */
-	struct placement_ctx *(*placement)(void *ctx);
+	/* The placement context answers use (the service rebuilds it on
+	 * reload and keeps this pointer current). */
+	struct placement_ctx *const *placement;
 	struct tracker *tracker;              /* NULL: simulation, moves are refused */
 	const char *proc_root;
-	/* Claimed level per CPU, leaving out the claims tied to pid. */
-	const uint8_t *(*claims_except)(void *ctx, pid_t pid);
-	void *ctx; /* the service */
+	struct claims *claims;                /* the claim table */
 };
 
 int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret);
@@ -81,5 +82,9 @@ void moves_publish(struct moves *m, uint8_t type, int32_t tid, uint32_t uid, int
 int moves_tracker_event_cb(const struct tracker_event *ev, void *ctx);
 
 uint64_t moves_count(const struct moves *m);
+
+/* Who may do what under [moves] (rt-groups, max-prio, allow): the same
+ * rules decide what a claim may hold. */
+const struct auth_policy *moves_auth_policy(const struct moves *m);
 
 #endif

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "claims.h"
 #include "conf.h"
 #include "cpupri.h"
@@ -23,15 +23,10 @@
 /* Replies a client may leave unread before it is dropped: a few CPUS pages. */
 #define SERVICE_MAX_PENDING_BYTES (8 * sizeof(struct proto_msg))
 
-/* A process whose claims end when it exits, watched through a pidfd: the
- * kernel makes the descriptor readable at exit, so the loop learns of it
- * without polling and without racing pid reuse. */
-struct service_owner {
-	struct service_owner *next;
-	struct service *service;
-	pid_t pid;
-	int pidfd;
-	struct event *ev;
+/* A CLAIM_ENDED event waiting for the request being served to be answered. */
+struct service_event {
+	uint32_t client;
+	struct rtplace_claim_ended e;
 };
 
 struct service {
@@ -40,7 +35,6 @@ struct service {
 	struct cpupri_view view;
 	bool tracking;
 	struct moves *moves;
-	uint8_t *claims_scratch; /* [ncpus], for claims_except() */
 	const char *proc_root;
 	struct config cfg;
 	struct placement_config pcfg;
@@ -48,12 +42,23 @@ struct service {
 	struct proto_limits lim;
 	struct claims *claims;
 	struct server *server;
-	struct event *ev_expire;
-	struct service_owner *owners;
+	char state_path[CONFIG_SOCKET_MAX + 16]; /* owner-bound claims across restarts */
+	struct event *ev_save;
+	bool save_failing;
 	uint32_t rotor;
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
-	struct proto_msg reply; /* one reply at a time: the loop is single-threaded */
+	/*
+	 * Every request gets exactly its own reply, before any event it causes
+	 * (DESIGN §14): replies are built in reply, events in event, and
+	 * events that arise while a request is served (a lease found expired,
+	 * an owner found gone) wait in events until its reply is sent.
+	 */
+	struct proto_msg reply; /* one at a time: the loop is single-threaded */
+	struct proto_msg event;
+	bool serving;
+	struct service_event *events;
+	size_t nevents, events_cap;
 };
 
 static void service_placement_config(struct service *s, const struct config *cfg)
@@ -92,13 +97,6 @@ void service_apply_config(struct service *s, const struct config *cfg)
 		moves_apply_config(s->moves, cfg);
 }
 
-static struct placement_ctx *service_placement_cb(void *ctx)
-{
-	struct service *s = ctx;
-
-	return s->pctx;
-}
-
 static void service_send(struct service *s, uint32_t client, const struct proto_msg *m)
 {
 	server_send(s->server, client, m, m->hdr.length);
@@ -112,113 +110,90 @@ static void service_send_error(struct service *s, uint32_t client, uint32_t requ
 		service_send(s, client, &s->reply);
 }
 
-static void service_claim_ended(struct service *s, const struct claim *cl, uint32_t why)
+/* Sends the events queued while a request was served, after its reply. */
+static void service_flush_events(struct service *s)
 {
-	struct rtplace_claim_ended e = { .claim_id = cl->id, .why = why };
+	for (size_t i = 0; i < s->nevents; i++)
+		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0)
+			server_send(s->server, s->events[i].client, &s->event, s->event.hdr.length);
+	s->nevents = 0;
+}
+
+/* Owner-bound claims changed (or an id was handed out): the state file is
+ * written once at the end of this turn of the loop, however many changed. */
+static void service_claims_dirty(struct service *s)
+{
+	if (s->ev_save)
+		event_active(s->ev_save, 0, 0);
+}
+
+static void service_save_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+	int r = claims_save(s->claims, s->state_path);
+
+	/* Clients' claims drive the writes: say it once per failing spell,
+	 * not once per claim. */
+	if (r < 0 && !s->save_failing)
+		log_warning("cannot write the claims state %s: %s (claims will not survive a restart)",
+			    s->state_path, strerror(-r));
+	else if (r == 0 && s->save_failing)
+		log_notice("claims state %s written again", s->state_path);
+	s->save_failing = r < 0;
+}
+
+static const char *service_end_reason(uint32_t why)
+{
+	switch (why) {
+	case RTPLACE_CLAIM_ENDED_EXPIRED:
+		return "lease expired";
+	case RTPLACE_CLAIM_ENDED_OWNER_EXITED:
+		return "owner exited";
+	default:
+		return "revoked";
+	}
+}
+
+/* The claim table's report of a claim that ended on its own or was taken
+ * back: a record to subscribers, an event to its connection. */
+static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *ctx)
+{
+	struct service *s = ctx;
 	char cpus[64];
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
 	if (why == RTPLACE_CLAIM_ENDED_EXPIRED)
 		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
 			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
-	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus,
-		 why == RTPLACE_CLAIM_ENDED_EXPIRED ? "lease expired" : "owner exited");
-	if (proto_encode_claim_ended(&s->reply, &e) == 0)
-		server_send(s->server, cl->client, &s->reply, s->reply.hdr.length);
-}
+	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
+		moves_unmanage(s->moves, cl->pid);
+	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
+	if (cl->pid)
+		service_claims_dirty(s);
+	if (!cl->client)
+		return; /* restored after a restart: no connection to tell */
+	if (s->nevents == s->events_cap) {
+		size_t cap = s->events_cap ? s->events_cap * 2 : 16;
+		struct service_event *v = realloc(s->events, cap * sizeof(*v));
 
-static void service_expired_cb(const struct claim *cl, void *ctx)
-{
-	service_claim_ended(ctx, cl, RTPLACE_CLAIM_ENDED_EXPIRED);
-}
-
-static void service_owner_free(struct service_owner *o)
-{
-	event_free(o->ev);
-	close(o->pidfd);
-	free(o);
-}
-
-/* Re-arms the expiry timer and forgets owners no claim refers to; called
- * after every change to the claim table. */
-static void service_claims_changed(struct service *s)
-{
-	uint64_t now = loop_now_ms();
-	uint64_t next = claims_expire(s->claims, now, service_expired_cb, s);
-
-	event_del(s->ev_expire);
-	if (next) {
-		uint64_t ms = next > now ? next - now : 0;
-		struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
-
-		event_add(s->ev_expire, &tv);
-	}
-	for (struct service_owner **pp = &s->owners; *pp;) {
-		struct service_owner *o = *pp;
-		bool used = false;
-		const struct claim *cl;
-
-		for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++)
-			used |= cl->pid == o->pid;
-		if (used) {
-			pp = &o->next;
-		} else {
-			*pp = o->next;
-			service_owner_free(o);
+		if (!v) {
+			log_warning("out of memory: claim %u's holder is not told that it ended", cl->id);
+			return;
 		}
+		s->events = v;
+		s->events_cap = cap;
 	}
+	s->events[s->nevents++] = (struct service_event){
+		.client = cl->client,
+		.e = { .claim_id = cl->id, .why = why },
+	};
+	if (!s->serving)
+		service_flush_events(s);
 }
 
-static void service_expire_cb(evutil_socket_t fd, short what, void *arg)
+void service_revoke_cpu(struct service *s, uint32_t cpu)
 {
-	service_claims_changed(arg);
-}
-
-static void service_owner_exit_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct service_owner *o = arg;
-	struct service *s = o->service;
-	const struct claim *cl;
-
-	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++)
-		if (cl->pid == o->pid)
-			service_claim_ended(s, cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED);
-	claims_drop_pid(s->claims, o->pid);
-	moves_unmanage(s->moves, o->pid);
-	service_claims_changed(s); /* frees o */
-}
-
-/* Watches pid's exit. 0, -ESRCH when it is gone already, -errno. */
-static int service_watch_owner(struct service *s, pid_t pid)
-{
-	struct service_owner *o;
-
-	for (o = s->owners; o; o = o->next)
-		if (o->pid == pid)
-			return 0;
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	o->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (o->pidfd < 0) {
-		int r = -errno;
-
-		free(o);
-		return r;
-	}
-	o->service = s;
-	o->pid = pid;
-	o->ev = event_new(s->base, o->pidfd, EV_READ, service_owner_exit_cb, o);
-	if (!o->ev || event_add(o->ev, NULL) < 0) {
-		if (o->ev)
-			event_free(o->ev);
-		close(o->pidfd);
-		free(o);
-		return -ENOMEM;
-	}
-	o->next = s->owners;
-	s->owners = o;
-	return 0;
+	claims_revoke_cpu(s->claims, cpu, service_claim_ended_cb, s);
 }
 
 /* May peer tie a claim to pid? Its own processes, or any with root. */
@@ -235,6 +210,37 @@ static int service_may_own(const struct service *s, const struct server_peer *pe
 	return st.st_uid == peer->uid ? 0 : -EPERM;
 }
 
+/*
+ * What a claim by peer for q may hold (DESIGN §14): its level and lease,
+ * and a note for the reply when it gets less than it asked for.
+ */
+static void service_claim_terms(struct service *s, const struct server_peer *peer, const struct rtplace_query *q,
+				uint8_t *ret_level, uint64_t *ret_lease, char note[AUTH_REASON_MAX])
+{
+	const struct auth_policy *policy = moves_auth_policy(s->moves);
+	struct auth_creds creds;
+	uint64_t lease = 0;
+	char lease_note[AUTH_REASON_MAX] = "";
+
+	/* A requester whose process is gone or unreadable is judged by its
+	 * uid alone: root keeps its rights, anyone else has none. */
+	if (auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds) < 0)
+		creds = (struct auth_creds){ .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
+	*ret_level = (uint8_t)auth_claim_level(&creds, policy, q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, note);
+	if (q->lease_ms == RTPLACE_LEASE_DEFAULT)
+		lease = s->cfg.placement.claim_timeout_ms;
+	else if (q->lease_ms != RTPLACE_LEASE_INFINITE)
+		lease = q->lease_ms;
+	if (!auth_claim_lease_unbounded(&creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
+		lease = s->cfg.limits.max_lease_ms;
+		snprintf(lease_note, sizeof(lease_note), "lease cut to max-lease-ms %u",
+			 (unsigned)s->cfg.limits.max_lease_ms);
+	}
+	if (!note[0])
+		memcpy(note, lease_note, AUTH_REASON_MAX);
+	*ret_lease = lease;
+}
+
 static void service_query(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
@@ -248,7 +254,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 	struct placement_result *res;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 	uint32_t claim_id = 0;
-	uint64_t lease = 0;
+	uint64_t now = loop_now_ms();
 	int r_choose, r;
 
 	s->queries++;
@@ -260,6 +266,11 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
 				   "claim limit reached (max-claims-per-client)");
+		return;
+	}
+	if (claim && peer->uid != 0 && claims_count_uid(s->claims, peer->uid) >= s->cfg.limits.max_claims_per_user) {
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
+				   "claim limit reached (max-claims-per-user)");
 		return;
 	}
 	if (claim && q->owner_pid) {
@@ -276,6 +287,9 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ENOMEM, "out of memory");
 		return;
 	}
+	/* Leases that ran out free their CPUs for this answer; their events
+	 * wait until it is sent. */
+	claims_expire(s->claims, now, service_claim_ended_cb, s);
 	r_choose = placement_ctx_choose(s->pctx, claims_levels(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
@@ -286,26 +300,33 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		proto_query_reply_add(qr, res->cpus[i], res->levels[i]);
 	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
 	if (claim && res->n > 0) {
-		struct cpuset cpus;
-		/* An exclusive claim holds its CPUs above every RT level. */
-		uint8_t level = q->flags & RTPLACE_QUERY_F_EXCLUSIVE ? LEVEL_DL : (uint8_t)level_from_rt_priority(q->prio);
+		struct claim tmpl = { .client = peer->id, .pid = q->owner_pid, .uid = peer->uid };
+		char note[AUTH_REASON_MAX];
+		uint64_t lease;
 
-		if (q->lease_ms == RTPLACE_LEASE_DEFAULT)
-			lease = s->cfg.placement.claim_timeout_ms;
-		else if (q->lease_ms != RTPLACE_LEASE_INFINITE)
-			lease = q->lease_ms;
-		proto_cpumask_to_cpuset(&qr->cpus, &cpus);
-		r = q->owner_pid ? service_watch_owner(s, q->owner_pid) : 0;
+		service_claim_terms(s, peer, q, &tmpl.level, &lease, note);
+		proto_cpumask_to_cpuset(&qr->cpus, &tmpl.cpus);
+		if (tmpl.pid) {
+			struct procfs_stat st;
+
+			r = procfs_read_stat(s->proc_root, tmpl.pid, 0, &st);
+			tmpl.pid_start = st.start_time;
+		} else {
+			r = 0;
+		}
 		if (r == 0)
-			r = claims_add(s->claims, peer->id, q->owner_pid, peer->uid, level, &cpus, loop_now_ms(), lease,
-				       &claim_id);
+			r = claims_add(s->claims, &tmpl, now, lease, &claim_id);
 		if (r < 0) {
 			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
-			service_claims_changed(s);
 			goto out;
 		}
 		s->claims_total++;
+		service_claims_dirty(s);
+		if (note[0]) {
+			log_info("claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
+			proto_set_string(qr->reason, sizeof(qr->reason), note);
+		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
 			struct cpuset allowed = s->pcfg.managed;
 
@@ -315,7 +336,6 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
-		service_claims_changed(s);
 	}
 	if (proto_validate(&s->reply, NULL, NULL) < 0) {
 		log_error("BUG: built an invalid query reply");
@@ -330,26 +350,24 @@ out:
 static void service_release(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	uint64_t id = m->release.claim_id;
-	const struct claim *cl = NULL;
+	const struct claim *cl = id <= UINT32_MAX ? claims_find(s->claims, (uint32_t)id) : NULL;
 	struct rtplace_release_reply rr = { .claim_id = id };
-	uint32_t owner;
+	bool owner_bound = cl && cl->pid;
 	int r = -ENOENT;
 
-	for (unsigned i = 0; id <= UINT32_MAX && (cl = claims_at(s->claims, i)); i++)
-		if (cl->id == id)
-			break;
 	if (cl) {
 		rr.ncpus = cpuset_count(&cl->cpus);
-		/* Root may end any claim: the way out of a stuck one. */
-		owner = peer->uid == 0 ? cl->client : peer->id;
-		r = claims_release(s->claims, (uint32_t)id, owner);
+		/* Any connection of the claim's uid, or root (the way out of a
+		 * stuck claim). */
+		r = claims_release(s->claims, (uint32_t)id, peer->uid);
 	}
 	if (r < 0) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
-				   r == -EPERM ? "claim belongs to another client" : "no such claim");
+				   r == -EPERM ? "claim belongs to another user" : "no such claim");
 		return;
 	}
-	service_claims_changed(s);
+	if (owner_bound)
+		service_claims_dirty(s);
 	proto_encode_release_reply(&s->reply, m->hdr.request_id, &rr);
 	service_send(s, peer->id, &s->reply);
 }
@@ -478,45 +496,12 @@ static void service_subscribe(struct service *s, const struct server_peer *peer,
 	service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
 }
 
-/* Claimed levels without the claims of pid: a managed process's own
- * claimed CPUs are where its threads may be pushed. */
-static const uint8_t *service_claims_except_cb(void *ctx, pid_t pid)
-{
-	struct service *s = ctx;
-	const struct claim *cl;
-
-	memset(s->claims_scratch, 0, s->topo->ncpus);
-	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
-		if (cl->pid == pid)
-			continue;
-		CPUSET_FOREACH(cpu, &cl->cpus) {
-			if ((uint32_t)cpu >= s->topo->ncpus)
-				break;
-			if (cl->level > s->claims_scratch[cpu])
-				s->claims_scratch[cpu] = cl->level;
-		}
-	}
-	return s->claims_scratch;
-}
-
 /* The peer is gone: its claims end with it, except those tied to a process
  * (rtplace-run's connection closes at exec; its claim lives with the
  * process). */
 static void service_disconnect(struct service *s, const struct server_peer *peer)
 {
-	const struct claim *cl;
-	bool changed = false;
-
-	for (unsigned i = 0; (cl = claims_at(s->claims, i));) {
-		if (cl->client == peer->id && cl->pid == 0) {
-			claims_release(s->claims, cl->id, peer->id);
-			changed = true;
-			continue;
-		}
-		i++;
-	}
-	if (changed)
-		service_claims_changed(s);
+	claims_drop_client(s->claims, peer->id);
 	moves_client_gone(s->moves, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
@@ -536,6 +521,7 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 	m = malloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	s->serving = true;
 	r = proto_decode(msg, len, &s->lim, m, &err);
 	if (r < 0) {
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
@@ -575,8 +561,30 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 	}
 	r = 0;
 out:
+	s->serving = false;
+	service_flush_events(s);
 	free(m);
 	return r;
+}
+
+/* Claims tied to processes that outlived the last daemon (DESIGN §14). */
+static void service_restore_claims(struct service *s)
+{
+	char err[CLAIMS_STATE_ERR_MAX];
+	int r = claims_load(s->claims, s->state_path, s->proc_root, err);
+
+	if (r == -ENOENT)
+		return;
+	if (r == -EBADMSG)
+		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, err);
+	else if (r < 0)
+		log_error("cannot read the claims state %s: %s; no claim restored", s->state_path, strerror(-r));
+	else
+		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
+	if (r > 0)
+		s->claims_total += (uint64_t)r;
+	/* Rewritten at once: what was dropped stays dropped. */
+	service_claims_dirty(s);
 }
 
 int service_new(const struct service_opts *opts, const struct config *cfg, struct service **ret)
@@ -596,19 +604,22 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 		.nnodes = opts->topo->nnodes,
 		.accept = PROTO_ACCEPT_REQUESTS,
 	};
+	snprintf(s->state_path, sizeof(s->state_path), "%s.claims", cfg->daemon.socket);
 	service_apply_config(s, cfg);
+	r = claims_new(opts->topo->ncpus, &s->claims);
+	if (r < 0)
+		goto fail;
+	r = claims_attach(s->claims, s->base, loop_now_ms, service_claim_ended_cb, s);
+	if (r < 0)
+		goto fail;
 	r = cpupri_view_open(opts->map, opts->map_size, &s->view);
 	if (r < 0)
 		goto fail;
 	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
 	if (r < 0)
 		goto fail;
-	r = claims_new(opts->topo->ncpus, &s->claims);
-	if (r < 0)
-		goto fail;
-	s->ev_expire = evtimer_new(s->base, service_expire_cb, s);
-	s->claims_scratch = calloc(opts->topo->ncpus, 1);
-	if (!s->ev_expire || !s->claims_scratch) {
+	s->ev_save = event_new(s->base, -1, 0, service_save_cb, s);
+	if (!s->ev_save) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -618,17 +629,17 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 			.topo = s->topo,
 			.view = &s->view,
 			.pcfg = &s->pcfg,
-			.placement = service_placement_cb,
+			.placement = &s->pctx,
 			.tracker = opts->tracker,
 			.proc_root = s->proc_root,
-			.claims_except = service_claims_except_cb,
-			.ctx = s,
+			.claims = s->claims,
 		};
 
 		r = moves_new(&mo, cfg, &s->moves);
 		if (r < 0)
 			goto fail;
 	}
+	service_restore_claims(s);
 	*ret = s;
 	return 0;
 fail:
@@ -645,18 +656,12 @@ void service_free(struct service *s)
 {
 	if (!s)
 		return;
-	while (s->owners) {
-		struct service_owner *o = s->owners;
-
-		s->owners = o->next;
-		service_owner_free(o);
-	}
-	if (s->ev_expire)
-		event_free(s->ev_expire);
+	if (s->ev_save)
+		event_free(s->ev_save);
 	moves_free(s->moves);
-	free(s->claims_scratch);
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
+	free(s->events);
 	free(s);
 }

@@ -1,8 +1,9 @@
 /*
  * What rtplaced answers: the request handlers behind the socket. Decodes
  * each packet with the shared codec, answers QUERY with placement over the
- * live map and the claim table, keeps claims tied to their connection, lease
- * and owner process, and serves the CPUS and STATUS snapshots. server.c
+ * live map and the claim table (claims.c owns their lifetime), answers
+ * every request with exactly its own reply before any event it causes, and
+ * serves the CPUS and STATUS snapshots. server.c
  * carries the packets; this file gives them meaning.
  */
 #ifndef RTPLACE_SERVICE_H
@@ -41,6 +42,10 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void service_apply_config(struct service *s, const struct config *cfg);
+
+/* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
+ * event (REVOKED) to its connection. */
+void service_revoke_cpu(struct service *s, uint32_t cpu);
 
 /* Server limits that follow from a configuration. */
 void service_server_limits(const struct config *cfg, struct server_limits *ret);

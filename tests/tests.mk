@@ -74,8 +74,8 @@ TESTS += tests/unit/test-config
 check_PROGRAMS += tests/unit/test-claims
 tests_unit_test_claims_SOURCES = tests/unit/test-claims.c
 tests_unit_test_claims_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
-tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/unit/test-claims
 
 check_PROGRAMS += tests/unit/test-procfs
@@ -172,6 +172,15 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk
+
+# Claims through the daemon: replies before events, limits, rights,
+# restarts, release by uid.
+check_PROGRAMS += tests/integration/test-claims-live
+tests_integration_test_claims_live_SOURCES = tests/integration/test-claims-live.c
+tests_integration_test_claims_live_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-claims-live
 
 # --- packaging and paths: what a user's build shows and installs.
 # Log lines carry the journal's "<N>" level prefixes only on the journal;

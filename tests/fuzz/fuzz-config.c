@@ -62,7 +62,8 @@ static void fuzz_config_check(const struct config *c)
 	    (c->notify.ring_records & (c->notify.ring_records - 1)))
 		abort();
 	if (c->limits.max_clients < 1 || c->limits.max_clients > 65536 || c->limits.max_claims_per_client < 1 ||
-	    c->limits.max_claims_per_client > RTPLACE_MAX_CPUS)
+	    c->limits.max_claims_per_client > RTPLACE_MAX_CPUS || c->limits.max_claims_per_user < 1 ||
+	    c->limits.max_claims_per_user > 65536 || c->limits.max_lease_ms < 1 || c->limits.max_lease_ms > 86400000)
 		abort();
 }
 

@@ -16,6 +16,10 @@ fi
 grep -q '^Type=notify$' "$dir/rtplaced.service" || { echo "FAIL: service is not Type=notify"; exit 1; }
 grep -q '^ListenSequentialPacket=/run/rtplace/rtplaced.sock$' "$dir/rtplaced.socket" || {
 	echo "FAIL: socket unit does not listen on the default path"; exit 1; }
+# Claims tied to processes are kept beside the socket across restarts
+# (DESIGN §14): the runtime directory must outlive the service.
+grep -q '^RuntimeDirectoryPreserve=yes$' "$dir/rtplaced.service" || {
+	echo "FAIL: /run/rtplace is not kept across restarts (RuntimeDirectoryPreserve=yes)"; exit 1; }
 
 score=$(systemd-analyze security --offline=yes --no-pager "$dir/rtplaced.service" 2>&1 |
 	sed -n 's/.*Overall exposure level for rtplaced.service: \([0-9.]*\).*/\1/p')

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "levels.h"
 
 static char proc_root[PATH_MAX];
 
@@ -323,6 +324,46 @@ static void test_rt_groups(void **state)
 	assert_string_equal(why, "prio 70 > RLIMIT_RTPRIO 60 (pid 4242); needs CAP_SYS_NICE");
 }
 
+/* DESIGN §14: a claim never gives more than its requester could do. */
+static void test_claim_levels(void **state)
+{
+	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 40 };
+	struct auth_creds root = user(0, 0), nobody = user(65534, 0), limited = user(1000, 30), nice = user(1000, 0),
+			  member = user(1001, 0);
+	char why[AUTH_REASON_MAX];
+
+	nice.cap_sys_nice = true;
+	member.gid = 5000;
+	assert_int_equal(auth_claim_level(&root, &p, 99, true, why), LEVEL_DL);
+	assert_string_equal(why, "");
+	assert_int_equal(auth_claim_level(&nice, &p, 99, false, why), level_from_rt_priority(99));
+	assert_int_equal(auth_claim_level(&nice, &p, 99, true, why), LEVEL_DL);
+
+	/* No RT rights: level normal, the reason names what is missing. */
+	assert_int_equal(auth_claim_level(&nobody, &p, 1, false, why), LEVEL_NORMAL);
+	assert_string_equal(why, "at normal: rt1 > RLIMIT_RTPRIO 0, no CAP_SYS_NICE");
+	assert_int_equal(auth_claim_level(&nobody, &p, 99, true, why), LEVEL_NORMAL);
+
+	/* RLIMIT_RTPRIO is a ceiling; it never makes a claim exclusive. */
+	assert_int_equal(auth_claim_level(&limited, &p, 30, false, why), level_from_rt_priority(30));
+	assert_int_equal(auth_claim_level(&limited, &p, 31, false, why), LEVEL_NORMAL);
+	assert_int_equal(auth_claim_level(&limited, &p, 30, true, why), level_from_rt_priority(30));
+	assert_string_equal(why, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
+
+	/* An rt-group: up to max-prio, and exclusive within it. */
+	assert_int_equal(auth_claim_level(&member, &p, 40, true, why), LEVEL_DL);
+	assert_int_equal(auth_claim_level(&member, &p, 41, false, why), LEVEL_NORMAL);
+	assert_string_equal(why, "at normal: rt41 > [moves] max-prio 40");
+	assert_int_equal(auth_claim_level(&member, &p, 41, true, why), LEVEL_NORMAL);
+
+	/* Unbounded leases: root, CAP_SYS_NICE, rt-groups; not an rlimit. */
+	assert_true(auth_claim_lease_unbounded(&root, &p));
+	assert_true(auth_claim_lease_unbounded(&nice, &p));
+	assert_true(auth_claim_lease_unbounded(&member, &p));
+	assert_false(auth_claim_lease_unbounded(&limited, &p));
+	assert_false(auth_claim_lease_unbounded(&nobody, &p));
+}
+
 /* Worst-case numbers still fit the wire's 64-byte reason untruncated. */
 static void test_reason_lengths(void **state)
 {
@@ -371,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_rlimit_rules),
 		cmocka_unit_test(test_lowering),
 		cmocka_unit_test(test_rt_groups),
+		cmocka_unit_test(test_claim_levels),
 		cmocka_unit_test(test_reason_lengths),
 		cmocka_unit_test(test_policy_add_group),
 	};

@@ -1,16 +1,30 @@
-/* Unit tests for the claim table: lifetimes (release, client, pid, lease)
- * and the per-CPU claimed levels placement reads. */
+/* Unit tests for the claim table: lifetimes (release, connection, owner,
+ * lease, revoked CPU), the indexes behind them, the per-CPU claimed levels
+ * placement reads, the state file, and the loop edge (real pidfds and a
+ * real timer on children of the test: no root needed). */
 #include "config.h"
 
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
+
+#include <event2/event.h>
 
 #include "claims.h"
 #include "levels.h"
+#include "procfs.h"
+#include "rtplace-proto.h"
 
 static struct cpuset cpus_of(const char *list)
 {
@@ -20,40 +34,54 @@ static struct cpuset cpus_of(const char *list)
 	return s;
 }
 
+/* A claim by connection client of uid, tied to pid (0: none). */
+static int add(struct claims *c, uint32_t client, int32_t pid, uint32_t uid, uint32_t level, const char *cpus,
+	       uint64_t now, uint64_t lease, uint32_t *id)
+{
+	struct claim t = {
+		.client = client, .pid = pid, .uid = uid, .level = (uint8_t)level, .cpus = cpus_of(cpus),
+	};
+
+	return claims_add(c, &t, now, lease, id);
+}
+
 static void test_levels_are_max_of_claims(void **state)
 {
 	struct claims *c;
-	struct cpuset a = cpus_of("1-2"), b = cpus_of("2-3");
 	uint32_t id1, id2;
 
 	assert_int_equal(claims_new(8, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, 1000, level_from_rt_priority(10), &a, 0, 0, &id1), 0);
-	assert_int_equal(claims_add(c, 2, 0, 1000, level_from_rt_priority(50), &b, 0, 0, &id2), 0);
+	assert_int_equal(add(c, 1, 0, 1000, level_from_rt_priority(10), "1-2", 0, 0, &id1), 0);
+	assert_int_equal(add(c, 2, 0, 1000, level_from_rt_priority(50), "2-3", 0, 0, &id2), 0);
 	assert_int_not_equal(id1, id2);
 	assert_int_equal(claims_levels(c)[0], 0);
 	assert_int_equal(claims_levels(c)[1], level_from_rt_priority(10));
 	assert_int_equal(claims_levels(c)[2], level_from_rt_priority(50));
 	assert_int_equal(claims_levels(c)[3], level_from_rt_priority(50));
 	assert_int_equal(claims_on_cpu(c, 2)->id, id2);
-	assert_int_equal(claims_release(c, id2, 2), 0);
+	assert_int_equal(claims_release(c, id2, 1000), 0);
 	assert_int_equal(claims_levels(c)[2], level_from_rt_priority(10));
 	assert_int_equal(claims_levels(c)[3], 0);
+	assert_int_equal(claims_on_cpu(c, 2)->id, id1);
 	assert_null(claims_on_cpu(c, 3));
 	claims_free(c);
 }
 
+/* DESIGN §6: any connection of the claim's uid, or root, may release it;
+ * another user may not (issue 14.9). */
 static void test_release_rules(void **state)
 {
 	struct claims *c;
-	struct cpuset a = cpus_of("0");
 	uint32_t id;
 
-	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 7, 0, 1000, LEVEL_RT99, &a, 0, 0, &id), 0);
-	assert_int_equal(claims_release(c, id, 8), -EPERM);
-	assert_int_equal(claims_release(c, id + 100, 7), -ENOENT);
-	assert_int_equal(claims_release(c, id, 7), 0);
-	assert_int_equal(claims_release(c, id, 7), -ENOENT);
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(add(c, 7, 0, 65534, LEVEL_RT99, "0", 0, 0, &id), 0);
+	assert_int_equal(claims_release(c, id, 1000), -EPERM);
+	assert_int_equal(claims_release(c, id + 100, 65534), -ENOENT);
+	assert_int_equal(claims_release(c, id, 65534), 0); /* not connection 7, same uid */
+	assert_int_equal(claims_release(c, id, 65534), -ENOENT);
+	assert_int_equal(add(c, 7, 0, 65534, LEVEL_RT99, "0", 0, 0, &id), 0);
+	assert_int_equal(claims_release(c, id, 0), 0);
 	assert_int_equal(claims_count(c), 0);
 	claims_free(c);
 }
@@ -61,64 +89,83 @@ static void test_release_rules(void **state)
 static void test_bad_claims_refused(void **state)
 {
 	struct claims *c;
-	struct cpuset empty, a = cpus_of("1");
-	uint32_t id = 12345;
+	struct claim t = { .client = 1, .uid = 1000, .level = LEVEL_RT99 };
+	uint32_t id;
 
-	cpuset_zero(&empty);
-	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &empty, 0, 0, &id), -EINVAL);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_NORMAL, &a, 0, 0, &id), -EINVAL);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_COUNT, &a, 0, 0, &id), -EINVAL);
-	assert_int_equal(id, 12345);
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(claims_add(c, &t, 0, 0, &id), -EINVAL); /* no CPU */
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_IDLE, "0", 0, 0, &id), -EINVAL);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_COUNT, "0", 0, 0, &id), -EINVAL);
 	assert_int_equal(claims_count(c), 0);
+	/* Level normal: what a requester without RT rights gets (DESIGN §14). */
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_NORMAL, "0", 0, 0, &id), 0);
+	assert_int_equal(claims_levels(c)[0], LEVEL_NORMAL);
 	claims_free(c);
 }
 
 static void test_drop_client_and_pid(void **state)
 {
 	struct claims *c;
-	struct cpuset a = cpus_of("0"), b = cpus_of("1"), d = cpus_of("2");
 	uint32_t id;
 
-	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 100, 1000, LEVEL_RT99, &a, 0, 0, &id), 0);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &b, 0, 0, &id), 0);
-	assert_int_equal(claims_add(c, 2, 100, 1000, LEVEL_RT99, &d, 0, 0, &id), 0);
-	assert_int_equal(claims_count_client(c, 1), 2);
-	assert_int_equal(claims_drop_pid(c, 100), 2);
-	assert_int_equal(claims_drop_pid(c, 0), 0);
-	assert_int_equal(claims_levels(c)[0], 0);
-	assert_int_equal(claims_levels(c)[1], LEVEL_RT99);
-	assert_int_equal(claims_drop_client(c, 1), 1);
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(add(c, 1, 100, 1000, LEVEL_RT99, "1", 0, 0, &id), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_RT99, "2", 0, 0, &id), 0);
+	assert_int_equal(add(c, 2, 100, 1000, LEVEL_RT99, "3", 0, 0, &id), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_RT1, "4", 0, 0, &id), 0);
+	assert_int_equal(claims_count_client(c, 1), 3);
+	/* The connection's own claims go with it; the owner-bound one stays. */
+	assert_int_equal(claims_drop_client(c, 1), 2);
+	assert_int_equal(claims_count(c), 2);
+	assert_int_equal(claims_levels(c)[2], 0);
+	assert_int_equal(claims_levels(c)[4], 0);
+	assert_int_equal(claims_drop_pid(c, 100, NULL, NULL), 2);
+	assert_int_equal(claims_drop_pid(c, 0, NULL, NULL), 0);
 	assert_int_equal(claims_count(c), 0);
 	assert_int_equal(claims_levels(c)[1], 0);
 	claims_free(c);
 }
 
-static unsigned expired_seen;
+struct ended_log {
+	unsigned n;
+	uint32_t ids[16];
+	uint32_t why[16];
+};
 
-static void count_expired(const struct claim *cl, void *ctx)
+static void log_ended(const struct claim *cl, uint32_t why, void *ctx)
 {
-	expired_seen++;
-	assert_int_equal(cl->expires_ms, 1500);
+	struct ended_log *l = ctx;
+
+	if (l->n < 16) {
+		l->ids[l->n] = cl->id;
+		l->why[l->n] = why;
+	}
+	l->n++;
 }
 
 static void test_lease_expiry(void **state)
 {
 	struct claims *c;
-	struct cpuset a = cpus_of("0"), b = cpus_of("1");
-	uint32_t id;
+	struct ended_log l = { 0 };
+	uint32_t a, b, d;
 
-	assert_int_equal(claims_new(4, &c), 0);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &a, 1000, 500, &id), 0);
-	assert_int_equal(claims_add(c, 1, 0, 1000, LEVEL_RT99, &b, 1000, 0, &id), 0);
-	assert_int_equal(claims_expire(c, 1499, count_expired, NULL), 1500);
-	assert_int_equal(expired_seen, 0);
-	assert_int_equal(claims_expire(c, 1500, count_expired, NULL), 0);
-	assert_int_equal(expired_seen, 1);
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_RT99, "1", 1000, 700, &a), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_RT99, "2", 1000, 0, &b), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_RT99, "3", 1000, 500, &d), 0);
+	assert_int_equal(claims_expire(c, 1499, log_ended, &l), 1500);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(claims_expire(c, 1500, log_ended, &l), 1700);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.ids[0], d);
+	assert_int_equal(l.why[0], RTPLACE_CLAIM_ENDED_EXPIRED);
+	assert_int_equal(claims_levels(c)[3], 0);
+	/* A lease released early leaves the heap with it. */
+	assert_int_equal(claims_release(c, a, 1000), 0);
+	assert_int_equal(claims_expire(c, 5000, log_ended, &l), 0);
+	assert_int_equal(l.n, 1);
 	assert_int_equal(claims_count(c), 1);
-	assert_int_equal(claims_levels(c)[0], 0);
-	assert_int_equal(claims_levels(c)[1], LEVEL_RT99);
+	assert_non_null(claims_find(c, b));
 	claims_free(c);
 }
 
@@ -127,21 +174,393 @@ static void test_sixty_claims_distinct_ids(void **state)
 	struct claims *c;
 	uint32_t ids[60];
 
-	assert_int_equal(claims_new(480, &c), 0);
-	for (unsigned i = 0; i < 60; i++) {
-		struct cpuset s;
+	assert_int_equal(claims_new(64, &c), 0);
+	for (uint32_t i = 0; i < 60; i++) {
+		char cpu[8];
 
-		cpuset_zero(&s);
-		for (unsigned k = 0; k < 4; k++)
-			cpuset_set(&s, i * 4 + k);
-		assert_int_equal(claims_add(c, i, 0, 1000, LEVEL_RT99, &s, 0, 0, &ids[i]), 0);
-		for (unsigned j = 0; j < i; j++)
+		snprintf(cpu, sizeof(cpu), "%u", i);
+		assert_int_equal(add(c, i, 0, 1000, LEVEL_RT99, cpu, 0, 0, &ids[i]), 0);
+		for (uint32_t j = 0; j < i; j++)
 			assert_int_not_equal(ids[i], ids[j]);
 	}
-	for (unsigned cpu = 0; cpu < 240; cpu++)
-		assert_int_equal(claims_levels(c)[cpu], LEVEL_RT99);
-	assert_int_equal(claims_levels(c)[240], 0);
+	assert_int_equal(claims_count(c), 60);
 	claims_free(c);
+}
+
+/* Issue 14.3: the per-user count spans connections and owners. */
+static void test_count_per_uid(void **state)
+{
+	struct claims *c;
+	uint32_t id;
+
+	assert_int_equal(claims_new(8, &c), 0);
+	for (uint32_t i = 0; i < 5; i++)
+		assert_int_equal(add(c, 10 + i, (int32_t)(200 + i), 65534, LEVEL_NORMAL, "1", 0, 0, &id), 0);
+	assert_int_equal(add(c, 20, 0, 1000, LEVEL_RT1, "2", 0, 0, &id), 0);
+	for (uint32_t i = 0; i < 5; i++)
+		claims_drop_client(c, 10 + i); /* owner-bound: still there */
+	assert_int_equal(claims_count_uid(c, 65534), 5);
+	assert_int_equal(claims_count_uid(c, 1000), 1);
+	assert_int_equal(claims_count_uid(c, 0), 0);
+	assert_int_equal(claims_drop_pid(c, 202, NULL, NULL), 1);
+	assert_int_equal(claims_count_uid(c, 65534), 4);
+	claims_free(c);
+}
+
+static void test_levels_except_and_revoke(void **state)
+{
+	struct claims *c;
+	struct ended_log l = { 0 };
+	const uint8_t *lv;
+	uint32_t a, b, d;
+
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(add(c, 1, 300, 0, level_from_rt_priority(50), "1-2", 0, 0, &a), 0);
+	assert_int_equal(add(c, 2, 0, 0, level_from_rt_priority(10), "2-3", 0, 0, &b), 0);
+	assert_int_equal(add(c, 3, 300, 0, level_from_rt_priority(60), "5", 0, 0, &d), 0);
+	lv = claims_levels_except(c, 300);
+	assert_int_equal(lv[1], 0);
+	assert_int_equal(lv[2], level_from_rt_priority(10));
+	assert_int_equal(lv[3], level_from_rt_priority(10));
+	assert_int_equal(lv[5], 0);
+	/* The table itself is unchanged. */
+	assert_int_equal(claims_levels(c)[2], level_from_rt_priority(50));
+	assert_int_equal(claims_levels(c)[5], level_from_rt_priority(60));
+
+	assert_int_equal(claims_revoke_cpu(c, 2, log_ended, &l), 2);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.why[0], RTPLACE_CLAIM_ENDED_REVOKED);
+	assert_int_equal(l.why[1], RTPLACE_CLAIM_ENDED_REVOKED);
+	assert_true((l.ids[0] == a && l.ids[1] == b) || (l.ids[0] == b && l.ids[1] == a));
+	assert_int_equal(claims_count(c), 1);
+	assert_int_equal(claims_levels(c)[1], 0);
+	assert_int_equal(claims_revoke_cpu(c, 2, log_ended, &l), 0);
+	claims_free(c);
+}
+
+/* The indexes against a model: random adds, releases, owner exits,
+ * connection drops and expiries; after each step the levels, counts and
+ * lookups equal what a plain scan of the model says. */
+struct model_claim {
+	bool live;
+	uint32_t id, client, uid;
+	int32_t pid;
+	uint8_t level;
+	uint64_t expires;
+	struct cpuset cpus;
+};
+
+static void model_check(struct claims *c, const struct model_claim *m, unsigned n, uint32_t ncpus)
+{
+	unsigned live = 0;
+
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++) {
+		uint8_t want = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (m[i].live && cpuset_test(&m[i].cpus, cpu) && m[i].level > want)
+				want = m[i].level;
+		assert_int_equal(claims_levels(c)[cpu], want);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct claim *cl = claims_find(c, m[i].id);
+
+		if (!m[i].live) {
+			assert_null(cl);
+			continue;
+		}
+		live++;
+		assert_non_null(cl);
+		assert_int_equal(cl->pid, m[i].pid);
+		assert_int_equal(cl->uid, m[i].uid);
+	}
+	assert_int_equal(claims_count(c), live);
+	for (uint32_t uid = 0; uid < 4; uid++) {
+		unsigned want = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			want += m[i].live && m[i].uid == uid;
+		assert_int_equal(claims_count_uid(c, uid), want);
+	}
+}
+
+static void test_indexes_match_a_model(void **state)
+{
+	enum { N = 3000, NCPUS = 16 };
+	struct model_claim *m = calloc(N, sizeof(*m));
+	struct claims *c;
+	unsigned n = 0;
+	uint64_t now = 1;
+
+	assert_non_null(m);
+	srand(14);
+	assert_int_equal(claims_new(NCPUS, &c), 0);
+	for (unsigned step = 0; step < 6000; step++) {
+		int op = rand() % 10;
+
+		now += (uint64_t)(rand() % 3);
+		if (op < 5 && n < N) {
+			struct model_claim *x = &m[n];
+			struct claim t = { 0 };
+			uint64_t lease = rand() % 3 ? 0 : (uint64_t)(rand() % 50 + 1);
+
+			x->client = (uint32_t)(rand() % 40 + 1);
+			x->pid = rand() % 2 ? 0 : rand() % 60 + 1;
+			x->uid = (uint32_t)(rand() % 4);
+			x->level = (uint8_t)(LEVEL_NORMAL + rand() % (LEVEL_COUNT - LEVEL_NORMAL));
+			cpuset_set(&x->cpus, (unsigned)(rand() % NCPUS));
+			cpuset_set(&x->cpus, (unsigned)(rand() % NCPUS));
+			x->expires = lease ? now + lease : 0;
+			t = (struct claim){ .client = x->client, .pid = x->pid, .uid = x->uid, .level = x->level,
+					    .cpus = x->cpus };
+			assert_int_equal(claims_add(c, &t, now, lease, &x->id), 0);
+			x->live = true;
+			n++;
+		} else if (op < 6 && n) {
+			unsigned i = (unsigned)rand() % n;
+
+			assert_int_equal(claims_release(c, m[i].id, m[i].uid), m[i].live ? 0 : -ENOENT);
+			m[i].live = false;
+		} else if (op < 7) {
+			int32_t pid = rand() % 60 + 1;
+			unsigned want = 0;
+
+			for (unsigned i = 0; i < n; i++)
+				if (m[i].live && m[i].pid == pid) {
+					m[i].live = false;
+					want++;
+				}
+			assert_int_equal(claims_drop_pid(c, pid, NULL, NULL), want);
+		} else if (op < 8) {
+			uint32_t client = (uint32_t)(rand() % 40 + 1);
+			unsigned want = 0;
+
+			for (unsigned i = 0; i < n; i++)
+				if (m[i].live && m[i].client == client && !m[i].pid) {
+					m[i].live = false;
+					want++;
+				}
+			assert_int_equal(claims_drop_client(c, client), want);
+		} else {
+			uint64_t next = 0;
+
+			for (unsigned i = 0; i < n; i++) {
+				if (m[i].live && m[i].expires && m[i].expires <= now)
+					m[i].live = false;
+				else if (m[i].live && m[i].expires && (!next || m[i].expires < next))
+					next = m[i].expires;
+			}
+			assert_int_equal(claims_expire(c, now, NULL, NULL), next);
+		}
+		if (step % 50 == 0)
+			model_check(c, m, n, NCPUS);
+	}
+	model_check(c, m, n, NCPUS);
+	claims_free(c);
+	free(m);
+}
+
+static void test_state_round_trip(void **state)
+{
+	struct claims *c, *d;
+	struct claim v[4];
+	char buf[1024], err[CLAIMS_STATE_ERR_MAX];
+	size_t n;
+	uint32_t next, id1, id2, id3;
+
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(add(c, 1, 4242, 65534, LEVEL_NORMAL, "1-2", 10, 0, &id1), 0);
+	assert_int_equal(add(c, 1, 0, 65534, LEVEL_RT1, "3", 10, 0, &id2), 0); /* not saved */
+	assert_int_equal(add(c, 2, 4243, 0, LEVEL_DL, "4", 10, 90, &id3), 0);
+	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
+	assert_int_equal(claims_state_format(c, buf, 10), -ENOSPC);
+	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
+	assert_int_equal(claims_state_parse(buf, v, 4, &n, &next, err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(next, id3 + 1);
+	assert_int_equal(v[0].pid + v[1].pid, 4242 + 4243);
+	for (size_t i = 0; i < n; i++) {
+		const struct claim *o = claims_find(c, v[i].id);
+
+		assert_non_null(o);
+		assert_int_equal(v[i].pid, o->pid);
+		assert_int_equal(v[i].uid, o->uid);
+		assert_int_equal(v[i].level, o->level);
+		assert_int_equal(v[i].expires_ms, o->expires_ms);
+		assert_true(cpuset_equal(&v[i].cpus, &o->cpus));
+	}
+
+	/* Restored claims keep their ids; new ones never reuse an id. */
+	assert_int_equal(claims_new(8, &d), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(claims_restore(d, &v[i], next), 0);
+	assert_int_equal(claims_restore(d, &v[0], next), -EEXIST);
+	assert_int_equal(add(d, 5, 0, 0, LEVEL_RT1, "6", 0, 0, &id2), 0);
+	assert_true(id2 > id3);
+	assert_int_equal(claims_levels(d)[4], LEVEL_DL);
+	claims_free(d);
+	claims_free(c);
+}
+
+static void test_state_corrupt_refused(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"rtplace-claims 2\nnext-id 5\n",
+		"rtplace-claims 1\n",
+		"rtplace-claims 1\nnext-id 0\n",
+		"rtplace-claims 1\nnext-id 99999999999\n",
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1",            /* unterminated */
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0\n",            /* no CPUs */
+		"rtplace-claims 1\nnext-id 5\nclaim 1 0 3 4 50 0 1\n",          /* pid 0 */
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 1 0 1\n",           /* idle */
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 103 0 1\n",         /* past dl */
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1-x\n",
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 -3 4 50 0 1\n",
+		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1\nclaim 1 2\n",
+		"rtplace-claims 1\nnext-id 5\nwhat\n",
+	};
+	struct claim v[4];
+	char err[CLAIMS_STATE_ERR_MAX];
+	size_t n;
+	uint32_t next;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(claims_state_parse(bad[i], v, 4, &n, &next, err), -EBADMSG);
+		assert_true(strncmp(err, "line ", 5) == 0);
+	}
+	assert_int_equal(claims_state_parse("rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1\n", v, 4, &n, &next,
+					    err),
+			 0);
+	assert_int_equal(n, 1);
+}
+
+static char tmpdir[64];
+
+static void cleanup_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+/* Issue 14.8: a claim is restored only when its owner is the same process. */
+static void test_load_checks_the_owner(void **state)
+{
+	struct claims *c, *d;
+	char path[128], err[CLAIMS_STATE_ERR_MAX];
+	struct procfs_stat st;
+	uint64_t start;
+	pid_t dead;
+	uint32_t mine, gone, next;
+	struct claim t = { .client = 1, .uid = 0, .level = LEVEL_RT1, .cpus = cpus_of("1") };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/claims", tmpdir);
+	assert_int_equal(procfs_read_stat("/proc", getpid(), 0, &st), 0);
+	start = st.start_time;
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+
+	assert_int_equal(claims_new(8, &c), 0);
+	t.pid = getpid();
+	t.pid_start = start;
+	assert_int_equal(claims_add(c, &t, 0, 0, &mine), 0);
+	t.pid = getpid();
+	t.pid_start = start + 1; /* the pid now names another process */
+	assert_int_equal(claims_add(c, &t, 0, 0, &gone), 0);
+	t.pid = dead;
+	assert_int_equal(claims_add(c, &t, 0, 0, &gone), 0);
+	assert_int_equal(claims_save(c, path), 0);
+
+	assert_int_equal(claims_new(8, &d), 0);
+	assert_int_equal(claims_load(d, path, "/proc", err), 1);
+	assert_non_null(claims_find(d, mine));
+	assert_int_equal(claims_count(d), 1);
+	assert_int_equal(add(d, 1, 0, 0, LEVEL_RT1, "2", 0, 0, &next), 0);
+	assert_true(next > gone);
+	claims_free(d);
+	claims_free(c);
+
+	/* Corrupt, a FIFO, absent: reported, nothing restored, no crash. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("rtplace-claims 1\nnext-id 7\nclaim 1 2 3\n", f);
+	fclose(f);
+	assert_int_equal(claims_new(8, &d), 0);
+	assert_int_equal(claims_load(d, path, "/proc", err), -EBADMSG);
+	assert_non_null(strstr(err, "line 3"));
+	assert_int_equal(claims_count(d), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(claims_load(d, path, "/proc", err), -EBADMSG);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(claims_load(d, path, "/proc", err), -ENOENT);
+	claims_free(d);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The loop edge: a real owner's exit (pidfd) and a real lease (timer) end
+ * their claims on their own, reported once each. */
+static void test_attached_owner_exit_and_lease(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct claims *c;
+	struct ended_log l = { 0 };
+	int pipefd[2];
+	pid_t child;
+	uint32_t owned, leased, other;
+	struct timeval limit = { .tv_sec = 5 };
+
+	assert_non_null(base);
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char ch;
+
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &ch, 1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(claims_attach(c, base, now_ms, log_ended, &l), 0);
+	assert_int_equal(add(c, 1, child, 0, LEVEL_RT1, "1", now_ms(), 0, &owned), 0);
+	assert_int_equal(add(c, 1, 0, 0, LEVEL_RT1, "2", now_ms(), 0, &other), 0);
+	assert_int_equal(add(c, 1, 0, 0, LEVEL_RT1, "3", now_ms(), 20, &leased), 0);
+	/* An owner that does not exist is refused, nothing recorded. */
+	assert_int_equal(add(c, 1, 0x3fffffff, 0, LEVEL_RT1, "4", now_ms(), 0, &other), -ESRCH);
+	assert_int_equal(claims_count(c), 3);
+
+	close(pipefd[1]); /* the child exits */
+	for (int turn = 0; l.n < 2; turn++) {
+		assert_true(turn < 100);
+		assert_int_equal(event_base_loopexit(base, &limit), 0);
+		assert_int_equal(event_base_loop(base, EVLOOP_ONCE), 0);
+	}
+	assert_int_equal(l.n, 2);
+	waitpid(child, NULL, 0);
+	assert_true((l.ids[0] == owned && l.ids[1] == leased) || (l.ids[0] == leased && l.ids[1] == owned));
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(l.why[i], l.ids[i] == owned ? RTPLACE_CLAIM_ENDED_OWNER_EXITED
+							     : RTPLACE_CLAIM_ENDED_EXPIRED);
+	assert_int_equal(claims_count(c), 1);
+	assert_non_null(claims_find(c, other));
+	claims_free(c);
+	event_base_free(base);
 }
 
 int main(void)
@@ -153,7 +572,18 @@ int main(void)
 		cmocka_unit_test(test_drop_client_and_pid),
 		cmocka_unit_test(test_lease_expiry),
 		cmocka_unit_test(test_sixty_claims_distinct_ids),
+		cmocka_unit_test(test_count_per_uid),
+		cmocka_unit_test(test_levels_except_and_revoke),
+		cmocka_unit_test(test_indexes_match_a_model),
+		cmocka_unit_test(test_state_round_trip),
+		cmocka_unit_test(test_state_corrupt_refused),
+		cmocka_unit_test(test_load_checks_the_owner),
+		cmocka_unit_test(test_attached_owner_exit_and_lease),
 	};
 
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	atexit(cleanup_tmpdir);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

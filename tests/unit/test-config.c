@@ -81,6 +81,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.notify.ring_records, 1024);
 	assert_int_equal(c.limits.max_clients, 256);
 	assert_int_equal(c.limits.max_claims_per_client, 64);
+	assert_int_equal(c.limits.max_claims_per_user, 64);
+	assert_int_equal(c.limits.max_lease_ms, 60000);
 }
 
 static void test_empty_file_is_defaults(void **state)
@@ -121,7 +123,9 @@ static void test_every_key(void **state)
 		"ring-records = 65536\n"
 		"[limits]\n"
 		"max-clients = 1\n"
-		"max-claims-per-client = 1024\n";
+		"max-claims-per-client = 1024\n"
+		"max-claims-per-user = 65536\n"
+		"max-lease-ms = 1\n";
 	struct config c, d;
 	struct cpuset hk;
 
@@ -148,6 +152,8 @@ static void test_every_key(void **state)
 	assert_int_equal(c.notify.ring_records, 65536);
 	assert_int_equal(c.limits.max_clients, 1);
 	assert_int_equal(c.limits.max_claims_per_client, 1024);
+	assert_int_equal(c.limits.max_claims_per_user, 65536);
+	assert_int_equal(c.limits.max_lease_ms, 1);
 
 	config_defaults(&d);
 	assert_false(config_equal(&c, &d));
@@ -298,6 +304,10 @@ static void test_bad_values(void **state)
 		       "t.conf:2: max-clients = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-claims-per-client = 1025\n",
 		       "t.conf:2: max-claims-per-client = 1025 is out of range: expected an integer from 1 to 1024");
+	test_one_error("[limits]\nmax-claims-per-user = 0\n",
+		       "t.conf:2: max-claims-per-user = 0 is out of range: expected an integer from 1 to 65536");
+	test_one_error("[limits]\nmax-lease-ms = 86400001\n",
+		       "t.conf:2: max-lease-ms = 86400001 is out of range: expected milliseconds from 1 to 86400000");
 }
 
 /* Integers are strict: digits only, nothing before or after, no wrap. */
@@ -542,7 +552,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 21);
+	assert_int_equal(keys, 23);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));

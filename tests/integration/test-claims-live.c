@@ -1,0 +1,644 @@
+/*
+ * Claims through the real rtplaced (simulated 480-CPU machine, so no BPF):
+ * every request gets its own reply before any event (issue 14.1), limits
+ * per user (14.3), claims within the requester's rights (14.4), claims
+ * across a kill -9 of the daemon (14.8), release by the claim's uid
+ * (14.9). Tests that need another uid run a child as nobody when the test
+ * runs as root, and as the test's own user (RLIMIT_RTPRIO lowered to 0)
+ * otherwise.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+#define NOBODY 65534
+
+static char topo480[4096];
+/* What a test started, stopped by teardown also when an assert failed. */
+static struct harness_daemon daemon_under_test;
+static pid_t children[8];
+static unsigned nchildren;
+static char tmpdir[64];
+static uint32_t next_request = 1;
+
+/* A private folder (searchable by nobody) for configs and state. */
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims-live.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[128];
+
+	if (!tmpdir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+static pid_t track(pid_t pid)
+{
+	assert_true(pid >= 0);
+	if (pid > 0 && nchildren < sizeof(children) / sizeof(children[0]))
+		children[nchildren++] = pid;
+	return pid;
+}
+
+static int teardown(void **state)
+{
+	/* Only children not reaped yet: a reaped pid may name another
+	 * process by now. */
+	for (unsigned i = 0; i < nchildren; i++) {
+		if (waitpid(children[i], NULL, WNOHANG) != 0)
+			continue;
+		kill(children[i], SIGKILL);
+		waitpid(children[i], NULL, 0);
+	}
+	nchildren = 0;
+	if (daemon_under_test.pid > 0)
+		harness_stop(&daemon_under_test);
+	return 0;
+}
+
+/* Starts the daemon on socket (NULL: the harness's own) with config text. */
+static void start(struct harness_daemon *d, const char *socket, const char *config)
+{
+	char cfg[128];
+	const char *args[8] = { "--topology", topo480, "--config", cfg, NULL };
+	FILE *f;
+
+	snprintf(cfg, sizeof(cfg), "%s/rtplaced.conf", tmpdir);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	/* Clients as nobody connect too. */
+	fprintf(f, "[daemon]\nsocket-mode = 0666\nlog-level = info\n%s", config);
+	assert_int_equal(fclose(f), 0);
+	if (socket) {
+		args[4] = "--socket";
+		args[5] = socket;
+		args[6] = NULL;
+	}
+	assert_int_equal(harness_start(d, args, NULL), 0);
+}
+
+static int connect_to(const char *path)
+{
+	int fd = harness_connect(path);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void send_msg(int fd, const struct proto_msg *m)
+{
+	assert_int_equal(send(fd, m, m->hdr.length, MSG_NOSIGNAL), (ssize_t)m->hdr.length);
+}
+
+/* The next packet on fd, whatever it is (up to 5 s). */
+static void recv_msg(int fd, struct proto_msg *ret)
+{
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, &lim, ret, NULL), 0);
+}
+
+static struct rtplace_query claim_query(int prio, int count, uint32_t lease_ms)
+{
+	return (struct rtplace_query){
+		.prio = (uint8_t)prio,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = (uint16_t)count,
+		.flags = RTPLACE_QUERY_F_CLAIM,
+		.node = -1,
+		.near_cpu = -1,
+		.lease_ms = lease_ms,
+	};
+}
+
+static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
+{
+	struct proto_msg req;
+
+	assert_int_equal(proto_encode_query(&req, next_request++, q), 0);
+	assert_int_equal(harness_call(fd, &req, rep), 0);
+}
+
+/*
+ * Children of the test must not use cmocka's asserts (a failure would run
+ * the remaining tests in the child): these exit with a status instead.
+ */
+static int child_connect(const char *path)
+{
+	int fd = harness_connect(path);
+
+	if (fd < 0)
+		_exit(90);
+	return fd;
+}
+
+static void child_query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
+{
+	struct proto_msg req;
+
+	int r = proto_encode_query(&req, next_request++, q);
+
+	if (r == 0)
+		r = harness_call(fd, &req, rep);
+	if (r < 0) {
+		fprintf(stderr, "query: %s\n", strerror(-r));
+		_exit(91);
+	}
+}
+
+static uint8_t child_claim_level(int fd, uint32_t cpu)
+{
+	struct rtplace_cpus c = { .first = cpu };
+	struct proto_msg req, rep;
+
+	if (proto_encode_cpus(&req, next_request++, &c) < 0 || harness_call(fd, &req, &rep) < 0 ||
+	    rep.hdr.type != RTPLACE_MSG_CPUS_REPLY)
+		_exit(92);
+	return rep.cpus_reply.cpus[0].claim_level;
+}
+
+static int release(int fd, uint64_t id)
+{
+	struct rtplace_release rel = { .claim_id = id };
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_release(&req, next_request++, &rel), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	return rep.hdr.type == RTPLACE_MSG_RELEASE_REPLY ? 0 : rep.hdr.status;
+}
+
+/* The CPUS entry of cpu. */
+static struct rtplace_cpu_info cpu_info(int fd, uint32_t cpu)
+{
+	struct rtplace_cpus c = { .first = cpu };
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
+	return rep.cpus_reply.cpus[0];
+}
+
+static unsigned claims_active(int fd)
+{
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	return rep.status_reply.claims_active;
+}
+
+/* In a child: become nobody when root (RLIMIT_RTPRIO rtprio first), else
+ * stay, with RLIMIT_RTPRIO lowered to rtprio. Exits 99 on failure. */
+static void drop_rights(rlim_t rtprio)
+{
+	struct rlimit rl = { .rlim_cur = rtprio, .rlim_max = rtprio };
+
+	if (setrlimit(RLIMIT_RTPRIO, &rl) < 0)
+		_exit(99);
+	if (geteuid() == 0 &&
+	    (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0))
+		_exit(99);
+}
+
+static void expect_child_ok(pid_t pid)
+{
+	int st;
+
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/*
+ * Issue 14.1: client A claims with 1 ms leases in a loop; client B claims
+ * just after each. A's leases run out while B's request is served; B must
+ * still get its own reply (its request id) as the first packet, never A's
+ * CLAIM_ENDED in its place. The unfixed daemon failed 80 of 200 rounds.
+ */
+static void test_reply_before_events(void **state)
+{
+	int a, b;
+
+	start(&daemon_under_test, NULL, "");
+	a = connect_to(daemon_under_test.socket);
+	b = connect_to(daemon_under_test.socket);
+	for (int round = 0; round < 200; round++) {
+		struct rtplace_query qa = claim_query(10, 1, 1), qb = claim_query(20, 1, RTPLACE_LEASE_INFINITE);
+		struct proto_msg req, rep;
+		struct timespec gap = { .tv_nsec = 1200000 };
+		uint32_t id;
+
+		query(a, &qa, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		nanosleep(&gap, NULL);
+		id = next_request++;
+		assert_int_equal(proto_encode_query(&req, id, &qb), 0);
+		send_msg(b, &req);
+		recv_msg(b, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.hdr.request_id, id);
+		assert_int_not_equal(rep.query_reply.claim_id, 0);
+		/* The release's reply, too, is the next packet. */
+		id = next_request++;
+		assert_int_equal(proto_encode_release(&req, id, &(struct rtplace_release){ rep.query_reply.claim_id }),
+				 0);
+		send_msg(b, &req);
+		recv_msg(b, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
+		assert_int_equal(rep.hdr.request_id, id);
+	}
+	close(a);
+	close(b);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+/* Issue 14.3: the per-user limit spans connections and outlives them
+ * (owner-bound claims); root is exempt. */
+static void test_claims_per_user(void **state)
+{
+	pid_t child;
+
+	start(&daemon_under_test, NULL, "[limits]\nmax-claims-per-user = 3\nmax-claims-per-client = 64\n");
+	child = track(fork());
+	if (child == 0) {
+		struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+		struct proto_msg rep;
+		int fd;
+
+		drop_rights(0);
+		/* Three claims tied to this process, each from a connection
+		 * closed after it. */
+		q.owner_pid = getpid();
+		for (int i = 0; i < 3; i++) {
+			fd = child_connect(daemon_under_test.socket);
+			child_query(fd, &q, &rep);
+			if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY || !rep.query_reply.claim_id)
+				_exit(10 + i);
+			close(fd);
+		}
+		fd = child_connect(daemon_under_test.socket);
+		q.owner_pid = 0;
+		child_query(fd, &q, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.status != -EDQUOT ||
+		    !strstr(rep.error.reason, "max-claims-per-user"))
+			_exit(20);
+		/* Queries without a claim stay open. */
+		q.flags = 0;
+		q.lease_ms = 0;
+		child_query(fd, &q, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY || rep.query_reply.count != 1)
+			_exit(21);
+		_exit(0);
+	}
+	expect_child_ok(child);
+	if (geteuid() == 0) {
+		struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+		int fd = connect_to(daemon_under_test.socket);
+		struct proto_msg rep;
+
+		for (int i = 0; i < 5; i++) {
+			query(fd, &q, &rep);
+			assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		}
+		close(fd);
+	}
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+/* Issue 14.4: a requester with RLIMIT_RTPRIO 0 and no CAP_SYS_NICE gets
+ * claims at level normal, never exclusive, with a bounded lease; they never
+ * stand in an RT query's way. With RLIMIT_RTPRIO 30 it may claim rt30. */
+static void test_claims_within_rights(void **state)
+{
+	int pipefd[2], fd;
+	uint32_t cpu;
+	pid_t child;
+	struct rtplace_query q = claim_query(1, 1, 0);
+	struct proto_msg rep;
+
+	start(&daemon_under_test, NULL, "[limits]\nmax-lease-ms = 5000\n");
+	assert_int_equal(pipe(pipefd), 0);
+	child = track(fork());
+	if (child == 0) {
+		struct rtplace_query cq = claim_query(90, 1, RTPLACE_LEASE_INFINITE);
+
+		close(pipefd[0]);
+		drop_rights(0);
+		fd = child_connect(daemon_under_test.socket);
+		cq.flags |= RTPLACE_QUERY_F_EXCLUSIVE;
+		child_query(fd, &cq, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY || !rep.query_reply.claim_id)
+			_exit(10);
+		if (rep.query_reply.lease_ms != 5000 || !strstr(rep.query_reply.reason, "RLIMIT_RTPRIO"))
+			_exit(11);
+		cpu = rep.query_reply.list[0].cpu;
+		if (child_claim_level(fd, cpu) != LEVEL_NORMAL)
+			_exit(12);
+		/* A lease asked for below the bound is kept. */
+		cq = claim_query(90, 1, 300);
+		child_query(fd, &cq, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY || rep.query_reply.lease_ms != 300)
+			_exit(13);
+		if (write(pipefd[1], &cpu, sizeof(cpu)) != sizeof(cpu))
+			_exit(14);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &cpu, sizeof(cpu)), sizeof(cpu));
+	close(pipefd[0]);
+	/* The CPU nobody claimed at normal is still offered to an RT query. */
+	fd = connect_to(daemon_under_test.socket);
+	q.flags = 0;
+	cpuset_zero((struct cpuset *)&q.allowed);
+	cpuset_set((struct cpuset *)&q.allowed, cpu);
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, cpu);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	child = track(fork());
+	if (child == 0) {
+		struct rtplace_query cq = claim_query(30, 1, RTPLACE_LEASE_INFINITE);
+		struct rlimit rl;
+
+		/* Raising the hard limit to 30 needs CAP_SYS_RESOURCE, which a
+		 * container's root may lack: then this part cannot run. */
+		rl = (struct rlimit){ .rlim_cur = 30, .rlim_max = 30 };
+		if (setrlimit(RLIMIT_RTPRIO, &rl) < 0) {
+			fprintf(stderr, "cannot set RLIMIT_RTPRIO 30 (%m): rt30 claims not tested\n");
+			_exit(0);
+		}
+		drop_rights(30);
+		fd = child_connect(daemon_under_test.socket);
+		child_query(fd, &cq, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY ||
+		    child_claim_level(fd, rep.query_reply.list[0].cpu) != level_from_rt_priority(30))
+			_exit(20);
+		cq.prio = 31;
+		child_query(fd, &cq, &rep);
+		if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY ||
+		    child_claim_level(fd, rep.query_reply.list[0].cpu) != LEVEL_NORMAL)
+			_exit(21);
+		_exit(0);
+	}
+	expect_child_ok(child);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+/* Runs rtplacectl release id on socket as the unprivileged user; its exit
+ * status. */
+static int ctl_release_as(uid_t uid, const char *socket, uint64_t id)
+{
+	char ctl[4096], idbuf[32];
+	pid_t pid;
+	int st;
+
+	harness_build_path("client/rtplacectl", ctl, sizeof(ctl));
+	snprintf(idbuf, sizeof(idbuf), "%" PRIu64, id);
+	pid = track(fork());
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (geteuid() == 0 && uid != 0 &&
+		    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+			_exit(99);
+		dup2(null, STDOUT_FILENO);
+		execl(ctl, ctl, "--socket", socket, "release", idbuf, (char *)NULL);
+		_exit(98);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Issue 14.9: any connection of the claim's uid may release it (here
+ * rtplacectl, another process); another uid may not. */
+static void test_release_by_uid(void **state)
+{
+	int pipefd[2], fd;
+	pid_t child;
+	uint64_t ids[2];
+	uid_t me = geteuid() == 0 ? NOBODY : geteuid();
+
+	start(&daemon_under_test, NULL, "");
+	assert_int_equal(pipe(pipefd), 0);
+	child = track(fork());
+	if (child == 0) {
+		struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+		struct proto_msg rep;
+
+		close(pipefd[0]);
+		drop_rights(0);
+		fd = child_connect(daemon_under_test.socket);
+		for (int i = 0; i < 2; i++) {
+			child_query(fd, &q, &rep);
+			if (rep.hdr.type != RTPLACE_MSG_QUERY_REPLY)
+				_exit(10);
+			ids[i] = rep.query_reply.claim_id;
+		}
+		if (write(pipefd[1], ids, sizeof(ids)) != sizeof(ids))
+			_exit(11);
+		pause(); /* the connection stays open */
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], ids, sizeof(ids)), sizeof(ids));
+	close(pipefd[0]);
+	assert_int_equal(ctl_release_as(me, daemon_under_test.socket, ids[0]), 0);
+	fd = connect_to(daemon_under_test.socket);
+	assert_int_equal(claims_active(fd), 1);
+	if (geteuid() == 0) {
+		/* Another unprivileged uid may not; root may. */
+		assert_int_equal(ctl_release_as(NOBODY - 1, daemon_under_test.socket, ids[1]), 77);
+		assert_int_equal(claims_active(fd), 1);
+		assert_int_equal(release(fd, ids[1]), 0);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+static pid_t sleeper(void)
+{
+	pid_t pid = track(fork());
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+/* Waits (bounded) until the state file names claim id. */
+static void wait_state_holds(const char *path, uint64_t id)
+{
+	char needle[32], buf[4096];
+
+	snprintf(needle, sizeof(needle), "claim %" PRIu64 " ", id);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, needle))
+			return;
+		usleep(10000);
+	}
+	fail_msg("claim %" PRIu64 " never reached %s", id, path);
+}
+
+static void kill_daemon(struct harness_daemon *d)
+{
+	assert_int_equal(kill(d->pid, SIGKILL), 0);
+	assert_int_equal(harness_stop(d), 128 + SIGKILL);
+}
+
+/*
+ * Issue 14.8: owner-bound claims survive kill -9 of the daemon when their
+ * owner is still the same process; a claim whose owner died meanwhile is
+ * dropped; ids are not reused; a corrupt state file is reported and
+ * ignored. The test's own group is an rt-group, so its claims hold rt50
+ * without root.
+ */
+static void test_claims_survive_restart(void **state)
+{
+	char socket[128], statefile[160], config[256];
+	struct rtplace_query q = claim_query(50, 1, RTPLACE_LEASE_INFINITE), probe = claim_query(10, 1, 0);
+	struct proto_msg rep;
+	struct group *gr = getgrgid(getegid());
+	pid_t keep = sleeper(), dies = sleeper();
+	uint64_t kept_id, dead_id;
+	uint32_t kept_cpu;
+	struct rtplace_cpu_info ci;
+	FILE *f;
+	int fd;
+
+	assert_non_null(gr);
+	snprintf(config, sizeof(config), "[moves]\nrt-groups = %s\nmax-prio = 99\n", gr->gr_name);
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", tmpdir);
+	snprintf(statefile, sizeof(statefile), "%s.claims", socket);
+	start(&daemon_under_test, socket, config);
+	fd = connect_to(socket);
+	q.owner_pid = keep;
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	kept_id = rep.query_reply.claim_id;
+	kept_cpu = rep.query_reply.list[0].cpu;
+	q.owner_pid = dies;
+	query(fd, &q, &rep);
+	dead_id = rep.query_reply.claim_id;
+	assert_int_not_equal(dead_id, 0);
+	close(fd);
+	/* The state is written just after the reply: wait for it. */
+	wait_state_holds(statefile, dead_id);
+
+	kill_daemon(&daemon_under_test);
+	kill(dies, SIGKILL);
+	waitpid(dies, NULL, 0);
+	start(&daemon_under_test, socket, config);
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 1);
+	ci = cpu_info(fd, kept_cpu);
+	assert_int_equal(ci.claim_id, kept_id);
+	assert_int_equal(ci.claim_level, level_from_rt_priority(50));
+	/* A new query does not get the restored claim's CPU. */
+	cpuset_zero((struct cpuset *)&probe.allowed);
+	cpuset_set((struct cpuset *)&probe.allowed, kept_cpu);
+	probe.flags = 0;
+	query(fd, &probe, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(rep.query_reply.count, 0);
+	/* Ids are not handed out twice. */
+	q.owner_pid = 0;
+	query(fd, &q, &rep);
+	assert_true(rep.query_reply.claim_id > dead_id);
+	close(fd);
+
+	/* The restored claim still ends with its owner. */
+	kill(keep, SIGKILL);
+	waitpid(keep, NULL, 0);
+	fd = connect_to(socket);
+	for (int i = 0; i < 500 && claims_active(fd) > 0; i++)
+		usleep(10000);
+	assert_int_equal(claims_active(fd), 0);
+	close(fd);
+
+	/* A corrupt file: reported, ignored, the daemon serves. */
+	kill_daemon(&daemon_under_test);
+	f = fopen(statefile, "w");
+	assert_non_null(f);
+	fputs("rtplace-claims 1\nnext-id 9\nclaim 3 x\n", f);
+	assert_int_equal(fclose(f), 0);
+	start(&daemon_under_test, socket, config);
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 0);
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_reply_before_events, teardown),
+		cmocka_unit_test_teardown(test_claims_per_user, teardown),
+		cmocka_unit_test_teardown(test_claims_within_rights, teardown),
+		cmocka_unit_test_teardown(test_release_by_uid, teardown),
+		cmocka_unit_test_teardown(test_claims_survive_restart, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480))) {
+		fprintf(stderr, "SKIP: no 480-CPU topology\n");
+		return 77;
+	}
+	make_tmpdir();
+	atexit(remove_tmpdir);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
