@@ -214,7 +214,7 @@ live_install() {
 # copy. The suite is not run inside the package build (nocheck): it runs
 # above, on this same tree.
 package() {
-	local base=$top/build-test-deb src=$top/build-test-deb/rtplace rc=0 p debs installed
+	local base=$top/build-test-deb src=$top/build-test-deb/rtplace rc=0 p debs installed group_before
 	local pkgs="rtplace librtplace0 librtplace-dev"
 
 	for p in $pkgs; do
@@ -232,6 +232,7 @@ package() {
 	echo "== package: lintian"
 	lintian --fail-on error ./*.changes || rc=1
 	debs="./rtplace_*.deb ./librtplace0_*.deb ./librtplace-dev_*.deb"
+	group_before=$(getent group rtplace)
 	echo "== package: install" $debs
 	undo_on_signal="apt-get purge -y -qq $pkgs >/dev/null 2>&1"
 	# shellcheck disable=SC2086
@@ -274,6 +275,9 @@ package() {
 		echo "package: unit state left behind after purge" >&2
 		rc=1
 	fi
+	# Debian keeps system groups after a purge (the rtplace group, from
+	# sysusers.d); the machine gets back the state it had.
+	[ -n "$group_before" ] || ! getent group rtplace >/dev/null || groupdel rtplace || rc=1
 	return $rc
 }
 
