@@ -38,7 +38,8 @@ _Static_assert(RTPLACE_VERSION_LEN == RTPLACE_VERSION_MAX, "version strings");
 _Static_assert(sizeof(cpu_set_t) * 8 >= RTPLACE_MAX_CPUS, "cpu_set_t names every CPU");
 _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CLAIM_EXPIRED == RTPLACE_RECORD_CLAIM_EXPIRED &&
 		       RTPLACE_NOTIFY_COLLISION == RTPLACE_RECORD_COLLISION &&
-		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED,
+		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED &&
+		       RTPLACE_NOTIFY_CLAIM_REVOKED == RTPLACE_RECORD_CLAIM_REVOKED,
 	       "public record types are the ring's");
 
 /* Descriptors one reply may carry: SUBSCRIBE_REPLY has two; room for more
@@ -206,8 +207,42 @@ static ssize_t rtplace_recv(struct rtplace *rp, int fds[RTPLACE_FDS_MAX], unsign
 }
 
 /*
+ * An ERROR that answers no request (request id 0): the daemon refused the
+ * connection, or the last message, and closes it after this.
+ */
+static bool rtplace_is_refusal(const struct proto_msg *m)
+{
+	return m->hdr.type == RTPLACE_MSG_ERROR && m->hdr.request_id == 0;
+}
+
+/*
+ * After the connection failed with r (the daemon closed it): its
+ * refusal, when one is waiting to be read, with its reason kept; else r.
+ */
+static int rtplace_take_refusal(struct rtplace *rp, int r)
+{
+	const struct proto_limits lim = {
+		.ncpus = RTPLACE_MAX_CPUS,
+		.nnodes = RTPLACE_MAX_CPUS,
+		.accept = PROTO_ACCEPT_REPLIES,
+	};
+	ssize_t n = recv(rp->fd, rp->rx, sizeof(rp->rx), MSG_DONTWAIT);
+
+	/* A daemon that closes with our request unread leaves a pending
+	 * ECONNRESET, reported (and cleared) ahead of the queued packets. */
+	if (n < 0 && errno == ECONNRESET)
+		n = recv(rp->fd, rp->rx, sizeof(rp->rx), MSG_DONTWAIT);
+	if (n > 0 && proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, NULL) == 0 && rtplace_is_refusal(&rp->reply)) {
+		memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+		return rp->reply.hdr.status;
+	}
+	return r;
+}
+
+/*
  * Sends rp->req and waits for the reply with its id: reply_type into
- * rp->reply, or the daemon's ERROR as its negative errno. Events and stale
+ * rp->reply, or the daemon's ERROR as its negative errno (also an ERROR
+ * with request id 0, the daemon's refusal before it closes). Events and stale
  * replies (of a request that timed out earlier) are skipped. The reply
  * must carry exactly nfds descriptors, which go to fds; descriptors on any
  * other packet are closed. Lock held.
@@ -227,8 +262,11 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 	int r;
 
 	n = send(rp->fd, &rp->req, rp->req.hdr.length, MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if (n < 0) {
+		r = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		/* A daemon that refused the connection said why before closing. */
+		return rtplace_is_disconnect(r) ? rtplace_take_refusal(rp, r) : r;
+	}
 	if ((size_t)n != rp->req.hdr.length)
 		return -EPROTO;
 	for (;;) {
@@ -238,11 +276,18 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 		if (n < 0) {
 			if (n == -EINTR)
 				continue;
+			if (rtplace_is_disconnect((int)n))
+				return rtplace_take_refusal(rp, (int)n);
 			return n == -EAGAIN ? -ETIMEDOUT : (int)n;
 		}
 		if (n == 0)
 			return -ECONNRESET;
 		r = proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, &err);
+		if (r == 0 && rtplace_is_refusal(&rp->reply)) {
+			memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+			r = rp->reply.hdr.status;
+			break;
+		}
 		/* An event of a later protocol revision: skip it, as the
 		 * protocol asks of clients. */
 		if (r == -EOPNOTSUPP && err.request_id == 0 && (err.type & 0xff00) == 0x0300)
@@ -774,6 +819,8 @@ const char *rtplace_notification_name(unsigned type)
 		return "collision";
 	case RTPLACE_NOTIFY_THREAD_EXITED:
 		return "thread-exited";
+	case RTPLACE_NOTIFY_CLAIM_REVOKED:
+		return "claim-revoked";
 	default:
 		return "?";
 	}

@@ -259,6 +259,18 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 			r = rtplace_query(*rpp, &req, ret);
 		}
 	}
+	/* Refused at a client limit: the daemon named it. */
+	if (r == -EUSERS) {
+		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
+			snprintf(reason, sizeof(reason), "%s", strerror(-r));
+		if (o->strict) {
+			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason);
+			return EX_TEMPFAIL;
+		}
+		fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
+			"choosing CPUs locally, without a claim\n", path, reason);
+		return -1;
+	}
 	if (r < 0 && run_is_unreachable(r)) {
 		if (o->strict) {
 			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s\n", path, strerror(-r));

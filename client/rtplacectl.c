@@ -71,6 +71,7 @@ static int ctl_exit_status(int r)
 	case -EDQUOT:
 	case -EBUSY:
 	case -EAGAIN:
+	case -EUSERS: /* refused at a client limit */
 		return EX_TEMPFAIL;
 	case -EPROTO:
 	case -EPROTONOSUPPORT:

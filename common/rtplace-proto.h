@@ -20,8 +20,10 @@
  *   6       2     type        RTPLACE_MSG_*
  *   8       4     length      bytes in the whole message, header included
  *   12      4     request_id  chosen by the client, non-zero; echoed in the
- *                             reply; 0 in events (and in an ERROR answering a
- *                             message whose header could not be read)
+ *                             reply; 0 in events, and in an ERROR answering a
+ *                             message whose header could not be read or
+ *                             refusing the connection (status -EUSERS, at a
+ *                             client limit), after which the daemon closes it
  *   16      4     status      0, or a negative errno in an ERROR reply
  *   20      4     reserved    zero
  *   24            body        8-byte aligned when the message is
@@ -254,7 +256,9 @@ struct rtplace_release_reply {
 #define RTPLACE_CPU_F_ALL (RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING)
 
 /* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
- * when unknown (offline CPUs). A CPU without RTPLACE_CPU_F_ONLINE is at
+ * when unknown: the CPU was offline when the daemon last loaded the
+ * topology (one taken offline later keeps its ids). A CPU without
+ * RTPLACE_CPU_F_ONLINE is at
  * RTPLACE_LEVEL_OFFLINE. claim_id and claim_level are both zero or both not. */
 struct rtplace_cpu_info {
 	uint16_t cpu;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -75,6 +76,7 @@ void config_defaults(struct config *ret)
 	ret->moves.rebalance_interval_ms = 100;
 	ret->notify.ring_records = 1024;
 	ret->limits.max_clients = 256;
+	ret->limits.max_clients_per_user = 32;
 	ret->limits.max_claims_per_client = 64;
 	ret->limits.max_claims_per_user = 64;
 	ret->limits.max_lease_ms = 60000;
@@ -417,6 +419,11 @@ static int config_set_max_clients(struct config *c, const char *v)
 	return config_parse_uint(v, 1, 65536, &c->limits.max_clients);
 }
 
+static int config_set_max_clients_per_user(struct config *c, const char *v)
+{
+	return config_parse_uint(v, 1, 65536, &c->limits.max_clients_per_user);
+}
+
 static int config_set_max_claims_per_client(struct config *c, const char *v)
 {
 	/* A claim holds at least one CPU: more claims than CPUs buy nothing. */
@@ -470,6 +477,7 @@ static const struct config_key config_keys[] = {
 	  "absolute cgroup paths separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
 	{ "notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536" },
 	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
+	{ "limits", "max-clients-per-user", config_set_max_clients_per_user, "an integer from 1 to 65536" },
 	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
 	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
 	{ "limits", "max-claims-per-user", config_set_max_claims_per_user, "an integer from 1 to 65536" },
@@ -730,16 +738,29 @@ int config_load_string(const char *name, const char *text, struct config *ret,
 	return config_load_buffer(name, text, strlen(text), ret, on_error, userdata);
 }
 
-/* Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf. */
+/*
+ * Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf.
+ * Opened without blocking and checked before reading: a FIFO would block
+ * the daemon until someone writes to it, a device could be read for ever.
+ */
 static int config_read_file(const char *path, char **ret_buf, size_t *ret_size)
 {
 	char *buf = NULL;
 	size_t size = 0, alloc = 0;
+	struct stat st;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EBADFD;
+		goto fail;
+	}
 	for (;;) {
 		ssize_t n;
 
@@ -831,6 +852,7 @@ bool config_equal(const struct config *a, const struct config *b)
 			return false;
 	return a->notify.ring_records == b->notify.ring_records &&
 	       a->limits.max_clients == b->limits.max_clients &&
+	       a->limits.max_clients_per_user == b->limits.max_clients_per_user &&
 	       a->limits.max_claims_per_client == b->limits.max_claims_per_client &&
 	       a->limits.max_claims_per_user == b->limits.max_claims_per_user &&
 	       a->limits.max_lease_ms == b->limits.max_lease_ms;

@@ -91,7 +91,8 @@ struct config {
 		uint32_t ring_records; /* power of two */
 	} notify;
 	struct config_limits {
-		uint32_t max_clients;
+		uint32_t max_clients;          /* of users other than root */
+		uint32_t max_clients_per_user; /* per uid, root excepted */
 		uint32_t max_claims_per_client;
 		uint32_t max_claims_per_user; /* across connections; root is exempt */
 		uint32_t max_lease_ms;        /* longest lease without RT privilege */
@@ -108,9 +109,10 @@ void config_defaults(struct config *ret);
  * Parses the file at path over the built-in defaults. Returns 0; -ENOENT
  * when the file does not exist (a distinct result: the daemon runs on
  * defaults when the default path is absent, and fails when an explicit
- * --config is); another -errno when it cannot be read (-EFBIG above
- * CONFIG_FILE_MAX), without calling on_error, so the caller says which
- * file could not be read; -EINVAL when the text has errors, after calling
+ * --config is); -EBADFD when it is not a regular file (a FIFO, a device,
+ * a folder: refused before any read, so nothing blocks); another -errno
+ * when it cannot be read (-EFBIG above CONFIG_FILE_MAX), without calling
+ * on_error, so the caller says which file could not be read; -EINVAL when the text has errors, after calling
  * on_error (may be NULL) once for every error in the file, not just the
  * first; -ENOMEM. ret is written only on success, so a failed reload
  * leaves the running configuration untouched.

@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "cpupri.h"
+#include "hotplug.h"
 #include "log.h"
 #include "loop.h"
 #include "procfs.h"
@@ -39,6 +40,8 @@ struct daemon {
 	struct config cfg;
 	struct topo *topo;
 	struct tracker *tracker;
+	struct hotplug *hotplug; /* live machine only */
+	struct event *ev_hotplug;
 	void *sim_map; /* the map when simulating a --topology machine */
 	size_t sim_map_size;
 	struct loop *loop;
@@ -133,22 +136,40 @@ static void daemon_config_error_cb(void *userdata, const char *message)
 		log_error("%s", message);
 }
 
-/* Loads the configuration into ret (defaults when the default file is
- * absent). Reports every error; ret is untouched on failure. */
-static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret)
+/* Says why the file at path could not be used (r: config_load's -errno). */
+static void daemon_config_failure(const char *path, int r, bool to_stderr)
+{
+	char msg[CONFIG_PATH_MAX + 64];
+
+	if (r == -EBADFD)
+		snprintf(msg, sizeof(msg), "%s: not a regular file", path);
+	else
+		snprintf(msg, sizeof(msg), "%s: cannot read: %s", path, strerror(-r));
+	if (to_stderr)
+		fprintf(stderr, "%s\n", msg);
+	else
+		log_error("%s", msg);
+}
+
+/*
+ * Loads the configuration into ret (defaults when the default file is
+ * absent: *ret_defaulted says so, may be NULL). Reports every error; ret
+ * is untouched on failure.
+ */
+static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret,
+			      bool *ret_defaulted)
 {
 	const char *path = args->config_path ? args->config_path : CONFIG_DEFAULT_PATH;
 	struct config cfg;
+	bool defaulted = false;
 	int r = config_load(path, &cfg, daemon_config_error_cb, &to_stderr);
 
 	if (r == -ENOENT && !args->config_path) {
 		config_defaults(&cfg);
+		defaulted = true;
 		r = 0;
 	} else if (r < 0 && r != -EINVAL) {
-		if (to_stderr)
-			fprintf(stderr, "%s: cannot read: %s\n", path, strerror(-r));
-		else
-			log_error("%s: cannot read: %s", path, strerror(-r));
+		daemon_config_failure(path, r, to_stderr);
 	}
 	if (r < 0)
 		return r;
@@ -157,6 +178,8 @@ static int daemon_load_config(const struct daemon_args *args, bool to_stderr, st
 	if (args->topology_path)
 		snprintf(cfg.topology.file, sizeof(cfg.topology.file), "%s", args->topology_path);
 	*ret = cfg;
+	if (ret_defaulted)
+		*ret_defaulted = defaulted;
 	return 0;
 }
 
@@ -177,7 +200,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	const char *key;
 
 	sdnotify_reloading();
-	if (daemon_load_config(&d->args, false, &cfg) < 0) {
+	if (daemon_load_config(&d->args, false, &cfg, NULL) < 0) {
 		log_error("Reload failed; keeping the running configuration");
 		sdnotify_ready();
 		return;
@@ -197,6 +220,90 @@ static void daemon_reload_cb(int signo, void *ctx)
 static void daemon_watchdog_cb(void *ctx)
 {
 	sdnotify_watchdog();
+}
+
+/*
+ * CPUs came online that the topology has never seen (offline when it was
+ * loaded): load it again so that placement knows their node, LLC and core.
+ * The new snapshot replaces the old one in place, every holder of the
+ * pointer sees it, and what is derived from it (placement) is rebuilt
+ * before the loop runs anything else. CPUs offline now drop out of the new
+ * snapshot until they return; their map level says offline meanwhile.
+ */
+static void daemon_topology_refresh(struct daemon *d)
+{
+	struct topo *fresh, old;
+	int r = topo_load(NULL, &fresh);
+
+	if (r < 0) {
+		log_error("Failed to reload the topology: %s; new CPUs stay unmanaged", strerror(-r));
+		return;
+	}
+	if (fresh->ncpus != d->topo->ncpus) {
+		log_warning("CPU ids now reach %u, the map holds %u; restart rtplaced to manage the rest",
+			    fresh->ncpus, d->topo->ncpus);
+		topo_free(fresh);
+		return;
+	}
+	old = *d->topo;
+	*d->topo = *fresh;
+	*fresh = old;
+	topo_free(fresh);
+	service_apply_config(d->service, &d->cfg);
+	log_info("Topology reloaded: %u CPUs known of %u, %u NUMA nodes, %u LLCs, %u cores",
+		 cpuset_count(&d->topo->online), d->topo->ncpus, d->topo->nnodes, d->topo->nllcs, d->topo->ncores);
+}
+
+static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct cpuset gone, came;
+	char list[256];
+	int r = hotplug_consume(d->hotplug, &gone, &came);
+
+	if (r < 0)
+		log_warning("Failed to read the online CPUs: %s", strerror(-r));
+	if (r <= 0)
+		return;
+	if (!cpuset_empty(&gone)) {
+		cpuset_format(&gone, list, sizeof(list));
+		log_notice("CPUs %s went offline", list);
+		CPUSET_FOREACH(cpu, &gone)
+			service_revoke_cpu(d->service, (uint32_t)cpu);
+	}
+	if (!cpuset_empty(&came)) {
+		cpuset_format(&came, list, sizeof(list));
+		log_notice("CPUs %s came online", list);
+		cpuset_andnot(&came, &came, &d->topo->online);
+		if (!cpuset_empty(&came))
+			daemon_topology_refresh(d);
+	}
+}
+
+/*
+ * Follows CPU hotplug (hotplug.h) on the live machine. Opened before the
+ * topology is loaded, so that a CPU coming online meanwhile is announced
+ * once the loop runs. Without uevents the map still shows offline CPUs as
+ * such, but claims on them stay and CPUs offline at start stay unmanaged:
+ * worth a warning, not a failure.
+ */
+static void daemon_hotplug_open(struct daemon *d)
+{
+	int r = hotplug_open("/sys", &d->hotplug);
+
+	if (r < 0)
+		log_warning("Not following CPU hotplug: %s", strerror(-r));
+}
+
+static int daemon_hotplug_start(struct daemon *d)
+{
+	if (!d->hotplug)
+		return 0;
+	d->ev_hotplug = event_new(loop_base(d->loop), hotplug_fd(d->hotplug), EV_READ | EV_PERSIST,
+				  daemon_hotplug_cb, d);
+	if (!d->ev_hotplug || event_add(d->ev_hotplug, NULL) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 /* A map for a machine we do not run on: every online CPU idle, for claims
@@ -260,6 +367,8 @@ static int daemon_start(struct daemon *d)
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
 	int r;
 
+	if (!file)
+		daemon_hotplug_open(d);
 	r = topo_load(file, &d->topo);
 	if (r < 0) {
 		log_error("Failed to load the topology%s%s: %s", file ? " from " : "", file ? file : "", strerror(-r));
@@ -313,6 +422,8 @@ static int daemon_start(struct daemon *d)
 		return EXIT_FAILURE;
 	}
 	service_attach_server(d->service, d->server);
+	if (daemon_hotplug_start(d) < 0)
+		return EXIT_FAILURE;
 	if (loop_on_signal(d->loop, SIGTERM, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
@@ -328,6 +439,9 @@ static int daemon_start(struct daemon *d)
 static void daemon_stop(struct daemon *d)
 {
 	server_free(d->server);
+	if (d->ev_hotplug)
+		event_free(d->ev_hotplug);
+	hotplug_close(d->hotplug);
 	service_free(d->service);
 	tracker_close(d->tracker);
 	free(d->sim_map);
@@ -338,20 +452,28 @@ static void daemon_stop(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = { 0 };
+	bool defaulted;
 	int status;
 
 	if (daemon_parse_args(argc, argv, &d.args) < 0)
 		return EXIT_USAGE;
 	if (d.args.check_config) {
-		status = daemon_load_config(&d.args, true, &d.cfg) < 0 ? EXIT_CONFIG : EXIT_SUCCESS;
-		if (status == EXIT_SUCCESS)
-			printf("%s: configuration is valid\n",
-			       d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH);
-		return status;
+		const char *path = d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH;
+
+		if (daemon_load_config(&d.args, true, &d.cfg, &defaulted) < 0)
+			return EXIT_CONFIG;
+		if (defaulted)
+			printf("no configuration file at %s; the built-in defaults apply\n", path);
+		else
+			printf("%s: configuration is valid\n", path);
+		return EXIT_SUCCESS;
 	}
-	if (daemon_load_config(&d.args, false, &d.cfg) < 0)
+	if (daemon_load_config(&d.args, false, &d.cfg, &defaulted) < 0)
 		return EXIT_CONFIG;
 	log_set_level(d.cfg.daemon.log_level);
+	log_set_clock(loop_now_ms);
+	if (defaulted)
+		log_info("No configuration file at %s; the built-in defaults apply", CONFIG_DEFAULT_PATH);
 	/* A client that vanishes mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	status = daemon_start(&d);

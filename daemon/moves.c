@@ -138,6 +138,13 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	int cpu;
 
 	proto_cpumask_to_cpuset(&req->cpus, &asked);
+	/* The kernel would refuse it with a bare EINVAL (hotplug, see the map). */
+	CPUSET_FOREACH(c, &asked) {
+		if ((uint32_t)c < m->o.topo->ncpus && cpupri_level(m->o.view, (uint32_t)c) == LEVEL_OFFLINE) {
+			snprintf(reason, RTPLACE_REASON_MAX, "CPU %d is offline", c);
+			return -EINVAL;
+		}
+	}
 	cpuset_and(&asked, &asked, &m->o.topo->online);
 	if (cpuset_empty(&asked)) {
 		snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");
@@ -227,8 +234,8 @@ int moves_move(struct moves *m, const struct server_peer *peer, const struct rtp
 	if (!ret->prev_policy)
 		ret->prev_prio = 0;
 	m->moves++;
-	log_info("pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid, (unsigned)peer->uid,
-		 (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
+	log_ratelimited(LOG_INFO, "pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid,
+			(unsigned)peer->uid, (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
 	moves_publish(m, RTPLACE_RECORD_MOVED, req->tid, target.euid, moves_single_cpu(&res.prev.cpus),
 		      moves_single_cpu(&res.now.cpus), ret->policy, ret->prio);
 	return 0;
@@ -375,7 +382,7 @@ static int moves_manage_as(struct moves *m, pid_t pid, uid_t uid, const struct c
 	mm->next = m->managed;
 	m->managed = mm;
 	moves_scan(m, mm);
-	log_info("managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
+	log_ratelimited(LOG_INFO, "managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
 	return 0;
 }
 

@@ -3,15 +3,18 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "protocol.h"
 #include "server.h"
 
 /* Packets read per readiness callback, so one busy client cannot starve
@@ -22,6 +25,8 @@
  * does not fill the client table with peers that are already gone. */
 #define SERVER_ACCEPT_BURST 8
 #define SERVER_MAX_FDS 4
+/* Buckets of the per-user connection counts (a power of two). */
+#define SERVER_USER_BUCKETS 64
 
 struct server_packet {
 	struct server_packet *next;
@@ -41,22 +46,78 @@ struct server_client {
 	bool doomed; /* to be dropped from the loop, not from inside a send */
 };
 
+/* Connections of one user other than root; gone when the count drops to 0. */
+struct server_user {
+	struct server_user *next;
+	uid_t uid;
+	unsigned count;
+};
+
 struct server {
 	struct event_base *base;
 	int listen_fd;
 	char *path; /* socket file we created and remove at exit; NULL if inherited */
 	struct event *ev_accept;
+	struct event *ev_resume; /* re-arms ev_accept after a pause */
+	uint64_t accept_failures; /* in the current pause, 0 when accepting */
 	struct server_limits limits;
 	server_dispatch_cb dispatch;
 	void *ctx;
 	struct server_client *clients;
 	unsigned nclients;
+	unsigned nclients_unprivileged; /* those of users other than root */
+	struct server_user *users[SERVER_USER_BUCKETS];
 	uint32_t next_id;
-	time_t last_refusal_log;
 	uint64_t refused;
 	unsigned char *rbuf; /* limits.max_message + 1 bytes, to detect oversize packets */
 	size_t rbuf_size;
 };
+
+static struct server_user **server_user_slot(struct server *s, uid_t uid)
+{
+	struct server_user **pp = &s->users[uid & (SERVER_USER_BUCKETS - 1)];
+
+	while (*pp && (*pp)->uid != uid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static unsigned server_user_count(struct server *s, uid_t uid)
+{
+	struct server_user *u = *server_user_slot(s, uid);
+
+	return u ? u->count : 0;
+}
+
+/* Counts a new connection of uid (not root). 0 or -ENOMEM. */
+static int server_user_add(struct server *s, uid_t uid)
+{
+	struct server_user **pp = server_user_slot(s, uid);
+
+	if (!*pp) {
+		*pp = calloc(1, sizeof(**pp));
+		if (!*pp)
+			return -ENOMEM;
+		(*pp)->uid = uid;
+	}
+	(*pp)->count++;
+	s->nclients_unprivileged++;
+	return 0;
+}
+
+static void server_user_remove(struct server *s, uid_t uid)
+{
+	struct server_user **pp = server_user_slot(s, uid);
+	struct server_user *u = *pp;
+
+	if (!u)
+		return;
+	s->nclients_unprivileged--;
+	if (--u->count == 0) {
+		*pp = u->next;
+		free(u);
+	}
+}
 
 static struct server_client *server_find(const struct server *s, uint32_t id)
 {
@@ -77,6 +138,8 @@ static void server_client_free(struct server *s, struct server_client *c)
 		}
 	}
 	s->nclients--;
+	if (c->peer.uid != 0)
+		server_user_remove(s, c->peer.uid);
 	/* Unlinked first, so the callback cannot send to a client being freed. */
 	s->dispatch(s, &c->peer, NULL, 0, s->ctx);
 	event_free(c->ev_read);
@@ -121,8 +184,9 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		if ((size_t)n >= s->rbuf_size) {
-			log_notice("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it", id,
-				   (int)c->peer.pid, n, s->limits.max_message);
+			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
+					       "dropping it",
+					       id, (int)c->peer.pid, n, s->limits.max_message);
 			server_client_free(s, c);
 			return;
 		}
@@ -194,8 +258,8 @@ int server_send(struct server *s, uint32_t client, const void *msg, size_t len)
 		}
 	}
 	if (c->out_bytes + len > s->limits.max_pending_bytes) {
-		log_notice("client %u (pid %d): more than %zu bytes of replies unread; dropping it", c->peer.id,
-			   (int)c->peer.pid, s->limits.max_pending_bytes);
+		log_notice_ratelimited("client %u (pid %d): more than %zu bytes of replies unread; dropping it",
+				       c->peer.id, (int)c->peer.pid, s->limits.max_pending_bytes);
 		server_client_doom(c);
 		return -ENOBUFS;
 	}
@@ -250,6 +314,69 @@ int server_send_fds(struct server *s, uint32_t client, const void *msg, size_t l
 	return 0;
 }
 
+/*
+ * Stops accepting for SERVER_ACCEPT_PAUSE_MS: at EMFILE the listener stays
+ * readable, and accepting again at once would spin. One line per pause
+ * episode, through the rate limit, with the count when it ends.
+ */
+static void server_pause_accepting(struct server *s, int err)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = SERVER_ACCEPT_PAUSE_MS * 1000 };
+
+	event_del(s->ev_accept);
+	evtimer_add(s->ev_resume, &tv);
+	if (s->accept_failures++ == 0)
+		log_warning_ratelimited("Failed to accept a client: %s; not accepting for %d ms at a time until "
+					"it works again",
+					strerror(err), SERVER_ACCEPT_PAUSE_MS);
+}
+
+static void server_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+
+	event_add(s->ev_accept, NULL);
+}
+
+/*
+ * Why a connection with credentials cred, on descriptor fd, is refused
+ * (into reason, for its ERROR), or NULL when it is not.
+ */
+static const char *server_refusal(struct server *s, int fd, const struct ucred *cred, char *reason, size_t len)
+{
+	struct rlimit rl;
+
+	if (cred->uid == 0)
+		return NULL;
+	if (server_user_count(s, cred->uid) >= s->limits.max_clients_per_user) {
+		snprintf(reason, len, "[limits] max-clients-per-user = %u reached", s->limits.max_clients_per_user);
+		return reason;
+	}
+	if (s->nclients_unprivileged >= s->limits.max_clients) {
+		snprintf(reason, len, "[limits] max-clients = %u reached", s->limits.max_clients);
+		return reason;
+	}
+	/* Read each time: an administrator may change it (prlimit). */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)fd >= rl.rlim_cur - SERVER_FD_RESERVE(rl.rlim_cur)) {
+		snprintf(reason, len, "daemon near its descriptor limit (%" PRIu64 ")", (uint64_t)rl.rlim_cur);
+		return reason;
+	}
+	return NULL;
+}
+
+/* Tells the client why (an ERROR with request id 0: "closing"), and closes. */
+static void server_refuse(struct server *s, int fd, const struct ucred *cred, const char *reason)
+{
+	struct proto_msg m;
+
+	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0)
+		send(fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+	s->refused++;
+	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);
+}
+
 static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct server *s = arg;
@@ -258,29 +385,31 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		struct server_client *c;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
+		char reason[RTPLACE_REASON_MAX];
+		const char *refusal;
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				log_warning("Failed to accept a client: %m");
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			if (errno == ECONNABORTED)
+				continue;
+			server_pause_accepting(s, errno);
 			return;
 		}
+		if (s->accept_failures) {
+			log_notice_ratelimited("Accepting clients again after %" PRIu64 " failed attempts",
+					       s->accept_failures);
+			s->accept_failures = 0;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			log_warning("Failed to read a client's credentials: %m");
+			log_warning_ratelimited("Failed to read a client's credentials: %m");
 			close(fd);
 			continue;
 		}
-		if (s->nclients >= s->limits.max_clients) {
-			time_t now = time(NULL);
-
-			/* Once a second at most: a storm must not flood the journal. */
-			if (now != s->last_refusal_log) {
-				log_notice("Refusing client pid %d uid %u: %u clients connected ([limits] max-clients)",
-					   (int)cred.pid, (unsigned)cred.uid, s->nclients);
-				s->last_refusal_log = now;
-			}
-			s->refused++;
-			close(fd);
+		refusal = server_refusal(s, fd, &cred, reason, sizeof(reason));
+		if (refusal) {
+			server_refuse(s, fd, &cred, refusal);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -293,7 +422,8 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		c->peer = (struct server_peer){ .id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
-		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0) {
+		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||
+		    (cred.uid != 0 && server_user_add(s, cred.uid) < 0)) {
 			if (c->ev_read)
 				event_free(c->ev_read);
 			if (c->ev_write)
@@ -310,8 +440,11 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-/* Removes path if it is a socket nobody listens on (left by a crashed run). */
-static int server_clear_stale(const char *path)
+/*
+ * Fails unless path is free or a socket nobody listens on (left by a
+ * crashed run), which the new socket then replaces by rename.
+ */
+static int server_check_stale(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -331,9 +464,7 @@ static int server_clear_stale(const char *path)
 		log_error("%s: another rtplaced is already listening there", path);
 		r = -EADDRINUSE;
 	} else if (errno == ECONNREFUSED || errno == ENOENT) {
-		log_notice("Removing stale socket %s", path);
-		if (unlink(path) < 0 && errno != ENOENT)
-			r = -errno;
+		log_notice("Replacing stale socket %s", path);
 	} else {
 		r = -errno;
 		log_error("Failed to probe existing socket %s: %m", path);
@@ -342,49 +473,153 @@ static int server_clear_stale(const char *path)
 	return r;
 }
 
+/*
+ * The socket's folder, open, if only root (or, when the daemon is not
+ * root, its own user) can add, remove or rename entries in it: otherwise
+ * another user could swap the socket for a link between our calls.
+ */
+static int server_open_dir(const char *dir, int *ret_dfd)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	int dfd, r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		log_error("Failed to open the socket's folder %s: %m", dir);
+		return r;
+	}
+	if (fstat(dfd, &st) < 0) {
+		r = -errno;
+		log_error("Failed to stat the socket's folder %s: %m", dir);
+		goto fail;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_error("The socket's folder %s is writable by %s (mode %04o); it must be writable by root only: "
+			  "chmod go-w %s, or choose another [daemon] socket",
+			  dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777), dir);
+		r = -EPERM;
+		goto fail;
+	}
+	if (st.st_uid != 0 && st.st_uid != me) {
+		log_error("The socket's folder %s belongs to uid %u; it must belong to root%s: chown root %s, or "
+			  "choose another [daemon] socket",
+			  dir, (unsigned)st.st_uid, me ? " or to the daemon's user" : "", dir);
+		r = -EPERM;
+		goto fail;
+	}
+	*ret_dfd = dfd;
+	return 0;
+fail:
+	close(dfd);
+	return r;
+}
+
+/*
+ * Binds sa (a name relative to the folder dfd) with the final mode: bind()
+ * takes no folder descriptor, so the working directory is that folder for
+ * the call, which also keeps the name short whatever the folder's path.
+ */
+static int server_bind_at(int fd, int dfd, const struct sockaddr_un *sa, mode_t mode)
+{
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	mode_t old_umask;
+	int r = 0;
+
+	if (cwd < 0 || fchdir(dfd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* The node is created with the final mode: no chmod after bind. */
+	old_umask = umask(~mode & 0777);
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		r = -errno;
+	umask(old_umask);
+	if (fchdir(cwd) < 0)
+		log_warning("Failed to return to the working directory: %m");
+out:
+	if (cwd >= 0)
+		close(cwd);
+	return r;
+}
+
+/*
+ * Binds and listens on o->path: bound as ".NAME" in the same folder with
+ * the final mode, given its group there, renamed over NAME. The folder is
+ * checked first (server_open_dir), so no other user can touch either name
+ * in between, and every call after bind() is relative to the folder's
+ * descriptor.
+ */
 static int server_listen(const struct server_socket_opts *o, int *ret_fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t old_umask;
-	int fd, r;
+	char dir[sizeof(sa.sun_path)];
+	const char *name, *slash = strrchr(o->path, '/');
+	int fd = -1, dfd = -1, r;
 
 	if (strlen(o->path) >= sizeof(sa.sun_path)) {
 		log_error("Socket path %s is longer than %zu bytes", o->path, sizeof(sa.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
-	r = server_clear_stale(o->path);
+	if (slash) {
+		snprintf(dir, sizeof(dir), "%.*s", slash == o->path ? 1 : (int)(slash - o->path), o->path);
+		name = slash + 1;
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+		name = o->path;
+	}
+	if (!*name) {
+		log_error("Socket path %s names a folder, not a socket", o->path);
+		return -EINVAL;
+	}
+	r = server_open_dir(dir, &dfd);
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
-	/* Bind with no permissions at all, then open up to the configured mode:
-	 * the socket is never reachable with wider access than configured. */
-	old_umask = umask(0777);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old_umask);
-	if (r < 0) {
+	r = server_check_stale(o->path);
+	if (r < 0)
+		goto fail;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), ".%s", name);
+	/* Left by a run that died between bind and rename. */
+	if (unlinkat(dfd, sa.sun_path, 0) < 0 && errno != ENOENT) {
 		r = -errno;
-		log_error("Failed to bind %s: %m", o->path);
+		log_error("Failed to remove %s/%s: %m", dir, sa.sun_path);
 		goto fail;
 	}
-	if ((o->gid != (gid_t)-1 && chown(o->path, (uid_t)-1, o->gid) < 0) || chmod(o->path, o->mode) < 0) {
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
 		r = -errno;
-		log_error("Failed to set owner/mode of %s: %m", o->path);
-		unlink(o->path);
 		goto fail;
+	}
+	r = server_bind_at(fd, dfd, &sa, (mode_t)o->mode);
+	if (r < 0) {
+		log_error("Failed to bind %s/%s: %s", dir, sa.sun_path, strerror(-r));
+		goto fail;
+	}
+	if (o->gid != (gid_t)-1 && fchownat(dfd, sa.sun_path, (uid_t)-1, o->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		log_error("Failed to give %s/%s its group: %m", dir, sa.sun_path);
+		goto fail_bound;
 	}
 	if (listen(fd, 128) < 0) {
 		r = -errno;
-		log_error("Failed to listen on %s: %m", o->path);
-		unlink(o->path);
-		goto fail;
+		log_error("Failed to listen on %s/%s: %m", dir, sa.sun_path);
+		goto fail_bound;
 	}
+	if (renameat(dfd, sa.sun_path, dfd, name) < 0) {
+		r = -errno;
+		log_error("Failed to rename %s/%s to %s: %m", dir, sa.sun_path, o->path);
+		goto fail_bound;
+	}
+	close(dfd);
 	*ret_fd = fd;
 	return 0;
+fail_bound:
+	unlinkat(dfd, sa.sun_path, 0);
 fail:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
 	return r;
 }
 
@@ -425,7 +660,8 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 		}
 	}
 	s->ev_accept = event_new(base, s->listen_fd, EV_READ | EV_PERSIST, server_accept_cb, s);
-	if (!s->ev_accept || event_add(s->ev_accept, NULL) < 0) {
+	s->ev_resume = evtimer_new(base, server_resume_cb, s);
+	if (!s->ev_accept || !s->ev_resume || event_add(s->ev_accept, NULL) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -441,6 +677,7 @@ void server_set_limits(struct server *s, const struct server_limits *limits)
 	/* The read buffer was sized at start; the message limit is fixed by
 	 * the protocol, so only the counts change on reload. */
 	s->limits.max_clients = limits->max_clients;
+	s->limits.max_clients_per_user = limits->max_clients_per_user;
 	s->limits.max_pending_bytes = limits->max_pending_bytes;
 }
 
@@ -452,6 +689,8 @@ void server_free(struct server *s)
 		server_client_free(s, s->clients);
 	if (s->ev_accept)
 		event_free(s->ev_accept);
+	if (s->ev_resume)
+		event_free(s->ev_resume);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->path) {

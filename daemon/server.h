@@ -1,9 +1,22 @@
 /*
  * The placement socket: AF_UNIX SOCK_SEQPACKET, one message per packet.
  * Owns the listening socket, the clients, their credentials, per-client
- * output queues and the limits; knows nothing of what messages mean. Every
- * packet is handed to one dispatch callback; a NULL message means the peer
- * is gone, so disconnect and message take one path (as in tmux).
+ * output queues and the limits; knows nothing of what messages mean, except
+ * the one ERROR it sends to a client it refuses. Every packet is handed to
+ * one dispatch callback; a NULL message means the peer is gone, so
+ * disconnect and message take one path (as in tmux).
+ *
+ * Limits (DESIGN §14). A connection from a user other than root is refused
+ * (an ERROR naming the limit, then close) when that user already has
+ * max_clients_per_user connections, when max_clients connections are open,
+ * or when the descriptor it got is among the daemon's last
+ * SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
+ * lowest free descriptor, so unprivileged connections never hold one of
+ * those last descriptors: they stay for root's connections and for the
+ * daemon's own needs. Root's connections are refused by none of these
+ * limits. Should the daemon run out of descriptors all the same (EMFILE,
+ * ENFILE), it stops accepting for SERVER_ACCEPT_PAUSE_MS at a time instead
+ * of spinning on a listener that stays readable.
  */
 #ifndef RTPLACE_SERVER_H
 #define RTPLACE_SERVER_H
@@ -33,10 +46,21 @@ typedef int (*server_dispatch_cb)(struct server *s, const struct server_peer *pe
 				  void *ctx);
 
 struct server_limits {
-	unsigned max_clients;
+	unsigned max_clients;          /* connections of all users but root */
+	unsigned max_clients_per_user; /* per uid, root excepted */
 	size_t max_pending_bytes; /* queued replies per client before it is dropped */
 	size_t max_message;       /* longest packet accepted */
 };
+
+/*
+ * Descriptors of RLIMIT_NOFILE (soft) never given to an unprivileged
+ * connection: an eighth of the limit, at least 16, at most 1024.
+ */
+#define SERVER_FD_RESERVE(nofile) ((nofile) / 8 < 16 ? 16 : (nofile) / 8 > 1024 ? 1024 : (nofile) / 8)
+
+/* How long accepting pauses after accept() failed for want of descriptors
+ * or memory. */
+#define SERVER_ACCEPT_PAUSE_MS 250
 
 struct server_socket_opts {
 	const char *path;  /* used when no fd is inherited */
@@ -46,9 +70,14 @@ struct server_socket_opts {
 };
 
 /*
- * Creates the server on base. A stale socket file (nothing listening) at
- * path is replaced; a live one is an error (-EADDRINUSE), so a second
- * daemon cannot steal the first one's socket. Returns 0 or -errno.
+ * Creates the server on base. The socket's folder must be writable by
+ * root only (by root or the daemon's own user when it does not run as
+ * root): otherwise -EPERM, logged with the fix. The socket is bound under a
+ * temporary name with its final mode (umask), given its group there, and
+ * renamed into place, so it appears at path complete and no call by path
+ * follows bind() outside that folder. A stale socket file (nothing
+ * listening) at path is replaced; a live one is an error (-EADDRINUSE), so
+ * a second daemon cannot steal the first one's socket. Returns 0 or -errno.
  */
 int server_new(struct event_base *base, const struct server_socket_opts *opts, const struct server_limits *limits,
 	       server_dispatch_cb dispatch, void *ctx, struct server **ret);
@@ -76,7 +105,7 @@ int server_send_fds(struct server *s, uint32_t client, const void *msg, size_t l
 
 unsigned server_client_count(const struct server *s);
 
-/* Connections refused at the client limit since start. */
+/* Connections refused at a client limit since start. */
 uint64_t server_refused_count(const struct server *s);
 
 #endif

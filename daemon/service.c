@@ -77,6 +77,7 @@ static void service_placement_config(struct service *s, const struct config *cfg
 void service_server_limits(const struct config *cfg, struct server_limits *ret)
 {
 	ret->max_clients = cfg->limits.max_clients;
+	ret->max_clients_per_user = cfg->limits.max_clients_per_user;
 	ret->max_pending_bytes = SERVICE_MAX_PENDING_BYTES;
 	ret->max_message = RTPLACE_MSG_MAX;
 }
@@ -86,6 +87,8 @@ void service_apply_config(struct service *s, const struct config *cfg)
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
+	/* The topology may have been reloaded (hotplug): so may its nodes. */
+	s->lim.nnodes = s->topo->nnodes;
 	service_placement_config(s, cfg);
 	/* Build the new context before dropping the old: without memory for
 	 * it, answers keep the placement rules they had. */
@@ -150,7 +153,7 @@ static const char *service_end_reason(uint32_t why)
 	case RTPLACE_CLAIM_ENDED_OWNER_EXITED:
 		return "owner exited";
 	default:
-		return "revoked";
+		return "revoked, a CPU went offline";
 	}
 }
 
@@ -162,12 +165,13 @@ static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *c
 	char cpus[64];
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
-	if (why == RTPLACE_CLAIM_ENDED_EXPIRED)
-		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
-			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
+	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
+		moves_publish(s->moves,
+			      why == RTPLACE_CLAIM_ENDED_EXPIRED ? RTPLACE_RECORD_CLAIM_EXPIRED : RTPLACE_RECORD_CLAIM_REVOKED,
+			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		moves_unmanage(s->moves, cl->pid);
-	log_info("claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
+	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
 	if (cl->pid)
 		service_claims_dirty(s);
 	if (!cl->client)
@@ -324,7 +328,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		s->claims_total++;
 		service_claims_dirty(s);
 		if (note[0]) {
-			log_info("claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
+			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
 			proto_set_string(qr->reason, sizeof(qr->reason), note);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
@@ -434,12 +438,22 @@ static void service_cpus(struct service *s, const struct server_peer *peer, cons
 	service_send(s, peer->id, &s->reply);
 }
 
+/* Managed CPUs the map does not show offline (hotplug). */
+static uint32_t service_online_count(const struct service *s)
+{
+	uint32_t n = 0;
+
+	CPUSET_FOREACH(cpu, &s->pcfg.managed)
+		n += cpupri_level(&s->view, (uint32_t)cpu) != LEVEL_OFFLINE;
+	return n;
+}
+
 static void service_status(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_status_reply st = {
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
-		.nonline = cpuset_count(&s->pcfg.managed),
+		.nonline = service_online_count(s),
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,
@@ -527,8 +541,8 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
 		service_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
 		if (proto_error_is_garbage(r)) {
-			log_notice("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
-				   (int)peer->pid, (unsigned)peer->uid, err.reason);
+			log_notice_ratelimited("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
+					       (int)peer->pid, (unsigned)peer->uid, err.reason);
 			s->clients_dropped++;
 			goto out;
 		}

@@ -37,4 +37,36 @@ done
 "$rtplaced" --check-config --config "$dir/missing.conf" 2> "$dir/err"; rc=$?
 [ $rc -eq 78 ] || fail "missing explicit config exited $rc, expected 78"
 grep -q "missing.conf" "$dir/err" || fail "missing config not named"
+# Not a regular file: refused at once, never read (a FIFO would block).
+mkfifo "$dir/fifo.conf"
+timeout 10 "$rtplaced" --check-config --config "$dir/fifo.conf" 2> "$dir/err"; rc=$?
+[ $rc -ne 124 ] || fail "--check-config on a FIFO hangs"
+[ $rc -eq 78 ] || fail "FIFO config exited $rc, expected 78"
+grep -qx "$dir/fifo.conf: not a regular file" "$dir/err" || fail "FIFO config: $(cat "$dir/err")"
+timeout 10 "$rtplaced" --check-config --config "$dir" 2> "$dir/err"; rc=$?
+[ $rc -eq 78 ] || fail "folder as config exited $rc, expected 78"
+grep -qx "$dir: not a regular file" "$dir/err" || fail "folder as config: $(cat "$dir/err")"
+
+# No file at the default path: said so, and the defaults apply (status 0).
+default=$("$rtplaced" --help | sed -n 's/.*read FILE instead of \(.*\)$/\1/p')
+[ -n "$default" ] || fail "--help names no default configuration path"
+check_default() {
+	"$rtplaced" --check-config > "$dir/out" 2>&1; rc=$?
+	[ $rc -eq 0 ] || fail "--check-config without $default exited $rc: $(cat "$dir/out")"
+	grep -qx "no configuration file at $default; the built-in defaults apply" "$dir/out" ||
+		fail "--check-config without $default: $(cat "$dir/out")"
+}
+if [ ! -e "$default" ]; then
+	check_default
+elif [ "$(id -u)" -eq 0 ] && unshare --mount true 2>/dev/null; then
+	# A file is installed there: hide it in a private mount namespace.
+	export rtplaced default dir
+	unshare --mount sh -c 'mount -t tmpfs tmpfs "$(dirname "$default")" &&
+		"$rtplaced" --check-config' > "$dir/out" 2>&1; rc=$?
+	[ $rc -eq 0 ] || fail "--check-config with $default hidden exited $rc: $(cat "$dir/out")"
+	grep -qx "no configuration file at $default; the built-in defaults apply" "$dir/out" ||
+		fail "--check-config with $default hidden: $(cat "$dir/out")"
+else
+	echo "note: $default exists and cannot be hidden without root; its message is not checked"
+fi
 echo "ok"

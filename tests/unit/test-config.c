@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -80,6 +81,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.moves.rebalance_interval_ms, 100);
 	assert_int_equal(c.notify.ring_records, 1024);
 	assert_int_equal(c.limits.max_clients, 256);
+	assert_int_equal(c.limits.max_clients_per_user, 32);
 	assert_int_equal(c.limits.max_claims_per_client, 64);
 	assert_int_equal(c.limits.max_claims_per_user, 64);
 	assert_int_equal(c.limits.max_lease_ms, 60000);
@@ -123,6 +125,7 @@ static void test_every_key(void **state)
 		"ring-records = 65536\n"
 		"[limits]\n"
 		"max-clients = 1\n"
+		"max-clients-per-user = 2\n"
 		"max-claims-per-client = 1024\n"
 		"max-claims-per-user = 65536\n"
 		"max-lease-ms = 1\n";
@@ -151,6 +154,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.moves.rebalance_interval_ms, 250);
 	assert_int_equal(c.notify.ring_records, 65536);
 	assert_int_equal(c.limits.max_clients, 1);
+	assert_int_equal(c.limits.max_clients_per_user, 2);
 	assert_int_equal(c.limits.max_claims_per_client, 1024);
 	assert_int_equal(c.limits.max_claims_per_user, 65536);
 	assert_int_equal(c.limits.max_lease_ms, 1);
@@ -302,6 +306,8 @@ static void test_bad_values(void **state)
 		       "t.conf:2: ring-records = 131072 is out of range: expected a power of two from 64 to 65536");
 	test_one_error("[limits]\nmax-clients = 0\n",
 		       "t.conf:2: max-clients = 0 is out of range: expected an integer from 1 to 65536");
+	test_one_error("[limits]\nmax-clients-per-user = 0\n",
+		       "t.conf:2: max-clients-per-user = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-claims-per-client = 1025\n",
 		       "t.conf:2: max-claims-per-client = 1025 is out of range: expected an integer from 1 to 1024");
 	test_one_error("[limits]\nmax-claims-per-user = 0\n",
@@ -467,7 +473,15 @@ static void test_load_file(void **state)
 	memset(&c, 0x5a, sizeof(c));
 	memcpy(&before, &c, sizeof(c));
 	assert_int_equal(config_load(path, &c, test_error_cb, &e), -ENOENT);
-	assert_int_equal(config_load(dir, &c, test_error_cb, &e), -EISDIR);
+	/* Not regular files: refused before any read, so a FIFO without a
+	 * writer cannot block (alarm: a hang fails the test). */
+	assert_int_equal(config_load(dir, &c, test_error_cb, &e), -EBADFD);
+	snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(config_load(path, &c, test_error_cb, &e), -EBADFD);
+	alarm(0);
+	unlink(path);
 	assert_int_equal(e.n, 0);
 	assert_memory_equal(&c, &before, sizeof(c));
 
@@ -552,7 +566,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 23);
+	assert_int_equal(keys, 24);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -1,0 +1,732 @@
+/*
+ * rtplaced under hostile load (DESIGN §14), on a simulated machine: client
+ * limits per user and from RLIMIT_NOFILE with room for root, the refusal
+ * ERROR and how the clients print it, no busy loop at EMFILE, rate-limited
+ * logging, a socket created whole in a folder only root can write, and
+ * configuration files that are not regular files. The real daemon, its
+ * real log (stderr into a file) and real clients.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+#define NOBODY 65534
+/* The daemon's log.h limits: LOG_RATELIMIT_BURST lines per 5 s a call site. */
+#define RATELIMIT_INTERVAL_MS 5000
+
+static char topo[4096];
+static uint32_t next_request = 1;
+
+/* A daemon with its own configuration, its stderr in a log file. */
+struct fixture {
+	struct harness_daemon d;
+	char dir[64]; /* configuration and log; searchable by all */
+	char conf[128];
+	char log[128];
+};
+
+static struct fixture *fixture_running;
+
+static void fixture_remove(struct fixture *f)
+{
+	char path[192];
+	const char *names[] = { "rtplaced.conf", "rtplaced.log", "sockdir/rtplaced.sock", "sockdir", NULL };
+
+	if (!f->dir[0])
+		return;
+	for (int i = 0; names[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", f->dir, names[i]);
+		if (unlink(path) < 0)
+			rmdir(path);
+	}
+	rmdir(f->dir);
+	f->dir[0] = '\0';
+}
+
+static void fixture_dir(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rtplace-limits.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	snprintf(f->conf, sizeof(f->conf), "%s/rtplaced.conf", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/rtplaced.log", f->dir);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "we");
+
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/*
+ * Starts rtplaced on topo with conf_text as its configuration and its
+ * stderr into f->log; with nofile > 0, RLIMIT_NOFILE (soft) lowered to it.
+ */
+static void fixture_start(struct fixture *f, const char *conf_text, rlim_t nofile)
+{
+	const char *args[] = { "--config", f->conf, "--topology", topo, NULL };
+	struct rlimit rl, low;
+	int logfd, saved, r;
+
+	fixture_dir(f);
+	write_file(f->conf, conf_text);
+	logfd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(logfd >= 0);
+	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	assert_true(saved >= 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	low = rl;
+	if (nofile)
+		low.rlim_cur = nofile;
+	fflush(stderr);
+	dup2(logfd, STDERR_FILENO);
+	setrlimit(RLIMIT_NOFILE, &low);
+	r = harness_start(&f->d, args, NULL);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(logfd);
+	fixture_running = f;
+	assert_int_equal(r, 0);
+}
+
+static void fixture_stop(struct fixture *f)
+{
+	int st = harness_stop(&f->d);
+
+	fixture_remove(f);
+	fixture_running = NULL;
+	assert_int_equal(st, 0);
+}
+
+/* Also after a failed assertion: no daemon or child outlives its test. */
+static int teardown(void **state)
+{
+	test_kill_children();
+	if (fixture_running) {
+		harness_stop(&fixture_running->d);
+		fixture_remove(fixture_running);
+		fixture_running = NULL;
+	}
+	return 0;
+}
+
+static void cleanup_at_exit(void)
+{
+	teardown(NULL);
+}
+
+static void require_root(void)
+{
+	const char *req = getenv("RTPLACE_REQUIRE_ROOT_TESTS");
+
+	if (geteuid() == 0)
+		return;
+	if (req && strcmp(req, "1") == 0)
+		fail_msg("needs root (RTPLACE_REQUIRE_ROOT_TESTS=1)");
+	skip();
+}
+
+/* Lines of the log file that contain needle (all lines for ""). */
+static unsigned log_count(const struct fixture *f, const char *needle)
+{
+	FILE *fp = fopen(f->log, "re");
+	char line[1200];
+	unsigned n = 0;
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, needle) != NULL;
+	fclose(fp);
+	return n;
+}
+
+/* Waits up to timeout_ms for a log line with needle. */
+static bool log_wait(const struct fixture *f, const char *needle, int timeout_ms)
+{
+	for (int t = 0; t < timeout_ms; t += 20) {
+		if (log_count(f, needle))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* The process's user + system CPU time in clock ticks, from /proc. */
+static unsigned long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long utime, stime;
+	const char *p;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "re");
+	assert_non_null(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	/* Fields after the command name (which may hold blanks): state is
+	 * field 3, utime 14, stime 15. */
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime), 2);
+	return utime + stime;
+}
+
+/* CPU the daemon uses over one second: a busy loop takes ~all of it. */
+static unsigned long cpu_ticks_over_one_second(pid_t pid)
+{
+	unsigned long t0 = cpu_ticks(pid);
+
+	usleep(1000000);
+	return cpu_ticks(pid) - t0;
+}
+
+static int status_call(int fd)
+{
+	struct proto_msg req, rep;
+	int r;
+
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	r = harness_call(fd, &req, &rep);
+	if (r < 0)
+		return r;
+	if (rep.hdr.type == RTPLACE_MSG_ERROR)
+		return rep.hdr.status;
+	return rep.hdr.type == RTPLACE_MSG_STATUS_REPLY ? 0 : -EPROTO;
+}
+
+/* Root connects and asks for the status: 0 when answered (within 5 s). */
+static int root_status(const char *socket)
+{
+	int fd = harness_connect(socket);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = status_call(fd);
+	close(fd);
+	return r;
+}
+
+static int connect_nonblock(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void become_nobody(void)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		_exit(120);
+}
+
+/*
+ * A child running as nobody that opens up to n connections (without
+ * waiting for them to be accepted) and holds them until killed. Returns
+ * its pid once it has made them all.
+ */
+static pid_t nobody_holds_connections(const char *socket, int n)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		become_nobody();
+		for (int i = 0; i < n; i++)
+			connect_nonblock(socket);
+		if (write(p[1], "x", 1) != 1)
+			_exit(121);
+		for (;;)
+			pause();
+	}
+	test_track_child(pid);
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+static void kill_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	test_forget_child(pid);
+}
+
+/*
+ * 14.2: with few descriptors, a flood of connections from nobody is
+ * refused below the limit (root is still answered), and root's own flood
+ * up to EMFILE pauses accepting instead of spinning.
+ */
+static void test_descriptor_exhaustion(void **state)
+{
+	static struct fixture f;
+	const rlim_t nofile = 64;
+	long hz = sysconf(_SC_CLK_TCK);
+	int root_fds[200], nroot = 0;
+	unsigned long ticks;
+	pid_t holder;
+
+	require_root();
+	fixture_start(&f, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-clients = 1000\nmax-clients-per-user = 1000\n",
+		      nofile);
+
+	/* nobody asks for more connections than the daemon has descriptors. */
+	holder = nobody_holds_connections(f.d.socket, 150);
+	usleep(300000);
+	ticks = cpu_ticks_over_one_second(f.d.pid);
+	print_message("daemon CPU over 1 s with nobody's flood: %lu of %ld ticks\n", ticks, hz);
+	assert_true(ticks * 4 < (unsigned long)hz);
+	assert_true(harness_fd_count(f.d.pid) < (int)nofile);
+	assert_int_equal(root_status(f.d.socket), 0);
+	assert_true(log_count(&f, "daemon near its descriptor limit") >= 1);
+
+	/* Root takes the last descriptors and more: EMFILE, and a full backlog. */
+	while (nroot < (int)(sizeof(root_fds) / sizeof(root_fds[0]))) {
+		int fd = connect_nonblock(f.d.socket);
+
+		if (fd < 0)
+			break;
+		root_fds[nroot++] = fd;
+	}
+	usleep(300000);
+	ticks = cpu_ticks_over_one_second(f.d.pid);
+	print_message("daemon CPU over 1 s at EMFILE: %lu of %ld ticks\n", ticks, hz);
+	assert_true(ticks * 4 < (unsigned long)hz);
+	assert_true(log_count(&f, "Failed to accept a client") >= 1);
+	/* One line per pause episode, not one per attempt. */
+	assert_true(log_count(&f, "Failed to accept a client") <= 2);
+
+	/* Descriptors freed: accepting resumes on its own. */
+	while (nroot)
+		close(root_fds[--nroot]);
+	kill_child(holder);
+	assert_int_equal(root_status(f.d.socket), 0);
+	assert_true(log_wait(&f, "Accepting clients again", 3000));
+	assert_true(log_count(&f, "") < 60);
+	fixture_stop(&f);
+}
+
+/*
+ * Runs argv (a client of the build tree) as uid, stdout and stderr into
+ * out; returns its exit status.
+ */
+static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t len)
+{
+	int p[2], st;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		dup2(p[1], STDERR_FILENO);
+		if (uid)
+			become_nobody();
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * A child as nobody: opens max connections, each answered, then one
+ * more, which must be refused with an ERROR naming the limit. Writes its
+ * verdict (0 or a step number) to the pipe and holds the connections.
+ */
+static pid_t nobody_fills_its_share(const char *socket, int max, int *ret_verdict)
+{
+	int p[2];
+	pid_t pid;
+	char v;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct proto_msg req, rep;
+		char verdict = 0;
+		int fd;
+
+		become_nobody();
+		for (int i = 0; i < max && !verdict; i++) {
+			fd = harness_connect(socket);
+			if (fd < 0 || proto_encode_status(&req, 1) < 0 || harness_call(fd, &req, &rep) < 0 ||
+			    rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
+				verdict = 1;
+		}
+		/* One more: refused, with an ERROR that answers no request
+		 * (request id 0), then closed. */
+		if (!verdict) {
+			unsigned char buf[RTPLACE_MSG_MAX];
+			struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024,
+						    .accept = PROTO_ACCEPT_REPLIES };
+			int fd2 = harness_connect(socket);
+			struct pollfd pfd = { .fd = fd2, .events = POLLIN };
+			ssize_t n;
+
+			if (fd2 < 0 || poll(&pfd, 1, 5000) != 1)
+				verdict = 4;
+			else if ((n = recv(fd2, buf, sizeof(buf), 0)) <= 0 ||
+				 proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0)
+				verdict = 5;
+			else if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.request_id != 0 ||
+				 rep.hdr.status != -EUSERS || !strstr(rep.error.reason, "max-clients-per-user"))
+				verdict = 6;
+			else if (recv(fd2, buf, sizeof(buf), 0) != 0)
+				verdict = 7;
+		}
+		if (write(p[1], &verdict, 1) != 1)
+			_exit(121);
+		for (;;)
+			pause();
+	}
+	test_track_child(pid);
+	close(p[1]);
+	assert_int_equal(read(p[0], &v, 1), 1);
+	close(p[0]);
+	*ret_verdict = v;
+	return pid;
+}
+
+/*
+ * 14.5: nobody gets max-clients-per-user connections and no more; the
+ * one refused is told why, rtplacectl prints it, rtplace-run says it
+ * runs unclaimed; root is still served.
+ */
+static void test_clients_per_user(void **state)
+{
+	static struct fixture f;
+	char ctl[4096], run[4096], out[4096];
+	int verdict, st;
+	pid_t holder;
+
+	require_root();
+	fixture_start(&f, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-clients-per-user = 4\n", 0);
+	holder = nobody_fills_its_share(f.d.socket, 4, &verdict);
+	assert_int_equal(verdict, 0);
+
+	harness_build_path("client/rtplacectl", ctl, sizeof(ctl));
+	st = run_client_as(NOBODY, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
+			   sizeof(out));
+	print_message("%s", out);
+	if (st == 127)
+		skip(); /* the build tree is not readable by nobody */
+	assert_int_equal(st, 75);
+	assert_non_null(strstr(out, "[limits] max-clients-per-user = 4 reached"));
+
+	harness_build_path("client/rtplace-run", run, sizeof(run));
+	st = run_client_as(NOBODY, (const char *const[]){ run, "--socket", f.d.socket, "--", "/bin/true", NULL },
+			   out, sizeof(out));
+	print_message("%s", out);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "refused the connection: [limits] max-clients-per-user = 4 reached"));
+	assert_non_null(strstr(out, "without a claim"));
+	st = run_client_as(NOBODY,
+			   (const char *const[]){ run, "--strict", "--socket", f.d.socket, "--", "/bin/true", NULL },
+			   out, sizeof(out));
+	assert_int_equal(st, 75);
+
+	/* Root is not counted, and served at once. */
+	st = run_client_as(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
+			   sizeof(out));
+	assert_int_equal(st, 0);
+	/* Another user's share is untouched once nobody's connections close. */
+	kill_child(holder);
+	holder = nobody_fills_its_share(f.d.socket, 4, &verdict);
+	assert_int_equal(verdict, 0);
+	kill_child(holder);
+	fixture_stop(&f);
+}
+
+/* Sends len garbage bytes on a new connection and closes it. */
+static void send_garbage(const char *socket)
+{
+	static const unsigned char junk[8] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4 };
+	int fd = harness_connect(socket);
+
+	assert_true(fd >= 0);
+	send(fd, junk, sizeof(junk), MSG_NOSIGNAL);
+	close(fd);
+}
+
+/* Sum of K in "<n>K messages like the next one were suppressed" lines. */
+static unsigned long log_suppressed(const struct fixture *f)
+{
+	FILE *fp = fopen(f->log, "re");
+	char line[1200];
+	unsigned long sum = 0, k;
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		const char *p = strchr(line, '>');
+
+		if (strstr(line, "messages like the next one were suppressed") && p && sscanf(p + 1, "%lu", &k) == 1)
+			sum += k;
+	}
+	fclose(fp);
+	return sum;
+}
+
+/*
+ * 14.10: 10,000 garbage packets leave a few dozen lines at most, and
+ * every one of them is accounted for: printed, or counted as suppressed.
+ */
+static void test_garbage_log_rate_limited(void **state)
+{
+	static struct fixture f;
+	unsigned printed = 0;
+
+	fixture_start(&f, "", 0);
+	for (int i = 0; i < 10000; i++)
+		send_garbage(f.d.socket);
+	assert_int_equal(root_status(f.d.socket), 0);
+	/* One more once the last window has closed: it reports what that
+	 * window dropped. */
+	usleep((RATELIMIT_INTERVAL_MS + 200) * 1000);
+	send_garbage(f.d.socket);
+	assert_true(log_wait(&f, "messages like the next one were suppressed", 5000));
+	for (int i = 0; i < 250; i++) {
+		printed = log_count(&f, "sent garbage");
+		if (printed + log_suppressed(&f) == 10001)
+			break;
+		usleep(20000);
+	}
+	print_message("garbage lines printed %u, suppressed %lu, log lines %u\n", printed, log_suppressed(&f),
+		      log_count(&f, ""));
+	assert_int_equal(printed + log_suppressed(&f), 10001);
+	assert_true(log_count(&f, "") < 50);
+	fixture_stop(&f);
+}
+
+/* Runs rtplaced --socket path (no READY expected); its exit status and
+ * stderr in out. Bounded: killed after 10 s. */
+static int run_daemon_expecting_exit(const char *socket, char *out, size_t len)
+{
+	char daemon_path[4096];
+	const char *argv[] = { daemon_path, "--socket", socket, "--topology", topo, NULL };
+	int p[2], st;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], STDERR_FILENO);
+		alarm(10);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	test_track_child(pid);
+	close(p[1]);
+	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	test_forget_child(pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * 14.6: a socket folder that another user could write to is refused with
+ * the fix named, before any socket is made there.
+ */
+static void test_socket_dir_refused(void **state)
+{
+	static struct fixture f;
+	char sockdir[128], sock[160], out[4096];
+	const mode_t modes[] = { 0777, 01777, 0775 };
+
+	fixture_dir(&f);
+	fixture_running = &f;
+	snprintf(sockdir, sizeof(sockdir), "%s/sockdir", f.dir);
+	snprintf(sock, sizeof(sock), "%s/rtplaced.sock", sockdir);
+	assert_int_equal(mkdir(sockdir, 0755), 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct stat st;
+
+		assert_int_equal(chmod(sockdir, modes[i]), 0);
+		assert_int_not_equal(run_daemon_expecting_exit(sock, out, sizeof(out)), 0);
+		print_message("mode %04o: %s", (unsigned)modes[i], out);
+		assert_non_null(strstr(out, sockdir));
+		assert_non_null(strstr(out, "chmod go-w"));
+		assert_int_equal(lstat(sock, &st), -1);
+	}
+	if (geteuid() == 0) {
+		/* Root's daemon: a folder of another user is refused too. */
+		assert_int_equal(chmod(sockdir, 0755), 0);
+		assert_int_equal(chown(sockdir, NOBODY, NOBODY), 0);
+		assert_int_not_equal(run_daemon_expecting_exit(sock, out, sizeof(out)), 0);
+		assert_non_null(strstr(out, "belongs to uid 65534"));
+	}
+	fixture_remove(&f);
+	fixture_running = NULL;
+}
+
+/*
+ * 14.6: the socket appears at its path whole (renamed into place, never
+ * created there), with the configured mode and group.
+ */
+static void test_socket_made_in_place(void **state)
+{
+	static struct fixture f;
+	char daemon_path[4096], sockdir[128], sock[160], conf[256];
+	struct group *gr = getgrgid(NOBODY);
+	bool created = false, moved = false;
+	struct stat st;
+	pid_t pid;
+	int in;
+
+	if (!gr)
+		skip();
+	fixture_dir(&f);
+	fixture_running = &f;
+	snprintf(sockdir, sizeof(sockdir), "%s/sockdir", f.dir);
+	snprintf(sock, sizeof(sock), "%s/rtplaced.sock", sockdir);
+	assert_int_equal(mkdir(sockdir, 0755), 0);
+	/* Only root may give the socket a group it is not in. */
+	snprintf(conf, sizeof(conf), "[daemon]\nsocket-mode = 0640\n%s%s\n", geteuid() == 0 ? "socket-group = " : "",
+		 geteuid() == 0 ? gr->gr_name : "");
+	write_file(f.conf, conf);
+	in = inotify_init1(IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, sockdir, IN_CREATE | IN_MOVED_TO) >= 0);
+	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(30);
+		execl(daemon_path, daemon_path, "--socket", sock, "--config", f.conf, "--topology", topo, (char *)NULL);
+		_exit(127);
+	}
+	test_track_child(pid);
+	while (!moved) {
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		struct pollfd p = { .fd = in, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 20000), 1);
+		n = read(in, buf, sizeof(buf));
+		assert_true(n > 0);
+		for (char *e = buf; e < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)e;
+
+			if (ev->len && strcmp(ev->name, "rtplaced.sock") == 0) {
+				created |= (ev->mask & IN_CREATE) != 0;
+				moved |= (ev->mask & IN_MOVED_TO) != 0;
+			}
+			e += sizeof(*ev) + ev->len;
+		}
+	}
+	assert_false(created);
+	assert_int_equal(lstat(sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0640);
+	if (geteuid() == 0)
+		assert_int_equal(st.st_gid, gr->gr_gid);
+	close(in);
+	kill_child(pid);
+	unlink(sock);
+	fixture_remove(&f);
+	fixture_running = NULL;
+}
+
+/*
+ * 14.11: a FIFO swapped in for the configuration before SIGHUP: the
+ * reload fails at once with the reason, the daemon keeps answering.
+ */
+static void test_reload_fifo_config(void **state)
+{
+	static struct fixture f;
+	char fifo[160];
+
+	fixture_start(&f, "[limits]\nmax-clients = 100\n", 0);
+	snprintf(fifo, sizeof(fifo), "%s.new", f.conf);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(rename(fifo, f.conf), 0);
+	kill(f.d.pid, SIGHUP);
+	assert_int_equal(harness_notify_wait(&f.d, "RELOADING=1", 5000, NULL, 0), 0);
+	assert_int_equal(harness_notify_wait(&f.d, "READY=1", 5000, NULL, 0), 0);
+	assert_int_equal(root_status(f.d.socket), 0);
+	assert_true(log_wait(&f, "rtplaced.conf: not a regular file", 3000));
+	assert_true(log_wait(&f, "keeping the running configuration", 3000));
+	fixture_stop(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_socket_dir_refused, teardown),
+		cmocka_unit_test_teardown(test_socket_made_in_place, teardown),
+		cmocka_unit_test_teardown(test_reload_fifo_config, teardown),
+		cmocka_unit_test_teardown(test_clients_per_user, teardown),
+		cmocka_unit_test_teardown(test_descriptor_exhaustion, teardown),
+		cmocka_unit_test_teardown(test_garbage_log_rate_limited, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	atexit(cleanup_at_exit);
+	if (!test_topology_path("1s-8c-16t", topo, sizeof(topo))) {
+		fprintf(stderr, "no topology\n");
+		return TEST_EXIT_SKIP;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
