@@ -50,7 +50,7 @@ client/rtplace.pc: $(top_srcdir)/client/rtplace.pc.in Makefile
 		$(top_srcdir)/client/rtplace.pc.in > $@
 CLEANFILES += client/rtplace.pc
 
-dist_man_MANS += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
+EXTRA_DIST += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
 EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in
 
 # The OCI runtime hook (DESIGN §15). Installed in $(pkglibexecdir), not on

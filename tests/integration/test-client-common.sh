@@ -42,6 +42,11 @@ fi
 
 TMP=$(mktemp -d /tmp/rtplace-client-test.XXXXXX)
 SOCK=$TMP/rtplaced.sock
+# The test's own configuration, empty (built-in defaults): every daemon and
+# every client that reads the daemon's configuration gets it, so that a file
+# installed at the default path changes no result.
+CONF=$TMP/defaults.conf
+: >"$CONF"
 PIDS=
 DAEMON=
 
@@ -78,7 +83,7 @@ start_watchdog
 # arguments given; waits (bounded) until it answers. rtplace-run asks within
 # its own affinity, so its answers name CPUs of this machine.
 start_daemon() {
-	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" "$@" >"$TMP/rtplaced.log" 2>&1 &
+	"$RTPLACED" --socket "$SOCK" --config "$CONF" --topology "$TOPO480" "$@" >"$TMP/rtplaced.log" 2>&1 &
 	DAEMON=$!
 	i=0
 	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
@@ -106,9 +111,10 @@ rt_lock() {
 }
 
 # Starts rtplaced on $SOCK on the live machine (root, BPF tracker), with
-# the extra arguments given; waits (bounded) until it answers.
+# the extra arguments given (a --config among them wins over $CONF); waits
+# (bounded) until it answers.
 start_live_daemon() {
-	"$RTPLACED" --socket "$SOCK" "$@" >"$TMP/rtplaced.log" 2>&1 &
+	"$RTPLACED" --socket "$SOCK" --config "$CONF" "$@" >"$TMP/rtplaced.log" 2>&1 &
 	DAEMON=$!
 	i=0
 	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
