@@ -70,4 +70,4 @@ client/rtplace-oci-hook.json: $(top_srcdir)/client/rtplace-oci-hook.json.in Make
 		$(top_srcdir)/client/rtplace-oci-hook.json.in > $@
 CLEANFILES += client/rtplace-oci-hook.json
 EXTRA_DIST += client/rtplace-oci-hook.json.in
-dist_man_MANS += man/rtplace-oci-hook.8
+EXTRA_DIST += man/rtplace-oci-hook.8
