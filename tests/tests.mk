@@ -229,6 +229,24 @@ EXTRA_DIST += tests/integration/test-client-move.sh
 TESTS += tests/integration/test-client-errors.sh
 EXTRA_DIST += tests/integration/test-client-errors.sh
 
+# rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
+TESTS += tests/integration/test-oci-hook.sh
+EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+
+# rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
+# file checked against that configuration.
+TESTS += tests/integration/test-daemon-container.sh
+EXTRA_DIST += tests/integration/test-daemon-container.sh contrib/kubernetes/rtplaced-daemonset.yaml
+
+# --- packaging and paths: what a user's build shows and installs.
+# Log lines carry the journal's "<N>" level prefixes only on the journal;
+# rtplaced --help and the man pages name the configured configuration path;
+# librtplace(3)'s example builds with the flags of rtplace.pc alone.
+TESTS += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh
+EXTRA_DIST += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh
+
 # The metrics endpoint over real TCP: counters, format, refusals, stuck
 # scrapers; as root the live daemon's BPF statistics.
 check_PROGRAMS += tests/integration/test-metrics
