@@ -523,7 +523,7 @@ static void test_live_bpf_stats(void **state)
 	free(page);
 	/* A FIFO spinner at 10 on CPU 1 shows as that CPU's priority; the
 	 * tracker ran for it. */
-	lock = test_lock_rt_cpu(120);
+	lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
 	assert_true(lock >= 0);
 	spinner = test_track_child(test_spawn_rt(1, 10, TEST_RT_BUSY, 10));
 	assert_true(spinner > 0);
