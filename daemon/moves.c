@@ -68,6 +68,7 @@ struct moves {
 	struct event *ev_tick;
 	struct event *ev_ring;
 	uint32_t rotor;
+	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	unsigned budget;
 	uint64_t moves;
 	/* The manage-* rules, user names resolved to uids. */
@@ -113,16 +114,11 @@ static int moves_pick(struct moves *m, const struct cpuset *allowed, int near, u
 		      const uint8_t *claimed)
 {
 	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
-	struct placement_result *res = malloc(sizeof(*res));
-	int cpu = -1;
 
-	if (!res)
-		return -1;
 	req.allowed = *allowed;
-	if (req.prio > 0 && placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, res) == 0)
-		cpu = res->cpus[0];
-	free(res);
-	return cpu;
+	if (req.prio > 0 && placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, &m->placed) == 0)
+		return m->placed.cpus[0];
+	return -1;
 }
 
 /*
@@ -166,10 +162,10 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	return 0;
 }
 
-int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
 	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
 {
-	struct auth_creds creds;
+	const struct auth_creds *creds;
 	struct auth_target target;
 	struct mover_result res;
 	struct cpuset cpus;
@@ -184,17 +180,21 @@ int moves_move(struct moves *m, const struct server_peer *peer, const struct rtp
 		snprintf(reason, RTPLACE_REASON_MAX, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
-	r = auth_creds_read(m->o.proc_root, peer->pid, peer->uid, peer->gid, &creds);
+	r = auth_peer_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds);
 	if (r < 0) {
 		snprintf(reason, RTPLACE_REASON_MAX, "cannot read the credentials of pid %d", (int)peer->pid);
 		return r;
 	}
-	r = auth_target_read(m->o.proc_root, req->tid, &target);
+	/* The target's RT limit matters only to a policy change without
+	 * CAP_SYS_NICE (auth_move_allowed()). */
+	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
+	if (r == -EOPNOTSUPP)
+		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r < 0) {
 		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)req->tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
-	r = auth_move_allowed(&creds, &target, &m->policy, want_policy, req->prio, reason);
+	r = auth_move_allowed(creds, &target, &m->policy, want_policy, req->prio, reason);
 	if (r < 0)
 		return r;
 	if (set_sched)
