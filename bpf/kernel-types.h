@@ -110,6 +110,7 @@ struct rt_rq {
 
 struct rq {
 	int cpu;
+	int online; /* only with CONFIG_SMP, always set on SMP kernels */
 	struct rt_rq rt;
 	struct task_struct *curr;
 	struct task_struct *idle;

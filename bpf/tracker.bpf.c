@@ -26,10 +26,13 @@
  * the kernel's slow path) and no fentry/fexit (trampolines, which some
  * kernels refuse, and which DESIGN §3 keeps off scheduler internals).
  *
- * The level of a CPU (tracker_level) is: dl when a deadline or stop-class
- * task runs; else rtN for the highest RT priority queued there, the running
- * task included (rq->rt.highest_prio.curr, kept by the kernel for its own
- * cpupri); else idle when the idle task runs; else normal.
+ * The level of a CPU (tracker_level) is: offline while hotplug has its
+ * runqueue offline (tracker_rq_online); else dl when a deadline or
+ * stop-class task runs; else rtN for the highest RT priority queued there,
+ * the running task included (rq->rt.highest_prio.curr, kept by the kernel
+ * for its own cpupri); else idle when the idle task runs; else normal.
+ * Every CPU id of the map is followed, online at load or not, so a CPU that
+ * comes online later is tracked from its first event.
  *
  * sched_wakeup and sched_wakeup_new only report collisions (a watched RT
  * task queued behind an equal-or-higher one); sched_process_exit reports
@@ -63,9 +66,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load; read-only to the programs. */
 const volatile struct cpupri_geom tracker_geom;
-/* CPUs rtplace manages (online when the loader ran); the rest stay offline. */
-const volatile __u64 tracker_managed[TRACKER_MAX_CPUS / 64];
-
 /* Records lost because the ring buffer was full. */
 __u64 tracker_lost;
 
@@ -226,10 +226,31 @@ static __always_inline int tracker_rt_top_without(struct rq *rq, struct task_str
 	return TRACKER_NO_RT;
 }
 
+/*
+ * Whether the scheduler uses rq's CPU: rq->online, which the kernel clears
+ * (under the runqueue lock) when it takes the CPU out of its own cpupri as
+ * hotplug deactivates it, and sets again when it activates it, last step of
+ * bringing it up. Every publish after the clear says offline: the stopper
+ * and the idle task still switch in on the dying CPU before it stops, so the
+ * map says offline before the offline operation returns; a CPU coming up
+ * switches (its hotplug thread sleeps) right after the set, so its true
+ * level follows at once. One load from the runqueue the caller reads
+ * anyway; every CPU id below ncpus is tracked, so no per-CPU bitmap is
+ * consulted. A kernel without the field (!CONFIG_SMP) has no hotplug.
+ */
+static __always_inline bool tracker_rq_online(struct rq *rq)
+{
+	if (bpf_core_field_exists(rq->online))
+		return rq->online;
+	return true;
+}
+
 /* Level of a CPU whose running task is curr (at curr_prio) and whose highest
  * queued RT prio is rt_top. */
 static __always_inline __u32 tracker_level(struct rq *rq, struct task_struct *curr, int curr_prio, int rt_top)
 {
+	if (!tracker_rq_online(rq))
+		return LEVEL_OFFLINE;
 	if (curr_prio < 0 || curr == rq->stop)
 		return LEVEL_DL;
 	if (tracker_is_rt_prio(rt_top))
@@ -261,7 +282,7 @@ static __always_inline void tracker_publish(__u32 cpu, struct rq *rq, struct tas
 	__u32 zero = 0;
 	void *map;
 
-	if (cpu >= TRACKER_MAX_CPUS || cpu >= g->ncpus || !((tracker_managed[cpu / 64] >> (cpu % 64)) & 1))
+	if (cpu >= TRACKER_MAX_CPUS || cpu >= g->ncpus)
 		return;
 	map = bpf_map_lookup_elem(&tracker_cpupri, &zero);
 	if (!map)

@@ -38,7 +38,8 @@ _Static_assert(RTPLACE_VERSION_LEN == RTPLACE_VERSION_MAX, "version strings");
 _Static_assert(sizeof(cpu_set_t) * 8 >= RTPLACE_MAX_CPUS, "cpu_set_t names every CPU");
 _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CLAIM_EXPIRED == RTPLACE_RECORD_CLAIM_EXPIRED &&
 		       RTPLACE_NOTIFY_COLLISION == RTPLACE_RECORD_COLLISION &&
-		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED,
+		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED &&
+		       RTPLACE_NOTIFY_CLAIM_REVOKED == RTPLACE_RECORD_CLAIM_REVOKED,
 	       "public record types are the ring's");
 
 /* Descriptors one reply may carry: SUBSCRIBE_REPLY has two; room for more
@@ -818,6 +819,8 @@ const char *rtplace_notification_name(unsigned type)
 		return "collision";
 	case RTPLACE_NOTIFY_THREAD_EXITED:
 		return "thread-exited";
+	case RTPLACE_NOTIFY_CLAIM_REVOKED:
+		return "claim-revoked";
 	default:
 		return "?";
 	}

@@ -213,6 +213,7 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, str
 #define RTPLACE_NOTIFY_CLAIM_EXPIRED 2 /* a claim's lease ran out: tid is its owner (0: none), from_cpu its first CPU */
 #define RTPLACE_NOTIFY_COLLISION 3     /* managed tid waited behind an equal or higher RT task on from_cpu */
 #define RTPLACE_NOTIFY_THREAD_EXITED 4 /* a managed thread exited */
+#define RTPLACE_NOTIFY_CLAIM_REVOKED 5 /* a claim's CPU went offline (hotplug): tid is its owner (0: none), from_cpu its first CPU */
 
 struct rtplace_notification {
 	uint64_t seq;             /* daemon-wide, +1 per record, from 1: gaps are others' records */
@@ -270,7 +271,8 @@ unsigned rtplace_sub_capacity(const struct rtplace_sub *s);
 /* Ends the subscription: unmaps the ring, closes its descriptors. Accepts NULL. */
 void rtplace_sub_free(struct rtplace_sub *s);
 
-/* "moved", "claim-expired", "collision", "thread-exited"; "?" for others. */
+/* "moved", "claim-expired", "collision", "thread-exited", "claim-revoked";
+ * "?" for others. */
 const char *rtplace_notification_name(unsigned type);
 
 /* Place-self flags. */

@@ -82,6 +82,7 @@ struct placement_ctx {
 	struct cpuset base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
 	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
+	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
 	bool base_mixed;
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
@@ -738,6 +739,25 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
+/*
+ * Whether the map shows every candidate offline (hotplug): then no CPU is
+ * online in the allowed set, which an empty answer must say rather than
+ * "none below the priority". Read on empty answers only, as one more level
+ * of the scan: the offline level's words of the candidates' shards.
+ */
+static bool placement_all_offline(const struct placement_ctx *x)
+{
+	const struct placement_state *st = &x->st;
+	struct cpuset off;
+
+	cpuset_zero(&off);
+	cpupri_xlate_level(x->view, &x->xlate, LEVEL_OFFLINE, st->mask, &off);
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (st->cand->w[i] & ~off.w[i])
+			return false;
+	return true;
+}
+
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct placement_result *ret)
 {
@@ -749,6 +769,12 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
 	r = placement_check(t, req, &ret->reason);
+	/* A context left over a topology refreshed in place (its rebuild
+	 * failed) knows fewer nodes than the topology may: never index past. */
+	if (r == 0 && req->node >= 0 && (uint32_t)req->node >= x->nnodes) {
+		r = -EINVAL;
+		ret->reason = PLACEMENT_REASON_BAD_NODE;
+	}
 	if (r < 0)
 		goto out;
 	st->req = req;
@@ -790,8 +816,10 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 		}
 	}
 	if (n == 0) {
-		r = -ENOENT;
-		ret->reason = PLACEMENT_REASON_NONE_BELOW;
+		bool offline = placement_all_offline(x);
+
+		r = offline ? -ENODEV : -ENOENT;
+		ret->reason = offline ? PLACEMENT_REASON_NO_CANDIDATE : PLACEMENT_REASON_NONE_BELOW;
 		goto out;
 	}
 	ret->n = n;
@@ -893,6 +921,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
 	if (!x->node_mask)
 		goto out;
+	x->nnodes = t->nnodes;
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)
@@ -941,7 +970,7 @@ void placement_ctx_free(struct placement_ctx *x)
 	cpupri_xlate_free(&x->xlate);
 	cpupri_mask_free(&x->base_mask);
 	cpupri_mask_free(&x->st.mask_buf);
-	for (uint32_t node = 0; x->node_mask && node < x->topo->nnodes; node++)
+	for (uint32_t node = 0; node < x->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
 	free(x->sib_off);

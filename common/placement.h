@@ -110,7 +110,8 @@ struct placement_result {
  *
  * Returns 0 with ret->n >= 1; -EINVAL for a bad request (priority, count,
  * node or near CPU out of range); -ENODEV when no managed online CPU is in
- * the allowed set at all; -ENOENT when there are candidates but none below
+ * the allowed set at all (the map showing every candidate offline counts:
+ * hotplug took them); -ENOENT when there are candidates but none below
  * the priority; -ENOMEM. ret->reason is set on every return, ret->n is 0 on
  * failure, and *rotor is only written on success.
  */
@@ -128,10 +129,11 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
  * map words and the slots of the CPUs it looks at, not O(ncpus).
  *
  * Lifetime: the context copies *cfg and keeps t and v, which must outlive
- * it unchanged (the topology as topo_finish() left it, the view's map
- * mapped). Rebuild it whenever the configuration changes (a reload) or the
- * topology is refreshed; map levels and claims are read live at every
- * answer and need no rebuild. One answer at a time per context: it is the
+ * it unchanged while it answers (the topology as topo_finish() left it, the
+ * view's map mapped). Rebuild it whenever the configuration changes (a
+ * reload) or the topology is refreshed (a refresh may replace *t in place:
+ * the stale context may then still be freed, nothing else); map levels and
+ * claims are read live at every answer and need no rebuild. One answer at a time per context: it is the
  * caller's scratch space, not shared state (one per thread).
  *
  * placement_ctx_new() returns 0 or -ENOMEM.

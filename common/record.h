@@ -17,8 +17,8 @@
  *                           subscriber that sees only its own threads' records
  *                           sees gaps (loss is told by the header, not gaps)
  *   8       8     time_ns   CLOCK_MONOTONIC when the event happened
- *   16      4     tid       thread concerned (for CLAIM_EXPIRED: the claim's
- *                           owner pid, 0 for none)
+ *   16      4     tid       thread concerned (for CLAIM_EXPIRED and
+ *                           CLAIM_REVOKED: the claim's owner pid, 0 for none)
  *   20      4     uid       effective uid owning tid: the filter key
  *   24      2     from_cpu  CPU before (-1: unknown / not applicable)
  *   26      2     to_cpu    CPU after (-1: unknown / several)
@@ -108,6 +108,7 @@ enum {
 	RTPLACE_RECORD_CLAIM_EXPIRED = 2, /* a claim's lease ran out; from_cpu: its first CPU */
 	RTPLACE_RECORD_COLLISION = 3,     /* tid waited behind an equal or higher RT task on from_cpu */
 	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
+	RTPLACE_RECORD_CLAIM_REVOKED = 5, /* a claim's CPU went offline; from_cpu: its first CPU */
 };
 
 struct rtplace_record {

@@ -256,7 +256,9 @@ struct rtplace_release_reply {
 #define RTPLACE_CPU_F_ALL (RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING)
 
 /* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
- * when unknown (offline CPUs). A CPU without RTPLACE_CPU_F_ONLINE is at
+ * when unknown: the CPU was offline when the daemon last loaded the
+ * topology (one taken offline later keeps its ids). A CPU without
+ * RTPLACE_CPU_F_ONLINE is at
  * RTPLACE_LEVEL_OFFLINE. claim_id and claim_level are both zero or both not. */
 struct rtplace_cpu_info {
 	uint16_t cpu;

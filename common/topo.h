@@ -32,7 +32,9 @@ struct topo {
 	uint32_t ncores;
 	uint32_t nkinds;
 	struct topo_cpu *cpus;   /* [ncpus] */
-	struct cpuset online;    /* CPUs present and online */
+	struct cpuset online;    /* CPUs present and online when loaded: those
+				  * whose place is known (the cpupri map says
+				  * which are online now, see DESIGN §14) */
 	struct cpuset *node_cpus; /* [nnodes] */
 	struct cpuset *llc_cpus;  /* [nllcs] */
 	struct cpuset *core_cpus; /* [ncores]: a core's SMT siblings */

@@ -77,3 +77,7 @@ systemd/rtplaced.service: systemd/rtplaced.service.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtplaced.service.in > $@
 systemd/rtplace.conf: systemd/rtplace.sysusers
 	$(AM_V_GEN)$(MKDIR_P) systemd && cp $(srcdir)/systemd/rtplace.sysusers $@
+
+# CPU hotplug (daemon/hotplug.h): the online list the seed reads and the
+# uevents the daemon follows.
+daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c

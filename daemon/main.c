@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "cpupri.h"
+#include "hotplug.h"
 #include "log.h"
 #include "loop.h"
 #include "procfs.h"
@@ -39,6 +40,8 @@ struct daemon {
 	struct config cfg;
 	struct topo *topo;
 	struct tracker *tracker;
+	struct hotplug *hotplug; /* live machine only */
+	struct event *ev_hotplug;
 	void *sim_map; /* the map when simulating a --topology machine */
 	size_t sim_map_size;
 	struct loop *loop;
@@ -219,6 +222,90 @@ static void daemon_watchdog_cb(void *ctx)
 	sdnotify_watchdog();
 }
 
+/*
+ * CPUs came online that the topology has never seen (offline when it was
+ * loaded): load it again so that placement knows their node, LLC and core.
+ * The new snapshot replaces the old one in place, every holder of the
+ * pointer sees it, and what is derived from it (placement) is rebuilt
+ * before the loop runs anything else. CPUs offline now drop out of the new
+ * snapshot until they return; their map level says offline meanwhile.
+ */
+static void daemon_topology_refresh(struct daemon *d)
+{
+	struct topo *fresh, old;
+	int r = topo_load(NULL, &fresh);
+
+	if (r < 0) {
+		log_error("Failed to reload the topology: %s; new CPUs stay unmanaged", strerror(-r));
+		return;
+	}
+	if (fresh->ncpus != d->topo->ncpus) {
+		log_warning("CPU ids now reach %u, the map holds %u; restart rtplaced to manage the rest",
+			    fresh->ncpus, d->topo->ncpus);
+		topo_free(fresh);
+		return;
+	}
+	old = *d->topo;
+	*d->topo = *fresh;
+	*fresh = old;
+	topo_free(fresh);
+	service_apply_config(d->service, &d->cfg);
+	log_info("Topology reloaded: %u CPUs known of %u, %u NUMA nodes, %u LLCs, %u cores",
+		 cpuset_count(&d->topo->online), d->topo->ncpus, d->topo->nnodes, d->topo->nllcs, d->topo->ncores);
+}
+
+static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct cpuset gone, came;
+	char list[256];
+	int r = hotplug_consume(d->hotplug, &gone, &came);
+
+	if (r < 0)
+		log_warning("Failed to read the online CPUs: %s", strerror(-r));
+	if (r <= 0)
+		return;
+	if (!cpuset_empty(&gone)) {
+		cpuset_format(&gone, list, sizeof(list));
+		log_notice("CPUs %s went offline", list);
+		CPUSET_FOREACH(cpu, &gone)
+			service_revoke_cpu(d->service, (uint32_t)cpu);
+	}
+	if (!cpuset_empty(&came)) {
+		cpuset_format(&came, list, sizeof(list));
+		log_notice("CPUs %s came online", list);
+		cpuset_andnot(&came, &came, &d->topo->online);
+		if (!cpuset_empty(&came))
+			daemon_topology_refresh(d);
+	}
+}
+
+/*
+ * Follows CPU hotplug (hotplug.h) on the live machine. Opened before the
+ * topology is loaded, so that a CPU coming online meanwhile is announced
+ * once the loop runs. Without uevents the map still shows offline CPUs as
+ * such, but claims on them stay and CPUs offline at start stay unmanaged:
+ * worth a warning, not a failure.
+ */
+static void daemon_hotplug_open(struct daemon *d)
+{
+	int r = hotplug_open("/sys", &d->hotplug);
+
+	if (r < 0)
+		log_warning("Not following CPU hotplug: %s", strerror(-r));
+}
+
+static int daemon_hotplug_start(struct daemon *d)
+{
+	if (!d->hotplug)
+		return 0;
+	d->ev_hotplug = event_new(loop_base(d->loop), hotplug_fd(d->hotplug), EV_READ | EV_PERSIST,
+				  daemon_hotplug_cb, d);
+	if (!d->ev_hotplug || event_add(d->ev_hotplug, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /* A map for a machine we do not run on: every online CPU idle, for claims
  * and placement to act on (--topology). */
 static int daemon_sim_map(struct daemon *d)
@@ -280,6 +367,8 @@ static int daemon_start(struct daemon *d)
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
 	int r;
 
+	if (!file)
+		daemon_hotplug_open(d);
 	r = topo_load(file, &d->topo);
 	if (r < 0) {
 		log_error("Failed to load the topology%s%s: %s", file ? " from " : "", file ? file : "", strerror(-r));
@@ -333,6 +422,8 @@ static int daemon_start(struct daemon *d)
 		return EXIT_FAILURE;
 	}
 	service_attach_server(d->service, d->server);
+	if (daemon_hotplug_start(d) < 0)
+		return EXIT_FAILURE;
 	if (loop_on_signal(d->loop, SIGTERM, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
@@ -348,6 +439,9 @@ static int daemon_start(struct daemon *d)
 static void daemon_stop(struct daemon *d)
 {
 	server_free(d->server);
+	if (d->ev_hotplug)
+		event_free(d->ev_hotplug);
+	hotplug_close(d->hotplug);
 	service_free(d->service);
 	tracker_close(d->tracker);
 	free(d->sim_map);

@@ -134,6 +134,13 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	int cpu;
 
 	proto_cpumask_to_cpuset(&req->cpus, &asked);
+	/* The kernel would refuse it with a bare EINVAL (hotplug, see the map). */
+	CPUSET_FOREACH(c, &asked) {
+		if ((uint32_t)c < m->o.topo->ncpus && cpupri_level(m->o.view, (uint32_t)c) == LEVEL_OFFLINE) {
+			snprintf(reason, RTPLACE_REASON_MAX, "CPU %d is offline", c);
+			return -EINVAL;
+		}
+	}
 	cpuset_and(&asked, &asked, &m->o.topo->online);
 	if (cpuset_empty(&asked)) {
 		snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");

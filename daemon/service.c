@@ -91,6 +91,8 @@ void service_apply_config(struct service *s, const struct config *cfg)
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
+	/* The topology may have been reloaded (hotplug): so may its nodes. */
+	s->lim.nnodes = s->topo->nnodes;
 	service_placement_config(s, cfg);
 	/* Build the new context before dropping the old: without memory for
 	 * it, answers keep the placement rules they had. */
@@ -175,7 +177,7 @@ static const char *service_end_reason(uint32_t why)
 	case RTPLACE_CLAIM_ENDED_OWNER_EXITED:
 		return "owner exited";
 	default:
-		return "revoked";
+		return "revoked, a CPU went offline";
 	}
 }
 
@@ -187,9 +189,10 @@ static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *c
 	char cpus[64];
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
-	if (why == RTPLACE_CLAIM_ENDED_EXPIRED)
-		moves_publish(s->moves, RTPLACE_RECORD_CLAIM_EXPIRED, cl->pid, cl->uid,
-			      cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
+	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
+		moves_publish(s->moves,
+			      why == RTPLACE_CLAIM_ENDED_EXPIRED ? RTPLACE_RECORD_CLAIM_EXPIRED : RTPLACE_RECORD_CLAIM_REVOKED,
+			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		moves_unmanage(s->moves, cl->pid);
 	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
@@ -456,12 +459,22 @@ static void service_cpus(struct service *s, const struct server_peer *peer, cons
 	service_send_reply(s, peer, m);
 }
 
+/* Managed CPUs the map does not show offline (hotplug). */
+static uint32_t service_online_count(const struct service *s)
+{
+	uint32_t n = 0;
+
+	CPUSET_FOREACH(cpu, &s->pcfg.managed)
+		n += cpupri_level(&s->view, (uint32_t)cpu) != LEVEL_OFFLINE;
+	return n;
+}
+
 static void service_status(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_status_reply st = {
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
-		.nonline = cpuset_count(&s->pcfg.managed),
+		.nonline = service_online_count(s),
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,

@@ -44,7 +44,8 @@ int service_dispatch_cb(struct server *server, struct server_peer *peer, const v
 void service_apply_config(struct service *s, const struct config *cfg);
 
 /* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
- * event (REVOKED) to its connection. */
+ * event (REVOKED) to its connection and a claim-revoked record to its
+ * uid's subscribers. */
 void service_revoke_cpu(struct service *s, uint32_t cpu);
 
 /* Server limits that follow from a configuration. */

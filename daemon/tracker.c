@@ -13,12 +13,14 @@
 #include <bpf/libbpf.h>
 
 #include "cpupri.h"
+#include "hotplug.h"
 #include "procfs.h"
 #include "seed.h"
 #include "tracker.h"
 /* Generated from bpf/tracker.bpf.c by bpftool; needs cpupri.h first. */
 #include "tracker.skel.h"
 
+#define TRACKER_SYSFS "/sys"
 #define TRACKER_BTF "/sys/kernel/btf/vmlinux"
 
 /* The programs that act only for watched threads (wakeup and exit events):
@@ -250,20 +252,39 @@ static int tracker_ring_cb(void *ctx, void *data, size_t size)
 	return t->cb ? t->cb(&ev, t->cb_ctx) : 0;
 }
 
-/* Publishes the /proc view of every managed CPU that no BPF writer has
+/*
+ * Publishes the /proc view of every online CPU that no BPF writer has
  * reached yet (still at the offline level cpupri_init() left): a CPU the
- * programs already updated holds a fresher, exact value and keeps it. */
+ * programs already updated holds a fresher, exact value and keeps it.
+ * Online is the kernel's list, read after attach; a CPU that goes offline
+ * after that read may have published its last (offline) level before the
+ * seed overwrote it, so the list is read again and such a seed is undone,
+ * unless the programs have published since. A CPU still listed online the
+ * second time is seen by the programs on its way down.
+ */
 static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_geom *g)
 {
 	__u32 *levels = calloc(topo->ncpus, sizeof(*levels));
+	struct cpuset online, after;
 	int r;
 
 	if (!levels)
 		return -ENOMEM;
-	r = seed_scan(PROCFS_ROOT, topo->ncpus, levels);
+	r = hotplug_read_online(TRACKER_SYSFS, &online);
 	if (r == 0)
-		CPUSET_FOREACH(cpu, &topo->online)
+		r = seed_scan(PROCFS_ROOT, topo->ncpus, levels);
+	if (r < 0)
+		goto out;
+	CPUSET_FOREACH(cpu, &online)
+		if ((uint32_t)cpu < topo->ncpus)
 			cpupri_set_from(map, g, (__u32)cpu, LEVEL_OFFLINE, levels[cpu]);
+	r = hotplug_read_online(TRACKER_SYSFS, &after);
+	if (r < 0)
+		goto out;
+	CPUSET_FOREACH(cpu, &online)
+		if ((uint32_t)cpu < topo->ncpus && !cpuset_test(&after, (unsigned)cpu))
+			cpupri_set_from(map, g, (__u32)cpu, levels[cpu], LEVEL_OFFLINE);
+out:
 	free(levels);
 	return r;
 }
@@ -333,8 +354,6 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
-	CPUSET_FOREACH(cpu, &topo->online)
-		t->skel->rodata->tracker_managed[cpu / 64] |= UINT64_C(1) << (cpu % 64);
 	tracker_watch_progs(t->skel, watch_progs);
 	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
 		bpf_program__set_autoattach(watch_progs[i], false);
@@ -373,7 +392,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	 * event the programs see. */
 	r = tracker_seed(topo, rw, &g);
 	if (r < 0) {
-		tracker_err(err, errlen, "seeding from %s failed: %s", PROCFS_ROOT, strerror(-r));
+		tracker_err(err, errlen, "seeding from %s and %s failed: %s", PROCFS_ROOT, TRACKER_SYSFS, strerror(-r));
 		goto out;
 	}
 

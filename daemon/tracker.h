@@ -33,7 +33,10 @@ typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
 
 /*
  * Opens, sizes (one map shard per node or LLC of topo), loads, attaches and
- * seeds the tracker for the online CPUs of topo. Returns 0, or -errno with a
+ * seeds the tracker for every CPU id of topo: those online now are seeded
+ * from /proc, the others stay offline until the kernel brings them up, and
+ * every CPU follows hotplug from then on (offline while the scheduler has
+ * it offline). Returns 0, or -errno with a
  * one-line reason in err (errlen bytes, may be 0): -ENOENT when the kernel
  * has no BTF, -EOPNOTSUPP when it lacks a tracepoint or field the programs
  * need (each named), -EPERM without the

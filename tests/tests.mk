@@ -173,6 +173,22 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 
+# --- CPU hotplug (DESIGN §14): the pure parts without root; the live test
+# takes CPU 1 offline and back, as root, under the machine-wide RT test lock.
+check_PROGRAMS += tests/unit/test-hotplug
+tests_unit_test_hotplug_SOURCES = tests/unit/test-hotplug.c
+tests_unit_test_hotplug_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_hotplug_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hotplug_LDADD = daemon/libtracker.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-hotplug
+
+check_PROGRAMS += tests/integration/test-hotplug-live
+tests_integration_test_hotplug_live_SOURCES = tests/integration/test-hotplug-live.c
+tests_integration_test_hotplug_live_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_hotplug_live_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_hotplug_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-hotplug-live
+
 # The log's rate limit (a pure window, the clock injected).
 check_PROGRAMS += tests/unit/test-log
 tests_unit_test_log_SOURCES = tests/unit/test-log.c

@@ -201,7 +201,8 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			  (req->node < 0 || t->cpus[c].node == req->node);
 		if (!x->cand)
 			continue;
-		ncand++;
+		/* A candidate the map shows offline is gone (hotplug). */
+		ncand += m->levels[c] != LEVEL_OFFLINE;
 		x->level = refmodel_level(m, c);
 		x->rank = x->level == LEVEL_IDLE && !m->cfg->prefer_idle ? LEVEL_NORMAL : x->level;
 		x->eligible = m->levels[c] != LEVEL_OFFLINE && x->level < m->below;

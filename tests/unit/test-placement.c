@@ -338,6 +338,52 @@ static void test_ctx_reuse(void **state)
 }
 
 /*
+ * A topology refreshed in place after hotplug (rtplaced reloads it when a
+ * CPU it never saw comes online) can have more nodes than the one a
+ * context was built on: the stale context is still freed correctly (run
+ * under the sanitizers, a free that followed the new node count reads past
+ * its array).
+ */
+static void test_ctx_free_after_refresh(void **state)
+{
+	struct refmodel_map map;
+	struct placement_config cfg = { .prefer_idle = true };
+	struct placement_ctx *x;
+	struct topo *t, *more, tmp;
+
+	assert_int_equal(topo_synthetic(1, 2, 1, 4, 1, &t), 0);
+	assert_int_equal(topo_synthetic(1, 4, 1, 2, 1, &more), 0);
+	assert_int_equal(t->ncpus, more->ncpus);
+	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &map), 0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		refmodel_map_set(&map, c, LEVEL_IDLE);
+	cfg.managed = t->online;
+	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	tmp = *t;
+	*t = *more;
+	*more = tmp;
+	/* Should its rebuild fail, the stale context still answers safely:
+	 * a node it does not know is refused, not read past its masks. */
+	{
+		struct placement_request req = { .prio = 50, .count = 1, .node = 3, .near_cpu = -1 };
+		struct placement_result *res = malloc(sizeof(*res));
+
+		assert_non_null(res);
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), -EINVAL);
+		assert_string_equal(res->reason, PLACEMENT_REASON_BAD_NODE);
+		req.node = 1;
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), 0);
+		free(res);
+	}
+	placement_ctx_free(x);
+	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	placement_ctx_free(x);
+	refmodel_map_close(&map);
+	topo_free(more);
+	topo_free(t);
+}
+
+/*
  * Targeted cases on a small machine: 2 nodes x 2 LLCs x 2 cores x 2
  * threads. Core k holds CPUs k and k + 8; LLC l holds cores 2l and 2l + 1
  * (CPUs 2l, 2l+1, 2l+8, 2l+9); node n holds LLCs 2n and 2n + 1.
@@ -730,8 +776,50 @@ static void test_offline(void **state)
 	assert_int_equal(f->res.n, 14);
 	for (uint32_t i = 0; i < 14; i++)
 		assert_true(f->res.cpus[i] != 3 && f->res.cpus[i] != 5);
+	/* Nothing online in the set: said so, not "none below". */
 	cpuset_set(&f->req.allowed, 5);
+	assert_int_equal(place(f), -ENODEV);
+	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+}
+
+/*
+ * A CPU that hotplug took away while the daemon runs: known to the
+ * topology, managed, offline in the map. Whatever else points at it (a
+ * claim below the priority, the near hint, the rotation cursor, the allowed
+ * set) it is never offered, and an answer restricted to it says that no CPU
+ * is online there.
+ */
+static void test_hot_unplugged(void **state)
+{
+	struct fixture *f = *state;
+
+	set_all(f, LEVEL_NORMAL);
+	refmodel_map_set(&f->map, 5, LEVEL_OFFLINE);
+	f->claimed[5] = (uint8_t)LEVEL_IDLE;
+	f->claimed[6] = (uint8_t)level_from_rt_priority(10);
+	f->req.near_cpu = 5;
+	f->rotor = 5;
+	for (uint32_t count = 1; count <= 16; count++) {
+		f->req.count = count;
+		assert_int_equal(place(f), 0);
+		assert_int_equal(f->res.n, count < 15 ? count : 15);
+		for (uint32_t i = 0; i < f->res.n; i++)
+			assert_int_not_equal(f->res.cpus[i], 5);
+	}
+	f->req.count = 1;
+	cpuset_set(&f->req.allowed, 5);
+	assert_int_equal(place(f), -ENODEV);
+	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+	assert_int_equal(f->res.n, 0);
+	/* With an online CPU beside it that is too busy, the answer is "none
+	 * below": that one is there, only busy. */
+	refmodel_map_set(&f->map, 6, LEVEL_RT99);
+	cpuset_set(&f->req.allowed, 6);
 	assert_int_equal(place(f), -ENOENT);
+	assert_string_equal(f->res.reason, PLACEMENT_REASON_NONE_BELOW);
+	/* Back online (idle): offered again, first as the near CPU. */
+	refmodel_map_set(&f->map, 5, LEVEL_IDLE);
+	assert_int_equal(place1(f), 5);
 }
 
 /* A bit left at a level the CPU has left (two writers raced on one CPU,
@@ -824,11 +912,13 @@ int main(void)
 		FIXTURE_TEST(test_partial),
 		FIXTURE_TEST(test_housekeeping),
 		FIXTURE_TEST(test_offline),
+		FIXTURE_TEST(test_hot_unplugged),
 		FIXTURE_TEST(test_stale_bit),
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_ctx_reuse),
+		cmocka_unit_test(test_ctx_free_after_refresh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,538 @@
+/*
+ * CPU hotplug followed live (DESIGN §14), root, real hotplug of CPU 1 under
+ * the real daemon and BPF tracker:
+ *
+ *  - CPU 1 taken offline under a running daemon: within a second it is
+ *    reported offline (CPUS, STATUS, rtplacectl cpus in both forms), the
+ *    claim a client held on it ends with a CLAIM_ENDED (REVOKED) to that
+ *    client and a claim-revoked record to subscribers, no query offers it,
+ *    and a move to it is refused naming it;
+ *    back online, it is managed again with its true level within a second;
+ *  - a daemon started while CPU 1 is offline manages it once it comes
+ *    online: topology ids, true level, placement, claims;
+ *  - CPU 1 offline and back while the daemon is stopped: the claim still
+ *    ends (the online list alone would not tell).
+ *
+ * CPU 1 is always put back online: at start (a previous run may have died),
+ * at exit (atexit), on fatal signals, and at the end of each test. The test
+ * holds the machine-wide RT test lock throughout, so other tests that use
+ * CPU 1 wait; it pins itself (and so its daemons) to CPU 0, and its RT
+ * spinner on CPU 1 is killed before CPU 1 goes offline (the kernel would
+ * otherwise move it to CPU 0).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+#define HP_CPU 1
+#define HP_ONLINE "/sys/devices/system/cpu/cpu1/online"
+#define SPIN_PRIO 40
+/* What DESIGN §14 promises: offline reported, claims ended, CPUs managed
+ * again "within a second". */
+#define HP_DEADLINE_MS 1000
+
+static uint32_t next_request = 1;
+static pid_t spinner;
+/* Global, not on a test's stack: a failed assertion leaves the test
+ * function, and the teardown (and the harness at exit) still stops it. */
+static struct harness_daemon daemon_under_test;
+
+/* ---- CPU 1 on and off, and always back on ---- */
+
+/* Writes "0" or "1" to CPU 1's online file. Async-signal-safe. */
+static int hp_write(bool online)
+{
+	int fd = open(HP_ONLINE, O_WRONLY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, online ? "1" : "0", 1) != 1)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static bool hp_is_online(void)
+{
+	char c = '1';
+	int fd = open(HP_ONLINE, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '1';
+		close(fd);
+	}
+	return c == '1';
+}
+
+/* Puts CPU 1 back online, retrying a busy hotplug for a few seconds.
+ * Async-signal-safe. */
+static void hp_restore(void)
+{
+	struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+
+	for (int i = 0; i < 50 && !hp_is_online(); i++)
+		if (hp_write(true) < 0)
+			nanosleep(&pause, NULL);
+}
+
+/* The test process, not a child that inherited the handlers. */
+static pid_t test_pid;
+
+static void hp_fatal_signal(int sig)
+{
+	if (getpid() == test_pid) {
+		if (spinner > 0)
+			kill(spinner, SIGKILL);
+		hp_restore();
+		/* atexit() handlers do not run on this way out. */
+		if (daemon_under_test.pid > 0)
+			kill(daemon_under_test.pid, SIGTERM);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void kill_spinner(void)
+{
+	if (spinner > 0) {
+		kill(spinner, SIGKILL);
+		waitpid(spinner, NULL, 0);
+		test_forget_child(spinner);
+		spinner = 0;
+	}
+}
+
+static void cleanup_at_exit(void)
+{
+	kill_spinner();
+	hp_restore();
+}
+
+/* ---- talking to the daemon ---- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
+{
+	assert_int_equal(harness_call(fd, req, ret), 0);
+}
+
+static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
+{
+	struct rtplace_cpus c = { .first = 0 };
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
+	assert_true(cpu < rep.cpus_reply.count);
+	return rep.cpus_reply.cpus[cpu];
+}
+
+static struct rtplace_status_reply status_of(int fd)
+{
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
+	return rep.status_reply;
+}
+
+static bool is_offline(const struct rtplace_cpu_info *ci)
+{
+	return ci->level == LEVEL_OFFLINE && !(ci->flags & RTPLACE_CPU_F_ONLINE);
+}
+
+static bool is_unclaimed(const struct rtplace_cpu_info *ci)
+{
+	return ci->claim_id == 0;
+}
+
+static bool is_quiet(const struct rtplace_cpu_info *ci)
+{
+	return (ci->level == LEVEL_IDLE || ci->level == LEVEL_NORMAL) && ci->flags & RTPLACE_CPU_F_ONLINE;
+}
+
+static bool is_spinning(const struct rtplace_cpu_info *ci)
+{
+	return ci->level == LEVEL_RT1 + SPIN_PRIO - 1 && ci->flags & RTPLACE_CPU_F_ONLINE;
+}
+
+/* Polls CPU 1 until want() holds, at most until deadline (ms, monotonic);
+ * returns its last state. */
+static struct rtplace_cpu_info wait_cpu(int fd, uint64_t deadline, bool (*want)(const struct rtplace_cpu_info *))
+{
+	struct rtplace_cpu_info ci = cpu_info(fd, HP_CPU);
+
+	while (!want(&ci) && now_ms() < deadline) {
+		usleep(5000);
+		ci = cpu_info(fd, HP_CPU);
+	}
+	return ci;
+}
+
+static struct proto_msg query(int fd, int prio, unsigned count, const char *allowed, bool claim)
+{
+	struct rtplace_query q = {
+		.prio = (uint8_t)prio,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = count,
+		.node = -1,
+		.near_cpu = -1,
+		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
+		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
+	};
+	struct proto_msg req, rep;
+
+	if (allowed)
+		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	return rep;
+}
+
+static bool answer_has(const struct proto_msg *rep, unsigned cpu)
+{
+	for (uint32_t i = 0; i < rep->query_reply.count; i++)
+		if (rep->query_reply.list[i].cpu == cpu)
+			return true;
+	return false;
+}
+
+/* The next event on fd within timeout_ms: 0, or -ETIMEDOUT. */
+static int next_event(int fd, int timeout_ms, struct proto_msg *ret)
+{
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	unsigned char buf[RTPLACE_MSG_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, &lim, ret, NULL), 0);
+	return 0;
+}
+
+/* Runs rtplacectl with args; its stdout into buf. Returns its exit status. */
+static int ctl(const struct harness_daemon *d, const char *args, char *buf, size_t len)
+{
+	char path[4096], cmd[8192];
+	size_t n = 0;
+	FILE *p;
+	int st;
+
+	harness_build_path("client/rtplacectl", path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "%s --socket %s %s 2>&1", path, d->socket, args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (n + 1 < len && fgets(buf + n, (int)(len - n), p))
+		n += strlen(buf + n);
+	buf[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The line of ctl()'s output that starts with prefix, or NULL. */
+static const char *line_of(const char *out, const char *prefix, char *buf, size_t len)
+{
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, prefix, strlen(prefix)) == 0) {
+			snprintf(buf, len, "%.*s", (int)strcspn(l, "\n"), l);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* A process to move: sleeps, normal priority, any CPU. */
+static pid_t spawn_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		alarm(30);
+		for (;;)
+			pause();
+	}
+	return test_track_child(pid);
+}
+
+/* CPU 1 is online and quiet: an RT spinner there makes it rt40 at once,
+ * and placement follows (the true level, not a remembered one). */
+static void check_managed(int fd)
+{
+	struct rtplace_cpu_info ci;
+	struct proto_msg rep;
+
+	rep = query(fd, 99, 2, NULL, false);
+	assert_int_equal(rep.query_reply.count, 2);
+	assert_true(answer_has(&rep, HP_CPU));
+	spinner = test_track_child(test_spawn_rt(HP_CPU, SPIN_PRIO, TEST_RT_BUSY, 10));
+	assert_true(spinner > 0);
+	ci = wait_cpu(fd, now_ms() + HP_DEADLINE_MS, is_spinning);
+	assert_true(is_spinning(&ci));
+	assert_int_equal(ci.pid, spinner);
+	assert_int_equal(query(fd, 30, 1, "1", false).query_reply.count, 0);
+	rep = query(fd, 50, 1, "1", false);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].level, LEVEL_RT1 + SPIN_PRIO - 1);
+	kill_spinner();
+	ci = wait_cpu(fd, now_ms() + 2000, is_quiet);
+	assert_true(is_quiet(&ci));
+}
+
+/* ---- the tests ---- */
+
+static void test_offline_under_running_daemon(void **state)
+{
+	struct harness_daemon *d = &daemon_under_test;
+	struct rtplace_cpu_info ci;
+	struct rtplace_move mv = { .flags = RTPLACE_MOVE_F_SET_AFFINITY };
+	struct proto_msg rep, ev, req;
+	struct harness_sub sub;
+	struct rtplace_record rec;
+	char out[16384], line[512];
+	uint32_t claim_id;
+	uint64_t deadline;
+	int fd, holder, watcher;
+	pid_t sleeper;
+
+	assert_int_equal(harness_start(d, NULL, NULL), 0);
+	fd = harness_connect(d->socket);
+	holder = harness_connect(d->socket);
+	watcher = harness_connect(d->socket);
+	assert_true(fd >= 0 && holder >= 0 && watcher >= 0);
+	assert_int_equal(harness_subscribe(watcher, next_request++, &sub), 0);
+	ci = wait_cpu(fd, now_ms() + 2000, is_quiet);
+	assert_true(is_quiet(&ci));
+
+	/* The holder claims CPU 1 for good. */
+	rep = query(holder, 50, 1, "1", true);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, HP_CPU);
+	claim_id = rep.query_reply.claim_id;
+	assert_true(claim_id != 0);
+	assert_int_equal(cpu_info(fd, HP_CPU).claim_id, claim_id);
+
+	/* The map says offline before the offline operation returns: the
+	 * dying CPU's last switch (to its idle task) publishes it. */
+	assert_int_equal(hp_write(false), 0);
+	deadline = now_ms() + HP_DEADLINE_MS;
+	ci = cpu_info(fd, HP_CPU);
+	assert_true(is_offline(&ci));
+	/* Where it sits is still known. */
+	assert_true(ci.node >= 0 && ci.llc >= 0 && ci.core >= 0);
+	ci = wait_cpu(fd, deadline, is_unclaimed);
+	assert_int_equal(ci.claim_id, 0);
+	/* The holder hears why its claim ended, within the second. */
+	assert_int_equal(next_event(holder, (int)(deadline > now_ms() ? deadline - now_ms() : 0), &ev), 0);
+	assert_int_equal(ev.hdr.type, RTPLACE_MSG_CLAIM_ENDED);
+	assert_int_equal(ev.claim_ended.claim_id, claim_id);
+	assert_int_equal(ev.claim_ended.why, RTPLACE_CLAIM_ENDED_REVOKED);
+	assert_int_equal(status_of(fd).claims_active, 0);
+	assert_int_equal(status_of(fd).nonline, 1);
+	/* And subscribers read it as a record (no owner process: tid 0). */
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_REVOKED, 0, HP_DEADLINE_MS, &rec), 0);
+	assert_int_equal(rec.from_cpu, HP_CPU);
+	assert_int_equal(rec.prio, 50);
+	assert_int_equal(rec.uid, getuid());
+
+	/* Never offered: not for the highest priority, not when asked for. */
+	rep = query(fd, 99, 2, NULL, false);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, 0);
+	rep = query(fd, 99, 1, "1", true);
+	assert_int_equal(rep.query_reply.count, 0);
+	assert_int_equal(rep.query_reply.claim_id, 0);
+	assert_string_equal(rep.query_reply.reason, "no managed online CPU in the allowed set");
+
+	/* A move there is refused, naming the CPU. */
+	sleeper = spawn_sleeper();
+	assert_true(sleeper > 0);
+	mv.tid = sleeper;
+	assert_int_equal(cpuset_parse("1", (struct cpuset *)&mv.cpus), 0);
+	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_string_equal(rep.error.reason, "CPU 1 is offline");
+
+	/* What a person sees. */
+	assert_int_equal(ctl(d, "cpus", out, sizeof(out)), 0);
+	assert_non_null(line_of(out, "   1 ", line, sizeof(line)));
+	assert_non_null(strstr(line, " offline "));
+	assert_true(strlen(line) > 8 && strcmp(line + strlen(line) - 8, " offline") == 0);
+	assert_int_equal(ctl(d, "--json cpus", out, sizeof(out)), 0);
+	assert_non_null(line_of(out, "  {\"cpu\": 1,", line, sizeof(line)));
+	assert_non_null(strstr(line, "\"level\": \"offline\", \"online\": false"));
+	assert_int_equal(ctl(d, "status", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "1 online and managed"));
+	snprintf(line, sizeof(line), "move --tid %d --cpus 1", (int)sleeper);
+	assert_int_equal(ctl(d, line, out, sizeof(out)), 65);
+	assert_non_null(strstr(out, "CPU 1 is offline"));
+
+	/* Back online: managed again, at its true level, within the second. */
+	assert_int_equal(hp_write(true), 0);
+	ci = wait_cpu(fd, now_ms() + HP_DEADLINE_MS, is_quiet);
+	assert_true(is_quiet(&ci));
+	assert_int_equal(status_of(fd).nonline, 2);
+	check_managed(fd);
+	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_MOVE_REPLY);
+
+	harness_unsubscribe(&sub);
+	close(watcher);
+	close(holder);
+	close(fd);
+	assert_int_equal(harness_stop(d), 0);
+}
+
+static void test_offline_at_start(void **state)
+{
+	struct harness_daemon *d = &daemon_under_test;
+	struct rtplace_cpu_info ci;
+	struct proto_msg rep;
+	int fd;
+
+	assert_int_equal(hp_write(false), 0);
+	assert_int_equal(harness_start(d, NULL, NULL), 0);
+	fd = harness_connect(d->socket);
+	assert_true(fd >= 0);
+	ci = cpu_info(fd, HP_CPU);
+	assert_true(is_offline(&ci));
+	assert_int_equal(status_of(fd).nonline, 1);
+	assert_int_equal(query(fd, 99, 2, NULL, false).query_reply.count, 1);
+
+	assert_int_equal(hp_write(true), 0);
+	ci = wait_cpu(fd, now_ms() + HP_DEADLINE_MS, is_quiet);
+	assert_true(is_quiet(&ci));
+	/* The topology learnt where it sits. */
+	assert_true(ci.node >= 0 && ci.llc >= 0 && ci.core >= 0);
+	assert_int_equal(status_of(fd).nonline, 2);
+	check_managed(fd);
+	rep = query(fd, 50, 1, "1", true);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_true(rep.query_reply.claim_id != 0);
+
+	close(fd);
+	assert_int_equal(harness_stop(d), 0);
+}
+
+/*
+ * CPU 1 goes offline and comes back before the daemon looks (it is
+ * stopped meanwhile): the online list reads the same before and after, but
+ * the claim on CPU 1 must still end, as the uevents say it went.
+ */
+static void test_offline_and_back_unseen(void **state)
+{
+	struct harness_daemon *d = &daemon_under_test;
+	struct rtplace_cpu_info ci;
+	struct proto_msg rep, ev;
+	uint32_t claim_id;
+	int fd, holder;
+
+	assert_int_equal(harness_start(d, NULL, NULL), 0);
+	fd = harness_connect(d->socket);
+	holder = harness_connect(d->socket);
+	assert_true(fd >= 0 && holder >= 0);
+	ci = wait_cpu(fd, now_ms() + 2000, is_quiet);
+	assert_true(is_quiet(&ci));
+	rep = query(holder, 50, 1, "1", true);
+	assert_int_equal(rep.query_reply.count, 1);
+	claim_id = rep.query_reply.claim_id;
+
+	assert_int_equal(kill(d->pid, SIGSTOP), 0);
+	assert_int_equal(hp_write(false), 0);
+	assert_int_equal(hp_write(true), 0);
+	assert_int_equal(kill(d->pid, SIGCONT), 0);
+	assert_int_equal(next_event(holder, HP_DEADLINE_MS, &ev), 0);
+	assert_int_equal(ev.hdr.type, RTPLACE_MSG_CLAIM_ENDED);
+	assert_int_equal(ev.claim_ended.claim_id, claim_id);
+	assert_int_equal(ev.claim_ended.why, RTPLACE_CLAIM_ENDED_REVOKED);
+	ci = wait_cpu(fd, now_ms() + HP_DEADLINE_MS, is_quiet);
+	assert_true(is_quiet(&ci));
+	assert_int_equal(ci.claim_id, 0);
+	check_managed(fd);
+
+	close(holder);
+	close(fd);
+	assert_int_equal(harness_stop(d), 0);
+}
+
+static int setup(void **state)
+{
+	static const int fatal[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGABRT };
+	cpu_set_t set;
+
+	test_require_root();
+	if (access(HP_ONLINE, W_OK) < 0)
+		test_skip("CPU 1 cannot be taken offline here (" HP_ONLINE ")");
+	test_pid = getpid();
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], hp_fatal_signal);
+	atexit(cleanup_at_exit);
+	/* Held until exit: tests that use CPU 1 wait while it comes and goes. */
+	assert_true(test_lock_rt_cpu(120) >= 0);
+	/* A run that died before it could restore CPU 1. */
+	hp_restore();
+	assert_true(hp_is_online());
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	return 0;
+}
+
+static int teardown_each(void **state)
+{
+	kill_spinner();
+	if (daemon_under_test.pid > 0) {
+		kill(daemon_under_test.pid, SIGCONT);
+		harness_stop(&daemon_under_test);
+	}
+	test_kill_children();
+	hp_restore();
+	return hp_is_online() ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_offline_under_running_daemon, teardown_each),
+		cmocka_unit_test_teardown(test_offline_at_start, teardown_each),
+		cmocka_unit_test_teardown(test_offline_and_back_unseen, teardown_each),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
