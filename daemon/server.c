@@ -450,7 +450,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		socklen_t len = sizeof(cred);
 		char reason[RTPLACE_REASON_MAX];
 		const char *refusal;
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int pidfd = -1, fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -470,26 +470,29 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			close(fd);
 			continue;
 		}
-		refusal = server_refusal(s, fd, &cred, reason, sizeof(reason));
-		if (refusal) {
-			server_refuse(s, fd, &cred, refusal);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
+		len = sizeof(pidfd);
+		/* A kernel without it leaves -1: the dispatcher then reads the
+		 * peer by pid each time, as before pidfds. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+			pidfd = -1;
+		/* The connection holds both descriptors: neither may be one of
+		 * the reserved last ones. */
+		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, reason, sizeof(reason));
+		c = refusal ? NULL : calloc(1, sizeof(*c));
 		if (!c) {
-			close(fd);
+			if (pidfd >= 0)
+				close(pidfd);
+			if (refusal)
+				server_refuse(s, fd, &cred, refusal);
+			else
+				close(fd);
 			continue;
 		}
 		c->server = s;
 		c->fd = fd;
 		c->peer = (struct server_peer){
-			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = -1,
+			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = pidfd,
 		};
-		len = sizeof(c->peer.pidfd);
-		/* A kernel without it leaves -1: the dispatcher then reads the
-		 * peer by pid each time, as before pidfds. */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &c->peer.pidfd, &len) < 0)
-			c->peer.pidfd = -1;
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
 		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||

@@ -9,8 +9,8 @@
  * Limits (DESIGN §14). A connection from a user other than root is refused
  * (an ERROR naming the limit, then close) when that user already has
  * max_clients_per_user connections, when max_clients connections are open,
- * or when the descriptor it got is among the daemon's last
- * SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
+ * or when a descriptor it got (the socket, the peer's pidfd) is among the
+ * daemon's last SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
  * lowest free descriptor, so unprivileged connections never hold one of
  * those last descriptors: they stay for root's connections and for the
  * daemon's own needs. Root's connections are refused by none of these
