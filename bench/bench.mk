@@ -49,6 +49,13 @@ bench_move_latency_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_move_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_move_latency_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
 
+# BPF programs' run time per event and share of busy CPU time while a
+# command runs, through a BPF_ENABLE_STATS descriptor (tracker-overhead.sh).
+noinst_PROGRAMS += bench/bpf-stats
+bench_bpf_stats_SOURCES = bench/bpf-stats.c
+bench_bpf_stats_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+bench_bpf_stats_LDADD = $(LIBBPF_LIBS)
+
 # Claims at scale: one claiming query and every owner's exit with 10 and
 # with 10,000 claims (issue 14.3).
 noinst_PROGRAMS += bench/claims-scale

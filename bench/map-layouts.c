@@ -23,10 +23,15 @@
  * simulated CPUs (cpupri_set's pattern); a reader thread on another CPU asks
  * cpupri_find's question: the lowest level below rt99 or rt50 that has a CPU
  * among all CPUs, or among node 0's CPUs. For node 0 the sharded readers
- * read only node 0's shards, which is what sharding is for. Each side is
- * timed alone and both together; every layout takes its turn inside each
- * repeat so that drift hits them all, and the median of the repeats is
- * printed with its ratio to packed.
+ * read only node 0's shards, which is what sharding is for; their answer is
+ * the production one, left in the map's bits (cpupri_find()). Each side is
+ * timed alone and both together, and two writers, one per CPU, replay the
+ * changes of node 0's CPUs and of the others' at once (writers storing
+ * different CPUs' levels into shared count and mask lines). Every layout
+ * takes its turn inside each repeat so that drift hits them all, and the
+ * median of the repeats is printed with its ratio to packed. A model of the
+ * cache lines each layout writes per change and reads per query, for 480
+ * CPUs in 2 nodes and 1,024 CPUs in 8 nodes, follows the timings.
  *
  * Passing a line between the two CPUs sets most of the contended cost, and
  * on a VM it changes with host placement within seconds (DESIGN §12), so a
@@ -82,6 +87,7 @@ static const char *const ml_layout_names[ML_NLAYOUTS] = {
 /* What one measurement yields; a contended run yields two numbers. */
 enum ml_metric {
 	ML_WRITER_ALONE,
+	ML_TWO_WRITERS,
 	ML_READER_ALONE,                          /* + query */
 	ML_READER_BOTH = ML_READER_ALONE + ML_NQUERIES, /* + query */
 	ML_WRITER_BOTH = ML_READER_BOTH + ML_NQUERIES,  /* + query */
@@ -138,6 +144,19 @@ struct ml_query {
 	struct cpuset allowed;
 };
 
+/*
+ * A reader's answer. The global-mask readers build the CPU set, as the
+ * kernel's cpupri_find() hands back its mask; the sharded reader leaves it
+ * in the map's bits (cpupri_find()), converted only when checked.
+ */
+#define ML_ANSWER_WORDS 256
+
+struct ml_answer {
+	struct cpuset cpus;
+	struct cpupri_mask words;
+	__u64 buf[ML_ANSWER_WORDS];
+};
+
 /* One layout instantiated for one shape, with the allowed sets in the form
  * its reader takes, prepared before timing. */
 struct ml_map {
@@ -159,6 +178,9 @@ struct ml_shape {
 	__u8 *initial;         /* [ncpus] level of each CPU before the sequence */
 	struct ml_change *seq; /* returns every CPU to its initial level */
 	size_t nseq;
+	/* seq split by the simulated CPU's node (node 0, the rest), for two writers */
+	struct ml_change *wseq[2];
+	size_t nwseq[2];
 	struct ml_query query[ML_NQUERIES];
 	struct ml_map map[ML_NLAYOUTS];
 	double result[ML_NLAYOUTS][ML_NMETRICS][ML_REPEATS_MAX];
@@ -171,6 +193,7 @@ struct ml_options {
 	int reader_cpu;
 	int writer_cpu;
 	bool quick;
+	bool model_only;
 };
 
 /* One timed run of a writer and/or a reader on one map. */
@@ -355,19 +378,24 @@ static void ml_set(struct ml_map *m, __u32 cpu, __u32 level)
 	}
 }
 
-static int ml_find(const struct ml_map *m, const struct ml_query *q, unsigned qi, struct cpuset *ret,
+static void ml_answer_init(struct ml_answer *a)
+{
+	a->words = (struct cpupri_mask){ .w = a->buf, .nwords = ML_ANSWER_WORDS };
+}
+
+static int ml_find(const struct ml_map *m, const struct ml_query *q, unsigned qi, struct ml_answer *ret,
 		   __u32 *ret_level)
 {
 	switch (m->layout) {
 	case ML_PACKED:
-		return ml_packed_find(m->mem, q->below, &q->allowed, ret, ret_level);
+		return ml_packed_find(m->mem, q->below, &q->allowed, &ret->cpus, ret_level);
 	case ML_PADDED:
-		return ml_padded_find(m->mem, q->below, &q->allowed, ret, ret_level);
+		return ml_padded_find(m->mem, q->below, &q->allowed, &ret->cpus, ret_level);
 	case ML_NODE:
 	case ML_LLC:
-		return cpupri_find(&m->view, q->below, &m->mask[qi], ret, ret_level);
+		return cpupri_find(&m->view, LEVEL_IDLE, q->below, &m->mask[qi], &ret->words, ret_level);
 	case ML_BYTE:
-		return ml_byte_find(m->mem, q->below, m->cpus[qi], m->ncpus[qi], ret, ret_level);
+		return ml_byte_find(m->mem, q->below, m->cpus[qi], m->ncpus[qi], &ret->cpus, ret_level);
 	case ML_NLAYOUTS:
 		break;
 	}
@@ -538,6 +566,18 @@ static int ml_sequence(struct ml_shape *s)
 			s->seq[n++] = (struct ml_change){ .cpu = (__u16)c, .level = s->initial[c] };
 	s->nseq = n;
 	free(now);
+	/* Each CPU's changes keep their order, so each half also returns its
+	 * CPUs to their initial levels. */
+	for (int k = 0; k < 2; k++) {
+		s->wseq[k] = calloc(n, sizeof(*s->wseq[k]));
+		if (!s->wseq[k])
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = s->topo->cpus[s->seq[i].cpu].node != 0;
+
+		s->wseq[k][s->nwseq[k]++] = s->seq[i];
+	}
 	return 0;
 }
 
@@ -577,6 +617,8 @@ static void ml_shape_free(struct ml_shape *s)
 	topo_free(s->topo);
 	free(s->initial);
 	free(s->seq);
+	free(s->wseq[0]);
+	free(s->wseq[1]);
 }
 
 /* The answer computed from a plain array of levels, by the definition. */
@@ -626,12 +668,18 @@ static int ml_verify(struct ml_shape *s)
 			}
 		}
 		for (unsigned q = 0; q < ML_NQUERIES; q++) {
-			struct cpuset want, got;
+			struct cpuset want;
+			struct ml_answer got;
 			__u32 want_level = 0, got_level = 0;
 			int want_r = ml_reference_find(levels, s->ncpus, &s->query[q], &want, &want_level);
-			int got_r = ml_find(m, &s->query[q], q, &got, &got_level);
+			int got_r;
 
-			if (want_r != got_r || (want_r == 0 && (want_level != got_level || !cpuset_equal(&want, &got)))) {
+			ml_answer_init(&got);
+			got_r = ml_find(m, &s->query[q], q, &got, &got_level);
+			if (got_r == 0 && (l == ML_NODE || l == ML_LLC))
+				cpupri_mask_to_cpuset(&m->view, &got.words, &got.cpus);
+			if (want_r != got_r ||
+			    (want_r == 0 && (want_level != got_level || !cpuset_equal(&want, &got.cpus)))) {
 				fprintf(stderr, "map-layouts: %s, %s, %s: wrong answer (%d, level %u; expected %d, level %u)\n",
 					s->name, ml_layout_names[l], s->query[q].name, got_r, got_level, want_r,
 					want_level);
@@ -660,29 +708,59 @@ static void ml_check_cpu(struct ml_job *j, int cpu)
 		__atomic_store_n(&j->err, -EXDEV, __ATOMIC_RELAXED);
 }
 
-static void *ml_writer_main(void *arg)
+/* Replays seq from *pos on j's map for j->run_ns; returns ns per change. */
+static double ml_replay(struct ml_job *j, const struct ml_change *seq, size_t nseq, size_t *pos)
 {
-	struct ml_job *j = arg;
-	struct ml_map *m = j->map;
-	const struct ml_change *seq = j->shape->seq;
-	const size_t nseq = j->shape->nseq;
-	size_t pos = m->pos;
+	size_t p = *pos;
 	__u64 t0, t, ops = 0;
 
-	ml_check_cpu(j, j->writer_cpu);
-	ml_barrier(j);
 	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++) {
-			ml_set(m, seq[pos].cpu, seq[pos].level);
-			if (++pos == nseq)
-				pos = 0;
+			ml_set(j->map, seq[p].cpu, seq[p].level);
+			if (++p == nseq)
+				p = 0;
 		}
 		ops += ML_BATCH;
 		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
-	m->pos = pos;
-	j->writer_ns = (double)(t - t0) / (double)ops;
+	*pos = p;
+	return (double)(t - t0) / (double)ops;
+}
+
+static void *ml_writer_main(void *arg)
+{
+	struct ml_job *j = arg;
+
+	ml_check_cpu(j, j->writer_cpu);
+	ml_barrier(j);
+	j->writer_ns = ml_replay(j, j->shape->seq, j->shape->nseq, &j->map->pos);
+	return NULL;
+}
+
+/* One of two writers, each replaying the changes of its half of the
+ * simulated CPUs (struct ml_shape.wseq). */
+struct ml_half {
+	struct ml_job *j;
+	int cpu;
+	const struct ml_change *seq;
+	size_t nseq;
+	double ns;
+};
+
+static void *ml_half_main(void *arg)
+{
+	struct ml_half *h = arg;
+	size_t pos = 0;
+
+	ml_check_cpu(h->j, h->cpu);
+	ml_barrier(h->j);
+	h->ns = ml_replay(h->j, h->seq, h->nseq, &pos);
+	/* Untimed: back to the initial levels, where the half started. */
+	while (pos) {
+		ml_set(h->j->map, h->seq[pos].cpu, h->seq[pos].level);
+		pos = pos + 1 == h->nseq ? 0 : pos + 1;
+	}
 	return NULL;
 }
 
@@ -691,22 +769,30 @@ static void *ml_reader_main(void *arg)
 	struct ml_job *j = arg;
 	const struct ml_map *m = j->map;
 	const struct ml_query *q = &j->shape->query[j->query];
-	struct cpuset cpus;
+	struct ml_answer *a = malloc(sizeof(*a));
 	__u64 t0, t, ops = 0, sink = 0;
 	__u32 level = 0;
+
+	if (!a) {
+		__atomic_store_n(&j->err, -ENOMEM, __ATOMIC_RELAXED);
+		ml_barrier(j);
+		return NULL;
+	}
+	ml_answer_init(a);
 
 	ml_check_cpu(j, j->reader_cpu);
 	ml_barrier(j);
 	t0 = bench_now_ns();
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++)
-			if (ml_find(m, q, j->query, &cpus, &level) == 0)
-				sink += level + cpus.w[0];
+			if (ml_find(m, q, j->query, a, &level) == 0)
+				sink += level + a->cpus.w[0] + a->buf[0];
 		ops += ML_BATCH;
 		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
 	j->sink = sink;
 	j->reader_ns = (double)(t - t0) / (double)ops;
+	free(a);
 	return NULL;
 }
 
@@ -762,6 +848,41 @@ static int ml_run(struct ml_shape *s, struct ml_map *m, unsigned query, bool wri
 		*ret_writer_ns = j.writer_ns;
 		*ret_reader_ns = j.reader_ns;
 	}
+	return r;
+}
+
+/* Two writers, one on each CPU, storing the levels of different simulated
+ * CPUs (node 0's, the others'); writes the mean ns per change of the two. */
+static int ml_run_two(struct ml_shape *s, struct ml_map *m, const struct ml_options *o, double *ret_ns)
+{
+	struct ml_job j = { .shape = s, .map = m, .run_ns = (__u64)o->run_ms * 1000000u, .nthreads = 2 };
+	struct ml_half h[2];
+	pthread_t th[2];
+	int r;
+
+	/* Untimed: the map to the initial levels the halves start from. */
+	while (m->pos) {
+		ml_set(m, s->seq[m->pos].cpu, s->seq[m->pos].level);
+		m->pos = m->pos + 1 == s->nseq ? 0 : m->pos + 1;
+	}
+	for (int k = 0; k < 2; k++)
+		h[k] = (struct ml_half){ .j = &j, .cpu = k ? o->writer_cpu : o->reader_cpu, .seq = s->wseq[k],
+					 .nseq = s->nwseq[k] };
+	r = ml_spawn(&th[0], h[0].cpu, ml_half_main, &h[0]);
+	if (r < 0)
+		return r;
+	r = ml_spawn(&th[1], h[1].cpu, ml_half_main, &h[1]);
+	if (r < 0) {
+		/* Let the first run alone so that it can be joined. */
+		__atomic_fetch_add(&j.ready, 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(th[0], NULL);
+	if (r == 0)
+		pthread_join(th[1], NULL);
+	if (r == 0)
+		r = j.err;
+	if (r == 0)
+		*ret_ns = (h[0].ns + h[1].ns) / 2;
 	return r;
 }
 
@@ -835,6 +956,248 @@ static int ml_handoff(const struct ml_options *o, double *ret_ns)
 	return r;
 }
 
+/* ---- the line model ---- */
+
+/*
+ * Cache lines each layout touches, from its offsets alone, for machines
+ * this bench cannot run on: per level change, the distinct lines written
+ * and how many simulated CPUs' changes write each of them (the writers a
+ * line is shared by), averaged over every CPU and over the level changes
+ * the timed sequence draws; per query, the lines read at a level with CPUs
+ * (count and mask words) and at a level skipped on its count. The packed
+ * and padded masks are as wide as the machine rounded up to 64 CPUs
+ * (NR_CPUS = ncpus); the sharded map is the production geometry.
+ */
+struct ml_model {
+	const char *name;
+	struct topo *topo;
+	__u32 ncpus, words;        /* global mask words */
+	struct cpupri_geom geom;   /* node shards */
+	__u16 *shard_of, *bit_of;  /* each CPU's shard and bit, as cpupri_init() numbers them */
+	__u32 *sharers;            /* per line of the largest layout */
+	__u32 *last;               /* the last CPU counted in sharers[line], + 1 */
+	__u32 nlines;
+};
+
+static const __u32 ml_model_levels[5] = { LEVEL_IDLE, LEVEL_NORMAL, LEVEL_RT1 + 9, LEVEL_RT1 + 49, LEVEL_RT99 };
+static const double ml_model_weights[5] = { 0.02, 0.08, 0.10, 0.30, 0.50 };
+
+static __u32 ml_up(__u32 v, __u32 to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* Byte offsets of a level's count and of the mask word holding cpu. */
+static void ml_model_offsets(const struct ml_model *m, enum ml_layout l, __u32 level, __u32 cpu, __u32 *ret_count,
+			     __u32 *ret_word)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+
+	switch (l) {
+	case ML_PACKED:
+		*ret_count = level * vsz;
+		*ret_word = level * vsz + 8 + 8 * (cpu / 64);
+		break;
+	case ML_PADDED:
+		*ret_count = ML_LINE * level;
+		*ret_word = ML_LINE * LEVEL_COUNT + level * msz + 8 * (cpu / 64);
+		break;
+	default:
+		*ret_count = m->geom.counts_off + ML_LINE * level;
+		*ret_word = m->geom.masks_off +
+			    ((level * m->geom.nshards + m->shard_of[cpu]) * m->geom.shard_words + m->bit_of[cpu] / 64) * 8;
+		break;
+	}
+}
+
+/* The line each CPU's own writes go to: cpu_to_pri, its slot, its byte. */
+static __u32 ml_model_own(const struct ml_model *m, enum ml_layout l, __u32 cpu)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+
+	switch (l) {
+	case ML_PACKED:
+		return (ml_up(LEVEL_COUNT * vsz, ML_LINE) + 4 * cpu) / ML_LINE;
+	case ML_PADDED:
+		return (ML_LINE * LEVEL_COUNT + LEVEL_COUNT * msz + 4 * cpu) / ML_LINE;
+	case ML_BYTE:
+		return cpu / ML_LINE;
+	default:
+		return (m->geom.slots_off + ML_LINE * cpu) / ML_LINE;
+	}
+}
+
+/* The distinct lines one change of cpu from old to new writes, into lines; returns how many. */
+static unsigned ml_model_change(const struct ml_model *m, enum ml_layout l, __u32 cpu, __u32 old, __u32 new,
+				__u32 lines[5])
+{
+	__u32 all[5], oc, ow, nc, nw;
+	unsigned n = 0, k = 0;
+
+	all[k++] = ml_model_own(m, l, cpu);
+	if (l != ML_BYTE) {
+		ml_model_offsets(m, l, old, cpu, &oc, &ow);
+		ml_model_offsets(m, l, new, cpu, &nc, &nw);
+		all[k++] = oc / ML_LINE;
+		all[k++] = ow / ML_LINE;
+		all[k++] = nc / ML_LINE;
+		all[k++] = nw / ML_LINE;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		unsigned j = 0;
+
+		while (j < n && lines[j] != all[i])
+			j++;
+		if (j == n)
+			lines[n++] = all[i];
+	}
+	return n;
+}
+
+/* Lines read for one level with CPUs, for allowed (all CPUs or node 0), averaged over the levels. */
+static double ml_model_read(const struct ml_model *m, enum ml_layout l, const struct cpuset *allowed)
+{
+	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
+	__u32 lo = UINT32_MAX, hi = 0, sum = 0, n = 0;
+	__u32 lastline = UINT32_MAX;
+
+	switch (l) {
+	case ML_PACKED:
+		for (__u32 level = LEVEL_IDLE; level < LEVEL_COUNT; level++, n++)
+			sum += (level * vsz + vsz - 1) / ML_LINE - level * vsz / ML_LINE + 1;
+		return (double)sum / n;
+	case ML_PADDED:
+		return 1 + msz / ML_LINE;
+	case ML_BYTE:
+		/* No counts: every query reads the allowed CPUs' bytes. */
+		CPUSET_FOREACH(cpu, allowed) {
+			if ((__u32)cpu >= m->ncpus)
+				break;
+			n += (__u32)cpu / ML_LINE != lastline;
+			lastline = (__u32)cpu / ML_LINE;
+		}
+		return n;
+	default:
+		/* cpupri_find() reads, in each shard that allowed spans, the
+		 * words that hold CPUs (each shard starts on a line). */
+		for (__u32 c = 0; c < m->ncpus; c++)
+			sum = m->bit_of[c] / 64 + 1u > sum ? m->bit_of[c] / 64 + 1u : sum;
+		CPUSET_FOREACH(cpu, allowed) {
+			if ((__u32)cpu >= m->ncpus)
+				break;
+			lo = m->shard_of[cpu] < lo ? m->shard_of[cpu] : lo;
+			hi = m->shard_of[cpu] + 1u > hi ? m->shard_of[cpu] + 1u : hi;
+		}
+		return 1 + (hi - lo) * ((sum + CPUPRI_LINE_WORDS - 1) / CPUPRI_LINE_WORDS);
+	}
+}
+
+static int ml_model_init(struct ml_model *m, const char *name, __u32 packages, __u32 cores)
+{
+	__u16 next[CPUPRI_MAX_SHARDS] = { 0 };
+	int r;
+
+	m->name = name;
+	r = topo_synthetic(packages, 1, 1, cores, 2, &m->topo);
+	if (r < 0)
+		return r;
+	m->ncpus = m->topo->ncpus;
+	m->words = (m->ncpus + 63) / 64;
+	m->shard_of = calloc(m->ncpus, sizeof(*m->shard_of));
+	m->bit_of = calloc(m->ncpus, sizeof(*m->bit_of));
+	if (!m->shard_of || !m->bit_of)
+		return -ENOMEM;
+	r = cpupri_geom_for_topo(m->topo, TOPO_SHARD_NODE, m->shard_of, &m->geom);
+	if (r < 0)
+		return r;
+	for (__u32 c = 0; c < m->ncpus; c++)
+		m->bit_of[c] = next[m->shard_of[c]]++;
+	/* The sharded map is the largest of the layouts. */
+	m->nlines = m->geom.size / ML_LINE + 2 * (LEVEL_COUNT + m->ncpus);
+	m->sharers = calloc(m->nlines, sizeof(*m->sharers));
+	m->last = calloc(m->nlines, sizeof(*m->last));
+	return m->sharers && m->last ? 0 : -ENOMEM;
+}
+
+static void ml_model_free(struct ml_model *m)
+{
+	topo_free(m->topo);
+	free(m->shard_of);
+	free(m->bit_of);
+	free(m->sharers);
+	free(m->last);
+}
+
+static void ml_model_print(struct ml_model *m)
+{
+	printf("%s\n", m->name);
+	for (unsigned l = 0; l < ML_NLAYOUTS; l++) {
+		double written = 0, sharers = 0;
+		__u32 lines[5];
+
+		if (l == ML_LLC)
+			continue;
+		memset(m->sharers, 0, m->nlines * sizeof(*m->sharers));
+		memset(m->last, 0, m->nlines * sizeof(*m->last));
+		for (__u32 c = 0; c < m->ncpus; c++)
+			for (unsigned a = 0; a < 5; a++)
+				for (unsigned b = 0; b < 5; b++) {
+					unsigned n = a == b ? 0 : ml_model_change(m, (enum ml_layout)l, c,
+										 ml_model_levels[a], ml_model_levels[b], lines);
+
+					for (unsigned i = 0; i < n; i++)
+						if (m->last[lines[i]] != c + 1) {
+							m->last[lines[i]] = c + 1;
+							m->sharers[lines[i]]++;
+						}
+				}
+		for (__u32 c = 0; c < m->ncpus; c++)
+			for (unsigned a = 0; a < 5; a++)
+				for (unsigned b = 0; b < 5; b++) {
+					double p = a == b ? 0 : ml_model_weights[a] * ml_model_weights[b] / m->ncpus;
+					unsigned n = a == b ? 0 : ml_model_change(m, (enum ml_layout)l, c,
+										 ml_model_levels[a], ml_model_levels[b], lines);
+
+					written += p * n;
+					for (unsigned i = 0; i < n; i++)
+						sharers += p * m->sharers[lines[i]];
+				}
+		/* The weights of the pairs a != b sum to 1 - sum of squares. */
+		{
+			double norm = 0;
+
+			for (unsigned a = 0; a < 5; a++)
+				norm += ml_model_weights[a] * ml_model_weights[a];
+			written /= 1 - norm;
+			sharers /= 1 - norm;
+		}
+		printf("  %-14s %9.2f %12.1f %10.2f %8.2f %9s\n", l == ML_NODE ? "sharded (node)" : ml_layout_names[l],
+		       written, sharers / written, ml_model_read(m, (enum ml_layout)l, &m->topo->online),
+		       ml_model_read(m, (enum ml_layout)l, &m->topo->node_cpus[0]), l == ML_BYTE ? "-" : "1");
+	}
+}
+
+static int ml_model(void)
+{
+	struct ml_model m[2] = { 0 };
+	int r;
+
+	r = ml_model_init(&m[0], "480 CPUs, 2 nodes (topo_synthetic(2,1,1,120,2))", 2, 120);
+	if (r == 0)
+		r = ml_model_init(&m[1], "1024 CPUs, 8 nodes (topo_synthetic(8,1,1,64,2))", 8, 64);
+	if (r == 0) {
+		printf("\n== model: cache lines per operation, from each layout's offsets (not timed) ==\n");
+		printf("%-16s %9s %12s %10s %8s %9s\n", "shape / layout", "written", "writers per", "read: all",
+		       "node 0", "skipped");
+		printf("%-16s %9s %12s %10s %8s %9s\n", "", "/change", "written line", "CPUs", "", "level");
+		for (int i = 0; i < 2; i++)
+			ml_model_print(&m[i]);
+	}
+	ml_model_free(&m[0]);
+	ml_model_free(&m[1]);
+	return r;
+}
+
 /* ---- the run and the report ---- */
 
 static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_options *o)
@@ -843,7 +1206,7 @@ static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_o
 
 	/* Interleave: each measurement kind runs every layout in turn, the
 	 * first layout rotating with the repeat. */
-	for (unsigned k = 0; r == 0 && k < 1 + 2 * ML_NQUERIES; k++) {
+	for (unsigned k = 0; r == 0 && k < 2 + 2 * ML_NQUERIES; k++) {
 		for (unsigned i = 0; r == 0 && i < ML_NLAYOUTS; i++) {
 			unsigned l = (i + rep) % ML_NLAYOUTS;
 			double (*res)[ML_REPEATS_MAX] = s->result[l];
@@ -857,6 +1220,9 @@ static int ml_measure_repeat(struct ml_shape *s, unsigned rep, const struct ml_o
 
 				r = ml_run(s, &s->map[l], q, false, true, o, &w, &rd);
 				res[ML_READER_ALONE + q][rep] = rd;
+			} else if (k == 1 + 2 * ML_NQUERIES) {
+				r = ml_run_two(s, &s->map[l], o, &w);
+				res[ML_TWO_WRITERS][rep] = w;
 			} else {
 				unsigned q = k - 1 - ML_NQUERIES;
 
@@ -880,10 +1246,11 @@ static void ml_cell(const struct ml_shape *s, unsigned l, unsigned metric, unsig
 static void ml_print_shape(const struct ml_shape *s, unsigned n)
 {
 	printf("\n== %s ==\n", s->name);
-	printf("%-14s %10s  %16s\n", "layout", "map bytes", "writer alone");
+	printf("%-14s %10s  %16s  %16s\n", "layout", "map bytes", "writer alone", "two writers");
 	for (unsigned l = 0; l < ML_NLAYOUTS; l++) {
 		printf("%-14s %10zu", ml_layout_names[l], s->map[l].size);
 		ml_cell(s, l, ML_WRITER_ALONE, n);
+		ml_cell(s, l, ML_TWO_WRITERS, n);
 		printf("\n");
 	}
 	printf("\n%-14s  %16s  %16s  %16s\n", "query / layout", "reader alone", "reader with wr.",
@@ -903,14 +1270,15 @@ static void ml_print_shape(const struct ml_shape *s, unsigned n)
 static void ml_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: map-layouts [--quick] [--repeats N] [--ms N] [--reader-cpu N] [--writer-cpu N]\n"
+		"Usage: map-layouts [--quick] [--repeats N] [--ms N] [--reader-cpu N] [--writer-cpu N] [--model]\n"
 		"Times cpupri map layouts: writer and reader alone and together, median ns/op\n"
 		"and ratio to packed; about 50 s by default, a few seconds with --quick.\n"
 		"  --quick          3 repeats of 8 ms per measurement\n"
 		"  --repeats N      repeats (odd, 1..%d; default 7)\n"
 		"  --ms N           milliseconds per measurement (default 70)\n"
 		"  --reader-cpu N   CPU of the reader thread (default 0)\n"
-		"  --writer-cpu N   CPU of the writer thread (default 1)\n",
+		"  --writer-cpu N   CPU of the writer thread (default 1)\n"
+		"  --model          print only the cache-line model (no timing)\n",
 		ML_REPEATS_MAX);
 }
 
@@ -934,6 +1302,7 @@ static int ml_parse(int argc, char **argv, struct ml_options *o)
 		{ "quick", no_argument, NULL, 'q' },       { "repeats", required_argument, NULL, 'r' },
 		{ "ms", required_argument, NULL, 'm' },    { "reader-cpu", required_argument, NULL, 'R' },
 		{ "writer-cpu", required_argument, NULL, 'W' }, { "help", no_argument, NULL, 'h' },
+		{ "model", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool repeats_set = false, ms_set = false;
@@ -964,6 +1333,9 @@ static int ml_parse(int argc, char **argv, struct ml_options *o)
 			if (ml_parse_uint(optarg, CPU_SETSIZE - 1, &v) < 0)
 				return -EINVAL;
 			*(c == 'R' ? &o->reader_cpu : &o->writer_cpu) = (int)v;
+			break;
+		case 'M':
+			o->model_only = true;
 			break;
 		case 'h':
 			return 1;
@@ -1005,6 +1377,8 @@ int main(int argc, char **argv)
 		ml_usage(r > 0 ? stdout : stderr);
 		return r > 0 ? 0 : 2;
 	}
+	if (o.model_only)
+		return ml_model() < 0 ? 2 : 0;
 	r = ml_check_cpus(&o);
 	if (r < 0) {
 		fprintf(stderr, "map-layouts: CPUs %d and %d must both be allowed to this process "
@@ -1066,6 +1440,11 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < ML_NSHAPES; i++)
 		ml_print_shape(&shapes[i], o.repeats);
 	printf("\nanswers checked against a reference before and after timing: all layouts agree\n");
+	if (ml_model() < 0) {
+		fprintf(stderr, "map-layouts: the line model: out of memory\n");
+		r = 2;
+		goto out;
+	}
 	r = 0;
 out:
 	for (unsigned i = 0; i < ML_NSHAPES; i++)

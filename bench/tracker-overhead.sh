@@ -18,21 +18,26 @@
 #    includes hackbench's own tasks for minutes after it ran; the runnable
 #    count (1 is this script) shows other work at that instant. Rerun pairs
 #    taken while other work ran.
-# 2. The programs' own run time per event, from kernel.bpf_stats_enabled
-#    (bpftool prog show: run_time_ns / run_cnt), over one run of each
-#    workload, with one thread watched. The figure includes the cost of
-#    the statistics themselves (two clock reads per event).
+# 2. The programs' own cost, deterministic where the ratios drown in the
+#    host's noise: for each mode and each workload, bench/bpf-stats runs one
+#    run of the workload with BPF run-time statistics enabled through a
+#    bpf(BPF_ENABLE_STATS) descriptor (kernel.bpf_stats_enabled is left
+#    alone) and prints each program's events and ns per event, and the
+#    programs' share of the machine's busy CPU time over the run. The
+#    figures include the statistics' own cost (two clock reads per event).
 set -eu
 
 PAIRS=${1:-5}
 HOLD=${TRACKER_HOLD:-bench/tracker-hold}
+STATS=${BPF_STATS:-bench/bpf-stats}
 HACKBENCH_ARGS=${HACKBENCH_ARGS:--g 4 -l 500}
 PIPE_LOOPS=${PIPE_LOOPS:-200000}
 
 die() { echo "tracker-overhead: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$HOLD" ] || die "$HOLD not found: run from the build directory or set TRACKER_HOLD"
-for tool in hackbench perf taskset bpftool; do
+[ -x "$STATS" ] || die "$STATS not found: run from the build directory or set BPF_STATS"
+for tool in hackbench perf taskset; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
 
@@ -40,7 +45,6 @@ tmp=$(mktemp -d)
 hold_pid=
 cleanup() {
 	[ -n "$hold_pid" ] && kill "$hold_pid" 2>/dev/null && wait "$hold_pid" 2>/dev/null
-	[ -n "${stats_old:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -126,23 +130,26 @@ for HOLD_ARGS in "" --watch; do
 	bench pipe run_pipe
 done
 
-echo "# per-program run time with kernel.bpf_stats_enabled=1, one run of each workload, one thread watched"
-HOLD_ARGS=--watch
-stats_old=$(sysctl -n kernel.bpf_stats_enabled)
-attach
-sysctl -qw kernel.bpf_stats_enabled=1
-run_hackbench >/dev/null
-run_pipe >/dev/null
-bpftool -j prog show >"$tmp/progs.json"
-# This tracker's programs, not those of another one running meanwhile.
-cat /proc/"$hold_pid"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -u >"$tmp/ids"
-sysctl -qw kernel.bpf_stats_enabled="$stats_old"
-detach
-python3 - "$tmp/progs.json" "$tmp/ids" <<'PY'
-import json, sys
-ids = {int(i) for i in open(sys.argv[2]).read().split()}
-progs = [p for p in json.load(open(sys.argv[1])) if p["id"] in ids]
-for p in sorted(progs, key=lambda p: -p.get("run_cnt", 0)):
-    cnt, ns = p.get("run_cnt", 0), p.get("run_time_ns", 0)
-    print(f"  {p['name']:<24} run_cnt {cnt:>10}  run_time_ns {ns:>12}  ns/event {ns / cnt if cnt else 0:8.1f}")
-PY
+# The attached tracker's programs (not those of another tracker), comma-separated.
+prog_ids() {
+	cat /proc/"$hold_pid"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -un | paste -sd, -
+}
+
+# stats NAME COMMAND...: one run under bpf-stats, its lines indented.
+stats() {
+	name=$1
+	shift
+	echo "  $name:"
+	"$STATS" --ids "$ids" -- "$@" | sed 's/^/    /'
+}
+
+for HOLD_ARGS in "" --watch; do
+	echo "# BPF_ENABLE_STATS, one run of each workload, tracker-hold $HOLD_ARGS, $(load)"
+	attach
+	ids=$(prog_ids)
+	[ -n "$ids" ] || die "no programs found for tracker-hold"
+	# shellcheck disable=SC2086
+	stats "hackbench $HACKBENCH_ARGS" hackbench $HACKBENCH_ARGS
+	stats "taskset -c 0 perf bench sched pipe -l $PIPE_LOOPS" taskset -c 0 perf bench sched pipe -l "$PIPE_LOOPS"
+	detach
+done

@@ -103,45 +103,151 @@ out:
 	return r;
 }
 
+/* A map bit that holds no CPU, in the bit -> CPU table view_open builds. */
+#define CPUPRI_NO_CPU UINT16_MAX
+
+static __u64 cpupri_low_bits(__u32 len)
+{
+	return len >= 64 ? ~(__u64)0 : ((__u64)1 << len) - 1;
+}
+
+/* The runs of each map word, from the bit -> CPU table (see struct cpupri_run). */
+static int cpupri_view_runs(struct cpupri_view *v, const __u16 *shard_cpu)
+{
+	const __u32 nwords = v->nwords;
+	__u32 n = 0;
+
+	/* A run per bit is the most there can be. */
+	v->word_runs = malloc((nwords + 1) * sizeof(*v->word_runs));
+	v->runs = malloc((size_t)nwords * 64 * sizeof(*v->runs));
+	if (!v->word_runs || !v->runs)
+		return -ENOMEM;
+	for (__u32 w = 0; w < nwords; w++) {
+		v->word_runs[w] = n;
+		for (__u32 bit = 0; bit < 64; bit++) {
+			__u16 cpu = shard_cpu[w * 64 + bit];
+			struct cpupri_run *last = n > v->word_runs[w] ? &v->runs[n - 1] : NULL;
+
+			if (cpu >= RTPLACE_MAX_CPUS)
+				continue;
+			if (last && last->bit + last->len == bit && last->cpu + last->len == cpu)
+				last->len++;
+			else
+				v->runs[n++] = (struct cpupri_run){ .cpu = cpu, .bit = (__u8)bit, .len = 1 };
+		}
+	}
+	v->word_runs[nwords] = n;
+	return 0;
+}
+
+/* Calls fn for each piece of the runs cut at cpuset word boundaries. */
+static void cpupri_view_cut(struct cpupri_view *v, void (*fn)(struct cpupri_view *, __u32, const struct cpupri_piece *))
+{
+	for (__u32 w = 0; w < v->nwords; w++) {
+		for (__u32 k = v->word_runs[w]; k < v->word_runs[w + 1]; k++) {
+			__u32 cpu = v->runs[k].cpu, bit = v->runs[k].bit, len = v->runs[k].len;
+
+			while (len) {
+				__u32 at = cpu % 64, n = len < 64 - at ? len : 64 - at;
+				struct cpupri_piece p = { .mask = cpupri_low_bits(n), .word = w, .bit = (__u8)bit,
+							  .at = (__u8)at };
+
+				fn(v, cpu / 64, &p);
+				cpu += n;
+				bit += n;
+				len -= n;
+			}
+		}
+	}
+}
+
+static void cpupri_piece_count(struct cpupri_view *v, __u32 i, const struct cpupri_piece *p)
+{
+	(void)p;
+	v->cpu_pieces[i + 1]++;
+}
+
+static void cpupri_piece_put(struct cpupri_view *v, __u32 i, const struct cpupri_piece *p)
+{
+	v->pieces[v->cpu_pieces[i]++] = *p;
+}
+
+/* The pieces of each cpuset word, by a counting sort of the cut runs. */
+static int cpupri_view_pieces(struct cpupri_view *v)
+{
+	v->cpu_pieces = calloc(CPUSET_WORDS + 1, sizeof(*v->cpu_pieces));
+	if (!v->cpu_pieces)
+		return -ENOMEM;
+	cpupri_view_cut(v, cpupri_piece_count);
+	for (__u32 i = 0; i < CPUSET_WORDS; i++)
+		v->cpu_pieces[i + 1] += v->cpu_pieces[i];
+	v->pieces = malloc((v->cpu_pieces[CPUSET_WORDS] ? v->cpu_pieces[CPUSET_WORDS] : 1) * sizeof(*v->pieces));
+	if (!v->pieces)
+		return -ENOMEM;
+	cpupri_view_cut(v, cpupri_piece_put);
+	/* cpu_pieces[i] now ends word i's pieces: shift back to starts. */
+	for (__u32 i = CPUSET_WORDS; i > 0; i--)
+		v->cpu_pieces[i] = v->cpu_pieces[i - 1];
+	v->cpu_pieces[0] = 0;
+	return 0;
+}
+
 int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 {
 	const struct cpupri_header *h = map;
-	struct cpupri_geom g;
+	struct cpupri_view v = { .map = map };
 	size_t nbits;
-	__u16 *shard_cpu;
+	__u16 *shard_cpu = NULL;
+	int r = -EINVAL;
 
 	if ((uintptr_t)map % CPUPRI_LINE || size < sizeof(*h) || h->magic != CPUPRI_MAGIC ||
 	    h->version != CPUPRI_VERSION)
-		return -EINVAL;
-	g = h->geom;
-	if (g.size > size || g.ncpus == 0 || g.ncpus > CPUPRI_MAX_CPUS || g.nshards == 0 ||
-	    g.nshards > CPUPRI_MAX_SHARDS || g.shard_words == 0 || g.shard_words % CPUPRI_LINE_WORDS)
-		return -EINVAL;
-	nbits = (size_t)g.nshards * g.shard_words * 64;
+		goto out;
+	v.geom = h->geom;
+	if (v.geom.size > size || v.geom.ncpus == 0 || v.geom.ncpus > CPUPRI_MAX_CPUS || v.geom.nshards == 0 ||
+	    v.geom.nshards > CPUPRI_MAX_SHARDS || v.geom.shard_words == 0 ||
+	    v.geom.shard_words % CPUPRI_LINE_WORDS)
+		goto out;
+	v.nwords = v.geom.nshards * v.geom.shard_words;
+	nbits = (size_t)v.nwords * 64;
+	r = -ENOMEM;
 	shard_cpu = malloc(nbits * sizeof(*shard_cpu));
 	if (!shard_cpu)
-		return -ENOMEM;
+		goto out;
 	for (size_t i = 0; i < nbits; i++)
 		shard_cpu[i] = CPUPRI_NO_CPU;
-	for (__u32 cpu = 0; cpu < g.ncpus; cpu++) {
-		const struct cpupri_slot *slot = cpupri_slot_ptr((void *)map, &g, cpu);
+	r = -EINVAL;
+	for (__u32 cpu = 0; cpu < v.geom.ncpus; cpu++) {
+		const struct cpupri_slot *slot = cpupri_slot_ptr((void *)map, &v.geom, cpu);
 
-		if (slot->shard >= g.nshards || slot->bit >= g.shard_words * 64) {
-			free(shard_cpu);
-			return -EINVAL;
-		}
-		shard_cpu[(size_t)slot->shard * g.shard_words * 64 + slot->bit] = (__u16)cpu;
+		if (slot->shard >= v.geom.nshards || slot->bit >= v.geom.shard_words * 64)
+			goto out;
+		shard_cpu[(size_t)slot->shard * v.geom.shard_words * 64 + slot->bit] = (__u16)cpu;
+		if (slot->bit / 64 + 1u > v.used_words)
+			v.used_words = slot->bit / 64 + 1u;
 	}
-	ret->map = map;
-	ret->geom = g;
-	ret->shard_cpu = shard_cpu;
-	return 0;
+	r = cpupri_view_runs(&v, shard_cpu);
+	if (r == 0)
+		r = cpupri_view_pieces(&v);
+out:
+	free(shard_cpu);
+	if (r == 0)
+		*ret = v;
+	else
+		cpupri_view_close(&v);
+	return r;
 }
 
 void cpupri_view_close(struct cpupri_view *v)
 {
-	free(v->shard_cpu);
-	v->shard_cpu = NULL;
+	free(v->word_runs);
+	free(v->runs);
+	free(v->cpu_pieces);
+	free(v->pieces);
+	v->word_runs = NULL;
+	v->runs = NULL;
+	v->cpu_pieces = NULL;
+	v->pieces = NULL;
 }
 
 __u32 cpupri_level(const struct cpupri_view *v, __u32 cpu)
@@ -163,13 +269,11 @@ __s32 cpupri_count(const struct cpupri_view *v, __u32 level)
 
 int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret)
 {
-	__u32 nwords = v->geom.nshards * v->geom.shard_words;
-
-	ret->w = calloc(nwords, sizeof(*ret->w));
+	ret->w = calloc(v->nwords, sizeof(*ret->w));
 	if (!ret->w)
 		return -ENOMEM;
-	ret->nwords = nwords;
-	memset(ret->shard_nonempty, 0, sizeof(ret->shard_nonempty));
+	ret->nwords = v->nwords;
+	ret->lo = ret->hi = 0;
 	return 0;
 }
 
@@ -181,136 +285,13 @@ void cpupri_mask_free(struct cpupri_mask *m)
 
 void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m)
 {
-	memset(m->w, 0, m->nwords * sizeof(*m->w));
-	memset(m->shard_nonempty, 0, sizeof(m->shard_nonempty));
-	CPUSET_FOREACH(cpu, set) {
-		const struct cpupri_slot *slot;
-
-		if ((__u32)cpu >= v->geom.ncpus)
-			break;
-		slot = cpupri_slot_ptr((void *)v->map, &v->geom, (__u32)cpu);
-		m->w[slot->shard * v->geom.shard_words + slot->bit / 64] |= (__u64)1 << (slot->bit % 64);
-		m->shard_nonempty[slot->shard / 64] |= (__u64)1 << (slot->shard % 64);
-	}
-}
-
-/* ORs the CPUs of one shard's mask words at level, restricted to allowed, into ret. */
-static bool cpupri_shard_cpus(const struct cpupri_view *v, __u32 level, __u32 shard,
-			      const struct cpupri_mask *allowed, struct cpuset *ret)
-{
-	const __u32 words = v->geom.shard_words;
-	bool any = false;
-
-	for (__u32 i = 0; i < words; i++) {
-		__u64 a = allowed->w[shard * words + i];
-		__u64 bits;
-
-		if (!a)
-			continue;
-		bits = __atomic_load_n(cpupri_word_ptr((void *)v->map, &v->geom, level, shard, i),
-				       __ATOMIC_RELAXED) & a;
-		while (bits) {
-			__u32 bit = i * 64 + (__u32)__builtin_ctzll(bits);
-
-			cpuset_set(ret, v->shard_cpu[shard * words * 64 + bit]);
-			bits &= bits - 1;
-			any = true;
-		}
-	}
-	return any;
-}
-
-void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
-		       struct cpuset *ret)
-{
-	cpuset_zero(ret);
-	if (level >= LEVEL_COUNT)
-		return;
-	for (__u32 s = 0; s < v->geom.nshards; s++)
-		if ((allowed->shard_nonempty[s / 64] >> (s % 64)) & 1)
-			cpupri_shard_cpus(v, level, s, allowed, ret);
-}
-
-int cpupri_find(const struct cpupri_view *v, __u32 below, const struct cpupri_mask *allowed,
-		struct cpuset *ret_cpus, __u32 *ret_level)
-{
-	struct cpuset cpus;
-
-	if (below > LEVEL_COUNT)
-		below = LEVEL_COUNT;
-	for (__u32 level = LEVEL_OFFLINE + 1; level < below; level++) {
-		/* The acquire load of the count pairs with the writer's increment,
-		 * which follows its bit set: a non-zero count makes the bits of
-		 * the CPUs it counts visible to the mask loads that follow. */
-		if (cpupri_count(v, level) <= 0)
-			continue;
-		cpupri_level_cpus(v, level, allowed, &cpus);
-		if (!cpuset_empty(&cpus)) {
-			*ret_cpus = cpus;
-			*ret_level = level;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-int cpupri_xlate_new(const struct cpupri_view *v, struct cpupri_xlate *ret)
-{
-	const __u32 nwords = v->geom.nshards * v->geom.shard_words;
-	struct cpupri_run *runs;
-	__u32 *word_runs, n = 0;
-
-	/* A run per bit is the most there can be. */
-	word_runs = malloc((nwords + 1) * sizeof(*word_runs));
-	runs = malloc((size_t)nwords * 64 * sizeof(*runs));
-	if (!word_runs || !runs) {
-		free(word_runs);
-		free(runs);
-		return -ENOMEM;
-	}
-	for (__u32 w = 0; w < nwords; w++) {
-		word_runs[w] = n;
-		for (__u32 bit = 0; bit < 64; bit++) {
-			__u16 cpu = v->shard_cpu[w * 64 + bit];
-
-			if (cpu == CPUPRI_NO_CPU || cpu >= RTPLACE_MAX_CPUS)
-				continue;
-			if (n > word_runs[w] && runs[n - 1].bit + runs[n - 1].len == bit &&
-			    runs[n - 1].cpu + runs[n - 1].len == cpu)
-				runs[n - 1].len++;
-			else
-				runs[n++] = (struct cpupri_run){ .cpu = cpu, .bit = (__u8)bit, .len = 1 };
-		}
-	}
-	word_runs[nwords] = n;
-	ret->nwords = nwords;
-	ret->shard_words = v->geom.shard_words;
-	ret->word_runs = word_runs;
-	ret->runs = runs;
-	return 0;
-}
-
-void cpupri_xlate_free(struct cpupri_xlate *x)
-{
-	free(x->word_runs);
-	free(x->runs);
-	x->word_runs = NULL;
-	x->runs = NULL;
-}
-
-static __u64 cpupri_low_bits(__u32 len)
-{
-	return len >= 64 ? ~(__u64)0 : ((__u64)1 << len) - 1;
-}
-
-void cpupri_xlate_mask(const struct cpupri_xlate *x, const struct cpuset *set, struct cpupri_mask *m)
-{
-	memset(m->shard_nonempty, 0, sizeof(m->shard_nonempty));
-	for (__u32 w = 0; w < x->nwords; w++) {
+	m->lo = v->nwords;
+	m->hi = 0;
+	for (__u32 w = 0; w < v->nwords; w++) {
 		__u64 word = 0;
 
-		for (__u32 i = x->word_runs[w]; i < x->word_runs[w + 1]; i++) {
-			const struct cpupri_run *run = &x->runs[i];
+		for (__u32 i = v->word_runs[w]; i < v->word_runs[w + 1]; i++) {
+			const struct cpupri_run *run = &v->runs[i];
 			__u32 lo = run->cpu / 64, sh = run->cpu % 64;
 			__u64 bits = set->w[lo] >> sh;
 
@@ -320,40 +301,86 @@ void cpupri_xlate_mask(const struct cpupri_xlate *x, const struct cpuset *set, s
 			word |= (bits & cpupri_low_bits(run->len)) << run->bit;
 		}
 		m->w[w] = word;
+		if (word && w < m->lo)
+			m->lo = w;
 		if (word)
-			m->shard_nonempty[w / x->shard_words / 64] |= (__u64)1 << (w / x->shard_words % 64);
+			m->hi = w + 1;
 	}
+	if (m->hi == 0)
+		m->lo = 0;
 }
 
-void cpupri_xlate_level(const struct cpupri_view *v, const struct cpupri_xlate *x, __u32 level,
-			const struct cpupri_mask *allowed, struct cpuset *ret)
+void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
 {
+	for (__u32 i = 0; i < CPUSET_WORDS; i++)
+		ret->w[i] = cpupri_mask_cpu_word(v, m, i);
+}
+
+/* The mask words of level, contiguous: word w of the mask is word w of the cpupri_mask. */
+static const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32 level)
+{
+	return cpupri_word_ptr((void *)v->map, &v->geom, level, 0, 0);
+}
+
+int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const struct cpupri_mask *allowed,
+		struct cpupri_mask *ret, __u32 *ret_level)
+{
+	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
+	const __s32 *count = cpupri_count_ptr((void *)v->map, &v->geom, 0);
+	const __u32 count_stride = sizeof(struct cpupri_count) / sizeof(*count);
+
+	ret->lo = lo;
+	ret->hi = hi;
+	if (below > LEVEL_COUNT)
+		below = LEVEL_COUNT;
+	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {
+		const __u64 *m = cpupri_level_words(v, level);
+		__u64 any = 0;
+
+		/* The acquire load of the count pairs with the writer's increment,
+		 * which follows its bit set: a non-zero count makes the bits of
+		 * the CPUs it counts visible to the relaxed mask loads that follow. */
+		if (__atomic_load_n(&count[level * count_stride], __ATOMIC_ACQUIRE) <= 0)
+			continue;
+		/* Shard by shard, the words that hold CPUs only: with LLC
+		 * shards most of a level's words are padding. */
+		for (__u32 base = lo - lo % sw; base < hi; base += sw) {
+			const __u32 end = base + used < hi ? base + used : hi;
+
+			for (__u32 w = base > lo ? base : lo; w < end; w++) {
+				__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
+
+				ret->w[w] = bits;
+				any |= bits;
+			}
+		}
+		if (any) {
+			*ret_level = level;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
+		       struct cpuset *ret)
+{
+	const __u64 *m = cpupri_level_words(v, level);
+
+	cpuset_zero(ret);
 	if (level >= LEVEL_COUNT)
 		return;
-	for (__u32 s = 0; s < v->geom.nshards; s++) {
-		if (!((allowed->shard_nonempty[s / 64] >> (s % 64)) & 1))
-			continue;
-		for (__u32 i = 0; i < x->shard_words; i++) {
-			__u32 w = s * x->shard_words + i;
+	for (__u32 i = 0; i < CPUSET_WORDS; i++) {
+		for (__u32 k = v->cpu_pieces[i]; k < v->cpu_pieces[i + 1]; k++) {
+			const struct cpupri_piece *p = &v->pieces[k];
 			__u64 bits;
 
-			if (!allowed->w[w])
+			if (p->word < allowed->lo || p->word >= allowed->hi)
 				continue;
-			/* Relaxed, as in cpupri_shard_cpus(): the caller's acquire
-			 * load of the level's count orders these loads. */
-			bits = __atomic_load_n(cpupri_word_ptr((void *)v->map, &v->geom, level, s, i), __ATOMIC_RELAXED) &
-			       allowed->w[w];
-			for (__u32 k = x->word_runs[w]; bits && k < x->word_runs[w + 1]; k++) {
-				const struct cpupri_run *run = &x->runs[k];
-				__u64 piece = (bits >> run->bit) & cpupri_low_bits(run->len);
-				__u32 lo = run->cpu / 64, sh = run->cpu % 64;
-
-				if (!piece)
-					continue;
-				ret->w[lo] |= piece << sh;
-				if (sh && lo + 1 < CPUSET_WORDS)
-					ret->w[lo + 1] |= piece >> (64 - sh);
-			}
+			/* Relaxed, as in cpupri_find(): callers that need the bits
+			 * of the CPUs a count counts load the count first. */
+			bits = __atomic_load_n(&m[p->word], __ATOMIC_RELAXED) & allowed->w[p->word];
+			ret->w[i] |= ((bits >> p->bit) & p->mask) << p->at;
 		}
 	}
 }

@@ -248,20 +248,55 @@ int cpupri_geom_for_topo(const struct topo *topo, enum topo_shard mode, __u16 *s
  */
 int cpupri_map_new(const struct topo *topo, enum topo_shard mode, void **ret_map, size_t *ret_size);
 
-/* A reader's handle: the mapped region plus the bit -> CPU table. */
+/*
+ * A reader's translation between CPU ids and the map's shard-local bits,
+ * derived once when the view is opened (the slots' shard and bit never
+ * change after cpupri_init()). cpupri_init() numbers a shard's bits in
+ * increasing CPU order, so a mask word holds runs of consecutive CPU ids (a
+ * node shard on a machine that numbers SMT siblings N and N + ncores: one or
+ * two runs per word), and a cpuset word gathers from one or a few map words:
+ * the conversions move a run at a time with shifts and read no slot. CPUs at
+ * or above RTPLACE_MAX_CPUS, which no cpuset holds, are in no run.
+ */
+struct cpupri_run {
+	__u16 cpu; /* CPU of the run's first bit */
+	__u8 bit;  /* the run's first bit in its map word */
+	__u8 len;  /* bits, 1..64 */
+};
+
+/* Bits (w >> bit) & mask of map word `word` are CPUs at + 0.. of a cpuset word. */
+struct cpupri_piece {
+	__u64 mask;
+	__u32 word;
+	__u8 bit;
+	__u8 at;
+	__u8 unused[2];
+};
+
+/* A reader's handle: the mapped region plus the translation tables. */
 struct cpupri_view {
 	const void *map;
 	struct cpupri_geom geom;
-	__u16 *shard_cpu; /* [nshards * shard_words * 64], CPUPRI_NO_CPU where unused */
+	__u32 nwords;            /* nshards * shard_words: one level's mask words, contiguous in the map */
+	__u32 used_words;        /* the words at the start of each shard that hold CPUs; the rest is padding */
+	__u32 *word_runs;        /* [nwords + 1]: map word w's runs are runs[word_runs[w] .. word_runs[w + 1]) */
+	struct cpupri_run *runs;
+	__u32 *cpu_pieces;       /* [CPUSET_WORDS + 1]: cpuset word i's pieces, like word_runs */
+	struct cpupri_piece *pieces;
 };
 
-#define CPUPRI_NO_CPU UINT16_MAX
-
-/* A CPU set in the map's own shard-local form, to intersect without converting. */
+/*
+ * A CPU set in the map's own shard-local form (word w is word w of every
+ * level's mask), to intersect without converting. As an allowed set, the
+ * words outside [lo, hi) are zero; as a cpupri_find() answer, only the
+ * words in [lo, hi) that hold CPUs are written, so a reader touches no
+ * more than the allowed set spans (and cpupri_mask_cpu_word() reads no
+ * other word).
+ */
 struct cpupri_mask {
-	__u64 *w;             /* [nshards * shard_words] */
+	__u64 *w; /* [nwords] */
 	__u32 nwords;
-	__u64 shard_nonempty[CPUPRI_MAX_SHARDS / 64];
+	__u32 lo, hi;
 };
 
 /* Validates the header of map (size bytes) and builds the view. 0, -EINVAL
@@ -278,56 +313,45 @@ __s32 cpupri_count(const struct cpupri_view *v, __u32 level);
 
 int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret);
 void cpupri_mask_free(struct cpupri_mask *m);
-/* Fills m with the CPUs of set (CPUs outside the map are ignored). */
+
+/* Fills m with the CPUs of set (CPUs outside the map are ignored), a run at a time. */
 void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
 
-/* CPUs whose mask bit is set at level, restricted to allowed. */
+/* Word i (< CPUSET_WORDS) of m as a cpuset word: the CPUs 64 * i .. 64 * i + 63 that m holds. */
+static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const struct cpupri_mask *m, __u32 i)
+{
+	__u64 out = 0;
+
+	for (__u32 k = v->cpu_pieces[i]; k < v->cpu_pieces[i + 1]; k++) {
+		const struct cpupri_piece *p = &v->pieces[k];
+
+		if (p->word >= m->lo && p->word < m->hi)
+			out |= ((m->w[p->word] >> p->bit) & p->mask) << p->at;
+	}
+	return out;
+}
+
+/* The CPUs m holds, into ret. */
+void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
+
+/*
+ * The map's one reader, the kernel's cpupri_find() scan: from level `from`
+ * (at least idle) upward to below - 1, skipping levels whose count is zero,
+ * the first level with a CPU in allowed. Each level costs a count load and
+ * an AND of the words allowed spans, as in the kernel's packed layout: the
+ * answer stays in the map's bits (ret's words lo..hi that hold CPUs, lo and
+ * hi those of allowed; a shard's padding words are neither read nor
+ * written), and callers convert only what they use (cpupri_mask_cpu_word()).
+ * Returns 0 with *ret_level set, or -ENOENT when no allowed CPU is in
+ * from..below - 1. ret is written even on -ENOENT.
+ */
+int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const struct cpupri_mask *allowed,
+		struct cpupri_mask *ret, __u32 *ret_level);
+
+/* The CPUs of allowed whose bit is set at level, into ret (cpupri_find()'s
+ * word AND for one level, converted). */
 void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
 		       struct cpuset *ret);
-
-/*
- * The lowest level strictly below `below` that has a CPU in allowed, as the
- * kernel's cpupri_find() scans: levels from idle upward, skipping those whose
- * count is zero, reading only the shards allowed touches. On success writes
- * the CPUs of that level (in allowed) and the level, and returns 0; returns
- * -ENOENT when no allowed CPU is below `below`.
- */
-int cpupri_find(const struct cpupri_view *v, __u32 below, const struct cpupri_mask *allowed,
-		struct cpuset *ret_cpus, __u32 *ret_level);
-
-/*
- * A reader's translation between CPU ids and the map's shard-local bits,
- * derived once from a view (the slots' shard and bit never change after
- * cpupri_init()), for readers that convert often (placement, per query).
- * cpupri_init() numbers a shard's bits in increasing CPU order, so a mask
- * word holds runs of consecutive CPU ids (a node shard on a machine that
- * numbers SMT siblings N and N + ncores: one or two runs per word); the
- * conversions below move a run at a time with shifts and read no slot.
- * CPUs at or above RTPLACE_MAX_CPUS, which no cpuset holds, are in no run.
- */
-struct cpupri_run {
-	__u16 cpu; /* CPU of the run's first bit */
-	__u8 bit;  /* the run's first bit in its word */
-	__u8 len;  /* bits, 1..64 */
-};
-
-struct cpupri_xlate {
-	__u32 nwords;            /* nshards * shard_words */
-	__u32 shard_words;
-	__u32 *word_runs;        /* [nwords + 1]: word w's runs are runs[word_runs[w] .. word_runs[w + 1]) */
-	struct cpupri_run *runs;
-};
-
-/* Builds the translation of v's map. 0 or -ENOMEM. */
-int cpupri_xlate_new(const struct cpupri_view *v, struct cpupri_xlate *ret);
-void cpupri_xlate_free(struct cpupri_xlate *x);
-
-/* cpupri_mask_from_cpuset() a run at a time. */
-void cpupri_xlate_mask(const struct cpupri_xlate *x, const struct cpuset *set, struct cpupri_mask *m);
-
-/* ORs into ret what cpupri_level_cpus() returns (ret is not zeroed first). */
-void cpupri_xlate_level(const struct cpupri_view *v, const struct cpupri_xlate *x, __u32 level,
-			const struct cpupri_mask *allowed, struct cpuset *ret);
 #endif
 
 #endif

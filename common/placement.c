@@ -7,6 +7,10 @@
 
 #include "placement.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /*
  * Cost. What depends only on the configuration, the topology and the map's
  * geometry lives in the context, built once: the candidate set of a request
@@ -27,9 +31,22 @@
  *    the others it meets only, and stops at the first without one: key
  *    order (rank, penalty, tier, rotation) makes that CPU the smallest key.
  *
- * A count-1 query on an idle map reads one level's words, one sibling slot
- * and the pick's slot. Every set holds only CPUs below topo->ncpus, so the
- * word loops stop at nwords.
+ * Fast paths. Under the default rules (prefer-idle, no near CPU, candidates
+ * of one kind) the common answers need none of that: one CPU is the first
+ * free CPU of the lowest level in rotation order (placement_fast_one()), and
+ * count CPUs that one LLC holds at the lowest level are that LLC's first
+ * free ones (placement_fast_many()). Both read the level once through
+ * cpupri_find() and convert map words to CPU ids a cpuset word at a time,
+ * only as far as they walk; anything else, and any pick whose slot has
+ * moved on, goes to the general path, which gives the same answer on the
+ * same map (tests/unit/test-placement.c checks both against the reference
+ * model). A count-1 query on an idle 480-CPU map reads the level's count
+ * and two lines of mask words, the claims (compared with the context's
+ * copy, see placement_claims_at_least()), one sibling slot and the pick's
+ * slot.
+ *
+ * Every set holds only CPUs below topo->ncpus, so the word loops stop at
+ * nwords.
  */
 
 enum placement_group {
@@ -39,6 +56,9 @@ enum placement_group {
 
 /* The four locality tiers of a pick relative to its anchor (placement.h, step 5). */
 #define PLACEMENT_TIERS 4
+/* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
+#define PLACEMENT_CLAIM_SETS 4
+_Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 
@@ -68,6 +88,9 @@ struct placement_state {
 	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
 	struct cpuset cand_buf;
 	struct cpupri_mask mask_buf;
+	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
+	bool claims_checked;        /* the claims were compared with the context's copy */
+	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
@@ -77,7 +100,6 @@ struct placement_ctx {
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
-	struct cpupri_xlate xlate;
 	struct cpuset kind0;        /* online CPUs of kind 0 */
 	struct cpuset base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
@@ -94,15 +116,38 @@ struct placement_ctx {
 	uint32_t nshifts;
 	int32_t shift[PLACEMENT_MAX_SHIFTS];
 	struct cpuset shift_from[PLACEMENT_MAX_SHIFTS];
+	/* Sets derived from the claims, kept while the caller's claims stay
+	 * byte for byte what claim_copy holds (compared once per answer, a
+	 * few lines, where deriving a set reads and compares every claim):
+	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
+	uint8_t *claim_copy;        /* [topo->ncpus] */
+	bool claim_copy_valid;
+	uint32_t nclaim_sets;
+	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
+	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
 	struct placement_state st;
 };
+
+/* The hardware instruction where the build allows it; otherwise inline
+ * arithmetic rather than libgcc's out-of-line table lookup. */
+static inline uint32_t placement_popcount(uint64_t w)
+{
+#ifdef __POPCNT__
+	return (uint32_t)__builtin_popcountll(w);
+#else
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
 
 static uint32_t placement_popcount_and(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
 {
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < x->nwords; i++)
-		n += (uint32_t)__builtin_popcountll(a->w[i] & b->w[i]);
+		n += placement_popcount(a->w[i] & b->w[i]);
 	return n;
 }
 
@@ -121,7 +166,7 @@ static bool placement_at_least(const struct placement_ctx *x, const struct cpuse
 
 	for (uint32_t i = 0; i < x->nwords && have < n; i++)
 		if (s->w[i])
-			have += (uint32_t)__builtin_popcountll(s->w[i]);
+			have += placement_popcount(s->w[i]);
 	return have >= n;
 }
 
@@ -243,10 +288,10 @@ static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bit
 	st->eligible.w[i] |= bits;
 	if (level == LEVEL_IDLE)
 		st->idle.w[i] |= bits;
-	st->cnt[r] += (uint32_t)__builtin_popcountll(bits);
+	st->cnt[r] += placement_popcount(bits);
 	/* Kind-0 counts matter only when the candidates mix kinds. */
 	if (st->mixed)
-		st->cnt0[r] += (uint32_t)__builtin_popcountll(bits & x->kind0.w[i]);
+		st->cnt0[r] += placement_popcount(bits & x->kind0.w[i]);
 	st->used[r / 64] |= UINT64_C(1) << (r % 64);
 }
 
@@ -315,7 +360,7 @@ static void placement_candidates(struct placement_ctx *x)
 		cpuset_and(&st->cand_buf, &req->allowed, &x->base);
 		if (req->node >= 0)
 			cpuset_and(&st->cand_buf, &st->cand_buf, &x->topo->node_cpus[req->node]);
-		cpupri_xlate_mask(&x->xlate, &st->cand_buf, &st->mask_buf);
+		cpupri_mask_from_cpuset(x->view, &st->cand_buf, &st->mask_buf);
 		st->mask = &st->mask_buf;
 	}
 	st->cand = &st->cand_buf;
@@ -329,21 +374,98 @@ static void placement_candidates(struct placement_ctx *x)
 							    req->count);
 }
 
-#define PLACEMENT_BYTES(b) (UINT64_C(0x0101010101010101) * (b))
-
-/* Bit k set iff the top bit of byte k of v is. */
-static uint64_t placement_byte_tops(uint64_t v)
+/*
+ * The claims of cpuset word i (CPUs 64 i .. 64 i + 63; those at or past
+ * ncpus read as unclaimed) as a word: bit j set iff the claim of CPU
+ * 64 i + j is at least min. Sixteen claims per compare with SSE2, eight per
+ * word of arithmetic otherwise; runs of unclaimed CPUs cost a load.
+ */
+static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uint32_t i, uint8_t min)
 {
-	return ((v >> 7 & PLACEMENT_BYTES(1)) * UINT64_C(0x0102040810204080)) >> 56;
+	const uint32_t have = ncpus - i * 64;
+	const uint8_t *p = claimed + (size_t)i * 64;
+	uint8_t tail[64];
+	uint64_t out = 0;
+
+	if (have < 64) {
+		memset(tail, 0, sizeof(tail));
+		memcpy(tail, p, have);
+		p = tail;
+	}
+#ifdef __SSE2__
+	for (unsigned q = 0; q < 4; q++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * q));
+		/* Unsigned v >= min: max(v, min) == v. */
+		__m128i ge = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)min)), v);
+
+		out |= (uint64_t)(uint32_t)_mm_movemask_epi8(ge) << (16 * q);
+	}
+#else
+	for (unsigned q = 0; q < 8; q++) {
+		uint64_t v, lo, tops;
+
+		memcpy(&v, p + 8 * q, sizeof(v));
+		v = le64toh(v);
+		/* Bytes >= min without borrows between bytes: the low 7 bits
+		 * with the top bit set cannot borrow; a set top bit in v is
+		 * >= any min below 128. */
+		lo = v & UINT64_C(0x7f7f7f7f7f7f7f7f);
+		tops = ((lo | UINT64_C(0x8080808080808080)) - UINT64_C(0x0101010101010101) * min) | v;
+		out |= (((tops >> 7 & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56) << (8 * q);
+	}
+#endif
+	return out;
 }
 
-/* Bit k set iff byte k of v is at least min (1..127), without carries
- * between bytes: the low 7 bits with the top bit set cannot borrow. */
-static uint64_t placement_bytes_at_least(uint64_t v, uint32_t min)
+/*
+ * The CPUs whose claim is at least min (1..127), from the context's sets.
+ * The first call of an answer compares the caller's claims with the copy
+ * the sets come from and starts over if they differ. A set stays valid
+ * for the rest of the answer: a new threshold replaces a set the answer
+ * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
+ */
+static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
 {
-	uint64_t lo = v & PLACEMENT_BYTES(0x7f);
+	struct placement_state *st = &x->st;
+	const uint32_t ncpus = x->topo->ncpus;
+	uint32_t k;
 
-	return placement_byte_tops(((lo | PLACEMENT_BYTES(0x80)) - PLACEMENT_BYTES(min)) | v);
+	if (!st->claims_checked) {
+		if (!x->claim_copy_valid || memcmp(x->claim_copy, st->claimed, ncpus) != 0) {
+			memcpy(x->claim_copy, st->claimed, ncpus);
+			x->claim_copy_valid = true;
+			x->nclaim_sets = 0;
+		}
+		st->claims_checked = true;
+	}
+	for (k = 0; k < x->nclaim_sets; k++)
+		if (x->claim_min[k] == min)
+			goto out;
+	if (x->nclaim_sets < PLACEMENT_CLAIM_SETS)
+		k = x->nclaim_sets++;
+	else
+		for (k = 0; st->claim_sets_held >> k & 1; k++)
+			;
+	x->claim_min[k] = min;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
+out:
+	st->claim_sets_held |= UINT32_C(1) << k;
+	return &x->claim_set[k];
+}
+
+/* Bits p .. p + 63 of s; those outside the machine read as 0. */
+static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cpuset *s, int32_t p)
+{
+	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
+	const uint32_t r = (uint32_t)(p - 64 * j);
+	uint64_t out = 0;
+
+	if (j >= 0 && (uint32_t)j < x->nwords)
+		out |= s->w[j] >> r;
+	if (r && j + 1 >= 0 && (uint32_t)(j + 1) < x->nwords)
+		out |= s->w[j + 1] << (64 - r);
+	return out;
 }
 
 /*
@@ -356,9 +478,8 @@ static uint64_t placement_bytes_at_least(uint64_t v, uint32_t min)
 static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
-	const uint32_t ncpus = x->topo->ncpus;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const uint32_t busy = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
+	const struct cpuset *claimed, *high, *busy;
 	struct cpuset hot;
 
 	placement_zero(x, &st->claims);
@@ -366,28 +487,14 @@ static void placement_claims(struct placement_ctx *x)
 	placement_zero(x, &st->pen_claims);
 	if (!st->claimed)
 		return;
-	placement_zero(x, &hot);
+	claimed = placement_claims_at_least(x, 1);
+	high = placement_claims_at_least(x, (uint8_t)st->below);
+	busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+										 : (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
-		for (uint32_t b = i * 64; b < i * 64 + 64 && b < ncpus; b += 8) {
-			uint64_t cand = (st->cand->w[i] >> (b % 64)) & 0xff, v = 0, high;
-
-			if (!cand && !smt)
-				continue;
-			if (b + 8 <= ncpus) {
-				memcpy(&v, st->claimed + b, sizeof(v));
-				v = le64toh(v);
-			} else {
-				for (uint32_t k = 0; b + k < ncpus; k++)
-					v |= (uint64_t)st->claimed[b + k] << (8 * k);
-			}
-			if (!v)
-				continue;
-			high = placement_bytes_at_least(v, st->below);
-			st->claims.w[i] |= (placement_bytes_at_least(v, 1) & ~high & cand) << (b % 64);
-			st->barred.w[i] |= (high & cand) << (b % 64);
-			if (smt)
-				hot.w[i] |= placement_bytes_at_least(v, busy) << (b % 64);
-		}
+		st->claims.w[i] = claimed->w[i] & ~high->w[i] & st->cand->w[i];
+		st->barred.w[i] = high->w[i] & st->cand->w[i];
+		hot.w[i] = smt ? busy->w[i] : 0;
 	}
 	for (uint32_t k = 0; k < x->nshifts; k++) {
 		struct cpuset from;
@@ -477,20 +584,20 @@ static void placement_scan(struct placement_ctx *x)
 	if (st->next > LEVEL_IDLE && !placement_empty(x, &st->eligible) && placement_decided(x, st->next - 1))
 		return;
 	while (st->next < st->below) {
-		__u32 level = st->next++;
+		__u32 level;
 		struct cpuset cpus;
 		uint64_t any = 0;
 
-		/* Acquire load of the count, then the mask: see cpupri_find(). */
-		if (cpupri_count(x->view, level) <= 0)
-			continue;
-		cpuset_zero(&cpus);
-		cpupri_xlate_level(x->view, &x->xlate, level, st->mask, &cpus);
+		if (cpupri_find(x->view, st->next, st->below, st->mask, &st->found, &level) < 0) {
+			st->next = st->below;
+			break;
+		}
+		st->next = level + 1;
 		/* A CPU moving between levels can show in both; the lower
 		 * sighting stands, the slot check in placement_ctx_choose()
 		 * catches a stale one. */
 		for (uint32_t i = 0; i < x->nwords; i++) {
-			uint64_t bits = cpus.w[i] & ~st->seen.w[i];
+			uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i) & ~st->seen.w[i];
 
 			cpus.w[i] = bits;
 			st->seen.w[i] |= bits;
@@ -604,18 +711,29 @@ static bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
 	return l >= x->st.below;
 }
 
+/* Whether cpu has an SMT sibling that is busy, from the slots and claims. */
+static bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
+{
+	bool pen = false;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
+		pen = placement_busy(x, x->sib[i]);
+	return pen;
+}
+
 /* Whether cpu has an SMT sibling that is busy or was picked in this round. */
 static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 {
 	struct placement_state *st = &x->st;
-	bool pen = false;
+	bool pen;
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return false;
 	if (cpuset_test(&st->pen_known, cpu))
 		return cpuset_test(&st->pen, cpu);
-	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
-		pen = placement_busy(x, x->sib[i]);
+	pen = placement_penalty_of(x, cpu);
 	cpuset_set(&st->pen_known, cpu);
 	if (pen)
 		cpuset_set(&st->pen, cpu);
@@ -739,6 +857,173 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
+/* The claim sets the fast paths use: CPUs claimed above level (ranked
+ * elsewhere, or barred) and CPUs a claim makes busy (placement_busy()). */
+static void placement_fast_claims(struct placement_ctx *x, uint32_t level, const struct cpuset **ret_above,
+				  const struct cpuset **ret_busy)
+{
+	*ret_above = placement_claims_at_least(x, (uint8_t)(level + 1));
+	*ret_busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+											 : (uint8_t)x->st.below);
+}
+
+/*
+ * The answer for one CPU under the default rules (prefer-idle, no near CPU,
+ * candidates of one kind), without the general machinery: the first level
+ * cpupri_find() answers holds the lowest rank, and the pick is the first of
+ * its CPUs in rotation order without an SMT penalty, else the first.
+ * A claim above the level (at or above rtP: barred) ranks a CPU elsewhere,
+ * so it is passed over; a claim that makes a CPU busy gives its SMT
+ * siblings their penalty without a slot read (the sibling relation as
+ * shifts, placement_ctx.shift). Map words are converted, and claims read,
+ * one cpuset word at a time from the rotation origin on, and the walk stops
+ * at the pick: on an idle map this reads the level's count and words, one
+ * sibling slot, a claim line or two and the pick's slot. Returns the CPU
+ * with *ret_level, or -1 when the general path must decide: no level below
+ * rtP holds a candidate, none of the first level's CPUs ranks there, or the
+ * pick's slot has moved on (a stale bit, see cpupri_set()).
+ */
+static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t nw = x->nwords, from = st->start / 64, sh = st->start % 64;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const struct cpuset *above = NULL, *busy = NULL;
+	int first = -1, pick = -1;
+	__u32 level, slot;
+
+	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+		return -1;
+	if (st->claimed)
+		placement_fast_claims(x, level, &above, &busy);
+	/* Word `from` twice: its bits from the origin on first, the ones
+	 * before the origin last. */
+	for (uint32_t k = 0; k <= nw && pick < 0; k++) {
+		uint32_t i = (from + k) % nw;
+		uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i), pen = 0;
+
+		if (k == 0)
+			bits &= ~UINT64_C(0) << sh;
+		else if (k == nw)
+			bits &= ~(~UINT64_C(0) << sh);
+		if (!bits)
+			continue;
+		if (above) {
+			bits &= ~above->w[i];
+			for (uint32_t s = 0; smt && s < x->nshifts; s++)
+				if (x->shift_from[s].w[i])
+					pen |= x->shift_from[s].w[i] &
+					       placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[s]);
+		}
+		if (bits && first < 0)
+			first = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+		for (bits &= ~pen; bits && pick < 0; bits &= bits - 1) {
+			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			if (!placement_penalty_of(x, c))
+				pick = (int)c;
+		}
+	}
+	if (pick < 0)
+		pick = first;
+	if (pick < 0)
+		return -1;
+	slot = cpupri_level(x->view, (uint32_t)pick);
+	if (slot == LEVEL_OFFLINE || slot >= st->below)
+		return -1;
+	*ret_level = level;
+	return pick;
+}
+
+/*
+ * The answer for count > 1 CPUs under the same default rules as
+ * placement_fast_one(), when the answer lies in one LLC at the lowest
+ * level: let L be the first level cpupri_find() answers and c the first CPU
+ * in rotation order ranked at L; if c's LLC holds count CPUs ranked at L,
+ * that LLC is the group the general rules choose (no group has a better
+ * worst level, and its rotation distance is the smallest), and the picks
+ * are its rank-L CPUs, each the first in rotation order without an SMT
+ * penalty (siblings of earlier picks included), else the first: after the
+ * first pick, the anchor's LLC is the whole group, one locality tier.
+ * Penalties are known a word at a time where claims decide them (as in
+ * placement_fast_one()) and computed once per CPU otherwise, and the picks
+ * share one walk in rotation order.
+ * Writes the picks into ret_cpus and returns count with *ret_level = L, or
+ * returns 0 when the general path must decide (c's LLC is too small, or a
+ * pick's slot has moved on).
+ */
+static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level)
+{
+	struct placement_state *st = &x->st;
+	const struct topo *t = x->topo;
+	const uint32_t count = st->req->count;
+	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const struct cpuset *above = NULL, *busy = NULL;
+	struct cpuset low, pen, free;
+	__u32 level;
+	int32_t llc;
+	int c, at = -1;
+
+	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+		return 0;
+	if (st->claimed)
+		placement_fast_claims(x, level, &above, &busy);
+	for (uint32_t i = 0; i < x->nwords; i++)
+		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i) & (above ? ~above->w[i] : ~UINT64_C(0));
+	c = placement_rot_first(x, &low);
+	if (c < 0)
+		return 0;
+	llc = t->cpus[c].llc;
+	if (llc < 0 || (uint32_t)llc >= t->nllcs)
+		return 0;
+	for (uint32_t i = 0; i < x->nwords; i++)
+		low.w[i] &= t->llc_cpus[llc].w[i];
+	if (!placement_at_least(x, &low, count))
+		return 0;
+	placement_zero(x, &pen);
+	for (uint32_t i = 0; smt && busy && i < x->nwords; i++)
+		for (uint32_t k = 0; low.w[i] && k < x->nshifts; k++)
+			if (x->shift_from[k].w[i])
+				pen.w[i] |= x->shift_from[k].w[i] &
+					    placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[k]);
+	for (uint32_t i = 0; i < x->nwords; i++)
+		free.w[i] = low.w[i] & ~pen.w[i];
+	for (uint32_t n = 0; n < count; n++) {
+		int pick = -1;
+
+		/* Penalties only grow within an answer, so the CPUs before the
+		 * last pick in rotation order, picked or found penalised, stay
+		 * out: each pick's walk goes on where the last one stopped. */
+		c = at < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, at);
+		while (c >= 0 && pick < 0) {
+			if (!smt || !placement_penalty_of(x, (uint32_t)c)) {
+				pick = c;
+				break;
+			}
+			cpuset_clear(&free, (unsigned)c);
+			c = placement_rot_next(x, &free, c);
+		}
+		if (pick >= 0)
+			at = pick;
+		else
+			pick = placement_rot_first(x, &low);
+		ret_cpus[n] = (uint16_t)pick;
+		cpuset_clear(&low, (unsigned)pick);
+		cpuset_clear(&free, (unsigned)pick);
+		/* The pick will run at rtP: its siblings are now busy. */
+		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
+			cpuset_clear(&free, x->sib[i]);
+	}
+	for (uint32_t n = 0; n < count; n++) {
+		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
+
+		if (slot == LEVEL_OFFLINE || slot >= st->below)
+			return 0;
+	}
+	*ret_level = level;
+	return count;
+}
+
 /*
  * Whether the map shows every candidate offline (hotplug): then no CPU is
  * online in the allowed set, which an empty answer must say rather than
@@ -750,8 +1035,7 @@ static bool placement_all_offline(const struct placement_ctx *x)
 	const struct placement_state *st = &x->st;
 	struct cpuset off;
 
-	cpuset_zero(&off);
-	cpupri_xlate_level(x->view, &x->xlate, LEVEL_OFFLINE, st->mask, &off);
+	cpupri_level_cpus(x->view, LEVEL_OFFLINE, st->mask, &off);
 	for (uint32_t i = 0; i < x->nwords; i++)
 		if (st->cand->w[i] & ~off.w[i])
 			return false;
@@ -782,6 +1066,31 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->below = level_from_rt_priority(req->prio);
 	st->start = rotor ? *rotor % t->ncpus : 0;
 	st->next = LEVEL_IDLE;
+	st->claims_checked = false;
+	st->claim_sets_held = 0;
+	placement_candidates(x);
+	if (placement_empty(x, st->cand)) {
+		r = -ENODEV;
+		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		goto out;
+	}
+	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
+		uint32_t level;
+
+		if (req->count == 1) {
+			int c = placement_fast_one(x, &level);
+
+			n = c >= 0 ? 1 : 0;
+			if (c >= 0)
+				ret->cpus[0] = (uint16_t)c;
+		} else {
+			n = placement_fast_many(x, ret->cpus, &level);
+		}
+		if (n > 0) {
+			memset(ret->levels, (int)level, n);
+			goto found;
+		}
+	}
 	/* Only the ranks the last answer used hold anything. */
 	PLACEMENT_FOREACH_RANK(rr, st) {
 		placement_zero(x, &st->rank[rr]);
@@ -791,12 +1100,6 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	placement_zero(x, &st->seen);
 	placement_zero(x, &st->eligible);
 	placement_zero(x, &st->idle);
-	placement_candidates(x);
-	if (placement_empty(x, st->cand)) {
-		r = -ENODEV;
-		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
-		goto out;
-	}
 	placement_claims(x);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is
@@ -822,6 +1125,7 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 		ret->reason = offline ? PLACEMENT_REASON_NO_CANDIDATE : PLACEMENT_REASON_NONE_BELOW;
 		goto out;
 	}
+found:
 	ret->n = n;
 	ret->level = ret->levels[0];
 	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
@@ -912,11 +1216,11 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->topo = t;
 	x->view = v;
 	x->nwords = (t->ncpus + 63) / 64;
-	r = cpupri_xlate_new(v, &x->xlate);
-	if (r < 0)
+	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
+	if (!x->claim_copy)
 		goto out;
-	r = -ENOMEM;
-	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0)
+	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
+	    cpupri_mask_new(v, &x->st.found) < 0)
 		goto out;
 	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
 	if (!x->node_mask)
@@ -930,14 +1234,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	cpuset_and(&x->base, &cfg->managed, &t->online);
 	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
 		cpuset_clear(&x->base, (unsigned)c);
-	cpupri_xlate_mask(&x->xlate, &x->base, &x->base_mask);
+	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
 	for (uint32_t node = 0; node < t->nnodes; node++) {
 		struct cpuset s;
 
 		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
 			goto out;
 		cpuset_and(&s, &x->base, &t->node_cpus[node]);
-		cpupri_xlate_mask(&x->xlate, &s, &x->node_mask[node]);
+		cpupri_mask_from_cpuset(v, &s, &x->node_mask[node]);
 	}
 	cpuset_and(&base0, &x->base, &x->kind0);
 	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
@@ -967,12 +1271,13 @@ void placement_ctx_free(struct placement_ctx *x)
 {
 	if (!x)
 		return;
-	cpupri_xlate_free(&x->xlate);
 	cpupri_mask_free(&x->base_mask);
 	cpupri_mask_free(&x->st.mask_buf);
+	cpupri_mask_free(&x->st.found);
 	for (uint32_t node = 0; node < x->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
+	free(x->claim_copy);
 	free(x->sib_off);
 	free(x->sib);
 	free(x);

@@ -29,6 +29,60 @@ int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const s
 	return -ENOENT;
 }
 
+/* Where cpu's bit lives in a mask: word and bit, from its slot. */
+static void refmodel_bit_of(const struct cpupri_view *v, uint32_t cpu, uint32_t *ret_word, uint64_t *ret_bit)
+{
+	const struct cpupri_slot *slot = cpupri_slot_ptr((void *)v->map, &v->geom, cpu);
+
+	*ret_word = slot->shard * v->geom.shard_words + slot->bit / 64;
+	*ret_bit = UINT64_C(1) << (slot->bit % 64);
+}
+
+void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m)
+{
+	memset(m->w, 0, m->nwords * sizeof(*m->w));
+	m->lo = 0;
+	m->hi = m->nwords;
+	for (uint32_t c = 0; c < v->geom.ncpus && c < RTPLACE_MAX_CPUS; c++) {
+		uint32_t w;
+		uint64_t bit;
+
+		refmodel_bit_of(v, c, &w, &bit);
+		if (cpuset_test(set, c))
+			m->w[w] |= bit;
+	}
+}
+
+void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
+{
+	cpuset_zero(ret);
+	for (uint32_t c = 0; c < v->geom.ncpus && c < RTPLACE_MAX_CPUS; c++) {
+		uint32_t w;
+		uint64_t bit;
+
+		refmodel_bit_of(v, c, &w, &bit);
+		if (w >= m->lo && w < m->hi && (m->w[w] & bit))
+			cpuset_set(ret, c);
+	}
+}
+
+void refmodel_level_cpus(const struct cpupri_view *v, uint32_t level, const struct cpupri_mask *allowed,
+			 struct cpuset *ret)
+{
+	cpuset_zero(ret);
+	for (uint32_t c = 0; level < LEVEL_COUNT && c < v->geom.ncpus && c < RTPLACE_MAX_CPUS; c++) {
+		const struct cpupri_slot *slot = cpupri_slot_ptr((void *)v->map, &v->geom, c);
+		const __u64 *word = cpupri_word_ptr((void *)v->map, &v->geom, level, slot->shard, slot->bit / 64);
+		uint32_t w;
+		uint64_t bit;
+
+		refmodel_bit_of(v, c, &w, &bit);
+		if (w >= allowed->lo && w < allowed->hi && (allowed->w[w] & bit) &&
+		    (__atomic_load_n(word, __ATOMIC_RELAXED) & bit))
+			cpuset_set(ret, c);
+	}
+}
+
 struct refmodel_cpu {
 	bool cand, eligible, in_k, in_g, chosen;
 	uint32_t level, rank;

@@ -23,6 +23,19 @@
 int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct cpuset *allowed,
 		  struct cpuset *ret_cpus, uint32_t *ret_level);
 
+/*
+ * The per-CPU reference reader of a live map, for the production one
+ * (cpupri_find() and the run tables of the view): every CPU's shard and bit
+ * read from its slot, one bit at a time.
+ *   refmodel_mask_from_cpuset: set in the map's bits (lo 0, hi all words);
+ *   refmodel_mask_cpus: the CPUs whose bits are set in m's words lo..hi;
+ *   refmodel_level_cpus: the CPUs of allowed whose bit is set at level.
+ */
+void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
+void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
+void refmodel_level_cpus(const struct cpupri_view *v, uint32_t level, const struct cpupri_mask *allowed,
+			 struct cpuset *ret);
+
 /* What placement_choose() answers when the map's slots hold levels[]
  * (t->ncpus entries, the map holding exactly those CPUs). */
 int refmodel_place(const struct placement_config *cfg, const struct topo *t, const uint8_t *levels,

@@ -32,6 +32,21 @@ struct diff_stats {
 	unsigned long states, queries, found;
 };
 
+/* cpupri_find() from idle, its answer converted by the reference model. */
+static int find_cpus(const struct cpupri_view *v, uint32_t below, const struct cpupri_mask *allowed,
+		     struct cpuset *ret, uint32_t *ret_level)
+{
+	struct cpupri_mask found;
+	int r;
+
+	assert_int_equal(cpupri_mask_new(v, &found), 0);
+	r = cpupri_find(v, LEVEL_IDLE, below, allowed, &found, ret_level);
+	if (r == 0)
+		refmodel_mask_cpus(v, &found, ret);
+	cpupri_mask_free(&found);
+	return r;
+}
+
 /* The map's counts, slots and masks all say what the mirror says. */
 static void check_exact(const struct refmodel_map *m, const struct cpupri_mask *all)
 {
@@ -115,7 +130,7 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 
 			refmodel_random_set(&rng, t, &allowed);
 			cpupri_mask_from_cpuset(&m->view, &allowed, &mask);
-			r = cpupri_find(&m->view, below, &mask, &got, &got_level);
+			r = find_cpus(&m->view, below, &mask, &got, &got_level);
 			rr = refmodel_find(m->levels, t->ncpus, below, &allowed, &want, &want_level);
 			if (r != rr || (r == 0 && (got_level != want_level || !cpuset_equal(&got, &want))))
 				fail_msg("%s shard %d state %u query %u: find(below %u) = %d level %u, model %d level %u",
@@ -149,8 +164,9 @@ static void test_differential(void **state)
 }
 
 /*
- * The run-based translation (cpupri_xlate_*) against the per-CPU one
- * (cpupri_mask_from_cpuset, cpupri_level_cpus) on maps whose shards are
+ * The view's run-based conversions (cpupri_mask_from_cpuset,
+ * cpupri_mask_to_cpuset, cpupri_level_cpus) and cpupri_find() resumed from
+ * any level, against the per-CPU reference reader, on maps whose shards are
  * drawn at random (short runs), are contiguous blocks (one long run per
  * word) or are interleaved, some wider than a cpuset can hold, with random
  * levels, CPU sets and allowed masks.
@@ -165,10 +181,9 @@ static void test_xlate(void **state)
 		uint32_t ncpus = sizes[round % (sizeof(sizes) / sizeof(sizes[0]))];
 		uint32_t nshards = 1 + refmodel_rand_below(&rng, ncpus < 8 ? ncpus : 8), style = round / 9 % 3;
 		__u16 *shard_of = calloc(ncpus, sizeof(*shard_of));
-		struct cpupri_mask want_mask, got_mask, allowed;
+		struct cpupri_mask want_mask, got_mask, allowed, found;
 		struct cpupri_geom g;
 		struct cpupri_view v;
-		struct cpupri_xlate x;
 		void *map;
 
 		assert_non_null(shard_of);
@@ -181,52 +196,72 @@ static void test_xlate(void **state)
 		memset(map, 0, g.size);
 		cpupri_init(map, &g, shard_of);
 		assert_int_equal(cpupri_view_open(map, g.size, &v), 0);
-		assert_int_equal(cpupri_xlate_new(&v, &x), 0);
 		assert_int_equal(cpupri_mask_new(&v, &want_mask), 0);
 		assert_int_equal(cpupri_mask_new(&v, &got_mask), 0);
 		assert_int_equal(cpupri_mask_new(&v, &allowed), 0);
+		assert_int_equal(cpupri_mask_new(&v, &found), 0);
 		for (uint32_t c = 0; c < ncpus; c++)
 			cpupri_set(map, &g, c, refmodel_rand_below(&rng, 4) ? refmodel_rand_below(&rng, 6)
 									    : refmodel_rand_below(&rng, LEVEL_COUNT));
 		maps++;
 		for (unsigned q = 0; q < 20; q++) {
-			struct cpuset set, want, got, pre;
+			struct cpuset set, want, got;
 
 			cpuset_zero(&set);
 			for (uint32_t c = 0; c < RTPLACE_MAX_CPUS; c++)
 				if (refmodel_rand_below(&rng, 8) < q % 9)
 					cpuset_set(&set, c);
-			cpupri_mask_from_cpuset(&v, &set, &want_mask);
+			refmodel_mask_from_cpuset(&v, &set, &want_mask);
 			memset(got_mask.w, 0xa5, got_mask.nwords * sizeof(*got_mask.w));
-			cpupri_xlate_mask(&x, &set, &got_mask);
+			cpupri_mask_from_cpuset(&v, &set, &got_mask);
 			assert_memory_equal(got_mask.w, want_mask.w, want_mask.nwords * sizeof(*want_mask.w));
-			assert_memory_equal(got_mask.shard_nonempty, want_mask.shard_nonempty,
-					    sizeof(want_mask.shard_nonempty));
+			for (uint32_t w = 0; w < got_mask.nwords; w++)
+				assert_true(w >= got_mask.lo && w < got_mask.hi ? true : got_mask.w[w] == 0);
+			cpupri_mask_to_cpuset(&v, &got_mask, &got);
+			refmodel_mask_cpus(&v, &want_mask, &want);
+			assert_true(cpuset_equal(&got, &want));
 			/* Every bit allowed, CPUs past RTPLACE_MAX_CPUS included: both
 			 * leave out what a cpuset cannot hold. */
 			if (q == 0) {
 				memset(allowed.w, 0xff, allowed.nwords * sizeof(*allowed.w));
-				memset(allowed.shard_nonempty, 0xff, sizeof(allowed.shard_nonempty));
+				allowed.lo = 0;
+				allowed.hi = allowed.nwords;
 			} else {
 				cpupri_mask_from_cpuset(&v, &set, &allowed);
 			}
 			for (uint32_t level = 0; level <= LEVEL_COUNT; level++) {
-				cpupri_level_cpus(&v, level, &allowed, &want);
-				for (int i = 0; i < CPUSET_WORDS; i++)
-					pre.w[i] = refmodel_rand(&rng) & refmodel_rand(&rng);
-				got = pre;
-				cpupri_xlate_level(&v, &x, level, &allowed, &got);
-				cpuset_or(&want, &want, &pre);
+				uint32_t found_level = 0;
+				int r;
+
+				refmodel_level_cpus(&v, level, &allowed, &want);
+				cpupri_level_cpus(&v, level, &allowed, &got);
 				if (!cpuset_equal(&got, &want))
-					fail_msg("%u CPUs in %u shards (style %u), query %u, level %u: translations differ",
+					fail_msg("%u CPUs in %u shards (style %u), query %u, level %u: level CPUs differ",
 						 ncpus, nshards, style, q, level);
+				/* Resumed at level: the first level from there with an
+				 * allowed CPU, by the reference. (Not with every bit
+				 * allowed: a map CPU no cpuset can name counts for
+				 * cpupri_find(), not for the reference.) */
+				r = cpupri_find(&v, level, LEVEL_COUNT, &allowed, &found, &found_level);
+				for (uint32_t l = level > LEVEL_IDLE ? level : LEVEL_IDLE; q && l < LEVEL_COUNT; l++) {
+					refmodel_level_cpus(&v, l, &allowed, &want);
+					if (!cpuset_empty(&want)) {
+						assert_int_equal(r, 0);
+						assert_int_equal(found_level, l);
+						cpupri_mask_to_cpuset(&v, &found, &got);
+						assert_true(cpuset_equal(&got, &want));
+						break;
+					}
+					if (l == LEVEL_COUNT - 1)
+						assert_int_equal(r, -ENOENT);
+				}
 				checks++;
 			}
 		}
+		cpupri_mask_free(&found);
 		cpupri_mask_free(&allowed);
 		cpupri_mask_free(&got_mask);
 		cpupri_mask_free(&want_mask);
-		cpupri_xlate_free(&x);
 		cpupri_view_close(&v);
 		free(map);
 		free(shard_of);
@@ -266,8 +301,8 @@ static void test_find_rules(void **state)
 	for (uint32_t c = 0; c < 16; c++)
 		if (c != 3)
 			refmodel_map_set(&m, c, LEVEL_DL);
-	assert_int_equal(cpupri_find(&m.view, level_from_rt_priority(50), &mask, &got, &level), -ENOENT);
-	assert_int_equal(cpupri_find(&m.view, level_from_rt_priority(51), &mask, &got, &level), 0);
+	assert_int_equal(find_cpus(&m.view, level_from_rt_priority(50), &mask, &got, &level), -ENOENT);
+	assert_int_equal(find_cpus(&m.view, level_from_rt_priority(51), &mask, &got, &level), 0);
 	assert_int_equal(level, level_from_rt_priority(50));
 	assert_int_equal(cpuset_count(&got), 1);
 	assert_true(cpuset_test(&got, 3));
@@ -276,21 +311,21 @@ static void test_find_rules(void **state)
 	refmodel_map_set(&m, 9, LEVEL_NORMAL);
 	refmodel_map_set(&m, 12, LEVEL_NORMAL);
 	refmodel_map_set(&m, 14, LEVEL_IDLE);
-	assert_int_equal(cpupri_find(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
 	assert_int_equal(level, LEVEL_IDLE);
 	assert_int_equal(cpuset_count(&got), 1);
 	cpuset_clear(&allowed, 14);
 	cpupri_mask_from_cpuset(&m.view, &allowed, &mask);
-	assert_int_equal(cpupri_find(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
 	assert_int_equal(level, LEVEL_NORMAL);
 	assert_int_equal(cpuset_count(&got), 2);
 	assert_true(cpuset_test(&got, 9) && cpuset_test(&got, 12));
 
 	/* Idle is never below idle; offline CPUs are never candidates. */
-	assert_int_equal(cpupri_find(&m.view, LEVEL_IDLE, &mask, &got, &level), -ENOENT);
+	assert_int_equal(find_cpus(&m.view, LEVEL_IDLE, &mask, &got, &level), -ENOENT);
 	refmodel_map_set(&m, 9, LEVEL_OFFLINE);
 	refmodel_map_set(&m, 12, LEVEL_OFFLINE);
-	assert_int_equal(cpupri_find(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
 	assert_int_equal(level, level_from_rt_priority(50));
 
 	/* An empty allowed set, and ids beyond the map, find nothing. */
@@ -298,7 +333,7 @@ static void test_find_rules(void **state)
 	cpuset_set(&allowed, 16);
 	cpuset_set(&allowed, RTPLACE_MAX_CPUS - 1);
 	cpupri_mask_from_cpuset(&m.view, &allowed, &mask);
-	assert_int_equal(cpupri_find(&m.view, LEVEL_COUNT, &mask, &got, &level), -ENOENT);
+	assert_int_equal(find_cpus(&m.view, LEVEL_COUNT, &mask, &got, &level), -ENOENT);
 
 	cpupri_mask_free(&mask);
 	refmodel_map_close(&m);
@@ -306,7 +341,7 @@ static void test_find_rules(void **state)
 }
 
 /* A level whose count reads zero is skipped even if a bit is set there,
- * as the kernel's cpupri_find() skips it: the count is read first. */
+ * as the kernel's find_cpus() skips it: the count is read first. */
 static void test_find_skips_zero_count(void **state)
 {
 	struct topo *t = small_topology();
@@ -327,7 +362,7 @@ static void test_find_skips_zero_count(void **state)
 	slot = cpupri_slot_ptr(m.mem, &m.geom, 5);
 	*cpupri_word_ptr(m.mem, &m.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
 	assert_int_equal(cpupri_count(&m.view, LEVEL_IDLE), 0);
-	assert_int_equal(cpupri_find(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
 	assert_int_equal(level, LEVEL_NORMAL);
 	assert_int_equal(cpuset_count(&got), 16);
 
@@ -514,7 +549,7 @@ static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *m
 	CPUSET_FOREACH(cpu, &allowed)
 		if ((uint32_t)cpu < c->t->ncpus)
 			g0[cpu] = __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE);
-	r = cpupri_find(v, below, mask, &got, &level);
+	r = find_cpus(v, below, mask, &got, &level);
 	/* Orders the relaxed mask loads before the seqcount loads below: a
 	 * bit set by transition k implies the count of k is seen. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);

@@ -845,6 +845,37 @@ static void test_stale_bit(void **state)
 	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), -ENOENT);
 }
 
+/* The same for the fast paths (default rules, no near CPU): the stale CPU
+ * comes first in rotation order, so each fast path meets it first; its slot
+ * sends the answer to the general path, which drops it. */
+static void test_stale_bit_fast(void **state)
+{
+	struct fixture *f = *state;
+	const struct cpupri_slot *slot;
+
+	set_all(f, LEVEL_NORMAL);
+	refmodel_map_set(&f->map, 5, LEVEL_RT99);
+	refmodel_map_set(&f->map, 6, LEVEL_IDLE);
+	refmodel_map_set(&f->map, 12, LEVEL_IDLE);
+	slot = cpupri_slot_ptr(f->map.mem, &f->map.geom, 5);
+	*cpupri_word_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
+	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE))++;
+	f->rotor = 5;
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
+	assert_int_equal(f->res.n, 1);
+	assert_int_equal(f->res.cpus[0], 6);
+	assert_int_equal(f->res.level, LEVEL_IDLE);
+	/* Two CPUs: 5's LLC (4, 5, 12, 13) holds two at idle by the map alone,
+	 * 5 and 12; without 5 the LLC of 6 (first in rotation order) wins. */
+	f->rotor = 5;
+	f->req.count = 2;
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
+	assert_int_equal(f->res.n, 2);
+	assert_int_equal(f->res.cpus[0], 6);
+	assert_int_equal(f->res.cpus[1], 7);
+	assert_int_equal(f->res.levels[1], LEVEL_NORMAL);
+}
+
 static void test_prefer_idle(void **state)
 {
 	struct fixture *f = *state;
@@ -914,6 +945,7 @@ int main(void)
 		FIXTURE_TEST(test_offline),
 		FIXTURE_TEST(test_hot_unplugged),
 		FIXTURE_TEST(test_stale_bit),
+		FIXTURE_TEST(test_stale_bit_fast),
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
 		cmocka_unit_test(test_differential),
