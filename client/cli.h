@@ -1,7 +1,8 @@
 /*
  * Argument parsing and formatting shared by rtplacectl and rtplace-run, so
- * both tools accept and print numbers, policies and CPU lists the same way.
- * Pure: no I/O.
+ * both tools accept and print numbers, policies and CPU lists the same way
+ * and explain a failed connection alike. Pure (no I/O) but for
+ * cli_explain_connect(), which looks at the socket file.
  */
 #ifndef RTPLACE_CLI_H
 #define RTPLACE_CLI_H
@@ -20,5 +21,13 @@ int cli_parse_cpus(const char *s, cpu_set_t *ret);
 
 /* s as a CPU list, "?" if it does not fit in len. */
 void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len);
+
+/*
+ * What to do about a connection to the daemon at path that failed with r,
+ * as a parenthesis for the end of an error line (" (...)"), "" when there
+ * is nothing to add: for -EACCES the socket's group to join and the
+ * socket-group setting, for no daemon a hint that it is not running.
+ */
+void cli_explain_connect(const char *path, int r, char *buf, size_t len);
 
 #endif

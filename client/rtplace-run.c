@@ -7,9 +7,12 @@
  * helper process stays behind; the daemon watches the pid.
  *
  * Without a daemon it warns and chooses locally: the same placement code as
- * the daemon (common/placement.c) over the live topology, with every CPU
- * taken as idle and the rotation started at the pid, so that unrelated
- * instances spread instead of piling onto CPU 0. Nothing is claimed then.
+ * the daemon (common/placement.c) over the live topology, under the
+ * daemon's own configuration (its file read by the daemon's parser, so
+ * housekeeping CPUs and SMT avoidance hold as they would with the daemon),
+ * with every CPU taken as idle and the rotation started at the pid, so that
+ * unrelated instances spread instead of piling onto one CPU. Nothing is
+ * claimed then.
  */
 #include "config.h"
 
@@ -31,6 +34,7 @@
 
 #include "cpupri.h"
 #include "cli.h"
+#include "conf.h"
 #include "cpuset.h"
 #include "placement.h"
 #include "topo.h"
@@ -42,6 +46,11 @@
 struct run_opts {
 	int prio;            /* 0: keep the caller's policy */
 	int policy;
+	/* The RT priority the command will run at (prio, or the one inherited,
+	 * as under chrt), 0 for none: what the CPUs are chosen and claimed for. */
+	int run_prio;
+	int run_policy;
+	const char *config;  /* NULL: the default path, absent is fine */
 	unsigned count;
 	bool have_list;
 	cpu_set_t list;
@@ -53,27 +62,33 @@ struct run_opts {
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: rtplace-run [--prio P] [--policy fifo|rr] [--cpus N | --cpu-list LIST] [--node N]\n"
-		   "                   [--exclusive] [--manage] [--strict] [--socket PATH] [--verbose]\n"
-		   "                   -- COMMAND [ARGS...]\n\n"
+		   "                   [--exclusive] [--manage] [--strict] [--socket PATH] [--config FILE]\n"
+		   "                   [--verbose] -- COMMAND [ARGS...]\n\n"
 		   "Claims CPUs from rtplaced for as long as COMMAND runs, pins itself to them, sets\n"
 		   "SCHED_FIFO/RR priority P (with --prio), then execs COMMAND.\n\n"
-		   "  --prio P         RT priority 1..99 (default: keep the normal policy; CPUs are\n"
-		   "                   then chosen among those below rt1)\n"
-		   "  --policy fifo|rr RT policy for --prio (default fifo)\n"
-		   "  --cpus N         how many CPUs (default 1)\n"
-		   "  --cpu-list LIST  run on the CPUs of LIST (e.g. 2-5), claimed\n"
-		   "  --node N         stay on NUMA node N\n"
-		   "  --exclusive      no other query gets these CPUs, whatever its priority\n"
-		   "  --manage         let the daemon move COMMAND's threads when they collide\n"
-		   "  --strict         fail (exit 69) instead of choosing locally when no daemon answers,\n"
-		   "                   and (exit 75) when fewer CPUs than asked are free\n"
-		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
-		   RTPLACE_DEFAULT_SOCKET ")\n"
-		   "  --verbose        say which CPUs were chosen\n");
+		   "  --prio P              RT priority 1..99 (default: keep the policy it was started\n"
+		   "                        with, e.g. by chrt; the CPUs are chosen and claimed for it)\n"
+		   "  --policy fifo|rr      RT policy for --prio (default fifo)\n"
+		   "  --cpus N              how many CPUs (default 1)\n"
+		   "  -c, --cpu-list LIST   run on the CPUs of LIST (e.g. 2-5), claimed\n"
+		   "  --node N              stay on NUMA node N\n"
+		   "  --exclusive           no other query gets these CPUs, whatever its priority\n"
+		   "  --manage              let the daemon move COMMAND's threads when they collide\n"
+		   "  --strict              fail (exit 69) instead of choosing locally when no daemon\n"
+		   "                        answers, and (exit 75) when fewer CPUs than asked are free\n"
+		   "                        (without it: a warning, and COMMAND runs on those found)\n"
+		   "  --socket PATH         the daemon's socket (default $" RTPLACE_SOCKET_ENV ",\n"
+		   "                        else " RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  --config FILE         the daemon's configuration, whose placement rules the\n"
+		   "                        local choice follows without a daemon\n"
+		   "                        (default " CONFIG_DEFAULT_PATH ")\n"
+		   "  -v, --verbose         say which CPUs were chosen\n"
+		   "  -h, --help            this text; --version the version\n");
 }
 
 static int run_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One line naming the problem and where the help is. */
 static int run_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -82,8 +97,7 @@ static int run_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
-	run_usage(stderr);
+	fprintf(stderr, "; see 'rtplace-run --help'\n");
 	return EX_USAGE;
 }
 
@@ -132,15 +146,65 @@ static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
 	return 0;
 }
 
-/*
- * The local choice when no daemon answers: placement_choose() over an
- * all-idle map of this machine, within allowed. Writes the CPUs into ret.
- */
-static int run_choose_locally(const struct run_opts *o, const cpu_set_t *allowed, cpu_set_t *ret)
+static void run_config_error_cb(void *userdata, const char *message)
 {
-	struct placement_config cfg = { .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	fprintf(stderr, "rtplace-run: %s\n", message);
+}
+
+/*
+ * Reads the daemon's configuration with the daemon's parser: o->config,
+ * which must exist, or the default path, where no file means the built-in
+ * defaults (as for the daemon) and an unreadable one a warning. Returns 0
+ * or an exit status after reporting.
+ */
+static int run_load_config(const struct run_opts *o, struct config *ret)
+{
+	const char *path = o->config ? o->config : CONFIG_DEFAULT_PATH;
+	int r = config_load(path, ret, run_config_error_cb, NULL);
+
+	if (r == 0)
+		return 0;
+	if (r == -EINVAL) {
+		fprintf(stderr, "rtplace-run: %s: invalid configuration; fix the errors above\n", path);
+		return EX_CONFIG;
+	}
+	if (!o->config && (r == -ENOENT || r == -EACCES)) {
+		if (r == -EACCES)
+			fprintf(stderr, "rtplace-run: warning: cannot read %s (%s); the local choice ignores its "
+				"rules\n", path, strerror(-r));
+		config_defaults(ret);
+		return 0;
+	}
+	fprintf(stderr, "rtplace-run: cannot read the configuration %s: %s\n", path, strerror(-r));
+	return EX_CONFIG;
+}
+
+/* The daemon's placement settings (service.c does the same) over topology t. */
+static void run_placement_config(const struct config *cfg, const struct topo *t, struct placement_config *ret)
+{
+	static const enum placement_smt smt[] = {
+		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
+		[CONFIG_SMT_RT] = PLACEMENT_SMT_RT,
+		[CONFIG_SMT_ALWAYS] = PLACEMENT_SMT_ALWAYS,
+	};
+
+	cpuset_andnot(&ret->managed, &t->online, &cfg->placement.housekeeping_cpus);
+	ret->prefer_idle = cfg->placement.prefer_idle;
+	ret->avoid_smt = smt[cfg->placement.avoid_smt_siblings];
+}
+
+/*
+ * The local choice when no daemon answers: placement_choose() under the
+ * daemon's configuration over an all-idle map of this machine, within
+ * allowed. Writes the CPUs into ret, the placement's reason into
+ * ret_reason; returns how many CPUs, or -errno (-ENOENT, -ENODEV: no CPU).
+ */
+static int run_choose_locally(const struct run_opts *o, const struct config *config, const cpu_set_t *allowed,
+			      cpu_set_t *ret, const char **ret_reason)
+{
+	struct placement_config cfg;
 	struct placement_request req = {
-		.prio = o->prio ? o->prio : RTPLACE_PRIO_MIN,
+		.prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN,
 		.count = o->count,
 		.node = o->node,
 		.near_cpu = -1,
@@ -153,6 +217,7 @@ static int run_choose_locally(const struct run_opts *o, const cpu_set_t *allowed
 	uint32_t rotor;
 	int r;
 
+	*ret_reason = "";
 	r = topo_load(NULL, &t);
 	if (r < 0)
 		return r;
@@ -167,18 +232,20 @@ static int run_choose_locally(const struct run_opts *o, const cpu_set_t *allowed
 		r = -ENOMEM;
 		goto out;
 	}
-	cfg.managed = t->online;
+	run_placement_config(config, t, &cfg);
 	cpuset_zero(&req.allowed);
 	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, allowed))
 			cpuset_set(&req.allowed, cpu);
 	rotor = (uint32_t)getpid() % t->ncpus;
 	r = placement_choose(&cfg, t, &view, NULL, &rotor, &req, res);
+	*ret_reason = res->reason;
 	if (r < 0)
 		goto out;
 	CPU_ZERO(ret);
 	for (uint32_t i = 0; i < res->n; i++)
 		CPU_SET(res->cpus[i], ret);
+	r = (int)res->n;
 out:
 	free(res);
 	cpupri_view_close(&view);
@@ -234,8 +301,8 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 
 	if (!path || !*path)
 		path = RTPLACE_DEFAULT_SOCKET;
-	req.prio = o->prio ? o->prio : RTPLACE_PRIO_MIN;
-	req.policy = o->policy;
+	req.prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN;
+	req.policy = o->run_policy ? o->run_policy : SCHED_FIFO;
 	req.count = o->count;
 	req.node = o->node;
 	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
@@ -272,12 +339,15 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 		return -1;
 	}
 	if (r < 0 && run_is_unreachable(r)) {
+		char hint[256];
+
+		cli_explain_connect(path, r, hint, sizeof(hint));
 		if (o->strict) {
-			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s\n", path, strerror(-r));
+			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint);
 			return EX_UNAVAILABLE;
 		}
-		fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s; "
-			"choosing CPUs locally, without a claim\n", path, strerror(-r));
+		fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
+			"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
 		return -1;
 	}
 	if (r < 0) {
@@ -302,18 +372,44 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	return 0;
 }
 
+/*
+ * Without --prio the command keeps the policy rtplace-run was started with
+ * (chrt -f 10 rtplace-run ...): the CPUs are then chosen and claimed for
+ * that RT priority, the level the command will really run at.
+ */
+static void run_effective_policy(struct run_opts *o)
+{
+	struct sched_param sp;
+	int policy;
+
+	if (o->prio) {
+		o->run_prio = o->prio;
+		o->run_policy = o->policy;
+		return;
+	}
+	policy = sched_getscheduler(0);
+	if (policy < 0)
+		return;
+	policy &= ~SCHED_RESET_ON_FORK;
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) && sched_getparam(0, &sp) == 0 && sp.sched_priority > 0) {
+		o->run_prio = sp.sched_priority;
+		o->run_policy = policy;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "prio", required_argument, NULL, 'p' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "cpus", required_argument, NULL, 'n' },
-		{ "cpu-list", required_argument, NULL, 'l' },
+		{ "cpu-list", required_argument, NULL, 'c' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "exclusive", no_argument, NULL, 'x' },
 		{ "manage", no_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "socket", required_argument, NULL, 'S' },
+		{ "config", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -323,13 +419,17 @@ int main(int argc, char **argv)
 	struct rtplace_answer *ans = NULL;
 	struct rtplace *rp = NULL;
 	struct sched_param param = { 0 };
+	struct config config;
 	cpu_set_t allowed, chosen;
-	bool have_policy = false, have_count = false;
+	bool have_policy = false, have_count = false, have_config = false;
 	char cpus[CPUSET_LIST_MAX], claim[32];
+	const char *reason;
 	long v;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
+	/* Every usage error is one line of ours, not getopt's. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:hvc:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
@@ -343,11 +443,12 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
-				return run_usage_error("--cpus %s: not a count 1..256", optarg);
+				return run_usage_error("--cpus %s: not a count 1..256%s", optarg,
+						       strpbrk(optarg, "-,") ? " (a CPU list is --cpu-list)" : "");
 			o.count = (unsigned)v;
 			have_count = true;
 			break;
-		case 'l':
+		case 'c':
 			if (cli_parse_cpus(optarg, &o.list) < 0)
 				return run_usage_error("--cpu-list %s: not a CPU list (e.g. 2-5,8)", optarg);
 			o.have_list = true;
@@ -369,6 +470,9 @@ int main(int argc, char **argv)
 		case 'S':
 			o.socket = optarg;
 			break;
+		case 'C':
+			o.config = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -378,9 +482,12 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("rtplace-run %s\n", PACKAGE_VERSION);
 			return EX_OK;
+		case ':':
+			return run_usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			run_usage(stderr);
-			return EX_USAGE;
+			if (optopt && optopt < 0x100)
+				return run_usage_error("unknown option -%c", optopt);
+			return run_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
@@ -389,10 +496,19 @@ int main(int argc, char **argv)
 		return run_usage_error("%s", "--cpus and --cpu-list exclude each other");
 	if (have_policy && !o.prio)
 		return run_usage_error("%s", "--policy needs --prio");
+	/* A file named on the command line is checked now, daemon or not: a
+	 * mistake in it should not wait for the day the daemon is down. */
+	if (o.config) {
+		r = run_load_config(&o, &config);
+		if (r)
+			return r;
+		have_config = true;
+	}
 	if (!run_command_exists(argv[optind])) {
 		fprintf(stderr, "rtplace-run: %s: command not found\n", argv[optind]);
 		return RUN_EXIT_NOT_FOUND;
 	}
+	run_effective_policy(&o);
 	/* Choose only among CPUs this process may run on (taskset, cgroups). */
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
 		fprintf(stderr, "rtplace-run: cannot read own CPU affinity: %s\n", strerror(errno));
@@ -405,6 +521,11 @@ int main(int argc, char **argv)
 			return EX_USAGE;
 		}
 		o.count = (unsigned)CPU_COUNT(&allowed);
+	} else if (o.count > (unsigned)CPU_COUNT(&allowed)) {
+		fprintf(stderr, "rtplace-run: --cpus %u: this process may run on %d CPUs (the machine has %ld online); "
+			"ask for at most %d\n", o.count, CPU_COUNT(&allowed), sysconf(_SC_NPROCESSORS_ONLN),
+			CPU_COUNT(&allowed));
+		return EX_USAGE;
 	}
 
 	ans = malloc(sizeof(*ans));
@@ -419,13 +540,29 @@ int main(int argc, char **argv)
 		chosen = ans->set;
 		snprintf(claim, sizeof(claim), "%" PRIu64, ans->claim_id);
 	} else {
-		r = run_choose_locally(&o, &allowed, &chosen);
+		claim[0] = '\0';
+		if (!have_config) {
+			r = run_load_config(&o, &config);
+			if (r)
+				goto out;
+		}
+		r = run_choose_locally(&o, &config, &allowed, &chosen, &reason);
+		if (r == -ENOENT || r == -ENODEV) {
+			fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o.run_prio ? o.run_prio :
+				RTPLACE_PRIO_MIN, reason);
+			if (!cpuset_empty(&config.placement.housekeeping_cpus))
+				fprintf(stderr, " (housekeeping-cpus of %s)", o.config ? o.config : CONFIG_DEFAULT_PATH);
+			fprintf(stderr, "\n");
+			r = EX_TEMPFAIL;
+			goto out;
+		}
 		if (r < 0) {
 			fprintf(stderr, "rtplace-run: warning: no local choice either (%s); keeping the current "
 				"affinity\n", strerror(-r));
 			chosen = allowed;
+		} else if ((unsigned)r < o.count) {
+			fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o.count, reason);
 		}
-		claim[0] = '\0';
 	}
 
 	cli_format_cpus(&chosen, cpus, sizeof(cpus));
@@ -451,8 +588,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rtplace-run: CPUs %s (claim %s), ", cpus, claim);
 		else
 			fprintf(stderr, "rtplace-run: CPUs %s (local choice, unclaimed), ", cpus);
-		if (o.prio)
-			fprintf(stderr, "%s %d\n", run_policy_name(o.policy), o.prio);
+		if (o.run_prio)
+			fprintf(stderr, "%s %d%s\n", run_policy_name(o.run_policy), o.run_prio,
+				o.prio ? "" : " (inherited)");
 		else
 			fprintf(stderr, "normal policy\n");
 	}

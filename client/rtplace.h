@@ -62,6 +62,8 @@ extern "C" {
 #define RTPLACE_MOVE_F_SET_SCHED (1u << 1)    /* set policy and prio */
 #define RTPLACE_MOVE_F_PLACE (1u << 2)        /* with SET_AFFINITY: pin to the best CPU of cpus */
 #define RTPLACE_MOVE_F_FORCE (1u << 3)        /* skip the re-check of the target's level */
+#define RTPLACE_MOVE_F_SYSTEM (1u << 4)       /* the target may be PID 1's, a kernel thread, rtplaced's */
+#define RTPLACE_MOVE_F_PROCESS (1u << 5)      /* every thread of tid's process, all or none */
 
 /* Most CPUs one query may ask for. */
 #define RTPLACE_ANSWER_MAX 256

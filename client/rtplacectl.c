@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rtplace.h"
@@ -90,10 +91,11 @@ static int ctl_fail(const struct ctl *c, const char *what, int r)
 	return ctl_exit_status(r);
 }
 
-static int ctl_usage_error(const struct ctl *c, const char *usage, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int ctl_usage_error(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int ctl_usage_error(const struct ctl *c, const char *usage, const char *fmt, ...)
+/* One line naming the problem and where the help is, never the whole help:
+ * the problem would scroll away above it. */
+static int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -101,8 +103,55 @@ static int ctl_usage_error(const struct ctl *c, const char *usage, const char *f
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: rtplacectl [--socket PATH] [--json] %s\n", usage);
+	fprintf(stderr, "; see 'rtplacectl %s --help'\n", c->command);
 	return EX_USAGE;
+}
+
+/*
+ * The options every command takes besides its own: the global ones, so
+ * that they may also follow the command (`rtplacectl status --json`), and
+ * --help. Each command's table starts with these.
+ */
+#define CTL_COMMON_OPTIONS                                    \
+	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
+	{ "json", no_argument, NULL, CTL_OPT_JSON },           \
+	{ "help", no_argument, NULL, 'h' }
+/* Short options every command takes; ':' first: getopt reports a missing
+ * value as ':' and prints nothing itself. */
+#define CTL_COMMON_SHORT ":hj"
+
+enum {
+	CTL_OPT_SOCKET = 0x100,
+	CTL_OPT_JSON,
+};
+
+/*
+ * Handles an option getopt_long returned that the command does not know
+ * itself: a common option, or a mistake. Returns 0 when handled, -1 after
+ * printing the command's help, or EX_USAGE.
+ */
+static int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *usage)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+	switch (o) {
+	case CTL_OPT_SOCKET:
+		c->socket = optarg;
+		return 0;
+	case CTL_OPT_JSON:
+	case 'j':
+		c->json = true;
+		return 0;
+	case 'h':
+		printf("usage: rtplacectl [--socket PATH] [--json] %s\n", usage);
+		return -1;
+	case ':':
+		return ctl_usage_error(c, "%s needs a value", arg);
+	default:
+		if (optopt && optopt < 0x100)
+			return ctl_usage_error(c, "unknown option -%c", optopt);
+		return ctl_usage_error(c, "unknown option %s", arg);
+	}
 }
 
 static int ctl_connect(struct ctl *c)
@@ -111,10 +160,13 @@ static int ctl_connect(struct ctl *c)
 
 	if (r < 0) {
 		const char *path = c->socket ? c->socket : getenv(RTPLACE_SOCKET_ENV);
+		char hint[256];
 
-		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command,
-			path && *path ? path : RTPLACE_DEFAULT_SOCKET, strerror(-r),
-			r == -ENOENT || r == -ECONNREFUSED ? " (is rtplaced running?)" : "");
+		if (!path || !*path)
+			path = RTPLACE_DEFAULT_SOCKET;
+		cli_explain_connect(path, r, hint, sizeof(hint));
+		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
+			hint);
 		return r == -ENOENT ? EX_UNAVAILABLE : ctl_exit_status(r);
 	}
 	return 0;
@@ -141,29 +193,27 @@ static void ctl_json_string(const char *s)
 }
 
 /*
- * For commands whose only option is --help and that take nargs positional
+ * For commands that have only the common options and take nargs positional
  * arguments (at argv[optind] on return). Returns 0, -1 after printing the
  * help, or EX_USAGE.
  */
 static int ctl_simple_options(struct ctl *c, int argc, char **argv, const char *usage, int nargs)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		CTL_COMMON_OPTIONS,
 		{ 0 },
 	};
-	int o;
+	int o, r;
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (o == 'h') {
-			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", usage);
-			return -1;
-		}
-		return ctl_usage_error(c, usage, "unknown option %s", argv[optind - 1]);
+	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
+		r = ctl_common_option(c, o, argc, argv, usage);
+		if (r)
+			return r;
 	}
 	if (argc - optind > nargs)
-		return ctl_usage_error(c, usage, "unexpected argument %s", argv[optind + nargs]);
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind + nargs]);
 	if (argc - optind < nargs)
-		return ctl_usage_error(c, usage, "%s", "missing argument");
+		return ctl_usage_error(c, "%s", "missing argument");
 	return 0;
 }
 
@@ -267,96 +317,124 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_QUERY_USAGE                                                                              \
-	"query --prio P [--policy fifo|rr] [--count N] [--cpus LIST] [--node N] [--near CPU]\n" \
-	"                  [--claim MS [--owner PID]] [--exclusive]"
+/*
+ * Fewer CPUs than asked: a warning (exit 0), or with --strict a failure
+ * (exit 75, the claim given back), the same rule as rtplace-run's. A count
+ * above what the daemon manages at all says how many that is.
+ */
+static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const struct rtplace_answer *ans, bool strict)
+{
+	struct rtplace_status st;
+
+	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s", strict ? "error" : "warning", ans->count,
+		req->count, ans->reason);
+	if (rtplace_status(c->rp, &st) == 0 && req->count > st.nonline)
+		fprintf(stderr, " (rtplaced manages %u CPUs)", st.nonline);
+	fprintf(stderr, "\n");
+	if (!strict)
+		return EX_OK;
+	if (ans->claim_id)
+		rtplace_release(c->rp, ans->claim_id, NULL);
+	return EX_TEMPFAIL;
+}
+
+#define CTL_QUERY_USAGE                                                                                    \
+	"query --prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU]\n" \
+	"                  [--claim MS [--owner PID]] [--exclusive] [--strict]\n"                       \
+	"  --count N, --cpus N       how many CPUs (default 1)\n"                                      \
+	"  -c, --cpu-list LIST       choose among these CPUs (e.g. 0-3,8)\n"                          \
+	"  --strict                  fewer CPUs than asked is a failure (exit 75), not a warning"
 
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		CTL_COMMON_OPTIONS,
 		{ "prio", required_argument, NULL, 'p' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "count", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'c' },
+		{ "cpus", required_argument, NULL, 'n' },
+		{ "cpu-list", required_argument, NULL, 'c' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "near", required_argument, NULL, 'a' },
 		{ "claim", required_argument, NULL, 'C' },
 		{ "owner", required_argument, NULL, 'o' },
 		{ "exclusive", no_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "strict", no_argument, NULL, 's' },
 		{ 0 },
 	};
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
 	struct rtplace_answer ans;
 	cpu_set_t allowed;
-	bool have_prio = false, have_owner = false;
+	bool have_prio = false, have_owner = false, strict = false;
 	char list[CPUSET_LIST_MAX];
 	long v;
-	int o, r;
+	int o, r, li = 0;
 
 	req.prio = 0;
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "c:", opts, &li)) != -1) {
 		switch (o) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--prio %s: not a priority 1..99", optarg);
+				return ctl_usage_error(c, "--prio %s: not a priority 1..99", optarg);
 			req.prio = (int)v;
 			have_prio = true;
 			break;
 		case 'P':
 			if (cli_parse_policy(optarg, &req.policy) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--policy %s: not fifo or rr", optarg);
+				return ctl_usage_error(c, "--policy %s: not fifo or rr", optarg);
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--count %s: not a count 1..256", optarg);
+				return ctl_usage_error(c, "--%s %s: not a count 1..256%s", opts[li].name, optarg,
+						       strpbrk(optarg, "-,") ? " (a CPU list is --cpu-list)" : "");
 			req.count = (unsigned)v;
 			break;
 		case 'c':
 			if (cli_parse_cpus(optarg, &allowed) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
-						       optarg);
+				return ctl_usage_error(c, "--cpu-list %s: not a CPU list (e.g. 0-3,8)", optarg);
 			req.allowed = &allowed;
 			req.allowed_size = sizeof(allowed);
 			break;
 		case 'N':
 			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--node %s: not a node id", optarg);
+				return ctl_usage_error(c, "--node %s: not a node id", optarg);
 			req.node = (int)v;
 			break;
 		case 'a':
 			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--near %s: not a CPU id", optarg);
+				return ctl_usage_error(c, "--near %s: not a CPU id", optarg);
 			req.near_cpu = (int)v;
 			break;
 		case 'C':
 			if (cli_parse_long(optarg, 0, UINT32_MAX - 1, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--claim %s: not a lease in ms", optarg);
+				return ctl_usage_error(c, "--claim %s: not a lease in ms", optarg);
 			req.flags |= RTPLACE_QUERY_F_CLAIM;
 			req.lease_ms = (uint32_t)v;
 			break;
 		case 'o':
 			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_QUERY_USAGE, "--owner %s: not a process id", optarg);
+				return ctl_usage_error(c, "--owner %s: not a process id", optarg);
 			req.owner_pid = (pid_t)v;
 			have_owner = true;
 			break;
 		case 'x':
 			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE;
 			break;
-		case 'h':
-			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_QUERY_USAGE);
-			return EX_OK;
+		case 's':
+			strict = true;
+			break;
 		default:
-			return ctl_usage_error(c, CTL_QUERY_USAGE, "bad option %s", argv[optind - 1]);
+			r = ctl_common_option(c, o, argc, argv, CTL_QUERY_USAGE);
+			if (r)
+				return r < 0 ? EX_OK : r;
 		}
 	}
 	if (optind < argc)
-		return ctl_usage_error(c, CTL_QUERY_USAGE, "unexpected argument %s", argv[optind]);
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
 	if (!have_prio)
-		return ctl_usage_error(c, CTL_QUERY_USAGE, "%s", "--prio is required");
+		return ctl_usage_error(c, "%s", "--prio is required");
 	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
-		return ctl_usage_error(c, CTL_QUERY_USAGE, "%s", "--owner and --exclusive need --claim");
+		return ctl_usage_error(c, "%s", "--owner and --exclusive need --claim");
 	/* rtplacectl exits at once: a claim tied to its connection would end
 	 * with it, so it lives with the calling shell or script instead. */
 	if (req.flags & RTPLACE_QUERY_F_CLAIM && !have_owner)
@@ -404,7 +482,11 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			printf("reason  %s\n", ans.reason);
 	}
 	/* An empty answer is an answer, but a script acting on it needs to know. */
-	return ans.count ? EX_OK : EX_TEMPFAIL;
+	if (ans.count == 0)
+		return EX_TEMPFAIL;
+	if (ans.count < req.count)
+		return ctl_partial(c, &req, &ans, strict);
+	return EX_OK;
 }
 
 #define CTL_RELEASE_USAGE "release CLAIM-ID"
@@ -424,7 +506,7 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	errno = 0;
 	id = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || id == 0 || arg[0] == '-')
-		return ctl_usage_error(c, CTL_RELEASE_USAGE, "%s: not a claim id", arg);
+		return ctl_usage_error(c, "%s: not a claim id", arg);
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -438,60 +520,81 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_MOVE_USAGE "move --tid TID [--prio P] [--policy fifo|rr] [--cpus LIST]"
+#define CTL_MOVE_USAGE                                                                                 \
+	"move (--tid TID | --pid PID [--all]) [--prio P] [--policy fifo|rr] [--cpu-list LIST] [--force]\n" \
+	"  -p, --pid PID         the process PID (its main thread, or with --all every thread)\n"     \
+	"  -a, --all             every thread of the process, all or none\n"                         \
+	"  -c, --cpu-list LIST   set the affinity to these CPUs (e.g. 0-3,8)\n"                      \
+	"  --force               also move init (pid 1), a kernel thread or rtplaced itself"
 
 static int ctl_move(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		CTL_COMMON_OPTIONS,
 		{ "tid", required_argument, NULL, 't' },
-		{ "prio", required_argument, NULL, 'p' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "prio", required_argument, NULL, 'r' },
 		{ "policy", required_argument, NULL, 'P' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "cpu-list", required_argument, NULL, 'c' },
+		{ "cpus", required_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
 		{ 0 },
 	};
 	struct rtplace_move_request mv = { .policy = SCHED_FIFO };
 	struct rtplace_move_result res;
 	char cpus[CPUSET_LIST_MAX], prev[CPUSET_LIST_MAX];
+	bool all = false;
 	long v;
 	int o, r;
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "p:ac:", opts, NULL)) != -1) {
 		switch (o) {
 		case 't':
+		case 'p':
+			if (mv.tid)
+				return ctl_usage_error(c, "%s", "give one of --tid and --pid, once");
 			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_MOVE_USAGE, "--tid %s: not a thread id", optarg);
+				return ctl_usage_error(c, "%s %s: not a %s id", o == 't' ? "--tid" : "--pid", optarg,
+						       o == 't' ? "thread" : "process");
 			mv.tid = (pid_t)v;
 			break;
-		case 'p':
+		case 'a':
+			all = true;
+			mv.flags |= RTPLACE_MOVE_F_PROCESS;
+			break;
+		case 'r':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_MOVE_USAGE, "--prio %s: not a priority 1..99", optarg);
+				return ctl_usage_error(c, "--prio %s: not a priority 1..99", optarg);
 			mv.prio = (int)v;
 			mv.flags |= RTPLACE_MOVE_F_SET_SCHED;
 			break;
 		case 'P':
 			if (cli_parse_policy(optarg, &mv.policy) < 0)
-				return ctl_usage_error(c, CTL_MOVE_USAGE, "--policy %s: not fifo or rr", optarg);
+				return ctl_usage_error(c, "--policy %s: not fifo or rr", optarg);
 			break;
 		case 'c':
 			if (cli_parse_cpus(optarg, &mv.cpus) < 0)
-				return ctl_usage_error(c, CTL_MOVE_USAGE, "--cpus %s: not a CPU list (e.g. 0-3,8)",
-						       optarg);
+				return ctl_usage_error(c, "--cpu-list %s: not a CPU list (e.g. 0-3,8)", optarg);
 			mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
 			break;
-		case 'h':
-			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_MOVE_USAGE);
-			return EX_OK;
+		case 'n':
+			return ctl_usage_error(c, "%s", "--cpus is a count; the CPUs to move to are --cpu-list LIST");
+		case 'f':
+			mv.flags |= RTPLACE_MOVE_F_SYSTEM;
+			break;
 		default:
-			return ctl_usage_error(c, CTL_MOVE_USAGE, "bad option %s", argv[optind - 1]);
+			r = ctl_common_option(c, o, argc, argv, CTL_MOVE_USAGE);
+			if (r)
+				return r < 0 ? EX_OK : r;
 		}
 	}
 	if (optind < argc)
-		return ctl_usage_error(c, CTL_MOVE_USAGE, "unexpected argument %s", argv[optind]);
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
 	if (mv.tid == 0)
-		return ctl_usage_error(c, CTL_MOVE_USAGE, "%s", "--tid is required");
+		return ctl_usage_error(c, "%s", "--tid or --pid is required");
 	if (!(mv.flags & (RTPLACE_MOVE_F_SET_SCHED | RTPLACE_MOVE_F_SET_AFFINITY)))
-		return ctl_usage_error(c, CTL_MOVE_USAGE, "%s", "nothing to do: give --prio and/or --cpus");
+		return ctl_usage_error(c, "%s", "nothing to do: give --prio and/or --cpu-list");
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -502,9 +605,13 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
 	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)
-		printf("{\"tid\": %d, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", \"prev_policy\": \"%s\", "
-		       "\"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
-		       (int)res.tid, ctl_policy_name(res.policy), res.prio, cpus, ctl_policy_name(res.prev_policy),
+		printf("{\"tid\": %d, \"all\": %s, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", "
+		       "\"prev_policy\": \"%s\", \"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
+		       (int)res.tid, all ? "true" : "false", ctl_policy_name(res.policy), res.prio, cpus,
+		       ctl_policy_name(res.prev_policy), res.prev_prio, prev);
+	else if (all)
+		printf("every thread of process %d: %s %d on %s (thread %d was %s %d on %s)\n", (int)res.tid,
+		       ctl_policy_name(res.policy), res.prio, cpus, (int)res.tid, ctl_policy_name(res.prev_policy),
 		       res.prev_prio, prev);
 	else
 		printf("thread %d: %s %d on %s (was %s %d on %s)\n", (int)res.tid, ctl_policy_name(res.policy),
@@ -517,18 +624,52 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 /* Records taken from the ring per read. */
 #define CTL_WATCH_BATCH 64
 
-static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n)
+/*
+ * A record's CLOCK_MONOTONIC time as wall-clock time: local time in the
+ * table ("2026-11-30T21:51:56.123456"), ISO 8601 with the UTC offset in
+ * JSON. offset_ns is CLOCK_REALTIME - CLOCK_MONOTONIC, read per batch.
+ */
+static void ctl_watch_time(const struct rtplace_notification *n, int64_t offset_ns, bool zone, char *buf,
+			   size_t len)
 {
+	int64_t wall = (int64_t)n->time_ns + offset_ns;
+	time_t sec = (time_t)(wall / 1000000000);
+	struct tm tm;
+	size_t k;
+
+	if (!localtime_r(&sec, &tm) || (k = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	k += (size_t)snprintf(buf + k, len - k, ".%06u", (unsigned)(wall % 1000000000 / 1000));
+	if (zone && k < len)
+		snprintf(buf + k, len - k, "%c%02ld:%02ld", tm.tm_gmtoff < 0 ? '-' : '+',
+			 labs(tm.tm_gmtoff) / 3600, labs(tm.tm_gmtoff) % 3600 / 60);
+}
+
+static int64_t ctl_clock_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
+}
+
+static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
+{
+	char when[48];
+
+	ctl_watch_time(n, offset_ns, c->json, when, sizeof(when));
 	if (c->json) {
-		printf("{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", \"type_id\": %u, "
-		       "\"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, \"policy\": \"%s\", "
-		       "\"prio\": %d}\n",
-		       n->seq, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
+		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
+		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
+		       "\"policy\": \"%s\", \"prio\": %d}\n",
+		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
 		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio);
 		return;
 	}
-	printf("%8" PRIu64 " %10" PRIu64 ".%06u %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq,
-	       n->time_ns / 1000000000u, (unsigned)(n->time_ns % 1000000000u / 1000u),
+	printf("%8" PRIu64 " %-26s %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq, when,
 	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
 	       ctl_policy_name(n->policy), n->prio);
 }
@@ -551,34 +692,34 @@ static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
 static int ctl_watch(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		CTL_COMMON_OPTIONS,
 		{ "count", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct rtplace_notification recs[CTL_WATCH_BATCH];
 	struct rtplace_sub *sub = NULL;
 	uint64_t count = 0, seen = 0;
+	int64_t offset_ns;
 	struct pollfd pfd[2];
 	sigset_t sigs;
 	long v;
 	int o, r, sfd = -1;
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
 		switch (o) {
 		case 'n':
 			if (cli_parse_long(optarg, 1, LONG_MAX, &v) < 0)
-				return ctl_usage_error(c, CTL_WATCH_USAGE, "--count %s: not a positive count", optarg);
+				return ctl_usage_error(c, "--count %s: not a positive count", optarg);
 			count = (uint64_t)v;
 			break;
-		case 'h':
-			printf("usage: rtplacectl [--socket PATH] [--json] %s\n", CTL_WATCH_USAGE);
-			return EX_OK;
 		default:
-			return ctl_usage_error(c, CTL_WATCH_USAGE, "bad option %s", argv[optind - 1]);
+			r = ctl_common_option(c, o, argc, argv, CTL_WATCH_USAGE);
+			if (r)
+				return r < 0 ? EX_OK : r;
 		}
 	}
 	if (optind < argc)
-		return ctl_usage_error(c, CTL_WATCH_USAGE, "unexpected argument %s", argv[optind]);
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -602,7 +743,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	}
 	/* The header says "subscribed": nothing published after it is missed. */
 	if (!c->json) {
-		printf("%8s %17s %-13s %7s %6s %4s %4s %-6s %4s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
+		printf("%8s %-26s %-13s %7s %6s %4s %4s %-6s %4s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
 		       "TO", "POLICY", "PRIO");
 		fflush(stdout);
 	}
@@ -638,8 +779,9 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 		}
 		if (lost)
 			ctl_watch_lost(c, lost);
+		offset_ns = ctl_clock_offset_ns();
 		for (size_t i = 0; i < n; i++)
-			ctl_watch_print(c, &recs[i]);
+			ctl_watch_print(c, &recs[i], offset_ns);
 		seen += n;
 		/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
 		if (fflush(stdout) != 0) {
@@ -675,50 +817,55 @@ static void ctl_help(FILE *f)
 		   "  cpus       per-CPU table: node, LLC, core, level, pid/comm, claim\n"
 		   "  query      which CPUs for an RT thread of priority P (and claim them)\n"
 		   "  release    end a claim\n"
-		   "  move       ask the daemon to move a thread\n"
+		   "  move       ask the daemon to move a thread, or every thread of a process\n"
 		   "  watch      print notification records as they arrive\n\n"
-		   "Options:\n"
+		   "Options (before or after COMMAND):\n"
 		   "  --socket PATH  the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
 		   RTPLACE_DEFAULT_SOCKET ")\n"
-		   "  --json         one JSON document per command\n"
-		   "  --help         this text; COMMAND --help for a command's options\n"
+		   "  -j, --json     one JSON document per command\n"
+		   "  -h, --help     this text; COMMAND --help for a command's options\n"
 		   "  --version      print the version\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
+		CTL_COMMON_OPTIONS,
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct ctl c = { .command = "rtplacectl" };
 	int o, r = EX_USAGE;
 
-	while ((o = getopt_long(argc, argv, "+hj", opts, NULL)) != -1) {
+	/* Every usage error is one line of ours, not getopt's. */
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+" CTL_COMMON_SHORT, opts, NULL)) != -1) {
 		switch (o) {
-		case 's':
-			c.socket = optarg;
-			break;
-		case 'j':
-			c.json = true;
-			break;
 		case 'h':
 			ctl_help(stdout);
 			return EX_OK;
 		case 'V':
 			printf("rtplacectl %s\n", PACKAGE_VERSION);
 			return EX_OK;
+		case CTL_OPT_SOCKET:
+		case CTL_OPT_JSON:
+		case 'j':
+			ctl_common_option(&c, o, argc, argv, "");
+			break;
+		case ':':
+			fprintf(stderr, "rtplacectl: %s needs a value; see 'rtplacectl --help'\n", argv[optind - 1]);
+			return EX_USAGE;
 		default:
-			ctl_help(stderr);
+			if (optopt && optopt < 0x100)
+				fprintf(stderr, "rtplacectl: unknown option -%c; see 'rtplacectl --help'\n", optopt);
+			else
+				fprintf(stderr, "rtplacectl: unknown option %s; see 'rtplacectl --help'\n",
+					argv[optind - 1]);
 			return EX_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "rtplacectl: no command given\n");
-		ctl_help(stderr);
+		fprintf(stderr, "rtplacectl: no command given; see 'rtplacectl --help'\n");
 		return EX_USAGE;
 	}
 	for (size_t i = 0; i < sizeof(ctl_commands) / sizeof(ctl_commands[0]); i++) {
@@ -732,8 +879,7 @@ int main(int argc, char **argv)
 		r = ctl_commands[i].run(&c, argc, argv);
 		goto out;
 	}
-	fprintf(stderr, "rtplacectl: unknown command %s\n", argv[optind]);
-	ctl_help(stderr);
+	fprintf(stderr, "rtplacectl: unknown command %s; see 'rtplacectl --help'\n", argv[optind]);
 out:
 	rtplace_close(c.rp);
 	if (fflush(stdout) != 0 && r == EX_OK)

@@ -185,6 +185,8 @@ static int proto_check_move(const struct proto_msg *m, const struct proto_bounds
 		if (mv->flags & RTPLACE_MOVE_F_PLACE)
 			return proto_fail(reason, -EINVAL, "place without set-affinity flag");
 	}
+	if ((mv->flags & RTPLACE_MOVE_F_PROCESS) && (mv->flags & RTPLACE_MOVE_F_PLACE))
+		return proto_fail(reason, -EINVAL, "place moves one thread, not a process");
 	return 0;
 }
 

@@ -190,8 +190,19 @@ struct rtplace_cpus {
 #define RTPLACE_MOVE_F_SET_SCHED (1u << 1)    /* set policy and prio */
 #define RTPLACE_MOVE_F_PLACE (1u << 2)        /* with SET_AFFINITY: pin to the best CPU of cpus */
 #define RTPLACE_MOVE_F_FORCE (1u << 3)        /* skip the re-check of the target's level */
+/* Added in version 1 (a daemon without them refuses them as unknown flags,
+ * so an older daemon never half-serves a request that uses them): */
+/* The target may be a thread of PID 1, a kernel thread or of rtplaced
+ * itself; without it such a move is refused with -EPERM. */
+#define RTPLACE_MOVE_F_SYSTEM (1u << 4)
+/* Every thread of tid's process, all or none: when one thread cannot be
+ * moved, those already moved are put back before the reply (an ERROR
+ * naming that thread). Threads that exit meanwhile are not failures. The
+ * reply describes tid. */
+#define RTPLACE_MOVE_F_PROCESS (1u << 5)
 #define RTPLACE_MOVE_F_ALL (RTPLACE_MOVE_F_SET_AFFINITY | RTPLACE_MOVE_F_SET_SCHED | \
-			    RTPLACE_MOVE_F_PLACE | RTPLACE_MOVE_F_FORCE)
+			    RTPLACE_MOVE_F_PLACE | RTPLACE_MOVE_F_FORCE | RTPLACE_MOVE_F_SYSTEM | \
+			    RTPLACE_MOVE_F_PROCESS)
 
 /* Asks the daemon to move thread tid (DESIGN §7). Fields a flag does not
  * select are zero. */

@@ -162,6 +162,7 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 	struct auth_target t = { .tid = tid };
 	struct procfs_stat st;
 	unsigned long ids[2];
+	uint64_t tgid;
 	const char *p;
 	char buf[16384];
 	ssize_t n;
@@ -175,6 +176,9 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 		return -EBADMSG;
 	t.uid = (uid_t)ids[0];
 	t.euid = (uid_t)ids[1];
+	if (procfs_status_u64(buf, "Tgid", 10, &tgid) < 0 || tgid == 0 || tgid > INT32_MAX)
+		return -EBADMSG;
+	t.tgid = (pid_t)tgid;
 
 	r = procfs_read_stat(proc_root, tid, 0, &st);
 	if (r < 0)
@@ -189,9 +193,10 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 	return 0;
 }
 
-/* The owner of the process or thread behind pidfd. 0, -ESRCH once it has
- * exited, -EOPNOTSUPP before PIDFD_GET_INFO, another -errno. */
-static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid)
+/* The owner (and process id) of the process or thread behind pidfd. 0,
+ * -ESRCH once it has exited, -EOPNOTSUPP before PIDFD_GET_INFO, another
+ * -errno. ret_tgid may be NULL. */
+static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, pid_t *ret_tgid)
 {
 	struct auth_pidfd_info info = { .mask = AUTH_PIDFD_INFO_CREDS };
 
@@ -201,6 +206,8 @@ static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid)
 		return -EOPNOTSUPP;
 	*ret_uid = (uid_t)info.ruid;
 	*ret_euid = (uid_t)info.euid;
+	if (ret_tgid)
+		*ret_tgid = (pid_t)info.tgid;
 	return 0;
 }
 
@@ -209,7 +216,7 @@ static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid)
 static int auth_peer_same(int pidfd, uid_t uid)
 {
 	uid_t ruid, euid;
-	int r = auth_pidfd_owner(pidfd, &ruid, &euid);
+	int r = auth_pidfd_owner(pidfd, &ruid, &euid, NULL);
 
 	if (r == 0 && euid != uid)
 		r = -ESRCH;
@@ -267,7 +274,7 @@ int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 	fd = (int)syscall(SYS_pidfd_open, tid, AUTH_PIDFD_THREAD);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	r = auth_pidfd_owner(fd, &t.uid, &t.euid);
+	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t.tgid);
 	if (r < 0)
 		goto out;
 	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0) {
@@ -286,7 +293,7 @@ int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 		t.rtprio_limit = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
 	}
 	/* The thread still lives: everything above was read from it. */
-	r = auth_pidfd_owner(fd, &t.uid, &t.euid);
+	r = auth_pidfd_owner(fd, &t.uid, &t.euid, NULL);
 out:
 	close(fd);
 	if (r == 0)

@@ -62,6 +62,7 @@ struct auth_creds {
 
 struct auth_target {
 	pid_t tid;
+	pid_t tgid;              /* its process */
 	uid_t uid;               /* real uid */
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */

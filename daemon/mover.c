@@ -138,3 +138,19 @@ int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_
 	*ret = res;
 	return 0;
 }
+
+int mover_undo(pid_t tid, const struct mover_result *res)
+{
+	if (tid <= 0)
+		return -EINVAL;
+	if (res->set_sched) {
+		struct sched_param sp = { .sched_priority = res->prev.prio };
+		int policy = sched_getscheduler(tid);
+
+		if (policy < 0 || sched_setscheduler(tid, res->prev.policy | (policy & SCHED_RESET_ON_FORK), &sp) < 0)
+			return -errno;
+	}
+	if (res->set_affinity)
+		return mover_set_affinity(tid, &res->prev.cpus);
+	return 0;
+}

@@ -51,4 +51,13 @@ int mover_read(pid_t tid, struct mover_state *ret);
 int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
 		struct mover_result *ret);
 
+/*
+ * Undoes a move that mover_apply() reported in *res: policy and priority
+ * back first (if they were changed), then the affinity, the reverse of the
+ * order they were applied in. 0, -ESRCH when the thread is gone, another
+ * -errno from the kernel (a SCHED_DEADLINE thread moved to FIFO cannot be
+ * given its deadline parameters back this way).
+ */
+int mover_undo(pid_t tid, const struct mover_result *res);
+
 #endif

@@ -169,11 +169,278 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	return 0;
 }
 
+/* Passes over a process's thread list in a process-wide move: threads
+ * started by a thread before it was moved show up in the next listing. */
+#define MOVES_PROCESS_PASSES 8
+
+/* What the MOVE guard needs to know about a thread. */
+struct moves_task {
+	pid_t tgid;
+	unsigned flags; /* PF_* */
+	char comm[RTPLACE_COMM_MAX];
+};
+
+/* tid's kernel flags, and its comm when it is a kernel thread (for the
+ * guard's message); tgid comes from the target's read. 0, -ESRCH,
+ * -EBADMSG. */
+static int moves_task_read(struct moves *m, pid_t tid, pid_t tgid, struct moves_task *ret)
+{
+	struct moves_task t = { .tgid = tgid };
+	struct procfs_stat st;
+	char buf[64];
+	ssize_t n;
+	int r;
+
+	r = procfs_read_stat(m->o.proc_root, tid, 0, &st);
+	if (r < 0)
+		return r;
+	t.flags = st.flags;
+	if (t.flags & PROCFS_PF_KTHREAD) {
+		n = procfs_read(m->o.proc_root, tid, "comm", buf, sizeof(buf));
+		if (n < 0)
+			return (int)n;
+		snprintf(t.comm, sizeof(t.comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	}
+	*ret = t;
+	return 0;
+}
+
+/*
+ * Moving init, a kernel thread or the daemon itself is almost always a
+ * typo in a thread id, and root's mistake would not be caught by any
+ * other rule: such targets need RTPLACE_MOVE_F_SYSTEM (--force).
+ */
+static int moves_guard(const struct moves_task *t, pid_t tid, char reason[RTPLACE_REASON_MAX])
+{
+	if (t->tgid == 1)
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d is of init (pid 1): needs --force", (int)tid);
+	else if (t->flags & PROCFS_PF_KTHREAD)
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d (%s): kernel thread, needs --force", (int)tid, t->comm);
+	else if (t->tgid == getpid())
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d is rtplaced's own: needs --force", (int)tid);
+	else
+		return 0;
+	return -EPERM;
+}
+
+/* May the requester move tid as req asks? The target's state in *ret_target. */
+static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_t tid, const struct rtplace_move *req,
+			   struct auth_target *ret_target, char reason[RTPLACE_REASON_MAX])
+{
+	int want_policy = req->flags & RTPLACE_MOVE_F_SET_SCHED ? req->policy : AUTH_SCHED_KEEP;
+	int r = auth_target_read(m->o.proc_root, tid, ret_target);
+
+	if (r < 0) {
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)tid);
+		return r == -ENOENT ? -ESRCH : r;
+	}
+	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
+}
+
+static void moves_reply(pid_t tid, const struct mover_result *res, struct rtplace_move_reply *ret)
+{
+	bool rt_now = res->now.policy == SCHED_FIFO || res->now.policy == SCHED_RR;
+	bool rt_prev = res->prev.policy == SCHED_FIFO || res->prev.policy == SCHED_RR;
+
+	*ret = (struct rtplace_move_reply){
+		.tid = tid,
+		.policy = (uint8_t)(rt_now ? res->now.policy : 0),
+		.prio = (uint8_t)(rt_now ? res->now.prio : 0),
+		.prev_policy = (uint8_t)(rt_prev ? res->prev.policy : 0),
+		.prev_prio = (uint8_t)(rt_prev ? res->prev.prio : 0),
+	};
+	proto_cpumask_from_cpuset(&res->now.cpus, &ret->cpus);
+	proto_cpumask_from_cpuset(&res->prev.cpus, &ret->prev_cpus);
+}
+
+static void moves_publish_moved(struct moves *m, pid_t tid, uid_t euid, const struct mover_result *res)
+{
+	struct rtplace_move_reply r;
+
+	moves_reply(tid, res, &r);
+	moves_publish(m, RTPLACE_RECORD_MOVED, tid, euid, moves_single_cpu(&res->prev.cpus),
+		      moves_single_cpu(&res->now.cpus), r.policy, r.prio);
+}
+
+/* One thread of a process-wide move, as applied. */
+struct moves_done {
+	pid_t tid;
+	uid_t euid;
+	struct mover_result res;
+};
+
+/* Puts the threads of done[0..n-1] back, last moved first. */
+static void moves_undo(struct moves_done *done, size_t n)
+{
+	while (n--) {
+		int r = mover_undo(done[n].tid, &done[n].res);
+
+		if (r < 0 && r != -ESRCH)
+			log_error("Failed to put thread %d back after a failed process move: %s", (int)done[n].tid,
+				  strerror(-r));
+	}
+}
+
+/*
+ * Lists the threads of process pid not yet in done[0..ndone-1] into
+ * *tids (grown as needed). Returns how many, or -errno (-ESRCH when the
+ * process is gone).
+ */
+static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct moves_done *done, size_t ndone,
+				      pid_t **tids, size_t *cap)
+{
+	char path[64];
+	struct dirent *e;
+	size_t n = 0;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "%s/%d/task", m->o.proc_root, (int)pid);
+	dp = opendir(path);
+	if (!dp)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((e = readdir(dp))) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		bool known = false;
+
+		if (tid <= 0)
+			continue;
+		for (size_t i = 0; i < ndone && !known; i++)
+			known = done[i].tid == tid;
+		if (known)
+			continue;
+		if (n == *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			pid_t *t = realloc(*tids, c * sizeof(*t));
+
+			if (!t) {
+				closedir(dp);
+				return -ENOMEM;
+			}
+			*tids = t;
+			*cap = c;
+		}
+		(*tids)[n++] = tid;
+	}
+	closedir(dp);
+	return (ssize_t)n;
+}
+
+/*
+ * Moves every thread of process pid, all or none (RTPLACE_MOVE_F_PROCESS):
+ * each listed thread is authorised before any is touched, then moved;
+ * when one fails, those already moved are put back. The daemon serves one
+ * request at a time, so no other client sees the half-done state. A thread
+ * that exits meanwhile is no failure: all that live are moved. The set is
+ * applied as asked (the kernel chooses among its CPUs per thread): a
+ * re-check per thread would scatter a process that asked for one CPU.
+ */
+static int moves_move_process(struct moves *m, const struct auth_creds *creds, pid_t pid,
+			      const struct rtplace_move *req, struct rtplace_move_reply *ret,
+			      char reason[RTPLACE_REASON_MAX])
+{
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	struct cpuset cpus, *aff = NULL;
+	struct moves_done *done = NULL, *named = NULL;
+	size_t ndone = 0, cap = 0, tcap = 0;
+	pid_t *tids = NULL;
+	int r = 0;
+
+	if (req->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
+		proto_cpumask_to_cpuset(&req->cpus, &cpus);
+		cpuset_and(&cpus, &cpus, &m->o.topo->online);
+		if (cpuset_empty(&cpus)) {
+			snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");
+			return -EINVAL;
+		}
+		aff = &cpus;
+	}
+	for (int pass = 0; pass < MOVES_PROCESS_PASSES; pass++) {
+		ssize_t n = moves_list_new_threads(m, pid, done, ndone, &tids, &tcap);
+		struct auth_target *targets = NULL;
+
+		if (n == -ESRCH && ndone > 0)
+			break; /* the process exited after its threads moved */
+		if (n < 0) {
+			r = (int)n;
+			snprintf(reason, RTPLACE_REASON_MAX, "cannot list the threads of pid %d: %s", (int)pid,
+				 strerror(-r));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		if (ndone + (size_t)n > cap) {
+			struct moves_done *grown = reallocarray(done, ndone + (size_t)n, sizeof(*done));
+
+			if (grown) {
+				done = grown;
+				cap = ndone + (size_t)n;
+			}
+		}
+		targets = calloc((size_t)n, sizeof(*targets));
+		if (!targets || ndone + (size_t)n > cap) {
+			free(targets);
+			r = -ENOMEM;
+			snprintf(reason, RTPLACE_REASON_MAX, "out of memory");
+			goto fail;
+		}
+		for (ssize_t i = 0; i < n && r == 0; i++) {
+			r = moves_authorise(m, creds, tids[i], req, &targets[i], reason);
+			if (r == -ESRCH) {
+				tids[i] = 0; /* exited: nothing to move */
+				r = 0;
+			}
+		}
+		for (ssize_t i = 0; i < n && r == 0; i++) {
+			struct moves_done *d = &done[ndone];
+
+			if (!tids[i])
+				continue;
+			r = mover_apply(tids[i], aff, set_sched ? req->policy : MOVER_SCHED_KEEP, req->prio, &d->res);
+			if (r == -ESRCH) {
+				r = 0;
+				continue;
+			}
+			if (r < 0)
+				snprintf(reason, RTPLACE_REASON_MAX, "thread %d of pid %d: %s; none moved", (int)tids[i],
+					 (int)pid, strerror(-r));
+			d->tid = tids[i];
+			d->euid = targets[i].euid;
+			ndone += r == 0;
+		}
+		free(targets);
+		if (r < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < ndone && !named; i++)
+		if (done[i].tid == req->tid)
+			named = &done[i];
+	if (!named) {
+		r = -ESRCH;
+		snprintf(reason, RTPLACE_REASON_MAX, "thread %d exited during the move; none moved", (int)req->tid);
+		goto fail;
+	}
+	moves_reply(req->tid, &named->res, ret);
+	for (size_t i = 0; i < ndone; i++)
+		moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
+	m->moves += ndone;
+	log_ratelimited(LOG_INFO, "pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
+			(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid, cpuset_next(&named->res.now.cpus, 0),
+			named->res.now.policy, named->res.now.prio);
+	goto out;
+fail:
+	moves_undo(done, ndone);
+out:
+	free(done);
+	free(tids);
+	return r;
+}
+
 int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
 	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
 {
 	const struct auth_creds *creds;
 	struct auth_target target;
+	struct moves_task task;
 	struct mover_result res;
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
@@ -197,10 +464,22 @@ int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer
 	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
+	if (r == 0)
+		r = moves_task_read(m, req->tid, target.tgid, &task);
+	if (r == -ENOENT)
+		r = -ESRCH;
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)req->tid);
-		return r == -ENOENT ? -ESRCH : r;
+		snprintf(reason, RTPLACE_REASON_MAX, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
+			 (int)req->tid);
+		return r;
 	}
+	if (!(req->flags & RTPLACE_MOVE_F_SYSTEM)) {
+		r = moves_guard(&task, req->tid, reason);
+		if (r < 0)
+			return r;
+	}
+	if (req->flags & RTPLACE_MOVE_F_PROCESS)
+		return moves_move_process(m, creds, task.tgid, req, ret, reason);
 	r = auth_move_allowed(creds, &target, &m->policy, want_policy, req->prio, reason);
 	if (r < 0)
 		return r;
@@ -219,25 +498,11 @@ int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer
 			 r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
 		return r;
 	}
-	*ret = (struct rtplace_move_reply){
-		.tid = req->tid,
-		.policy = (uint8_t)(res.now.policy == SCHED_FIFO || res.now.policy == SCHED_RR ? res.now.policy : 0),
-		.prio = (uint8_t)res.now.prio,
-		.prev_policy = (uint8_t)(res.prev.policy == SCHED_FIFO || res.prev.policy == SCHED_RR ? res.prev.policy
-											      : 0),
-		.prev_prio = (uint8_t)res.prev.prio,
-	};
-	proto_cpumask_from_cpuset(&res.now.cpus, &ret->cpus);
-	proto_cpumask_from_cpuset(&res.prev.cpus, &ret->prev_cpus);
-	if (!ret->policy)
-		ret->prio = 0;
-	if (!ret->prev_policy)
-		ret->prev_prio = 0;
+	moves_reply(req->tid, &res, ret);
 	m->moves++;
 	log_ratelimited(LOG_INFO, "pid %d uid %u moved thread %d: CPUs %d..., policy %d prio %d", (int)peer->pid,
 			(unsigned)peer->uid, (int)req->tid, cpuset_next(&res.now.cpus, 0), res.now.policy, res.now.prio);
-	moves_publish(m, RTPLACE_RECORD_MOVED, req->tid, target.euid, moves_single_cpu(&res.prev.cpus),
-		      moves_single_cpu(&res.now.cpus), ret->policy, ret->prio);
+	moves_publish_moved(m, req->tid, target.euid, &res);
 	return 0;
 }
 

@@ -52,7 +52,7 @@ struct tracker {
  * threads meanwhile go to the callback that was set before.
  */
 struct tracker_log {
-	char first[192];
+	char first[384];
 	bool named;
 	char verifier[192];
 };

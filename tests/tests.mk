@@ -214,3 +214,17 @@ tests_integration_test_claims_live_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_integration_test_claims_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_claims_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-claims-live
+
+# Guarded moves and process-wide moves (root, the live machine), over a
+# process of sleeping threads, one of them SCHED_DEADLINE for the rollback.
+check_PROGRAMS += tests/integration/test-client-threads
+tests_integration_test_client_threads_SOURCES = tests/integration/test-client-threads.c
+tests_integration_test_client_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-move.sh
+EXTRA_DIST += tests/integration/test-client-move.sh
+
+# Errors that name their fix: a socket closed to the user, rtplaced without
+# BPF rights (root, to act as uid 65534).
+TESTS += tests/integration/test-client-errors.sh
+EXTRA_DIST += tests/integration/test-client-errors.sh

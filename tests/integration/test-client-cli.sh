@@ -1,7 +1,9 @@
 #!/bin/sh
 # rtplacectl against a real rtplaced: every command in both output forms
 # (tables, and JSON that python3 -m json.tool accepts), claims made and
-# released from the command line, errors and their sysexits statuses.
+# released from the command line, errors and their sysexits statuses;
+# global options after the command, --cpus a count and -c/--cpu-list a list,
+# one-line usage errors, partial answers (a warning, or 75 with --strict).
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
 json_ok() {
@@ -34,10 +36,10 @@ assert all(c['level'] == 'idle' and c['online'] for c in d['cpus'])
 assert [c['cpu'] for c in d['cpus']] == list(range(480))
 " || fail "cpus JSON content"
 
-expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --count 4 --cpus 10-20
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --count 4 --cpu-list 10-20
 grep -q '^cpus  *' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
 grep -q '^claim  *none' "$TMP/out" || fail "query table: $(cat "$TMP/out")"
-expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpus 10-20
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpu-list 10-20
 json_ok query
 python3 -c "
 import json
@@ -67,11 +69,11 @@ grep -q "no such claim" "$TMP/err" || fail "release error: $(cat "$TMP/err")"
 wait_claims 0
 
 # An empty answer: every allowed CPU claimed exclusively.
-expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpus 7-8 --claim 0 --owner $$ --exclusive
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpu-list 7-8 --claim 0 --owner $$ --exclusive
 claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
-expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpus 7-8
+expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpu-list 7-8
 grep -q '^no CPU: ' "$TMP/out" || fail "empty answer: $(cat "$TMP/out")"
-expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpus 7-8
+expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpu-list 7-8
 json_ok empty
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
@@ -81,7 +83,7 @@ expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
 grep -q "node" "$TMP/err" || fail "daemon reason missing: $(cat "$TMP/err")"
 expect_status 64 "$CTL" --socket "$SOCK" query --count 2
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
-expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpus 3-x
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpu-list 3-x
 expect_status 64 "$CTL" --socket "$SOCK" release abc
 expect_status 64 "$CTL" --socket "$SOCK" release
 expect_status 64 "$CTL" --socket "$SOCK" frobnicate
@@ -108,7 +110,61 @@ done
 expect_status 0 "$CTL" --help
 expect_status 0 "$CTL" --version
 
+# Global options also after the command, and between its own options.
+expect_status 0 "$CTL" status --json --socket "$SOCK"
+json_ok "status --json"
+expect_status 0 "$CTL" cpus --socket "$SOCK" --json
+json_ok "cpus --json"
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 --json --cpus 2
+json_ok "query --json"
+python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert d['count'] == 2, d
+" || fail "query --cpus 2 is not a count of 2: $(cat "$TMP/out")"
+
+# One meaning per flag: --cpus is a count, -c/--cpu-list a list.
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 -c 30-31 --cpus 2
+python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert sorted(c['cpu'] for c in d['cpus']) == [30, 31], d
+" || fail "query -c 30-31: $(cat "$TMP/out")"
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 50 --cpus 10-20
+grep -q -- "--cpu-list" "$TMP/err" || fail "--cpus LIST does not point to --cpu-list: $(cat "$TMP/err")"
+expect_status 64 "$CTL" --socket "$SOCK" move --tid $$ --cpus 1
+grep -q -- "--cpu-list" "$TMP/err" || fail "move --cpus does not point to --cpu-list: $(cat "$TMP/err")"
+
+# Usage errors are one line naming the problem and where the help is.
+for args in "query --count 2" "query --prio 100" "query --prio" "query --prio 5 --bogus" "release abc" \
+	"release" "frobnicate" "" "--bogus status" "status --bogus" "status -x" "move --tid 3" "watch now" \
+	"--socket"; do
+	# shellcheck disable=SC2086
+	expect_status 64 "$CTL" $args
+	[ "$(wc -l <"$TMP/err")" = 1 ] || fail "'rtplacectl $args' printed $(wc -l <"$TMP/err") lines: $(cat "$TMP/err")"
+	grep -q "^rtplacectl: .*; see 'rtplacectl .*--help'\$" "$TMP/err" || fail "'rtplacectl $args': $(cat "$TMP/err")"
+	[ ! -s "$TMP/out" ] || fail "'rtplacectl $args' printed on stdout: $(cat "$TMP/out")"
+done
+
+# Fewer CPUs than asked: the CPUs found and a warning (exit 0), or with
+# --strict a failure (75) that gives the claim back.
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 20 --count 4 --cpu-list 40-41
+grep -q "warning: got 2 of 4 CPUs" "$TMP/err" || fail "partial answer warning: $(cat "$TMP/err")"
+grep -q '^cpus  *40-41$' "$TMP/out" || fail "partial answer: $(cat "$TMP/out")"
+expect_status 75 "$CTL" --socket "$SOCK" query --prio 20 --count 4 --cpu-list 40-41 --strict --claim 0 --owner $$
+grep -q "error: got 2 of 4 CPUs" "$TMP/err" || fail "partial answer with --strict: $(cat "$TMP/err")"
+wait_claims 0
+
 # The environment names the socket when --socket does not.
 expect_status 0 env RTPLACE_SOCKET="$SOCK" "$CTL" status
+stop_daemon
+
+# More CPUs asked than the daemon manages at all: the warning says how many
+# it manages (here 10, the rest housekeeping CPUs).
+printf '[placement]\nhousekeeping-cpus = 10-479\n' >"$TMP/hk.conf"
+start_daemon --config "$TMP/hk.conf"
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 20 --count 20
+grep -q "warning: got 10 of 20 CPUs: .* (rtplaced manages 10 CPUs)\$" "$TMP/err" ||
+	fail "count above the managed CPUs: $(cat "$TMP/err")"
 stop_daemon
 exit 0

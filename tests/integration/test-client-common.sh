@@ -60,7 +60,14 @@ trap 'exit 1' INT TERM HUP
 # Every wait in these tests is bounded by this: a watchdog from outside the
 # shell interrupts a stuck `wait` with SIGALRM, and cleanup kills the rest.
 TEST_BOUND_S=${TEST_BOUND_S:-180}
-( sleep "$TEST_BOUND_S" && kill -ALRM $$ 2>/dev/null ) &
+# The watchdog signals this shell only if it is still this shell (same pid,
+# same start time): a watchdog that outlived its test (its shell killed
+# with SIGKILL) must not interrupt whatever process reuses the pid.
+start_time_of() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
+TEST_SHELL_START=$(start_time_of $$)
+( sleep "$TEST_BOUND_S" && [ "$(start_time_of $$)" = "$TEST_SHELL_START" ] && kill -ALRM $$ 2>/dev/null ) &
 WATCHDOG=$!
 PIDS="$PIDS $WATCHDOG"
 
@@ -73,11 +80,11 @@ rt_lock() {
 	flock -w 120 9 || fail "RT-test lock $lock still held after 120 s"
 }
 
-# Starts rtplaced on $SOCK over the 480-CPU topology; waits (bounded) until
-# it answers. rtplace-run asks within its own affinity, so its answers name
-# CPUs of this machine.
+# Starts rtplaced on $SOCK over the 480-CPU topology, with the extra
+# arguments given; waits (bounded) until it answers. rtplace-run asks within
+# its own affinity, so its answers name CPUs of this machine.
 start_daemon() {
-	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" >"$TMP/rtplaced.log" 2>&1 &
+	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" "$@" >"$TMP/rtplaced.log" 2>&1 &
 	DAEMON=$!
 	i=0
 	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do

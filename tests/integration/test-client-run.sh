@@ -2,8 +2,11 @@
 # rtplace-run with real programs and a real rtplaced: two RT instances
 # started together get different CPUs and SCHED_FIFO 50 (read back from
 # the kernel); their claims end when they exit, however they exit; no
-# helper process remains; the local fallback and --strict with no daemon;
-# --manage refused by a simulated daemon; exit statuses 64, 69, 75, 77, 127.
+# helper process remains; the local fallback (under the daemon's
+# configuration: housekeeping CPUs) and --strict with no daemon; partial
+# answers (a warning, or 75 with --strict); an RT policy inherited from chrt
+# claimed at its level; --manage refused by a simulated daemon; one-line
+# usage errors; exit statuses 64, 69, 75, 77, 78, 127.
 # (--manage on the live machine: test-client-sub.)
 #
 # The RT "busy loop" (test-client-spin) works 200 us per 1 ms and only
@@ -42,6 +45,18 @@ expect_status 64 "$RUN"
 expect_status 127 "$RUN" --socket "$SOCK" -- no-such-command-rtplace
 grep -q "no-such-command-rtplace: command not found" "$TMP/err" || fail "127 message: $(cat "$TMP/err")"
 expect_status 0 "$RUN" --help
+# Usage errors are one line naming the problem and where the help is.
+for args in "--prio 0 -- true" "--cpus 2 --cpu-list 1 -- true" "--policy rr -- true" "" "--bogus -- true" \
+	"-c" "--cpus 1-3 -- true"; do
+	# shellcheck disable=SC2086
+	expect_status 64 "$RUN" $args
+	[ "$(wc -l <"$TMP/err")" = 1 ] || fail "'rtplace-run $args' printed $(wc -l <"$TMP/err") lines: $(cat "$TMP/err")"
+	grep -q "^rtplace-run: .*; see 'rtplace-run --help'\$" "$TMP/err" || fail "'rtplace-run $args': $(cat "$TMP/err")"
+done
+grep -q -- "--cpu-list" "$TMP/err" || fail "--cpus LIST does not point to --cpu-list: $(cat "$TMP/err")"
+# More CPUs than this process may use: says how many there are.
+expect_status 64 "$RUN" --socket "$SOCK" --cpus $((ncpus + 1)) -- true
+grep -q "may run on $ncpus CPUs" "$TMP/err" || fail "count above the machine: $(cat "$TMP/err")"
 
 # No daemon: --strict refuses (69); otherwise a warning and a local choice.
 expect_status 69 "$RUN" --socket "$SOCK" --strict -- true
@@ -51,6 +66,29 @@ grep -q "warning: cannot reach rtplaced" "$TMP/err" || fail "fallback warning: $
 cpu=$(head -1 "$TMP/out")
 grep -q "Cpus_allowed_list:[[:space:]]*$cpu\$" "$TMP/out" || fail "fallback affinity: $(cat "$TMP/out")"
 [ -n "$cpu" ] && [ "$cpu" -ge 0 ] || fail "fallback chose no CPU"
+
+# The fallback follows the daemon's configuration (--config, else the
+# default path): housekeeping CPUs are never chosen, whatever the pid.
+if [ "$ncpus" -ge 2 ]; then
+	printf '[placement]\nhousekeeping-cpus = 0\n' >"$TMP/hk.conf"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		expect_status 0 "$RUN" --socket "$SOCK" --config "$TMP/hk.conf" -- sh -c 'echo "$RTPLACE_CPUS"'
+		[ "$(cat "$TMP/out")" != 0 ] || fail "the local choice took housekeeping CPU 0 (run $i)"
+	done
+	# Two CPUs asked, one left after the housekeeping CPU: a warning.
+	expect_status 0 "$RUN" --socket "$SOCK" --config "$TMP/hk.conf" --cpus 2 -- sh -c 'echo "$RTPLACE_CPUS"'
+	[ "$(cat "$TMP/out")" != 0 ] && ! grep -q '^0[,-]' "$TMP/out" ||
+		fail "the local choice took housekeeping CPU 0: $(cat "$TMP/out")"
+	grep -q "warning: got $((ncpus - 1)) of 2 CPUs" "$TMP/err" || [ "$ncpus" -gt 2 ] ||
+		fail "no partial-answer warning: $(cat "$TMP/err")"
+fi
+# A configuration with errors, or one that is not there, is refused (78),
+# naming the file (and the line).
+printf '[placement]\nhousekeeping-cpu = 0\n' >"$TMP/bad.conf"
+expect_status 78 "$RUN" --socket "$SOCK" --config "$TMP/bad.conf" -- true
+grep -q "$TMP/bad.conf:2: unknown key 'housekeeping-cpu'" "$TMP/err" || fail "bad --config: $(cat "$TMP/err")"
+expect_status 78 "$RUN" --socket "$SOCK" --config "$TMP/none.conf" -- true
+grep -q "cannot read the configuration $TMP/none.conf: No such file" "$TMP/err" || fail "missing --config: $(cat "$TMP/err")"
 
 start_daemon
 
@@ -71,6 +109,21 @@ expect_status 65 "$RUN" --socket "$SOCK" --node 7 -- true
 expect_status 0 "$RUN" --socket "$SOCK" --cpu-list 1 -- sh -c 'grep Cpus_allowed_list /proc/self/status'
 grep -q "Cpus_allowed_list:[[:space:]]*1\$" "$TMP/out" || fail "--cpu-list 1: $(cat "$TMP/out")"
 
+# Fewer free CPUs than asked: the command runs on those found, with a
+# warning (0); with --strict it does not run (75). CPU 1 is held by an
+# exclusive claim of this shell.
+if [ "$ncpus" = 2 ]; then
+	expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 1 -c 1 --claim 0 --owner $$ --exclusive
+	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+	expect_status 0 "$RUN" --socket "$SOCK" --cpus 2 -- sh -c 'echo "$RTPLACE_CPUS"'
+	[ "$(cat "$TMP/out")" = 0 ] || fail "partial answer ran on $(cat "$TMP/out")"
+	grep -q "warning: got 1 of 2 CPUs" "$TMP/err" || fail "partial answer warning: $(cat "$TMP/err")"
+	expect_status 75 "$RUN" --socket "$SOCK" --cpus 2 --strict -- echo ran
+	[ ! -s "$TMP/out" ] || fail "--strict ran the command on a partial answer"
+	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
+	wait_claims 0
+fi
+
 require_root
 [ "$ncpus" -ge 2 ] || skip "needs 2 CPUs"
 
@@ -80,6 +133,20 @@ if command -v setpriv >/dev/null; then
 	grep -q "CAP_SYS_NICE" "$TMP/err" && grep -q "RLIMIT_RTPRIO" "$TMP/err" || fail "77 message: $(cat "$TMP/err")"
 	wait_claims 0
 fi
+
+# Started under chrt without --prio: the policy stays, and the CPUs are
+# chosen and claimed at the level it runs at (rt10), not at rt1.
+expect_status 0 chrt -f 10 "$RUN" --socket "$SOCK" --verbose -- sh -c \
+	'"$1" --socket "$2" --json cpus >"$3"; chrt -p $$' sh "$CTL" "$SOCK" "$TMP/cpus.json"
+grep -q "SCHED_FIFO 10 (inherited)" "$TMP/err" || fail "inherited policy not said: $(cat "$TMP/err")"
+grep -q "scheduling policy: SCHED_FIFO" "$TMP/out" && grep -q "scheduling priority: 10" "$TMP/out" ||
+	fail "inherited policy lost: $(cat "$TMP/out")"
+python3 -c "
+import json, sys
+claimed = [c for c in json.load(open(sys.argv[1]))['cpus'] if c['claim']]
+assert len(claimed) == 1 and claimed[0]['claim_level'] == 'rt10', claimed
+" "$TMP/cpus.json" || fail "claim under chrt -f 10: $(cat "$TMP/cpus.json")"
+wait_claims 0
 
 # Two RT instances started together.
 rt_lock

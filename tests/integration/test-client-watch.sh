@@ -1,7 +1,8 @@
 #!/bin/sh
 # rtplacectl move and watch against rtplaced on the live machine (root):
 # the move reply in both forms; the record of a `rtplacectl move` as a table
-# line and as one JSON object per line; a clean exit (0) on SIGTERM and
+# line with its wall-clock time and as one JSON object per line (an ISO time
+# beside the monotonic one); a clean exit (0) on SIGTERM and
 # SIGINT; exit 69 when the daemon stops; an unprivileged watcher (setpriv)
 # sees only its own threads' records. No RT work: the threads moved are
 # sleeping `sleep` processes.
@@ -25,17 +26,17 @@ SLEEPER=$!
 PIDS="$PIDS $SLEEPER"
 
 # The move reply, human then JSON.
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 0
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 1
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 0
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1
 grep -qx "thread $SLEEPER: other 0 on 1 (was other 0 on 0)" "$TMP/out" || fail "move line: $(cat "$TMP/out")"
-expect_status 0 "$CTL" --socket "$SOCK" --json move --tid $SLEEPER --cpus 0
+expect_status 0 "$CTL" --socket "$SOCK" --json move --tid $SLEEPER --cpu-list 0
 python3 -c "
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m == {'tid': int(sys.argv[2]), 'policy': 'other', 'prio': 0, 'cpus': '0',
+assert m == {'tid': int(sys.argv[2]), 'all': False, 'policy': 'other', 'prio': 0, 'cpus': '0',
              'prev_policy': 'other', 'prev_prio': 0, 'prev_cpus': '1'}, m
 " "$TMP/out" $SLEEPER || fail "move JSON: $(cat "$TMP/out")"
-expect_status 65 "$CTL" --socket "$SOCK" move --tid 999999 --cpus 0
+expect_status 65 "$CTL" --socket "$SOCK" move --tid 999999 --cpu-list 0
 grep -q "does not exist" "$TMP/err" || fail "vanished thread: $(cat "$TMP/err")"
 
 # Human: the header is printed once subscribed, then the record of the move.
@@ -44,11 +45,18 @@ W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w1" 1
 grep -q '^ *SEQ  *TIME  *TYPE  *TID  *UID  *FROM  *TO  *POLICY  *PRIO$' "$TMP/w1" || fail "header: $(cat "$TMP/w1")"
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 1
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1
 wait $W || fail "watch --count 1 exited $?: $(cat "$TMP/w1.err")"
 [ "$(wc -l <"$TMP/w1")" = 2 ] || fail "watch printed: $(cat "$TMP/w1")"
 tail -n 1 "$TMP/w1" | awk -v tid=$SLEEPER '$3 == "moved" && $4 == tid && $5 == 0 && $6 == 0 && $7 == 1 &&
 	$8 == "other" && $9 == 0 { ok = 1 } END { exit !ok }' || fail "record line: $(cat "$TMP/w1")"
+# TIME is the wall-clock time of the move (local, as date prints it), not
+# seconds since boot: it lies within minutes of now.
+tail -n 1 "$TMP/w1" | python3 -c "
+import datetime, sys
+t = datetime.datetime.strptime(sys.stdin.read().split()[1], '%Y-%m-%dT%H:%M:%S.%f')
+assert abs((t - datetime.datetime.now()).total_seconds()) < 600, t
+" || fail "record time is not wall-clock time: $(cat "$TMP/w1")"
 
 # JSON has no header: move until the watcher has printed its record.
 "$CTL" --socket "$SOCK" --json watch --count 1 >"$TMP/w2" 2>"$TMP/w2.err" &
@@ -59,7 +67,7 @@ i=0
 until [ -s "$TMP/w2" ]; do
 	i=$((i + 1))
 	[ $i -lt 200 ] || fail "json watch printed nothing: $(cat "$TMP/w2.err")"
-	"$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus $cpu >/dev/null || fail "move to $cpu"
+	"$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list $cpu >/dev/null || fail "move to $cpu"
 	cpu=$((1 - cpu))
 	sleep 0.05
 done
@@ -69,11 +77,14 @@ while read -r line; do
 	printf '%s\n' "$line" | python3 -m json.tool >/dev/null || fail "not JSON: $line"
 done <"$TMP/w2"
 python3 -c "
-import json, sys
+import datetime, json, sys
 r = json.loads(open(sys.argv[1]).readline())
 assert r['type'] == 'moved' and r['type_id'] == 1 and r['tid'] == int(sys.argv[2]), r
 assert r['uid'] == 0 and r['policy'] == 'other' and r['prio'] == 0, r
 assert {r['from_cpu'], r['to_cpu']} == {0, 1} and r['seq'] > 0 and r['time_ns'] > 0, r
+t = datetime.datetime.fromisoformat(r['time'])
+assert t.tzinfo is not None, r
+assert abs((t - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) < 600, r
 " "$TMP/w2" $SLEEPER || fail "json record: $(cat "$TMP/w2")"
 
 # SIGTERM and SIGINT end a watch cleanly.
@@ -96,9 +107,9 @@ $NOBODY "$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w4" 2>"$TMP/w4.err" &
 W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w4" 1
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 0
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 1
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $THEIRS --cpus 1
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 0
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $THEIRS --cpu-list 1
 wait $W || fail "unprivileged watch exited $?: $(cat "$TMP/w4.err")"
 [ "$(wc -l <"$TMP/w4")" = 2 ] || fail "unprivileged watch printed: $(cat "$TMP/w4")"
 tail -n 1 "$TMP/w4" | awk -v tid=$THEIRS '$3 == "moved" && $4 == tid && $5 == 65534 && $7 == 1 { ok = 1 }

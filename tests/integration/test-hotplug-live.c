@@ -397,7 +397,7 @@ static void test_offline_under_running_daemon(void **state)
 	assert_non_null(strstr(line, "\"level\": \"offline\", \"online\": false"));
 	assert_int_equal(ctl(d, "status", out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "1 online and managed"));
-	snprintf(line, sizeof(line), "move --tid %d --cpus 1", (int)sleeper);
+	snprintf(line, sizeof(line), "move --tid %d --cpu-list 1", (int)sleeper);
 	assert_int_equal(ctl(d, line, out, sizeof(out)), 65);
 	assert_non_null(strstr(out, "CPU 1 is offline"));
 

@@ -284,6 +284,8 @@ static void test_live_readers_agree_with_proc(void **state)
 	assert_int_equal(live.tid, proc.tid);
 	assert_int_equal(live.uid, proc.uid);
 	assert_int_equal(live.euid, proc.euid);
+	assert_int_equal(live.tgid, getpid());
+	assert_int_equal(live.tgid, proc.tgid);
 	assert_int_equal(live.policy, SCHED_FIFO);
 	assert_int_equal(live.policy, proc.policy);
 	assert_int_equal(live.prio, 7);

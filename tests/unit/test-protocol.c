@@ -393,10 +393,15 @@ static void test_request_rules(void **state)
 	m.move.tid = -5;
 	REFUSED(&m, &lim_server, -ERANGE, "tid out of range");
 	m = sample(RTPLACE_MSG_MOVE, 0);
-	m.move.flags |= 1u << 4;
+	m.move.flags |= 1u << 6;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown move flags");
 	m.move.flags = RTPLACE_MOVE_F_FORCE;
 	REFUSED(&m, &lim_server, -EINVAL, "move changes nothing");
+	m = sample(RTPLACE_MSG_MOVE, 1);
+	m.move.flags |= RTPLACE_MOVE_F_SYSTEM | RTPLACE_MOVE_F_PROCESS;
+	ACCEPTED(&m, &lim_server);
+	m.move.flags |= RTPLACE_MOVE_F_PLACE;
+	REFUSED(&m, &lim_server, -EINVAL, "place moves one thread, not a process");
 	m = sample(RTPLACE_MSG_MOVE, 0);
 	m.move.reserved[5] = 1;
 	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Errors that name their fix (root, to act as another user): a socket the
+# user may not open names its group and the socket-group setting, in
+# rtplacectl and in rtplace-run's fallback warning; rtplaced started as a
+# user without BPF rights gives libbpf's whole reason, not a cut one.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+require_root
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
+$NOBODY "$CTL" --version >/dev/null 2>&1 || skip "the build tree is not readable by uid 65534"
+group=$(getent group daemon | cut -d: -f1)
+[ -n "$group" ] || skip "no group named daemon"
+
+# The socket's folder is open to everyone; the socket (mode 0660) is not.
+chmod 755 "$TMP"
+
+# Starts the simulated daemon with the configuration text $1.
+start_with_config() {
+	printf '%b' "$1" >"$TMP/rtplaced.conf"
+	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" --config "$TMP/rtplaced.conf" >"$TMP/rtplaced.log" 2>&1 &
+	DAEMON=$!
+	i=0
+	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "rtplaced did not start"
+		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
+		sleep 0.05
+	done
+}
+
+# The default: the daemon's own group (root) owns the socket.
+start_with_config '[daemon]\nsocket-mode = 0660\n'
+expect_status 77 $NOBODY "$CTL" --socket "$SOCK" status
+grep -q "Permission denied (the socket belongs to group root: set socket-group in \[daemon\] of rtplaced.conf" \
+	"$TMP/err" || fail "EACCES with group root: $(cat "$TMP/err")"
+stop_daemon
+
+# A socket-group: the user is told to join it.
+start_with_config "[daemon]\nsocket-mode = 0660\nsocket-group = $group\n"
+expect_status 77 $NOBODY "$CTL" --socket "$SOCK" status
+grep -q "Permission denied (join group $group, the socket's group as socket-group in rtplaced.conf sets it" \
+	"$TMP/err" || fail "EACCES with socket-group: $(cat "$TMP/err")"
+expect_status 0 $NOBODY "$RUN" --socket "$SOCK" -- true
+grep -q "warning: cannot reach rtplaced at $SOCK: Permission denied (join group $group" "$TMP/err" ||
+	fail "rtplace-run's EACCES warning: $(cat "$TMP/err")"
+stop_daemon
+
+# rtplaced without BPF rights: exit 77 and libbpf's reason whole, not cut
+# at a buffer's end: its parentheses are closed and its last sentence ends
+# (a cut one stopped mid-word: "... and/or that RLIMIT_MEMLOC)").
+mkdir "$TMP/nobody"
+chown 65534:65534 "$TMP/nobody"
+expect_status 77 $NOBODY "$RTPLACED" --socket "$TMP/nobody/rtplaced.sock"
+line=$(grep "Failed to start the BPF tracker" "$TMP/err") || fail "no tracker error: $(cat "$TMP/err")"
+printf '%s\n' "$line" | python3 -c "
+import re, sys
+line = sys.stdin.read().rstrip('\n')
+assert line.count('(') == line.count(')') and re.search(r'[.!)\x27\x22]\)$', line), line
+" || fail "the tracker's error is cut: $line"
+exit 0
