@@ -195,8 +195,8 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 
 /* The owner (and process id) of the process or thread behind pidfd. 0,
  * -ESRCH once it has exited, -EOPNOTSUPP before PIDFD_GET_INFO, another
- * -errno. ret_tgid may be NULL. */
-static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, pid_t *ret_tgid)
+ * -errno. The process and parent ids go to ret_ids unless NULL. */
+static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, struct auth_target *ret_ids)
 {
 	struct auth_pidfd_info info = { .mask = AUTH_PIDFD_INFO_CREDS };
 
@@ -206,8 +206,10 @@ static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, pid_t *r
 		return -EOPNOTSUPP;
 	*ret_uid = (uid_t)info.ruid;
 	*ret_euid = (uid_t)info.euid;
-	if (ret_tgid)
-		*ret_tgid = (pid_t)info.tgid;
+	if (ret_ids) {
+		ret_ids->tgid = (pid_t)info.tgid;
+		ret_ids->ppid = (pid_t)info.ppid;
+	}
 	return 0;
 }
 
@@ -274,7 +276,7 @@ int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 	fd = (int)syscall(SYS_pidfd_open, tid, AUTH_PIDFD_THREAD);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t.tgid);
+	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
 	if (r < 0)
 		goto out;
 	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0) {

@@ -63,6 +63,7 @@ struct auth_creds {
 struct auth_target {
 	pid_t tid;
 	pid_t tgid;              /* its process */
+	pid_t ppid;              /* its process's parent; 0 when not read */
 	uid_t uid;               /* real uid */
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */

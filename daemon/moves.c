@@ -180,17 +180,26 @@ struct moves_task {
 	char comm[RTPLACE_COMM_MAX];
 };
 
-/* tid's kernel flags, and its comm when it is a kernel thread (for the
- * guard's message); tgid comes from the target's read. 0, -ESRCH,
- * -EBADMSG. */
-static int moves_task_read(struct moves *m, pid_t tid, pid_t tgid, struct moves_task *ret)
+/*
+ * What the guard needs of target tid: its process (from the target's
+ * read), its kernel flags and, for a kernel thread, its comm (for the
+ * message). Every kernel thread is kthreadd's child (pid 2) or has no
+ * parent (0), so only then is /proc/TID/stat read; a user thread's
+ * flags cannot hold PF_KTHREAD. 0, -ESRCH, -EBADMSG.
+ */
+static int moves_task_read(struct moves *m, const struct auth_target *target, struct moves_task *ret)
 {
-	struct moves_task t = { .tgid = tgid };
+	struct moves_task t = { .tgid = target->tgid };
+	pid_t tid = target->tid;
 	struct procfs_stat st;
 	char buf[64];
 	ssize_t n;
 	int r;
 
+	if (target->ppid != 0 && target->ppid != 2 && target->tgid != 2) {
+		*ret = t;
+		return 0;
+	}
 	r = procfs_read_stat(m->o.proc_root, tid, 0, &st);
 	if (r < 0)
 		return r;
@@ -465,7 +474,7 @@ int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r == 0)
-		r = moves_task_read(m, req->tid, target.tgid, &task);
+		r = moves_task_read(m, &target, &task);
 	if (r == -ENOENT)
 		r = -ESRCH;
 	if (r < 0) {
