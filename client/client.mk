@@ -52,3 +52,22 @@ CLEANFILES += client/rtplace.pc
 
 dist_man_MANS += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
 EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in
+
+# The OCI runtime hook (DESIGN §15). Installed in $(pkglibexecdir), not on
+# PATH: container runtimes run it with a container's state on stdin, a
+# person never does. The hooks.d file (podman, CRI-O) names it by its
+# installed path, so it is generated.
+pkglibexec_PROGRAMS = client/rtplace-oci-hook
+client_rtplace_oci_hook_SOURCES = client/rtplace-oci-hook.c client/cli.h client/cli.c
+client_rtplace_oci_hook_CPPFLAGS = $(CLIENT_CPPFLAGS)
+client_rtplace_oci_hook_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+client_rtplace_oci_hook_LDADD = client/librtplace.la common/libcommon.la $(JSONC_LIBS)
+
+ocihooksdir = $(datadir)/containers/oci/hooks.d
+ocihooks_DATA = client/rtplace-oci-hook.json
+client/rtplace-oci-hook.json: $(top_srcdir)/client/rtplace-oci-hook.json.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) client && sed -e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
+		$(top_srcdir)/client/rtplace-oci-hook.json.in > $@
+CLEANFILES += client/rtplace-oci-hook.json
+EXTRA_DIST += client/rtplace-oci-hook.json.in
+dist_man_MANS += man/rtplace-oci-hook.8

@@ -228,3 +228,12 @@ EXTRA_DIST += tests/integration/test-client-move.sh
 # BPF rights (root, to act as uid 65534).
 TESTS += tests/integration/test-client-errors.sh
 EXTRA_DIST += tests/integration/test-client-errors.sh
+
+# rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
+TESTS += tests/integration/test-oci-hook.sh
+EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+
+# rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
+# file checked against that configuration.
+TESTS += tests/integration/test-daemon-container.sh
+EXTRA_DIST += tests/integration/test-daemon-container.sh contrib/kubernetes/rtplaced-daemonset.yaml

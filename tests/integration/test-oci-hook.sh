@@ -1,0 +1,234 @@
+#!/bin/sh
+# rtplace-oci-hook, run by hand with a state on stdin (any user) and by
+# real runc at the createRuntime stage (root): bad annotations are refused
+# naming the annotation and what it accepts; no io.rtplace.priority, no
+# work; with no daemon the container is refused, or with
+# io.rtplace.optional=true started unplaced with a warning; two containers
+# at FIFO 50 created together run on different CPUs at SCHED_FIFO 50 (read
+# inside each container); their claims end with the containers; a
+# container whose cpuset is CPU 1 runs on CPU 1.
+#
+# The containers' root file systems bind-mount the host's /usr and /etc
+# read-only (the rest of / is links into /usr on merged-/usr systems) in a
+# private folder. Their program reads its own status and sleeps: nothing
+# spins at RT. Every container is deleted (runc delete -f) and the daemon
+# killed on every exit path.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+HOOK=$(cd "$top_builddir/client" && pwd)/rtplace-oci-hook
+[ -x "$HOOK" ] || skip "rtplace-oci-hook is not built"
+command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
+
+. "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
+
+# The hooks.d entry (podman, CRI-O): createRuntime, the installed hook, and
+# only for containers with io.rtplace.priority.
+HOOKS_D=$top_builddir/client/rtplace-oci-hook.json
+[ -r "$HOOKS_D" ] || fail "$HOOKS_D was not generated"
+jq -e '.version == "1.0.0" and .stages == ["createRuntime"]
+	and (.hook.path | endswith("/rtplace/rtplace-oci-hook")) and .hook.args == ["rtplace-oci-hook"]
+	and (.when.annotations | to_entries | length == 1
+		and (.[0].key as $re | ("io.rtplace.priority" | test($re))
+			and ("io.rtplace.priority2" | test($re) | not) and ("ioXrtplaceXpriority" | test($re) | not)))' \
+	"$HOOKS_D" >/dev/null || fail "hooks.d entry: $(cat "$HOOKS_D")"
+
+# --- The hook by hand: a bundle with only a config.json, a sleeping
+# process as the "init process".
+HAND=$TMP/hand
+mkdir -p "$HAND"
+sleep 60 &
+INIT=$!
+PIDS="$PIDS $INIT"
+
+# hand_config CPUS: a config.json whose cpuset is CPUS ("" for none).
+hand_config() {
+	if [ -n "$1" ]; then
+		printf '{"ociVersion":"1.0.2","linux":{"resources":{"cpu":{"cpus":"%s"}}}}\n' "$1" >"$HAND/config.json"
+	else
+		printf '{"ociVersion":"1.0.2"}\n' >"$HAND/config.json"
+	fi
+}
+
+# hook_by_hand WANT ANNOTATIONS: runs the hook on the state of $INIT with
+# these annotations (a JSON object), expecting exit status WANT.
+hook_by_hand() {
+	printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":%s}\n' \
+		"$INIT" "$HAND" "$2" >"$TMP/state.json"
+	"$HOOK" --socket "$SOCK" <"$TMP/state.json" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	[ "$got" = "$1" ] || fail "hook with $2 exited $got, want $1: $(cat "$TMP/err")"
+}
+
+# bad_annotation KEY VALUE WHAT: refused (65), naming KEY=VALUE and WHAT.
+bad_annotation() {
+	hook_by_hand 65 "{\"io.rtplace.priority\":\"50\",\"$1\":\"$2\"}"
+	grep -qF "container hand: annotation $1=\"$2\": $3" "$TMP/err" || fail "message for $1=$2: $(cat "$TMP/err")"
+}
+
+hand_config ""
+bad_annotation io.rtplace.priority 0 "not an RT priority 1..99"
+bad_annotation io.rtplace.priority 100 "not an RT priority 1..99"
+bad_annotation io.rtplace.priority high "not an RT priority 1..99"
+bad_annotation io.rtplace.policy deadline "not fifo or rr"
+bad_annotation io.rtplace.cpus 0 "not a count 1..256"
+bad_annotation io.rtplace.cpu-list 1-x "not a CPU list (e.g. 2-5,8)"
+bad_annotation io.rtplace.node -1 "not a NUMA node id"
+bad_annotation io.rtplace.exclusive yes "not true or false"
+bad_annotation io.rtplace.optional 1 "not true or false"
+hook_by_hand 65 '{"io.rtplace.priority":"50","io.rtplace.prio":"50"}'
+grep -qF "unknown annotation io.rtplace.prio (known: io.rtplace.priority, io.rtplace.policy" "$TMP/err" ||
+	fail "unknown annotation: $(cat "$TMP/err")"
+hook_by_hand 65 '{"io.rtplace.priority":"50","io.rtplace.cpus":"1","io.rtplace.cpu-list":"0"}'
+grep -qF "io.rtplace.cpus and io.rtplace.cpu-list exclude each other" "$TMP/err" || fail "cpus+cpu-list: $(cat "$TMP/err")"
+# A bad value is refused even when the daemon is optional.
+hook_by_hand 65 '{"io.rtplace.priority":"50","io.rtplace.optional":"true","io.rtplace.policy":"other"}'
+hand_config 0
+hook_by_hand 78 '{"io.rtplace.priority":"50","io.rtplace.cpu-list":"0-1"}'
+grep -qF "annotation io.rtplace.cpu-list=\"0-1\": not within the container's CPUs 0" "$TMP/err" ||
+	fail "cpu-list outside the cpuset: $(cat "$TMP/err")"
+printf '{"linux":{"resources":{"cpu":{"cpus":"two"}}}}\n' >"$HAND/config.json"
+hook_by_hand 65 '{"io.rtplace.priority":"50"}'
+grep -qF "linux.resources.cpu.cpus \"two\" is not a CPU list" "$TMP/err" || fail "bad cpuset: $(cat "$TMP/err")"
+
+# No priority: nothing to do, whatever else is there (no daemon needed).
+hook_by_hand 0 '{"io.rtplace.policy":"bad"}'
+hook_by_hand 0 '{}'
+[ ! -s "$TMP/err" ] || fail "no priority, but the hook said: $(cat "$TMP/err")"
+
+# Bad states.
+echo '{"id":"x","pid":1' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
+[ $? = 65 ] && grep -q "not JSON: it ends early" "$TMP/err" || fail "truncated state: $(cat "$TMP/err")"
+echo '{"id":"x","bundle":"/"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
+[ $? = 65 ] && grep -q 'no "pid" number' "$TMP/err" || fail "state without pid: $(cat "$TMP/err")"
+
+# No daemon: refused (69) naming the socket, or with optional a warning.
+hand_config ""
+hook_by_hand 69 '{"io.rtplace.priority":"50"}'
+grep -qF "container hand: cannot reach rtplaced at $SOCK" "$TMP/err" || fail "no daemon: $(cat "$TMP/err")"
+hook_by_hand 0 '{"io.rtplace.priority":"50","io.rtplace.optional":"true"}'
+grep -qF "container hand: warning: cannot reach rtplaced at $SOCK" "$TMP/err" &&
+	grep -qF "starting unplaced (io.rtplace.optional=true)" "$TMP/err" || fail "optional: $(cat "$TMP/err")"
+
+# --- Real containers under runc.
+require_root
+command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
+[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+rt_lock
+
+# No housekeeping CPUs: both CPUs of a 2-CPU machine may be given out.
+printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
+
+# RT group scheduling (cgroup v1 with CONFIG_RT_GROUP_SCHED) refuses RT
+# tasks in a cpu cgroup without RT runtime: the containers get a little.
+RT_GROUP=
+[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] && RT_GROUP=1
+
+# make_bundle NAME ANNOTATIONS CPUSET [RT-RUNTIME-US]: a bundle in $TMP/NAME
+# whose program prints its affinity and policy, then sleeps.
+make_bundle() {
+	b=$TMP/$1
+	binds=$(oci_bundle "$b") || exit 1
+	rt=${4:-}
+	[ -n "$RT_GROUP" ] && [ -z "$rt" ] && rt=10000
+	oci_edit "$b" --arg hook "$HOOK" --arg sock "$SOCK" --argjson ann "$2" --arg cpus "$3" --arg rt "$rt" \
+		--arg cg "/rtplace-test-$$-$1" --argjson binds "$binds" '
+		.process.terminal = false
+		| .process.args = ["sh", "-c", "grep Cpus_allowed_list /proc/self/status; chrt -p $$; exec sleep 60"]
+		| .root.readonly = true
+		| .annotations = $ann
+		| .hooks.createRuntime = [{path: $hook, args: ["rtplace-oci-hook", "--socket", $sock], timeout: 20}]
+		| .linux.cgroupsPath = $cg
+		| if $cpus != "" then .linux.resources.cpu.cpus = $cpus else . end
+		| if $rt != "" and $rt != "0" then .linux.resources.cpu.realtimeRuntime = ($rt | tonumber)
+			| .linux.resources.cpu.realtimePeriod = 1000000 else . end
+		| '"$OCI_BIND_HOST"
+}
+
+# create NAME: runc create (the hook runs); the container's output goes to
+# $TMP/NAME.out. Returns runc's status.
+create() {
+	CONTAINERS="$CONTAINERS rtplace-test-$$-$1"
+	timeout 60 runc --root "$RUNC_ROOT" create --bundle "$TMP/$1" "rtplace-test-$$-$1" >"$TMP/$1.out" 2>&1
+}
+
+start() {
+	timeout 30 runc --root "$RUNC_ROOT" start "rtplace-test-$$-$1" || fail "runc start $1: $(cat "$TMP/$1.out")"
+}
+
+delete() {
+	timeout 30 runc --root "$RUNC_ROOT" delete -f "rtplace-test-$$-$1" || fail "runc delete $1"
+}
+
+# cpus_of NAME, policy_of NAME: what the container's program printed.
+cpus_of() {
+	sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$TMP/$1.out"
+}
+policy_of() {
+	sed -n "s/^pid 1's current scheduling policy: //p; s/^pid 1's current scheduling priority: //p" \
+		"$TMP/$1.out" | tr '\n' ' '
+}
+
+# With no daemon: refused, naming the cause; optional: started unplaced.
+make_bundle nodaemon '{"io.rtplace.priority":"50"}' ""
+create nodaemon && fail "runc created a container whose hook found no daemon"
+grep -qF "cannot reach rtplaced at $SOCK" "$TMP/nodaemon.out" || fail "runc's message: $(cat "$TMP/nodaemon.out")"
+make_bundle optional '{"io.rtplace.priority":"50","io.rtplace.optional":"true"}' ""
+create optional || fail "optional container not created: $(cat "$TMP/optional.out")"
+start optional
+wait_lines "$TMP/optional.out" 3
+[ "$(policy_of optional)" = "SCHED_OTHER 0 " ] || fail "optional container: $(cat "$TMP/optional.out")"
+delete optional
+
+start_live_daemon --config "$TMP/rtplaced.conf"
+
+# A bad annotation under runc: the runtime refuses the container.
+make_bundle bad '{"io.rtplace.priority":"50","io.rtplace.policy":"deadline"}' ""
+create bad && fail "runc created a container with a bad annotation"
+grep -qF 'annotation io.rtplace.policy=\"deadline\": not fifo or rr' "$TMP/bad.out" ||
+	grep -qF 'annotation io.rtplace.policy="deadline": not fifo or rr' "$TMP/bad.out" ||
+	fail "runc's message for a bad annotation: $(cat "$TMP/bad.out")"
+
+# Two containers created together: two claims, different CPUs, FIFO 50.
+make_bundle a '{"io.rtplace.priority":"50"}' ""
+make_bundle b '{"io.rtplace.priority":"50","io.rtplace.policy":"fifo"}' ""
+create a || fail "runc create a: $(cat "$TMP/a.out")"
+create b || fail "runc create b: $(cat "$TMP/b.out")"
+wait_claims 2
+start a
+start b
+wait_lines "$TMP/a.out" 3
+wait_lines "$TMP/b.out" 3
+ca=$(cpus_of a)
+cb=$(cpus_of b)
+case "$ca,$cb" in
+0,1 | 1,0) ;;
+*) fail "containers on CPUs '$ca' and '$cb', want 0 and 1: $(cat "$TMP/a.out" "$TMP/b.out")" ;;
+esac
+[ "$(policy_of a)" = "SCHED_FIFO 50 " ] || fail "container a: $(cat "$TMP/a.out")"
+[ "$(policy_of b)" = "SCHED_FIFO 50 " ] || fail "container b: $(cat "$TMP/b.out")"
+# The claims end with the containers: killed, or deleted.
+timeout 30 runc --root "$RUNC_ROOT" kill "rtplace-test-$$-a" KILL || fail "runc kill a"
+wait_claims 1
+delete a
+delete b
+wait_claims 0
+
+# A container whose cpuset is CPU 1, at SCHED_RR 10.
+make_bundle one '{"io.rtplace.priority":"10","io.rtplace.policy":"rr"}' 1
+create one || fail "runc create one: $(cat "$TMP/one.out")"
+start one
+wait_lines "$TMP/one.out" 3
+[ "$(cpus_of one)" = 1 ] || fail "container with cpuset 1: $(cat "$TMP/one.out")"
+[ "$(policy_of one)" = "SCHED_RR 10 " ] || fail "container one: $(cat "$TMP/one.out")"
+delete one
+wait_claims 0
+
+# No RT runtime in the container's cpu cgroup: refused, naming the fix.
+if [ -n "$RT_GROUP" ]; then
+	make_bundle nort '{"io.rtplace.priority":"50"}' "" 0
+	create nort && fail "runc created a container that cannot run at RT"
+	grep -qF "set linux.resources.cpu.realtimeRuntime" "$TMP/nort.out" || fail "no RT runtime: $(cat "$TMP/nort.out")"
+	wait_claims 0
+fi
+
+echo "PASS"
