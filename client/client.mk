@@ -50,7 +50,7 @@ client/rtplace.pc: $(top_srcdir)/client/rtplace.pc.in Makefile
 		$(top_srcdir)/client/rtplace.pc.in > $@
 CLEANFILES += client/rtplace.pc
 
-dist_man_MANS += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
+EXTRA_DIST += man/librtplace.3 man/rtplacectl.1 man/rtplace-run.1
 EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in
 
 # The OCI runtime hook (DESIGN §15). Installed in $(pkglibexecdir), not on
@@ -70,4 +70,4 @@ client/rtplace-oci-hook.json: $(top_srcdir)/client/rtplace-oci-hook.json.in Make
 		$(top_srcdir)/client/rtplace-oci-hook.json.in > $@
 CLEANFILES += client/rtplace-oci-hook.json
 EXTRA_DIST += client/rtplace-oci-hook.json.in
-dist_man_MANS += man/rtplace-oci-hook.8
+EXTRA_DIST += man/rtplace-oci-hook.8

@@ -33,9 +33,10 @@
 #include <sys/types.h>
 
 /* CPU sets are glibc's cpu_set_t, which sched.h declares only under
- * _GNU_SOURCE (as it does sched_setaffinity()). */
+ * _GNU_SOURCE (as it does sched_setaffinity()); `pkg-config --cflags
+ * rtplace` defines it. */
 #ifndef CPU_SETSIZE
-#error "rtplace.h uses cpu_set_t: define _GNU_SOURCE before including any system header"
+#error "rtplace.h uses cpu_set_t: compile with `pkg-config --cflags rtplace`, or define _GNU_SOURCE before including any system header"
 #endif
 
 #ifdef __cplusplus

@@ -56,7 +56,7 @@ daemon_rtplaced_LDADD = \
 	common/libtopohwloc.la common/libcommon.la \
 	$(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
 
-dist_man_MANS += man/rtplaced.8 man/rtplaced.conf.5
+EXTRA_DIST += man/rtplaced.8 man/rtplaced.conf.5
 
 # The example shows every key commented out at its built-in default. It is
 # installed beside the real file's place as rtplaced.conf.example, never as

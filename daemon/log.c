@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -38,16 +41,30 @@ int log_level_parse(const char *name, int *ret_level)
 	return -EINVAL;
 }
 
+/* True when stderr is the journal: systemd then names the stream's device
+ * and inode in JOURNAL_STREAM (systemd.exec(5)), and "<N>" prefixes carry
+ * the level. A terminal, a file or a pipe gets plain words instead. */
+static bool log_stderr_is_journal(void)
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!stream || sscanf(stream, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static void log_vmsg(int level, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int saved_errno = errno;
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "rtplaced: %s: %s\n", log_level_names[level & 7], line);
-	else
+	if (log_stderr_is_journal())
 		fprintf(stderr, "<%d>%s\n", level & 7, line);
+	else
+		fprintf(stderr, "rtplaced: %s: %s\n", log_level_names[level & 7], line);
 	errno = saved_errno;
 }
 

@@ -1,12 +1,14 @@
 #!/bin/sh
-# Installs the Debian 12 packages rtplace needs to build, test and run.
+# Installs the Debian 12 packages rtplace needs to build, test, package
+# (debian/: debhelper, lintian) and run.
 # Idempotent: packages already present are left alone.
 set -eu
 
 packages="autoconf automake libtool pkg-config make gcc clang llvm bpftool
 libbpf-dev libevent-dev libhwloc-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
 libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps
-ffmpeg hyperfine runc jq python3-yaml"
+ffmpeg hyperfine runc jq python3-yaml
+git dpkg-dev debhelper fakeroot lintian"
 
 missing=""
 for p in $packages; do

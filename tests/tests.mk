@@ -237,3 +237,12 @@ EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-comm
 # file checked against that configuration.
 TESTS += tests/integration/test-daemon-container.sh
 EXTRA_DIST += tests/integration/test-daemon-container.sh contrib/kubernetes/rtplaced-daemonset.yaml
+
+# --- packaging and paths: what a user's build shows and installs.
+# Log lines carry the journal's "<N>" level prefixes only on the journal;
+# rtplaced --help and the man pages name the configured configuration path;
+# librtplace(3)'s example builds with the flags of rtplace.pc alone.
+TESTS += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh
+EXTRA_DIST += tests/integration/test-rtplaced-log.sh tests/integration/test-paths.sh \
+	tests/integration/test-client-example.sh

@@ -501,7 +501,7 @@ static void test_place_self(void **state)
 	pthread_t th;
 	/* The answer may be CPU 1, at rt10 as root: held while the hotplug
 	 * test cannot take CPU 1 away, and no other RT test runs there. */
-	int lock = test_lock_rt_cpu(120);
+	int lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
 
 	assert_true(lock >= 0);
 	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);

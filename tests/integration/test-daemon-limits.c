@@ -504,7 +504,9 @@ static void send_garbage(const char *socket)
 	close(fd);
 }
 
-/* Sum of K in "<n>K messages like the next one were suppressed" lines. */
+/* Sum of K in "K messages like the next one were suppressed" lines, after
+ * whatever prefix the log line has ("rtplaced: LEVEL: ", or "<N>" on the
+ * journal). */
 static unsigned long log_suppressed(const struct fixture *f)
 {
 	FILE *fp = fopen(f->log, "re");
@@ -513,9 +515,12 @@ static unsigned long log_suppressed(const struct fixture *f)
 
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp)) {
-		const char *p = strchr(line, '>');
+		const char *m = strstr(line, " messages like the next one were suppressed");
+		const char *p = m;
 
-		if (strstr(line, "messages like the next one were suppressed") && p && sscanf(p + 1, "%lu", &k) == 1)
+		while (p && p > line && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		if (p && p < m && sscanf(p, "%lu", &k) == 1)
 			sum += k;
 	}
 	fclose(fp);

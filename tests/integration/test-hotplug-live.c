@@ -503,7 +503,7 @@ static int setup(void **state)
 		signal(fatal[i], hp_fatal_signal);
 	atexit(cleanup_at_exit);
 	/* Held until exit: tests that use CPU 1 wait while it comes and goes. */
-	assert_true(test_lock_rt_cpu(120) >= 0);
+	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
 	/* A run that died before it could restore CPU 1. */
 	hp_restore();
 	assert_true(hp_is_online());

@@ -327,7 +327,7 @@ int main(void)
 	test_require_root();
 	/* The threads it moves go to the last CPU (1 here), which the hotplug
 	 * test takes offline under this lock. */
-	assert_true(test_lock_rt_cpu(120) >= 0);
+	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
 	/* Bounds the run from this normal-priority thread; default action
 	 * kills the process, and with it every thread it made RT. */
 	alarm(60);

@@ -289,7 +289,7 @@ static int start(void **state)
 	test_require_root();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		test_skip("needs 2 CPUs: one for RT threads, one kept free");
-	assert_true(test_lock_rt_cpu(120) >= 0);
+	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);

@@ -625,7 +625,7 @@ int main(void)
 	}
 	if (!cpuset_test(&topo->online, 0) || !cpuset_test(&topo->online, TEST_RT_CPU))
 		test_skip("needs CPUs 0 and 1 online");
-	lock = test_lock_rt_cpu(TEST_BOUND_S);
+	lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
 	if (lock < 0) {
 		fprintf(stderr, "FAIL: waiting for the RT test lock: %s\n", strerror(-lock));
 		return 1;

@@ -75,10 +75,12 @@ int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeou
 	}
 }
 
-/* Makes the private folder and binds the notify socket in it. */
+/* Makes the private folder with an empty configuration file and binds the
+ * notify socket in it. */
 static int harness_prepare(struct harness_daemon *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->dir, sizeof(d->dir), "/tmp/rtplace-test.XXXXXX");
@@ -87,6 +89,11 @@ static int harness_prepare(struct harness_daemon *d)
 		return -errno;
 	snprintf(d->socket, sizeof(d->socket), "%s/rtplaced.sock", d->dir);
 	snprintf(d->notify, sizeof(d->notify), "%s/notify.sock", d->dir);
+	snprintf(d->config, sizeof(d->config), "%s/rtplaced.conf", d->dir);
+	fd = open(d->config, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
 	d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (d->notify_fd < 0)
 		return -errno;
@@ -139,7 +146,8 @@ int harness_start(struct harness_daemon *d, const char *const *args, const char 
 	if (r < 0)
 		return r;
 	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
-	harness_append(argv, &argc, (const char *const[]){ daemon_path, "--socket", d->socket, NULL });
+	harness_append(argv, &argc,
+		       (const char *const[]){ daemon_path, "--socket", d->socket, "--config", d->config, NULL });
 	harness_append(argv, &argc, args);
 	r = harness_exec(d, argv, env);
 	return r < 0 ? r : harness_notify_wait(d, "READY=1", 20000, NULL, 0);
@@ -159,7 +167,7 @@ int harness_start_activated(struct harness_daemon *d, const char *const *args, i
 	/* systemd-socket-activate passes only the variables named with -E. */
 	harness_append(argv, &argc,
 		       (const char *const[]){ "systemd-socket-activate", "--seqpacket", listen_arg, "-E",
-					      "NOTIFY_SOCKET", daemon_path, NULL });
+					      "NOTIFY_SOCKET", daemon_path, "--config", d->config, NULL });
 	harness_append(argv, &argc, args);
 	r = harness_exec(d, argv, NULL);
 	if (r < 0)

@@ -20,6 +20,7 @@ struct harness_daemon {
 	char dir[64];
 	char socket[100];
 	char notify[100];
+	char config[100]; /* empty unless the test writes it: built-in defaults */
 	int notify_fd;
 };
 
@@ -27,6 +28,10 @@ struct harness_daemon {
 const char *harness_build_path(const char *rel, char *buf, size_t len);
 
 /*
+ * Every daemon gets --config d->config, a file in its private folder, before
+ * the test's own arguments (a later --config wins), so that whatever is
+ * installed at the default path never changes a test's result.
+ *
  * Starts rtplaced with --socket in a private folder, the extra arguments
  * (NULL-terminated, may be NULL) and the extra environment ("K=V",
  * NULL-terminated, may be NULL); waits up to 20 s for READY=1. 0 or -errno

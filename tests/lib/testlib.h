@@ -31,6 +31,11 @@ void test_require_root(void);
  */
 int test_lock_rt_cpu(int timeout_s);
 
+/* How long a test waits for that lock. Tests queue on it under make
+ * check -j; each holder is bounded by its own watchdog, and waiting costs
+ * nothing, so the wait is long enough for every other RT test to run. */
+#define TEST_RT_LOCK_WAIT_S 900
+
 /*
  * Forks a SCHED_FIFO process at prio pinned to cpu: busy spinning, or
  * waking every millisecond (light, but queued behind anything higher on its
