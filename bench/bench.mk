@@ -2,7 +2,7 @@
 # `make check` (timings are not assertions); bench/README.md has the
 # commands and the tables they printed.
 EXTRA_DIST += bench/README.md
-dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh
+dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh bench/soak.sh
 
 # Clock, percentiles, medians and a private rtplaced, for every bench.
 noinst_LTLIBRARIES += bench/libbench.la

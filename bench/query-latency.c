@@ -3,8 +3,10 @@
  * QUERY message sent to rtplaced and to a bare single-threaded SEQPACKET
  * echo server on this machine, side by side in one run, interleaved in
  * blocks so that host noise hits both alike. Reports p50/p99 at one
- * client, throughput at 1 and 32 clients, the daemon's time from exec to
- * READY=1 and its resident memory.
+ * client, throughput at 1 and 32 clients (in alternating slices, for the
+ * same reason), each server's CPU time per round trip (from
+ * /proc/PID/schedstat: what a loaded host's waiting does not inflate),
+ * the daemon's time from exec to READY=1 and its resident memory.
  *
  *   bench/query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]
  *
@@ -31,6 +33,8 @@
 #include "protocol.h"
 
 #define BENCH_CLIENTS_MAX 32
+/* Throughput runs in this many alternating slices per server. */
+#define BENCH_SLICES 5
 
 static char bench_dir[64];
 static char echo_path[100];
@@ -128,6 +132,23 @@ static long bench_rss_kb(pid_t pid)
 	return kb;
 }
 
+/* ns that pid's main thread has run (schedstat's first field), 0 if unknown. */
+static uint64_t bench_cpu_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
 static void bench_query_msg(struct proto_msg *m, uint32_t id)
 {
 	struct rtplace_query q = {
@@ -172,7 +193,8 @@ static void *bench_worker(void *arg)
 	return NULL;
 }
 
-static double bench_throughput(const char *path, int clients, double seconds)
+/* Round trips done by clients in seconds. */
+static uint64_t bench_throughput(const char *path, int clients, double seconds)
 {
 	struct bench_worker w[BENCH_CLIENTS_MAX];
 	pthread_t th[BENCH_CLIENTS_MAX];
@@ -189,7 +211,7 @@ static double bench_throughput(const char *path, int clients, double seconds)
 		total += w[i].ops;
 	}
 	pthread_barrier_destroy(&start);
-	return (double)total / seconds;
+	return total;
 }
 
 int main(int argc, char **argv)
@@ -291,14 +313,33 @@ int main(int argc, char **argv)
 	printf("\nthroughput, round trips/s (%.1f s each):\n", seconds);
 	printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
 	{
-		double tp[2][2];
+		const pid_t pids[2] = { echo_pid, daemon_under_test.pid };
+		uint64_t ops[2][2] = { { 0 } }, cpu[2][2] = { { 0 } };
+		double tp[2][2], us[2][2];
 
-		for (int k = 0; k < 2; k++)
-			for (int j = 0; j < 2; j++)
-				tp[k][j] = bench_throughput(paths[k], j ? 32 : 1, seconds);
-		for (int k = 0; k < 2; k++)
+		for (int slice = 0; slice < BENCH_SLICES; slice++) {
+			for (int j = 0; j < 2; j++) {
+				for (int k = 0; k < 2; k++) {
+					uint64_t c0 = bench_cpu_ns(pids[k]);
+
+					ops[k][j] += bench_throughput(paths[k], j ? 32 : 1, seconds / BENCH_SLICES);
+					cpu[k][j] += bench_cpu_ns(pids[k]) - c0;
+				}
+			}
+		}
+		for (int k = 0; k < 2; k++) {
+			for (int j = 0; j < 2; j++) {
+				tp[k][j] = (double)ops[k][j] / seconds;
+				us[k][j] = ops[k][j] ? (double)cpu[k][j] / 1e3 / (double)ops[k][j] : 0;
+			}
 			printf("%-12s %12.0f %12.0f\n", names[k], tp[k][0], tp[k][1]);
+		}
 		printf("ratio        %12.2f %12.2f\n", tp[1][0] / tp[0][0], tp[1][1] / tp[0][1]);
+		printf("\nserver CPU time per round trip, us (schedstat):\n");
+		printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
+		for (int k = 0; k < 2; k++)
+			printf("%-12s %12.2f %12.2f\n", names[k], us[k][0], us[k][1]);
+		printf("ratio        %12.2f %12.2f\n", us[1][0] / us[0][0], us[1][1] / us[0][1]);
 	}
 	rss_end = bench_rss_kb(daemon_under_test.pid);
 	printf("\nrtplaced VmRSS: %ld kB after start, %ld kB after the runs\n", rss_start, rss_end);

@@ -10,7 +10,8 @@
 # Usage, from a build directory (as root for the live BPF tracker; as any
 # user it simulates the 480-CPU topology):
 #   bench/soak.sh [MINUTES]        default 2
-# Environment: RESTART_S (default 30), SAMPLE_S (default 5).
+# Environment: RESTART_S (default 30), SAMPLE_S (default 5), TOPOLOGY (the
+# hwloc XML simulated when not root; default the shared 480-CPU one).
 # Needs python3 for the garbage sender. Exits 1 when fds or RSS grew by
 # more than the tolerance printed at the end, 0 otherwise.
 set -u
@@ -34,9 +35,10 @@ log=$tmp/rtplaced.log
 : >"$conf"
 args=(--config "$conf" --socket "$sock")
 if [ "$(id -u)" != 0 ]; then
-	topo=$builddir/tests/topology-2s-240c-480t.xml
-	[ -r "$topo" ] || topo=$(cd "$builddir" && realpath ../shared/topologies/2s-240c-480t.xml 2>/dev/null)
-	[ -r "${topo:-}" ] || { echo "soak: not root and no 480-CPU topology to simulate" >&2; exit 69; }
+	srcdir=$(sed -n 's/^abs_top_srcdir = //p' "$builddir/Makefile")
+	topo=${TOPOLOGY:-$srcdir/../shared/topologies/2s-240c-480t.xml}
+	[ -r "$topo" ] || topo=$builddir/tests/topology-2s-240c-480t.xml
+	[ -r "$topo" ] || { echo "soak: not root and no 480-CPU topology to simulate (set TOPOLOGY=FILE)" >&2; exit 69; }
 	args+=(--topology "$topo")
 fi
 

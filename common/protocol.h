@@ -118,6 +118,24 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err);
 
 /*
+ * A sender's check of a message it built itself (after proto_msg_init()),
+ * for the daemon's replies: proto_validate() with RTPLACE_SELF_CHECKS
+ * (./configure --enable-self-checks, on with --enable-sanitizers), else
+ * nothing. Input from a peer is always validated by proto_decode(), and
+ * every client decodes the daemon's replies, so a bad reply is caught by
+ * the test suites either way; this turns it into an EIO answer instead.
+ */
+static inline int proto_self_check(const struct proto_msg *m)
+{
+#ifdef RTPLACE_SELF_CHECKS
+	return proto_validate(m, NULL, NULL);
+#else
+	(void)m;
+	return 0;
+#endif
+}
+
+/*
  * Starts a message of type in m: the header (magic, version, type, length,
  * request_id, status 0) and a zeroed body. Returns 0, or -EOPNOTSUPP for an
  * unknown type. Fill the body, then proto_validate() it before sending.

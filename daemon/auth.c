@@ -4,19 +4,53 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
 
 #include "auth.h"
 #include "levels.h"
 #include "procfs.h"
 
 #define AUTH_CAP_SYS_NICE 23
+
+/* PIDFD_GET_INFO (Linux 6.13), which this system's headers may predate:
+ * the version 0 layout, 64 bytes; the kernel takes the size from the
+ * request number, so a newer kernel answers it unchanged. */
+struct auth_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+_Static_assert(sizeof(struct auth_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define AUTH_PIDFD_GET_INFO _IOWR(0xFF, 11, struct auth_pidfd_info)
+#define AUTH_PIDFD_INFO_CREDS 2u
+/* pidfd_open() of a thread that leads no thread group (Linux 6.9). */
+#define AUTH_PIDFD_THREAD O_EXCL
+
+/* sched_getattr()'s struct, which glibc does not declare; the fields
+ * read here are in every version of it. */
+struct auth_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t sched_util_min, sched_util_max;
+};
 
 /* Parses the first `n` unsigned decimal ids of a status line. */
 static int auth_parse_ids(const char *s, unsigned long *ret, int n)
@@ -128,6 +162,7 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 	struct auth_target t = { .tid = tid };
 	struct procfs_stat st;
 	unsigned long ids[2];
+	uint64_t tgid;
 	const char *p;
 	char buf[16384];
 	ssize_t n;
@@ -141,6 +176,9 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 		return -EBADMSG;
 	t.uid = (uid_t)ids[0];
 	t.euid = (uid_t)ids[1];
+	if (procfs_status_u64(buf, "Tgid", 10, &tgid) < 0 || tgid == 0 || tgid > INT32_MAX)
+		return -EBADMSG;
+	t.tgid = (pid_t)tgid;
 
 	r = procfs_read_stat(proc_root, tid, 0, &st);
 	if (r < 0)
@@ -153,6 +191,116 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret)
 		return r;
 	*ret = t;
 	return 0;
+}
+
+/* The owner (and process id) of the process or thread behind pidfd. 0,
+ * -ESRCH once it has exited, -EOPNOTSUPP before PIDFD_GET_INFO, another
+ * -errno. The process and parent ids go to ret_ids unless NULL. */
+static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, struct auth_target *ret_ids)
+{
+	struct auth_pidfd_info info = { .mask = AUTH_PIDFD_INFO_CREDS };
+
+	if (ioctl(pidfd, AUTH_PIDFD_GET_INFO, &info) < 0)
+		return errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	if (!(info.mask & AUTH_PIDFD_INFO_CREDS))
+		return -EOPNOTSUPP;
+	*ret_uid = (uid_t)info.ruid;
+	*ret_euid = (uid_t)info.euid;
+	if (ret_ids) {
+		ret_ids->tgid = (pid_t)info.tgid;
+		ret_ids->ppid = (pid_t)info.ppid;
+	}
+	return 0;
+}
+
+/* The peer behind pidfd still lives with effective uid uid: 0, -ESRCH when
+ * it has exited or its uid changed (as auth_creds_read() says it). */
+static int auth_peer_same(int pidfd, uid_t uid)
+{
+	uid_t ruid, euid;
+	int r = auth_pidfd_owner(pidfd, &ruid, &euid, NULL);
+
+	if (r == 0 && euid != uid)
+		r = -ESRCH;
+	return r;
+}
+
+/* What may change of a connected requester, from system calls: CapEff
+ * and the soft RLIMIT_RTPRIO. */
+static int auth_peer_recheck(pid_t pid, struct auth_creds *c)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = pid };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl;
+
+	if (syscall(SYS_capget, &hdr, data) < 0 || prlimit(pid, RLIMIT_RTPRIO, NULL, &rl) < 0)
+		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	c->cap_sys_nice = (data[AUTH_CAP_SYS_NICE / 32].effective >> (AUTH_CAP_SYS_NICE % 32)) & 1;
+	c->rtprio_limit = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
+	return 0;
+}
+
+int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
+		    const struct auth_creds **ret)
+{
+	int r = -EOPNOTSUPP;
+
+	if (pidfd >= 0 && ap->cached) {
+		/* Read by pid first, then confirm that pid was still the peer. */
+		r = auth_peer_recheck(pid, &ap->creds);
+		if (r == 0)
+			r = auth_peer_same(pidfd, uid);
+	}
+	if (r == -EOPNOTSUPP) {
+		ap->cached = false;
+		r = auth_creds_read(proc_root, pid, uid, gid, &ap->creds);
+		if (r == 0 && pidfd >= 0) {
+			r = auth_peer_same(pidfd, uid);
+			ap->cached = r == 0;
+			if (r == -EOPNOTSUPP)
+				r = 0; /* what /proc said stands, read again next time */
+		}
+	}
+	*ret = &ap->creds;
+	return r;
+}
+
+int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
+	struct auth_sched_attr attr;
+	int fd, r;
+
+	if (tid <= 0)
+		return -ESRCH;
+	fd = (int)syscall(SYS_pidfd_open, tid, AUTH_PIDFD_THREAD);
+	if (fd < 0)
+		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
+	if (r < 0)
+		goto out;
+	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0) {
+		r = -errno;
+		goto out;
+	}
+	t.policy = (int)attr.sched_policy;
+	t.prio = (int)attr.sched_priority;
+	if (need_limit) {
+		struct rlimit rl;
+
+		if (prlimit(tid, RLIMIT_RTPRIO, NULL, &rl) < 0) {
+			r = errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+			goto out;
+		}
+		t.rtprio_limit = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
+	}
+	/* The thread still lives: everything above was read from it. */
+	r = auth_pidfd_owner(fd, &t.uid, &t.euid, NULL);
+out:
+	close(fd);
+	if (r == 0)
+		*ret = t;
+	return r;
 }
 
 bool auth_is_privileged(const struct auth_creds *c)

@@ -5,7 +5,10 @@
  *   under a proc root the caller passes ("/proc" in the daemon, a fake tree
  *   in the tests): <root>/PID/status (Uid, Gid, Groups, CapEff),
  *   <root>/PID/limits ("Max realtime priority", soft limit) and
- *   <root>/TID/stat (policy, rt_priority);
+ *   <root>/TID/stat (policy, rt_priority); and, for the daemon's hot path,
+ *   the same facts from system calls on the live kernel (auth_peer_creds()
+ *   after a connection's first read, auth_target_read_live()), which
+ *   format no text;
  * - auth_move_allowed(), a pure decision on those structs.
  *
  * The rules mirror the kernel's own checks for sched_setaffinity and
@@ -59,6 +62,8 @@ struct auth_creds {
 
 struct auth_target {
 	pid_t tid;
+	pid_t tgid;              /* its process */
+	pid_t ppid;              /* its process's parent; 0 when not read */
 	uid_t uid;               /* real uid */
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */
@@ -90,6 +95,44 @@ int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, stru
 /* Reads the owner, policy and RT limit of thread tid. 0, -ESRCH, -EBADMSG
  * or another -errno as auth_creds_read. */
 int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);
+
+/*
+ * A connection's requester, read once and then re-checked cheaply. The
+ * first auth_peer_creds() of a connection reads /proc as auth_creds_read();
+ * every later one re-reads only what a process can change about itself
+ * while connected, CAP_SYS_NICE (capget) and RLIMIT_RTPRIO (prlimit), by
+ * system calls instead of formatted /proc files. Each read is followed by
+ * a look through pidfd, the peer process as the socket saw it at connect
+ * time (SO_PEERPIDFD): it must still live with the effective uid it
+ * connected with. A pid is not reused while its process lives, so what was
+ * read by pid was the peer's and never a recycled pid's. Supplementary
+ * groups are kept from the first read for the connection's life.
+ *
+ * Without a pidfd (a kernel before 6.5), or when the kernel refuses a
+ * cheap read (prlimit without CAP_SYS_RESOURCE, no PIDFD_GET_INFO before
+ * Linux 6.13), it reads /proc as auth_creds_read() every time.
+ */
+struct auth_peer {
+	bool cached;
+	struct auth_creds creds;
+};
+
+/* The requester's credentials for this request, in *ret (pointing into
+ * ap). Returns as auth_creds_read(). */
+int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
+		    const struct auth_creds **ret);
+
+/*
+ * auth_target_read() from system calls on the live kernel (no /proc
+ * formatting): the owner through a thread pidfd (PIDFD_GET_INFO), policy
+ * and priority from sched_getattr(), and the RT limit from prlimit() only
+ * when need_limit (otherwise rtprio_limit is AUTH_RLIM_INFINITY: a move
+ * that sets no policy, or a requester with CAP_SYS_NICE, never consults
+ * it). 0, -ESRCH for a thread that does not exist, -EOPNOTSUPP when the
+ * kernel lacks a call (read /proc with auth_target_read() instead), or
+ * another -errno.
+ */
+int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret);
 
 /* Root or CAP_SYS_NICE: may move and watch any thread. */
 bool auth_is_privileged(const struct auth_creds *c);

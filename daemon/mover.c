@@ -6,7 +6,10 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "mover.h"
 
@@ -15,6 +18,19 @@
  * (a per-CPU loop cost more than the syscall it feeds). */
 _Static_assert(sizeof(cpu_set_t) == sizeof(struct cpuset), "cpu_set_t and cpuset are one bitmap");
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "LP64: cpu_set_t words are 64-bit");
+
+/* sched_getattr()'s struct, which glibc does not declare; the fields read
+ * here are in every version of it. */
+struct mover_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t sched_util_min, sched_util_max;
+};
+#define MOVER_SCHED_FLAG_RESET_ON_FORK 0x01
 
 static void mover_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
 {
@@ -37,22 +53,20 @@ static int mover_set_affinity(pid_t tid, const struct cpuset *cpus)
 /* As mover_read, and the reset-on-fork flag to keep across a change. */
 static int mover_read_flags(pid_t tid, struct mover_state *ret, int *ret_reset_on_fork)
 {
+	struct mover_sched_attr attr;
 	struct mover_state st;
-	struct sched_param sp;
 	cpu_set_t set;
-	int policy;
 
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
-		return -errno;
-	policy = sched_getscheduler(tid);
-	if (policy < 0 || sched_getparam(tid, &sp) < 0)
+	/* One call for policy, priority and the flag, not three. */
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0 ||
+	    syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0)
 		return -errno;
 
 	mover_from_cpu_set(&set, &st.cpus);
-	st.policy = policy & ~SCHED_RESET_ON_FORK;
-	st.prio = sp.sched_priority;
+	st.policy = (int)attr.sched_policy;
+	st.prio = (int)attr.sched_priority;
 	*ret = st;
-	*ret_reset_on_fork = policy & SCHED_RESET_ON_FORK;
+	*ret_reset_on_fork = attr.sched_flags & MOVER_SCHED_FLAG_RESET_ON_FORK ? SCHED_RESET_ON_FORK : 0;
 	return 0;
 }
 
@@ -106,7 +120,9 @@ int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_
 
 	/* Read the affinity back: the kernel narrows it to the thread's
 	 * cpuset and online CPUs, and the caller reports what is, not what was
-	 * asked. Policy and priority are exactly what the kernel accepted. */
+	 * asked (even for one CPU: a cpuset changed under the call leaves the
+	 * thread on the whole cpuset). Policy and priority are exactly what
+	 * the kernel accepted. */
 	res.now = res.prev;
 	if (res.set_sched) {
 		res.now.policy = want_policy;

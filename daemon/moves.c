@@ -68,6 +68,7 @@ struct moves {
 	struct event *ev_tick;
 	struct event *ev_ring;
 	uint32_t rotor;
+	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	unsigned budget;
 	uint64_t moves;        /* threads moved by MOVE requests and pushes */
 	uint64_t moves_failed; /* MOVE requests refused or failed, pushes failed */
@@ -115,16 +116,11 @@ static int moves_pick(struct moves *m, const struct cpuset *allowed, int near, u
 		      const uint8_t *claimed)
 {
 	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
-	struct placement_result *res = malloc(sizeof(*res));
-	int cpu = -1;
 
-	if (!res)
-		return -1;
 	req.allowed = *allowed;
-	if (req.prio > 0 && placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, res) == 0)
-		cpu = res->cpus[0];
-	free(res);
-	return cpu;
+	if (req.prio > 0 && placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, &m->placed) == 0)
+		return m->placed.cpus[0];
+	return -1;
 }
 
 /*
@@ -186,31 +182,36 @@ struct moves_task {
 	char comm[RTPLACE_COMM_MAX];
 };
 
-/* Reads tid's process id, kernel flags and comm. 0, -ESRCH, -EBADMSG. */
-static int moves_task_read(struct moves *m, pid_t tid, struct moves_task *ret)
+/*
+ * What the guard needs of target tid: its process (from the target's
+ * read), its kernel flags and, for a kernel thread, its comm (for the
+ * message). Every kernel thread is kthreadd's child (pid 2) or has no
+ * parent (0), so only then is /proc/TID/stat read; a user thread's
+ * flags cannot hold PF_KTHREAD. 0, -ESRCH, -EBADMSG.
+ */
+static int moves_task_read(struct moves *m, const struct auth_target *target, struct moves_task *ret)
 {
-	struct moves_task t = { 0 };
+	struct moves_task t = { .tgid = target->tgid };
+	pid_t tid = target->tid;
 	struct procfs_stat st;
-	uint64_t tgid = 0;
-	char buf[4096];
+	char buf[64];
 	ssize_t n;
 	int r;
 
-	n = procfs_read(m->o.proc_root, tid, "status", buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	r = procfs_status_u64(buf, "Tgid", 10, &tgid);
-	if (r < 0 || tgid == 0 || tgid > INT32_MAX)
-		return -EBADMSG;
-	t.tgid = (pid_t)tgid;
+	if (target->ppid != 0 && target->ppid != 2 && target->tgid != 2) {
+		*ret = t;
+		return 0;
+	}
 	r = procfs_read_stat(m->o.proc_root, tid, 0, &st);
 	if (r < 0)
 		return r;
 	t.flags = st.flags;
-	n = procfs_read(m->o.proc_root, tid, "comm", buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	snprintf(t.comm, sizeof(t.comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	if (t.flags & PROCFS_PF_KTHREAD) {
+		n = procfs_read(m->o.proc_root, tid, "comm", buf, sizeof(buf));
+		if (n < 0)
+			return (int)n;
+		snprintf(t.comm, sizeof(t.comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	}
 	*ret = t;
 	return 0;
 }
@@ -445,17 +446,18 @@ out:
 	return r;
 }
 
-static int moves_move_one(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
-			  const uint8_t *claimed_level, struct rtplace_move_reply *ret,
+static int moves_move_one(struct moves *m, const struct server_peer *peer, struct auth_peer *ap,
+			  const struct rtplace_move *req, const uint8_t *claimed_level, struct rtplace_move_reply *ret,
 			  char reason[RTPLACE_REASON_MAX])
 {
-	struct auth_creds creds;
+	const struct auth_creds *creds;
 	struct auth_target target;
 	struct moves_task task;
 	struct mover_result res;
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
+	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
 	uint32_t level;
 	int r;
 
@@ -464,12 +466,20 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, const
 		snprintf(reason, RTPLACE_REASON_MAX, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
-	r = auth_creds_read(m->o.proc_root, peer->pid, peer->uid, peer->gid, &creds);
+	r = auth_peer_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds);
 	if (r < 0) {
 		snprintf(reason, RTPLACE_REASON_MAX, "cannot read the credentials of pid %d", (int)peer->pid);
 		return r;
 	}
-	r = moves_task_read(m, req->tid, &task);
+	/* The target's RT limit matters only to a policy change without
+	 * CAP_SYS_NICE (auth_move_allowed()). */
+	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
+	if (r == -EOPNOTSUPP)
+		r = auth_target_read(m->o.proc_root, req->tid, &target);
+	if (r == 0)
+		r = moves_task_read(m, &target, &task);
+	if (r == -ENOENT)
+		r = -ESRCH;
 	if (r < 0) {
 		snprintf(reason, RTPLACE_REASON_MAX, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
 			 (int)req->tid);
@@ -481,8 +491,8 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, const
 			return r;
 	}
 	if (req->flags & RTPLACE_MOVE_F_PROCESS)
-		return moves_move_process(m, &creds, task.tgid, req, ret, reason);
-	r = moves_authorise(m, &creds, req->tid, req, &target, reason);
+		return moves_move_process(m, creds, task.tgid, req, ret, reason);
+	r = auth_move_allowed(creds, &target, &m->policy, want_policy, req->prio, reason);
 	if (r < 0)
 		return r;
 	if (set_sched)
@@ -508,10 +518,10 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, const
 	return 0;
 }
 
-int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
 	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
 {
-	int r = moves_move_one(m, peer, req, claimed_level, ret, reason);
+	int r = moves_move_one(m, peer, ap, req, claimed_level, ret, reason);
 
 	if (r < 0)
 		m->moves_failed++;

@@ -51,11 +51,12 @@ void moves_free(struct moves *m);
 int moves_apply_config(struct moves *m, const struct config *cfg);
 
 /*
- * Serves a MOVE from peer. Returns 0 and the reply, or -errno with a reason
+ * Serves a MOVE from peer, whose credentials ap keeps for its connection
+ * (auth_peer_creds()). Returns 0 and the reply, or -errno with a reason
  * for the ERROR reply (-EPERM names the rule or limit that refused it,
  * -ESRCH a vanished thread, -EOPNOTSUPP in simulation).
  */
-int moves_move(struct moves *m, const struct server_peer *peer, const struct rtplace_move *req,
+int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
 	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX]);
 
 /* Opens (or returns) peer's subscription; info holds the fds to pass. */

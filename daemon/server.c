@@ -17,16 +17,19 @@
 #include "protocol.h"
 #include "server.h"
 
-/* Packets read per readiness callback, so one busy client cannot starve
- * the others or the tracker's ring buffer. */
-#define SERVER_READ_BURST 32
 /* Connections accepted per callback: between bursts the loop sees the
  * hang-ups of clients that came and went, so a storm of short connections
  * does not fill the client table with peers that are already gone. */
 #define SERVER_ACCEPT_BURST 8
 #define SERVER_MAX_FDS 4
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
+#endif
 /* Buckets of the per-user connection counts (a power of two). */
 #define SERVER_USER_BUCKETS 64
+/* Fewest buckets of the client table by id (a power of two); it doubles
+ * whenever the clients outnumber its buckets, so a chain stays short. */
+#define SERVER_ID_BUCKETS_MIN 64
 
 struct server_packet {
 	struct server_packet *next;
@@ -36,7 +39,8 @@ struct server_packet {
 
 struct server_client {
 	struct server *server;
-	struct server_client *next;
+	struct server_client *next, *prev; /* all clients, for server_free() */
+	struct server_client *id_next;     /* chain of its bucket in by_id */
 	struct server_peer peer;
 	int fd;
 	struct event *ev_read;
@@ -64,6 +68,14 @@ struct server {
 	server_dispatch_cb dispatch;
 	void *ctx;
 	struct server_client *clients;
+	/* Clients by id: a reply names its client by id (the dispatcher keeps
+	 * ids, not pointers, so a client can go between a request and a late
+	 * event), and finding it must not cost a walk of every client. */
+	struct server_client **by_id;
+	unsigned by_id_mask; /* buckets - 1 */
+	/* The client whose packet is being dispatched: its replies, nearly
+	 * every send, skip even the table. */
+	struct server_client *current;
 	unsigned nclients;
 	unsigned nclients_unprivileged; /* those of users other than root */
 	struct server_user *users[SERVER_USER_BUCKETS];
@@ -121,23 +133,73 @@ static void server_user_remove(struct server *s, uid_t uid)
 
 static struct server_client *server_find(const struct server *s, uint32_t id)
 {
-	for (struct server_client *c = s->clients; c; c = c->next)
+	struct server_client *c = s->current;
+
+	if (c && c->peer.id == id)
+		return c;
+	for (c = s->by_id[id & s->by_id_mask]; c; c = c->id_next)
 		if (c->peer.id == id)
 			return c;
 	return NULL;
 }
 
+/* Doubles the table when the clients outnumber its buckets. 0 or -ENOMEM
+ * (the table then stays as it was, only its chains grow longer). */
+static int server_by_id_grow(struct server *s)
+{
+	unsigned n = (s->by_id_mask + 1) * 2;
+	struct server_client **t;
+
+	if (s->nclients < s->by_id_mask + 1)
+		return 0;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (struct server_client *c = s->clients; c; c = c->next) {
+		c->id_next = t[c->peer.id & (n - 1)];
+		t[c->peer.id & (n - 1)] = c;
+	}
+	free(s->by_id);
+	s->by_id = t;
+	s->by_id_mask = n - 1;
+	return 0;
+}
+
+static void server_client_link(struct server *s, struct server_client *c)
+{
+	struct server_client **b = &s->by_id[c->peer.id & s->by_id_mask];
+
+	c->next = s->clients;
+	if (c->next)
+		c->next->prev = c;
+	s->clients = c;
+	c->id_next = *b;
+	*b = c;
+	s->nclients++;
+	server_by_id_grow(s);
+}
+
+static void server_client_unlink(struct server *s, struct server_client *c)
+{
+	struct server_client **pp = &s->by_id[c->peer.id & s->by_id_mask];
+
+	while (*pp != c)
+		pp = &(*pp)->id_next;
+	*pp = c->id_next;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (s->current == c)
+		s->current = NULL;
+	s->nclients--;
+}
+
 static void server_client_free(struct server *s, struct server_client *c)
 {
-	struct server_client **pp;
-
-	for (pp = &s->clients; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	s->nclients--;
+	server_client_unlink(s, c);
 	if (c->peer.uid != 0)
 		server_user_remove(s, c->peer.uid);
 	/* Unlinked first, so the callback cannot send to a client being freed. */
@@ -150,6 +212,8 @@ static void server_client_free(struct server *s, struct server_client *c)
 		c->out_head = p->next;
 		free(p);
 	}
+	if (c->peer.pidfd >= 0)
+		close(c->peer.pidfd);
 	close(c->fd);
 	free(c);
 }
@@ -166,43 +230,42 @@ static void server_client_doom(struct server_client *c)
 	event_active(c->ev_write, EV_WRITE, 0);
 }
 
+/*
+ * One packet per readiness callback. The event is level-triggered, so a
+ * client with more packets queued is called again on the loop's next
+ * turn, after the other ready clients and the tracker's ring: no client
+ * starves the others. Reading on until EAGAIN would cost every request a
+ * last recv() that finds nothing, a system call more than the bare
+ * server the query bench compares with.
+ */
 static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_client *c = arg;
 	struct server *s = c->server;
-	uint32_t id = c->peer.id;
+	ssize_t n = recv(fd, s->rbuf, s->rbuf_size, MSG_DONTWAIT | MSG_TRUNC);
+	int r;
 
-	for (int i = 0; i < SERVER_READ_BURST; i++) {
-		ssize_t n = recv(fd, s->rbuf, s->rbuf_size, MSG_DONTWAIT | MSG_TRUNC);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			if (n < 0)
-				log_debug("client %u (pid %d): receive failed: %m", id, (int)c->peer.pid);
-			server_client_free(s, c);
-			return;
-		}
-		if ((size_t)n >= s->rbuf_size) {
-			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
-					       "dropping it",
-					       id, (int)c->peer.pid, n, s->limits.max_message);
-			server_client_free(s, c);
-			return;
-		}
-		if (s->dispatch(s, &c->peer, s->rbuf, (size_t)n, s->ctx) < 0) {
-			/* The dispatcher may already have dropped it while replying. */
-			c = server_find(s, id);
-			if (c)
-				server_client_free(s, c);
-			return;
-		}
-		/* A reply may have dropped the client (queue over its limit), and
-		 * a client with queued output is not read until it drains. */
-		c = server_find(s, id);
-		if (!c || c->out_head || c->doomed)
-			return;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (n < 0)
+			log_debug("client %u (pid %d): receive failed: %m", c->peer.id, (int)c->peer.pid);
+		server_client_free(s, c);
+		return;
 	}
+	if ((size_t)n >= s->rbuf_size) {
+		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
+				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
+		server_client_free(s, c);
+		return;
+	}
+	/* c outlives its dispatch: a send that fails only dooms a client
+	 * (its reading stops), and only the loop frees one. */
+	s->current = c;
+	r = s->dispatch(s, &c->peer, s->rbuf, (size_t)n, s->ctx);
+	s->current = NULL;
+	if (r < 0)
+		server_client_free(s, c);
 }
 
 static int server_flush(struct server_client *c)
@@ -387,7 +450,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		socklen_t len = sizeof(cred);
 		char reason[RTPLACE_REASON_MAX];
 		const char *refusal;
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int pidfd = -1, fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -407,19 +470,29 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			close(fd);
 			continue;
 		}
-		refusal = server_refusal(s, fd, &cred, reason, sizeof(reason));
-		if (refusal) {
-			server_refuse(s, fd, &cred, refusal);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
+		len = sizeof(pidfd);
+		/* A kernel without it leaves -1: the dispatcher then reads the
+		 * peer by pid each time, as before pidfds. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+			pidfd = -1;
+		/* The connection holds both descriptors: neither may be one of
+		 * the reserved last ones. */
+		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, reason, sizeof(reason));
+		c = refusal ? NULL : calloc(1, sizeof(*c));
 		if (!c) {
-			close(fd);
+			if (pidfd >= 0)
+				close(pidfd);
+			if (refusal)
+				server_refuse(s, fd, &cred, refusal);
+			else
+				close(fd);
 			continue;
 		}
 		c->server = s;
 		c->fd = fd;
-		c->peer = (struct server_peer){ .id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
+		c->peer = (struct server_peer){
+			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = pidfd,
+		};
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
 		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||
@@ -428,13 +501,13 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				event_free(c->ev_read);
 			if (c->ev_write)
 				event_free(c->ev_write);
+			if (c->peer.pidfd >= 0)
+				close(c->peer.pidfd);
 			close(fd);
 			free(c);
 			continue;
 		}
-		c->next = s->clients;
-		s->clients = c;
-		s->nclients++;
+		server_client_link(s, c);
 		log_debug("client %u connected: pid %d uid %u gid %u", c->peer.id, (int)cred.pid, (unsigned)cred.uid,
 			  (unsigned)cred.gid);
 	}
@@ -639,7 +712,9 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 	s->listen_fd = -1;
 	s->rbuf_size = limits->max_message + 1;
 	s->rbuf = malloc(s->rbuf_size);
-	if (!s->rbuf) {
+	s->by_id = calloc(SERVER_ID_BUCKETS_MIN, sizeof(*s->by_id));
+	s->by_id_mask = SERVER_ID_BUCKETS_MIN - 1;
+	if (!s->rbuf || !s->by_id) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -698,6 +773,7 @@ void server_free(struct server *s)
 		free(s->path);
 	}
 	free(s->rbuf);
+	free(s->by_id);
 	free(s);
 }
 

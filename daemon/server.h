@@ -9,8 +9,8 @@
  * Limits (DESIGN §14). A connection from a user other than root is refused
  * (an ERROR naming the limit, then close) when that user already has
  * max_clients_per_user connections, when max_clients connections are open,
- * or when the descriptor it got is among the daemon's last
- * SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
+ * or when a descriptor it got (the socket, the peer's pidfd) is among the
+ * daemon's last SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
  * lowest free descriptor, so unprivileged connections never hold one of
  * those last descriptors: they stay for root's connections and for the
  * daemon's own needs. Root's connections are refused by none of these
@@ -35,6 +35,13 @@ struct server_peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	/* The peer process itself (SO_PEERPIDFD, Linux 6.5), -1 when the
+	 * kernel gives none: while it is open and the process lives, pid
+	 * names that process and no other. Closed by the server. */
+	int pidfd;
+	/* The dispatcher's own state for this connection: NULL at accept,
+	 * the dispatcher's to free when it is called with msg NULL. */
+	void *data;
 };
 
 /*
@@ -42,7 +49,7 @@ struct server_peer {
  * gone. A negative return drops the client (garbage, protocol abuse): the
  * callback will then be called with msg NULL.
  */
-typedef int (*server_dispatch_cb)(struct server *s, const struct server_peer *peer, const void *msg, size_t len,
+typedef int (*server_dispatch_cb)(struct server *s, struct server_peer *peer, const void *msg, size_t len,
 				  void *ctx);
 
 struct server_limits {

@@ -55,8 +55,12 @@ struct service {
 	 * events that arise while a request is served (a lease found expired,
 	 * an owner found gone) wait in events until its reply is sent.
 	 */
-	struct proto_msg reply; /* one at a time: the loop is single-threaded */
+	struct proto_msg request; /* one at a time: the loop is single-threaded */
+	struct proto_msg reply;
 	struct proto_msg event;
+	/* The answer of the query being served (~3 KB): kept here so that a
+	 * query allocates nothing. */
+	struct placement_result placed;
 	bool serving;
 	struct service_event *events;
 	size_t nevents, events_cap;
@@ -112,6 +116,26 @@ static void service_send_error(struct service *s, uint32_t client, uint32_t requ
 	s->errors++;
 	if (proto_encode_error(&s->reply, request_id, type, error, reason) == 0)
 		service_send(s, client, &s->reply);
+}
+
+/* Sends the reply built in s->reply, checked first in a self-checking
+ * build (proto_self_check()). */
+static void service_send_reply(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	if (proto_self_check(&s->reply) < 0) {
+		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
+		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
+		return;
+	}
+	service_send(s, peer->id, &s->reply);
+}
+
+/* Starts the reply of type to m in s->reply with body (body_size bytes). */
+static void service_reply_init(struct service *s, const struct proto_msg *m, uint16_t type, const void *body,
+			       size_t body_size)
+{
+	proto_msg_init(&s->reply, type, m->hdr.request_id);
+	memcpy((char *)&s->reply + sizeof(s->reply.hdr), body, body_size);
 }
 
 /* Sends the events queued while a request was served, after its reply. */
@@ -201,6 +225,16 @@ void service_revoke_cpu(struct service *s, uint32_t cpu)
 	claims_revoke_cpu(s->claims, cpu, service_claim_ended_cb, s);
 }
 
+/* The connection's requester credentials, kept for its life
+ * (auth_peer_creds()): made at its first claim or move, freed when it
+ * ends. NULL without memory. */
+static struct auth_peer *service_auth_peer(struct server_peer *peer)
+{
+	if (!peer->data)
+		peer->data = calloc(1, sizeof(struct auth_peer));
+	return peer->data;
+}
+
 /* May peer tie a claim to pid? Its own processes, or any with root. */
 static int service_may_own(const struct service *s, const struct server_peer *peer, pid_t pid)
 {
@@ -219,24 +253,26 @@ static int service_may_own(const struct service *s, const struct server_peer *pe
  * What a claim by peer for q may hold (DESIGN §14): its level and lease,
  * and a note for the reply when it gets less than it asked for.
  */
-static void service_claim_terms(struct service *s, const struct server_peer *peer, const struct rtplace_query *q,
+static void service_claim_terms(struct service *s, struct server_peer *peer, const struct rtplace_query *q,
 				uint8_t *ret_level, uint64_t *ret_lease, char note[AUTH_REASON_MAX])
 {
 	const struct auth_policy *policy = moves_auth_policy(s->moves);
-	struct auth_creds creds;
+	struct auth_peer *ap = service_auth_peer(peer);
+	const struct auth_creds *creds = NULL;
+	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
 	uint64_t lease = 0;
 	char lease_note[AUTH_REASON_MAX] = "";
 
 	/* A requester whose process is gone or unreadable is judged by its
 	 * uid alone: root keeps its rights, anyone else has none. */
-	if (auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds) < 0)
-		creds = (struct auth_creds){ .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
-	*ret_level = (uint8_t)auth_claim_level(&creds, policy, q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, note);
+	if (!ap || auth_peer_creds(ap, s->proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds) < 0)
+		creds = &uid_only;
+	*ret_level = (uint8_t)auth_claim_level(creds, policy, q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, note);
 	if (q->lease_ms == RTPLACE_LEASE_DEFAULT)
 		lease = s->cfg.placement.claim_timeout_ms;
 	else if (q->lease_ms != RTPLACE_LEASE_INFINITE)
 		lease = q->lease_ms;
-	if (!auth_claim_lease_unbounded(&creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
+	if (!auth_claim_lease_unbounded(creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
 		lease = s->cfg.limits.max_lease_ms;
 		snprintf(lease_note, sizeof(lease_note), "lease cut to max-lease-ms %u",
 			 (unsigned)s->cfg.limits.max_lease_ms);
@@ -246,7 +282,7 @@ static void service_claim_terms(struct service *s, const struct server_peer *pee
 	*ret_lease = lease;
 }
 
-static void service_query(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void service_query(struct service *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
 	struct rtplace_query_reply *qr = &s->reply.query_reply;
@@ -256,7 +292,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		.node = q->node,
 		.near_cpu = q->near_cpu,
 	};
-	struct placement_result *res;
+	struct placement_result *res = &s->placed;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 	uint32_t claim_id = 0;
 	uint64_t now = loop_now_ms();
@@ -287,18 +323,13 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		}
 	}
 	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
-	res = malloc(sizeof(*res));
-	if (!res) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ENOMEM, "out of memory");
-		return;
-	}
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
 	claims_expire(s->claims, now, service_claim_ended_cb, s);
 	r_choose = placement_ctx_choose(s->pctx, claims_levels(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
-		goto out;
+		return;
 	}
 	proto_msg_init(&s->reply, RTPLACE_MSG_QUERY_REPLY, m->hdr.request_id);
 	for (uint32_t i = 0; i < res->n; i++)
@@ -310,7 +341,9 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		uint64_t lease;
 
 		service_claim_terms(s, peer, q, &tmpl.level, &lease, note);
-		proto_cpumask_to_cpuset(&qr->cpus, &tmpl.cpus);
+		/* The CPUs placement chose, not the reply's encoding of them. */
+		for (uint32_t i = 0; i < res->n; i++)
+			cpuset_set(&tmpl.cpus, res->cpus[i]);
 		if (tmpl.pid) {
 			struct procfs_stat st;
 
@@ -324,7 +357,7 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		if (r < 0) {
 			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
-			goto out;
+			return;
 		}
 		s->claims_total++;
 		service_claims_dirty(s);
@@ -342,18 +375,11 @@ static void service_query(struct service *s, const struct server_peer *peer, con
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
 	}
-	if (proto_validate(&s->reply, NULL, NULL) < 0) {
-		log_error("BUG: built an invalid query reply");
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
-		goto out;
-	}
 	if (res->n > 0)
 		s->queries_placed++;
 	else
 		s->queries_empty++;
-	service_send(s, peer->id, &s->reply);
-out:
-	free(res);
+	service_send_reply(s, peer, m);
 }
 
 static void service_release(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
@@ -377,8 +403,8 @@ static void service_release(struct service *s, const struct server_peer *peer, c
 	}
 	if (owner_bound)
 		service_claims_dirty(s);
-	proto_encode_release_reply(&s->reply, m->hdr.request_id, &rr);
-	service_send(s, peer->id, &s->reply);
+	service_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
+	service_send_reply(s, peer, m);
 }
 
 static void service_comm(const struct service *s, int32_t pid, char *buf, size_t len)
@@ -435,12 +461,7 @@ static void service_cpus(struct service *s, const struct server_peer *peer, cons
 			ci->claim_level = cl->level;
 		}
 	}
-	if (proto_validate(&s->reply, NULL, NULL) < 0) {
-		log_error("BUG: built an invalid cpus reply");
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
-		return;
-	}
-	service_send(s, peer->id, &s->reply);
+	service_send_reply(s, peer, m);
 }
 
 /* Managed CPUs the map does not show offline (hotplug). */
@@ -473,22 +494,23 @@ static void service_status(struct service *s, const struct server_peer *peer, co
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
-	proto_encode_status_reply(&s->reply, m->hdr.request_id, &st);
-	service_send(s, peer->id, &s->reply);
+	service_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
+	service_send_reply(s, peer, m);
 }
 
-static void service_move(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void service_move(struct service *s, struct server_peer *peer, const struct proto_msg *m)
 {
+	struct auth_peer *ap = service_auth_peer(peer);
 	struct rtplace_move_reply mr;
-	char reason[RTPLACE_REASON_MAX];
-	int r = moves_move(s->moves, peer, &m->move, claims_levels(s->claims), &mr, reason);
+	char reason[RTPLACE_REASON_MAX] = "out of memory";
+	int r = ap ? moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, reason) : -ENOMEM;
 
 	if (r < 0) {
 		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
 		return;
 	}
-	proto_encode_move_reply(&s->reply, m->hdr.request_id, &mr);
-	service_send(s, peer->id, &s->reply);
+	service_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
+	service_send_reply(s, peer, m);
 }
 
 static void service_subscribe(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
@@ -518,28 +540,27 @@ static void service_subscribe(struct service *s, const struct server_peer *peer,
 /* The peer is gone: its claims end with it, except those tied to a process
  * (rtplace-run's connection closes at exec; its claim lives with the
  * process). */
-static void service_disconnect(struct service *s, const struct server_peer *peer)
+static void service_disconnect(struct service *s, struct server_peer *peer)
 {
+	free(peer->data);
+	peer->data = NULL;
 	claims_drop_client(s->claims, peer->id);
 	moves_client_gone(s->moves, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
-int service_dispatch_cb(struct server *server, const struct server_peer *peer, const void *msg, size_t len,
+int service_dispatch_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
 			void *ctx)
 {
 	struct service *s = ctx;
+	struct proto_msg *m = &s->request;
 	struct proto_error err;
-	struct proto_msg *m;
 	int r;
 
 	if (!msg) {
 		service_disconnect(s, peer);
 		return 0;
 	}
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
 	s->serving = true;
 	r = proto_decode(msg, len, &s->lim, m, &err);
 	if (r < 0) {
@@ -582,7 +603,6 @@ int service_dispatch_cb(struct server *server, const struct server_peer *peer, c
 out:
 	s->serving = false;
 	service_flush_events(s);
-	free(m);
 	return r;
 }
 

@@ -38,7 +38,7 @@ void service_free(struct service *s);
 void service_attach_server(struct service *s, struct server *server);
 
 /* The server's dispatch callback (ctx is the service). */
-int service_dispatch_cb(struct server *server, const struct server_peer *peer, const void *msg, size_t len,
+int service_dispatch_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
 			void *ctx);
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */

@@ -119,10 +119,10 @@ wait_claims 0
 sleep 30 &
 SLEEPER=$!
 PIDS="$PIDS $SLEEPER"
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpus 1
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1
 [ "$(python3 -c "import os; print(sorted(os.sched_getaffinity($SLEEPER)))")" = "[1]" ] ||
 	fail "the host thread was not moved: $(cat "$TMP/out" "$TMP/err")"
-expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --prio 10 --policy rr --cpus 0
+expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --prio 10 --policy rr --cpu-list 0
 [ "$(chrt -p $SLEEPER | sed -n 's/.*policy: //p')" = SCHED_RR ] || fail "no RT policy: $(chrt -p $SLEEPER)"
 
 # SIGTERM stops it cleanly; runc reports the container stopped.

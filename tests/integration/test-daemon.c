@@ -113,6 +113,46 @@ static void test_status(void **state)
 	close(fd);
 }
 
+/*
+ * Replies find their connection by id in a table that grows with the
+ * clients: with 200 connections (the table grows twice) and half of them
+ * closed, every reply still reaches the connection that asked, in
+ * whatever order the requests arrive.
+ */
+#define MANY_CLIENTS 200
+static void test_many_clients_own_replies(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fds[MANY_CLIENTS];
+	struct proto_msg req, rep;
+
+	for (int i = 0; i < MANY_CLIENTS; i++) {
+		fds[i] = harness_connect(d->socket);
+		assert_true(fds[i] >= 0);
+	}
+	for (int round = 0; round < 2; round++) {
+		for (int i = MANY_CLIENTS - 1; i >= 0; i--) {
+			if (fds[i] < 0)
+				continue;
+			assert_int_equal(proto_encode_status(&req, 1000u * (unsigned)round + (unsigned)i + 1), 0);
+			assert_int_equal(harness_send(fds[i], &req), 0);
+		}
+		for (int i = 0; i < MANY_CLIENTS; i++) {
+			if (fds[i] < 0)
+				continue;
+			assert_int_equal(harness_reply(fds[i], 1000u * (unsigned)round + (unsigned)i + 1, &rep), 0);
+			assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
+		}
+		for (int i = 0; i < MANY_CLIENTS; i += 2) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	assert_int_equal(WAIT_STATUS(fds[1], clients, MANY_CLIENTS / 2), MANY_CLIENTS / 2);
+	for (int i = 1; i < MANY_CLIENTS; i += 2)
+		close(fds[i]);
+}
+
 static void test_query_keeps_llc(void **state)
 {
 	struct harness_daemon *d = *state;
@@ -478,6 +518,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_many_clients_own_replies, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_query_keeps_llc, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_sixty_claims_disjoint, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_release_rules, start_sim, stop_daemon),

@@ -19,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "auth.h"
 #include "mover.h"
 #include "testlib.h"
 
@@ -256,6 +258,61 @@ static void test_vanished_and_invalid(void **state)
 	assert_int_equal(st.policy, SCHED_OTHER);
 }
 
+/*
+ * The daemon's system-call readers (auth_target_read_live(), and
+ * auth_peer_creds() after its first read) see what /proc shows: owner,
+ * policy, priority, RT limit, CAP_SYS_NICE, for an RT thread and for this
+ * process, on the first request of a connection and on a later one.
+ */
+static void test_live_readers_agree_with_proc(void **state)
+{
+	struct auth_target live, proc;
+	struct auth_creds from_proc;
+	const struct auth_creds *creds;
+	struct auth_peer ap = { 0 };
+	struct mover_result res;
+	struct cpuset target;
+	struct sleeper s;
+	int pidfd;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
+	assert_int_equal(auth_target_read_live(s.tid, true, &live), 0);
+	assert_int_equal(auth_target_read("/proc", s.tid, &proc), 0);
+	assert_int_equal(live.tid, proc.tid);
+	assert_int_equal(live.uid, proc.uid);
+	assert_int_equal(live.euid, proc.euid);
+	assert_int_equal(live.tgid, getpid());
+	assert_int_equal(live.tgid, proc.tgid);
+	assert_int_equal(live.policy, SCHED_FIFO);
+	assert_int_equal(live.policy, proc.policy);
+	assert_int_equal(live.prio, 7);
+	assert_int_equal(live.prio, proc.prio);
+	assert_true(live.rtprio_limit == proc.rtprio_limit);
+	/* Not asked for: never consulted, so no limit. */
+	assert_int_equal(auth_target_read_live(s.tid, false, &live), 0);
+	assert_true(live.rtprio_limit == AUTH_RLIM_INFINITY);
+	sleeper_stop(&s);
+	assert_int_equal(auth_target_read_live(s.tid, true, &live), -ESRCH);
+
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_creds_read("/proc", getpid(), geteuid(), getegid(), &from_proc), 0);
+	for (int request = 0; request < 2; request++) {
+		assert_int_equal(auth_peer_creds(&ap, "/proc", pidfd, getpid(), geteuid(), getegid(), &creds), 0);
+		assert_int_equal(creds->uid, from_proc.uid);
+		assert_int_equal(creds->cap_sys_nice, from_proc.cap_sys_nice);
+		assert_true(creds->rtprio_limit == from_proc.rtprio_limit);
+		assert_int_equal(creds->ngroups, from_proc.ngroups);
+	}
+	assert_true(ap.cached);
+	/* A uid it did not connect with: not the peer. */
+	assert_int_equal(auth_peer_creds(&ap, "/proc", pidfd, getpid(), geteuid() + 1, getegid(), &creds), -ESRCH);
+	close(pidfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_rollback_bad_prio),
 		cmocka_unit_test(test_rollback_unprivileged),
 		cmocka_unit_test(test_vanished_and_invalid),
+		cmocka_unit_test(test_live_readers_agree_with_proc),
 	};
 
 	test_require_root();

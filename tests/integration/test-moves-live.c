@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,12 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/capability.h>
 
 #include "harness.h"
 #include "ring.h"
@@ -148,6 +151,96 @@ static void test_other_user_refused(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A move as a child process makes it; 0 or the ERROR's status. */
+static int child_move(int fd, uint32_t request_id, pid_t tid, const char *cpus, int prio)
+{
+	struct rtplace_move mv = move_req(tid, cpus, prio);
+	struct proto_msg req, rep;
+
+	if (proto_encode_move(&req, request_id, &mv) < 0 || harness_call(fd, &req, &rep) < 0)
+		return -EIO;
+	return rep.hdr.type == RTPLACE_MSG_ERROR ? rep.hdr.status : 0;
+}
+
+/* Sets the calling thread's effective capabilities to CAP_SYS_NICE or
+ * none, keeping what is permitted. 0 or -1. */
+static int set_cap_sys_nice(bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -1;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		data[i].effective = 0;
+	if (on)
+		data[CAP_SYS_NICE / 32].effective = 1u << (CAP_SYS_NICE % 32);
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/*
+ * The daemon keeps a connection's credentials between requests, so what
+ * the requester changes about itself while connected must be re-read: a
+ * nobody client with CAP_SYS_NICE moves a root thread, drops the
+ * capability, and may then no longer move it.
+ */
+static void test_requester_caps_rechecked(void **state)
+{
+	pid_t parent = getpid(), pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd, r;
+
+		if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0 || set_cap_sys_nice(true) < 0)
+			_exit(10);
+		fd = harness_connect(daemon_under_test.socket);
+		if (fd < 0)
+			_exit(11);
+		r = child_move(fd, 1, parent, "0", 0);
+		if (r != 0)
+			_exit(12);
+		if (set_cap_sys_nice(false) < 0)
+			_exit(13);
+		r = child_move(fd, 2, parent, "0", 0);
+		_exit(r == -EPERM ? 0 : 14);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/*
+ * A root client that becomes nobody after connecting is no longer root to
+ * the daemon: its next move of a root thread is refused, though its first,
+ * as root, was allowed (and its credentials kept).
+ */
+static void test_requester_uid_change_seen(void **state)
+{
+	pid_t parent = getpid(), pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd = harness_connect(daemon_under_test.socket), r;
+
+		if (fd < 0)
+			_exit(10);
+		r = child_move(fd, 1, parent, "0", 0);
+		if (r != 0)
+			_exit(11);
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(12);
+		r = child_move(fd, 2, parent, "0", 0);
+		_exit(r == -ESRCH || r == -EPERM ? 0 : 13);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -221,6 +314,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_move_own_thread_with_record),
 		cmocka_unit_test(test_other_user_refused),
+		cmocka_unit_test(test_requester_caps_rechecked),
+		cmocka_unit_test(test_requester_uid_change_seen),
 		cmocka_unit_test(test_managed_thread_pushed),
 	};
 
