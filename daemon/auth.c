@@ -21,6 +21,7 @@
 
 #include "auth.h"
 #include "levels.h"
+#include "mover.h"
 #include "procfs.h"
 
 #define AUTH_CAP_SYS_NICE 23
@@ -39,18 +40,6 @@ _Static_assert(sizeof(struct auth_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #define AUTH_PIDFD_INFO_CREDS 2u
 /* pidfd_open() of a thread that leads no thread group (Linux 6.9). */
 #define AUTH_PIDFD_THREAD O_EXCL
-
-/* sched_getattr()'s struct, which glibc does not declare; the fields
- * read here are in every version of it. */
-struct auth_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime, sched_deadline, sched_period;
-	uint32_t sched_util_min, sched_util_max;
-};
 
 /* Parses the first `n` unsigned decimal ids of a status line. */
 static int auth_parse_ids(const char *s, unsigned long *ret, int n)
@@ -268,8 +257,7 @@ int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_
 int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 {
 	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
-	struct auth_sched_attr attr;
-	int fd, r;
+	int fd, r, reset_on_fork;
 
 	if (tid <= 0)
 		return -ESRCH;
@@ -279,12 +267,9 @@ int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
 	if (r < 0)
 		goto out;
-	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0) {
-		r = -errno;
+	r = mover_sched_read(tid, &t.policy, &t.prio, &reset_on_fork);
+	if (r < 0)
 		goto out;
-	}
-	t.policy = (int)attr.sched_policy;
-	t.prio = (int)attr.sched_priority;
 	if (need_limit) {
 		struct rlimit rl;
 

@@ -50,23 +50,33 @@ static int mover_set_affinity(pid_t tid, const struct cpuset *cpus)
 	return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
 }
 
+int mover_sched_read(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork)
+{
+	struct mover_sched_attr attr;
+
+	/* One call for policy, priority and the flag, not three. */
+	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0)
+		return -errno;
+	*ret_policy = (int)attr.sched_policy;
+	*ret_prio = (int)attr.sched_priority;
+	*ret_reset_on_fork = attr.sched_flags & MOVER_SCHED_FLAG_RESET_ON_FORK ? SCHED_RESET_ON_FORK : 0;
+	return 0;
+}
+
 /* As mover_read, and the reset-on-fork flag to keep across a change. */
 static int mover_read_flags(pid_t tid, struct mover_state *ret, int *ret_reset_on_fork)
 {
-	struct mover_sched_attr attr;
 	struct mover_state st;
 	cpu_set_t set;
+	int r;
 
-	/* One call for policy, priority and the flag, not three. */
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0 ||
-	    syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0)
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
 		return -errno;
-
+	r = mover_sched_read(tid, &st.policy, &st.prio, ret_reset_on_fork);
+	if (r < 0)
+		return r;
 	mover_from_cpu_set(&set, &st.cpus);
-	st.policy = (int)attr.sched_policy;
-	st.prio = (int)attr.sched_priority;
 	*ret = st;
-	*ret_reset_on_fork = attr.sched_flags & MOVER_SCHED_FLAG_RESET_ON_FORK ? SCHED_RESET_ON_FORK : 0;
 	return 0;
 }
 

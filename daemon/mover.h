@@ -34,6 +34,10 @@ struct mover_result {
 	bool set_sched;          /* policy/priority were changed */
 };
 
+/* Policy, priority and SCHED_RESET_ON_FORK (or 0) of thread tid in one
+ * sched_getattr(), the daemon's one caller of it. 0 or -errno. */
+int mover_sched_read(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork);
+
 /* Reads tid's affinity, policy and priority. 0, -ESRCH for a vanished
  * thread, another -errno from the kernel. */
 int mover_read(pid_t tid, struct mover_state *ret);
