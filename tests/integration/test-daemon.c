@@ -477,6 +477,59 @@ static void test_watchdog_and_reload(void **state)
 	assert_int_equal(harness_stop(&d), 0);
 }
 
+/* Writes text to the daemon's own configuration file and reloads it;
+ * returns once the daemon says READY=1 again. */
+static void reload_with(struct harness_daemon *d, const char *text)
+{
+	FILE *f = fopen(d->config, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	kill(d->pid, SIGHUP);
+	assert_int_equal(harness_notify_wait(d, "RELOADING=1", 3000, NULL, 0), 0);
+	assert_int_equal(harness_notify_wait(d, "READY=1", 3000, NULL, 0), 0);
+}
+
+/* Every CPU of ten four-CPU answers lies in [lo, hi]. */
+static void answers_within(int fd, unsigned lo, unsigned hi)
+{
+	struct rtplace_query q = query_for(50, 4, 0);
+
+	for (int i = 0; i < 10; i++) {
+		struct proto_msg rep;
+
+		query(fd, &q, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.query_reply.count, 4);
+		for (unsigned k = 0; k < 4; k++) {
+			assert_in_range(rep.query_reply.list[k].cpu, lo, hi);
+		}
+	}
+}
+
+/* A reload changes what the daemon answers; a broken file changes nothing. */
+static void test_reload_changes_answers(void **state)
+{
+	struct harness_daemon d;
+	const char *args[] = { "--topology", topo480, NULL };
+	int fd;
+
+	if (!topo480[0])
+		skip();
+	assert_int_equal(harness_start(&d, args, NULL), 0);
+	fd = harness_connect(d.socket);
+	assert_true(fd >= 0);
+	reload_with(&d, "[placement]\nhousekeeping-cpus = 0-239\n");
+	answers_within(fd, 240, 479);
+	reload_with(&d, "[placement]\nhousekeeping-cpus = 240-479\n");
+	answers_within(fd, 0, 239);
+	reload_with(&d, "[placement]\nhousekeeping-cpus = banana\n");
+	answers_within(fd, 0, 239);
+	close(fd);
+	assert_int_equal(harness_stop(&d), 0);
+}
+
 static void test_second_daemon_refused(void **state)
 {
 	struct harness_daemon *d = *state;
@@ -529,6 +582,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
 		cmocka_unit_test(test_watchdog_and_reload),
+		cmocka_unit_test(test_reload_changes_answers),
 		cmocka_unit_test(test_socket_activation),
 	};
 
