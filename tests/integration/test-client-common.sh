@@ -79,19 +79,44 @@ start_watchdog() {
 }
 start_watchdog
 
+# Starts the rtplaced command line "$@" in the background as systemd starts
+# a Type=notify service, with a NOTIFY_SOCKET of the test's own, and
+# returns once it has sent READY=1 (it listens by then); fails, bounded,
+# if it exits or stays silent.
+start_notified() {
+	notify=$TMP/notify.sock
+	rm -f "$notify" "$TMP/notify.bound" "$TMP/notify.ready"
+	timeout 30 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[2], "w").close()
+while b"READY=1" not in s.recv(4096).split(b"\n"):
+    pass
+open(sys.argv[3], "w").close()
+' "$notify" "$TMP/notify.bound" "$TMP/notify.ready" &
+	listener=$!
+	PIDS="$PIDS $listener"
+	i=0
+	until [ -e "$TMP/notify.bound" ]; do
+		i=$((i + 1))
+		[ $i -lt 500 ] || fail "the test's notify socket was not bound"
+		sleep 0.01
+	done
+	NOTIFY_SOCKET=$notify "$@" >"$TMP/rtplaced.log" 2>&1 &
+	DAEMON=$!
+	until [ -e "$TMP/notify.ready" ]; do
+		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
+		kill -0 "$listener" 2>/dev/null || [ -e "$TMP/notify.ready" ] || fail "rtplaced did not say READY=1 within 30 s"
+		sleep 0.02
+	done
+}
+
 # Starts rtplaced on $SOCK over the 480-CPU topology, with the extra
 # arguments given; waits (bounded) until it answers. rtplace-run asks within
 # its own affinity, so its answers name CPUs of this machine.
 start_daemon() {
-	"$RTPLACED" --socket "$SOCK" --config "$CONF" --topology "$TOPO480" "$@" >"$TMP/rtplaced.log" 2>&1 &
-	DAEMON=$!
-	i=0
-	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "rtplaced did not start"
-		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
-		sleep 0.05
-	done
+	start_notified "$RTPLACED" --socket "$SOCK" --config "$CONF" --topology "$TOPO480" "$@"
 }
 
 # Takes the machine-wide lock every test holds while it runs RT threads
@@ -114,15 +139,7 @@ rt_lock() {
 # the extra arguments given (a --config among them wins over $CONF); waits
 # (bounded) until it answers.
 start_live_daemon() {
-	"$RTPLACED" --socket "$SOCK" --config "$CONF" "$@" >"$TMP/rtplaced.log" 2>&1 &
-	DAEMON=$!
-	i=0
-	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || fail "rtplaced did not start"
-		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
-		sleep 0.05
-	done
+	start_notified "$RTPLACED" --socket "$SOCK" --config "$CONF" "$@"
 }
 
 # Waits (bounded) until file $1 has at least $2 lines.
