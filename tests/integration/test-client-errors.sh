@@ -18,15 +18,7 @@ chmod 755 "$TMP"
 # Starts the simulated daemon with the configuration text $1.
 start_with_config() {
 	printf '%b' "$1" >"$TMP/rtplaced.conf"
-	"$RTPLACED" --socket "$SOCK" --topology "$TOPO480" --config "$TMP/rtplaced.conf" >"$TMP/rtplaced.log" 2>&1 &
-	DAEMON=$!
-	i=0
-	until "$CTL" --socket "$SOCK" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "rtplaced did not start"
-		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
-		sleep 0.05
-	done
+	start_daemon --config "$TMP/rtplaced.conf"
 }
 
 # The default: the daemon's own group (root) owns the socket.
