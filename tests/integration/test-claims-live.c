@@ -206,13 +206,10 @@ static int release(int fd, uint64_t id)
 /* The CPUS entry of cpu. */
 static struct rtplace_cpu_info cpu_info(int fd, uint32_t cpu)
 {
-	struct rtplace_cpus c = { .first = cpu };
-	struct proto_msg req, rep;
+	struct rtplace_cpu_info ci;
 
-	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
-	assert_int_equal(harness_call(fd, &req, &rep), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
-	return rep.cpus_reply.cpus[0];
+	assert_int_equal(harness_cpu_info(fd, cpu, &ci), 0);
+	return ci;
 }
 
 static unsigned claims_active(int fd)

@@ -48,14 +48,10 @@ static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
 
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
-	struct rtplace_cpus c = { .first = 0 };
-	struct proto_msg req, rep;
+	struct rtplace_cpu_info ci;
 
-	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
-	call(fd, &req, &rep);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
-	assert_true(cpu < rep.cpus_reply.count);
-	return rep.cpus_reply.cpus[cpu];
+	assert_int_equal(harness_cpu_info(fd, cpu, &ci), 0);
+	return ci;
 }
 
 /* Polls (bounded: 2 s) until cpu's level satisfies want(level). */

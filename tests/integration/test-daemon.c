@@ -55,12 +55,10 @@ static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
 
 static struct rtplace_status_reply status_of(int fd)
 {
-	struct proto_msg req, rep;
+	struct rtplace_status_reply st;
 
-	assert_int_equal(proto_encode_status(&req, next_request++), 0);
-	call(fd, &req, &rep);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
-	return rep.status_reply;
+	assert_int_equal(harness_status(fd, &st), 0);
+	return st;
 }
 
 /* Disconnects and exits are seen on the daemon's next loop turns: wait

@@ -146,24 +146,18 @@ static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
 
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
-	struct rtplace_cpus c = { .first = 0 };
-	struct proto_msg req, rep;
+	struct rtplace_cpu_info ci;
 
-	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
-	call(fd, &req, &rep);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
-	assert_true(cpu < rep.cpus_reply.count);
-	return rep.cpus_reply.cpus[cpu];
+	assert_int_equal(harness_cpu_info(fd, cpu, &ci), 0);
+	return ci;
 }
 
 static struct rtplace_status_reply status_of(int fd)
 {
-	struct proto_msg req, rep;
+	struct rtplace_status_reply st;
 
-	assert_int_equal(proto_encode_status(&req, next_request++), 0);
-	call(fd, &req, &rep);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
-	return rep.status_reply;
+	assert_int_equal(harness_status(fd, &st), 0);
+	return st;
 }
 
 static bool is_offline(const struct rtplace_cpu_info *ci)

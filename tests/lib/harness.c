@@ -292,6 +292,41 @@ int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
 	return r < 0 ? r : harness_reply(fd, req->hdr.request_id, ret);
 }
 
+/* Request ids of the harness's own requests: above those tests count from 1. */
+static uint32_t harness_next_request = 0x40000000u;
+
+int harness_status(int fd, struct rtplace_status_reply *ret)
+{
+	struct proto_msg req, rep;
+	int r;
+
+	r = proto_encode_status(&req, harness_next_request++);
+	if (r == 0)
+		r = harness_call(fd, &req, &rep);
+	if (r == 0 && rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
+		r = -EBADMSG;
+	if (r == 0)
+		*ret = rep.status_reply;
+	return r;
+}
+
+int harness_cpu_info(int fd, uint32_t cpu, struct rtplace_cpu_info *ret)
+{
+	struct rtplace_cpus c = { .first = cpu };
+	struct proto_msg req, rep;
+	int r;
+
+	r = proto_encode_cpus(&req, harness_next_request++, &c);
+	if (r == 0)
+		r = harness_call(fd, &req, &rep);
+	if (r == 0 && (rep.hdr.type != RTPLACE_MSG_CPUS_REPLY || rep.cpus_reply.count == 0 ||
+		       rep.cpus_reply.cpus[0].cpu != cpu))
+		r = -EBADMSG;
+	if (r == 0)
+		*ret = rep.cpus_reply.cpus[0];
+	return r;
+}
+
 int harness_fd_count(pid_t pid)
 {
 	char path[64];

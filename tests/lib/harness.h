@@ -65,6 +65,13 @@ int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
 int harness_send(int fd, const struct proto_msg *req);
 int harness_reply(int fd, uint32_t request_id, struct proto_msg *ret);
 
+/* The daemon's STATUS reply. 0, -EBADMSG for another reply, or -errno. */
+int harness_status(int fd, struct rtplace_status_reply *ret);
+
+/* The CPUS entry of cpu (a page that starts at it). 0, -EBADMSG for
+ * another reply or a page without it, or -errno. */
+int harness_cpu_info(int fd, uint32_t cpu, struct rtplace_cpu_info *ret);
+
 /* A raw-protocol subscription: the ring mapped read-write, its doorbell. */
 struct harness_sub {
 	int doorbell;
