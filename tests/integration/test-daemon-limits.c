@@ -470,14 +470,17 @@ static void test_clients_per_user(void **state)
 	assert_non_null(strstr(out, "[limits] max-clients-per-user = 4 reached"));
 
 	harness_build_path("client/rtplace-run", run, sizeof(run));
-	st = run_client_as(NOBODY, (const char *const[]){ run, "--socket", f.d.socket, "--", "/bin/true", NULL },
+	/* The fallback reads the daemon's configuration: the test's own. */
+	st = run_client_as(NOBODY,
+			   (const char *const[]){ run, "--config", f.conf, "--socket", f.d.socket, "--", "/bin/true", NULL },
 			   out, sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "refused the connection: [limits] max-clients-per-user = 4 reached"));
 	assert_non_null(strstr(out, "without a claim"));
 	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--strict", "--socket", f.d.socket, "--", "/bin/true", NULL },
+			   (const char *const[]){ run, "--strict", "--config", f.conf, "--socket", f.d.socket, "--", "/bin/true",
+						  NULL },
 			   out, sizeof(out));
 	assert_int_equal(st, 75);
 
