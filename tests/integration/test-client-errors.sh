@@ -33,6 +33,8 @@ start_with_config "[daemon]\nsocket-mode = 0660\nsocket-group = $group\n"
 expect_status 77 $NOBODY "$CTL" --socket "$SOCK" status
 grep -q "Permission denied (join group $group, the socket's group as socket-group in rtplaced.conf sets it" \
 	"$TMP/err" || fail "EACCES with socket-group: $(cat "$TMP/err")"
+# rtplace-run pins to its local choice: CPU 1 must stay online meanwhile.
+rt_lock
 expect_status 0 $NOBODY "$RUN" --socket "$SOCK" -- true
 grep -q "warning: cannot reach rtplaced at $SOCK: Permission denied (join group $group" "$TMP/err" ||
 	fail "rtplace-run's EACCES warning: $(cat "$TMP/err")"

@@ -452,7 +452,7 @@ static void test_clients_per_user(void **state)
 {
 	static struct fixture f;
 	char ctl[4096], run[4096], out[4096];
-	int verdict, st;
+	int verdict, st, lock;
 	pid_t holder;
 
 	require_root();
@@ -470,6 +470,10 @@ static void test_clients_per_user(void **state)
 	assert_non_null(strstr(out, "[limits] max-clients-per-user = 4 reached"));
 
 	harness_build_path("client/rtplace-run", run, sizeof(run));
+	/* rtplace-run pins to its local choice: CPU 1 must not go offline
+	 * under it (test-hotplug-live). */
+	lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
+	assert_true(lock >= 0);
 	/* The fallback reads the daemon's configuration: the test's own. */
 	st = run_client_as(NOBODY,
 			   (const char *const[]){ run, "--config", f.conf, "--socket", f.d.socket, "--", "/bin/true", NULL },
@@ -483,6 +487,7 @@ static void test_clients_per_user(void **state)
 						  NULL },
 			   out, sizeof(out));
 	assert_int_equal(st, 75);
+	close(lock);
 
 	/* Root is not counted, and served at once. */
 	st = run_client_as(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,

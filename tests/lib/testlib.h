@@ -25,7 +25,10 @@ void test_require_root(void);
  * Every integration test of this project that runs RT threads runs them on
  * CPU 1, and make check runs tests in parallel: one test's FIFO spinner
  * would starve or outrank another's. Such a test holds this machine-wide
- * lock (flock on /run/lock/rtplace-rt-tests.lock) while it has RT threads;
+ * lock (flock on /run/lock/rtplace-rt-tests.lock) while it has RT threads.
+ * test-hotplug-live holds it while it takes CPU 1 offline, so a test that
+ * pins anything to a CPU it did not choose from the online list of the
+ * moment (rtplace-run's local choice among them) holds it too;
  * the lock is released when the returned descriptor is closed or the
  * process exits. Waits up to timeout_s; returns the fd or -errno.
  */
