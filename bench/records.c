@@ -5,7 +5,7 @@
  *     subscribers (consumer threads that map the memfd and sleep on the
  *     eventfd, as clients do), flat out and in bursts; drops and doorbells
  *     per delivered record for each;
- *  2. move latency: mover_apply() (read, set affinity, read back) against
+ *  2. move latency: thread_sched_apply() (read, set affinity, read back) against
  *     a bare sched_setaffinity() on the same sleeping thread, interleaved
  *     so that drift hits both alike; and with a policy change.
  *
@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "benchlib.h"
-#include "mover.h"
+#include "thread-sched.h"
 #include "notify.h"
 #include "ring.h"
 
@@ -176,9 +176,9 @@ static void bench_print_lat(const char *name, uint64_t *ns, unsigned n)
 
 static void bench_moves(void)
 {
-	static uint64_t bare[BENCH_MOVES], mover[BENCH_MOVES], mover_sched[BENCH_MOVES];
+	static uint64_t bare[BENCH_MOVES], affinity_ns[BENCH_MOVES], with_policy_ns[BENCH_MOVES];
 	struct bench_sleeper s;
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset sets[2];
 	cpu_set_t ksets[2];
 	pthread_t th;
@@ -198,7 +198,7 @@ static void bench_moves(void)
 		CPU_ZERO(&ksets[i]);
 		CPU_SET(cpu, &ksets[i]);
 	}
-	can_sched = mover_apply(s.tid, NULL, SCHED_FIFO, 1, &res) == 0;
+	can_sched = thread_sched_apply(s.tid, NULL, SCHED_FIFO, 1, &res) == 0;
 
 	for (unsigned i = 0; i < BENCH_MOVES; i++) {
 		uint64_t t0, t1, t2, t3;
@@ -209,28 +209,28 @@ static void bench_moves(void)
 		if (sched_setaffinity(s.tid, sizeof(cpu_set_t), &ksets[0]) < 0)
 			exit(1);
 		t1 = bench_now_ns();
-		if (mover_apply(s.tid, &sets[1], MOVER_SCHED_KEEP, 0, &res) < 0)
+		if (thread_sched_apply(s.tid, &sets[1], THREAD_SCHED_KEEP_POLICY, 0, &res) < 0)
 			exit(1);
 		t2 = bench_now_ns();
 		bare[i] = t1 - t0;
-		mover[i] = t2 - t1;
+		affinity_ns[i] = t2 - t1;
 		if (can_sched) {
 			t2 = bench_now_ns();
-			if (mover_apply(s.tid, &sets[0], SCHED_FIFO, 1 + i % 2, &res) < 0)
+			if (thread_sched_apply(s.tid, &sets[0], SCHED_FIFO, 1 + i % 2, &res) < 0)
 				exit(1);
 			t3 = bench_now_ns();
-			mover_sched[i] = t3 - t2;
+			with_policy_ns[i] = t3 - t2;
 		}
 	}
 
 	printf("\nmove latency, %u calls each, sleeping target thread, %ld CPUs online\n", BENCH_MOVES, ncpu);
 	printf("%-34s  %8s  %8s  %8s\n", "call", "p50 us", "p99 us", "mean us");
 	bench_print_lat("sched_setaffinity (bare)", bare, BENCH_MOVES);
-	bench_print_lat("mover_apply affinity", mover, BENCH_MOVES);
+	bench_print_lat("thread_sched_apply affinity", affinity_ns, BENCH_MOVES);
 	if (can_sched)
-		bench_print_lat("mover_apply affinity + SCHED_FIFO", mover_sched, BENCH_MOVES);
+		bench_print_lat("thread_sched_apply affinity + SCHED_FIFO", with_policy_ns, BENCH_MOVES);
 	else
-		printf("mover_apply affinity + SCHED_FIFO: skipped (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
+		printf("thread_sched_apply affinity + SCHED_FIFO: skipped (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
 
 	close(s.pipe[1]);
 	pthread_join(th, NULL);

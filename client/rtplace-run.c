@@ -179,7 +179,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 	return EX_CONFIG;
 }
 
-/* The daemon's placement settings (service.c does the same) over topology t. */
+/* The daemon's placement settings (dispatch.c does the same) over topology t. */
 static void run_placement_config(const struct config *cfg, const struct topo *t, struct placement_config *ret)
 {
 	static const enum placement_smt smt[] = {

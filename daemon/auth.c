@@ -21,7 +21,7 @@
 
 #include "auth.h"
 #include "levels.h"
-#include "mover.h"
+#include "thread-sched.h"
 #include "procfs.h"
 
 #define AUTH_CAP_SYS_NICE 23
@@ -267,7 +267,7 @@ int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
 	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
 	if (r < 0)
 		goto out;
-	r = mover_sched_read(tid, &t.policy, &t.prio, &reset_on_fork);
+	r = thread_sched_getattr(tid, &t.policy, &t.prio, &reset_on_fork);
 	if (r < 0)
 		goto out;
 	if (need_limit) {

@@ -38,7 +38,7 @@ noinst_LTLIBRARIES += daemon/libmoves.la
 daemon_libmoves_la_SOURCES = \
 	daemon/notify.h daemon/notify.c \
 	daemon/auth.h daemon/auth.c \
-	daemon/mover.h daemon/mover.c
+	daemon/thread-sched.h daemon/thread-sched.c
 daemon_libmoves_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 
 sbin_PROGRAMS += daemon/rtplaced
@@ -46,8 +46,8 @@ daemon_rtplaced_SOURCES = \
 	daemon/main.c \
 	daemon/loop.h daemon/loop.c \
 	daemon/server.h daemon/server.c \
-	daemon/service.h daemon/service.c \
-	daemon/sdnotify.h daemon/sdnotify.c \
+	daemon/dispatch.h daemon/dispatch.c \
+	daemon/systemd.h daemon/systemd.c \
 	daemon/moves.h daemon/moves.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)

@@ -23,9 +23,9 @@
 #include "loop.h"
 #include "metrics.h"
 #include "procfs.h"
-#include "sdnotify.h"
+#include "systemd.h"
 #include "server.h"
-#include "service.h"
+#include "dispatch.h"
 #include "topo.h"
 #include "tracker.h"
 
@@ -46,7 +46,7 @@ struct daemon {
 	void *sim_map; /* the map when simulating a --topology machine */
 	size_t sim_map_size;
 	struct loop *loop;
-	struct service *service;
+	struct dispatch *dispatch;
 	struct server *server;
 	struct metrics *metrics; /* NULL without [metrics] listen */
 };
@@ -190,7 +190,7 @@ static void daemon_stop_cb(int signo, void *ctx)
 	struct daemon *d = ctx;
 
 	log_notice("Received %s, stopping", strsignal(signo));
-	sdnotify_stopping();
+	systemd_stopping();
 	loop_stop(d->loop);
 }
 
@@ -201,10 +201,10 @@ static void daemon_reload_cb(int signo, void *ctx)
 	struct config cfg;
 	const char *key;
 
-	sdnotify_reloading();
+	systemd_reloading();
 	if (daemon_load_config(&d->args, false, &cfg, NULL) < 0) {
 		log_error("Reload failed; keeping the running configuration");
-		sdnotify_ready();
+		systemd_ready();
 		return;
 	}
 	key = config_restart_key(&d->cfg, &cfg);
@@ -212,16 +212,16 @@ static void daemon_reload_cb(int signo, void *ctx)
 		log_warning("Reload: %s changed; it takes effect at the next restart", key);
 	d->cfg = cfg;
 	log_set_level(cfg.daemon.log_level);
-	service_apply_config(d->service, &cfg);
-	service_server_limits(&cfg, &limits);
+	dispatch_apply_config(d->dispatch, &cfg);
+	dispatch_server_limits(&cfg, &limits);
 	server_set_limits(d->server, &limits);
 	log_info("Configuration reloaded");
-	sdnotify_ready();
+	systemd_ready();
 }
 
 static void daemon_watchdog_cb(void *ctx)
 {
-	sdnotify_watchdog();
+	systemd_watchdog();
 }
 
 /*
@@ -251,7 +251,7 @@ static void daemon_topology_refresh(struct daemon *d)
 	*d->topo = *fresh;
 	*fresh = old;
 	topo_free(fresh);
-	service_apply_config(d->service, &d->cfg);
+	dispatch_apply_config(d->dispatch, &d->cfg);
 	log_info("Topology reloaded: %u CPUs known of %u, %u NUMA nodes, %u LLCs, %u cores",
 		 cpuset_count(&d->topo->online), d->topo->ncpus, d->topo->nnodes, d->topo->nllcs, d->topo->ncores);
 }
@@ -271,7 +271,7 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 		cpuset_format(&gone, list, sizeof(list));
 		log_notice("CPUs %s went offline", list);
 		CPUSET_FOREACH(cpu, &gone)
-			service_revoke_cpu(d->service, (uint32_t)cpu);
+			dispatch_revoke_cpu(d->dispatch, (uint32_t)cpu);
 	}
 	if (!cpuset_empty(&came)) {
 		cpuset_format(&came, list, sizeof(list));
@@ -362,7 +362,7 @@ static int daemon_socket_dir(const char *path)
 
 static int daemon_start(struct daemon *d)
 {
-	struct service_opts sopts = { .proc_root = PROCFS_ROOT };
+	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
 	char err[768];
@@ -394,7 +394,7 @@ static int daemon_start(struct daemon *d)
 		sopts.map = d->sim_map;
 		sopts.map_size = d->sim_map_size;
 	} else {
-		sdnotify_status("Loading BPF tracker");
+		systemd_status("Loading BPF tracker");
 		r = tracker_open(d->topo, d->cfg.topology.shard, err, sizeof(err), &d->tracker);
 		if (r < 0) {
 			log_error("Failed to start the BPF tracker: %s", err);
@@ -403,12 +403,12 @@ static int daemon_start(struct daemon *d)
 		sopts.map = tracker_map(d->tracker, &sopts.map_size);
 		sopts.tracker = d->tracker;
 	}
-	r = service_new(&sopts, &d->cfg, &d->service);
+	r = dispatch_new(&sopts, &d->cfg, &d->dispatch);
 	if (r < 0) {
-		log_error("Failed to set up the service: %s", strerror(-r));
+		log_error("Failed to set up the request handlers: %s", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	sock.inherited_fd = sdnotify_listen_fd();
+	sock.inherited_fd = systemd_listen_fd();
 	if (sock.inherited_fd == -EINVAL)
 		return EXIT_FAILURE;
 	if (sock.inherited_fd < 0) {
@@ -417,13 +417,13 @@ static int daemon_start(struct daemon *d)
 	} else {
 		log_info("Using the listening socket passed by systemd");
 	}
-	service_server_limits(&d->cfg, &limits);
-	r = server_new(sopts.base, &sock, &limits, service_dispatch_cb, d->service, &d->server);
+	dispatch_server_limits(&d->cfg, &limits);
+	r = server_new(sopts.base, &sock, &limits, dispatch_request_cb, d->dispatch, &d->server);
 	if (r < 0) {
 		log_error("Failed to listen on %s: %s", sock.path, strerror(-r));
 		return EXIT_FAILURE;
 	}
-	service_attach_server(d->service, d->server);
+	dispatch_attach_server(d->dispatch, d->server);
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
 	if (d->cfg.metrics.port) {
@@ -432,7 +432,7 @@ static int daemon_start(struct daemon *d)
 			.topo = d->topo,
 			.map = sopts.map,
 			.map_size = sopts.map_size,
-			.service = d->service,
+			.dispatch = d->dispatch,
 			.tracker = d->tracker,
 		};
 
@@ -443,11 +443,11 @@ static int daemon_start(struct daemon *d)
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
 		return EXIT_FAILURE;
-	if (sdnotify_watchdog_usec() && loop_every(d->loop, sdnotify_watchdog_usec() / 2, daemon_watchdog_cb, d) < 0)
+	if (systemd_watchdog_usec() && loop_every(d->loop, systemd_watchdog_usec() / 2, daemon_watchdog_cb, d) < 0)
 		return EXIT_FAILURE;
 	log_notice("rtplaced %s listening on %s", PACKAGE_VERSION,
 		   sock.inherited_fd >= 0 ? "the socket passed by systemd" : sock.path);
-	sdnotify_ready();
+	systemd_ready();
 	return EXIT_SUCCESS;
 }
 
@@ -458,7 +458,7 @@ static void daemon_stop(struct daemon *d)
 	if (d->ev_hotplug)
 		event_free(d->ev_hotplug);
 	hotplug_close(d->hotplug);
-	service_free(d->service);
+	dispatch_free(d->dispatch);
 	tracker_close(d->tracker);
 	free(d->sim_map);
 	loop_free(d->loop);

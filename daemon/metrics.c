@@ -138,9 +138,9 @@ static void metrics_tracker(struct metrics *m, struct evbuffer *b)
  * family's samples, each family once. */
 static void metrics_page(struct metrics *m, struct evbuffer *b)
 {
-	struct service_stats st;
+	struct dispatch_stats st;
 
-	service_get_stats(m->o.service, &st);
+	dispatch_get_stats(m->o.dispatch, &st);
 	metrics_family(b, "rtplace_build_info", "gauge", "The running rtplaced's version; always 1.");
 	evbuffer_add_printf(b, "rtplace_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	metrics_cpus(m, b);

@@ -6,7 +6,7 @@
  * network.
  *
  * A scrape builds the whole page from counters the daemon keeps anyway
- * (service_get_stats()), the cpupri map and, with [metrics] bpf-stats, the
+ * (dispatch_get_stats()), the cpupri map and, with [metrics] bpf-stats, the
  * tracker programs' run statistics; it never waits on anything. evhttp
  * reads and writes without blocking, so a slow or stuck scraper only holds
  * its own connection, which the idle timeout closes; and accepting pauses
@@ -20,7 +20,7 @@
 #include <event2/event.h>
 
 #include "conf.h"
-#include "service.h"
+#include "dispatch.h"
 #include "topo.h"
 #include "tracker.h"
 
@@ -36,7 +36,7 @@ struct metrics_opts {
 	const struct topo *topo;
 	const void *map;          /* the cpupri map, read-only */
 	size_t map_size;
-	struct service *service;
+	struct dispatch *dispatch;
 	struct tracker *tracker;  /* NULL when simulating: no tracker statistics */
 };
 

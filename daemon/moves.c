@@ -16,7 +16,7 @@
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
-#include "mover.h"
+#include "thread-sched.h"
 #include "moves.h"
 #include "procfs.h"
 #include "protocol.h"
@@ -248,7 +248,7 @@ static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_
 	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
 }
 
-static void moves_reply(pid_t tid, const struct mover_result *res, struct rtplace_move_reply *ret)
+static void moves_reply(pid_t tid, const struct thread_sched_result *res, struct rtplace_move_reply *ret)
 {
 	bool rt_now = res->now.policy == SCHED_FIFO || res->now.policy == SCHED_RR;
 	bool rt_prev = res->prev.policy == SCHED_FIFO || res->prev.policy == SCHED_RR;
@@ -264,7 +264,7 @@ static void moves_reply(pid_t tid, const struct mover_result *res, struct rtplac
 	proto_cpumask_from_cpuset(&res->prev.cpus, &ret->prev_cpus);
 }
 
-static void moves_publish_moved(struct moves *m, pid_t tid, uid_t euid, const struct mover_result *res)
+static void moves_publish_moved(struct moves *m, pid_t tid, uid_t euid, const struct thread_sched_result *res)
 {
 	struct rtplace_move_reply r;
 
@@ -277,14 +277,14 @@ static void moves_publish_moved(struct moves *m, pid_t tid, uid_t euid, const st
 struct moves_done {
 	pid_t tid;
 	uid_t euid;
-	struct mover_result res;
+	struct thread_sched_result res;
 };
 
 /* Puts the threads of done[0..n-1] back, last moved first. */
 static void moves_undo(struct moves_done *done, size_t n)
 {
 	while (n--) {
-		int r = mover_undo(done[n].tid, &done[n].res);
+		int r = thread_sched_undo(done[n].tid, &done[n].res);
 
 		if (r < 0 && r != -ESRCH)
 			log_error("Failed to put thread %d back after a failed process move: %s", (int)done[n].tid,
@@ -406,7 +406,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 
 			if (!tids[i])
 				continue;
-			r = mover_apply(tids[i], aff, set_sched ? req->policy : MOVER_SCHED_KEEP, req->prio, &d->res);
+			r = thread_sched_apply(tids[i], aff, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
 			if (r == -ESRCH) {
 				r = 0;
 				continue;
@@ -453,7 +453,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	const struct auth_creds *creds;
 	struct auth_target target;
 	struct moves_task task;
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
@@ -504,7 +504,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		if (r < 0)
 			return r;
 	}
-	r = mover_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : MOVER_SCHED_KEEP, req->prio, &res);
+	r = thread_sched_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
 		snprintf(reason, RTPLACE_REASON_MAX, "%s of thread %d failed: %s",
 			 r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
@@ -805,7 +805,7 @@ static void moves_push(struct moves *m, struct moves_thread *mt, const struct tr
 {
 	struct moves_managed *mm = moves_find_managed(m, mt->pid);
 	uint64_t now = loop_now_ms();
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset to;
 	int cpu;
 
@@ -818,7 +818,7 @@ static void moves_push(struct moves *m, struct moves_thread *mt, const struct tr
 	cpuset_set(&to, (unsigned)cpu);
 	m->budget--;
 	mt->last_push_ms = now;
-	if (mover_apply(mt->tid, &to, MOVER_SCHED_KEEP, 0, &res) < 0) {
+	if (thread_sched_apply(mt->tid, &to, THREAD_SCHED_KEEP_POLICY, 0, &res) < 0) {
 		m->moves_failed++;
 		return;
 	}

@@ -1,7 +1,7 @@
 /*
  * Moves and notification records, the daemon's side (DESIGN §7). A MOVE is
  * authorised (auth.c), re-checked against the live map, applied with
- * rollback (mover.c) and published as a record to the subscribers
+ * rollback (thread-sched.c) and published as a record to the subscribers
  * (notify.c). Threads of managed processes are pushed off a CPU where they
  * wait behind an equal-or-higher RT task (the tracker's collision events)
  * to a lower-level CPU they are allowed on: a user-space RT push,
@@ -32,8 +32,8 @@ struct moves_opts {
 	struct event_base *base;
 	const struct topo *topo;
 	const struct cpupri_view *view;       /* the live map */
-	const struct placement_config *pcfg;  /* the service's, kept current on reload */
-	/* The placement context answers use (the service rebuilds it on
+	const struct placement_config *pcfg;  /* dispatch.c's, kept current on reload */
+	/* The placement context answers use (dispatch.c rebuilds it on
 	 * reload and keeps this pointer current). */
 	struct placement_ctx *const *placement;
 	struct tracker *tracker;              /* NULL: simulation, moves are refused */

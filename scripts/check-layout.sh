@@ -5,7 +5,10 @@
 #  - common/ includes nothing from outside common/ (besides autoconf's
 #    config.h and system headers), so the shared core stays free of the
 #    daemon, the clients and the BPF programs;
-#  - no source reaches another folder with a relative "../" include.
+#  - no source reaches another folder with a relative "../" include;
+#  - no two source files of one folder have names one letter apart
+#    (mover.c/moves.c, notify.c/sdnotify.c): a newcomer finds a role by
+#    its name, not by telling near-twins apart.
 # Prints every violation and exits 1 if there is any.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +39,29 @@ done
 while IFS= read -r hit; do
 	fail "relative include: $hit"
 done < <(git grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./' -- '*.c' '*.h')
+
+# Names (without .c/.h) one insertion, deletion or substitution apart.
+while IFS= read -r hit; do
+	fail "file names one letter apart: $hit"
+done < <(git ls-files 'bpf/*.[ch]' 'common/*.[ch]' 'daemon/*.[ch]' 'client/*.[ch]' | python3 -c '
+import sys, os, itertools
+def near(a, b):
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    if len(a) > len(b):
+        a, b = b, a
+    return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
+by_dir = {}
+for path in sys.stdin.read().split():
+    stem = os.path.splitext(os.path.basename(path))[0]
+    by_dir.setdefault(os.path.dirname(path), set()).add(stem)
+for d, stems in sorted(by_dir.items()):
+    for a, b in itertools.combinations(sorted(stems), 2):
+        if near(a, b):
+            print(f"{d}/{a} and {d}/{b}")
+')
 
 [ $status -eq 0 ] && echo "check-layout: ok ($(echo "$headers" | wc -w) headers)"
 exit $status

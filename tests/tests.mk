@@ -93,7 +93,7 @@ tests_unit_test_auth_LDADD = $(MOVES_TEST_LDADD)
 TESTS += tests/unit/test-auth
 
 # --- integration tests: the daemon's edges on the real kernel.
-# test-tracker, test-mover need root (BPF, RT policies, other uids) and skip
+# test-tracker, test-thread-sched need root (BPF, RT policies, other uids) and skip
 # (77) otherwise; test-notify runs as any user (memfd, eventfd, a consumer).
 check_PROGRAMS += tests/integration/test-tracker
 tests_integration_test_tracker_SOURCES = tests/integration/test-tracker.c
@@ -103,16 +103,16 @@ tests_integration_test_tracker_LDADD = daemon/libtracker.la daemon/libdaemoncore
 	tests/lib/libtest.la $(PTHREAD_LIBS)
 TESTS += tests/integration/test-tracker
 
-check_PROGRAMS += tests/integration/test-mover tests/integration/test-notify
-tests_integration_test_mover_SOURCES = tests/integration/test-mover.c
-tests_integration_test_mover_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
-tests_integration_test_mover_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
-tests_integration_test_mover_LDADD = $(MOVES_TEST_LDADD)
+check_PROGRAMS += tests/integration/test-thread-sched tests/integration/test-notify
+tests_integration_test_thread_sched_SOURCES = tests/integration/test-thread-sched.c
+tests_integration_test_thread_sched_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_thread_sched_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_integration_test_thread_sched_LDADD = $(MOVES_TEST_LDADD)
 tests_integration_test_notify_SOURCES = tests/integration/test-notify.c
 tests_integration_test_notify_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_integration_test_notify_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_notify_LDADD = $(MOVES_TEST_LDADD)
-TESTS += tests/integration/test-mover tests/integration/test-notify
+TESTS += tests/integration/test-thread-sched tests/integration/test-notify
 
 # --- integration tests: the real rtplaced on a private socket, in
 # simulation (no root) or live (root and BPF).

@@ -6,8 +6,8 @@
  * serves the CPUS and STATUS snapshots. server.c
  * carries the packets; this file gives them meaning.
  */
-#ifndef RTPLACE_SERVICE_H
-#define RTPLACE_SERVICE_H
+#ifndef RTPLACE_DISPATCH_H
+#define RTPLACE_DISPATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,9 +20,9 @@
 #include "topo.h"
 #include "tracker.h"
 
-struct service;
+struct dispatch;
 
-struct service_opts {
+struct dispatch_opts {
 	struct event_base *base;
 	const struct topo *topo;
 	const void *map;      /* the cpupri map, read-only */
@@ -31,25 +31,25 @@ struct service_opts {
 	const char *proc_root; /* "/proc", or a test's own */
 };
 
-int service_new(const struct service_opts *opts, const struct config *cfg, struct service **ret);
-void service_free(struct service *s);
+int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, struct dispatch **ret);
+void dispatch_free(struct dispatch *s);
 
 /* The server to reply through; set once the socket exists. */
-void service_attach_server(struct service *s, struct server *server);
+void dispatch_attach_server(struct dispatch *s, struct server *server);
 
-/* The server's dispatch callback (ctx is the service). */
-int service_dispatch_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
+/* The server's dispatch callback (ctx is the struct dispatch). */
+int dispatch_request_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
 			void *ctx);
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */
-void service_apply_config(struct service *s, const struct config *cfg);
+void dispatch_apply_config(struct dispatch *s, const struct config *cfg);
 
 /* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
  * event (REVOKED) to its connection and a claim-revoked record to its
  * uid's subscribers. */
-void service_revoke_cpu(struct service *s, uint32_t cpu);
+void dispatch_revoke_cpu(struct dispatch *s, uint32_t cpu);
 
-struct service_stats {
+struct dispatch_stats {
 	uint64_t queries_placed;  /* answered with CPUs */
 	uint64_t queries_empty;   /* answered without a CPU */
 	uint64_t queries_refused; /* answered with an error */
@@ -60,9 +60,9 @@ struct service_stats {
 };
 
 /* The counters and gauges the metrics endpoint exports. */
-void service_get_stats(const struct service *s, struct service_stats *ret);
+void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret);
 
 /* Server limits that follow from a configuration. */
-void service_server_limits(const struct config *cfg, struct server_limits *ret);
+void dispatch_server_limits(const struct config *cfg, struct server_limits *ret);
 
 #endif

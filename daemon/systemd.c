@@ -11,14 +11,14 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
-#include "sdnotify.h"
+#include "systemd.h"
 
-void sdnotify_ready(void)
+void systemd_ready(void)
 {
 	sd_notify(0, "READY=1\nSTATUS=Serving placement queries");
 }
 
-void sdnotify_reloading(void)
+void systemd_reloading(void)
 {
 	struct timespec ts;
 
@@ -29,12 +29,12 @@ void sdnotify_reloading(void)
 		   (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
 }
 
-void sdnotify_stopping(void)
+void systemd_stopping(void)
 {
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
 }
 
-void sdnotify_status(const char *fmt, ...)
+void systemd_status(const char *fmt, ...)
 {
 	char text[256];
 	va_list ap;
@@ -45,19 +45,19 @@ void sdnotify_status(const char *fmt, ...)
 	sd_notifyf(0, "STATUS=%s", text);
 }
 
-void sdnotify_watchdog(void)
+void systemd_watchdog(void)
 {
 	sd_notify(0, "WATCHDOG=1");
 }
 
-uint64_t sdnotify_watchdog_usec(void)
+uint64_t systemd_watchdog_usec(void)
 {
 	uint64_t usec = 0;
 
 	return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
 }
 
-int sdnotify_listen_fd(void)
+int systemd_listen_fd(void)
 {
 	int n = sd_listen_fds(1);
 

@@ -1,5 +1,5 @@
 /*
- * Integration tests for mover_apply() on the real kernel (root): moves of a
+ * Integration tests for thread_sched_apply() on the real kernel (root): moves of a
  * sleeping thread, read back with sched_getaffinity/sched_getscheduler; a
  * failing second step (priority out of range; SCHED_FIFO as an unprivileged
  * uid in a forked child) rolls the affinity back; a vanished thread is
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
-#include "mover.h"
+#include "thread-sched.h"
 #include "testlib.h"
 
 struct sleeper {
@@ -94,7 +94,7 @@ static unsigned last_allowed_cpu(void)
 static void test_move_own_thread(void **state)
 {
 	struct sleeper s;
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset orig, target;
 	struct sched_param sp;
 	unsigned cpu = last_allowed_cpu();
@@ -104,7 +104,7 @@ static void test_move_own_thread(void **state)
 	cpuset_zero(&target);
 	cpuset_set(&target, cpu);
 
-	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 10, &res), 0);
+	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 10, &res), 0);
 	assert_true(res.set_affinity);
 	assert_true(res.set_sched);
 	assert_true(cpuset_equal(&res.prev.cpus, &orig));
@@ -114,7 +114,7 @@ static void test_move_own_thread(void **state)
 	assert_int_equal(res.now.policy, SCHED_FIFO);
 	assert_int_equal(res.now.prio, 10);
 
-	/* What the kernel says, not what the mover says. */
+	/* What the kernel says, not what thread_sched_apply says. */
 	struct cpuset now = kernel_affinity(s.tid);
 	assert_true(cpuset_equal(&now, &target));
 	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO);
@@ -122,13 +122,13 @@ static void test_move_own_thread(void **state)
 	assert_int_equal(sp.sched_priority, 10);
 
 	/* Affinity only, then policy only. */
-	assert_int_equal(mover_apply(s.tid, &orig, MOVER_SCHED_KEEP, 0, &res), 0);
+	assert_int_equal(thread_sched_apply(s.tid, &orig, THREAD_SCHED_KEEP_POLICY, 0, &res), 0);
 	assert_true(res.set_affinity);
 	assert_false(res.set_sched);
 	assert_int_equal(res.now.policy, SCHED_FIFO);
 	now = kernel_affinity(s.tid);
 	assert_true(cpuset_equal(&now, &orig));
-	assert_int_equal(mover_apply(s.tid, NULL, SCHED_RR, 5, &res), 0);
+	assert_int_equal(thread_sched_apply(s.tid, NULL, SCHED_RR, 5, &res), 0);
 	assert_false(res.set_affinity);
 	assert_int_equal(sched_getscheduler(s.tid), SCHED_RR);
 	assert_int_equal(res.prev.policy, SCHED_FIFO);
@@ -142,12 +142,12 @@ static void test_move_own_thread(void **state)
 static void test_reset_on_fork_kept(void **state)
 {
 	struct sched_param sp = { 0 };
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct sleeper s;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp), 0);
-	assert_int_equal(mover_apply(s.tid, NULL, SCHED_FIFO, 3, &res), 0);
+	assert_int_equal(thread_sched_apply(s.tid, NULL, SCHED_FIFO, 3, &res), 0);
 	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO | SCHED_RESET_ON_FORK);
 	assert_int_equal(res.now.policy, SCHED_FIFO);
 	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER, &sp), 0);
@@ -158,14 +158,14 @@ static void test_reset_on_fork_kept(void **state)
 static void test_rollback_bad_prio(void **state)
 {
 	struct sleeper s;
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset orig, target, now;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	orig = kernel_affinity(s.tid);
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
-	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 100, &res), -EINVAL);
+	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 100, &res), -EINVAL);
 	now = kernel_affinity(s.tid);
 	assert_true(cpuset_equal(&now, &orig));
 	assert_int_equal(sched_getscheduler(s.tid), SCHED_OTHER);
@@ -179,7 +179,7 @@ static void test_rollback_bad_prio(void **state)
 static int unprivileged_child(pid_t root_tid)
 {
 	struct rlimit rl = { 0, 0 };
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset orig, target, now;
 	struct sleeper s;
 
@@ -193,15 +193,15 @@ static int unprivileged_child(pid_t root_tid)
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
 
-	if (mover_apply(s.tid, &target, MOVER_SCHED_KEEP, 0, &res) != 0)
+	if (thread_sched_apply(s.tid, &target, THREAD_SCHED_KEEP_POLICY, 0, &res) != 0)
 		return 12;
 	now = kernel_affinity(s.tid);
 	if (!cpuset_equal(&now, &target))
 		return 13;
-	if (mover_apply(s.tid, &orig, MOVER_SCHED_KEEP, 0, &res) != 0)
+	if (thread_sched_apply(s.tid, &orig, THREAD_SCHED_KEEP_POLICY, 0, &res) != 0)
 		return 14;
 
-	if (mover_apply(s.tid, &target, SCHED_FIFO, 50, &res) != -EPERM)
+	if (thread_sched_apply(s.tid, &target, SCHED_FIFO, 50, &res) != -EPERM)
 		return 15;
 	now = kernel_affinity(s.tid);
 	if (!cpuset_equal(&now, &orig))
@@ -209,7 +209,7 @@ static int unprivileged_child(pid_t root_tid)
 	if (sched_getscheduler(s.tid) != SCHED_OTHER)
 		return 17;
 
-	if (mover_apply(root_tid, &target, MOVER_SCHED_KEEP, 0, &res) != -EPERM)
+	if (thread_sched_apply(root_tid, &target, THREAD_SCHED_KEEP_POLICY, 0, &res) != -EPERM)
 		return 18;
 	sleeper_stop(&s);
 	return 0;
@@ -239,22 +239,22 @@ static void test_rollback_unprivileged(void **state)
 static void test_vanished_and_invalid(void **state)
 {
 	struct sleeper s;
-	struct mover_result res;
-	struct mover_state st;
+	struct thread_sched_result res;
+	struct thread_sched_state st;
 	struct cpuset any, empty;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	sleeper_stop(&s);
 	any = kernel_affinity(0);
 	cpuset_zero(&empty);
-	assert_int_equal(mover_apply(s.tid, &any, SCHED_FIFO, 1, &res), -ESRCH);
-	assert_int_equal(mover_read(s.tid, &st), -ESRCH);
+	assert_int_equal(thread_sched_apply(s.tid, &any, SCHED_FIFO, 1, &res), -ESRCH);
+	assert_int_equal(thread_sched_read(s.tid, &st), -ESRCH);
 
-	assert_int_equal(mover_apply(gettid(), NULL, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
-	assert_int_equal(mover_apply(gettid(), &empty, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
-	assert_int_equal(mover_apply(gettid(), &any, SCHED_OTHER, 0, &res), -EINVAL);
-	assert_int_equal(mover_apply(0, &any, MOVER_SCHED_KEEP, 0, &res), -EINVAL);
-	assert_int_equal(mover_read(gettid(), &st), 0);
+	assert_int_equal(thread_sched_apply(gettid(), NULL, THREAD_SCHED_KEEP_POLICY, 0, &res), -EINVAL);
+	assert_int_equal(thread_sched_apply(gettid(), &empty, THREAD_SCHED_KEEP_POLICY, 0, &res), -EINVAL);
+	assert_int_equal(thread_sched_apply(gettid(), &any, SCHED_OTHER, 0, &res), -EINVAL);
+	assert_int_equal(thread_sched_apply(0, &any, THREAD_SCHED_KEEP_POLICY, 0, &res), -EINVAL);
+	assert_int_equal(thread_sched_read(gettid(), &st), 0);
 	assert_int_equal(st.policy, SCHED_OTHER);
 }
 
@@ -270,7 +270,7 @@ static void test_live_readers_agree_with_proc(void **state)
 	struct auth_creds from_proc;
 	const struct auth_creds *creds;
 	struct auth_peer ap = { 0 };
-	struct mover_result res;
+	struct thread_sched_result res;
 	struct cpuset target;
 	struct sleeper s;
 	int pidfd;
@@ -278,7 +278,7 @@ static void test_live_readers_agree_with_proc(void **state)
 	assert_int_equal(sleeper_start(&s), 0);
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
-	assert_int_equal(mover_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
+	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
 	assert_int_equal(auth_target_read_live(s.tid, true, &live), 0);
 	assert_int_equal(auth_target_read("/proc", s.tid, &proc), 0);
 	assert_int_equal(live.tid, proc.tid);

@@ -18,18 +18,18 @@
 #include "placement.h"
 #include "procfs.h"
 #include "protocol.h"
-#include "service.h"
+#include "dispatch.h"
 
 /* Replies a client may leave unread before it is dropped: a few CPUS pages. */
-#define SERVICE_MAX_PENDING_BYTES (8 * sizeof(struct proto_msg))
+#define DISPATCH_MAX_PENDING_BYTES (8 * sizeof(struct proto_msg))
 
 /* A CLAIM_ENDED event waiting for the request being served to be answered. */
-struct service_event {
+struct dispatch_event {
 	uint32_t client;
 	struct rtplace_claim_ended e;
 };
 
-struct service {
+struct dispatch {
 	struct event_base *base;
 	const struct topo *topo;
 	struct cpupri_view view;
@@ -62,11 +62,11 @@ struct service {
 	 * query allocates nothing. */
 	struct placement_result placed;
 	bool serving;
-	struct service_event *events;
+	struct dispatch_event *events;
 	size_t nevents, events_cap;
 };
 
-static void service_placement_config(struct service *s, const struct config *cfg)
+static void dispatch_placement_config(struct dispatch *s, const struct config *cfg)
 {
 	static const enum placement_smt smt[] = {
 		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
@@ -79,22 +79,22 @@ static void service_placement_config(struct service *s, const struct config *cfg
 	s->pcfg.avoid_smt = smt[cfg->placement.avoid_smt_siblings];
 }
 
-void service_server_limits(const struct config *cfg, struct server_limits *ret)
+void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 {
 	ret->max_clients = cfg->limits.max_clients;
 	ret->max_clients_per_user = cfg->limits.max_clients_per_user;
-	ret->max_pending_bytes = SERVICE_MAX_PENDING_BYTES;
+	ret->max_pending_bytes = DISPATCH_MAX_PENDING_BYTES;
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
-void service_apply_config(struct service *s, const struct config *cfg)
+void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 {
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
 	/* The topology may have been reloaded (hotplug): so may its nodes. */
 	s->lim.nnodes = s->topo->nnodes;
-	service_placement_config(s, cfg);
+	dispatch_placement_config(s, cfg);
 	/* Build the new context before dropping the old: without memory for
 	 * it, answers keep the placement rules they had. */
 	if (s->pctx && placement_ctx_new(&s->pcfg, s->topo, &s->view, &pctx) == 0) {
@@ -105,33 +105,33 @@ void service_apply_config(struct service *s, const struct config *cfg)
 		moves_apply_config(s->moves, cfg);
 }
 
-static void service_send(struct service *s, uint32_t client, const struct proto_msg *m)
+static void dispatch_send(struct dispatch *s, uint32_t client, const struct proto_msg *m)
 {
 	server_send(s->server, client, m, m->hdr.length);
 }
 
-static void service_send_error(struct service *s, uint32_t client, uint32_t request_id, uint16_t type, int error,
+static void dispatch_send_error(struct dispatch *s, uint32_t client, uint32_t request_id, uint16_t type, int error,
 			       const char *reason)
 {
 	s->errors++;
 	if (proto_encode_error(&s->reply, request_id, type, error, reason) == 0)
-		service_send(s, client, &s->reply);
+		dispatch_send(s, client, &s->reply);
 }
 
 /* Sends the reply built in s->reply, checked first in a self-checking
  * build (proto_self_check()). */
-static void service_send_reply(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	if (proto_self_check(&s->reply) < 0) {
 		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
 		return;
 	}
-	service_send(s, peer->id, &s->reply);
+	dispatch_send(s, peer->id, &s->reply);
 }
 
 /* Starts the reply of type to m in s->reply with body (body_size bytes). */
-static void service_reply_init(struct service *s, const struct proto_msg *m, uint16_t type, const void *body,
+static void dispatch_reply_init(struct dispatch *s, const struct proto_msg *m, uint16_t type, const void *body,
 			       size_t body_size)
 {
 	proto_msg_init(&s->reply, type, m->hdr.request_id);
@@ -139,7 +139,7 @@ static void service_reply_init(struct service *s, const struct proto_msg *m, uin
 }
 
 /* Sends the events queued while a request was served, after its reply. */
-static void service_flush_events(struct service *s)
+static void dispatch_flush_events(struct dispatch *s)
 {
 	for (size_t i = 0; i < s->nevents; i++)
 		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0)
@@ -149,15 +149,15 @@ static void service_flush_events(struct service *s)
 
 /* Owner-bound claims changed (or an id was handed out): the state file is
  * written once at the end of this turn of the loop, however many changed. */
-static void service_claims_dirty(struct service *s)
+static void dispatch_claims_dirty(struct dispatch *s)
 {
 	if (s->ev_save)
 		event_active(s->ev_save, 0, 0);
 }
 
-static void service_save_cb(evutil_socket_t fd, short what, void *arg)
+static void dispatch_save_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct service *s = arg;
+	struct dispatch *s = arg;
 	int r = claims_save(s->claims, s->state_path);
 
 	/* Clients' claims drive the writes: say it once per failing spell,
@@ -170,7 +170,7 @@ static void service_save_cb(evutil_socket_t fd, short what, void *arg)
 	s->save_failing = r < 0;
 }
 
-static const char *service_end_reason(uint32_t why)
+static const char *dispatch_end_reason(uint32_t why)
 {
 	switch (why) {
 	case RTPLACE_CLAIM_ENDED_EXPIRED:
@@ -184,9 +184,9 @@ static const char *service_end_reason(uint32_t why)
 
 /* The claim table's report of a claim that ended on its own or was taken
  * back: a record to subscribers, an event to its connection. */
-static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *ctx)
+static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *ctx)
 {
-	struct service *s = ctx;
+	struct dispatch *s = ctx;
 	char cpus[64];
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
@@ -196,14 +196,14 @@ static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *c
 			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		moves_unmanage(s->moves, cl->pid);
-	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, service_end_reason(why));
+	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, dispatch_end_reason(why));
 	if (cl->pid)
-		service_claims_dirty(s);
+		dispatch_claims_dirty(s);
 	if (!cl->client)
 		return; /* restored after a restart: no connection to tell */
 	if (s->nevents == s->events_cap) {
 		size_t cap = s->events_cap ? s->events_cap * 2 : 16;
-		struct service_event *v = realloc(s->events, cap * sizeof(*v));
+		struct dispatch_event *v = realloc(s->events, cap * sizeof(*v));
 
 		if (!v) {
 			log_warning("out of memory: claim %u's holder is not told that it ended", cl->id);
@@ -212,23 +212,23 @@ static void service_claim_ended_cb(const struct claim *cl, uint32_t why, void *c
 		s->events = v;
 		s->events_cap = cap;
 	}
-	s->events[s->nevents++] = (struct service_event){
+	s->events[s->nevents++] = (struct dispatch_event){
 		.client = cl->client,
 		.e = { .claim_id = cl->id, .why = why },
 	};
 	if (!s->serving)
-		service_flush_events(s);
+		dispatch_flush_events(s);
 }
 
-void service_revoke_cpu(struct service *s, uint32_t cpu)
+void dispatch_revoke_cpu(struct dispatch *s, uint32_t cpu)
 {
-	claims_revoke_cpu(s->claims, cpu, service_claim_ended_cb, s);
+	claims_revoke_cpu(s->claims, cpu, dispatch_claim_ended_cb, s);
 }
 
 /* The connection's requester credentials, kept for its life
  * (auth_peer_creds()): made at its first claim or move, freed when it
  * ends. NULL without memory. */
-static struct auth_peer *service_auth_peer(struct server_peer *peer)
+static struct auth_peer *dispatch_auth_peer(struct server_peer *peer)
 {
 	if (!peer->data)
 		peer->data = calloc(1, sizeof(struct auth_peer));
@@ -236,7 +236,7 @@ static struct auth_peer *service_auth_peer(struct server_peer *peer)
 }
 
 /* May peer tie a claim to pid? Its own processes, or any with root. */
-static int service_may_own(const struct service *s, const struct server_peer *peer, pid_t pid)
+static int dispatch_may_own(const struct dispatch *s, const struct server_peer *peer, pid_t pid)
 {
 	char path[64];
 	struct stat st;
@@ -253,11 +253,11 @@ static int service_may_own(const struct service *s, const struct server_peer *pe
  * What a claim by peer for q may hold (DESIGN §14): its level and lease,
  * and a note for the reply when it gets less than it asked for.
  */
-static void service_claim_terms(struct service *s, struct server_peer *peer, const struct rtplace_query *q,
+static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, const struct rtplace_query *q,
 				uint8_t *ret_level, uint64_t *ret_lease, char note[AUTH_REASON_MAX])
 {
 	const struct auth_policy *policy = moves_auth_policy(s->moves);
-	struct auth_peer *ap = service_auth_peer(peer);
+	struct auth_peer *ap = dispatch_auth_peer(peer);
 	const struct auth_creds *creds = NULL;
 	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
 	uint64_t lease = 0;
@@ -282,7 +282,7 @@ static void service_claim_terms(struct service *s, struct server_peer *peer, con
 	*ret_lease = lease;
 }
 
-static void service_query(struct service *s, struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_query(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
 	struct rtplace_query_reply *qr = &s->reply.query_reply;
@@ -300,24 +300,24 @@ static void service_query(struct service *s, struct server_peer *peer, const str
 
 	s->queries++;
 	if (q->flags & RTPLACE_QUERY_F_MANAGE && !s->tracking) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
 				   "managed threads need the live machine (not --topology)");
 		return;
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
 				   "claim limit reached (max-claims-per-client)");
 		return;
 	}
 	if (claim && peer->uid != 0 && claims_count_uid(s->claims, peer->uid) >= s->cfg.limits.max_claims_per_user) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
 				   "claim limit reached (max-claims-per-user)");
 		return;
 	}
 	if (claim && q->owner_pid) {
-		r = service_may_own(s, peer, q->owner_pid);
+		r = dispatch_may_own(s, peer, q->owner_pid);
 		if (r < 0) {
-			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -EPERM ? "owner_pid belongs to another user" : "owner_pid does not exist");
 			return;
 		}
@@ -325,10 +325,10 @@ static void service_query(struct service *s, struct server_peer *peer, const str
 	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
-	claims_expire(s->claims, now, service_claim_ended_cb, s);
+	claims_expire(s->claims, now, dispatch_claim_ended_cb, s);
 	r_choose = placement_ctx_choose(s->pctx, claims_levels(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
 		return;
 	}
 	proto_msg_init(&s->reply, RTPLACE_MSG_QUERY_REPLY, m->hdr.request_id);
@@ -340,7 +340,7 @@ static void service_query(struct service *s, struct server_peer *peer, const str
 		char note[AUTH_REASON_MAX];
 		uint64_t lease;
 
-		service_claim_terms(s, peer, q, &tmpl.level, &lease, note);
+		dispatch_claim_terms(s, peer, q, &tmpl.level, &lease, note);
 		/* The CPUs placement chose, not the reply's encoding of them. */
 		for (uint32_t i = 0; i < res->n; i++)
 			cpuset_set(&tmpl.cpus, res->cpus[i]);
@@ -355,12 +355,12 @@ static void service_query(struct service *s, struct server_peer *peer, const str
 		if (r == 0)
 			r = claims_add(s->claims, &tmpl, now, lease, &claim_id);
 		if (r < 0) {
-			service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
 			return;
 		}
 		s->claims_total++;
-		service_claims_dirty(s);
+		dispatch_claims_dirty(s);
 		if (note[0]) {
 			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
 			proto_set_string(qr->reason, sizeof(qr->reason), note);
@@ -379,10 +379,10 @@ static void service_query(struct service *s, struct server_peer *peer, const str
 		s->queries_placed++;
 	else
 		s->queries_empty++;
-	service_send_reply(s, peer, m);
+	dispatch_send_reply(s, peer, m);
 }
 
-static void service_release(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_release(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	uint64_t id = m->release.claim_id;
 	const struct claim *cl = id <= UINT32_MAX ? claims_find(s->claims, (uint32_t)id) : NULL;
@@ -397,17 +397,17 @@ static void service_release(struct service *s, const struct server_peer *peer, c
 		r = claims_release(s->claims, (uint32_t)id, peer->uid);
 	}
 	if (r < 0) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 				   r == -EPERM ? "claim belongs to another user" : "no such claim");
 		return;
 	}
 	if (owner_bound)
-		service_claims_dirty(s);
-	service_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
-	service_send_reply(s, peer, m);
+		dispatch_claims_dirty(s);
+	dispatch_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
+	dispatch_send_reply(s, peer, m);
 }
 
-static void service_comm(const struct service *s, int32_t pid, char *buf, size_t len)
+static void dispatch_comm(const struct dispatch *s, int32_t pid, char *buf, size_t len)
 {
 	char comm[64];
 
@@ -420,7 +420,7 @@ static void service_comm(const struct service *s, int32_t pid, char *buf, size_t
 	buf[strnlen(comm, len - 1)] = '\0';
 }
 
-static void service_cpus(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_cpus_reply *r = &s->reply.cpus_reply;
 	const struct topo *t = s->topo;
@@ -454,18 +454,18 @@ static void service_cpus(struct service *s, const struct server_peer *peer, cons
 
 			ci->pid = (int32_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED);
 			ci->rt_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
-			service_comm(s, ci->pid, ci->comm, sizeof(ci->comm));
+			dispatch_comm(s, ci->pid, ci->comm, sizeof(ci->comm));
 		}
 		if (online && cl) {
 			ci->claim_id = cl->id;
 			ci->claim_level = cl->level;
 		}
 	}
-	service_send_reply(s, peer, m);
+	dispatch_send_reply(s, peer, m);
 }
 
 /* Managed CPUs the map does not show offline (hotplug). */
-static uint32_t service_online_count(const struct service *s)
+static uint32_t dispatch_online_count(const struct dispatch *s)
 {
 	uint32_t n = 0;
 
@@ -474,12 +474,12 @@ static uint32_t service_online_count(const struct service *s)
 	return n;
 }
 
-static void service_status(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_status(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_status_reply st = {
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
-		.nonline = service_online_count(s),
+		.nonline = dispatch_online_count(s),
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,
@@ -494,26 +494,26 @@ static void service_status(struct service *s, const struct server_peer *peer, co
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
-	service_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
-	service_send_reply(s, peer, m);
+	dispatch_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
+	dispatch_send_reply(s, peer, m);
 }
 
-static void service_move(struct service *s, struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_move(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
-	struct auth_peer *ap = service_auth_peer(peer);
+	struct auth_peer *ap = dispatch_auth_peer(peer);
 	struct rtplace_move_reply mr;
 	char reason[RTPLACE_REASON_MAX] = "out of memory";
 	int r = ap ? moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, reason) : -ENOMEM;
 
 	if (r < 0) {
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
 		return;
 	}
-	service_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
-	service_send_reply(s, peer, m);
+	dispatch_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
+	dispatch_send_reply(s, peer, m);
 }
 
-static void service_subscribe(struct service *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_subscribe(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
@@ -534,13 +534,13 @@ static void service_subscribe(struct service *s, const struct server_peer *peer,
 			return;
 		snprintf(reason, sizeof(reason), "cannot pass the ring: %s", strerror(-r));
 	}
-	service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
 }
 
 /* The peer is gone: its claims end with it, except those tied to a process
  * (rtplace-run's connection closes at exec; its claim lives with the
  * process). */
-static void service_disconnect(struct service *s, struct server_peer *peer)
+static void dispatch_disconnect(struct dispatch *s, struct server_peer *peer)
 {
 	free(peer->data);
 	peer->data = NULL;
@@ -549,23 +549,23 @@ static void service_disconnect(struct service *s, struct server_peer *peer)
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
-int service_dispatch_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
+int dispatch_request_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
 			void *ctx)
 {
-	struct service *s = ctx;
+	struct dispatch *s = ctx;
 	struct proto_msg *m = &s->request;
 	struct proto_error err;
 	int r;
 
 	if (!msg) {
-		service_disconnect(s, peer);
+		dispatch_disconnect(s, peer);
 		return 0;
 	}
 	s->serving = true;
 	r = proto_decode(msg, len, &s->lim, m, &err);
 	if (r < 0) {
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
-		service_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
+		dispatch_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
 		if (proto_error_is_garbage(r)) {
 			log_notice_ratelimited("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
 					       (int)peer->pid, (unsigned)peer->uid, err.reason);
@@ -577,37 +577,37 @@ int service_dispatch_cb(struct server *server, struct server_peer *peer, const v
 	}
 	switch (m->hdr.type) {
 	case RTPLACE_MSG_QUERY:
-		service_query(s, peer, m);
+		dispatch_query(s, peer, m);
 		break;
 	case RTPLACE_MSG_RELEASE:
-		service_release(s, peer, m);
+		dispatch_release(s, peer, m);
 		break;
 	case RTPLACE_MSG_CPUS:
-		service_cpus(s, peer, m);
+		dispatch_cpus(s, peer, m);
 		break;
 	case RTPLACE_MSG_STATUS:
-		service_status(s, peer, m);
+		dispatch_status(s, peer, m);
 		break;
 	case RTPLACE_MSG_MOVE:
-		service_move(s, peer, m);
+		dispatch_move(s, peer, m);
 		break;
 	case RTPLACE_MSG_SUBSCRIBE:
-		service_subscribe(s, peer, m);
+		dispatch_subscribe(s, peer, m);
 		break;
 	default:
 		/* proto_decode() accepts only the request types above. */
-		service_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP, "unknown request");
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP, "unknown request");
 		break;
 	}
 	r = 0;
 out:
 	s->serving = false;
-	service_flush_events(s);
+	dispatch_flush_events(s);
 	return r;
 }
 
 /* Claims tied to processes that outlived the last daemon (DESIGN §14). */
-static void service_restore_claims(struct service *s)
+static void dispatch_restore_claims(struct dispatch *s)
 {
 	char err[CLAIMS_STATE_ERR_MAX];
 	int r = claims_load(s->claims, s->state_path, s->proc_root, err);
@@ -623,12 +623,12 @@ static void service_restore_claims(struct service *s)
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
 	/* Rewritten at once: what was dropped stays dropped. */
-	service_claims_dirty(s);
+	dispatch_claims_dirty(s);
 }
 
-int service_new(const struct service_opts *opts, const struct config *cfg, struct service **ret)
+int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, struct dispatch **ret)
 {
-	struct service *s = calloc(1, sizeof(*s));
+	struct dispatch *s = calloc(1, sizeof(*s));
 	int r;
 
 	if (!s)
@@ -644,11 +644,11 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 		.accept = PROTO_ACCEPT_REQUESTS,
 	};
 	snprintf(s->state_path, sizeof(s->state_path), "%s.claims", cfg->daemon.socket);
-	service_apply_config(s, cfg);
+	dispatch_apply_config(s, cfg);
 	r = claims_new(opts->topo->ncpus, &s->claims);
 	if (r < 0)
 		goto fail;
-	r = claims_attach(s->claims, s->base, loop_now_ms, service_claim_ended_cb, s);
+	r = claims_attach(s->claims, s->base, loop_now_ms, dispatch_claim_ended_cb, s);
 	if (r < 0)
 		goto fail;
 	r = cpupri_view_open(opts->map, opts->map_size, &s->view);
@@ -657,7 +657,7 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
 	if (r < 0)
 		goto fail;
-	s->ev_save = event_new(s->base, -1, 0, service_save_cb, s);
+	s->ev_save = event_new(s->base, -1, 0, dispatch_save_cb, s);
 	if (!s->ev_save) {
 		r = -ENOMEM;
 		goto fail;
@@ -678,20 +678,20 @@ int service_new(const struct service_opts *opts, const struct config *cfg, struc
 		if (r < 0)
 			goto fail;
 	}
-	service_restore_claims(s);
+	dispatch_restore_claims(s);
 	*ret = s;
 	return 0;
 fail:
-	service_free(s);
+	dispatch_free(s);
 	return r;
 }
 
-void service_attach_server(struct service *s, struct server *server)
+void dispatch_attach_server(struct dispatch *s, struct server *server)
 {
 	s->server = server;
 }
 
-void service_free(struct service *s)
+void dispatch_free(struct dispatch *s)
 {
 	if (!s)
 		return;
@@ -705,7 +705,7 @@ void service_free(struct service *s)
 	free(s);
 }
 
-void service_get_stats(const struct service *s, struct service_stats *ret)
+void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 {
 	struct moves_stats ms;
 	unsigned claimed = 0;
@@ -713,7 +713,7 @@ void service_get_stats(const struct service *s, struct service_stats *ret)
 	for (uint32_t cpu = 0; cpu < s->topo->ncpus; cpu++)
 		claimed += claims_on_cpu(s->claims, cpu) != NULL;
 	moves_get_stats(s->moves, &ms);
-	*ret = (struct service_stats){
+	*ret = (struct dispatch_stats){
 		.queries_placed = s->queries_placed,
 		.queries_empty = s->queries_empty,
 		.queries_refused = s->queries - s->queries_placed - s->queries_empty,

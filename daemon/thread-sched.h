@@ -10,8 +10,8 @@
  * runs there before it is moved away, while a thread moved and then refused
  * RT has merely run a little while on the new CPU at its old priority.
  */
-#ifndef RTPLACE_MOVER_H
-#define RTPLACE_MOVER_H
+#ifndef RTPLACE_THREAD_SCHED_H
+#define RTPLACE_THREAD_SCHED_H
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -19,32 +19,32 @@
 #include "cpuset.h"
 
 /* want_policy for a move that leaves policy and priority alone. */
-#define MOVER_SCHED_KEEP (-1)
+#define THREAD_SCHED_KEEP_POLICY (-1)
 
-struct mover_state {
+struct thread_sched_state {
 	struct cpuset cpus;  /* affinity (CPU ids below RTPLACE_MAX_CPUS) */
 	int policy;          /* SCHED_*, the reset-on-fork flag not included */
 	int prio;            /* sched_priority: 1..99 for FIFO/RR, else 0 */
 };
 
-struct mover_result {
-	struct mover_state prev; /* before the move */
-	struct mover_state now;  /* after it: affinity read back from the kernel */
+struct thread_sched_result {
+	struct thread_sched_state prev; /* before the move */
+	struct thread_sched_state now;  /* after it: affinity read back from the kernel */
 	bool set_affinity;       /* affinity was changed */
 	bool set_sched;          /* policy/priority were changed */
 };
 
 /* Policy, priority and SCHED_RESET_ON_FORK (or 0) of thread tid in one
  * sched_getattr(), the daemon's one caller of it. 0 or -errno. */
-int mover_sched_read(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork);
+int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork);
 
 /* Reads tid's affinity, policy and priority. 0, -ESRCH for a vanished
  * thread, another -errno from the kernel. */
-int mover_read(pid_t tid, struct mover_state *ret);
+int thread_sched_read(pid_t tid, struct thread_sched_state *ret);
 
 /*
  * Moves tid: sets its affinity to *cpus (NULL: keep), then its policy to
- * want_policy (SCHED_FIFO or SCHED_RR; MOVER_SCHED_KEEP: keep) at want_prio,
+ * want_policy (SCHED_FIFO or SCHED_RR; THREAD_SCHED_KEEP_POLICY: keep) at want_prio,
  * keeping its reset-on-fork flag. At least one of the two must change
  * something. Returns 0 with *ret filled; -EINVAL for a request that changes
  * nothing or an empty set; -ESRCH when the thread is gone; otherwise the
@@ -52,16 +52,16 @@ int mover_read(pid_t tid, struct mover_state *ret);
  * step failed. -ENOTRECOVERABLE when even that restore failed (and not
  * because the thread vanished): the thread is left on the new CPUs.
  */
-int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
-		struct mover_result *ret);
+int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+		struct thread_sched_result *ret);
 
 /*
- * Undoes a move that mover_apply() reported in *res: policy and priority
+ * Undoes a move that thread_sched_apply() reported in *res: policy and priority
  * back first (if they were changed), then the affinity, the reverse of the
  * order they were applied in. 0, -ESRCH when the thread is gone, another
  * -errno from the kernel (a SCHED_DEADLINE thread moved to FIFO cannot be
  * given its deadline parameters back this way).
  */
-int mover_undo(pid_t tid, const struct mover_result *res);
+int thread_sched_undo(pid_t tid, const struct thread_sched_result *res);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * Moves threads with sched_setaffinity and sched_setscheduler, undoing the
- * first when the second fails (order and why in mover.h).
+ * first when the second fails (order and why in thread-sched.h).
  */
 #include "config.h"
 
@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "mover.h"
+#include "thread-sched.h"
 
 /* glibc's cpu_set_t is an array of unsigned long with CPU i at bit i % 64
  * of word i / 64 on LP64, which is exactly struct cpuset: convert by copy
@@ -21,7 +21,7 @@ _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "LP64: cpu_set_t words
 
 /* sched_getattr()'s struct, which glibc does not declare; the fields read
  * here are in every version of it. */
-struct mover_sched_attr {
+struct thread_sched_attr {
 	uint32_t size;
 	uint32_t sched_policy;
 	uint64_t sched_flags;
@@ -30,94 +30,94 @@ struct mover_sched_attr {
 	uint64_t sched_runtime, sched_deadline, sched_period;
 	uint32_t sched_util_min, sched_util_max;
 };
-#define MOVER_SCHED_FLAG_RESET_ON_FORK 0x01
+#define THREAD_SCHED_FLAG_RESET_ON_FORK 0x01
 
-static void mover_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
+static void thread_sched_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
 {
 	memcpy(ret, s, sizeof(*ret));
 }
 
-static void mover_from_cpu_set(const cpu_set_t *set, struct cpuset *ret)
+static void thread_sched_from_cpu_set(const cpu_set_t *set, struct cpuset *ret)
 {
 	memcpy(ret, set, sizeof(*ret));
 }
 
-static int mover_set_affinity(pid_t tid, const struct cpuset *cpus)
+static int thread_sched_set_affinity(pid_t tid, const struct cpuset *cpus)
 {
 	cpu_set_t set;
 
-	mover_to_cpu_set(cpus, &set);
+	thread_sched_to_cpu_set(cpus, &set);
 	return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
 }
 
-int mover_sched_read(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork)
+int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork)
 {
-	struct mover_sched_attr attr;
+	struct thread_sched_attr attr;
 
 	/* One call for policy, priority and the flag, not three. */
 	if (syscall(SYS_sched_getattr, tid, &attr, sizeof(attr), 0) < 0)
 		return -errno;
 	*ret_policy = (int)attr.sched_policy;
 	*ret_prio = (int)attr.sched_priority;
-	*ret_reset_on_fork = attr.sched_flags & MOVER_SCHED_FLAG_RESET_ON_FORK ? SCHED_RESET_ON_FORK : 0;
+	*ret_reset_on_fork = attr.sched_flags & THREAD_SCHED_FLAG_RESET_ON_FORK ? SCHED_RESET_ON_FORK : 0;
 	return 0;
 }
 
-/* As mover_read, and the reset-on-fork flag to keep across a change. */
-static int mover_read_flags(pid_t tid, struct mover_state *ret, int *ret_reset_on_fork)
+/* As thread_sched_read, and the reset-on-fork flag to keep across a change. */
+static int thread_sched_read_flags(pid_t tid, struct thread_sched_state *ret, int *ret_reset_on_fork)
 {
-	struct mover_state st;
+	struct thread_sched_state st;
 	cpu_set_t set;
 	int r;
 
 	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
 		return -errno;
-	r = mover_sched_read(tid, &st.policy, &st.prio, ret_reset_on_fork);
+	r = thread_sched_getattr(tid, &st.policy, &st.prio, ret_reset_on_fork);
 	if (r < 0)
 		return r;
-	mover_from_cpu_set(&set, &st.cpus);
+	thread_sched_from_cpu_set(&set, &st.cpus);
 	*ret = st;
 	return 0;
 }
 
-int mover_read(pid_t tid, struct mover_state *ret)
+int thread_sched_read(pid_t tid, struct thread_sched_state *ret)
 {
 	int reset_on_fork;
 
 	if (tid <= 0)
 		return -EINVAL;
-	return mover_read_flags(tid, ret, &reset_on_fork);
+	return thread_sched_read_flags(tid, ret, &reset_on_fork);
 }
 
-int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
-		struct mover_result *ret)
+int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+		struct thread_sched_result *ret)
 {
-	struct mover_result res = { 0 };
+	struct thread_sched_result res = { 0 };
 	int reset_on_fork, r;
 
-	if (tid <= 0 || (!cpus && want_policy == MOVER_SCHED_KEEP) || (cpus && cpuset_empty(cpus)))
+	if (tid <= 0 || (!cpus && want_policy == THREAD_SCHED_KEEP_POLICY) || (cpus && cpuset_empty(cpus)))
 		return -EINVAL;
-	if (want_policy != MOVER_SCHED_KEEP && want_policy != SCHED_FIFO && want_policy != SCHED_RR)
+	if (want_policy != THREAD_SCHED_KEEP_POLICY && want_policy != SCHED_FIFO && want_policy != SCHED_RR)
 		return -EINVAL;
 
-	r = mover_read_flags(tid, &res.prev, &reset_on_fork);
+	r = thread_sched_read_flags(tid, &res.prev, &reset_on_fork);
 	if (r < 0)
 		return r;
 
 	if (cpus) {
-		r = mover_set_affinity(tid, cpus);
+		r = thread_sched_set_affinity(tid, cpus);
 		if (r < 0)
 			return r;
 		res.set_affinity = true;
 	}
 
-	if (want_policy != MOVER_SCHED_KEEP) {
+	if (want_policy != THREAD_SCHED_KEEP_POLICY) {
 		struct sched_param sp = { .sched_priority = want_prio };
 
 		if (sched_setscheduler(tid, want_policy | reset_on_fork, &sp) < 0) {
 			r = -errno;
 			if (res.set_affinity) {
-				int undo = mover_set_affinity(tid, &res.prev.cpus);
+				int undo = thread_sched_set_affinity(tid, &res.prev.cpus);
 
 				/* A thread that exited meanwhile needs no undo. */
 				if (undo < 0 && undo != -ESRCH)
@@ -143,13 +143,13 @@ int mover_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_
 
 		if (sched_getaffinity(tid, sizeof(set), &set) < 0)
 			return -errno;
-		mover_from_cpu_set(&set, &res.now.cpus);
+		thread_sched_from_cpu_set(&set, &res.now.cpus);
 	}
 	*ret = res;
 	return 0;
 }
 
-int mover_undo(pid_t tid, const struct mover_result *res)
+int thread_sched_undo(pid_t tid, const struct thread_sched_result *res)
 {
 	if (tid <= 0)
 		return -EINVAL;
@@ -161,6 +161,6 @@ int mover_undo(pid_t tid, const struct mover_result *res)
 			return -errno;
 	}
 	if (res->set_affinity)
-		return mover_set_affinity(tid, &res->prev.cpus);
+		return thread_sched_set_affinity(tid, &res->prev.cpus);
 	return 0;
 }
