@@ -46,7 +46,9 @@
  * always attached; they compute
  * the level from a few loads and return when it and the slot's bookkeeping
  * are unchanged (no store, no atomic: the slot line stays shared with
- * readers). A wakeup of a fair task returns after one load; the ring buffer
+ * readers). A change of level that changes the CPU's class (idle, normal,
+ * rt, dl) also closes that class's interval of time (tracker_account: a
+ * clock read and two exchanges on the CPU's own line). A wakeup of a fair task returns after one load; the ring buffer
  * is reached only for watched threads.
  */
 #include "kernel-types.h"
@@ -83,6 +85,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, TRACKER_RING_BYTES);
 } tracker_events SEC(".maps");
+
+/* Time by class per CPU id (tracker-abi.h); the loader sizes it to the
+ * topology's CPU ids and maps it read-only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TRACKER_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct tracker_cpu_time);
+} tracker_times SEC(".maps");
 
 /* tid -> 1 for the threads whose exit and collisions the daemon wants. */
 struct {
@@ -266,6 +278,35 @@ static __always_inline __u32 tracker_task_level(struct rq *rq, struct task_struc
 }
 
 /*
+ * Closes cpu's open interval of time by class when its level enters
+ * another class (level_class()), and opens one for the new class; the
+ * caller holds cpu's runqueue lock and has just published a new level, so
+ * a switch that keeps the level never comes here, and one between two RT
+ * priorities stops at the lookup. The order of the stores against
+ * readers is tracker-abi.h's (struct tracker_cpu_time): seq goes odd and
+ * back to even through exchanges, which are fully ordered.
+ */
+_Static_assert((RTPLACE_CLASS_COUNT & (RTPLACE_CLASS_COUNT - 1)) == 0, "a mask bounds class indices");
+
+static __always_inline void tracker_account(__u32 cpu, __u32 level)
+{
+	struct tracker_cpu_time *t = bpf_map_lookup_elem(&tracker_times, &cpu);
+	__u32 cls = level_class(level), seq;
+	__u64 now;
+
+	if (!t || (t->cls == cls && t->since_ns))
+		return;
+	now = bpf_ktime_get_ns();
+	seq = t->seq;
+	__atomic_exchange_n(&t->seq, seq + 1, __ATOMIC_SEQ_CST);
+	if (t->since_ns && t->cls < RTPLACE_CLASS_COUNT)
+		t->ns[t->cls & (RTPLACE_CLASS_COUNT - 1)] += now - t->since_ns;
+	t->since_ns = now;
+	t->cls = cls;
+	__atomic_exchange_n(&t->seq, seq + 2, __ATOMIC_SEQ_CST);
+}
+
+/*
  * Publishes the level of cpu, whose runqueue rq (locked by the caller) runs
  * curr. Most calls change nothing (a fair task switching to another, a fair
  * task queued): they return after the loads, writing nothing, so the slot
@@ -292,8 +333,10 @@ static __always_inline void tracker_publish(__u32 cpu, struct rq *rq, struct tas
 		slot->pid = pid;
 	if (slot->rt_queued != rt_queued)
 		slot->rt_queued = rt_queued;
-	if (slot->level != level)
+	if (slot->level != level) {
 		cpupri_set(map, g, cpu, level);
+		tracker_account(cpu, level);
+	}
 }
 
 /* Recomputes the level of p's CPU (whose runqueue is locked) from its

@@ -479,61 +479,130 @@ static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, struct rtpl
 	memcpy(ret->comm, ci->comm, sizeof(ret->comm));
 }
 
-/* Walks the pages of the snapshot; the daemon's total must not change
- * between pages, nor a page come back for another CPU range. Lock held. */
-static int rtplace_cpus_locked(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n)
+/* Copies the entries of the page in reply (CPU ids first..first+count-1)
+ * into out, an array of a whole snapshot. */
+typedef void rtplace_page_copy_fn(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count);
+
+static void rtplace_cpus_copy(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count)
 {
-	const struct rtplace_cpus_reply *cr = &rp->reply.cpus_reply;
-	struct rtplace_cpu *cpus = NULL;
+	for (uint32_t i = 0; i < count; i++)
+		rtplace_cpu_from_wire(&reply->cpus_reply.cpus[i], (struct rtplace_cpu *)out + first + i);
+}
+
+static void rtplace_cpu_times_copy(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count)
+{
+	const struct rtplace_cpu_times_reply *tr = &reply->cpu_times_reply;
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct rtplace_cpu_time *t = (struct rtplace_cpu_time *)out + first + i;
+
+		t->cpu = (int)(first + i);
+		t->sampled_ns = tr->sampled_ns;
+		memcpy(t->ns, tr->cpus[i].ns, sizeof(t->ns));
+	}
+}
+
+/*
+ * Walks the pages of a per-CPU request (CPUS or CPU_TIMES, whose replies
+ * start with total, first and count alike) into an array of elem-byte
+ * entries; the daemon's total must not change between pages, nor a page
+ * come back for another CPU range. Lock held.
+ */
+static int rtplace_pages_locked(struct rtplace *rp, uint16_t type, size_t elem, rtplace_page_copy_fn *copy,
+				void **ret, size_t *ret_n)
+{
+	const struct rtplace_cpus_reply *pg = &rp->reply.cpus_reply;
+	void *out = NULL;
 	uint32_t first = 0, total = 0;
 	int r;
 
+	_Static_assert(offsetof(struct rtplace_cpus_reply, count) == offsetof(struct rtplace_cpu_times_reply, count) &&
+			       offsetof(struct rtplace_cpus_reply, total) ==
+				       offsetof(struct rtplace_cpu_times_reply, total) &&
+			       offsetof(struct rtplace_cpus_reply, first) ==
+				       offsetof(struct rtplace_cpu_times_reply, first),
+		       "both replies page alike");
 	do {
 		const struct rtplace_cpus page = { .first = first };
 
-		r = proto_encode_cpus(&rp->req, rtplace_next_id(rp), &page);
+		r = proto_encode(&rp->req, type, rtplace_next_id(rp), 0, &page, NULL);
 		if (r == 0)
-			r = rtplace_call(rp, RTPLACE_MSG_CPUS_REPLY);
+			r = rtplace_call(rp, proto_reply_type(type));
 		if (r < 0)
 			goto fail;
-		if (!cpus) {
-			total = cr->total;
+		if (!out) {
+			total = pg->total;
 			if (total == 0 || total > RTPLACE_MAX_CPUS) {
 				r = -EPROTO;
 				goto fail;
 			}
-			cpus = calloc(total, sizeof(*cpus));
-			if (!cpus) {
+			out = calloc(total, elem);
+			if (!out) {
 				r = -ENOMEM;
 				goto fail;
 			}
 		}
-		if (cr->total != total || cr->first != first || cr->count == 0 || cr->count > total - first) {
+		if (pg->total != total || pg->first != first || pg->count == 0 || pg->count > total - first) {
 			r = -EPROTO;
 			goto fail;
 		}
-		for (uint32_t i = 0; i < cr->count; i++)
-			rtplace_cpu_from_wire(&cr->cpus[i], &cpus[first + i]);
-		first += cr->count;
+		copy(&rp->reply, out, first, pg->count);
+		first += pg->count;
 	} while (first < total);
-	*ret_cpus = cpus;
+	*ret = out;
 	*ret_n = total;
 	return 0;
 fail:
-	free(cpus);
+	free(out);
 	return r;
 }
 
 int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n)
 {
+	void *cpus;
 	int r;
 
 	if (!rp || !ret_cpus || !ret_n)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	r = rtplace_cpus_locked(rp, ret_cpus, ret_n);
+	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, sizeof(struct rtplace_cpu), rtplace_cpus_copy, &cpus, ret_n);
 	pthread_mutex_unlock(&rp->lock);
+	if (r == 0)
+		*ret_cpus = cpus;
 	return r;
+}
+
+int rtplace_cpu_times(struct rtplace *rp, struct rtplace_cpu_time **ret_times, size_t *ret_n)
+{
+	void *times;
+	int r;
+
+	if (!rp || !ret_times || !ret_n)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPU_TIMES, sizeof(struct rtplace_cpu_time), rtplace_cpu_times_copy,
+				 &times, ret_n);
+	pthread_mutex_unlock(&rp->lock);
+	if (r == 0)
+		*ret_times = times;
+	return r;
+}
+
+void rtplace_cpu_times_free(struct rtplace_cpu_time *times)
+{
+	free(times);
+}
+
+const char *rtplace_class_name(unsigned cls)
+{
+	static const char *const names[RTPLACE_CLASS_COUNT] = {
+		[RTPLACE_CLASS_IDLE] = "idle",
+		[RTPLACE_CLASS_NORMAL] = "normal",
+		[RTPLACE_CLASS_RT] = "rt",
+		[RTPLACE_CLASS_DL] = "dl",
+	};
+
+	return cls < RTPLACE_CLASS_COUNT ? names[cls] : "?";
 }
 
 void rtplace_cpus_free(struct rtplace_cpu *cpus)

@@ -125,6 +125,14 @@ struct rtplace_cpu {
 	char comm[RTPLACE_COMM_LEN]; /* comm of pid, "" when unknown */
 };
 
+/* Time one CPU spent in each class (DESIGN §16): ns[RTPLACE_CLASS_IDLE],
+ * _NORMAL, _RT and _DL (rtplace-levels.h). */
+struct rtplace_cpu_time {
+	int cpu;
+	uint64_t sampled_ns;      /* CLOCK_MONOTONIC when the daemon read the counters */
+	uint64_t ns[RTPLACE_CLASS_COUNT]; /* nanoseconds per class, each only growing */
+};
+
 struct rtplace_status {
 	char version[RTPLACE_VERSION_LEN]; /* the daemon's version */
 	uint64_t uptime_ms;
@@ -191,6 +199,20 @@ int rtplace_release(struct rtplace *rp, uint64_t claim_id, unsigned *ret_ncpus);
  */
 int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n);
 void rtplace_cpus_free(struct rtplace_cpu *cpus);
+
+/*
+ * The time each CPU spent in each class, CPU ids 0..*ret_n-1, in an array
+ * to free with rtplace_cpu_times_free(): counted by the daemon's BPF
+ * tracker from each CPU's first class change after the daemon started,
+ * offline time in no class. The share of an interval is the difference of
+ * two calls. -EOPNOTSUPP from a daemon without the tracker (simulated
+ * levels) or one older than this call.
+ */
+int rtplace_cpu_times(struct rtplace *rp, struct rtplace_cpu_time **ret_times, size_t *ret_n);
+void rtplace_cpu_times_free(struct rtplace_cpu_time *times);
+
+/* "idle", "normal", "rt", "dl"; "?" when out of range. */
+const char *rtplace_class_name(unsigned cls);
 
 int rtplace_status(struct rtplace *rp, struct rtplace_status *ret);
 

@@ -71,6 +71,23 @@ static inline __u32 level_from_kernel_prio(int prio)
 	return LEVEL_NORMAL;
 }
 
+/* A level's scheduling class (RTPLACE_CLASS_*), or LEVEL_CLASS_NONE for
+ * offline and out-of-range levels, whose time no class counts. */
+#define LEVEL_CLASS_NONE RTPLACE_CLASS_COUNT
+
+static inline __u32 level_class(__u32 level)
+{
+	if (level == LEVEL_IDLE)
+		return RTPLACE_CLASS_IDLE;
+	if (level == LEVEL_NORMAL)
+		return RTPLACE_CLASS_NORMAL;
+	if (level >= LEVEL_RT1 && level <= LEVEL_RT99)
+		return RTPLACE_CLASS_RT;
+	if (level == LEVEL_DL)
+		return RTPLACE_CLASS_DL;
+	return LEVEL_CLASS_NONE;
+}
+
 #ifndef __bpf__
 /* Shortest buffer level_name() needs: "offline" and "rt99" plus NUL. */
 #define LEVEL_NAME_MAX 8

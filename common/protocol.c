@@ -288,26 +288,53 @@ static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, 
 	return 0;
 }
 
+/* The paging fields of a CPUS or CPU_TIMES reply; *ret_count is the
+ * page's entry count. */
+static int proto_check_page(uint32_t total, uint32_t first, uint32_t count, uint32_t reserved,
+			    const struct proto_bounds *b, const char **reason, uint32_t *ret_count)
+{
+	uint32_t fill;
+
+	if (total < 1 || total > b->ncpus)
+		return proto_fail(reason, -ERANGE, "total out of range");
+	if (first >= total)
+		return proto_fail(reason, -ERANGE, "first cpu out of range");
+	fill = total - first < RTPLACE_CPUS_PAGE ? total - first : RTPLACE_CPUS_PAGE;
+	if (count != fill)
+		return proto_fail(reason, -EINVAL, "count does not fill the page");
+	if (reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	*ret_count = fill;
+	return 0;
+}
+
 static int proto_check_cpus_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
 {
 	const struct rtplace_cpus_reply *r = &m->cpus_reply;
 	uint32_t count;
-	int ret;
+	int ret = proto_check_page(r->total, r->first, r->count, r->reserved, b, reason, &count);
 
-	if (r->total < 1 || r->total > b->ncpus)
-		return proto_fail(reason, -ERANGE, "total out of range");
-	if (r->first >= r->total)
-		return proto_fail(reason, -ERANGE, "first cpu out of range");
-	count = r->total - r->first < RTPLACE_CPUS_PAGE ? r->total - r->first : RTPLACE_CPUS_PAGE;
-	if (r->count != count)
-		return proto_fail(reason, -EINVAL, "count does not fill the page");
-	if (r->reserved)
-		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (ret < 0)
+		return ret;
 	for (uint32_t i = 0; i < count; i++) {
 		ret = proto_check_cpu_info(&r->cpus[i], r->first + i, b, reason);
 		if (ret < 0)
 			return ret;
 	}
+	if (!proto_is_zero(&r->cpus[count], sizeof(r->cpus[0]) * (RTPLACE_CPUS_PAGE - count)))
+		return proto_fail(reason, -EINVAL, "entries past count not zero");
+	return 0;
+}
+
+static int proto_check_cpu_times_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				       const char **reason)
+{
+	const struct rtplace_cpu_times_reply *r = &m->cpu_times_reply;
+	uint32_t count;
+	int ret = proto_check_page(r->total, r->first, r->count, r->reserved, b, reason, &count);
+
+	if (ret < 0)
+		return ret;
 	if (!proto_is_zero(&r->cpus[count], sizeof(r->cpus[0]) * (RTPLACE_CPUS_PAGE - count)))
 		return proto_fail(reason, -EINVAL, "entries past count not zero");
 	return 0;
@@ -389,6 +416,8 @@ static const struct proto_type proto_types[] = {
 		   proto_check_move),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_subscribe), "subscribe",
 		   proto_check_subscribe),
+	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpu-times",
+		   proto_check_cpus),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
 	PROTO_TYPE(RTPLACE_MSG_QUERY_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_query_reply),
@@ -403,6 +432,8 @@ static const struct proto_type proto_types[] = {
 		   "move-reply", proto_check_move_reply),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_subscribe_reply),
 		   "subscribe-reply", proto_check_subscribe_reply),
+	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_cpu_times_reply),
+		   "cpu-times-reply", proto_check_cpu_times_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
 };

@@ -69,6 +69,7 @@ struct proto_msg {
 		struct rtplace_move_reply move_reply;
 		struct rtplace_subscribe_reply subscribe_reply;
 		struct rtplace_claim_ended claim_ended;
+		struct rtplace_cpu_times_reply cpu_times_reply;
 	};
 };
 
@@ -209,6 +210,12 @@ static inline int proto_encode_cpus(struct proto_msg *ret, uint32_t request_id, 
 	return proto_encode(ret, RTPLACE_MSG_CPUS, request_id, 0, c, NULL);
 }
 
+static inline int proto_encode_cpu_times(struct proto_msg *ret, uint32_t request_id,
+					 const struct rtplace_cpus *c)
+{
+	return proto_encode(ret, RTPLACE_MSG_CPU_TIMES, request_id, 0, c, NULL);
+}
+
 static inline int proto_encode_status(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_STATUS, request_id, 0, NULL, NULL);
@@ -248,6 +255,12 @@ static inline int proto_encode_cpus_reply(struct proto_msg *ret, uint32_t reques
 					  const struct rtplace_cpus_reply *r)
 {
 	return proto_encode(ret, RTPLACE_MSG_CPUS_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_cpu_times_reply(struct proto_msg *ret, uint32_t request_id,
+					       const struct rtplace_cpu_times_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_CPU_TIMES_REPLY, request_id, 0, r, NULL);
 }
 
 static inline int proto_encode_status_reply(struct proto_msg *ret, uint32_t request_id,

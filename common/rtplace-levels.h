@@ -24,4 +24,13 @@
 #define RTPLACE_PRIO_MIN 1
 #define RTPLACE_PRIO_MAX 99
 
+/* Scheduling classes whose time the tracker accounts per CPU (DESIGN §16),
+ * indices of the per-CPU time arrays: idle runs the idle task, normal a
+ * fair (or idle-policy) task, rt an RT task, dl a deadline or stop task. */
+#define RTPLACE_CLASS_IDLE 0
+#define RTPLACE_CLASS_NORMAL 1
+#define RTPLACE_CLASS_RT 2
+#define RTPLACE_CLASS_DL 3
+#define RTPLACE_CLASS_COUNT 4
+
 #endif

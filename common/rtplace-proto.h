@@ -93,6 +93,9 @@ enum {
 	RTPLACE_MSG_STATUS = 0x0104,
 	RTPLACE_MSG_MOVE = 0x0105,
 	RTPLACE_MSG_SUBSCRIBE = 0x0106,
+	/* Added in version 1; a daemon without it answers ERROR -EOPNOTSUPP
+	 * ("unknown message type"), as one without the BPF tracker does. */
+	RTPLACE_MSG_CPU_TIMES = 0x0107,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -102,6 +105,7 @@ enum {
 	RTPLACE_MSG_STATUS_REPLY = 0x0204,
 	RTPLACE_MSG_MOVE_REPLY = 0x0205,
 	RTPLACE_MSG_SUBSCRIBE_REPLY = 0x0206,
+	RTPLACE_MSG_CPU_TIMES_REPLY = 0x0207,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -177,7 +181,8 @@ struct rtplace_release {
 };
 
 /* One page of the per-CPU snapshot: CPUs first..first+RTPLACE_CPUS_PAGE-1.
- * A client walks pages until first reaches the reply's total. */
+ * A client walks pages until first reaches the reply's total. CPU_TIMES
+ * (the per-CPU time by class, DESIGN §16) takes the same body. */
 struct rtplace_cpus {
 	uint32_t first;      /* below the topology's CPU count */
 	uint32_t reserved;
@@ -297,6 +302,26 @@ struct rtplace_cpus_reply {
 	struct rtplace_cpu_info cpus[RTPLACE_CPUS_PAGE];
 };
 
+/* Nanoseconds one CPU spent in each class, indexed by RTPLACE_CLASS_*
+ * (rtplace-levels.h): counted by the BPF tracker at each change of the
+ * CPU's class from its first one after the daemon started; offline time is
+ * in no class. Each counter only grows while the daemon runs. */
+struct rtplace_class_times {
+	uint64_t ns[RTPLACE_CLASS_COUNT];
+};
+
+/* A page of time by class: entries for CPU ids first..first+count-1, where
+ * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are
+ * zero. The counters include the open interval up to sampled_ns. */
+struct rtplace_cpu_times_reply {
+	uint32_t total;      /* CPU ids in the topology (highest id + 1) */
+	uint32_t first;
+	uint32_t count;
+	uint32_t reserved;
+	uint64_t sampled_ns; /* CLOCK_MONOTONIC when the page was read */
+	struct rtplace_class_times cpus[RTPLACE_CPUS_PAGE];
+};
+
 #define RTPLACE_STATUS_F_TRACKING (1u << 0) /* levels come from the live BPF tracker */
 #define RTPLACE_STATUS_F_MOVES (1u << 1)    /* MOVE and SUBSCRIBE are served */
 #define RTPLACE_STATUS_F_ALL (RTPLACE_STATUS_F_TRACKING | RTPLACE_STATUS_F_MOVES)
@@ -395,6 +420,9 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, claim_id) == 24, "cpu inf
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, comm) == 40, "cpu info layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus_reply) == 16 + 56 * RTPLACE_CPUS_PAGE, "cpus reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpus_reply, cpus) == 16, "cpus reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_class_times) == 8 * RTPLACE_CLASS_COUNT, "cpu time layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_times_reply) == 24 + 32 * RTPLACE_CPUS_PAGE, "cpu times reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_times_reply, cpus) == 24, "cpu times reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_status_reply) == 120, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");

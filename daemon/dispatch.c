@@ -34,6 +34,7 @@ struct dispatch {
 	const struct topo *topo;
 	struct cpupri_view view;
 	bool tracking;
+	const struct tracker *tracker; /* time by class; NULL when simulating */
 	struct moves *moves;
 	const char *proc_root;
 	struct config cfg;
@@ -464,6 +465,35 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 	dispatch_send_reply(s, peer, m);
 }
 
+/* A page of time by class, read from the tracker's per-CPU entries at one
+ * instant (sampled_ns) taken before them. */
+static void dispatch_cpu_times(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_cpu_times_reply *r = &s->reply.cpu_times_reply;
+	uint32_t first = m->cpus.first;
+	int err = 0;
+
+	if (!s->tracker) {
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
+				    "time by class needs the BPF tracker");
+		return;
+	}
+	proto_msg_init(&s->reply, RTPLACE_MSG_CPU_TIMES_REPLY, m->hdr.request_id);
+	r->total = s->topo->ncpus;
+	r->first = first;
+	r->count = r->total - first < RTPLACE_CPUS_PAGE ? r->total - first : RTPLACE_CPUS_PAGE;
+	r->sampled_ns = loop_now_ns();
+	for (uint32_t i = 0; i < r->count && err == 0; i++)
+		err = tracker_cpu_times(s->tracker, first + i, r->sampled_ns, r->cpus[i].ns);
+	if (err < 0) {
+		log_ratelimited(LOG_WARNING, "Failed to read the time by class of CPUs %u-%u: %s", first,
+				first + r->count - 1, strerror(-err));
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, err, "time by class unreadable");
+		return;
+	}
+	dispatch_send_reply(s, peer, m);
+}
+
 /* Managed CPUs the map does not show offline (hotplug). */
 static uint32_t dispatch_online_count(const struct dispatch *s)
 {
@@ -585,6 +615,9 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	case RTPLACE_MSG_CPUS:
 		dispatch_cpus(s, peer, m);
 		break;
+	case RTPLACE_MSG_CPU_TIMES:
+		dispatch_cpu_times(s, peer, m);
+		break;
 	case RTPLACE_MSG_STATUS:
 		dispatch_status(s, peer, m);
 		break;
@@ -636,6 +669,7 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	s->base = opts->base;
 	s->topo = opts->topo;
 	s->tracking = opts->tracker != NULL;
+	s->tracker = opts->tracker;
 	s->proc_root = opts->proc_root;
 	s->start_ms = loop_now_ms();
 	s->lim = (struct proto_limits){

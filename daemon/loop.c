@@ -127,8 +127,13 @@ int loop_every(struct loop *l, uint64_t interval_usec, void (*cb)(void *ctx), vo
 
 uint64_t loop_now_ms(void)
 {
+	return loop_now_ns() / 1000000;
+}
+
+uint64_t loop_now_ns(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }

@@ -29,5 +29,7 @@ int loop_every(struct loop *l, uint64_t interval_usec, void (*cb)(void *ctx), vo
 
 /* Monotonic clock in milliseconds (the clock every lease and uptime uses). */
 uint64_t loop_now_ms(void);
+/* The same clock in nanoseconds (the BPF tracker's bpf_ktime_get_ns()). */
+uint64_t loop_now_ns(void);
 
 #endif

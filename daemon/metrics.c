@@ -16,6 +16,7 @@
 #include "cpupri.h"
 #include "levels.h"
 #include "log.h"
+#include "loop.h"
 #include "metrics.h"
 #include "server.h"
 
@@ -111,6 +112,44 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 				    cpupri_level(&m->view, cpu) != LEVEL_OFFLINE);
 }
 
+/* Nanoseconds as seconds with every digit: counters of ns stay exact. */
+static void metrics_seconds(struct evbuffer *b, uint64_t ns)
+{
+	evbuffer_add_printf(b, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000u),
+			    (unsigned long long)(ns % 1000000000u));
+}
+
+/* Time by class from the tracker, all CPUs at one instant read before
+ * them; a CPU whose entry cannot be read is left out of this scrape. */
+static void metrics_class_seconds(struct metrics *m, struct evbuffer *b)
+{
+	static const char *const names[RTPLACE_CLASS_COUNT] = {
+		[RTPLACE_CLASS_IDLE] = "idle",
+		[RTPLACE_CLASS_NORMAL] = "normal",
+		[RTPLACE_CLASS_RT] = "rt",
+		[RTPLACE_CLASS_DL] = "dl",
+	};
+	uint64_t now = loop_now_ns(), ns[RTPLACE_CLASS_COUNT];
+
+	metrics_family(b, "rtplace_cpu_class_seconds_total", "counter",
+		       "Time the CPU spent running idle, normal (fair), rt and dl (deadline) tasks, counted by the "
+		       "BPF tracker from the CPU's first class change after rtplaced started.");
+	for (uint32_t cpu = 0; cpu < m->o.topo->ncpus; cpu++) {
+		int r = tracker_cpu_times(m->o.tracker, cpu, now, ns);
+
+		if (r < 0) {
+			log_ratelimited(LOG_WARNING, "Failed to read the time by class of CPU %u: %s", cpu,
+					strerror(-r));
+			continue;
+		}
+		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++) {
+			evbuffer_add_printf(b, "rtplace_cpu_class_seconds_total{cpu=\"%u\",class=\"%s\"} ", cpu,
+					    names[c]);
+			metrics_seconds(b, ns[c]);
+		}
+	}
+}
+
 static void metrics_tracker(struct metrics *m, struct evbuffer *b)
 {
 	struct tracker_prog_stats st[METRICS_MAX_PROGS];
@@ -128,10 +167,10 @@ static void metrics_tracker(struct metrics *m, struct evbuffer *b)
 				    (unsigned long long)st[i].runs);
 	metrics_family(b, "rtplace_tracker_run_seconds_total", "counter",
 		       "Time spent in each tracker BPF program since [metrics] bpf-stats turned statistics on.");
-	for (size_t i = 0; i < n; i++)
-		evbuffer_add_printf(b, "rtplace_tracker_run_seconds_total{program=\"%s\"} %llu.%09llu\n", st[i].name,
-				    (unsigned long long)(st[i].run_ns / 1000000000u),
-				    (unsigned long long)(st[i].run_ns % 1000000000u));
+	for (size_t i = 0; i < n; i++) {
+		evbuffer_add_printf(b, "rtplace_tracker_run_seconds_total{program=\"%s\"} ", st[i].name);
+		metrics_seconds(b, st[i].run_ns);
+	}
 }
 
 /* The whole page, in the text format 0.0.4: HELP and TYPE before each
@@ -169,6 +208,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 		       "Notification records dropped because a subscriber's ring was full.");
 	evbuffer_add_printf(b, "rtplace_records_lost_total %llu\n", (unsigned long long)st.moves.records_lost);
 	if (m->o.tracker) {
+		metrics_class_seconds(m, b);
 		metrics_family(b, "rtplace_tracker_events_lost_total", "counter",
 			       "Tracker events dropped because the BPF ring buffer was full.");
 		evbuffer_add_printf(b, "rtplace_tracker_events_lost_total %llu\n",

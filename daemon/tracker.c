@@ -36,6 +36,9 @@ struct tracker {
 	const void *map;       /* read-only mapping of the cpupri map */
 	size_t map_len;        /* bytes mapped, a page multiple */
 	size_t map_size;       /* bytes of the region (geometry) */
+	const struct tracker_cpu_time *times; /* read-only mapping of tracker_times */
+	size_t times_len;      /* bytes mapped, a page multiple */
+	uint32_t ncpus;        /* entries of times */
 	tracker_event_cb *cb;  /* the consumer, only during tracker_consume() */
 	void *cb_ctx;
 	int stats_fd;          /* BPF_ENABLE_STATS while >= 0 */
@@ -290,6 +293,22 @@ out:
 	return r;
 }
 
+/* Maps the time-by-class array read-only and freezes it against syscall
+ * writes: only the BPF programs write it. */
+static int tracker_map_times(struct tracker *t, uint32_t ncpus, size_t page)
+{
+	int fd = bpf_map__fd(t->skel->maps.tracker_times);
+	size_t len = ((size_t)ncpus * sizeof(struct tracker_cpu_time) + page - 1) / page * page;
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	t->times = p;
+	t->times_len = len;
+	t->ncpus = ncpus;
+	return bpf_map_freeze(fd);
+}
+
 /* The running kernel's BTF, which the programs need (CO-RE, tp_btf). */
 static int tracker_kernel_btf(char *err, size_t errlen, struct btf **ret)
 {
@@ -362,6 +381,8 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 		bpf_program__set_autoattach(watch_progs[i], false);
 	r = bpf_map__set_value_size(t->skel->maps.tracker_cpupri, g.size);
 	if (r == 0)
+		r = bpf_map__set_max_entries(t->skel->maps.tracker_times, topo->ncpus);
+	if (r == 0)
 		r = tracker_bpf__load(t->skel);
 	if (r < 0) {
 		tracker_err(err, errlen, "loading the BPF programs failed: %s%s", strerror(-r),
@@ -414,6 +435,12 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 		goto out;
 	}
 
+	r = tracker_map_times(t, topo->ncpus, (size_t)page);
+	if (r < 0) {
+		tracker_err(err, errlen, "mapping the time-by-class map failed: %s", strerror(-r));
+		goto out;
+	}
+
 	t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.tracker_events), tracker_ring_cb, t, NULL);
 	if (!t->ring) {
 		r = -errno;
@@ -438,6 +465,20 @@ const void *tracker_map(const struct tracker *t, size_t *ret_size)
 {
 	*ret_size = t->map_size;
 	return t->map;
+}
+
+int tracker_cpu_times(const struct tracker *t, uint32_t cpu, uint64_t now_ns, uint64_t ret[RTPLACE_CLASS_COUNT])
+{
+	__u64 ns[RTPLACE_CLASS_COUNT];
+	int r;
+
+	if (cpu >= t->ncpus)
+		return -ERANGE;
+	r = tracker_cpu_time_read(&t->times[cpu], now_ns, ns);
+	if (r == 0)
+		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
+			ret[c] = ns[c];
+	return r;
 }
 
 int tracker_ring_fd(const struct tracker *t)
@@ -537,6 +578,8 @@ void tracker_close(struct tracker *t)
 	ring_buffer__free(t->ring);
 	if (t->map)
 		munmap((void *)t->map, t->map_len);
+	if (t->times)
+		munmap((void *)t->times, t->times_len);
 	tracker_bpf__destroy(t->skel);
 	free(t);
 }

@@ -49,6 +49,16 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 /* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
 const void *tracker_map(const struct tracker *t, size_t *ret_size);
 
+/*
+ * The nanoseconds cpu spent in each class (RTPLACE_CLASS_*) at now_ns
+ * (CLOCK_MONOTONIC, read before the call), into ret: counted from the CPU's
+ * first class change after tracker_open(), offline time in no class. Reads
+ * the programs' per-CPU entries without a syscall or a lock (tracker-abi.h);
+ * for one CPU, a later now_ns never gives less in any class. 0, -ERANGE for
+ * a CPU beyond the topology, -EBUSY (tracker_cpu_time_read()).
+ */
+int tracker_cpu_times(const struct tracker *t, uint32_t cpu, uint64_t now_ns, uint64_t ret[RTPLACE_CLASS_COUNT]);
+
 /* The ring buffer's epoll fd: readable when tracker_consume() has events
  * that woke it (exits). Collisions do not wake it; drain them on a timer. */
 int tracker_ring_fd(const struct tracker *t);

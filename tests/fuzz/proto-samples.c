@@ -11,7 +11,8 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_STATUS,       RTPLACE_MSG_MOVE,          RTPLACE_MSG_SUBSCRIBE,
 	RTPLACE_MSG_ERROR,        RTPLACE_MSG_QUERY_REPLY,   RTPLACE_MSG_RELEASE_REPLY,
 	RTPLACE_MSG_CPUS_REPLY,   RTPLACE_MSG_STATUS_REPLY,  RTPLACE_MSG_MOVE_REPLY,
-	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED,
+	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED, RTPLACE_MSG_CPU_TIMES,
+	RTPLACE_MSG_CPU_TIMES_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -191,6 +192,27 @@ static int sample_cpus_reply(unsigned shape, struct proto_msg *ret)
 	return proto_validate(ret, NULL, NULL);
 }
 
+static int sample_cpu_times_reply(unsigned shape, struct proto_msg *ret)
+{
+	/* Built in place: the body is 4 KiB. */
+	struct rtplace_cpu_times_reply *r = &ret->cpu_times_reply;
+	int err;
+
+	if (shape > 1)
+		return -ENOENT;
+	err = proto_msg_init(ret, RTPLACE_MSG_CPU_TIMES_REPLY, 8 + shape);
+	if (err < 0)
+		return err;
+	r->total = shape ? 480 : PROTO_SAMPLE_NCPUS;
+	r->first = shape ? 384 : 0;
+	r->count = r->total - r->first < RTPLACE_CPUS_PAGE ? r->total - r->first : RTPLACE_CPUS_PAGE;
+	r->sampled_ns = 123456789012345ULL;
+	for (unsigned i = 0; i < r->count; i++)
+		for (unsigned c = 0; c < RTPLACE_CLASS_COUNT; c++)
+			r->cpus[i].ns[c] = (uint64_t)(i + 1) * 1000000 * (c + 1);
+	return proto_validate(ret, NULL, NULL);
+}
+
 static int sample_status_reply(unsigned shape, struct proto_msg *ret)
 {
 	struct rtplace_status_reply s = {
@@ -270,6 +292,12 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 			return -ENOENT;
 		return proto_encode_subscribe_reply(ret, 5, &(struct rtplace_subscribe_reply){
 			.ring_records = 1024, .record_size = 32, .ring_bytes = 64 + 1024 * 32 });
+	case RTPLACE_MSG_CPU_TIMES:
+		if (shape > 1)
+			return -ENOENT;
+		return proto_encode_cpu_times(ret, 8, &(struct rtplace_cpus){ .first = shape * RTPLACE_CPUS_PAGE });
+	case RTPLACE_MSG_CPU_TIMES_REPLY:
+		return sample_cpu_times_reply(shape, ret);
 	case RTPLACE_MSG_CLAIM_ENDED:
 		if (shape > 1)
 			return -ENOENT;

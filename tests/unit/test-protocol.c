@@ -101,6 +101,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_MOVE_REPLY, 288, "move-reply" },
 		{ RTPLACE_MSG_SUBSCRIBE_REPLY, 40, "subscribe-reply" },
 		{ RTPLACE_MSG_CLAIM_ENDED, 40, "claim-ended" },
+		{ RTPLACE_MSG_CPU_TIMES, 32, "cpu-times" },
+		{ RTPLACE_MSG_CPU_TIMES_REPLY, 4144, "cpu-times-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -114,14 +116,14 @@ static void test_layout(void **state)
 		else
 			assert_int_equal(proto_reply_type(want[i].type), 0);
 	}
-	assert_int_equal(proto_msg_length(0x0107), 0);
-	assert_null(proto_type_name(0x0107));
+	assert_int_equal(proto_msg_length(0x0108), 0);
+	assert_null(proto_type_name(0x0108));
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY), RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_STATUS), RTPLACE_MSG_STATUS_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_SUBSCRIBE), RTPLACE_MSG_SUBSCRIBE_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY_REPLY), 0);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_CLAIM_ENDED), 0);
-	assert_int_equal(proto_reply_type(0x0107), 0);
+	assert_int_equal(proto_reply_type(0x0108), 0);
 	/* the wire constants are frozen: these values are in deployed clients */
 	assert_int_equal(RTPLACE_PROTO_MAGIC, 0x4c505452);
 	assert_int_equal(RTPLACE_MSG_QUERY, 0x0101);
@@ -187,7 +189,7 @@ static void test_header(void **state)
 	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
 
 	m = sample(RTPLACE_MSG_STATUS, 0);
-	m.hdr.type = 0x0107;
+	m.hdr.type = 0x0108;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
 	m.hdr.type = 0;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
@@ -521,6 +523,39 @@ static void test_query_reply_rules(void **state)
 	REFUSED(&m, &lim_client, -EINVAL, "level is not the highest listed");
 }
 
+static void test_cpu_times_reply_rules(void **state)
+{
+	static struct proto_msg base, m;
+	struct proto_limits lim480 = { .ncpus = 480, .nnodes = 2, .accept = PROTO_ACCEPT_REPLIES };
+
+	base = sample(RTPLACE_MSG_CPU_TIMES_REPLY, 0);
+	ACCEPTED(&base, &lim_client);
+	m = sample(RTPLACE_MSG_CPU_TIMES_REPLY, 1);
+	ACCEPTED(&m, &lim480);
+	assert_int_equal(m.cpu_times_reply.count, 480 - 384);
+	m.cpu_times_reply.total = 481;
+	REFUSED(&m, &lim480, -ERANGE, "total out of range");
+
+	m = base;
+	m.cpu_times_reply.first = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_client, -ERANGE, "first cpu out of range");
+	m = base;
+	m.cpu_times_reply.count--;
+	REFUSED(&m, &lim_client, -EINVAL, "count does not fill the page");
+	m = base;
+	m.cpu_times_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = base;
+	m.cpu_times_reply.cpus[PROTO_SAMPLE_NCPUS].ns[RTPLACE_CLASS_RT] = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+	/* the daemon takes the request, a client does not */
+	m = sample(RTPLACE_MSG_CPU_TIMES, 0);
+	ACCEPTED(&m, &lim_server);
+	REFUSED(&m, &lim_client, -EOPNOTSUPP, "message type not accepted here");
+	m.cpus.first = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_server, -ERANGE, "first cpu out of range");
+}
+
 static void test_cpus_reply_rules(void **state)
 {
 	static struct proto_msg base, m;
@@ -669,7 +704,7 @@ static void test_encoders(void **state)
 	q.prio = 10;
 	assert_int_equal(proto_encode_query(&m, 0, &q), -EINVAL);
 	assert_int_equal(proto_encode_query(&m, 1, &q), 0);
-	assert_int_equal(proto_encode(&m, 0x0107, 1, 0, &q, &err), -EOPNOTSUPP);
+	assert_int_equal(proto_encode(&m, 0x0108, 1, 0, &q, &err), -EOPNOTSUPP);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, NULL, &err), -EINVAL);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_STATUS, 1, 0, NULL, &err), 0);
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, NULL), -EINVAL);
@@ -677,7 +712,7 @@ static void test_encoders(void **state)
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, "bad field"), 0);
 	assert_int_equal(m.hdr.status, -EINVAL);
 	assert_string_equal(m.error.reason, "bad field");
-	assert_int_equal(proto_msg_init(&m, 0x0107, 1), -EOPNOTSUPP);
+	assert_int_equal(proto_msg_init(&m, 0x0108, 1), -EOPNOTSUPP);
 
 	/* built in place, then validated */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
@@ -803,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_string_rules),
 		cmocka_unit_test(test_query_reply_rules),
 		cmocka_unit_test(test_cpus_reply_rules),
+		cmocka_unit_test(test_cpu_times_reply_rules),
 		cmocka_unit_test(test_other_reply_rules),
 		cmocka_unit_test(test_encoders),
 		cmocka_unit_test(test_random_garbage),
