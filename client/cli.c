@@ -23,6 +23,20 @@ int cli_parse_long(const char *s, long min, long max, long *ret)
 	return 0;
 }
 
+int cli_parse_seconds(const char *s, double min, double max, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	/* v == v: refuses "nan" */
+	if (errno || end == s || *end || !(v == v) || v < min || v > max || strpbrk(s, "xXpP"))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 int cli_parse_policy(const char *s, int *ret)
 {
 	if (strcmp(s, "fifo") == 0)

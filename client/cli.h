@@ -13,6 +13,10 @@
 /* A decimal integer in min..max, nothing else. 0 or -EINVAL. */
 int cli_parse_long(const char *s, long min, long max, long *ret);
 
+/* A decimal number of seconds in min..max ("0.5", "2"), nothing else (no
+ * hexadecimal, inf or nan). 0 or -EINVAL. */
+int cli_parse_seconds(const char *s, double min, double max, double *ret);
+
 /* "fifo" or "rr" to SCHED_FIFO / SCHED_RR. 0 or -EINVAL. */
 int cli_parse_policy(const char *s, int *ret);
 

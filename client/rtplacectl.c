@@ -27,13 +27,7 @@
 
 #include "cli.h"
 #include "cpuset.h"
-
-struct ctl {
-	const char *socket;
-	bool json;
-	const char *command;
-	struct rtplace *rp;
-};
+#include "ctl.h"
 
 struct ctl_command {
 	const char *name;
@@ -84,18 +78,14 @@ static int ctl_exit_status(int r)
 	}
 }
 
-/* Reports a failed library call and returns its exit status. */
-static int ctl_fail(const struct ctl *c, const char *what, int r)
+int ctl_fail(const struct ctl *c, const char *what, int r)
 {
 	ctl_error(c, what, r);
 	return ctl_exit_status(r);
 }
 
-static int ctl_usage_error(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* One line naming the problem and where the help is, never the whole help:
- * the problem would scroll away above it. */
-static int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
+/* Never the whole help: the problem would scroll away above it. */
+int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,30 +97,7 @@ static int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 	return EX_USAGE;
 }
 
-/*
- * The options every command takes besides its own: the global ones, so
- * that they may also follow the command (`rtplacectl status --json`), and
- * --help. Each command's table starts with these.
- */
-#define CTL_COMMON_OPTIONS                                    \
-	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
-	{ "json", no_argument, NULL, CTL_OPT_JSON },           \
-	{ "help", no_argument, NULL, 'h' }
-/* Short options every command takes; ':' first: getopt reports a missing
- * value as ':' and prints nothing itself. */
-#define CTL_COMMON_SHORT ":hj"
-
-enum {
-	CTL_OPT_SOCKET = 0x100,
-	CTL_OPT_JSON,
-};
-
-/*
- * Handles an option getopt_long returned that the command does not know
- * itself: a common option, or a mistake. Returns 0 when handled, -1 after
- * printing the command's help, or EX_USAGE.
- */
-static int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *usage)
+int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *usage)
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
 
@@ -154,7 +121,7 @@ static int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const 
 	}
 }
 
-static int ctl_connect(struct ctl *c)
+int ctl_connect(struct ctl *c)
 {
 	int r = rtplace_connect(c->socket, &c->rp);
 
@@ -177,8 +144,7 @@ static const char *ctl_policy_name(int policy)
 	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
-static void ctl_json_string(const char *s)
+void ctl_json_string(const char *s)
 {
 	putchar('"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -262,59 +228,183 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_CPUS_USAGE "cpus"
+#define CTL_CPUS_USAGE                                                                              \
+	"cpus [--interval SECONDS | --svg]\n"                                                        \
+	"  -i, --interval SECONDS  shares of time by class over the next SECONDS (0.1..3600), not\n"   \
+	"                          since the daemon started\n"                                        \
+	"  --svg                   an SVG picture of the machine instead of the table"
+
+enum {
+	CTL_OPT_SVG = CTL_OPT_FIRST_OWN,
+};
+
+int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace_cpu_time *after,
+		     double ret[RTPLACE_CLASS_COUNT])
+{
+	uint64_t d[RTPLACE_CLASS_COUNT], sum = 0;
+
+	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++) {
+		uint64_t from = before ? before->ns[k] : 0;
+
+		d[k] = after->ns[k] > from ? after->ns[k] - from : 0;
+		sum += d[k];
+	}
+	if (sum == 0)
+		return -ENODATA;
+	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
+		ret[k] = (double)d[k] / (double)sum;
+	return 0;
+}
+
+void ctl_sleep(double seconds)
+{
+	struct timespec ts = { .tv_sec = (time_t)seconds,
+			       .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The time by class now, and interval seconds before (interval 0: none).
+ * *ret_times is NULL without an error when the daemon keeps none (no BPF
+ * tracker) and no interval was asked for. 0 or an exit status. */
+static int ctl_cpus_times(struct ctl *c, double interval, struct rtplace_cpu_time **ret_before,
+			  struct rtplace_cpu_time **ret_times, size_t *ret_n)
+{
+	size_t n0 = 0;
+	int r;
+
+	*ret_before = NULL;
+	*ret_times = NULL;
+	if (interval > 0) {
+		r = rtplace_cpu_times(c->rp, ret_before, &n0);
+		if (r < 0)
+			goto fail;
+		ctl_sleep(interval);
+	}
+	r = rtplace_cpu_times(c->rp, ret_times, ret_n);
+	if (r == 0 && *ret_before && n0 != *ret_n)
+		r = -EPROTO;
+	if (r == 0 || (r == -EOPNOTSUPP && interval == 0))
+		return 0;
+fail:
+	if (r == -EOPNOTSUPP)
+		fprintf(stderr, "rtplacectl: %s: this rtplaced keeps no time by class (it needs the BPF tracker and a "
+				"daemon of this version)\n", c->command);
+	return r == -EOPNOTSUPP ? EX_UNAVAILABLE : ctl_fail(c, "cannot read the time by class", r);
+}
+
+static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first)
+{
+	if (c->json) {
+		printf("%s\n  {\"cpu\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
+		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"pid\": %d, "
+		       "\"rt_queued\": %u, \"comm\": ",
+		       first ? "" : ",", ci->cpu, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
+		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
+		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false", (int)ci->pid, ci->rt_queued);
+		ctl_json_string(ci->comm);
+		printf(", \"claim\": %" PRIu64, ci->claim_id);
+		if (ci->claim_id)
+			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
+		for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
+			if (shares)
+				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)k), shares[k]);
+			else
+				printf(", \"%s\": null", rtplace_class_name((unsigned)k));
+		printf("}");
+		return;
+	}
+	printf("%4d %4d %4d %5d %-8s %7d %-16s ", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
+	       (int)ci->pid, ci->comm[0] ? ci->comm : "-");
+	if (ci->claim_id)
+		printf("%6" PRIu64 " %-8s", ci->claim_id, rtplace_level_name(ci->claim_level));
+	else
+		printf("%6s %-8s", "-", "-");
+	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
+		if (shares)
+			printf(" %6.1f", shares[k] * 100);
+		else
+			printf(" %6s", "-");
+	printf(" %s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
+	       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "");
+}
 
 static int ctl_cpus(struct ctl *c, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		CTL_COMMON_OPTIONS,
+		{ "interval", required_argument, NULL, 'i' },
+		{ "svg", no_argument, NULL, CTL_OPT_SVG },
+		{ 0 },
+	};
+	struct rtplace_cpu_time *before = NULL, *times = NULL;
 	struct rtplace_cpu *cpus = NULL;
-	size_t n = 0;
-	int r;
+	size_t n = 0, ntimes = 0;
+	double interval = 0;
+	bool svg = false;
+	int o, r;
 
-	r = ctl_simple_options(c, argc, argv, CTL_CPUS_USAGE, 0);
-	if (r)
-		return r < 0 ? EX_OK : r;
+	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "i:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'i':
+			if (cli_parse_seconds(optarg, 0.1, 3600, &interval) < 0)
+				return ctl_usage_error(c, "--interval %s: not a number of seconds 0.1..3600", optarg);
+			break;
+		case CTL_OPT_SVG:
+			svg = true;
+			break;
+		default:
+			r = ctl_common_option(c, o, argc, argv, CTL_CPUS_USAGE);
+			if (r)
+				return r < 0 ? EX_OK : r;
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (svg && (interval > 0 || c->json))
+		return ctl_usage_error(c, "%s", "--svg draws the levels of now: not with --interval or --json");
 	r = ctl_connect(c);
 	if (r)
 		return r;
+	if (!svg) {
+		r = ctl_cpus_times(c, interval, &before, &times, &ntimes);
+		if (r)
+			goto out;
+	}
 	r = rtplace_cpus(c->rp, &cpus, &n);
-	if (r < 0)
-		return ctl_fail(c, "cannot read the CPU snapshot", r);
-	if (c->json)
-		printf("{\"cpus\": [");
+	if (r < 0) {
+		r = ctl_fail(c, "cannot read the CPU snapshot", r);
+		goto out;
+	}
+	if (svg) {
+		r = ctl_svg_write(stdout, cpus, NULL, n);
+		r = r < 0 ? ctl_fail(c, "cannot write the picture", r) : EX_OK;
+		goto out;
+	}
+	/* interval_s null: the shares are since the daemon started. */
+	if (c->json && interval > 0)
+		printf("{\"interval_s\": %.3f, \"cpus\": [", interval);
+	else if (c->json)
+		printf("{\"interval_s\": null, \"cpus\": [");
 	else
-		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %s\n", "CPU", "NODE", "LLC", "CORE", "LEVEL", "PID",
-		       "COMM", "CLAIM", "CLAIM-AT", "FLAGS");
+		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %6s %6s %6s %6s %s\n", "CPU", "NODE", "LLC", "CORE",
+		       "LEVEL", "PID", "COMM", "CLAIM", "CLAIM-AT", "IDLE%", "NORM%", "RT%", "DL%", "FLAGS");
 	for (size_t i = 0; i < n; i++) {
-		const struct rtplace_cpu *ci = &cpus[i];
+		double shares[RTPLACE_CLASS_COUNT];
+		bool have = times && i < ntimes &&
+			    ctl_class_shares(before ? &before[i] : NULL, &times[i], shares) == 0;
 
-		if (c->json) {
-			printf("%s\n  {\"cpu\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
-			       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"pid\": %d, "
-			       "\"rt_queued\": %u, \"comm\": ",
-			       i ? "," : "", ci->cpu, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
-			       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
-			       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false", (int)ci->pid, ci->rt_queued);
-			ctl_json_string(ci->comm);
-			printf(", \"claim\": %" PRIu64, ci->claim_id);
-			if (ci->claim_id) {
-				printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
-			}
-			printf("}");
-			continue;
-		}
-		printf("%4d %4d %4d %5d %-8s %7d %-16s ", ci->cpu, ci->node, ci->llc, ci->core,
-		       rtplace_level_name(ci->level), (int)ci->pid, ci->comm[0] ? ci->comm : "-");
-		if (ci->claim_id)
-			printf("%6" PRIu64 " %-8s", ci->claim_id, rtplace_level_name(ci->claim_level));
-		else
-			printf("%6s %-8s", "-", "-");
-		printf(" %s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
-		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "");
+		ctl_cpus_row(c, &cpus[i], have ? shares : NULL, i == 0);
 	}
 	if (c->json)
 		printf("\n]}\n");
+	r = EX_OK;
+out:
 	rtplace_cpus_free(cpus);
-	return EX_OK;
+	rtplace_cpu_times_free(before);
+	rtplace_cpu_times_free(times);
+	return r;
 }
 
 /*
@@ -803,6 +893,7 @@ out:
 static const struct ctl_command ctl_commands[] = {
 	{ "status", ctl_status, CTL_STATUS_USAGE },
 	{ "cpus", ctl_cpus, CTL_CPUS_USAGE },
+	{ "top", ctl_top, CTL_TOP_USAGE },
 	{ "query", ctl_query, CTL_QUERY_USAGE },
 	{ "release", ctl_release, CTL_RELEASE_USAGE },
 	{ "move", ctl_move, CTL_MOVE_USAGE },
@@ -814,7 +905,9 @@ static void ctl_help(FILE *f)
 	fprintf(f, "usage: rtplacectl [--socket PATH] [--json] COMMAND [OPTIONS]\n\n"
 		   "Commands:\n"
 		   "  status     the daemon's version, topology and counters\n"
-		   "  cpus       per-CPU table: node, LLC, core, level, pid/comm, claim\n"
+		   "  cpus       per-CPU table: node, LLC, core, level, pid/comm, claim, time by class\n"
+		   "             (--svg: a picture of the machine)\n"
+		   "  top        live per-CPU view: level, claim, thread, share of each class\n"
 		   "  query      which CPUs for an RT thread of priority P (and claim them)\n"
 		   "  release    end a claim\n"
 		   "  move       ask the daemon to move a thread, or every thread of a process\n"
