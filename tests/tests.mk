@@ -259,3 +259,17 @@ TESTS += tests/integration/test-metrics
 # promtool and a real Prometheus server against the metrics endpoint.
 TESTS += tests/integration/test-metrics-prometheus.sh
 EXTRA_DIST += tests/integration/test-metrics-prometheus.sh
+
+# Time by class: level classes and the reader of the tracker's per-CPU
+# entries, racing a writer thread (issue 12).
+check_PROGRAMS += tests/unit/test-class-times
+tests_unit_test_class_times_SOURCES = tests/unit/test-class-times.c
+tests_unit_test_class_times_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_class_times_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_unit_test_class_times_LDADD = $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/unit/test-class-times
+
+# rtplacectl top and cpus --svg on the simulated 480-CPU machine, and the
+# time by class of a live daemon in both views (issue 12).
+TESTS += tests/integration/test-client-top.sh
+EXTRA_DIST += tests/integration/test-client-top.sh

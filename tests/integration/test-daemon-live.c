@@ -141,6 +141,69 @@ static void test_answers_follow_rt_thread(void **state)
 	close(fd);
 }
 
+/* CPU cpu's time by class now (one CPU_TIMES page). */
+static struct rtplace_class_times class_times(int fd, unsigned cpu)
+{
+	struct proto_msg req, rep;
+
+	assert_int_equal(proto_encode_cpu_times(&req, next_request++, &(struct rtplace_cpus){ .first = 0 }), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPU_TIMES_REPLY);
+	assert_true(cpu < rep.cpu_times_reply.count);
+	return rep.cpu_times_reply.cpus[cpu];
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Issue 12: a FIFO spinner on CPU 1 for 3 s adds at least 2 s of rt time
+ * there, no counter ever goes back, and the CPU accumulates idle time
+ * once the spinner is gone. */
+static void test_class_times_follow_rt_thread(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct rtplace_class_times before, spun, after;
+	struct timespec t0;
+	double wall;
+
+	assert_true(fd >= 0);
+	before = class_times(fd, SPIN_CPU);
+	spinner = test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 6);
+	assert_true(spinner > 0);
+	assert_true(is_spin_level(wait_level(fd, SPIN_CPU, is_spin_level)));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sleep(3);
+	kill_spinner();
+	assert_true(is_not_rt(wait_level(fd, SPIN_CPU, is_not_rt)));
+	wall = seconds_since(&t0);
+	spun = class_times(fd, SPIN_CPU);
+	for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
+		assert_true(spun.ns[c] >= before.ns[c]);
+	print_message("# CPU %d: rt %.3f s over %.3f s of spinning\n", SPIN_CPU,
+		      (double)(spun.ns[RTPLACE_CLASS_RT] - before.ns[RTPLACE_CLASS_RT]) / 1e9, wall);
+	assert_true(spun.ns[RTPLACE_CLASS_RT] - before.ns[RTPLACE_CLASS_RT] >= 2000000000ull);
+	/* Counted time is time that passed: the spinner ran under 1 s
+	 * before the clock started and after it stopped. */
+	assert_true((double)(spun.ns[RTPLACE_CLASS_RT] - before.ns[RTPLACE_CLASS_RT]) / 1e9 < wall + 1);
+
+	/* Bounded: CPU 1 may be busy with other tests' normal work, but not
+	 * for 20 s without a moment of idle. */
+	for (int i = 0; i < 200; i++) {
+		usleep(100000);
+		after = class_times(fd, SPIN_CPU);
+		if (after.ns[RTPLACE_CLASS_IDLE] > spun.ns[RTPLACE_CLASS_IDLE])
+			break;
+	}
+	assert_true(after.ns[RTPLACE_CLASS_IDLE] > spun.ns[RTPLACE_CLASS_IDLE]);
+	assert_true(after.ns[RTPLACE_CLASS_RT] >= spun.ns[RTPLACE_CLASS_RT]);
+	close(fd);
+}
+
 static int start(void **state)
 {
 	cpu_set_t set;
@@ -169,6 +232,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracking_ready),
 		cmocka_unit_test(test_answers_follow_rt_thread),
+		cmocka_unit_test(test_class_times_follow_rt_thread),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -66,4 +66,29 @@ until [ "$(query rtplace_build_info)" = "__name__=rtplace_build_info,version=$ve
 done
 [ "$(query 'count(rtplace_cpu_online == 1)')" = " 480" ] || fail "count(rtplace_cpu_online == 1): $(query 'count(rtplace_cpu_online == 1)')"
 [ "$(query 'up{job="rtplace"}')" = "__name__=up 1" ] || fail "up: $(query 'up{job="rtplace"}')"
+
+# The live daemon (root) on the same port adds the tracker's time by class
+# (issue 12): four counters per CPU that promtool accepts and Prometheus
+# reads back, growing between scrapes.
+[ "$(id -u)" = 0 ] || exit 0
+stop_daemon
+start_live_daemon --config "$TMP/rtplaced.conf"
+ncpus=$(getconf _NPROCESSORS_CONF)
+get "http://127.0.0.1:$METRICS_PORT/metrics" >"$TMP/page"
+promtool check metrics <"$TMP/page" >"$TMP/promtool.out" 2>&1 || fail "promtool check metrics (live): $(cat "$TMP/promtool.out")"
+[ "$(grep -c '^rtplace_cpu_class_seconds_total{cpu="[0-9]*",class="\(idle\|normal\|rt\|dl\)"} [0-9]*\.[0-9]\{9\}$' "$TMP/page")" = $((ncpus * 4)) ] ||
+	fail "not 4 class counters for each of $ncpus CPUs: $(grep class_seconds "$TMP/page" | head -8)"
+i=0
+until [ "$(query 'count(rtplace_cpu_class_seconds_total)')" = " $((ncpus * 4))" ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "Prometheus never returned the class counters: $(query 'count(rtplace_cpu_class_seconds_total)')"
+	sleep 0.1
+done
+# Time passes: counters grow between scrapes.
+i=0
+until [ "$(query 'count(increase(rtplace_cpu_class_seconds_total[5s]) > 0)' | tr -d ' ')" -ge 1 ] 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "class counters do not grow: $(query 'rtplace_cpu_class_seconds_total')"
+	sleep 0.1
+done
 exit 0

@@ -1,0 +1,110 @@
+#!/bin/sh
+# Issue 12's views against a real rtplaced: `rtplacectl top` on the
+# simulated 480-CPU machine (compact cells, no line wider than the
+# terminal, one JSON document per frame with every CPU), `cpus --svg`
+# (well-formed XML, one titled shape per CPU, claims in the titles), the
+# time by class in `cpus` and `top` of a live daemon (root), and the
+# one-line usage errors (exit 64) of the new options.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+start_daemon
+"$CTL" --socket "$SOCK" query --prio 50 --count 2 --cpu-list 7,300 --claim 0 >/dev/null ||
+	fail "claiming CPUs 7 and 300"
+
+# Usage errors: one line, exit 64, before connecting.
+for args in "top -d 0" "top -d x" "top -d" "top -n 0" "top -n -1" "top extra" "top --frames 2" \
+	"cpus --interval 0" "cpus --interval 1e9" "cpus --interval nan" "cpus --svg --json" \
+	"cpus --svg --interval 1"; do
+	# shellcheck disable=SC2086
+	expect_status 64 "$CTL" --socket "$SOCK" $args
+	[ "$(wc -l <"$TMP/err")" = 1 ] || fail "'$args': not one line: $(cat "$TMP/err")"
+done
+expect_status 0 "$CTL" top --help
+grep -q -- '--delay SECONDS' "$TMP/out" || fail "top --help: $(cat "$TMP/out")"
+
+# Batch frames at several widths: every line fits, every CPU is shown.
+for cols in 80 132 40; do
+	COLUMNS=$cols expect_status 0 "$CTL" --socket "$SOCK" top -b -n 2 -d 0.1
+	awk -v w="$cols" 'length($0) > w { bad++ } END { exit bad > 0 }' "$TMP/out" ||
+		fail "top at $cols columns printed a wider line: $(awk -v w="$cols" 'length($0) > w' "$TMP/out" | head -3)"
+	[ "$(grep -c '^rtplace top: 480 CPUs' "$TMP/out")" = 2 ] || fail "top -n 2 did not print 2 frames"
+	# Cells start with the CPU id: 480 ids per frame, each once.
+	python3 - "$TMP/out" <<'PY' || fail "top at $cols columns does not show each CPU once per frame"
+import re, sys
+frames = open(sys.argv[1]).read().split("rtplace top:")[1:]
+for f in frames:
+    ids = [int(m) for m in re.findall(r"(?:^|  )\s*(\d+) (?:idle|norm|rt\d+|dl|off)", f, re.M)]
+    assert sorted(ids) == list(range(480)), (len(ids), sorted(set(range(480)) - set(ids))[:5])
+PY
+done
+
+# JSON: one document per frame, one line each.
+expect_status 0 "$CTL" --socket "$SOCK" --json top -n 3 -d 0.1
+[ "$(wc -l <"$TMP/out")" = 3 ] || fail "top --json -n 3 printed $(wc -l <"$TMP/out") lines"
+python3 - "$TMP/out" <<'PY' || fail "top --json frames: $(head -c 300 "$TMP/out")"
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    assert 0.05 < d["interval_s"] < 5, d["interval_s"]
+    assert d["claims"] == 1 and d["tracking"] is False
+    cpus = d["cpus"]
+    assert sorted(c["cpu"] for c in cpus) == list(range(480))
+    for c in cpus:
+        assert {"level", "idle", "normal", "rt", "dl", "claim", "node", "llc"} <= set(c)
+        # simulated levels: no time by class
+        assert c["idle"] is None and c["rt"] is None
+    claimed = {c["cpu"]: c["claim_level"] for c in cpus if c["claim"]}
+    assert claimed == {7: "rt50", 300: "rt50"}, claimed
+PY
+
+# Without the tracker `cpus` shows no shares, and --interval says why.
+expect_status 0 "$CTL" --socket "$SOCK" cpus
+grep -q '^ *7 .* rt50 .*  -  *-  *-  *- online' "$TMP/out" || fail "cpus table row 7: $(grep '^ *7 ' "$TMP/out")"
+expect_status 69 "$CTL" --socket "$SOCK" cpus --interval 0.1
+grep -q 'no time by class' "$TMP/err" || fail "cpus --interval without tracker: $(cat "$TMP/err")"
+
+# The picture: XML, one titled CPU square per CPU, the claims named.
+expect_status 0 "$CTL" --socket "$SOCK" cpus --svg
+python3 - "$TMP/out" <<'PY' || fail "cpus --svg: not the picture wanted"
+import re, sys
+import xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == ns + "svg"
+titles = {}
+for r in root.iter(ns + "rect"):
+    t = r.find(ns + "title")
+    if t is not None:
+        m = re.match(r"CPU (\d+): (\S+), ", t.text)
+        assert m, t.text
+        titles[int(m.group(1))] = t.text
+assert sorted(titles) == list(range(480)), len(titles)
+assert "claim" in titles[7] and "at rt50" in titles[300], (titles[7], titles[300])
+assert "no claim" in titles[8]
+labels = [t.text for t in root.iter(ns + "text")]
+assert "node 0" in labels and "node 1" in labels and "LLC 1" in labels, labels[:10]
+PY
+stop_daemon
+
+# Live (root): the tracker's time by class in both views.
+[ "$(id -u)" = 0 ] || exit 0
+start_live_daemon
+expect_status 0 "$CTL" --socket "$SOCK" --json cpus --interval 0.3
+python3 - "$TMP/out" <<'PY' || fail "cpus --interval --json: $(cat "$TMP/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d["interval_s"] - 0.3) < 1e-9
+for c in d["cpus"]:
+    if c["online"]:
+        assert abs(c["idle"] + c["normal"] + c["rt"] + c["dl"] - 1) < 0.01, c
+PY
+expect_status 0 "$CTL" --socket "$SOCK" --json top -n 1 -d 0.3
+python3 - "$TMP/out" <<'PY' || fail "top --json live: $(cat "$TMP/out")"
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+assert d["tracking"] is True
+for c in d["cpus"]:
+    if c["online"]:
+        assert abs(c["idle"] + c["normal"] + c["rt"] + c["dl"] - 1) < 0.01, c
+PY
+exit 0
