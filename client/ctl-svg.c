@@ -40,7 +40,7 @@ enum svg_level {
 struct svg {
 	FILE *f;
 	const struct rtplace_cpu *cpus;
-	const int *packages;
+	bool packages; /* the daemon named packages (one older than that does not) */
 	size_t *order;
 	size_t n;
 };
@@ -64,7 +64,7 @@ static int svg_key(const struct svg *s, size_t i, enum svg_level level)
 
 	switch (level) {
 	case SVG_PACKAGE:
-		return c->node < 0 ? -1 : s->packages ? s->packages[i] : 0;
+		return c->node < 0 ? -1 : s->packages ? c->package : 0;
 	case SVG_NODE:
 		return c->node;
 	case SVG_LLC:
@@ -278,10 +278,13 @@ static void svg_legend(FILE *f, int x, int y)
 	fprintf(f, "</g>\n");
 }
 
-int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, const int *packages, size_t n)
+int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n)
 {
-	struct svg s = { .f = f, .cpus = cpus, .packages = packages, .n = n };
+	struct svg s = { .f = f, .cpus = cpus, .n = n };
 	int w = 0, h = 0, row_h = 0, x = 0, y = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s.packages |= cpus[i].node >= 0 && cpus[i].package >= 0;
 
 	s.order = malloc((n ? n : 1) * sizeof(*s.order));
 	if (!s.order)

@@ -165,9 +165,9 @@ static void top_json(const struct top *t, const struct top_reading *prev, const 
 		double sh[RTPLACE_CLASS_COUNT];
 		bool have = top_shares(prev, cur, i, sh);
 
-		printf("%s{\"cpu\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"level\": \"%s\", \"online\": %s, "
-		       "\"claim\": %" PRIu64 ", \"claim_level\": ",
-		       k ? ", " : "", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
+		printf("%s{\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"level\": \"%s\", "
+		       "\"online\": %s, \"claim\": %" PRIu64 ", \"claim_level\": ",
+		       k ? ", " : "", ci->cpu, ci->package, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
 		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false", ci->claim_id);
 		if (ci->claim_id)
 			printf("\"%s\"", rtplace_level_name(ci->claim_level));

@@ -79,12 +79,12 @@ int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace
 int ctl_top(struct ctl *c, int argc, char **argv);
 
 /*
- * Writes the SVG picture of the machine (ctl-svg.c): nodes, LLCs and cores
- * as nested boxes, each CPU a shape coloured by its level with a <title>,
- * claimed CPUs outlined in their claim's level, offline CPUs grey, a
- * legend. packages (NULL when unknown) is each CPU's package id. 0, or
- * -errno when writing failed.
+ * Writes the SVG picture of the machine (ctl-svg.c): packages (when the
+ * daemon names them), nodes, LLCs and cores as nested boxes, each CPU a
+ * shape coloured by its level with a <title>, claimed CPUs outlined in
+ * their claim's level, offline CPUs grey, a legend. 0, or -errno when
+ * writing failed.
  */
-int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, const int *packages, size_t n);
+int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n);
 
 #endif

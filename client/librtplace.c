@@ -461,9 +461,10 @@ int rtplace_release(struct rtplace *rp, uint64_t claim_id, unsigned *ret_ncpus)
 	return r;
 }
 
-static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, struct rtplace_cpu *ret)
+static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, bool have_package, struct rtplace_cpu *ret)
 {
 	*ret = (struct rtplace_cpu){
+		.package = have_package ? ci->package : -1,
 		.cpu = ci->cpu,
 		.level = ci->level,
 		.flags = ci->flags,
@@ -480,19 +481,24 @@ static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, struct rtpl
 }
 
 /* Copies the entries of the page in reply (CPU ids first..first+count-1)
- * into out, an array of a whole snapshot. */
-typedef void rtplace_page_copy_fn(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count);
+ * into out, an array of a whole snapshot; flags are the request's. */
+typedef void rtplace_page_copy_fn(const struct proto_msg *reply, uint32_t flags, void *out, uint32_t first,
+				  uint32_t count);
 
-static void rtplace_cpus_copy(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count)
+static void rtplace_cpus_copy(const struct proto_msg *reply, uint32_t flags, void *out, uint32_t first,
+			      uint32_t count)
 {
 	for (uint32_t i = 0; i < count; i++)
-		rtplace_cpu_from_wire(&reply->cpus_reply.cpus[i], (struct rtplace_cpu *)out + first + i);
+		rtplace_cpu_from_wire(&reply->cpus_reply.cpus[i], flags & RTPLACE_CPUS_F_PACKAGE,
+				      (struct rtplace_cpu *)out + first + i);
 }
 
-static void rtplace_cpu_times_copy(const struct proto_msg *reply, void *out, uint32_t first, uint32_t count)
+static void rtplace_cpu_times_copy(const struct proto_msg *reply, uint32_t flags, void *out, uint32_t first,
+				   uint32_t count)
 {
 	const struct rtplace_cpu_times_reply *tr = &reply->cpu_times_reply;
 
+	(void)flags;
 	for (uint32_t i = 0; i < count; i++) {
 		struct rtplace_cpu_time *t = (struct rtplace_cpu_time *)out + first + i;
 
@@ -508,8 +514,8 @@ static void rtplace_cpu_times_copy(const struct proto_msg *reply, void *out, uin
  * entries; the daemon's total must not change between pages, nor a page
  * come back for another CPU range. Lock held.
  */
-static int rtplace_pages_locked(struct rtplace *rp, uint16_t type, size_t elem, rtplace_page_copy_fn *copy,
-				void **ret, size_t *ret_n)
+static int rtplace_pages_locked(struct rtplace *rp, uint16_t type, uint32_t flags, size_t elem,
+				rtplace_page_copy_fn *copy, void **ret, size_t *ret_n)
 {
 	const struct rtplace_cpus_reply *pg = &rp->reply.cpus_reply;
 	void *out = NULL;
@@ -523,7 +529,7 @@ static int rtplace_pages_locked(struct rtplace *rp, uint16_t type, size_t elem, 
 				       offsetof(struct rtplace_cpu_times_reply, first),
 		       "both replies page alike");
 	do {
-		const struct rtplace_cpus page = { .first = first };
+		const struct rtplace_cpus page = { .first = first, .flags = flags };
 
 		r = proto_encode(&rp->req, type, rtplace_next_id(rp), 0, &page, NULL);
 		if (r == 0)
@@ -546,7 +552,7 @@ static int rtplace_pages_locked(struct rtplace *rp, uint16_t type, size_t elem, 
 			r = -EPROTO;
 			goto fail;
 		}
-		copy(&rp->reply, out, first, pg->count);
+		copy(&rp->reply, flags, out, first, pg->count);
 		first += pg->count;
 	} while (first < total);
 	*ret = out;
@@ -565,7 +571,12 @@ int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_
 	if (!rp || !ret_cpus || !ret_n)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, sizeof(struct rtplace_cpu), rtplace_cpus_copy, &cpus, ret_n);
+	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, RTPLACE_CPUS_F_PACKAGE, sizeof(struct rtplace_cpu),
+				 rtplace_cpus_copy, &cpus, ret_n);
+	/* A daemon older than the flag refuses it: ask as it expects. */
+	if (r == -EINVAL)
+		r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, 0, sizeof(struct rtplace_cpu), rtplace_cpus_copy, &cpus,
+					 ret_n);
 	pthread_mutex_unlock(&rp->lock);
 	if (r == 0)
 		*ret_cpus = cpus;
@@ -580,8 +591,8 @@ int rtplace_cpu_times(struct rtplace *rp, struct rtplace_cpu_time **ret_times, s
 	if (!rp || !ret_times || !ret_n)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPU_TIMES, sizeof(struct rtplace_cpu_time), rtplace_cpu_times_copy,
-				 &times, ret_n);
+	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPU_TIMES, 0, sizeof(struct rtplace_cpu_time),
+				 rtplace_cpu_times_copy, &times, ret_n);
 	pthread_mutex_unlock(&rp->lock);
 	if (r == 0)
 		*ret_times = times;

@@ -117,6 +117,7 @@ struct rtplace_cpu {
 	unsigned level;           /* RTPLACE_LEVEL_* */
 	unsigned flags;           /* RTPLACE_CPU_F_* */
 	int node, llc, core;      /* dense ids, -1 when unknown (offline) */
+	int package;              /* dense id, -1 when unknown (offline, or a daemon too old to say) */
 	int kind;                 /* CPU kind, 0 the most performant */
 	pid_t pid;                /* thread running at the last update, 0 for none or idle */
 	unsigned rt_queued;       /* RT tasks queued */

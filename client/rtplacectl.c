@@ -297,10 +297,10 @@ fail:
 static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first)
 {
 	if (c->json) {
-		printf("%s\n  {\"cpu\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
+		printf("%s\n  {\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
 		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"pid\": %d, "
 		       "\"rt_queued\": %u, \"comm\": ",
-		       first ? "" : ",", ci->cpu, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
+		       first ? "" : ",", ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
 		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
 		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false", (int)ci->pid, ci->rt_queued);
 		ctl_json_string(ci->comm);
@@ -378,7 +378,7 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 		goto out;
 	}
 	if (svg) {
-		r = ctl_svg_write(stdout, cpus, NULL, n);
+		r = ctl_svg_write(stdout, cpus, n);
 		r = r < 0 ? ctl_fail(c, "cannot write the picture", r) : EX_OK;
 		goto out;
 	}

@@ -142,7 +142,7 @@ static int proto_check_release(const struct proto_msg *m, const struct proto_bou
 
 static int proto_check_cpus(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
 {
-	if (m->cpus.reserved)
+	if (m->cpus.flags & ~RTPLACE_CPUS_F_ALL || (m->hdr.type == RTPLACE_MSG_CPU_TIMES && m->cpus.flags))
 		return proto_fail(reason, -EINVAL, "reserved field not zero");
 	if (m->cpus.first >= b->ncpus)
 		return proto_fail(reason, -ERANGE, "first cpu out of range");
@@ -275,7 +275,7 @@ static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, 
 		return proto_fail(reason, -EINVAL, "offline cpu with a level");
 	if (!proto_id_ok(c->node, b->nnodes))
 		return proto_fail(reason, -ERANGE, "node out of range");
-	if (c->llc < -1 || c->core < -1)
+	if (c->llc < -1 || c->core < -1 || c->package < -1)
 		return proto_fail(reason, -ERANGE, "topology id out of range");
 	if (c->pid < 0)
 		return proto_fail(reason, -ERANGE, "pid out of range");

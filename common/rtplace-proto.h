@@ -180,12 +180,18 @@ struct rtplace_release {
 	uint64_t claim_id;   /* non-zero */
 };
 
+/* CPUS flags. Added in version 1 (a daemon without them refuses them with
+ * -EINVAL, "reserved field not zero": ask again without). */
+/* Fill each entry's package: the reply's bytes that are zero without it. */
+#define RTPLACE_CPUS_F_PACKAGE (1u << 0)
+#define RTPLACE_CPUS_F_ALL RTPLACE_CPUS_F_PACKAGE
+
 /* One page of the per-CPU snapshot: CPUs first..first+RTPLACE_CPUS_PAGE-1.
  * A client walks pages until first reaches the reply's total. CPU_TIMES
- * (the per-CPU time by class, DESIGN §16) takes the same body. */
+ * (the per-CPU time by class, DESIGN §16) takes the same body, flags 0. */
 struct rtplace_cpus {
 	uint32_t first;      /* below the topology's CPU count */
-	uint32_t reserved;
+	uint32_t flags;      /* RTPLACE_CPUS_F_* */
 };
 
 /* STATUS has no body. */
@@ -288,7 +294,9 @@ struct rtplace_cpu_info {
 	uint64_t claim_id;   /* claim holding the CPU, 0 for none */
 	uint8_t claim_level; /* level the claim holds it at */
 	uint8_t kind;        /* CPU kind, 0 the most performant */
-	uint8_t reserved[6];
+	uint8_t reserved[2];
+	int32_t package;     /* dense package id, -1 when unknown, if the request
+				had RTPLACE_CPUS_F_PACKAGE; else 0 */
 	char comm[RTPLACE_COMM_MAX]; /* comm of pid, "" when unknown */
 };
 
@@ -417,6 +425,7 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 208, "query r
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 56, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, claim_id) == 24, "cpu info layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, package) == 36, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, comm) == 40, "cpu info layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus_reply) == 16 + 56 * RTPLACE_CPUS_PAGE, "cpus reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpus_reply, cpus) == 16, "cpus reply layout");

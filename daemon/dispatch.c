@@ -442,6 +442,8 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 		ci->node = online ? tc->node : -1;
 		ci->llc = online ? tc->llc : -1;
 		ci->core = online ? tc->core : -1;
+		if (m->cpus.flags & RTPLACE_CPUS_F_PACKAGE)
+			ci->package = online ? tc->package : -1;
 		ci->kind = online ? (uint8_t)tc->kind : 0;
 		ci->level = online ? (uint8_t)cpupri_level(&s->view, cpu) : LEVEL_OFFLINE;
 		if (online)

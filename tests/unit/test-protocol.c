@@ -386,7 +386,13 @@ static void test_request_rules(void **state)
 	REFUSED(&m, &lim_server, -ERANGE, "first cpu out of range");
 	m.cpus.first = PROTO_SAMPLE_NCPUS - 1;
 	ACCEPTED(&m, &lim_server);
-	m.cpus.reserved = 1;
+	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE;
+	ACCEPTED(&m, &lim_server);
+	/* what a daemon older than the flag says, and the client's cue */
+	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE << 1;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+	m = sample(RTPLACE_MSG_CPU_TIMES, 0);
+	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE;
 	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
 
 	m = sample(RTPLACE_MSG_MOVE, 0);
@@ -599,6 +605,11 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.cpus[3].core = -2;
 	REFUSED(&m, &lim_client, -ERANGE, "topology id out of range");
+	m = base;
+	m.cpus_reply.cpus[3].package = -2;
+	REFUSED(&m, &lim_client, -ERANGE, "topology id out of range");
+	m.cpus_reply.cpus[3].package = -1;
+	ACCEPTED(&m, &lim_client);
 	m = base;
 	m.cpus_reply.cpus[3].pid = -1;
 	REFUSED(&m, &lim_client, -ERANGE, "pid out of range");
