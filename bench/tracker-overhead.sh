@@ -25,6 +25,10 @@
 #    alone) and prints each program's events and ns per event, and the
 #    programs' share of the machine's busy CPU time over the run. The
 #    figures include the statistics' own cost (two clock reads per event).
+#    A third workload, a ping-pong between processes pinned to CPUs 0 and 1,
+#    makes every switch change its CPU's class (idle <-> normal): the worst
+#    case of the time-by-class accounting (issue 12), which the pinned pipe
+#    (normal -> normal) never reaches.
 set -eu
 
 PAIRS=${1:-5}
@@ -32,12 +36,30 @@ HOLD=${TRACKER_HOLD:-bench/tracker-hold}
 STATS=${BPF_STATS:-bench/bpf-stats}
 HACKBENCH_ARGS=${HACKBENCH_ARGS:--g 4 -l 500}
 PIPE_LOOPS=${PIPE_LOOPS:-200000}
+PINGPONG_LOOPS=${PINGPONG_LOOPS:-50000}
+# Round trips between a process on CPU 0 and one on CPU 1 over two pipes.
+PINGPONG='import os, sys
+n = int(sys.argv[1])
+a_r, a_w = os.pipe()
+b_r, b_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.sched_setaffinity(0, {1})
+    for _ in range(n):
+        os.read(a_r, 1)
+        os.write(b_w, b"x")
+    os._exit(0)
+os.sched_setaffinity(0, {0})
+for _ in range(n):
+    os.write(a_w, b"x")
+    os.read(b_r, 1)
+os.waitpid(pid, 0)'
 
 die() { echo "tracker-overhead: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$HOLD" ] || die "$HOLD not found: run from the build directory or set TRACKER_HOLD"
 [ -x "$STATS" ] || die "$STATS not found: run from the build directory or set BPF_STATS"
-for tool in hackbench perf taskset; do
+for tool in hackbench perf taskset python3; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
 
@@ -151,5 +173,6 @@ for HOLD_ARGS in "" --watch; do
 	# shellcheck disable=SC2086
 	stats "hackbench $HACKBENCH_ARGS" hackbench $HACKBENCH_ARGS
 	stats "taskset -c 0 perf bench sched pipe -l $PIPE_LOOPS" taskset -c 0 perf bench sched pipe -l "$PIPE_LOOPS"
+	stats "ping-pong CPU 0 <-> CPU 1, $PINGPONG_LOOPS round trips" python3 -c "$PINGPONG" "$PINGPONG_LOOPS"
 	detach
 done

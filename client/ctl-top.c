@@ -2,7 +2,8 @@
  * `rtplacectl top`: a live per-CPU view in the habits of top(1). Every
  * delay it reads the daemon's status, the CPU snapshot and the time by
  * class, and prints a frame: a summary line (CPUs, claims, queries and
- * moves per second) and the CPUs grouped by node and LLC with their level,
+ * moves per second, collisions of managed threads counted from the
+ * notification records it subscribes to) and the CPUs grouped by node and LLC with their level,
  * claim, thread and the share of the interval each class took. A frame
  * covers the interval since the previous reading, so the first comes one
  * delay after the start.
@@ -36,6 +37,8 @@
 #define CTL_TOP_CELL 16
 /* Longest line built, whatever the terminal's width. */
 #define CTL_TOP_LINE_MAX 1024
+/* Notification records taken per read. */
+#define CTL_TOP_RECORDS 64
 
 struct top_reading {
 	struct rtplace_status st;
@@ -44,10 +47,12 @@ struct top_reading {
 	struct rtplace_cpu_time *times; /* NULL: the daemon keeps none */
 	size_t ntimes;
 	uint64_t at_ns; /* CLOCK_MONOTONIC of the reading */
+	long collisions; /* since the previous reading, -1 unknown */
 };
 
 struct top {
 	struct ctl *c;
+	struct rtplace_sub *sub; /* NULL: the daemon gives no records */
 	double delay;
 	bool batch, clear;
 	unsigned width, height;
@@ -69,13 +74,42 @@ static void top_reading_free(struct top_reading *rd)
 	*rd = (struct top_reading){ 0 };
 }
 
+/*
+ * Collisions of managed threads published since the last call, from the
+ * notification records (root and CAP_SYS_NICE see every thread's, others
+ * their own); -1 without a subscription. Records lost to a full ring count
+ * as unknown: -1 too.
+ */
+static long top_collisions(struct top *t)
+{
+	struct rtplace_notification recs[CTL_TOP_RECORDS];
+	uint64_t lost = 0, lost_now;
+	long n = 0;
+	size_t got;
+
+	if (!t->sub)
+		return -1;
+	do {
+		lost_now = 0;
+		if (rtplace_sub_read(t->sub, recs, CTL_TOP_RECORDS, &got, &lost_now) < 0) {
+			rtplace_sub_free(t->sub);
+			t->sub = NULL;
+			return -1;
+		}
+		lost += lost_now;
+		for (size_t i = 0; i < got; i++)
+			n += recs[i].type == RTPLACE_NOTIFY_COLLISION;
+	} while (got == CTL_TOP_RECORDS);
+	return lost ? -1 : n;
+}
+
 /* 0, or an exit status after saying what failed. */
 static int top_read(struct top *t, struct top_reading *ret)
 {
 	struct ctl *c = t->c;
 	int r;
 
-	*ret = (struct top_reading){ .at_ns = top_now_ns() };
+	*ret = (struct top_reading){ .at_ns = top_now_ns(), .collisions = top_collisions(t) };
 	r = rtplace_status(c->rp, &ret->st);
 	if (r < 0)
 		return ctl_fail(c, "cannot read the daemon's status", r);
@@ -154,11 +188,14 @@ static double top_rate(uint64_t before, uint64_t after, double seconds)
 static void top_json(const struct top *t, const struct top_reading *prev, const struct top_reading *cur,
 		     double seconds)
 {
-	printf("{\"interval_s\": %.3f, \"claims\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, "
-	       "\"tracking\": %s, \"cpus\": [",
+	printf("{\"interval_s\": %.3f, \"claims\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
 	       seconds, cur->st.claims_active, top_rate(prev->st.queries, cur->st.queries, seconds),
-	       top_rate(prev->st.moves, cur->st.moves, seconds),
-	       cur->st.flags & RTPLACE_STATUS_F_TRACKING ? "true" : "false");
+	       top_rate(prev->st.moves, cur->st.moves, seconds));
+	if (cur->collisions >= 0)
+		printf("\"collisions\": %ld, ", cur->collisions);
+	else
+		printf("\"collisions\": null, ");
+	printf("\"tracking\": %s, \"cpus\": [", cur->st.flags & RTPLACE_STATUS_F_TRACKING ? "true" : "false");
 	for (size_t k = 0; k < cur->n; k++) {
 		size_t i = t->order[k];
 		const struct rtplace_cpu *ci = &cur->cpus[i];
@@ -296,14 +333,20 @@ static void top_text(const struct top *t, const struct top_reading *prev, const 
 {
 	bool compact = cur->n > CTL_TOP_WIDE_MAX || t->width < CTL_TOP_WIDE_COLS ||
 		       (t->clear && cur->n + 8 > t->height);
+	char coll[24];
 
 	if (t->clear)
 		printf("\033[H\033[J");
 	top_line(t, "rtplace top: %zu CPUs, %u online, levels %s; interval %.2f s", cur->n, cur->st.nonline,
 		 cur->st.flags & RTPLACE_STATUS_F_TRACKING ? "live" : "simulated", seconds);
-	top_line(t, "claims %" PRIu64 ", queries/s %.1f, moves/s %.1f, clients %" PRIu64 "%s", cur->st.claims_active,
-		 top_rate(prev->st.queries, cur->st.queries, seconds), top_rate(prev->st.moves, cur->st.moves, seconds),
-		 cur->st.clients, cur->times ? "" : "; no time by class (no BPF tracker)");
+	if (cur->collisions >= 0)
+		snprintf(coll, sizeof(coll), "%ld", cur->collisions);
+	else
+		snprintf(coll, sizeof(coll), "-");
+	top_line(t, "claims %" PRIu64 ", queries/s %.1f, moves/s %.1f, collisions %s, clients %" PRIu64 "%s",
+		 cur->st.claims_active, top_rate(prev->st.queries, cur->st.queries, seconds),
+		 top_rate(prev->st.moves, cur->st.moves, seconds), coll, cur->st.clients,
+		 cur->times ? "" : "; no time by class (no BPF tracker)");
 	if (compact)
 		top_compact(t, prev, cur);
 	else
@@ -373,6 +416,10 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	r = ctl_connect(c);
 	if (r)
 		return r;
+	/* Without records (a simulated topology, the subscriber limit) the
+	 * collisions are unknown; everything else works. */
+	if (rtplace_subscribe(c->rp, &t.sub) < 0)
+		t.sub = NULL;
 	r = top_read(&t, &prev);
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
 		double seconds;
@@ -398,6 +445,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	}
 	top_reading_free(&prev);
 	top_reading_free(&cur);
+	rtplace_sub_free(t.sub);
 	free(t.order);
 	return r;
 }

@@ -6,8 +6,9 @@
  * network.
  *
  * A scrape builds the whole page from counters the daemon keeps anyway
- * (dispatch_get_stats()), the cpupri map and, with [metrics] bpf-stats, the
- * tracker programs' run statistics; it never waits on anything. evhttp
+ * (dispatch_get_stats()), the cpupri map, the tracker's time by class and,
+ * with [metrics] bpf-stats, the tracker programs' run statistics; it never
+ * waits on anything. evhttp
  * reads and writes without blocking, so a slow or stuck scraper only holds
  * its own connection, which the idle timeout closes; and accepting pauses
  * before scrapers take the descriptors the socket clients need.

@@ -2,8 +2,8 @@
  * The BPF tracker's loader: the only user of the generated skeleton. It
  * sizes the cpupri map from the topology, loads and attaches the programs of
  * bpf/tracker.bpf.c, seeds the map from /proc, and hands out a read-only
- * mapping of it and the ring buffer of events (bpf/tracker-abi.h) the daemon
- * must act on. Library code: it never logs; errors come back as -errno with
+ * mapping of it, the per-CPU time by class and the ring buffer of events
+ * (bpf/tracker-abi.h) the daemon must act on. Library code: it never logs; errors come back as -errno with
  * a message for the caller to log.
  *
  * Needs root (CAP_BPF and CAP_PERFMON), kernel BTF, tp_btf programs on the

@@ -47,6 +47,8 @@ for line in open(sys.argv[1]):
     d = json.loads(line)
     assert 0.05 < d["interval_s"] < 5, d["interval_s"]
     assert d["claims"] == 1 and d["tracking"] is False
+    # counted from the notification records top subscribed to
+    assert d["collisions"] == 0, d["collisions"]
     cpus = d["cpus"]
     assert sorted(c["cpu"] for c in cpus) == list(range(480))
     for c in cpus:
@@ -103,6 +105,8 @@ python3 - "$TMP/out" <<'PY' || fail "top --json live: $(cat "$TMP/out")"
 import json, sys
 d = json.loads(open(sys.argv[1]).readline())
 assert d["tracking"] is True
+# counted from the notification records top subscribed to
+assert isinstance(d["collisions"], int) and d["collisions"] >= 0, d["collisions"]
 for c in d["cpus"]:
     if c["online"]:
         assert abs(c["idle"] + c["normal"] + c["rt"] + c["dl"] - 1) < 0.01, c
