@@ -48,8 +48,9 @@
  * are unchanged (no store, no atomic: the slot line stays shared with
  * readers). A change of level that changes the CPU's class (idle, normal,
  * rt, dl) also closes that class's interval of time (tracker_account: a
- * clock read and two exchanges on the CPU's own line). A wakeup of a fair task returns after one load; the ring buffer
- * is reached only for watched threads.
+ * clock read and two exchanges on the CPU's own line). A wakeup of a fair
+ * task returns after one load; the ring buffer is reached only for watched
+ * threads.
  */
 #include "kernel-types.h"
 
@@ -277,6 +278,8 @@ static __always_inline __u32 tracker_task_level(struct rq *rq, struct task_struc
 	return p == rq->stop ? LEVEL_DL : level_from_kernel_prio(p->prio);
 }
 
+_Static_assert((RTPLACE_CLASS_COUNT & (RTPLACE_CLASS_COUNT - 1)) == 0, "a mask bounds class indices");
+
 /*
  * Closes cpu's open interval of time by class when its level enters
  * another class (level_class()), and opens one for the new class; the
@@ -286,8 +289,6 @@ static __always_inline __u32 tracker_task_level(struct rq *rq, struct task_struc
  * readers is tracker-abi.h's (struct tracker_cpu_time): seq goes odd and
  * back to even through exchanges, which are fully ordered.
  */
-_Static_assert((RTPLACE_CLASS_COUNT & (RTPLACE_CLASS_COUNT - 1)) == 0, "a mask bounds class indices");
-
 static __always_inline void tracker_account(__u32 cpu, __u32 level)
 {
 	struct tracker_cpu_time *t = bpf_map_lookup_elem(&tracker_times, &cpu);

@@ -437,7 +437,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 
 	r = tracker_map_times(t, topo->ncpus, (size_t)page);
 	if (r < 0) {
-		tracker_err(err, errlen, "mapping the time-by-class map failed: %s", strerror(-r));
+		tracker_err(err, errlen, "mapping or freezing the time-by-class map failed: %s", strerror(-r));
 		goto out;
 	}
 
