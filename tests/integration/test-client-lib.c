@@ -132,10 +132,28 @@ static void test_cpus_snapshot(void **state)
 		assert_int_equal(cpus[i].level, RTPLACE_LEVEL_IDLE);
 		assert_true(cpus[i].flags & RTPLACE_CPU_F_ONLINE);
 		assert_in_range(cpus[i].node, 0, 1);
+		/* one node per package in this topology */
+		assert_int_equal(cpus[i].package, cpus[i].node);
 		assert_int_equal(cpus[i].claim_id, 0);
 	}
 	assert_string_equal(rtplace_level_name(cpus[0].level), "idle");
 	rtplace_cpus_free(cpus);
+}
+
+/* Issue 12: a simulated topology keeps no time by class, and says so. */
+static void test_cpu_times_unsupported(void **state)
+{
+	struct rtplace_cpu_time *times = NULL;
+	size_t n = 0;
+
+	assert_int_equal(rtplace_cpu_times(*state, &times, &n), -EOPNOTSUPP);
+	assert_null(times);
+	assert_int_equal(rtplace_cpu_times(NULL, &times, &n), -EINVAL);
+	assert_string_equal(rtplace_class_name(RTPLACE_CLASS_IDLE), "idle");
+	assert_string_equal(rtplace_class_name(RTPLACE_CLASS_NORMAL), "normal");
+	assert_string_equal(rtplace_class_name(RTPLACE_CLASS_RT), "rt");
+	assert_string_equal(rtplace_class_name(RTPLACE_CLASS_DL), "dl");
+	assert_string_equal(rtplace_class_name(RTPLACE_CLASS_COUNT), "?");
 }
 
 static void test_level_names(void **state)
@@ -534,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_env_socket),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_cpus_snapshot),
+		cmocka_unit_test(test_cpu_times_unsupported),
 		cmocka_unit_test(test_level_names),
 		cmocka_unit_test(test_query_plain),
 		cmocka_unit_test(test_query_errors),
