@@ -36,6 +36,7 @@ enum svg_level {
 #define SVG_MARGIN 10   /* around the picture */
 #define SVG_LEGEND 40   /* height of the legend above the boxes */
 #define SVG_MIN_WIDTH 760 /* the legend's width */
+#define SVG_UNKNOWN_ROW 16 /* CPUs a row among those of unknown place */
 
 struct svg {
 	FILE *f;
@@ -70,7 +71,8 @@ static int svg_key(const struct svg *s, size_t i, enum svg_level level)
 	case SVG_LLC:
 		return c->llc;
 	case SVG_CORE:
-		return c->core;
+		/* CPUs of unknown place: rows of SVG_UNKNOWN_ROW */
+		return c->node < 0 ? c->cpu / SVG_UNKNOWN_ROW : c->core;
 	default:
 		return c->cpu;
 	}
@@ -199,16 +201,19 @@ static void svg_label(const struct svg *s, enum svg_level level, size_t i, char 
 static void svg_group(const struct svg *s, enum svg_level level, size_t lo, size_t hi, int x, int y, bool draw,
 		      int *ret_w, int *ret_h)
 {
-	bool boxed = level != SVG_PACKAGE || s->packages || s->cpus[s->order[lo]].node < 0;
+	bool unknown = s->cpus[s->order[lo]].node < 0;
+	/* CPUs of unknown place get one box (at the package level), no
+	 * node, LLC or core boxes */
+	bool boxed = unknown ? level == SVG_PACKAGE : level != SVG_PACKAGE || s->packages;
 	int gap = svg_levels[level].pad, pad = boxed ? gap : 0;
 	int top = boxed && svg_levels[level].label ? SVG_LABEL : 0;
 	int cx = pad, cy = pad + top, row_h = 0, w = 0;
-	char label[64];
+	char label[64] = "";
 
-	if (draw && boxed) {
+	if (top)
 		svg_label(s, level, s->order[lo], label, sizeof(label));
+	if (draw && boxed)
 		fprintf(s->f, "<g class=\"l%d\">\n", level);
-	}
 	for (size_t a = lo, b; a < hi; a = b) {
 		int key = svg_key(s, s->order[a], level + 1), cw, ch;
 
@@ -237,6 +242,9 @@ static void svg_group(const struct svg *s, enum svg_level level, size_t lo, size
 	}
 	/* the last child's gap becomes the box's right padding */
 	*ret_w = level + 1 == SVG_CPU ? w : w - gap + pad;
+	/* wide enough for its label (10-px sans-serif: under 6 px a character) */
+	if (*ret_w < (int)strlen(label) * 6 + 2 * pad)
+		*ret_w = (int)strlen(label) * 6 + 2 * pad;
 	*ret_h = cy + row_h + pad;
 	if (!draw || !boxed)
 		return;
