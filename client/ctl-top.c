@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,29 @@ static void top_text(const struct top *t, const struct top_reading *prev, const 
 		printf("\n");
 }
 
+/* Waits seconds; false when SIGINT or SIGTERM (blocked by the caller)
+ * arrived instead, which ends top with status 0 between two frames, never
+ * inside one. */
+static bool top_wait(const sigset_t *sigs, double seconds)
+{
+	uint64_t end = top_now_ns() + (uint64_t)(seconds * 1e9);
+
+	for (;;) {
+		uint64_t now = top_now_ns();
+		struct timespec ts;
+
+		if (now >= end)
+			return true;
+		ts = (struct timespec){ .tv_sec = (time_t)((end - now) / 1000000000),
+					.tv_nsec = (long)((end - now) % 1000000000) };
+		if (sigtimedwait(sigs, NULL, &ts) >= 0)
+			return false;
+		/* EAGAIN: the time is up; EINTR: another signal, wait on */
+		if (errno != EAGAIN && errno != EINTR)
+			return true;
+	}
+}
+
 /* The terminal's size, from stdout when it is one, else $COLUMNS/$LINES,
  * else 80x24. */
 static void top_size(struct top *t)
@@ -387,6 +411,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	struct top t = { .c = c, .delay = 1 };
 	struct top_reading prev = { 0 }, cur = { 0 };
 	long frames = 0, v;
+	sigset_t sigs;
 	int o, r;
 
 	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "d:n:b", opts, NULL)) != -1) {
@@ -413,6 +438,11 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
 	top_size(&t);
 	t.clear = !t.batch && !c->json && isatty(STDOUT_FILENO);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0)
+		return ctl_fail(c, "cannot wait for signals", -errno);
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -424,7 +454,8 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
 		double seconds;
 
-		ctl_sleep(t.delay);
+		if (!top_wait(&sigs, t.delay))
+			break;
 		r = top_read(&t, &cur);
 		if (r)
 			break;

@@ -59,6 +59,20 @@ for line in open(sys.argv[1]):
     assert claimed == {7: "rt50", 300: "rt50"}, claimed
 PY
 
+# SIGTERM and SIGINT end top between frames with status 0, the frames
+# already printed whole.
+for sig in TERM INT; do
+	"$CTL" --socket "$SOCK" --json top -d 0.2 >"$TMP/top.$sig" 2>"$TMP/err" &
+	top=$!
+	wait_lines "$TMP/top.$sig" 2
+	kill -$sig $top
+	wait $top
+	st=$?
+	[ $st = 0 ] || fail "top exited $st on SIG$sig: $(cat "$TMP/err")"
+	python3 -c "import json, sys; [json.loads(l) for l in open(sys.argv[1])]" "$TMP/top.$sig" ||
+		fail "top left a partial frame on SIG$sig"
+done
+
 # Without the tracker `cpus` shows no shares, and --interval says why.
 expect_status 0 "$CTL" --socket "$SOCK" cpus
 grep -q '^ *7 .* rt50 .*  -  *-  *-  *- online' "$TMP/out" || fail "cpus table row 7: $(grep '^ *7 ' "$TMP/out")"
