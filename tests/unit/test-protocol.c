@@ -529,47 +529,22 @@ static void test_query_reply_rules(void **state)
 	REFUSED(&m, &lim_client, -EINVAL, "level is not the highest listed");
 }
 
-static void test_cpu_times_reply_rules(void **state)
+/*
+ * The paging rules both per-CPU replies share (total, first, count,
+ * reserved at the same offsets: written here through cpus_reply for
+ * either type). Returns the shape-0 sample, accepted.
+ */
+static struct proto_msg check_page_rules(uint16_t type)
 {
 	static struct proto_msg base, m;
 	struct proto_limits lim480 = { .ncpus = 480, .nnodes = 2, .accept = PROTO_ACCEPT_REPLIES };
 
-	base = sample(RTPLACE_MSG_CPU_TIMES_REPLY, 0);
+	_Static_assert(offsetof(struct rtplace_cpus_reply, reserved) ==
+			       offsetof(struct rtplace_cpu_times_reply, reserved),
+		       "both replies page alike");
+	base = sample(type, 0);
 	ACCEPTED(&base, &lim_client);
-	m = sample(RTPLACE_MSG_CPU_TIMES_REPLY, 1);
-	ACCEPTED(&m, &lim480);
-	assert_int_equal(m.cpu_times_reply.count, 480 - 384);
-	m.cpu_times_reply.total = 481;
-	REFUSED(&m, &lim480, -ERANGE, "total out of range");
-
-	m = base;
-	m.cpu_times_reply.first = PROTO_SAMPLE_NCPUS;
-	REFUSED(&m, &lim_client, -ERANGE, "first cpu out of range");
-	m = base;
-	m.cpu_times_reply.count--;
-	REFUSED(&m, &lim_client, -EINVAL, "count does not fill the page");
-	m = base;
-	m.cpu_times_reply.reserved = 1;
-	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
-	m = base;
-	m.cpu_times_reply.cpus[PROTO_SAMPLE_NCPUS].ns[RTPLACE_CLASS_RT] = 1;
-	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
-	/* the daemon takes the request, a client does not */
-	m = sample(RTPLACE_MSG_CPU_TIMES, 0);
-	ACCEPTED(&m, &lim_server);
-	REFUSED(&m, &lim_client, -EOPNOTSUPP, "message type not accepted here");
-	m.cpus.first = PROTO_SAMPLE_NCPUS;
-	REFUSED(&m, &lim_server, -ERANGE, "first cpu out of range");
-}
-
-static void test_cpus_reply_rules(void **state)
-{
-	static struct proto_msg base, m;
-	struct proto_limits lim480 = { .ncpus = 480, .nnodes = 2, .accept = PROTO_ACCEPT_REPLIES };
-
-	base = sample(RTPLACE_MSG_CPUS_REPLY, 0);
-	ACCEPTED(&base, &lim_client);
-	m = sample(RTPLACE_MSG_CPUS_REPLY, 1);
+	m = sample(type, 1);
 	ACCEPTED(&m, &lim480);
 	assert_int_equal(m.cpus_reply.count, 480 - 384);
 	m.cpus_reply.total = 481;
@@ -587,6 +562,30 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.reserved = 1;
 	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	return base;
+}
+
+static void test_cpu_times_reply_rules(void **state)
+{
+	static struct proto_msg base, m;
+
+	base = check_page_rules(RTPLACE_MSG_CPU_TIMES_REPLY);
+	m = base;
+	m.cpu_times_reply.cpus[PROTO_SAMPLE_NCPUS].ns[RTPLACE_CLASS_RT] = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+	/* the daemon takes the request, a client does not */
+	m = sample(RTPLACE_MSG_CPU_TIMES, 0);
+	ACCEPTED(&m, &lim_server);
+	REFUSED(&m, &lim_client, -EOPNOTSUPP, "message type not accepted here");
+	m.cpus.first = PROTO_SAMPLE_NCPUS;
+	REFUSED(&m, &lim_server, -ERANGE, "first cpu out of range");
+}
+
+static void test_cpus_reply_rules(void **state)
+{
+	static struct proto_msg base, m;
+
+	base = check_page_rules(RTPLACE_MSG_CPUS_REPLY);
 	m = base;
 	m.cpus_reply.cpus[3].cpu = 4;
 	REFUSED(&m, &lim_client, -EINVAL, "cpu entry out of order");
