@@ -102,6 +102,54 @@ assert {"package 0", "package 1", "node 0", "node 1", "LLC 1"} <= set(labels), l
 PY
 stop_daemon
 
+# A daemon older than CPU_TIMES and the CPUS package flag (a fake one
+# speaking protocol version 1 as it was): librtplace asks again without
+# the flag, `cpus` shows no shares and no packages, the picture draws no
+# package boxes.
+python3 - "$TMP/old.sock" "$TMP/old.ready" <<'PY' &
+import os, socket, struct, sys
+HDR = struct.Struct("=IHHIIiI")
+MAGIC, CPUS, CPUS_REPLY, ERROR = 0x4c505452, 0x0103, 0x0203, 0x0200
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").close()
+def send(c, typ, rid, status, body):
+    c.send(HDR.pack(MAGIC, 1, typ, HDR.size + len(body), rid, status, 0) + body)
+def error(c, typ, rid, errno, reason):
+    send(c, ERROR, rid, -errno, struct.pack("=H6x64s", typ, reason.encode()))
+while True:
+    c, _ = s.accept()
+    while True:
+        m = c.recv(65536)
+        if not m:
+            break
+        _, _, typ, _, rid, _, _ = HDR.unpack_from(m)
+        if typ == CPUS and struct.unpack_from("=II", m, HDR.size)[1]:
+            error(c, typ, rid, 22, "reserved field not zero")
+        elif typ == CPUS:
+            cpus = b"".join(struct.pack("=HBBiiiiIQBB6x16s", i, 1, 1, 0, 0, i, 0, 0, 0, 0, 0, b"")
+                            for i in range(2))
+            send(c, CPUS_REPLY, rid, 0, struct.pack("=IIII", 2, 0, 2, 0) + cpus + bytes(56 * 126))
+        else:
+            error(c, typ, rid, 95, "unknown message type")
+    c.close()
+PY
+PIDS="$PIDS $!"
+wait_lines "$TMP/old.ready" 0
+expect_status 0 "$CTL" --socket "$TMP/old.sock" --json cpus
+python3 - "$TMP/out" <<'PY' || fail "cpus from an old daemon: $(cat "$TMP/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [c["cpu"] for c in d["cpus"]] == [0, 1]
+for c in d["cpus"]:
+    assert c["package"] == -1 and c["node"] == 0 and c["idle"] is None, c
+PY
+expect_status 69 "$CTL" --socket "$TMP/old.sock" cpus --interval 0.1
+expect_status 0 "$CTL" --socket "$TMP/old.sock" cpus --svg
+grep -q '<title>CPU 1: idle' "$TMP/out" || fail "svg from an old daemon: $(head -c 300 "$TMP/out")"
+! grep -q '>package ' "$TMP/out" || fail "svg from an old daemon draws packages"
+
 # Live (root): the tracker's time by class in both views.
 [ "$(id -u)" = 0 ] || exit 0
 start_live_daemon

@@ -426,11 +426,12 @@ static void test_moves_refused_in_simulation(void **state)
 	close(fd);
 }
 
-static void test_cpus_snapshot_pages(void **state)
+/* Walks the CPUS pages with flags; with RTPLACE_CPUS_F_PACKAGE every entry
+ * names its package, without it the bytes a version-1 client checks for
+ * zero stay zero. */
+static void check_cpus_pages(int fd, uint32_t flags)
 {
-	struct harness_daemon *d = *state;
-	int fd = harness_connect(d->socket);
-	struct rtplace_cpus c = { 0 };
+	struct rtplace_cpus c = { .flags = flags };
 	struct proto_msg req, rep;
 	uint32_t seen = 0;
 
@@ -446,12 +447,30 @@ static void test_cpus_snapshot_pages(void **state)
 			assert_int_equal(ci->cpu, c.first + i);
 			assert_int_equal(ci->level, LEVEL_IDLE);
 			assert_int_equal(ci->node, (ci->cpu % 240) / 120);
+			/* one package per node in this topology */
+			assert_int_equal(ci->package, flags & RTPLACE_CPUS_F_PACKAGE ? ci->node : 0);
 			assert_true(ci->flags & RTPLACE_CPU_F_ONLINE);
 		}
 		seen += rep.cpus_reply.count;
 		c.first += rep.cpus_reply.count;
 	} while (c.first < rep.cpus_reply.total);
 	assert_int_equal(seen, 480);
+}
+
+static void test_cpus_snapshot_pages(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct proto_msg req, rep;
+
+	check_cpus_pages(fd, 0);
+	check_cpus_pages(fd, RTPLACE_CPUS_F_PACKAGE);
+	/* A simulated machine keeps no time by class, and says why. */
+	assert_int_equal(proto_encode_cpu_times(&req, next_request++, &(struct rtplace_cpus){ 0 }), 0);
+	call(fd, &req, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
+	assert_string_equal(rep.error.reason, "time by class needs the BPF tracker");
 	close(fd);
 }
 
