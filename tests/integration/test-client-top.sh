@@ -173,4 +173,22 @@ for c in d["cpus"]:
     if c["online"]:
         assert abs(c["idle"] + c["normal"] + c["rt"] + c["dl"] - 1) < 0.01, c
 PY
+
+# A FIFO task on CPU 1 (bursts of 200 us between 1 ms sleeps, ending itself
+# after 4 s; CPU 1 only, under the RT-test lock) shows as rt time there.
+[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || exit 0
+rt_lock
+taskset -c 1 chrt -f 50 "$SPIN" 4 &
+spin=$!
+PIDS="$PIDS $spin"
+expect_status 0 "$CTL" --socket "$SOCK" --json top -n 1 -d 1.5
+kill $spin 2>/dev/null
+wait $spin
+python3 - "$TMP/out" <<'PY' || fail "top --json with a FIFO task on CPU 1: $(cat "$TMP/out")"
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+cpu1 = [c for c in d["cpus"] if c["cpu"] == 1][0]
+print("# CPU 1 with a FIFO task:", cpu1, file=sys.stderr)
+assert cpu1["rt"] >= 0.05, cpu1
+PY
 exit 0
