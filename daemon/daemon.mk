@@ -49,6 +49,8 @@ daemon_rtplaced_SOURCES = \
 	daemon/dispatch.h daemon/dispatch.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/moves.h daemon/moves.c \
+	daemon/push.h daemon/push.c \
+	daemon/manage.h daemon/manage.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_EXTRA_CFLAGS) $(LIBSYSTEMD_CFLAGS)

@@ -14,10 +14,13 @@
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "manage.h"
 #include "moves.h"
+#include "notify.h"
 #include "placement.h"
 #include "procfs.h"
 #include "protocol.h"
+#include "push.h"
 #include "dispatch.h"
 
 /* Replies a client may leave unread before it is dropped: a few CPUS pages. */
@@ -34,7 +37,10 @@ struct dispatch {
 	const struct topo *topo;
 	struct cpupri_view view;
 	bool tracking;
+	struct notify *notify;
 	struct moves *moves;
+	struct push *push;
+	struct manage *manage;
 	const char *proc_root;
 	struct config cfg;
 	struct placement_config pcfg;
@@ -103,6 +109,10 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 	}
 	if (s->moves)
 		moves_apply_config(s->moves, cfg);
+	if (s->push)
+		push_apply_config(s->push, cfg);
+	if (s->manage)
+		manage_apply_config(s->manage, cfg);
 }
 
 static void dispatch_send(struct dispatch *s, uint32_t client, const struct proto_msg *m)
@@ -191,11 +201,11 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
 	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
-		moves_publish(s->moves,
+		notify_record(s->notify,
 			      why == RTPLACE_CLAIM_ENDED_EXPIRED ? RTPLACE_RECORD_CLAIM_EXPIRED : RTPLACE_RECORD_CLAIM_REVOKED,
 			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
-		moves_unmanage(s->moves, cl->pid);
+		manage_release(s->manage, cl->pid);
 	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, dispatch_end_reason(why));
 	if (cl->pid)
 		dispatch_claims_dirty(s);
@@ -370,7 +380,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);
-			moves_manage(s->moves, q->owner_pid, peer->uid, &allowed);
+			manage_process(s->manage, q->owner_pid, peer->uid, &allowed);
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
@@ -474,9 +484,29 @@ static uint32_t dispatch_online_count(const struct dispatch *s)
 	return n;
 }
 
+static void dispatch_move_stats(const struct dispatch *s, struct dispatch_move_stats *ret)
+{
+	struct notify_stats ns;
+	uint64_t moved, failed, pushed, push_failed;
+
+	moves_get_counts(s->moves, &moved, &failed);
+	push_get_counts(s->push, &pushed, &push_failed);
+	notify_get_stats(s->notify, &ns);
+	*ret = (struct dispatch_move_stats){
+		.moved = moved + pushed,
+		.failed = failed + push_failed,
+		.collisions = manage_collisions(s->manage),
+		.records_lost = ns.dropped,
+	};
+}
+
 static void dispatch_status(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
-	struct rtplace_status_reply st = {
+	struct dispatch_move_stats ms;
+	struct rtplace_status_reply st;
+
+	dispatch_move_stats(s, &ms);
+	st = (struct rtplace_status_reply){
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
 		.nonline = dispatch_online_count(s),
@@ -490,7 +520,7 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 		.claims_total = s->claims_total,
 		.clients = server_client_count(s->server),
 		.clients_dropped = s->clients_dropped + server_refused_count(s->server),
-		.moves = moves_count(s->moves),
+		.moves = ms.moved,
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
@@ -518,8 +548,17 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
 	char reason[RTPLACE_REASON_MAX];
-	int r = moves_subscribe(s->moves, peer, &info, reason);
+	struct auth_creds creds;
+	int r = auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds);
 
+	if (r < 0) {
+		snprintf(reason, sizeof(reason), "cannot read the credentials of pid %d", (int)peer->pid);
+	} else {
+		/* Unprivileged subscribers see only records about their own threads. */
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(&creds), &info);
+		if (r < 0)
+			snprintf(reason, sizeof(reason), r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+	}
 	if (r == 0) {
 		int fds[2] = { info.memfd, info.doorbell };
 
@@ -545,7 +584,7 @@ static void dispatch_disconnect(struct dispatch *s, struct server_peer *peer)
 	free(peer->data);
 	peer->data = NULL;
 	claims_drop_client(s->claims, peer->id);
-	moves_client_gone(s->moves, peer->id);
+	notify_client_gone(s->notify, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
@@ -606,6 +645,43 @@ out:
 	return r;
 }
 
+/* The records, MOVE requests, pushes and managed processes: notify.c,
+ * moves.c, push.c and manage.c, wired to each other by direct calls. */
+static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *opts, const struct config *cfg)
+{
+	struct moves_opts mo = {
+		.topo = s->topo,
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.placement = &s->pctx,
+		.live = opts->tracker != NULL,
+		.proc_root = s->proc_root,
+	};
+	struct push_opts po = { .view = &s->view, .claims = s->claims };
+	struct manage_opts mgo = {
+		.base = s->base,
+		.topo = s->topo,
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.tracker = opts->tracker,
+		.proc_root = s->proc_root,
+	};
+	int r = notify_new(cfg->notify.ring_records, cfg->limits.max_clients, &s->notify);
+
+	if (r < 0)
+		return r;
+	mo.notify = po.notify = mgo.notify = s->notify;
+	r = moves_new(&mo, cfg, &s->moves);
+	if (r < 0)
+		return r;
+	po.moves = s->moves;
+	r = push_new(&po, cfg, &s->push);
+	if (r < 0)
+		return r;
+	mgo.push = s->push;
+	return manage_new(&mgo, cfg, &s->manage);
+}
+
 /* Claims tied to processes that outlived the last daemon (DESIGN §14). */
 static void dispatch_restore_claims(struct dispatch *s)
 {
@@ -662,22 +738,9 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 		r = -ENOMEM;
 		goto fail;
 	}
-	{
-		struct moves_opts mo = {
-			.base = s->base,
-			.topo = s->topo,
-			.view = &s->view,
-			.pcfg = &s->pcfg,
-			.placement = &s->pctx,
-			.tracker = opts->tracker,
-			.proc_root = s->proc_root,
-			.claims = s->claims,
-		};
-
-		r = moves_new(&mo, cfg, &s->moves);
-		if (r < 0)
-			goto fail;
-	}
+	r = dispatch_moves_new(s, opts, cfg);
+	if (r < 0)
+		goto fail;
 	dispatch_restore_claims(s);
 	*ret = s;
 	return 0;
@@ -697,7 +760,10 @@ void dispatch_free(struct dispatch *s)
 		return;
 	if (s->ev_save)
 		event_free(s->ev_save);
+	manage_free(s->manage);
+	push_free(s->push);
 	moves_free(s->moves);
+	notify_free(s->notify);
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
@@ -707,12 +773,12 @@ void dispatch_free(struct dispatch *s)
 
 void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 {
-	struct moves_stats ms;
+	struct dispatch_move_stats ms;
 	unsigned claimed = 0;
 
 	for (uint32_t cpu = 0; cpu < s->topo->ncpus; cpu++)
 		claimed += claims_on_cpu(s->claims, cpu) != NULL;
-	moves_get_stats(s->moves, &ms);
+	dispatch_move_stats(s, &ms);
 	*ret = (struct dispatch_stats){
 		.queries_placed = s->queries_placed,
 		.queries_empty = s->queries_empty,
