@@ -33,12 +33,13 @@ daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_libdaemoncore_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 
 # The daemon's side of moves and records (DESIGN §7): rings and doorbells,
-# authorisation, applying moves.
+# authorisation, applying moves, MOVE requests (no event loop: unit tested).
 noinst_LTLIBRARIES += daemon/libmoves.la
 daemon_libmoves_la_SOURCES = \
 	daemon/notify.h daemon/notify.c \
 	daemon/auth.h daemon/auth.c \
-	daemon/thread-sched.h daemon/thread-sched.c
+	daemon/thread-sched.h daemon/thread-sched.c \
+	daemon/moves.h daemon/moves.c
 daemon_libmoves_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 
 sbin_PROGRAMS += daemon/rtplaced
@@ -48,7 +49,6 @@ daemon_rtplaced_SOURCES = \
 	daemon/server.h daemon/server.c \
 	daemon/dispatch.h daemon/dispatch.c \
 	daemon/systemd.h daemon/systemd.c \
-	daemon/moves.h daemon/moves.c \
 	daemon/push.h daemon/push.c \
 	daemon/manage.h daemon/manage.c \
 	daemon/metrics.h daemon/metrics.c
