@@ -262,34 +262,23 @@ static bool run_is_unreachable(int r)
 	       r == -ETIMEDOUT || r == -EACCES || r == -ENAMETOOLONG;
 }
 
+/* The caller may go on without the daemon after r: it cannot be reached,
+ * or it refused the connection at a client limit, and --strict is off. */
+static bool run_may_fall_back(const struct run_opts *o, int r)
+{
+	return !o->strict && (r == -EUSERS || run_is_unreachable(r));
+}
+
+/* The one place an error of asking the daemon becomes an exit status. */
 static int run_exit_status(int r)
 {
-	switch (r) {
-	case -EPERM:
-	case -EACCES:
-		return EX_NOPERM;
-	case -EINVAL:
-	case -ERANGE:
-	case -ESRCH:
-		return EX_DATAERR;
-	case -EDQUOT:
-	case -EBUSY:
-	case -ETIMEDOUT:
-		return EX_TEMPFAIL;
-	case -EOPNOTSUPP:
-		return EX_UNAVAILABLE;
-	case -EPROTO:
-	case -EPROTONOSUPPORT:
-		return EX_PROTOCOL;
-	default:
-		return EX_SOFTWARE;
-	}
+	return run_is_unreachable(r) ? EX_UNAVAILABLE : cli_exit_status(r);
 }
 
 /*
- * Asks the daemon. Returns 0 with the CPUs in ret_set (and the answer), a
- * sysexits status > 0 after reporting, or -1 when the daemon cannot be
- * reached and the caller may fall back.
+ * Asks the daemon. Returns 0 with the answer in *ret, or -errno after
+ * reporting it: as a warning when run_may_fall_back(), else as the error
+ * (-EBUSY: no CPU, or fewer than asked under --strict).
  */
 static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
 			  struct rtplace_answer *ret)
@@ -330,43 +319,41 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	if (r == -EUSERS) {
 		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
 			snprintf(reason, sizeof(reason), "%s", strerror(-r));
-		if (o->strict) {
+		if (o->strict)
 			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason);
-			return EX_TEMPFAIL;
-		}
-		fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
-			"choosing CPUs locally, without a claim\n", path, reason);
-		return -1;
+		else
+			fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
+				"choosing CPUs locally, without a claim\n", path, reason);
+		return r;
 	}
 	if (r < 0 && run_is_unreachable(r)) {
 		char hint[256];
 
 		cli_explain_connect(path, r, hint, sizeof(hint));
-		if (o->strict) {
+		if (o->strict)
 			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint);
-			return EX_UNAVAILABLE;
-		}
-		fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
-			"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
-		return -1;
+		else
+			fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
+				"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
+		return r;
 	}
 	if (r < 0) {
 		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) == 0)
 			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason, strerror(-r));
 		else
 			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
-		return run_exit_status(r);
+		return r;
 	}
 	if (ret->count == 0) {
 		fprintf(stderr, "rtplace-run: no CPU for priority %d: %s\n", req.prio, ret->reason);
-		return EX_TEMPFAIL;
+		return -EBUSY;
 	}
 	if (ret->count < req.count) {
 		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
 			ret->count, req.count, ret->reason);
 		if (o->strict) {
 			rtplace_release(*rpp, ret->claim_id, NULL);
-			return EX_TEMPFAIL;
+			return -EBUSY;
 		}
 	}
 	return 0;
@@ -534,8 +521,10 @@ int main(int argc, char **argv)
 		return EX_OSERR;
 	}
 	r = run_ask_daemon(&o, &allowed, &rp, ans);
-	if (r > 0)
+	if (r < 0 && !run_may_fall_back(&o, r)) {
+		r = run_exit_status(r);
 		goto out;
+	}
 	if (r == 0) {
 		chosen = ans->set;
 		snprintf(claim, sizeof(claim), "%" PRIu64, ans->claim_id);

@@ -269,3 +269,11 @@ tests_unit_test_moves_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_moves_LDADD = daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	$(HWLOC_LIBS) $(INIH_LIBS) $(UNIT_LDADD)
 TESTS += tests/unit/test-moves
+
+# The helpers both command-line tools share (client/cli.c).
+check_PROGRAMS += tests/unit/test-cli
+tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
+tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cli_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-cli
