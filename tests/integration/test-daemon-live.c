@@ -41,11 +41,6 @@ static void kill_spinner(void)
 	}
 }
 
-static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
-{
-	assert_int_equal(harness_call(fd, req, ret), 0);
-}
-
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
 	struct rtplace_cpu_info ci;
@@ -86,7 +81,7 @@ static struct proto_msg query(int fd, int prio, const char *allowed)
 	if (allowed)
 		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	return rep;
 }
@@ -99,7 +94,7 @@ static void test_tracking_ready(void **state)
 	assert_true(fd >= 0);
 	/* READY=1 came first (harness_start), so the tracker is attached. */
 	assert_int_equal(proto_encode_status(&req, next_request++), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_true(rep.status_reply.flags & RTPLACE_STATUS_F_TRACKING);
 	assert_int_equal(rep.status_reply.nonline, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 	close(fd);

@@ -58,12 +58,9 @@ static void test_comm_rule_pushes(void **state)
 
 static int start(void **state)
 {
-	static char conf[] = "/tmp/rtplace-rules-test.XXXXXX";
-	const char *args[] = { "--config", conf, NULL };
 	char comm[32], text[128];
 	cpu_set_t set;
 	FILE *f;
-	int fd, n;
 
 	test_require_root();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -79,13 +76,8 @@ static int start(void **state)
 	assert_non_null(fgets(comm, sizeof(comm), f));
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
-	n = snprintf(text, sizeof(text), "[moves]\nmanage-comm = %s\n", comm);
-	fd = mkstemp(conf);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, (size_t)n), (ssize_t)n);
-	close(fd);
-	assert_int_equal(harness_start(&daemon_under_test, args, NULL), 0);
-	unlink(conf);
+	snprintf(text, sizeof(text), "[moves]\nmanage-comm = %s\n", comm);
+	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
 	return 0;
 }
 
