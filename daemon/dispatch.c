@@ -264,14 +264,13 @@ static int dispatch_may_own(const struct dispatch *s, const struct server_peer *
  * and a note for the reply when it gets less than it asked for.
  */
 static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, const struct rtplace_query *q,
-				uint8_t *ret_level, uint64_t *ret_lease, char note[AUTH_REASON_MAX])
+				uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
 {
 	const struct auth_policy *policy = moves_auth_policy(s->moves);
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	const struct auth_creds *creds = NULL;
 	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
 	uint64_t lease = 0;
-	char lease_note[AUTH_REASON_MAX] = "";
 
 	/* A requester whose process is gone or unreadable is judged by its
 	 * uid alone: root keeps its rights, anyone else has none. */
@@ -284,11 +283,10 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 		lease = q->lease_ms;
 	if (!auth_claim_lease_unbounded(creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
 		lease = s->cfg.limits.max_lease_ms;
-		snprintf(lease_note, sizeof(lease_note), "lease cut to max-lease-ms %u",
-			 (unsigned)s->cfg.limits.max_lease_ms);
+		/* The level's note, when there is one, says more. */
+		if (!note->text[0])
+			reason_set(note, "lease cut to max-lease-ms %u", (unsigned)s->cfg.limits.max_lease_ms);
 	}
-	if (!note[0])
-		memcpy(note, lease_note, AUTH_REASON_MAX);
 	*ret_lease = lease;
 }
 
@@ -347,10 +345,10 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
 	if (claim && res->n > 0) {
 		struct claim tmpl = { .client = peer->id, .pid = q->owner_pid, .uid = peer->uid };
-		char note[AUTH_REASON_MAX];
+		struct rtplace_reason note;
 		uint64_t lease;
 
-		dispatch_claim_terms(s, peer, q, &tmpl.level, &lease, note);
+		dispatch_claim_terms(s, peer, q, &tmpl.level, &lease, &note);
 		/* The CPUs placement chose, not the reply's encoding of them. */
 		for (uint32_t i = 0; i < res->n; i++)
 			cpuset_set(&tmpl.cpus, res->cpus[i]);
@@ -371,9 +369,9 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		}
 		s->claims_total++;
 		dispatch_claims_dirty(s);
-		if (note[0]) {
-			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
-			proto_set_string(qr->reason, sizeof(qr->reason), note);
+		if (note.text[0]) {
+			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note.text);
+			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
 			struct cpuset allowed = s->pcfg.managed;
@@ -532,11 +530,11 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	struct rtplace_move_reply mr;
-	char reason[RTPLACE_REASON_MAX] = "out of memory";
-	int r = ap ? moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, reason) : -ENOMEM;
+	struct rtplace_reason reason = { "out of memory" };
+	int r = ap ? moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, &reason) : -ENOMEM;
 
 	if (r < 0) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
 	dispatch_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
@@ -547,17 +545,17 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 {
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
-	char reason[RTPLACE_REASON_MAX];
+	struct rtplace_reason reason;
 	struct auth_creds creds;
 	int r = auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds);
 
 	if (r < 0) {
-		snprintf(reason, sizeof(reason), "cannot read the credentials of pid %d", (int)peer->pid);
+		reason_set(&reason, "cannot read the credentials of pid %d", (int)peer->pid);
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
 		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(&creds), &info);
 		if (r < 0)
-			snprintf(reason, sizeof(reason), r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+			reason_set(&reason, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
 	}
 	if (r == 0) {
 		int fds[2] = { info.memfd, info.doorbell };
@@ -571,9 +569,9 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 		if (r == 0)
 			return;
-		snprintf(reason, sizeof(reason), "cannot pass the ring: %s", strerror(-r));
+		reason_set(&reason, "cannot pass the ring: %s", strerror(-r));
 	}
-	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 }
 
 /* The peer is gone: its claims end with it, except those tied to a process
@@ -685,13 +683,13 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 /* Claims tied to processes that outlived the last daemon (DESIGN §14). */
 static void dispatch_restore_claims(struct dispatch *s)
 {
-	char err[CLAIMS_STATE_ERR_MAX];
-	int r = claims_load(s->claims, s->state_path, s->proc_root, err);
+	struct rtplace_reason reason;
+	int r = claims_load(s->claims, s->state_path, s->proc_root, &reason);
 
 	if (r == -ENOENT)
 		return;
 	if (r == -EBADMSG)
-		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, err);
+		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, reason.text);
 	else if (r < 0)
 		log_error("cannot read the claims state %s: %s; no claim restored", s->state_path, strerror(-r));
 	else

@@ -59,20 +59,20 @@ int moves_pick(struct moves *m, const struct cpuset *allowed, int near, uint32_t
 	return 0;
 }
 
-int moves_pick_reason(int r, uint32_t level, char reason[RTPLACE_REASON_MAX])
+int moves_pick_reason(int r, uint32_t level, struct rtplace_reason *reason)
 {
 	switch (r) {
 	case -ENOMEM:
-		snprintf(reason, RTPLACE_REASON_MAX, "out of memory");
+		reason_set(reason, "out of memory");
 		return -ENOMEM;
 	case -ENODEV:
-		snprintf(reason, RTPLACE_REASON_MAX, "no managed online CPU in the requested set");
+		reason_set(reason, "no managed online CPU in the requested set");
 		return -EBUSY;
 	case -ENOENT:
-		snprintf(reason, RTPLACE_REASON_MAX, "no CPU below rt%d in the requested set", level_rt_priority(level));
+		reason_set(reason, "no CPU below rt%d in the requested set", level_rt_priority(level));
 		return -EBUSY;
 	default:
-		snprintf(reason, RTPLACE_REASON_MAX, "cannot pick a CPU: %s", strerror(-r));
+		reason_set(reason, "cannot pick a CPU: %s", strerror(-r));
 		return r;
 	}
 }
@@ -84,7 +84,7 @@ int moves_pick_reason(int r, uint32_t level, char reason[RTPLACE_REASON_MAX])
  * longer below the thread's level, the daemon picks again near it.
  */
 static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, uint32_t level, int current_cpu,
-			     const uint8_t *claimed, struct cpuset *ret, char reason[RTPLACE_REASON_MAX])
+			     const uint8_t *claimed, struct cpuset *ret, struct rtplace_reason *reason)
 {
 	struct cpuset asked;
 	int cpu, r = 0;
@@ -93,13 +93,13 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	/* The kernel would refuse it with a bare EINVAL (hotplug, see the map). */
 	CPUSET_FOREACH(c, &asked) {
 		if ((uint32_t)c < m->o.topo->ncpus && cpupri_level(m->o.view, (uint32_t)c) == LEVEL_OFFLINE) {
-			snprintf(reason, RTPLACE_REASON_MAX, "CPU %d is offline", c);
+			reason_set(reason, "CPU %d is offline", c);
 			return -EINVAL;
 		}
 	}
 	cpuset_and(&asked, &asked, &m->o.topo->online);
 	if (cpuset_empty(&asked)) {
-		snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");
+		reason_set(reason, "no online CPU in the requested set");
 		return -EINVAL;
 	}
 	*ret = asked;
@@ -119,7 +119,7 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	if (r == -ENOMEM)
 		return moves_pick_reason(r, level, reason);
 	if (r < 0 || cpupri_level(m->o.view, (uint32_t)cpu) >= level) {
-		snprintf(reason, RTPLACE_REASON_MAX, "no managed CPU below rt%d any more", level_rt_priority(level));
+		reason_set(reason, "no managed CPU below rt%d any more", level_rt_priority(level));
 		return -EBUSY;
 	}
 	cpuset_zero(ret);
@@ -177,14 +177,14 @@ static int moves_task_read(struct moves *m, const struct auth_target *target, st
  * typo in a thread id, and root's mistake would not be caught by any
  * other rule: such targets need RTPLACE_MOVE_F_SYSTEM (--force).
  */
-static int moves_guard(const struct moves_task *t, pid_t tid, char reason[RTPLACE_REASON_MAX])
+static int moves_guard(const struct moves_task *t, pid_t tid, struct rtplace_reason *reason)
 {
 	if (t->tgid == 1)
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d is of init (pid 1): needs --force", (int)tid);
+		reason_set(reason, "thread %d is of init (pid 1): needs --force", (int)tid);
 	else if (t->flags & PROCFS_PF_KTHREAD)
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d (%s): kernel thread, needs --force", (int)tid, t->comm);
+		reason_set(reason, "thread %d (%s): kernel thread, needs --force", (int)tid, t->comm);
 	else if (t->tgid == getpid())
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d is rtplaced's own: needs --force", (int)tid);
+		reason_set(reason, "thread %d is rtplaced's own: needs --force", (int)tid);
 	else
 		return 0;
 	return -EPERM;
@@ -192,13 +192,13 @@ static int moves_guard(const struct moves_task *t, pid_t tid, char reason[RTPLAC
 
 /* May the requester move tid as req asks? The target's state in *ret_target. */
 static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_t tid, const struct rtplace_move *req,
-			   struct auth_target *ret_target, char reason[RTPLACE_REASON_MAX])
+			   struct auth_target *ret_target, struct rtplace_reason *reason)
 {
 	int want_policy = req->flags & RTPLACE_MOVE_F_SET_SCHED ? req->policy : AUTH_SCHED_KEEP;
 	int r = auth_target_read(m->o.proc_root, tid, ret_target);
 
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d does not exist", (int)tid);
+		reason_set(reason, "thread %d does not exist", (int)tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
@@ -303,7 +303,7 @@ static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct m
  */
 static int moves_move_process(struct moves *m, const struct auth_creds *creds, pid_t pid,
 			      const struct rtplace_move *req, struct rtplace_move_reply *ret,
-			      char reason[RTPLACE_REASON_MAX])
+			      struct rtplace_reason *reason)
 {
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	struct cpuset cpus, *aff = NULL;
@@ -316,7 +316,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		proto_cpumask_to_cpuset(&req->cpus, &cpus);
 		cpuset_and(&cpus, &cpus, &m->o.topo->online);
 		if (cpuset_empty(&cpus)) {
-			snprintf(reason, RTPLACE_REASON_MAX, "no online CPU in the requested set");
+			reason_set(reason, "no online CPU in the requested set");
 			return -EINVAL;
 		}
 		aff = &cpus;
@@ -329,7 +329,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			break; /* the process exited after its threads moved */
 		if (n < 0) {
 			r = (int)n;
-			snprintf(reason, RTPLACE_REASON_MAX, "cannot list the threads of pid %d: %s", (int)pid,
+			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid,
 				 strerror(-r));
 			goto fail;
 		}
@@ -347,7 +347,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		if (!targets || ndone + (size_t)n > cap) {
 			free(targets);
 			r = -ENOMEM;
-			snprintf(reason, RTPLACE_REASON_MAX, "out of memory");
+			reason_set(reason, "out of memory");
 			goto fail;
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++) {
@@ -368,7 +368,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 				continue;
 			}
 			if (r < 0)
-				snprintf(reason, RTPLACE_REASON_MAX, "thread %d of pid %d: %s; none moved", (int)tids[i],
+				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids[i],
 					 (int)pid, strerror(-r));
 			d->tid = tids[i];
 			d->euid = targets[i].euid;
@@ -383,7 +383,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			named = &done[i];
 	if (!named) {
 		r = -ESRCH;
-		snprintf(reason, RTPLACE_REASON_MAX, "thread %d exited during the move; none moved", (int)req->tid);
+		reason_set(reason, "thread %d exited during the move; none moved", (int)req->tid);
 		goto fail;
 	}
 	moves_reply(req->tid, &named->res, ret);
@@ -404,7 +404,7 @@ out:
 
 static int moves_move_one(struct moves *m, const struct server_peer *peer, struct auth_peer *ap,
 			  const struct rtplace_move *req, const uint8_t *claimed_level, struct rtplace_move_reply *ret,
-			  char reason[RTPLACE_REASON_MAX])
+			  struct rtplace_reason *reason)
 {
 	const struct auth_creds *creds;
 	struct auth_target target;
@@ -417,14 +417,14 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	uint32_t level;
 	int r;
 
-	reason[0] = '\0';
+	reason->text[0] = '\0';
 	if (!m->o.live) {
-		snprintf(reason, RTPLACE_REASON_MAX, "moves need the live machine (not --topology)");
+		reason_set(reason, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
 	r = auth_peer_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds);
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, "cannot read the credentials of pid %d", (int)peer->pid);
+		reason_set(reason, "cannot read the credentials of pid %d", (int)peer->pid);
 		return r;
 	}
 	/* The target's RT limit matters only to a policy change without
@@ -437,7 +437,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	if (r == -ENOENT)
 		r = -ESRCH;
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
+		reason_set(reason, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
 			 (int)req->tid);
 		return r;
 	}
@@ -462,7 +462,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	r = thread_sched_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
-		snprintf(reason, RTPLACE_REASON_MAX, "%s of thread %d failed: %s",
+		reason_set(reason, "%s of thread %d failed: %s",
 			 r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
 		return r;
 	}
@@ -475,7 +475,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 }
 
 int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
-	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX])
+	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, struct rtplace_reason *reason)
 {
 	int r = moves_move_one(m, peer, ap, req, claimed_level, ret, reason);
 

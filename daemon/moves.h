@@ -19,6 +19,7 @@
 #include "cpupri.h"
 #include "notify.h"
 #include "placement.h"
+#include "reason.h"
 #include "rtplace-proto.h"
 #include "server.h"
 #include "topo.h"
@@ -52,7 +53,7 @@ void moves_apply_config(struct moves *m, const struct config *cfg);
  * -EOPNOTSUPP in simulation).
  */
 int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer *ap, const struct rtplace_move *req,
-	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, char reason[RTPLACE_REASON_MAX]);
+	       const uint8_t *claimed_level, struct rtplace_move_reply *ret, struct rtplace_reason *reason);
 
 /*
  * The best CPU of allowed for a thread at level (LEVEL_RT1..LEVEL_RT99),
@@ -67,7 +68,7 @@ int moves_pick(struct moves *m, const struct cpuset *allowed, int near, uint32_t
 /* The reason for the ERROR reply when moves_pick() returned r (< 0) for
  * a thread at level; returns the error to reply with (-EBUSY for "no CPU
  * below", -ENOMEM for out of memory). */
-int moves_pick_reason(int r, uint32_t level, char reason[RTPLACE_REASON_MAX]);
+int moves_pick_reason(int r, uint32_t level, struct rtplace_reason *reason);
 
 /* MOVE requests that moved threads (a thread each) and that failed or were
  * refused, since the daemon started. */

@@ -84,7 +84,7 @@ static void test_pick_found(void **state)
 static void test_pick_none_below(void **state)
 {
 	struct fixture *f = *state;
-	char reason[RTPLACE_REASON_MAX];
+	struct rtplace_reason reason;
 	int cpu = -1, r;
 
 	refmodel_map_set(&f->map, 0, LEVEL_RT1 + 59);
@@ -92,14 +92,14 @@ static void test_pick_none_below(void **state)
 	r = moves_pick(f->m, &f->t->online, -1, LEVEL_RT1 + 49, NULL, &cpu);
 	assert_int_equal(r, -ENOENT);
 	assert_int_equal(cpu, -1);
-	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, reason), -EBUSY);
-	assert_string_equal(reason, "no CPU below rt50 in the requested set");
+	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
+	assert_string_equal(reason.text, "no CPU below rt50 in the requested set");
 }
 
 static void test_pick_no_managed_cpu(void **state)
 {
 	struct fixture *f = *state;
-	char reason[RTPLACE_REASON_MAX];
+	struct rtplace_reason reason;
 	struct cpuset housekeeping = { 0 };
 	int cpu = -1, r;
 
@@ -107,8 +107,8 @@ static void test_pick_no_managed_cpu(void **state)
 	r = moves_pick(f->m, &housekeeping, -1, LEVEL_RT1 + 49, NULL, &cpu);
 	assert_int_equal(r, -ENODEV);
 	assert_int_equal(cpu, -1);
-	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, reason), -EBUSY);
-	assert_string_equal(reason, "no managed online CPU in the requested set");
+	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
+	assert_string_equal(reason.text, "no managed online CPU in the requested set");
 }
 
 static void test_pick_not_rt(void **state)
@@ -122,11 +122,11 @@ static void test_pick_not_rt(void **state)
 
 static void test_pick_reason_out_of_memory(void **state)
 {
-	char reason[RTPLACE_REASON_MAX];
+	struct rtplace_reason reason;
 
 	(void)state;
-	assert_int_equal(moves_pick_reason(-ENOMEM, LEVEL_RT1, reason), -ENOMEM);
-	assert_string_equal(reason, "out of memory");
+	assert_int_equal(moves_pick_reason(-ENOMEM, LEVEL_RT1, &reason), -ENOMEM);
+	assert_string_equal(reason.text, "out of memory");
 }
 
 int main(void)
