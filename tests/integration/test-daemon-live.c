@@ -138,16 +138,7 @@ static void test_answers_follow_rt_thread(void **state)
 
 static int start(void **state)
 {
-	cpu_set_t set;
-
-	test_require_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		test_skip("needs 2 CPUs: one for the RT spinner, one kept free");
-	/* Held until exit: other tests' RT threads stay off CPU 1 meanwhile. */
-	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(test_rt_begin(), 0);
 	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
 	return 0;
 }

@@ -59,16 +59,9 @@ static void test_comm_rule_pushes(void **state)
 static int start(void **state)
 {
 	char comm[32], text[128];
-	cpu_set_t set;
 	FILE *f;
 
-	test_require_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		test_skip("needs 2 CPUs: one for RT threads, one kept free");
-	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(test_rt_begin(), 0);
 	/* The kernel's name for this process (what the rule compares),
 	 * whatever wrapper or truncation made it. */
 	f = fopen("/proc/self/comm", "re");
