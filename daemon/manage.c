@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pwd.h>
 #include <sched.h>
@@ -43,6 +42,7 @@ struct manage {
 	struct manage_proc *processes;
 	struct manage_thread *threads;
 	unsigned nthreads;
+	struct procfs_ids tasks, procs; /* the last listings, reused */
 	struct event *ev_tick;
 	struct event *ev_ring;
 	uint64_t collisions;
@@ -99,25 +99,18 @@ static void manage_catch_up(struct manage *mg, pid_t pid, pid_t tid)
  * last scan are picked up on the next tick. */
 static void manage_scan_threads(struct manage *mg, struct manage_proc *mp)
 {
-	char path[64];
-	struct dirent *e;
-	DIR *dp;
-
-	snprintf(path, sizeof(path), "%s/%d/task", mg->o.proc_root, (int)mp->pid);
-	dp = opendir(path);
-	if (!dp)
+	if (procfs_list(mg->o.proc_root, mp->pid, &mg->tasks) < 0)
 		return;
-	while ((e = readdir(dp))) {
-		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+	for (size_t i = 0; i < mg->tasks.n; i++) {
+		pid_t tid = mg->tasks.ids[i];
 
-		if (tid <= 0 || manage_find_thread(mg, tid) || mg->nthreads == MANAGE_MAX_THREADS)
+		if (manage_find_thread(mg, tid) || mg->nthreads == MANAGE_MAX_THREADS)
 			continue;
 		if (tracker_watch(mg->o.tracker, (uint32_t)tid, true) < 0)
 			continue;
 		mg->threads[mg->nthreads++] = (struct manage_thread){ .tid = tid, .pid = mp->pid, .uid = mp->uid };
 		manage_catch_up(mg, mp->pid, tid);
 	}
-	closedir(dp);
 }
 
 static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, bool by_rule)
@@ -240,9 +233,8 @@ static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
 static void manage_rule_scan(struct manage *mg)
 {
 	struct manage_proc *mp, *next;
-	struct dirent *e;
 	uid_t uid;
-	DIR *dp;
+	int r;
 
 	mg->rule_scan_ms = loop_now_ms();
 	for (mp = mg->processes; mp; mp = next) {
@@ -256,21 +248,19 @@ static void manage_rule_scan(struct manage *mg)
 	}
 	if (!manage_rules_set(mg))
 		return;
-	dp = opendir(mg->o.proc_root);
-	if (!dp) {
-		log_warning("Failed to read %s for the [moves] manage rules: %m", mg->o.proc_root);
+	r = procfs_list(mg->o.proc_root, 0, &mg->procs);
+	if (r < 0) {
+		log_warning("Failed to read %s for the [moves] manage rules: %s", mg->o.proc_root, strerror(-r));
 		return;
 	}
-	while ((e = readdir(dp))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
+	for (size_t i = 0; i < mg->procs.n; i++) {
+		pid_t pid = mg->procs.ids[i];
 
-		if (pid <= 0 || *end || manage_find_process(mg, (pid_t)pid) || !manage_rule_match(mg, (pid_t)pid, &uid))
+		if (manage_find_process(mg, pid) || !manage_rule_match(mg, pid, &uid))
 			continue;
-		if (manage_process_as(mg, (pid_t)pid, uid, &mg->o.pcfg->managed, true) < 0)
-			log_warning("Failed to manage pid %ld (a [moves] manage rule): out of memory", pid);
+		if (manage_process_as(mg, pid, uid, &mg->o.pcfg->managed, true) < 0)
+			log_warning("Failed to manage pid %d (a [moves] manage rule): out of memory", (int)pid);
 	}
-	closedir(dp);
 }
 
 static int manage_tracker_event_cb(const struct tracker_event *ev, void *ctx)
@@ -413,6 +403,8 @@ void manage_free(struct manage *mg)
 	if (mg->ev_ring)
 		event_free(mg->ev_ring);
 	free(mg->threads);
+	procfs_ids_free(&mg->tasks);
+	procfs_ids_free(&mg->procs);
 	free(mg);
 }
 

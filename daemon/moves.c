@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -250,45 +249,25 @@ static void moves_undo(struct moves_done *done, size_t n)
 
 /*
  * Lists the threads of process pid not yet in done[0..ndone-1] into
- * *tids (grown as needed). Returns how many, or -errno (-ESRCH when the
- * process is gone).
+ * *tids. Returns how many, or -errno (-ESRCH when the process is gone).
  */
 static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct moves_done *done, size_t ndone,
-				      pid_t **tids, size_t *cap)
+				      struct procfs_ids *tids)
 {
-	char path[64];
-	struct dirent *e;
 	size_t n = 0;
-	DIR *dp;
+	int r = procfs_list(m->o.proc_root, pid, tids);
 
-	snprintf(path, sizeof(path), "%s/%d/task", m->o.proc_root, (int)pid);
-	dp = opendir(path);
-	if (!dp)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((e = readdir(dp))) {
-		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < tids->n; i++) {
 		bool known = false;
 
-		if (tid <= 0)
-			continue;
-		for (size_t i = 0; i < ndone && !known; i++)
-			known = done[i].tid == tid;
-		if (known)
-			continue;
-		if (n == *cap) {
-			size_t c = *cap ? *cap * 2 : 64;
-			pid_t *t = realloc(*tids, c * sizeof(*t));
-
-			if (!t) {
-				closedir(dp);
-				return -ENOMEM;
-			}
-			*tids = t;
-			*cap = c;
-		}
-		(*tids)[n++] = tid;
+		for (size_t j = 0; j < ndone && !known; j++)
+			known = done[j].tid == tids->ids[i];
+		if (!known)
+			tids->ids[n++] = tids->ids[i];
 	}
-	closedir(dp);
+	tids->n = n;
 	return (ssize_t)n;
 }
 
@@ -308,8 +287,8 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	struct cpuset cpus, *aff = NULL;
 	struct moves_done *done = NULL, *named = NULL;
-	size_t ndone = 0, cap = 0, tcap = 0;
-	pid_t *tids = NULL;
+	struct procfs_ids tids = { 0 };
+	size_t ndone = 0, cap = 0;
 	int r = 0;
 
 	if (req->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
@@ -322,7 +301,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		aff = &cpus;
 	}
 	for (int pass = 0; pass < MOVES_PROCESS_PASSES; pass++) {
-		ssize_t n = moves_list_new_threads(m, pid, done, ndone, &tids, &tcap);
+		ssize_t n = moves_list_new_threads(m, pid, done, ndone, &tids);
 		struct auth_target *targets = NULL;
 
 		if (n == -ESRCH && ndone > 0)
@@ -351,26 +330,26 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			goto fail;
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++) {
-			r = moves_authorise(m, creds, tids[i], req, &targets[i], reason);
+			r = moves_authorise(m, creds, tids.ids[i], req, &targets[i], reason);
 			if (r == -ESRCH) {
-				tids[i] = 0; /* exited: nothing to move */
+				tids.ids[i] = 0; /* exited: nothing to move */
 				r = 0;
 			}
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++) {
 			struct moves_done *d = &done[ndone];
 
-			if (!tids[i])
+			if (!tids.ids[i])
 				continue;
-			r = thread_sched_apply(tids[i], aff, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
+			r = thread_sched_apply(tids.ids[i], aff, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
 			if (r == -ESRCH) {
 				r = 0;
 				continue;
 			}
 			if (r < 0)
-				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids[i],
+				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids.ids[i],
 					 (int)pid, strerror(-r));
-			d->tid = tids[i];
+			d->tid = tids.ids[i];
 			d->euid = targets[i].euid;
 			ndone += r == 0;
 		}
@@ -398,7 +377,7 @@ fail:
 	moves_undo(done, ndone);
 out:
 	free(done);
-	free(tids);
+	procfs_ids_free(&tids);
 	return r;
 }
 
