@@ -530,9 +530,13 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	struct rtplace_move_reply mr;
-	struct rtplace_reason reason = { "out of memory" };
-	int r = ap ? moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, &reason) : -ENOMEM;
+	struct rtplace_reason reason;
+	int r = -ENOMEM;
 
+	if (ap)
+		r = moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, &reason);
+	else
+		reason_set(&reason, "out of memory");
 	if (r < 0) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
