@@ -352,7 +352,7 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 	}
 	if (!privileged && requester->uid != target->uid && requester->uid != target->euid) {
 		reason_set(reason, "thread %d belongs to uid %u, not %u", (int)target->tid,
-			 (unsigned)target->euid, (unsigned)requester->uid);
+			   (unsigned)target->euid, (unsigned)requester->uid);
 		return -EPERM;
 	}
 	if (want_policy == AUTH_SCHED_KEEP || requester->cap_sys_nice)
@@ -376,13 +376,13 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 	/* Name the more generous ceiling: it is the one that fell short. */
 	if (in_group && policy->max_prio >= limit)
 		reason_set(reason, "prio %d > [moves] max-prio %u of rt-groups", want_prio,
-			 (unsigned)policy->max_prio);
+			   (unsigned)policy->max_prio);
 	else if (limit == 0)
 		reason_set(reason, "RLIMIT_RTPRIO 0 for pid %d: raise it or add CAP_SYS_NICE",
-			 (int)limit_pid);
+			   (int)limit_pid);
 	else
 		reason_set(reason, "prio %d > RLIMIT_RTPRIO %" PRIu64 " (pid %d); needs CAP_SYS_NICE",
-			 want_prio, limit, (int)limit_pid);
+			   want_prio, limit, (int)limit_pid);
 	return -EPERM;
 }
 
@@ -409,11 +409,11 @@ uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_
 	}
 	if (in_group && requester->rtprio_limit <= policy->max_prio)
 		reason_set(reason, "at normal: rt%u > [moves] max-prio %u", (unsigned)(uint8_t)prio,
-			 (unsigned)(uint8_t)policy->max_prio);
+			   (unsigned)(uint8_t)policy->max_prio);
 	else
 		/* Below prio, so below 100. */
 		reason_set(reason, "at normal: rt%u > RLIMIT_RTPRIO %u, no CAP_SYS_NICE",
-			 (unsigned)(uint8_t)prio, (unsigned)(uint8_t)requester->rtprio_limit);
+			   (unsigned)(uint8_t)prio, (unsigned)(uint8_t)requester->rtprio_limit);
 	return LEVEL_NORMAL;
 }
 

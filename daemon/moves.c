@@ -309,7 +309,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		if (n < 0) {
 			r = (int)n;
 			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid,
-				 strerror(-r));
+				   strerror(-r));
 			goto fail;
 		}
 		if (n == 0)
@@ -348,7 +348,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			}
 			if (r < 0)
 				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids.ids[i],
-					 (int)pid, strerror(-r));
+					   (int)pid, strerror(-r));
 			d->tid = tids.ids[i];
 			d->euid = targets[i].euid;
 			ndone += r == 0;
@@ -417,7 +417,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		r = -ESRCH;
 	if (r < 0) {
 		reason_set(reason, r == -ESRCH ? "thread %d does not exist" : "cannot read thread %d",
-			 (int)req->tid);
+			   (int)req->tid);
 		return r;
 	}
 	if (!(req->flags & RTPLACE_MOVE_F_SYSTEM)) {
@@ -442,7 +442,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	r = thread_sched_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
 		reason_set(reason, "%s of thread %d failed: %s",
-			 r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
+			   r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
 		return r;
 	}
 	moves_reply(req->tid, &res, ret);

@@ -281,7 +281,7 @@ static int tracker_kernel_btf(struct rtplace_reason *reason, struct btf **ret)
 	if (access(TRACKER_BTF, R_OK) < 0) {
 		r = errno == EACCES ? -EPERM : -ENOENT;
 		reason_set(reason, "kernel BTF %s is %s (the kernel needs CONFIG_DEBUG_INFO_BTF=y)", TRACKER_BTF,
-			    r == -EPERM ? "not readable" : "missing");
+			   r == -EPERM ? "not readable" : "missing");
 		return r;
 	}
 	btf = btf__load_vmlinux_btf();
@@ -327,7 +327,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	r = cpupri_geom_compute(topo->ncpus, nshards, shard_of, &g);
 	if (r < 0) {
 		reason_set(reason, "cannot size the cpupri map for %u CPUs in %u shards: %s", topo->ncpus,
-			    nshards, strerror(-r));
+			   nshards, strerror(-r));
 		goto out;
 	}
 
@@ -347,7 +347,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		r = tracker_bpf__load(t->skel);
 	if (r < 0) {
 		reason_set(reason, "loading the BPF programs failed: %s%s", strerror(-r),
-			    r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
+			   r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
 		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
