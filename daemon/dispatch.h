@@ -3,8 +3,10 @@
  * each packet with the shared codec, answers QUERY with placement over the
  * live map and the claim table (claims.c owns their lifetime), answers
  * every request with exactly its own reply before any event it causes, and
- * serves the CPUS and STATUS snapshots. server.c
- * carries the packets; this file gives them meaning.
+ * serves the CPUS and STATUS snapshots. It owns the record rings and
+ * subscriptions (notify.c), MOVE requests (moves.c), the push policy
+ * (push.c) and the managed processes (manage.c), and wires them to each
+ * other. server.c carries the packets; this file gives them meaning.
  */
 #ifndef RTPLACE_DISPATCH_H
 #define RTPLACE_DISPATCH_H
