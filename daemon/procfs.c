@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -169,4 +170,52 @@ int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat 
 	if (n < 0)
 		return (int)n;
 	return procfs_parse_stat(line, ret);
+}
+
+int procfs_list(const char *root, pid_t pid, struct procfs_ids *ret)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *dp;
+	int r = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "%s/%d/task", root, (int)pid);
+	else
+		snprintf(path, sizeof(path), "%s", root);
+	dp = opendir(path);
+	if (!dp)
+		return pid && errno == ENOENT ? -ESRCH : -errno;
+	ret->n = 0;
+	errno = 0;
+	while ((e = readdir(dp))) {
+		char *end;
+		long id = strtol(e->d_name, &end, 10);
+
+		errno = 0;
+		if (id <= 0 || id > INT_MAX || *end)
+			continue;
+		if (ret->n == ret->cap) {
+			size_t cap = ret->cap ? ret->cap * 2 : 64;
+			pid_t *ids = reallocarray(ret->ids, cap, sizeof(*ids));
+
+			if (!ids) {
+				r = -ENOMEM;
+				break;
+			}
+			ret->ids = ids;
+			ret->cap = cap;
+		}
+		ret->ids[ret->n++] = (pid_t)id;
+	}
+	if (r == 0 && errno)
+		r = -errno;
+	closedir(dp);
+	return r;
+}
+
+void procfs_ids_free(struct procfs_ids *l)
+{
+	free(l->ids);
+	*l = (struct procfs_ids){ 0 };
 }

@@ -117,6 +117,22 @@ int test_lock_rt_cpu(int timeout_s)
 	return -ETIMEDOUT;
 }
 
+int test_rt_begin(void)
+{
+	cpu_set_t set;
+	int fd;
+
+	test_require_root();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs 2 CPUs: one for RT threads, one kept free");
+	fd = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
+	if (fd < 0)
+		return fd;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
 pid_t test_spawn_rt(int cpu, int prio, enum test_rt_mode mode, unsigned bound_s)
 {
 	pid_t pid = fork();

@@ -34,6 +34,14 @@ void test_require_root(void);
  */
 int test_lock_rt_cpu(int timeout_s);
 
+/*
+ * The start of a test that runs RT threads on CPU 1: skips without root or
+ * without a second CPU, takes that lock (held until the process exits)
+ * and pins the calling process to CPU 0, away from its spinners. 0 or
+ * -errno.
+ */
+int test_rt_begin(void);
+
 /* How long a test waits for that lock. Tests queue on it under make
  * check -j; each holder is bounded by its own watchdog, and waiting costs
  * nothing, so the wait is long enough for every other RT test to run. */
