@@ -114,17 +114,23 @@ _Static_assert(sizeof(struct ml_packed_vec) == 72, "the kernel's vec: count, pad
 _Static_assert(offsetof(struct ml_packed_vec, mask) == 8, "mask follows count in the same line");
 _Static_assert(offsetof(struct ml_packed, cpu_to_pri) % ML_LINE == 0, "cpu_to_pri on its own lines");
 
+/* One global count per level, a line of its own. */
+struct ml_padded_count {
+	__s32 count;
+} __attribute__((aligned(ML_LINE)));
+
 /* One global mask per level, a line of its own. */
 struct ml_padded_mask {
 	__u64 w[ML_MASK_WORDS];
 } __attribute__((aligned(ML_LINE)));
 
 struct ml_padded {
-	struct cpupri_count count[LEVEL_COUNT];
+	struct ml_padded_count count[LEVEL_COUNT];
 	struct ml_padded_mask mask[LEVEL_COUNT];
 	__s32 cpu_to_pri[ML_MAX_CPUS] __attribute__((aligned(ML_LINE)));
 };
 
+_Static_assert(sizeof(struct ml_padded_count) == ML_LINE, "a padded count is one line");
 _Static_assert(sizeof(struct ml_padded_mask) == ML_LINE, "a padded mask is one line");
 _Static_assert(offsetof(struct ml_padded, mask) % ML_LINE == 0, "masks start on a line");
 _Static_assert(offsetof(struct ml_padded, cpu_to_pri) % ML_LINE == 0, "cpu_to_pri on its own lines");

@@ -55,10 +55,13 @@ static inline unsigned cpuset_count(const struct cpuset *s)
 
 static inline bool cpuset_empty(const struct cpuset *s)
 {
+	uint64_t any = 0;
+
+	/* No early exit: an empty set (a request's usual allowed set) is
+	 * the common case, and the OR of all words vectorises. */
 	for (int i = 0; i < CPUSET_WORDS; i++)
-		if (s->w[i])
-			return false;
-	return true;
+		any |= s->w[i];
+	return !any;
 }
 
 static inline bool cpuset_equal(const struct cpuset *a, const struct cpuset *b)

@@ -78,7 +78,7 @@ struct placement_state {
 	struct cpuset eligible;     /* met below rtP, not dropped: the union of rank[] */
 	struct cpuset claims;       /* candidates claimed below rtP: ranked one by one */
 	struct cpuset barred;       /* candidates claimed at rtP or above: never eligible */
-	struct cpuset pen_claims;   /* CPUs with an SMT sibling that its claim alone makes busy */
+	const struct cpuset *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
 	struct cpuset idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
 	struct cpuset pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
@@ -125,6 +125,10 @@ struct placement_ctx {
 	uint32_t nclaim_sets;
 	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
 	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
+	/* claim_pen[k]: the CPUs with an SMT sibling in claim_set[k], valid
+	 * where bit k of claim_pen_valid is set. */
+	uint32_t claim_pen_valid;
+	struct cpuset claim_pen[PLACEMENT_CLAIM_SETS];
 	struct placement_state st;
 };
 
@@ -435,6 +439,7 @@ static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, u
 			memcpy(x->claim_copy, st->claimed, ncpus);
 			x->claim_copy_valid = true;
 			x->nclaim_sets = 0;
+			x->claim_pen_valid = 0;
 		}
 		st->claims_checked = true;
 	}
@@ -447,6 +452,7 @@ static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, u
 		for (k = 0; st->claim_sets_held >> k & 1; k++)
 			;
 	x->claim_min[k] = min;
+	x->claim_pen_valid &= ~(UINT32_C(1) << k);
 	for (uint32_t i = 0; i < x->nwords; i++)
 		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
 out:
@@ -454,18 +460,49 @@ out:
 	return &x->claim_set[k];
 }
 
-/* Bits p .. p + 63 of s; those outside the machine read as 0. */
-static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cpuset *s, int32_t p)
+/* The CPUs with an SMT sibling in in, into out: the sibling relation as
+ * set shifts, or sibling lists where it is irregular. */
+static void placement_siblings_of(const struct placement_ctx *x, const struct cpuset *in, struct cpuset *out)
 {
-	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
-	const uint32_t r = (uint32_t)(p - 64 * j);
-	uint64_t out = 0;
+	placement_zero(x, out);
+	for (uint32_t k = 0; k < x->nshifts; k++) {
+		struct cpuset from;
 
-	if (j >= 0 && (uint32_t)j < x->nwords)
-		out |= s->w[j] >> r;
-	if (r && j + 1 >= 0 && (uint32_t)(j + 1) < x->nwords)
-		out |= s->w[j + 1] << (64 - r);
-	return out;
+		for (uint32_t i = 0; i < x->nwords; i++)
+			from.w[i] = in->w[i] & x->shift_from[k].w[i];
+		placement_or_shifted(x, out, &from, x->shift[k]);
+	}
+	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
+		for (uint64_t bits = in->w[i]; bits; bits &= bits - 1) {
+			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
+				cpuset_set(out, x->sib[k]);
+		}
+	}
+}
+
+/*
+ * The CPUs whose SMT sibling a claim alone makes busy (placement_busy()):
+ * the penalty the claims give, derived with the claim set it comes from
+ * and kept as long. None under avoid-smt-siblings = never.
+ */
+static const struct cpuset *placement_claim_pen(struct placement_ctx *x)
+{
+	static const struct cpuset none;
+	const struct cpuset *set;
+	uint32_t k;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return &none;
+	set = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+										    : (uint8_t)x->st.below);
+	k = (uint32_t)(set - x->claim_set);
+	if (!(x->claim_pen_valid >> k & 1)) {
+		placement_siblings_of(x, set, &x->claim_pen[k]);
+		x->claim_pen_valid |= UINT32_C(1) << k;
+	}
+	return &x->claim_pen[k];
 }
 
 /*
@@ -478,39 +515,22 @@ static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cp
 static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
-	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *claimed, *high, *busy;
-	struct cpuset hot;
+	const struct cpuset *claimed, *high;
+
+	static const struct cpuset none;
 
 	placement_zero(x, &st->claims);
 	placement_zero(x, &st->barred);
-	placement_zero(x, &st->pen_claims);
+	st->pen_claims = &none;
 	if (!st->claimed)
 		return;
 	claimed = placement_claims_at_least(x, 1);
 	high = placement_claims_at_least(x, (uint8_t)st->below);
-	busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
-										 : (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
 		st->claims.w[i] = claimed->w[i] & ~high->w[i] & st->cand->w[i];
 		st->barred.w[i] = high->w[i] & st->cand->w[i];
-		hot.w[i] = smt ? busy->w[i] : 0;
 	}
-	for (uint32_t k = 0; k < x->nshifts; k++) {
-		struct cpuset from;
-
-		for (uint32_t i = 0; i < x->nwords; i++)
-			from.w[i] = hot.w[i] & x->shift_from[k].w[i];
-		placement_or_shifted(x, &st->pen_claims, &from, x->shift[k]);
-	}
-	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
-		for (uint64_t bits = hot.w[i]; bits; bits &= bits - 1) {
-			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
-
-			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
-				cpuset_set(&st->pen_claims, x->sib[k]);
-		}
-	}
+	st->pen_claims = placement_claim_pen(x);
 }
 
 /* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
@@ -819,8 +839,8 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 	if (count > 1 && !placement_best_group(x, &k, PLACEMENT_GROUP_LLC, &g) &&
 	    !placement_best_group(x, &k, PLACEMENT_GROUP_NODE, &g))
 		g = k;
-	st->pen = st->pen_claims;
-	st->pen_known = st->pen_claims;
+	st->pen = *st->pen_claims;
+	st->pen_known = *st->pen_claims;
 	while (n < count) {
 		uint32_t r;
 		int best = placement_pick(x, &g, anchor, &r);
@@ -857,78 +877,113 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
-/* The claim sets the fast paths use: CPUs claimed above level (ranked
- * elsewhere, or barred) and CPUs a claim makes busy (placement_busy()). */
-static void placement_fast_claims(struct placement_ctx *x, uint32_t level, const struct cpuset **ret_above,
-				  const struct cpuset **ret_busy)
+/* The cpuset word at step k (0..nwords) of a walk in rotation order: the
+ * origin's word, the ones after it, wrapping, and the origin's again. */
+static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 {
-	*ret_above = placement_claims_at_least(x, (uint8_t)(level + 1));
-	*ret_busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
-											 : (uint8_t)x->st.below);
+	const uint32_t nw = x->nwords, from = x->st.start / 64;
+
+	return from + k < nw ? from + k : from + k - nw;
+}
+
+/* The CPUs of a level (words, counts: the level's) among the candidates at
+ * step k of a walk in rotation order, with *ret_i their cpuset word: the
+ * origin's word is met twice, its bits from the origin on first, the ones
+ * before the origin last. */
+static uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
+				    uint32_t *ret_i)
+{
+	const uint32_t nw = x->nwords, sh = x->st.start % 64;
+	const uint32_t i = placement_fast_word(x, k);
+	uint64_t bits = cpupri_level_cpu_word(x->view, words, counts, x->st.mask, i);
+
+	if (k == 0)
+		bits &= ~UINT64_C(0) << sh;
+	else if (k == nw)
+		bits &= ~(~UINT64_C(0) << sh);
+	*ret_i = i;
+	return bits;
 }
 
 /*
  * The answer for one CPU under the default rules (prefer-idle, no near CPU,
- * candidates of one kind), without the general machinery: the first level
- * cpupri_find() answers holds the lowest rank, and the pick is the first of
- * its CPUs in rotation order without an SMT penalty, else the first.
- * A claim above the level (at or above rtP: barred) ranks a CPU elsewhere,
- * so it is passed over; a claim that makes a CPU busy gives its SMT
- * siblings their penalty without a slot read (the sibling relation as
- * shifts, placement_ctx.shift). Map words are converted, and claims read,
- * one cpuset word at a time from the rotation origin on, and the walk stops
- * at the pick: on an idle map this reads the level's count and words, one
- * sibling slot, a claim line or two and the pick's slot. Returns the CPU
- * with *ret_level, or -1 when the general path must decide: no level below
- * rtP holds a candidate, none of the first level's CPUs ranks there, or the
- * pick's slot has moved on (a stale bit, see cpupri_set()).
+ * candidates of one kind), without the general machinery: the lowest level
+ * with a candidate holds the lowest rank, and the pick is the first of its
+ * CPUs in rotation order without an SMT penalty, else the first.
+ *
+ * The level: levels from idle up, each only if its count line says a
+ * candidate shard has CPUs there (cpupri_level_live()), walked one cpuset
+ * word at a time from the rotation origin, each word read straight from
+ * the map words it gathers from in shards whose count is positive
+ * (cpupri_level_cpu_word()), until a candidate is met; a level is passed
+ * only after a whole walk met none. The pick: from that word on, the
+ * walk goes on where some candidate is neither claimed above the level
+ * (at or above rtP: barred; else ranked elsewhere) nor has a sibling that
+ * a claim makes busy (both sets derived once per change of the claims, so
+ * words the claims rule out are not read), and reads the sibling slots of
+ * the CPUs it meets; if every CPU has a penalty, the first unclaimed one
+ * is the pick. On an idle map this reads the idle level's count line, one
+ * line of mask words, one sibling slot, a claim line or two and the pick's
+ * slot, however many nodes the machine has.
+ *
+ * Returns the CPU with *ret_level, or -1 when the general path must
+ * decide: no level below rtP holds a candidate, none of the first level's
+ * CPUs ranks there, or the pick's slot has moved on (a stale bit, see
+ * cpupri_set()).
  */
 static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 {
 	struct placement_state *st = &x->st;
-	const uint32_t nw = x->nwords, from = st->start / 64, sh = st->start % 64;
-	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *above = NULL, *busy = NULL;
-	int first = -1, pick = -1;
-	__u32 level, slot;
+	const struct cpupri_view *v = x->view;
+	const uint32_t nw = x->nwords;
+	const struct cpuset *above = NULL, *pen = NULL;
+	const __u64 *words = NULL;
+	const __s32 *counts = NULL;
+	uint32_t level, at = 0, i;
+	int pick = -1;
+	__u32 slot;
 
-	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
-		return -1;
-	if (st->claimed)
-		placement_fast_claims(x, level, &above, &busy);
-	/* Word `from` twice: its bits from the origin on first, the ones
-	 * before the origin last. */
-	for (uint32_t k = 0; k <= nw && pick < 0; k++) {
-		uint32_t i = (from + k) % nw;
-		uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i), pen = 0;
-
-		if (k == 0)
-			bits &= ~UINT64_C(0) << sh;
-		else if (k == nw)
-			bits &= ~(~UINT64_C(0) << sh);
-		if (!bits)
+	for (level = LEVEL_IDLE; level < st->below; level++) {
+		words = cpupri_level_words(v, level);
+		counts = cpupri_level_counts(v, level);
+		if (!cpupri_level_live(v, level, st->mask))
 			continue;
-		if (above) {
-			bits &= ~above->w[i];
-			for (uint32_t s = 0; smt && s < x->nshifts; s++)
-				if (x->shift_from[s].w[i])
-					pen |= x->shift_from[s].w[i] &
-					       placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[s]);
-		}
-		if (bits && first < 0)
-			first = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
-		for (bits &= ~pen; bits && pick < 0; bits &= bits - 1) {
+		for (at = 0; at <= nw && !placement_fast_step(x, words, counts, at, &i); at++)
+			;
+		if (at <= nw)
+			break;
+	}
+	if (level >= st->below)
+		return -1;
+	if (st->claimed) {
+		above = placement_claims_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_pen(x);
+	}
+	for (uint32_t k = at; k <= nw && pick < 0; k++) {
+		uint64_t bits;
+
+		i = placement_fast_word(x, k);
+		if (above && !(st->cand->w[i] & ~above->w[i] & ~pen->w[i]))
+			continue;
+		bits = placement_fast_step(x, words, counts, k, &i);
+		if (above)
+			bits &= ~above->w[i] & ~pen->w[i];
+		for (; bits && pick < 0; bits &= bits - 1) {
 			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
 			if (!placement_penalty_of(x, c))
 				pick = (int)c;
 		}
 	}
-	if (pick < 0)
-		pick = first;
+	for (uint32_t k = at; k <= nw && pick < 0; k++) {
+		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->w[i] : ~UINT64_C(0));
+
+		if (bits)
+			pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
 	if (pick < 0)
 		return -1;
-	slot = cpupri_level(x->view, (uint32_t)pick);
+	slot = cpupri_level(v, (uint32_t)pick);
 	if (slot == LEVEL_OFFLINE || slot >= st->below)
 		return -1;
 	*ret_level = level;
@@ -958,16 +1013,18 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *above = NULL, *busy = NULL;
-	struct cpuset low, pen, free;
+	const struct cpuset *above = NULL, *pen = NULL;
+	struct cpuset low, free;
 	__u32 level;
 	int32_t llc;
 	int c, at = -1;
 
 	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
 		return 0;
-	if (st->claimed)
-		placement_fast_claims(x, level, &above, &busy);
+	if (st->claimed) {
+		above = placement_claims_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_pen(x);
+	}
 	for (uint32_t i = 0; i < x->nwords; i++)
 		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i) & (above ? ~above->w[i] : ~UINT64_C(0));
 	c = placement_rot_first(x, &low);
@@ -980,14 +1037,8 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		low.w[i] &= t->llc_cpus[llc].w[i];
 	if (!placement_at_least(x, &low, count))
 		return 0;
-	placement_zero(x, &pen);
-	for (uint32_t i = 0; smt && busy && i < x->nwords; i++)
-		for (uint32_t k = 0; low.w[i] && k < x->nshifts; k++)
-			if (x->shift_from[k].w[i])
-				pen.w[i] |= x->shift_from[k].w[i] &
-					    placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[k]);
 	for (uint32_t i = 0; i < x->nwords; i++)
-		free.w[i] = low.w[i] & ~pen.w[i];
+		free.w[i] = low.w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
 	for (uint32_t n = 0; n < count; n++) {
 		int pick = -1;
 
@@ -1064,7 +1115,8 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->req = req;
 	st->claimed = claimed_level;
 	st->below = level_from_rt_priority(req->prio);
-	st->start = rotor ? *rotor % t->ncpus : 0;
+	/* The cursor is ours and below ncpus; a division only for one that is not. */
+	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
 	st->claims_checked = false;
 	st->claim_sets_held = 0;
@@ -1130,7 +1182,7 @@ found:
 	ret->level = ret->levels[0];
 	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
 	if (rotor)
-		*rotor = (ret->cpus[n - 1] + 1u) % t->ncpus;
+		*rotor = ret->cpus[n - 1] + 1u < t->ncpus ? ret->cpus[n - 1] + 1u : 0;
 out:
 	return r;
 }
