@@ -250,16 +250,6 @@ void cpupri_view_close(struct cpupri_view *v)
 	v->pieces = NULL;
 }
 
-__u32 cpupri_level(const struct cpupri_view *v, __u32 cpu)
-{
-	__u32 level;
-
-	if (cpu >= v->geom.ncpus)
-		return LEVEL_OFFLINE;
-	level = __atomic_load_n(&cpupri_slot_ptr((void *)v->map, &v->geom, cpu)->level, __ATOMIC_ACQUIRE);
-	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
-}
-
 __s32 cpupri_count(const struct cpupri_view *v, __u32 level)
 {
 	const __s32 *counts;

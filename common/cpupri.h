@@ -348,7 +348,15 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret);
 void cpupri_view_close(struct cpupri_view *v);
 
 /* Published level of cpu (LEVEL_OFFLINE for CPUs outside the map). */
-__u32 cpupri_level(const struct cpupri_view *v, __u32 cpu);
+static inline __u32 cpupri_level(const struct cpupri_view *v, __u32 cpu)
+{
+	__u32 level;
+
+	if (cpu >= v->geom.ncpus)
+		return LEVEL_OFFLINE;
+	level = __atomic_load_n(&cpupri_slot_ptr((void *)v->map, &v->geom, cpu)->level, __ATOMIC_ACQUIRE);
+	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
+}
 
 /* Number of CPUs at level: the sum of its shards' counts. */
 __s32 cpupri_count(const struct cpupri_view *v, __u32 level);

@@ -94,6 +94,7 @@ struct placement_state {
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
+_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words");
 
 struct placement_ctx {
 	struct placement_config cfg;
@@ -105,6 +106,8 @@ struct placement_ctx {
 	struct cpupri_mask base_mask;
 	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
 	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
+	uint32_t *llc_words;        /* [nllcs]: bit i set where cpuset word i holds CPUs of that LLC */
+	uint32_t nllcs;             /* llc_words' length */
 	bool base_mixed;
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
@@ -890,7 +893,7 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
  * step k of a walk in rotation order, with *ret_i their cpuset word: the
  * origin's word is met twice, its bits from the origin on first, the ones
  * before the origin last. */
-static uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
+static inline uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
 				    uint32_t *ret_i)
 {
 	const uint32_t nw = x->nwords, sh = x->st.start % 64;
@@ -906,17 +909,43 @@ static uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *
 }
 
 /*
+ * The lowest level below rtP with a candidate: levels from idle up, each
+ * only if its count line says a candidate shard has CPUs there
+ * (cpupri_level_live()), walked one cpuset word at a time from the rotation
+ * origin (placement_fast_step()) until a candidate is met; a level is
+ * passed only after a whole walk met none. Returns the level with *ret_at
+ * the step of its first candidate's word, or LEVEL_COUNT when there is none.
+ */
+static uint32_t placement_fast_level(const struct placement_ctx *x, uint32_t *ret_at)
+{
+	const struct cpupri_view *v = x->view;
+	uint32_t i;
+
+	for (uint32_t level = LEVEL_IDLE; level < x->st.below; level++) {
+		const __u64 *words = cpupri_level_words(v, level);
+		const __s32 *counts = cpupri_level_counts(v, level);
+
+		if (!cpupri_level_live(v, level, x->st.mask))
+			continue;
+		for (uint32_t k = 0; k <= x->nwords; k++) {
+			if (placement_fast_step(x, words, counts, k, &i)) {
+				*ret_at = k;
+				return level;
+			}
+		}
+	}
+	return LEVEL_COUNT;
+}
+
+/*
  * The answer for one CPU under the default rules (prefer-idle, no near CPU,
  * candidates of one kind), without the general machinery: the lowest level
  * with a candidate holds the lowest rank, and the pick is the first of its
  * CPUs in rotation order without an SMT penalty, else the first.
  *
- * The level: levels from idle up, each only if its count line says a
- * candidate shard has CPUs there (cpupri_level_live()), walked one cpuset
- * word at a time from the rotation origin, each word read straight from
- * the map words it gathers from in shards whose count is positive
- * (cpupri_level_cpu_word()), until a candidate is met; a level is passed
- * only after a whole walk met none. The pick: from that word on, the
+ * The level: placement_fast_level(), each word of the walk read straight
+ * from the map words it gathers from in shards whose count is positive
+ * (cpupri_level_cpu_word()). The pick: from that word on, the
  * walk goes on where some candidate is neither claimed above the level
  * (at or above rtP: barred; else ranked elsewhere) nor has a sibling that
  * a claim makes busy (both sets derived once per change of the claims, so
@@ -937,24 +966,17 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	const struct cpupri_view *v = x->view;
 	const uint32_t nw = x->nwords;
 	const struct cpuset *above = NULL, *pen = NULL;
-	const __u64 *words = NULL;
-	const __s32 *counts = NULL;
-	uint32_t level, at = 0, i;
+	const __u64 *words;
+	const __s32 *counts;
+	uint32_t level, at, i;
 	int pick = -1;
 	__u32 slot;
 
-	for (level = LEVEL_IDLE; level < st->below; level++) {
-		words = cpupri_level_words(v, level);
-		counts = cpupri_level_counts(v, level);
-		if (!cpupri_level_live(v, level, st->mask))
-			continue;
-		for (at = 0; at <= nw && !placement_fast_step(x, words, counts, at, &i); at++)
-			;
-		if (at <= nw)
-			break;
-	}
-	if (level >= st->below)
+	level = placement_fast_level(x, &at);
+	if (level == LEVEL_COUNT)
 		return -1;
+	words = cpupri_level_words(v, level);
+	counts = cpupri_level_counts(v, level);
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
@@ -993,8 +1015,9 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 /*
  * The answer for count > 1 CPUs under the same default rules as
  * placement_fast_one(), when the answer lies in one LLC at the lowest
- * level: let L be the first level cpupri_find() answers and c the first CPU
- * in rotation order ranked at L; if c's LLC holds count CPUs ranked at L,
+ * level: let L be the lowest level with a candidate (placement_fast_level())
+ * and c the first CPU in rotation order ranked at L; if c's LLC holds count
+ * CPUs ranked at L (only the cpuset words the LLC spans are read),
  * that LLC is the group the general rules choose (no group has a better
  * worst level, and its rotation distance is the smallest), and the picks
  * are its rank-L CPUs, each the first in rotation order without an SMT
@@ -1013,28 +1036,42 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
+	const struct cpupri_view *v = x->view;
 	const struct cpuset *above = NULL, *pen = NULL;
+	const __u64 *words;
+	const __s32 *counts;
 	struct cpuset low, free;
-	__u32 level;
+	uint32_t level, at, wi;
 	int32_t llc;
-	int c, at = -1;
+	int c = -1, last = -1, low_last = -1;
 
-	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+	level = placement_fast_level(x, &at);
+	if (level == LEVEL_COUNT)
 		return 0;
+	words = cpupri_level_words(v, level);
+	counts = cpupri_level_counts(v, level);
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
 	}
-	for (uint32_t i = 0; i < x->nwords; i++)
-		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i) & (above ? ~above->w[i] : ~UINT64_C(0));
-	c = placement_rot_first(x, &low);
+	for (uint32_t k = at; k <= x->nwords && c < 0; k++) {
+		uint64_t bits = placement_fast_step(x, words, counts, k, &wi) & (above ? ~above->w[wi] : ~UINT64_C(0));
+
+		if (bits)
+			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
 	if (c < 0)
 		return 0;
 	llc = t->cpus[c].llc;
-	if (llc < 0 || (uint32_t)llc >= t->nllcs)
+	if (llc < 0 || (uint32_t)llc >= x->nllcs)
 		return 0;
-	for (uint32_t i = 0; i < x->nwords; i++)
-		low.w[i] &= t->llc_cpus[llc].w[i];
+	/* The level's CPUs in that LLC: only the words it spans are read. */
+	placement_zero(x, &low);
+	for (uint32_t mw = x->llc_words[llc]; mw; mw &= mw - 1) {
+		wi = (uint32_t)__builtin_ctz(mw);
+		low.w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
+			    (above ? ~above->w[wi] : ~UINT64_C(0));
+	}
 	if (!placement_at_least(x, &low, count))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
@@ -1045,7 +1082,7 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		/* Penalties only grow within an answer, so the CPUs before the
 		 * last pick in rotation order, picked or found penalised, stay
 		 * out: each pick's walk goes on where the last one stopped. */
-		c = at < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, at);
+		c = last < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, last);
 		while (c >= 0 && pick < 0) {
 			if (!smt || !placement_penalty_of(x, (uint32_t)c)) {
 				pick = c;
@@ -1054,10 +1091,13 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 			cpuset_clear(&free, (unsigned)c);
 			c = placement_rot_next(x, &free, c);
 		}
+		/* Else the first left in rotation order: the CPUs of low
+		 * before the last such pick were all picked already. */
 		if (pick >= 0)
-			at = pick;
+			last = pick;
 		else
-			pick = placement_rot_first(x, &low);
+			pick = low_last = low_last < 0 ? placement_rot_first(x, &low)
+							: placement_rot_next(x, &low, low_last);
 		ret_cpus[n] = (uint16_t)pick;
 		cpuset_clear(&low, (unsigned)pick);
 		cpuset_clear(&free, (unsigned)pick);
@@ -1278,6 +1318,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	if (!x->node_mask)
 		goto out;
 	x->nnodes = t->nnodes;
+	x->llc_words = calloc(t->nllcs ? t->nllcs : 1, sizeof(*x->llc_words));
+	if (!x->llc_words)
+		goto out;
+	x->nllcs = t->nllcs;
+	for (uint32_t llc = 0; llc < t->nllcs; llc++)
+		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+			if (t->llc_cpus[llc].w[i])
+				x->llc_words[llc] |= UINT32_C(1) << i;
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)
@@ -1329,6 +1377,7 @@ void placement_ctx_free(struct placement_ctx *x)
 	for (uint32_t node = 0; node < x->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
+	free(x->llc_words);
 	free(x->claim_copy);
 	free(x->sib_off);
 	free(x->sib);
