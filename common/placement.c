@@ -59,6 +59,9 @@ enum placement_group {
 /* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
 #define PLACEMENT_CLAIM_SETS 4
 _Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
+/* Most CPUs a count > 1 fast answer collects in its first walk for the
+ * case where every candidate has an SMT penalty (placement_fast_many()). */
+#define PLACEMENT_FAST_FIRST 16
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 
@@ -1025,7 +1028,9 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
  * first pick, the anchor's LLC is the whole group, one locality tier.
  * Penalties are known a word at a time where claims decide them (as in
  * placement_fast_one()) and computed once per CPU otherwise, and the picks
- * share one walk in rotation order.
+ * share one walk in rotation order, which reads the LLC's words only as
+ * far as it goes when count CPUs without a penalty are found, and once
+ * when none is (every pick is then the next CPU in rotation order).
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
@@ -1040,8 +1045,9 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct cpuset *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	struct cpuset low, free;
-	uint32_t level, at, wi;
+	struct cpuset low, free, taken;
+	uint16_t first[PLACEMENT_FAST_FIRST];
+	uint32_t level, at, wi, n = 0, nfirst = 0;
 	int32_t llc;
 	int c = -1, last = -1, low_last = -1;
 
@@ -1065,6 +1071,40 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	llc = t->cpus[c].llc;
 	if (llc < 0 || (uint32_t)llc >= x->nllcs)
 		return 0;
+	/* Most answers are the LLC's first count CPUs in rotation order
+	 * without a penalty: the walk goes on from c's word through the
+	 * LLC's words, reading each as it gets there, and stops at the
+	 * count-th (then the LLC holds count CPUs at L). Only a walk that
+	 * runs out reads all the LLC's words for the rules below. */
+	placement_zero(x, &taken);
+	for (uint32_t k = at; k <= x->nwords && n < count; k++) {
+		uint64_t bits, want;
+
+		wi = placement_fast_word(x, k);
+		want = t->llc_cpus[llc].w[wi] & (above ? ~above->w[wi] : ~UINT64_C(0));
+		if (!want || (nfirst == count && above && !(want & ~pen->w[wi])))
+			continue;
+		bits = placement_fast_step(x, words, counts, k, &wi) & want;
+		for (uint64_t b = bits; b && nfirst < count && count <= PLACEMENT_FAST_FIRST; b &= b - 1)
+			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(b));
+		for (bits &= above ? ~pen->w[wi] : ~UINT64_C(0); bits && n < count; bits &= bits - 1) {
+			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+			if (cpuset_test(&taken, (unsigned)c) || (smt && placement_penalty_of(x, (uint32_t)c)))
+				continue;
+			ret_cpus[n++] = (uint16_t)c;
+			/* The pick will run at rtP: its siblings are now busy. */
+			for (uint32_t i = x->sib_off[c]; smt && i < x->sib_off[c + 1]; i++)
+				cpuset_set(&taken, x->sib[i]);
+		}
+	}
+	if (n == count)
+		goto check;
+	/* Every CPU there has a penalty: the picks are the first count in
+	 * rotation order, as the rules below would take them one by one. */
+	if (n == 0 && nfirst == count) {
+		memcpy(ret_cpus, first, count * sizeof(*first));
+		goto check;
+	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
 	placement_zero(x, &low);
 	for (uint32_t mw = x->llc_words[llc]; mw; mw &= mw - 1) {
@@ -1076,7 +1116,7 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
 		free.w[i] = low.w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
-	for (uint32_t n = 0; n < count; n++) {
+	for (n = 0; n < count; n++) {
 		int pick = -1;
 
 		/* Penalties only grow within an answer, so the CPUs before the
@@ -1105,7 +1145,8 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
 			cpuset_clear(&free, x->sib[i]);
 	}
-	for (uint32_t n = 0; n < count; n++) {
+check:
+	for (n = 0; n < count; n++) {
 		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
 
 		if (slot == LEVEL_OFFLINE || slot >= st->below)
