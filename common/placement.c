@@ -92,7 +92,6 @@ struct placement_state {
 	struct cpuset cand_buf;
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
-	bool claims_checked;        /* the claims were compared with the context's copy */
 	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
 };
 
@@ -128,6 +127,7 @@ struct placement_ctx {
 	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
 	uint8_t *claim_copy;        /* [topo->ncpus] */
 	bool claim_copy_valid;
+	bool claims_none;           /* claim_copy is all zero */
 	uint32_t nclaim_sets;
 	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
 	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
@@ -428,9 +428,30 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 }
 
 /*
- * The CPUs whose claim is at least min (1..127), from the context's sets.
- * The first call of an answer compares the caller's claims with the copy
- * the sets come from and starts over if they differ. A set stays valid
+ * Compares the caller's claims with the copy the context's claim sets come
+ * from, once per answer, and starts the sets over if they differ. Returns
+ * whether no CPU is claimed at all: the answer then reads as one without
+ * claims and asks for no set.
+ */
+static bool placement_claims_sync(struct placement_ctx *x)
+{
+	const uint32_t ncpus = x->topo->ncpus;
+
+	if (!x->claim_copy_valid || memcmp(x->claim_copy, x->st.claimed, ncpus) != 0) {
+		memcpy(x->claim_copy, x->st.claimed, ncpus);
+		x->claim_copy_valid = true;
+		x->nclaim_sets = 0;
+		x->claim_pen_valid = 0;
+		x->claims_none = true;
+		for (uint32_t c = 0; c < ncpus && x->claims_none; c++)
+			x->claims_none = x->claim_copy[c] == 0;
+	}
+	return x->claims_none;
+}
+
+/*
+ * The CPUs whose claim is at least min (1..127), from the context's sets
+ * (placement_claims_sync() has run for this answer). A set stays valid
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
@@ -440,15 +461,6 @@ static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, u
 	const uint32_t ncpus = x->topo->ncpus;
 	uint32_t k;
 
-	if (!st->claims_checked) {
-		if (!x->claim_copy_valid || memcmp(x->claim_copy, st->claimed, ncpus) != 0) {
-			memcpy(x->claim_copy, st->claimed, ncpus);
-			x->claim_copy_valid = true;
-			x->nclaim_sets = 0;
-			x->claim_pen_valid = 0;
-		}
-		st->claims_checked = true;
-	}
 	for (k = 0; k < x->nclaim_sets; k++)
 		if (x->claim_min[k] == min)
 			goto out;
@@ -1199,8 +1211,9 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	/* The cursor is ours and below ncpus; a division only for one that is not. */
 	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
-	st->claims_checked = false;
 	st->claim_sets_held = 0;
+	if (st->claimed && placement_claims_sync(x))
+		st->claimed = NULL;
 	placement_candidates(x);
 	if (placement_empty(x, st->cand)) {
 		r = -ENODEV;
