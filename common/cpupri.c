@@ -229,6 +229,14 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 	r = cpupri_view_runs(&v, shard_cpu);
 	if (r == 0)
 		r = cpupri_view_pieces(&v);
+	v.count_stride = cpupri_count_lines(&v.geom) * CPUPRI_LINE_COUNTS;
+	if (r == 0) {
+		v.word_shard = malloc(v.nwords * sizeof(*v.word_shard));
+		if (!v.word_shard)
+			r = -ENOMEM;
+		for (__u32 w = 0; w < v.nwords && v.word_shard; w++)
+			v.word_shard[w] = (__u16)(w / v.geom.shard_words);
+	}
 out:
 	free(shard_cpu);
 	if (r == 0)
@@ -244,6 +252,8 @@ void cpupri_view_close(struct cpupri_view *v)
 	free(v->runs);
 	free(v->cpu_pieces);
 	free(v->pieces);
+	free(v->word_shard);
+	v->word_shard = NULL;
 	v->word_runs = NULL;
 	v->runs = NULL;
 	v->cpu_pieces = NULL;
@@ -316,31 +326,43 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 		struct cpupri_mask *ret, __u32 *ret_level)
 {
 	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
+	const __s32 *counts = cpupri_level_counts(v, 0);
+	__u32 s0;
 
 	ret->lo = lo;
 	ret->hi = hi;
+	if (lo >= hi)
+		return -ENOENT;
+	s0 = v->word_shard[lo];
 	if (below > LEVEL_COUNT)
 		below = LEVEL_COUNT;
 	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {
 		const __u64 *m = cpupri_level_words(v, level);
-		const __s32 *counts = cpupri_level_counts(v, level);
+		const __s32 *c = counts + level * v->count_stride;
 		__u64 any = 0;
+		bool live = false;
 
 		/* Most levels hold no CPU anywhere: the count line says so. */
-		if (!cpupri_level_live(v, level, allowed))
+		for (__u32 s = s0, base = s * sw; base < hi; base += sw, s++)
+			live |= cpupri_shard_count(c, s) > 0;
+		if (!live)
 			continue;
 		/* Shard by shard, the words that hold CPUs only (with LLC
 		 * shards most of a level's words are padding), and only where
 		 * the shard's count says it has CPUs at the level. */
-		for (__u32 base = lo - lo % sw, s = lo / sw; base < hi; base += sw, s++) {
-			const __u32 end = base + used < hi ? base + used : hi;
-			const bool live = cpupri_shard_count(counts, s) > 0;
+		for (__u32 s = s0, base = s * sw; base < hi; base += sw, s++) {
+			const __u32 first = base > lo ? base : lo, end = base + used < hi ? base + used : hi;
 
-			for (__u32 w = base > lo ? base : lo; w < end; w++) {
-				__u64 bits = live ? __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w] : 0;
+			if (cpupri_shard_count(c, s) > 0) {
+				for (__u32 w = first; w < end; w++) {
+					__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
 
-				ret->w[w] = bits;
-				any |= bits;
+					ret->w[w] = bits;
+					any |= bits;
+				}
+			} else {
+				for (__u32 w = first; w < end; w++)
+					ret->w[w] = 0;
 			}
 		}
 		if (any) {

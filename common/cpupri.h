@@ -325,6 +325,8 @@ struct cpupri_view {
 	struct cpupri_run *runs;
 	__u32 *cpu_pieces;       /* [CPUSET_WORDS + 1]: cpuset word i's pieces, like word_runs */
 	struct cpupri_piece *pieces;
+	__u16 *word_shard;       /* [nwords]: the shard of each mask word, without a division */
+	__u32 count_stride;      /* counts from one level's to the next's */
 };
 
 /*
@@ -396,6 +398,20 @@ static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const stru
 }
 
 /*
+ * Whether some count of shards s0..s1 (of one level's counts) is positive.
+ * No early exit: mostly one or two shards, and most levels hold none, so
+ * a scan of the levels pays this per level.
+ */
+static inline bool cpupri_counts_live(const __s32 *counts, __u32 s0, __u32 s1)
+{
+	bool live = false;
+
+	for (__u32 s = s0; s <= s1; s++)
+		live |= cpupri_shard_count(counts, s) > 0;
+	return live;
+}
+
+/*
  * Whether some shard that allowed spans has CPUs at level, by the hints
  * alone (the level's count line; no mask word is read). False means no
  * allowed CPU was at level when its count was read; true may be a hint
@@ -403,16 +419,10 @@ static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const stru
  */
 static inline bool cpupri_level_live(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed)
 {
-	const __u32 sw = v->geom.shard_words;
-	const __s32 *counts;
-
 	if (level >= LEVEL_COUNT || allowed->lo >= allowed->hi)
 		return false;
-	counts = cpupri_level_counts(v, level);
-	for (__u32 s = allowed->lo / sw; s * sw < allowed->hi; s++)
-		if (cpupri_shard_count(counts, s) > 0)
-			return true;
-	return false;
+	return cpupri_counts_live(cpupri_level_counts(v, level), v->word_shard[allowed->lo],
+				  v->word_shard[allowed->hi - 1]);
 }
 
 /*
