@@ -348,21 +348,19 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 		if (!live)
 			continue;
 		/* Shard by shard, the words that hold CPUs only (with LLC
-		 * shards most of a level's words are padding), and only where
-		 * the shard's count says it has CPUs at the level. */
-		for (__u32 s = s0, base = s * sw; base < hi; base += sw, s++) {
-			const __u32 first = base > lo ? base : lo, end = base + used < hi ? base + used : hi;
+		 * shards most of a level's words are padding). Every shard of
+		 * the span, as the kernel's reader does once the level's count
+		 * says go: a branch per shard on its own count costs more than
+		 * the word or two a shard holds here (bench/README.md); the
+		 * readers that stop early skip shards (cpupri_level_cpu_word()). */
+		for (__u32 base = s0 * sw; base < hi; base += sw) {
+			const __u32 end = base + used < hi ? base + used : hi;
 
-			if (cpupri_shard_count(c, s) > 0) {
-				for (__u32 w = first; w < end; w++) {
-					__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
+			for (__u32 w = base > lo ? base : lo; w < end; w++) {
+				__u64 bits = __atomic_load_n(&m[w], __ATOMIC_RELAXED) & allowed->w[w];
 
-					ret->w[w] = bits;
-					any |= bits;
-				}
-			} else {
-				for (__u32 w = first; w < end; w++)
-					ret->w[w] = 0;
+				ret->w[w] = bits;
+				any |= bits;
 			}
 		}
 		if (any) {

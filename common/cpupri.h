@@ -462,13 +462,13 @@ void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask
 /*
  * The map's one reader, the kernel's cpupri_find() scan: from level `from`
  * (at least idle) upward to below - 1, the first level with a CPU in
- * allowed. Each level costs its count line and, as in the kernel's packed
- * layout, an AND of the words allowed spans, here only in the shards whose
- * count is positive (the hints, cpupri_set()): the answer stays in the
- * map's bits (ret's words lo..hi that hold CPUs, lo and hi those of
- * allowed; a shard's padding words are neither read nor written, those of
- * a shard the hint skips are zeroed), and callers convert only what they
- * use (cpupri_mask_cpu_word()).
+ * allowed. Each level costs its count line, skipped when no shard of the
+ * span has a positive count (the hints, cpupri_set()), and, as in the
+ * kernel's packed layout, an AND of the words allowed spans: the answer
+ * stays in the map's bits (ret's words lo..hi that hold CPUs, lo and hi
+ * those of allowed; a shard's padding words are neither read nor
+ * written), and callers convert only what they use
+ * (cpupri_mask_cpu_word()).
  * Returns 0 with *ret_level set, or -ENOENT when no allowed CPU is in
  * from..below - 1. ret is written even on -ENOENT.
  */
