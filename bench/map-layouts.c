@@ -1188,11 +1188,13 @@ static void ml_model_print(struct ml_model *m)
 }
 
 /*
- * What the per-shard counts save the sharded reader (cpupri_set()): lines
- * read at a level when every shard has CPUs there, when one shard has, and
- * for a one-CPU answer found in the first shard it looks at (the level's
- * count line and the line of the word the walk starts in), against the
- * packed layout, which reads its whole vector in each case.
+ * What the per-shard counts save the sharded map's word-at-a-time reader
+ * (cpupri_level_cpu_word(), placement's fast paths; cpupri_find() reads
+ * every shard of a level whose counts say go): lines read at a level when
+ * every shard has CPUs there, when one shard has, and for a one-CPU answer
+ * found in the first shard it looks at (the level's count line and the
+ * line of the word the walk starts in), against the packed layout, which
+ * reads its whole vector in each case.
  */
 static void ml_model_hints(const struct ml_model *m)
 {
@@ -1223,7 +1225,7 @@ static int ml_model(void)
 		printf("%-16s %9s %12s %10s %8s %9s\n", "", "/change", "written line", "CPUs", "", "level");
 		for (int i = 0; i < 2; i++)
 			ml_model_print(&m[i]);
-		printf("\nsharded (node), lines read at a level with the hints (counts per shard):\n");
+		printf("\nsharded (node), lines the word walk reads at a level with the hints (counts per shard):\n");
 		printf("  %-30s %12s %12s %12s\n", "shape", "all shards", "one shard", "one CPU,");
 		printf("  %-30s %12s %12s %12s\n", "", "hold CPUs", "holds CPUs", "first shard");
 		for (int i = 0; i < 2; i++)
