@@ -327,25 +327,23 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 {
 	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
 	const __s32 *counts = cpupri_level_counts(v, 0);
-	__u32 s0;
+	__u32 s0, s1;
 
 	ret->lo = lo;
 	ret->hi = hi;
 	if (lo >= hi)
 		return -ENOENT;
 	s0 = v->word_shard[lo];
+	s1 = v->word_shard[hi - 1];
 	if (below > LEVEL_COUNT)
 		below = LEVEL_COUNT;
 	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {
 		const __u64 *m = cpupri_level_words(v, level);
 		const __s32 *c = counts + level * v->count_stride;
 		__u64 any = 0;
-		bool live = false;
 
 		/* Most levels hold no CPU anywhere: the count line says so. */
-		for (__u32 s = s0, base = s * sw; base < hi; base += sw, s++)
-			live |= cpupri_shard_count(c, s) > 0;
-		if (!live)
+		if (!cpupri_counts_live(c, s0, s1))
 			continue;
 		/* Shard by shard, the words that hold CPUs only (with LLC
 		 * shards most of a level's words are padding). Every shard of

@@ -26,13 +26,14 @@
  *
  * A level counts its CPUs per shard, sixteen shards' counts to a line
  * (cpupri_count_lines() lines per level: one up to 16 shards): the count of
- * a shard is the "has CPUs at this level" hint. A reader loads a level's
- * count line and reads the mask words only of shards whose count is
- * positive, so a query that finds an idle CPU in the first shard it looks
- * at reads two lines of the level, however many nodes the machine has, and
- * a machine-wide query at a level that few shards hold reads few shards.
- * The writer's work is what one global count cost: one increment and one
- * decrement per change, on the same line for every shard of the level.
+ * a shard is the "has CPUs at this level" hint. Every reader skips a level
+ * whose counts say no shard it wants has CPUs there; a reader that walks a
+ * level word by word and stops at its first find (cpupri_level_cpu_word(),
+ * placement's fast paths) also skips the words of shards whose count is
+ * zero, so a one-CPU answer that finds an idle CPU in the first shard it
+ * looks at reads two lines of the level, however many nodes the machine
+ * has. The writer's work is what one global count cost: one increment and
+ * one decrement per change, on the same line for every shard of the level.
  *
  * The production layout is this one, sharded per node: bench/README.md
  * measures it against a packed count+mask, a padded global mask, LLC shards
