@@ -35,15 +35,18 @@
  * of one kind) the common answers need none of that: one CPU is the first
  * free CPU of the lowest level in rotation order (placement_fast_one()), and
  * count CPUs that one LLC holds at the lowest level are that LLC's first
- * free ones (placement_fast_many()). Both read the level once through
- * cpupri_find() and convert map words to CPU ids a cpuset word at a time,
- * only as far as they walk; anything else, and any pick whose slot has
- * moved on, goes to the general path, which gives the same answer on the
- * same map (tests/unit/test-placement.c checks both against the reference
- * model). A count-1 query on an idle 480-CPU map reads the level's count
- * and two lines of mask words, the claims (compared with the context's
- * copy, see placement_claims_at_least()), one sibling slot and the pick's
- * slot.
+ * free ones (placement_fast_many()). Both walk the map a cpuset word at a
+ * time from the rotation origin (placement_fast_level()), reading each word
+ * straight from the map words it gathers from, skipping shards whose count
+ * says they hold no CPU at the level, and stop where their picks are made;
+ * only the picks become CPU ids. Anything else, and any pick whose slot
+ * has moved on, goes to the general path, which reads whole levels through
+ * cpupri_find() and gives the same answer on the same map
+ * (tests/unit/test-placement.c checks both against the reference model).
+ * A count-1 query on an idle map reads the idle level's count line, one
+ * line of mask words, the claims (compared with the context's copy, see
+ * placement_claims_sync()), one sibling slot and the pick's slot, however
+ * many nodes the machine has.
  *
  * Every set holds only CPUs below topo->ncpus, so the word loops stop at
  * nwords.
