@@ -230,13 +230,6 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 	if (r == 0)
 		r = cpupri_view_pieces(&v);
 	v.count_stride = cpupri_count_lines(&v.geom) * CPUPRI_LINE_COUNTS;
-	if (r == 0) {
-		v.word_shard = malloc(v.nwords * sizeof(*v.word_shard));
-		if (!v.word_shard)
-			r = -ENOMEM;
-		for (__u32 w = 0; w < v.nwords && v.word_shard; w++)
-			v.word_shard[w] = (__u16)(w / v.geom.shard_words);
-	}
 out:
 	free(shard_cpu);
 	if (r == 0)
@@ -252,8 +245,6 @@ void cpupri_view_close(struct cpupri_view *v)
 	free(v->runs);
 	free(v->cpu_pieces);
 	free(v->pieces);
-	free(v->word_shard);
-	v->word_shard = NULL;
 	v->word_runs = NULL;
 	v->runs = NULL;
 	v->cpu_pieces = NULL;
@@ -280,6 +271,7 @@ int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret)
 		return -ENOMEM;
 	ret->nwords = v->nwords;
 	ret->lo = ret->hi = 0;
+	ret->s0 = ret->s1 = 0;
 	return 0;
 }
 
@@ -314,6 +306,8 @@ void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *s
 	}
 	if (m->hi == 0)
 		m->lo = 0;
+	m->s0 = m->hi ? m->lo / v->geom.shard_words : 0;
+	m->s1 = m->hi ? (m->hi - 1) / v->geom.shard_words : 0;
 }
 
 void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
@@ -326,15 +320,15 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 		struct cpupri_mask *ret, __u32 *ret_level)
 {
 	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
+	const __u32 s0 = allowed->s0, s1 = allowed->s1;
 	const __s32 *counts = cpupri_level_counts(v, 0);
-	__u32 s0, s1;
 
 	ret->lo = lo;
 	ret->hi = hi;
+	ret->s0 = s0;
+	ret->s1 = s1;
 	if (lo >= hi)
 		return -ENOENT;
-	s0 = v->word_shard[lo];
-	s1 = v->word_shard[hi - 1];
 	if (below > LEVEL_COUNT)
 		below = LEVEL_COUNT;
 	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {

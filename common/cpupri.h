@@ -326,7 +326,6 @@ struct cpupri_view {
 	struct cpupri_run *runs;
 	__u32 *cpu_pieces;       /* [CPUSET_WORDS + 1]: cpuset word i's pieces, like word_runs */
 	struct cpupri_piece *pieces;
-	__u16 *word_shard;       /* [nwords]: the shard of each mask word, without a division */
 	__u32 count_stride;      /* counts from one level's to the next's */
 };
 
@@ -342,6 +341,7 @@ struct cpupri_mask {
 	__u64 *w; /* [nwords] */
 	__u32 nwords;
 	__u32 lo, hi;
+	__u32 s0, s1; /* the shards of words lo and hi - 1 (0, 0 when lo == hi) */
 };
 
 /* Validates the header of map (size bytes) and builds the view. 0, -EINVAL
@@ -422,8 +422,7 @@ static inline bool cpupri_level_live(const struct cpupri_view *v, __u32 level, c
 {
 	if (level >= LEVEL_COUNT || allowed->lo >= allowed->hi)
 		return false;
-	return cpupri_counts_live(cpupri_level_counts(v, level), v->word_shard[allowed->lo],
-				  v->word_shard[allowed->hi - 1]);
+	return cpupri_counts_live(cpupri_level_counts(v, level), allowed->s0, allowed->s1);
 }
 
 /*

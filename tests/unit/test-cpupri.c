@@ -271,6 +271,8 @@ static void test_xlate(void **state)
 				memset(allowed.w, 0xff, allowed.nwords * sizeof(*allowed.w));
 				allowed.lo = 0;
 				allowed.hi = allowed.nwords;
+				allowed.s0 = 0;
+				allowed.s1 = v.geom.nshards - 1;
 			} else {
 				cpupri_mask_from_cpuset(&v, &set, &allowed);
 			}
