@@ -320,8 +320,11 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 		struct cpupri_mask *ret, __u32 *ret_level)
 {
 	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
-	const __u32 s0 = allowed->s0, s1 = allowed->s1;
+	const __u32 s0 = allowed->s0, s1 = allowed->s1, stride = v->count_stride, level_words = v->nwords;
+	/* Locals, not loads through v: the acquire loads below would make
+	 * the compiler read v's fields again at every level. */
 	const __s32 *counts = cpupri_level_counts(v, 0);
+	const __u64 *words = cpupri_level_words(v, 0);
 
 	ret->lo = lo;
 	ret->hi = hi;
@@ -332,8 +335,8 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 	if (below > LEVEL_COUNT)
 		below = LEVEL_COUNT;
 	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {
-		const __u64 *m = cpupri_level_words(v, level);
-		const __s32 *c = counts + level * v->count_stride;
+		const __u64 *m = words + (size_t)level * level_words;
+		const __s32 *c = counts + level * stride;
 		__u64 any = 0;
 
 		/* Most levels hold no CPU anywhere: the count line says so. */
