@@ -158,9 +158,9 @@ static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geo
  * of the shard, then clear the old bit. All four are atomic
  * read-modify-writes, which are full barriers both on x86 (lock prefix) and
  * in BPF (atomic instructions are fully ordered), so they are ordered
- * without extra fences. A reader loads a shard's count (acquire), then the
- * shard's mask words (cpupri_find()): if it sees the new count it also sees
- * the new bit; while the CPU moves it may appear at both levels, never at
+ * without extra fences. A reader loads the counts (acquire), then the mask
+ * words (cpupri_find(), cpupri_level_cpu_word()): if it sees the new count
+ * it also sees the new bit; while the CPU moves it may appear at both levels, never at
  * neither, and a reader that picks it at the old level makes the same
  * harmless choice the kernel makes (the daemon re-checks the slot before it
  * acts).
@@ -172,13 +172,13 @@ static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geo
  * of a count alternate (the BPF writers of a CPU hold its runqueue lock),
  * so at every point of the count's modification order it is the number of
  * CPUs between those two steps: it cannot read zero while a CPU that
- * entered the level before the read began is still there. There is no flag a racing writer
- * could clear under another CPU's bit. A count that reads positive for a
- * shard whose bits are gone (a CPU between its decrement and its clear, or
- * a decrement not yet seen) sends the reader to words it finds empty. Only
- * writers racing on one CPU (the seeding below) can leave a count one low
- * until the slower one's step lands, as they could the single count of
- * version 1.
+ * entered the level before the read began is still there. There is no flag
+ * a racing writer could clear under another CPU's bit. A count that is
+ * positive when read but whose CPUs leave before the reader gets to the
+ * words (or one set wrongly, as the tests do) sends the reader to words it
+ * finds empty: time, never a miss. Only writers racing on one CPU (the
+ * seeding below) can leave a count one low until the slower one's step
+ * lands, as they could the single count of version 1.
  *
  * The level itself is exchanged atomically so that each old -> new
  * transition is owned by exactly one caller even if two writers race on one
