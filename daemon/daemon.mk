@@ -82,3 +82,7 @@ systemd/rtplace.conf: systemd/rtplace.sysusers
 # CPU hotplug (daemon/hotplug.h): the online list the seed reads and the
 # uevents the daemon follows.
 daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c
+
+# Pids a client names, as the daemon's (DESIGN §15): pidfds and PID
+# namespaces, read through the one reader of /proc.
+daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c

@@ -259,3 +259,12 @@ TESTS += tests/integration/test-metrics
 # promtool and a real Prometheus server against the metrics endpoint.
 TESTS += tests/integration/test-metrics-prometheus.sh
 EXTRA_DIST += tests/integration/test-metrics-prometheus.sh
+
+# The pids a client names, as the daemon's (daemon/pidmap.c), on fixture
+# proc trees.
+check_PROGRAMS += tests/unit/test-pidmap
+tests_unit_test_pidmap_SOURCES = tests/unit/test-pidmap.c
+tests_unit_test_pidmap_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_pidmap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pidmap_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-pidmap
