@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -240,14 +241,42 @@ static int rtplace_take_refusal(struct rtplace *rp, int r)
 }
 
 /*
- * Sends rp->req and waits for the reply with its id: reply_type into
+ * Sends rp->req, with pidfd as SCM_RIGHTS when it is not -1. Returns the
+ * bytes sent or -errno.
+ */
+static ssize_t rtplace_send(struct rtplace *rp, int pidfd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = &rp->req, .iov_len = rp->req.hdr.length };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (pidfd >= 0) {
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
+	}
+	n = sendmsg(rp->fd, &mh, MSG_NOSIGNAL);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * Sends rp->req (with pidfd, see rtplace_send()) and waits for the reply with its id: reply_type into
  * rp->reply, or the daemon's ERROR as its negative errno (also an ERROR
  * with request id 0, the daemon's refusal before it closes). Events and stale
  * replies (of a request that timed out earlier) are skipped. The reply
  * must carry exactly nfds descriptors, which go to fds; descriptors on any
  * other packet are closed. Lock held.
  */
-static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
+static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, int *fds, unsigned nfds)
 {
 	const struct proto_limits lim = {
 		.ncpus = RTPLACE_MAX_CPUS,
@@ -261,9 +290,9 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 	ssize_t n;
 	int r;
 
-	n = send(rp->fd, &rp->req, rp->req.hdr.length, MSG_NOSIGNAL);
+	n = rtplace_send(rp, pidfd);
 	if (n < 0) {
-		r = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		r = n == -EAGAIN ? -ETIMEDOUT : (int)n;
 		/* A daemon that refused the connection said why before closing. */
 		return rtplace_is_disconnect(r) ? rtplace_take_refusal(rp, r) : r;
 	}
@@ -314,9 +343,9 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 	return r;
 }
 
-/* One request and its reply (with nfds descriptors into fds), reconnecting
- * once if the daemon went away. */
-static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
+/* One request (with pidfd, or -1) and its reply (with nfds descriptors
+ * into fds), reconnecting once if the daemon went away. */
+static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, int *fds, unsigned nfds)
 {
 	int r;
 
@@ -327,7 +356,7 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, u
 			if (r < 0)
 				return r;
 		}
-		r = rtplace_exchange(rp, reply_type, fds, nfds);
+		r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		if (!rtplace_is_disconnect(r))
 			return r;
 		close(rp->fd);
@@ -339,7 +368,62 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, u
 
 static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
 {
-	return rtplace_call_fds(rp, reply_type, NULL, 0);
+	return rtplace_call_fds(rp, reply_type, -1, NULL, 0);
+}
+
+/* The process that thread tid belongs to, from the caller's /proc. */
+static pid_t rtplace_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * A pidfd naming pid, sent with the request that names pid (DESIGN §15):
+ * the daemon reads the pid a client writes in its own PID namespace
+ * (a container's) only through it. With thread, pid is a tid, and a
+ * thread other than its process's first has no pidfd of its own before
+ * Linux 6.9: its process's pidfd names it then, and the daemon finds the
+ * thread among that process's. *ret is -1 on a kernel without pidfds
+ * (before 5.3), whose daemon takes bare pids from its own namespace. 0,
+ * or -errno: -ESRCH when there is no such process.
+ */
+static int rtplace_pidfd_open(pid_t pid, bool thread, int *ret)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0 && errno == EINVAL && thread) {
+		pid_t tgid = rtplace_tgid(pid);
+
+		if (tgid <= 0)
+			return -ESRCH;
+		fd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	}
+	if (fd < 0 && errno != ENOSYS)
+		return -errno;
+	*ret = fd;
+	return 0;
+}
+
+/* An error found before anything is sent, with the reason the daemon
+ * gives for it. */
+static int rtplace_local_error(struct rtplace *rp, int r, const char *reason)
+{
+	pthread_mutex_lock(&rp->lock);
+	snprintf(rp->reason, sizeof(rp->reason), "%s", reason);
+	pthread_mutex_unlock(&rp->lock);
+	return r;
 }
 
 static uint32_t rtplace_next_id(struct rtplace *rp)
@@ -415,7 +499,7 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 {
 	const struct rtplace_query_reply *qr;
 	struct rtplace_query q;
-	int r;
+	int pidfd = -1, r;
 
 	if (!rp || !req || !ret)
 		return -EINVAL;
@@ -423,10 +507,15 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 	r = rtplace_build_query(req, &q);
 	if (r < 0)
 		return r;
+	if (q.owner_pid) {
+		r = rtplace_pidfd_open(q.owner_pid, false, &pidfd);
+		if (r < 0)
+			return rtplace_local_error(rp, r, r == -ESRCH ? "owner_pid does not exist" : "cannot open a pidfd");
+	}
 	pthread_mutex_lock(&rp->lock);
 	r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
 	if (r == 0)
-		r = rtplace_call(rp, RTPLACE_MSG_QUERY_REPLY);
+		r = rtplace_call_fds(rp, RTPLACE_MSG_QUERY_REPLY, pidfd, NULL, 0);
 	if (r == 0) {
 		memset(ret, 0, sizeof(*ret));
 		ret->claim_id = qr->claim_id;
@@ -441,6 +530,8 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
 	}
 	pthread_mutex_unlock(&rp->lock);
+	if (pidfd >= 0)
+		close(pidfd);
 	return r;
 }
 
@@ -587,7 +678,7 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 {
 	const struct rtplace_move_reply *mr;
 	struct rtplace_move mv;
-	int r;
+	int pidfd = -1, r;
 
 	if (!rp || !req || req->tid <= 0)
 		return -EINVAL;
@@ -606,10 +697,18 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 		if (r < 0)
 			return r;
 	}
+	r = rtplace_pidfd_open(req->tid, true, &pidfd);
+	if (r < 0) {
+		char reason[RTPLACE_REASON_LEN];
+
+		snprintf(reason, sizeof(reason), r == -ESRCH ? "thread %d does not exist" : "cannot open a pidfd of %d",
+			 (int)req->tid);
+		return rtplace_local_error(rp, r, reason);
+	}
 	pthread_mutex_lock(&rp->lock);
 	r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
 	if (r == 0)
-		r = rtplace_call(rp, RTPLACE_MSG_MOVE_REPLY);
+		r = rtplace_call_fds(rp, RTPLACE_MSG_MOVE_REPLY, pidfd, NULL, 0);
 	if (r == 0 && ret) {
 		ret->tid = mr->tid;
 		ret->policy = rtplace_policy_from_wire(mr->policy);
@@ -620,6 +719,8 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 		rtplace_mask_to_set(&mr->prev_cpus, &ret->prev_cpus);
 	}
 	pthread_mutex_unlock(&rp->lock);
+	if (pidfd >= 0)
+		close(pidfd);
 	return r;
 }
 
@@ -710,7 +811,7 @@ int rtplace_subscribe(struct rtplace *rp, struct rtplace_sub **ret)
 	pthread_mutex_lock(&rp->lock);
 	r = proto_encode_subscribe(&rp->req, rtplace_next_id(rp), &body);
 	if (r == 0)
-		r = rtplace_call_fds(rp, RTPLACE_MSG_SUBSCRIBE_REPLY, fds, 2);
+		r = rtplace_call_fds(rp, RTPLACE_MSG_SUBSCRIBE_REPLY, -1, fds, 2);
 	if (r == 0) {
 		s->doorbell = fds[1];
 		r = rtplace_sub_map(s, &rp->reply.subscribe_reply, fds[0]);
