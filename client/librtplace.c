@@ -394,8 +394,9 @@ static pid_t rtplace_tgid(pid_t tid)
  * the daemon reads the pid a client writes in its own PID namespace
  * (a container's) only through it. With thread, pid is a tid, and a
  * thread other than its process's first has no pidfd of its own before
- * Linux 6.9: its process's pidfd names it then, and the daemon finds the
- * thread among that process's. *ret is -1 on a kernel without pidfds
+ * Linux 6.9 (pidfd_open() fails with EINVAL, or ENOENT on some kernels):
+ * its process's pidfd names it then, and the daemon finds the thread
+ * among that process's. *ret is -1 on a kernel without pidfds
  * (before 5.3), whose daemon takes bare pids from its own namespace. 0,
  * or -errno: -ESRCH when there is no such process.
  */
@@ -403,7 +404,7 @@ static int rtplace_pidfd_open(pid_t pid, bool thread, int *ret)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 
-	if (fd < 0 && errno == EINVAL && thread) {
+	if (fd < 0 && (errno == EINVAL || errno == ENOENT) && thread) {
 		pid_t tgid = rtplace_tgid(pid);
 
 		if (tgid <= 0)

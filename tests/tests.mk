@@ -268,3 +268,8 @@ tests_unit_test_pidmap_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_pidmap_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pidmap_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-pidmap
+
+# Clients in a container's own PID namespace under real runc (root):
+# identities by pidfd, bare pids from there refused (DESIGN §15).
+TESTS += tests/integration/test-client-pidns.sh
+EXTRA_DIST += tests/integration/test-client-pidns.sh
