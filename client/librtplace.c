@@ -59,6 +59,11 @@ struct rtplace {
 	struct proto_msg req;   /* the request being sent */
 	struct proto_msg reply; /* the reply just received */
 	char rx[RTPLACE_MSG_MAX];
+	/* A pidfd of the caller's process (self_pid), kept from the first
+	 * request that names it or one of its threads, as most do; -1 until
+	 * then, and opened again in a child after fork(). */
+	int self_pidfd;
+	pid_t self_pid;
 };
 
 /* The connection is gone (daemon stopped or restarted): worth one reconnect. */
@@ -118,6 +123,7 @@ int rtplace_connect(const char *socket_path, struct rtplace **ret)
 	if (!rp)
 		return -ENOMEM;
 	rp->fd = -1;
+	rp->self_pidfd = -1;
 	rp->next_id = 1;
 	rp->timeout_ms = RTPLACE_TIMEOUT_DEFAULT_MS;
 	rp->addr.sun_family = AF_UNIX;
@@ -142,6 +148,8 @@ void rtplace_close(struct rtplace *rp)
 		return;
 	if (rp->fd >= 0)
 		close(rp->fd);
+	if (rp->self_pidfd >= 0)
+		close(rp->self_pidfd);
 	pthread_mutex_destroy(&rp->lock);
 	free(rp);
 }
@@ -417,13 +425,37 @@ static int rtplace_pidfd_open(pid_t pid, bool thread, int *ret)
 	return 0;
 }
 
-/* An error found before anything is sent, with the reason the daemon
- * gives for it. */
-static int rtplace_local_error(struct rtplace *rp, int r, const char *reason)
+/*
+ * rtplace_pidfd_open() for a request on rp naming pid, with the handle's
+ * kept pidfd when pid is the caller's process or (with thread) one of its
+ * threads, which needs no /proc. *ret_close says whether *ret is the
+ * caller's to close. On failure rp->reason says why, as the daemon would.
+ * Lock held.
+ */
+static int rtplace_pidfd_for(struct rtplace *rp, pid_t pid, bool thread, int *ret, bool *ret_close)
 {
-	pthread_mutex_lock(&rp->lock);
-	snprintf(rp->reason, sizeof(rp->reason), "%s", reason);
-	pthread_mutex_unlock(&rp->lock);
+	pid_t self = getpid();
+	int r = 0;
+
+	*ret_close = false;
+	if (pid == self || (thread && syscall(SYS_tgkill, self, pid, 0) == 0)) {
+		if (rp->self_pid != self || rp->self_pidfd < 0) {
+			if (rp->self_pidfd >= 0)
+				close(rp->self_pidfd);
+			rp->self_pidfd = -1;
+			r = rtplace_pidfd_open(self, false, &rp->self_pidfd);
+			rp->self_pid = self;
+		}
+		*ret = rp->self_pidfd;
+	} else {
+		r = rtplace_pidfd_open(pid, thread, ret);
+		*ret_close = r == 0;
+	}
+	if (r == -ESRCH)
+		snprintf(rp->reason, sizeof(rp->reason), thread ? "thread %d does not exist" : "owner_pid does not exist",
+			 (int)pid);
+	else if (r < 0)
+		snprintf(rp->reason, sizeof(rp->reason), "cannot open a pidfd of %d: %s", (int)pid, strerror(-r));
 	return r;
 }
 
@@ -500,6 +532,7 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 {
 	const struct rtplace_query_reply *qr;
 	struct rtplace_query q;
+	bool close_pidfd = false;
 	int pidfd = -1, r;
 
 	if (!rp || !req || !ret)
@@ -508,13 +541,10 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 	r = rtplace_build_query(req, &q);
 	if (r < 0)
 		return r;
-	if (q.owner_pid) {
-		r = rtplace_pidfd_open(q.owner_pid, false, &pidfd);
-		if (r < 0)
-			return rtplace_local_error(rp, r, r == -ESRCH ? "owner_pid does not exist" : "cannot open a pidfd");
-	}
 	pthread_mutex_lock(&rp->lock);
-	r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
+	r = q.owner_pid ? rtplace_pidfd_for(rp, q.owner_pid, false, &pidfd, &close_pidfd) : 0;
+	if (r == 0)
+		r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
 	if (r == 0)
 		r = rtplace_call_fds(rp, RTPLACE_MSG_QUERY_REPLY, pidfd, NULL, 0);
 	if (r == 0) {
@@ -530,9 +560,9 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 		rtplace_mask_to_set(&qr->cpus, &ret->set);
 		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
 	}
-	pthread_mutex_unlock(&rp->lock);
-	if (pidfd >= 0)
+	if (close_pidfd)
 		close(pidfd);
+	pthread_mutex_unlock(&rp->lock);
 	return r;
 }
 
@@ -679,6 +709,7 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 {
 	const struct rtplace_move_reply *mr;
 	struct rtplace_move mv;
+	bool close_pidfd = false;
 	int pidfd = -1, r;
 
 	if (!rp || !req || req->tid <= 0)
@@ -698,16 +729,10 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 		if (r < 0)
 			return r;
 	}
-	r = rtplace_pidfd_open(req->tid, true, &pidfd);
-	if (r < 0) {
-		char reason[RTPLACE_REASON_LEN];
-
-		snprintf(reason, sizeof(reason), r == -ESRCH ? "thread %d does not exist" : "cannot open a pidfd of %d",
-			 (int)req->tid);
-		return rtplace_local_error(rp, r, reason);
-	}
 	pthread_mutex_lock(&rp->lock);
-	r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
+	r = rtplace_pidfd_for(rp, req->tid, true, &pidfd, &close_pidfd);
+	if (r == 0)
+		r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
 	if (r == 0)
 		r = rtplace_call_fds(rp, RTPLACE_MSG_MOVE_REPLY, pidfd, NULL, 0);
 	if (r == 0 && ret) {
@@ -719,9 +744,9 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 		rtplace_mask_to_set(&mr->cpus, &ret->cpus);
 		rtplace_mask_to_set(&mr->prev_cpus, &ret->prev_cpus);
 	}
-	pthread_mutex_unlock(&rp->lock);
-	if (pidfd >= 0)
+	if (close_pidfd)
 		close(pidfd);
+	pthread_mutex_unlock(&rp->lock);
 	return r;
 }
 

@@ -84,13 +84,13 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 	unsigned level;
 	int r;
 
-	if (pidfd < 0) {
-		if (!peer->same_pidns) {
-			snprintf(reason, PIDMAP_REASON_MAX, "%s", PIDMAP_REFUSAL);
-			return -EXDEV;
-		}
+	if (peer->same_pidns) {
 		*ret = named;
 		return 0;
+	}
+	if (pidfd < 0) {
+		snprintf(reason, PIDMAP_REASON_MAX, "%s", PIDMAP_REFUSAL);
+		return -EXDEV;
 	}
 	r = pidmap_read_pidfd(root, pidfd, &ns, reason);
 	if (r == 0)
@@ -112,7 +112,7 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 	unsigned level;
 	int r;
 
-	if (pidfd < 0)
+	if (peer->same_pidns || pidfd < 0)
 		return pidmap_process(root, peer, named, pidfd, ret, reason);
 	r = pidmap_read_pidfd(root, pidfd, &ns, reason);
 	if (r == 0)

@@ -6,13 +6,15 @@
  * process may carry the number of any container process. Its bare
  * numbers are never read as the daemon's:
  *
- * - a client in the daemon's PID namespace may name by bare pid, as
- *   clients always have (protocol compatibility);
- * - a client anywhere may send a pidfd with the request (SCM_RIGHTS; a
- *   pidfd of the owner, or of the target thread's process): the kernel
- *   states whose it is in the pidfd's fdinfo, in the daemon's namespace
- *   and in every one below (Pid, NSpid), so it cannot be forged, and the
- *   client's own number must agree with it;
+ * - a client in the daemon's PID namespace names by its pid, which is
+ *   the daemon's, as clients always have (protocol compatibility); a
+ *   pidfd it sends along is not read: its fdinfo would cost a move's hot
+ *   path about 10 µs and tell nothing the number does not;
+ * - a client in another namespace sends a pidfd with the request
+ *   (SCM_RIGHTS; a pidfd of the owner, or of the target thread's process):
+ *   the kernel states whose it is in the pidfd's fdinfo, in the daemon's
+ *   namespace and in every one below (Pid, NSpid), so it cannot be forged,
+ *   and the client's own number must agree with it;
  * - a bare pid from a client in another PID namespace is refused with
  *   -EXDEV and a reason naming the fix (librtplace sends pidfds).
  *

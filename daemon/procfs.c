@@ -276,6 +276,18 @@ int procfs_find_thread_nspid(const char *root, pid_t pid, unsigned level, pid_t 
 
 	if (snprintf(path, sizeof(path), "%s/%d/task", root, (int)pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
+	/* In the tree's own namespace the number is the task's folder name:
+	 * no status file to read (a move's hot path). */
+	if (level == 0) {
+		struct stat st;
+		char task[PATH_MAX + 16];
+
+		snprintf(task, sizeof(task), "%s/%d", path, (int)named);
+		if (named <= 0 || stat(task, &st) < 0)
+			return -ESRCH;
+		*ret = named;
+		return 0;
+	}
 	dir = opendir(path);
 	if (!dir)
 		return errno == ENOENT ? -ESRCH : -errno;
