@@ -46,13 +46,13 @@
  * namespace, which inside a container is not the daemon's. The packet
  * carrying the request may carry one descriptor as SCM_RIGHTS: a pidfd of
  * that process (for a MOVE, of the thread's process or of the thread
- * itself). The daemon takes the process from the pidfd, and refuses the
+ * itself). From a sender in the daemon's PID namespace the pid is the
+ * daemon's own and a pidfd is not needed (nor read). From a sender in any
+ * other, the daemon takes the process from the pidfd, and refuses the
  * request with -EINVAL unless the number is the pidfd's process's (or one
  * of its threads') in the sender's namespace, -EBADF when the descriptor
- * is no pidfd. Without a pidfd, a pid is taken as the daemon's own only
- * from a sender in the daemon's PID namespace; from any other it is refused
- * with -EXDEV. A descriptor with any other request, or more than one, is
- * refused with -EINVAL. Replies name a moved thread by the sender's
+ * is no pidfd, and -EXDEV when there is no pidfd. A descriptor with any
+ * other request, or more than one, is refused with -EINVAL. Replies name a moved thread by the sender's
  * number; other pids the daemon sends (CPUS, records) are its own.
  *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
