@@ -68,6 +68,10 @@ void test_forget_child(pid_t pid);
  * synthetic description into the build tree. NULL when neither works. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
 
+/* Writes text to root/rel (rel may name folders, which are created): a
+ * file of a fixture tree. 0 or -errno. */
+int test_write_file(const char *root, const char *rel, const char *text);
+
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];
 

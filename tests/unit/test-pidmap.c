@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "pidmap.h"
+#include "testlib.h"
 
 /* Pidfds of the fixture: their fdinfo files under <root>/<getpid()>/fdinfo. */
 enum {
@@ -35,20 +36,7 @@ static char root[PATH_MAX];
 
 static void write_file(const char *rel, const char *text)
 {
-	char path[PATH_MAX + 64], dir[PATH_MAX + 64], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (slash = dir + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(test_write_file(root, rel, text), 0);
 }
 
 /* Process pid: its status (NSpid nspid) and ns/pid leading to ns. */

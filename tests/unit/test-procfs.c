@@ -18,26 +18,13 @@
 #include <cmocka.h>
 
 #include "procfs.h"
+#include "testlib.h"
 
 static char root[PATH_MAX];
 
 static void write_file(const char *rel, const char *text)
 {
-	char path[PATH_MAX + 64], dir[PATH_MAX + 64], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	/* mkdir -p of the file's folders */
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (slash = dir + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(test_write_file(root, rel, text), 0);
 }
 
 /* A stat line of 52 fields: comm with spaces and parentheses, the given
