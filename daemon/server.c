@@ -233,14 +233,6 @@ static void server_client_doom(struct server_client *c)
 }
 
 /*
- * One packet per readiness callback. The event is level-triggered, so a
- * client with more packets queued is called again on the loop's next
- * turn, after the other ready clients and the tracker's ring: no client
- * starves the others. Reading on until EAGAIN would cost every request a
- * last recv() that finds nothing, a system call more than the bare
- * server the query bench compares with.
- */
-/*
  * Takes the descriptors of a received packet into peer->fds. Returns
  * false when the packet carried more than SERVER_RECV_FDS_MAX (the kernel
  * closed the rest): the caller drops the client.
@@ -267,6 +259,14 @@ static void server_close_fds(struct server_peer *peer)
 	peer->nfds = 0;
 }
 
+/*
+ * One packet per readiness callback. The event is level-triggered, so a
+ * client with more packets queued is called again on the loop's next
+ * turn, after the other ready clients and the tracker's ring: no client
+ * starves the others. Reading on until EAGAIN would cost every request a
+ * last recv() that finds nothing, a system call more than the bare
+ * server the query bench compares with.
+ */
 static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_client *c = arg;
