@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 {
 	struct tracker *t = NULL;
 	struct topo *topo = NULL;
-	char err[512] = "";
+	struct rtplace_reason reason = { "" };
 	sigset_t set;
 	int r, sig;
 
@@ -33,9 +33,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracker-hold: loading the topology failed: %s\n", strerror(-r));
 		return 1;
 	}
-	r = tracker_open(topo, TOPO_SHARD_NODE, err, sizeof(err), &t);
+	r = tracker_open(topo, TOPO_SHARD_NODE, &reason, &t);
 	if (r < 0) {
-		fprintf(stderr, "tracker-hold: %s\n", err);
+		fprintf(stderr, "tracker-hold: %s\n", reason.text);
 		topo_free(topo);
 		return r == -EOPNOTSUPP || r == -ENOENT ? 69 : 1;
 	}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sysexits.h>
 
 #include "cli.h"
 #include "cpuset.h"
@@ -89,4 +90,36 @@ void cli_explain_connect(const char *path, int r, char *buf, size_t len)
 	else
 		snprintf(buf, len, " (join group %u, the socket's group as socket-group in rtplaced.conf sets it, "
 			 "and log in again; or run as root)", (unsigned)st.st_gid);
+}
+
+int cli_exit_status(int r)
+{
+	switch (r) {
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -EPIPE:
+	case -EOPNOTSUPP:
+		return EX_UNAVAILABLE;
+	case -EACCES:
+	case -EPERM:
+		return EX_NOPERM;
+	case -ENOENT: /* once connected: no such claim */
+	case -EINVAL:
+	case -ERANGE:
+	case -ESRCH:
+		return EX_DATAERR;
+	case -ETIMEDOUT:
+	case -EDQUOT:
+	case -EBUSY:
+	case -EAGAIN:
+	case -EUSERS: /* refused at a client limit */
+		return EX_TEMPFAIL;
+	case -EPROTO:
+	case -EPROTONOSUPPORT:
+		return EX_PROTOCOL;
+	case -ENOMEM:
+		return EX_OSERR;
+	default:
+		return EX_SOFTWARE;
+	}
 }

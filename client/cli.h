@@ -1,7 +1,7 @@
 /*
  * Argument parsing and formatting shared by rtplacectl and rtplace-run, so
- * both tools accept and print numbers, policies and CPU lists the same way
- * and explain a failed connection alike. Pure (no I/O) but for
+ * both tools accept and print numbers, policies and CPU lists the same way,
+ * explain a failed connection alike and exit with the same statuses. Pure (no I/O) but for
  * cli_explain_connect(), which looks at the socket file.
  */
 #ifndef RTPLACE_CLI_H
@@ -29,5 +29,9 @@ void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len);
  * socket-group setting, for no daemon a hint that it is not running.
  */
 void cli_explain_connect(const char *path, int r, char *buf, size_t len);
+
+/* The sysexits status for r, an -errno of librtplace (both tools exit
+ * with the same status for the same error). */
+int cli_exit_status(int r);
 
 #endif

@@ -37,6 +37,7 @@
 #include "conf.h"
 #include "cpuset.h"
 #include "placement.h"
+#include "reason.h"
 #include "topo.h"
 
 /* As env(1): the command could not be found, or found but not run. */
@@ -155,7 +156,7 @@ static void run_config_error_cb(void *userdata, const char *message)
  * Reads the daemon's configuration with the daemon's parser: o->config,
  * which must exist, or the default path, where no file means the built-in
  * defaults (as for the daemon) and an unreadable one a warning. Returns 0
- * or an exit status after reporting.
+ * or -errno after reporting.
  */
 static int run_load_config(const struct run_opts *o, struct config *ret)
 {
@@ -166,7 +167,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 		return 0;
 	if (r == -EINVAL) {
 		fprintf(stderr, "rtplace-run: %s: invalid configuration; fix the errors above\n", path);
-		return EX_CONFIG;
+		return r;
 	}
 	if (!o->config && (r == -ENOENT || r == -EACCES)) {
 		if (r == -EACCES)
@@ -176,7 +177,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 		return 0;
 	}
 	fprintf(stderr, "rtplace-run: cannot read the configuration %s: %s\n", path, strerror(-r));
-	return EX_CONFIG;
+	return r;
 }
 
 /* The daemon's placement settings (dispatch.c does the same) over topology t. */
@@ -197,10 +198,10 @@ static void run_placement_config(const struct config *cfg, const struct topo *t,
  * The local choice when no daemon answers: placement_choose() under the
  * daemon's configuration over an all-idle map of this machine, within
  * allowed. Writes the CPUs into ret, the placement's reason into
- * ret_reason; returns how many CPUs, or -errno (-ENOENT, -ENODEV: no CPU).
+ * reason; returns how many CPUs, or -errno (-ENOENT, -ENODEV: no CPU).
  */
 static int run_choose_locally(const struct run_opts *o, const struct config *config, const cpu_set_t *allowed,
-			      cpu_set_t *ret, const char **ret_reason)
+			      cpu_set_t *ret, struct rtplace_reason *reason)
 {
 	struct placement_config cfg;
 	struct placement_request req = {
@@ -217,7 +218,7 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 	uint32_t rotor;
 	int r;
 
-	*ret_reason = "";
+	reason->text[0] = '\0';
 	r = topo_load(NULL, &t);
 	if (r < 0)
 		return r;
@@ -239,7 +240,7 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 			cpuset_set(&req.allowed, cpu);
 	rotor = (uint32_t)getpid() % t->ncpus;
 	r = placement_choose(&cfg, t, &view, NULL, &rotor, &req, res);
-	*ret_reason = res->reason;
+	reason_set(reason, "%s", res->reason);
 	if (r < 0)
 		goto out;
 	CPU_ZERO(ret);
@@ -262,41 +263,30 @@ static bool run_is_unreachable(int r)
 	       r == -ETIMEDOUT || r == -EACCES || r == -ENAMETOOLONG;
 }
 
+/* The caller may go on without the daemon after r: it cannot be reached,
+ * or it refused the connection at a client limit, and --strict is off. */
+static bool run_may_fall_back(const struct run_opts *o, int r)
+{
+	return !o->strict && (r == -EUSERS || run_is_unreachable(r));
+}
+
+/* The one place an error of asking the daemon becomes an exit status. */
 static int run_exit_status(int r)
 {
-	switch (r) {
-	case -EPERM:
-	case -EACCES:
-		return EX_NOPERM;
-	case -EINVAL:
-	case -ERANGE:
-	case -ESRCH:
-		return EX_DATAERR;
-	case -EDQUOT:
-	case -EBUSY:
-	case -ETIMEDOUT:
-		return EX_TEMPFAIL;
-	case -EOPNOTSUPP:
-		return EX_UNAVAILABLE;
-	case -EPROTO:
-	case -EPROTONOSUPPORT:
-		return EX_PROTOCOL;
-	default:
-		return EX_SOFTWARE;
-	}
+	return run_is_unreachable(r) ? EX_UNAVAILABLE : cli_exit_status(r);
 }
 
 /*
- * Asks the daemon. Returns 0 with the CPUs in ret_set (and the answer), a
- * sysexits status > 0 after reporting, or -1 when the daemon cannot be
- * reached and the caller may fall back.
+ * Asks the daemon. Returns 0 with the answer in *ret, or -errno after
+ * reporting it: as a warning when run_may_fall_back(), else as the error
+ * (-EBUSY: no CPU, or fewer than asked under --strict).
  */
 static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
 			  struct rtplace_answer *ret)
 {
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
 	const char *path = o->socket ? o->socket : getenv(RTPLACE_SOCKET_ENV);
-	char reason[RTPLACE_REASON_LEN];
+	struct rtplace_reason reason;
 	int r;
 
 	if (!path || !*path)
@@ -318,55 +308,53 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 		/* Only a daemon that cannot watch threads (simulated topology)
 		 * says -EOPNOTSUPP to MANAGE; any other refusal is reported. */
 		if (r == -EOPNOTSUPP && o->manage && !o->strict) {
-			if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
-				snprintf(reason, sizeof(reason), "%s", strerror(-r));
+			if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) < 0)
+				reason_set(&reason, "%s", strerror(-r));
 			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads (%s); "
-				"running without --manage\n", path, reason);
+				"running without --manage\n", path, reason.text);
 			req.flags &= ~RTPLACE_QUERY_F_MANAGE;
 			r = rtplace_query(*rpp, &req, ret);
 		}
 	}
 	/* Refused at a client limit: the daemon named it. */
 	if (r == -EUSERS) {
-		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) < 0)
-			snprintf(reason, sizeof(reason), "%s", strerror(-r));
-		if (o->strict) {
-			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason);
-			return EX_TEMPFAIL;
-		}
-		fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
-			"choosing CPUs locally, without a claim\n", path, reason);
-		return -1;
+		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) < 0)
+			reason_set(&reason, "%s", strerror(-r));
+		if (o->strict)
+			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason.text);
+		else
+			fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
+				"choosing CPUs locally, without a claim\n", path, reason.text);
+		return r;
 	}
 	if (r < 0 && run_is_unreachable(r)) {
 		char hint[256];
 
 		cli_explain_connect(path, r, hint, sizeof(hint));
-		if (o->strict) {
+		if (o->strict)
 			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint);
-			return EX_UNAVAILABLE;
-		}
-		fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
-			"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
-		return -1;
+		else
+			fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
+				"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
+		return r;
 	}
 	if (r < 0) {
-		if (rtplace_last_reason(*rpp, reason, sizeof(reason)) == 0)
-			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason, strerror(-r));
+		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) == 0)
+			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason.text, strerror(-r));
 		else
 			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
-		return run_exit_status(r);
+		return r;
 	}
 	if (ret->count == 0) {
 		fprintf(stderr, "rtplace-run: no CPU for priority %d: %s\n", req.prio, ret->reason);
-		return EX_TEMPFAIL;
+		return -EBUSY;
 	}
 	if (ret->count < req.count) {
 		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
 			ret->count, req.count, ret->reason);
 		if (o->strict) {
 			rtplace_release(*rpp, ret->claim_id, NULL);
-			return EX_TEMPFAIL;
+			return -EBUSY;
 		}
 	}
 	return 0;
@@ -423,7 +411,7 @@ int main(int argc, char **argv)
 	cpu_set_t allowed, chosen;
 	bool have_policy = false, have_count = false, have_config = false;
 	char cpus[CPUSET_LIST_MAX], claim[32];
-	const char *reason;
+	struct rtplace_reason reason;
 	long v;
 	int opt, r;
 
@@ -499,9 +487,8 @@ int main(int argc, char **argv)
 	/* A file named on the command line is checked now, daemon or not: a
 	 * mistake in it should not wait for the day the daemon is down. */
 	if (o.config) {
-		r = run_load_config(&o, &config);
-		if (r)
-			return r;
+		if (run_load_config(&o, &config) < 0)
+			return EX_CONFIG;
 		have_config = true;
 	}
 	if (!run_command_exists(argv[optind])) {
@@ -534,22 +521,23 @@ int main(int argc, char **argv)
 		return EX_OSERR;
 	}
 	r = run_ask_daemon(&o, &allowed, &rp, ans);
-	if (r > 0)
+	if (r < 0 && !run_may_fall_back(&o, r)) {
+		r = run_exit_status(r);
 		goto out;
+	}
 	if (r == 0) {
 		chosen = ans->set;
 		snprintf(claim, sizeof(claim), "%" PRIu64, ans->claim_id);
 	} else {
 		claim[0] = '\0';
-		if (!have_config) {
-			r = run_load_config(&o, &config);
-			if (r)
-				goto out;
+		if (!have_config && run_load_config(&o, &config) < 0) {
+			r = EX_CONFIG;
+			goto out;
 		}
 		r = run_choose_locally(&o, &config, &allowed, &chosen, &reason);
 		if (r == -ENOENT || r == -ENODEV) {
 			fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o.run_prio ? o.run_prio :
-				RTPLACE_PRIO_MIN, reason);
+				RTPLACE_PRIO_MIN, reason.text);
 			if (!cpuset_empty(&config.placement.housekeeping_cpus))
 				fprintf(stderr, " (housekeeping-cpus of %s)", o.config ? o.config : CONFIG_DEFAULT_PATH);
 			fprintf(stderr, "\n");
@@ -561,7 +549,7 @@ int main(int argc, char **argv)
 				"affinity\n", strerror(-r));
 			chosen = allowed;
 		} else if ((unsigned)r < o.count) {
-			fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o.count, reason);
+			fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o.count, reason.text);
 		}
 	}
 

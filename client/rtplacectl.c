@@ -51,44 +51,11 @@ static void ctl_error(const struct ctl *c, const char *what, int r)
 		fprintf(stderr, "rtplacectl: %s: %s: %s\n", c->command, what, strerror(-r));
 }
 
-/* The sysexits status for an error from the library. */
-static int ctl_exit_status(int r)
-{
-	switch (r) {
-	case -ECONNREFUSED:
-	case -ECONNRESET:
-	case -EPIPE:
-	case -EOPNOTSUPP:
-		return EX_UNAVAILABLE;
-	case -EACCES:
-	case -EPERM:
-		return EX_NOPERM;
-	case -ENOENT: /* once connected: no such claim */
-	case -EINVAL:
-	case -ERANGE:
-	case -ESRCH:
-		return EX_DATAERR;
-	case -ETIMEDOUT:
-	case -EDQUOT:
-	case -EBUSY:
-	case -EAGAIN:
-	case -EUSERS: /* refused at a client limit */
-		return EX_TEMPFAIL;
-	case -EPROTO:
-	case -EPROTONOSUPPORT:
-		return EX_PROTOCOL;
-	case -ENOMEM:
-		return EX_OSERR;
-	default:
-		return EX_SOFTWARE;
-	}
-}
-
 /* Reports a failed library call and returns its exit status. */
 static int ctl_fail(const struct ctl *c, const char *what, int r)
 {
 	ctl_error(c, what, r);
-	return ctl_exit_status(r);
+	return cli_exit_status(r);
 }
 
 static int ctl_usage_error(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -167,7 +134,7 @@ static int ctl_connect(struct ctl *c)
 		cli_explain_connect(path, r, hint, sizeof(hint));
 		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
 			hint);
-		return r == -ENOENT ? EX_UNAVAILABLE : ctl_exit_status(r);
+		return r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r);
 	}
 	return 0;
 }

@@ -22,3 +22,6 @@ noinst_LTLIBRARIES += common/libtopohwloc.la
 common_libtopohwloc_la_SOURCES = common/topo-hwloc.c
 common_libtopohwloc_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS)
 common_libtopohwloc_la_LIBADD = $(HWLOC_LIBS)
+
+# The one type in which failures are explained (common/reason.h).
+common_libcommon_la_SOURCES += common/reason.h common/reason.c

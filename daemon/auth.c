@@ -329,30 +329,30 @@ static bool auth_rt_policy(int policy)
 
 int auth_move_allowed(const struct auth_creds *requester, const struct auth_target *target,
 		      const struct auth_policy *policy, int want_policy, int want_prio,
-		      char reason[static AUTH_REASON_MAX])
+		      struct rtplace_reason *reason)
 {
 	const bool privileged = auth_is_privileged(requester);
 	uint64_t limit;
 	pid_t limit_pid;
 	bool kernel_ok, group_ok, in_group;
 
-	reason[0] = '\0';
+	reason->text[0] = '\0';
 	if (want_policy != AUTH_SCHED_KEEP && !auth_rt_policy(want_policy)) {
-		snprintf(reason, AUTH_REASON_MAX, "policy must be fifo or rr");
+		reason_set(reason, "policy must be fifo or rr");
 		return -EINVAL;
 	}
 	if (want_policy != AUTH_SCHED_KEEP && (want_prio < 1 || want_prio > 99)) {
-		snprintf(reason, AUTH_REASON_MAX, "prio %d out of range 1..99", want_prio);
+		reason_set(reason, "prio %d out of range 1..99", want_prio);
 		return -EINVAL;
 	}
 
 	if (!privileged && policy->allow == AUTH_ALLOW_ROOT) {
-		snprintf(reason, AUTH_REASON_MAX, "[moves] allow = root: needs root or CAP_SYS_NICE");
+		reason_set(reason, "[moves] allow = root: needs root or CAP_SYS_NICE");
 		return -EPERM;
 	}
 	if (!privileged && requester->uid != target->uid && requester->uid != target->euid) {
-		snprintf(reason, AUTH_REASON_MAX, "thread %d belongs to uid %u, not %u", (int)target->tid,
-			 (unsigned)target->euid, (unsigned)requester->uid);
+		reason_set(reason, "thread %d belongs to uid %u, not %u", (int)target->tid,
+			   (unsigned)target->euid, (unsigned)requester->uid);
 		return -EPERM;
 	}
 	if (want_policy == AUTH_SCHED_KEEP || requester->cap_sys_nice)
@@ -375,27 +375,27 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 
 	/* Name the more generous ceiling: it is the one that fell short. */
 	if (in_group && policy->max_prio >= limit)
-		snprintf(reason, AUTH_REASON_MAX, "prio %d > [moves] max-prio %u of rt-groups", want_prio,
-			 (unsigned)policy->max_prio);
+		reason_set(reason, "prio %d > [moves] max-prio %u of rt-groups", want_prio,
+			   (unsigned)policy->max_prio);
 	else if (limit == 0)
-		snprintf(reason, AUTH_REASON_MAX, "RLIMIT_RTPRIO 0 for pid %d: raise it or add CAP_SYS_NICE",
-			 (int)limit_pid);
+		reason_set(reason, "RLIMIT_RTPRIO 0 for pid %d: raise it or add CAP_SYS_NICE",
+			   (int)limit_pid);
 	else
-		snprintf(reason, AUTH_REASON_MAX, "prio %d > RLIMIT_RTPRIO %" PRIu64 " (pid %d); needs CAP_SYS_NICE",
-			 want_prio, limit, (int)limit_pid);
+		reason_set(reason, "prio %d > RLIMIT_RTPRIO %" PRIu64 " (pid %d); needs CAP_SYS_NICE",
+			   want_prio, limit, (int)limit_pid);
 	return -EPERM;
 }
 
 uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_policy *policy, int prio,
-			  bool exclusive, char reason[static AUTH_REASON_MAX])
+			  bool exclusive, struct rtplace_reason *reason)
 {
 	const bool privileged = auth_is_privileged(requester);
 	const bool in_group = auth_in_rt_groups(requester, policy);
 	bool rt_ok;
 
-	reason[0] = '\0';
+	reason->text[0] = '\0';
 	if (prio < LEVEL_RT_PRIO_MIN || prio > LEVEL_RT_PRIO_MAX) {
-		snprintf(reason, AUTH_REASON_MAX, "prio %d out of range 1..99", prio);
+		reason_set(reason, "prio %d out of range 1..99", prio);
 		return LEVEL_NORMAL;
 	}
 	rt_ok = privileged || requester->rtprio_limit >= (uint64_t)prio ||
@@ -404,16 +404,16 @@ uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_
 		return LEVEL_DL;
 	if (rt_ok) {
 		if (exclusive)
-			snprintf(reason, AUTH_REASON_MAX, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
+			reason_set(reason, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
 		return level_from_rt_priority(prio);
 	}
 	if (in_group && requester->rtprio_limit <= policy->max_prio)
-		snprintf(reason, AUTH_REASON_MAX, "at normal: rt%u > [moves] max-prio %u", (unsigned)(uint8_t)prio,
-			 (unsigned)(uint8_t)policy->max_prio);
+		reason_set(reason, "at normal: rt%u > [moves] max-prio %u", (unsigned)(uint8_t)prio,
+			   (unsigned)(uint8_t)policy->max_prio);
 	else
 		/* Below prio, so below 100. */
-		snprintf(reason, AUTH_REASON_MAX, "at normal: rt%u > RLIMIT_RTPRIO %u, no CAP_SYS_NICE",
-			 (unsigned)(uint8_t)prio, (unsigned)(uint8_t)requester->rtprio_limit);
+		reason_set(reason, "at normal: rt%u > RLIMIT_RTPRIO %u, no CAP_SYS_NICE",
+			   (unsigned)(uint8_t)prio, (unsigned)(uint8_t)requester->rtprio_limit);
 	return LEVEL_NORMAL;
 }
 

@@ -39,8 +39,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A reason fits the protocol's error reason (RTPLACE_REASON_MAX). */
-#define AUTH_REASON_MAX 64
+#include "reason.h"
+
 /* Supplementary groups kept per requester; beyond these, membership is not
  * seen, which can only refuse a group ceiling, never grant one. */
 #define AUTH_GROUPS_MAX 256
@@ -144,13 +144,13 @@ int auth_policy_add_group(struct auth_policy *p, const char *name);
 /*
  * May requester move target, and set want_policy (SCHED_FIFO or SCHED_RR,
  * or AUTH_SCHED_KEEP) at want_prio (1..99; ignored with KEEP)? Returns 0
- * (reason set to ""); -EINVAL for a bad policy or priority, -EPERM when a
- * rule refuses; reason then says which rule or limit applied, e.g.
+ * (reason->text set to ""); -EINVAL for a bad policy or priority, -EPERM
+ * when a rule refuses; reason then says which rule or limit applied, e.g.
  * "RLIMIT_RTPRIO 0 for pid 42: raise it or add CAP_SYS_NICE".
  */
 int auth_move_allowed(const struct auth_creds *requester, const struct auth_target *target,
 		      const struct auth_policy *policy, int want_policy, int want_prio,
-		      char reason[static AUTH_REASON_MAX]);
+		      struct rtplace_reason *reason);
 
 /*
  * Claims (DESIGN §14): a claim never gives more than its requester could do
@@ -159,12 +159,12 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
  * RLIMIT_RTPRIO >= P, or an rt-groups member up to max-prio), LEVEL_DL for
  * an exclusive claim when it also has CAP_SYS_NICE, root or an rt-group,
  * and otherwise LEVEL_NORMAL: pinned without an RT policy, never in an RT
- * query's way. reason is "" when the claim gets all it asked for, and
+ * query's way. reason->text is "" when the claim gets all it asked for, and
  * otherwise says what was missing, e.g. "at normal: rt50 > RLIMIT_RTPRIO 0,
  * no CAP_SYS_NICE".
  */
 uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_policy *policy, int prio,
-			  bool exclusive, char reason[static AUTH_REASON_MAX]);
+			  bool exclusive, struct rtplace_reason *reason);
 
 /* May requester's claims have leases beyond [limits] max-lease-ms (or
  * none)? Root, CAP_SYS_NICE, or an rt-groups member. */

@@ -849,21 +849,21 @@ static bool claims_field(const char **p, uint64_t max, uint64_t *ret)
 	return true;
 }
 
-static int claims_state_fail(char err[CLAIMS_STATE_ERR_MAX], unsigned line, const char *what)
+static int claims_state_fail(struct rtplace_reason *reason, unsigned line, const char *what)
 {
-	snprintf(err, CLAIMS_STATE_ERR_MAX, "line %u: %s", line, what);
+	reason_set(reason, "line %u: %s", line, what);
 	return -EBADMSG;
 }
 
 int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
-		       char err[CLAIMS_STATE_ERR_MAX])
+		       struct rtplace_reason *reason)
 {
 	const char *p = text;
 	size_t n = 0;
 	uint64_t next_id = 0;
 	unsigned line = 0;
 
-	err[0] = '\0';
+	reason->text[0] = '\0';
 	while (*p) {
 		const char *eol = strchr(p, '\n');
 		char buf[CPUSET_LIST_MAX + 128];
@@ -871,16 +871,16 @@ int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *
 
 		line++;
 		if (!eol)
-			return claims_state_fail(err, line, "unterminated line (a partial write?)");
+			return claims_state_fail(reason, line, "unterminated line (a partial write?)");
 		len = (size_t)(eol - p);
 		if (len >= sizeof(buf))
-			return claims_state_fail(err, line, "line too long");
+			return claims_state_fail(reason, line, "line too long");
 		memcpy(buf, p, len);
 		buf[len] = '\0';
 		p = eol + 1;
 		if (line == 1) {
 			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0)
-				return claims_state_fail(err, line, "not an rtplace claims file (version 1)");
+				return claims_state_fail(reason, line, "not an rtplace claims file (version 1)");
 			continue;
 		}
 		if (line == 2) {
@@ -889,7 +889,7 @@ int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *
 			if (strncmp(buf, "next-id ", strlen("next-id ")) != 0 || *q < '1' || *q > '9' ||
 			    strlen(q) > 10 || (next_id = strtoull(q, NULL, 10)) > UINT32_MAX ||
 			    q[strspn(q, "0123456789")] != '\0')
-				return claims_state_fail(err, line, "expected 'next-id N'");
+				return claims_state_fail(reason, line, "expected 'next-id N'");
 			continue;
 		}
 		if (strncmp(buf, "claim ", 6) == 0) {
@@ -898,12 +898,12 @@ int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *
 			struct claim *cl = &ret[n];
 
 			if (n == max)
-				return claims_state_fail(err, line, "too many claims");
+				return claims_state_fail(reason, line, "too many claims");
 			if (!claims_field(&q, UINT32_MAX, &id) || !id || !claims_field(&q, INT32_MAX, &pid) ||
 			    !pid || !claims_field(&q, UINT64_MAX, &start) || !claims_field(&q, UINT32_MAX, &uid) ||
 			    !claims_field(&q, LEVEL_DL, &level) || level < LEVEL_NORMAL ||
 			    !claims_field(&q, UINT64_MAX, &expires))
-				return claims_state_fail(err, line, "expected 'claim ID PID START UID LEVEL EXPIRES CPUS'");
+				return claims_state_fail(reason, line, "expected 'claim ID PID START UID LEVEL EXPIRES CPUS'");
 			*cl = (struct claim){
 				.id = (uint32_t)id,
 				.pid = (int32_t)pid,
@@ -913,14 +913,14 @@ int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *
 				.expires_ms = expires,
 			};
 			if (cpuset_parse(q, &cl->cpus) < 0 || cpuset_empty(&cl->cpus))
-				return claims_state_fail(err, line, "bad CPU list");
+				return claims_state_fail(reason, line, "bad CPU list");
 			n++;
 			continue;
 		}
-		return claims_state_fail(err, line, "unknown line");
+		return claims_state_fail(reason, line, "unknown line");
 	}
 	if (line < 2)
-		return claims_state_fail(err, line + 1, "file ends before 'next-id'");
+		return claims_state_fail(reason, line + 1, "file ends before 'next-id'");
 	*ret_n = n;
 	*ret_next_id = (uint32_t)next_id;
 	return 0;
@@ -988,7 +988,7 @@ out:
 	return r;
 }
 
-int claims_load(struct claims *c, const char *path, const char *proc_root, char err[CLAIMS_STATE_ERR_MAX])
+int claims_load(struct claims *c, const char *path, const char *proc_root, struct rtplace_reason *reason)
 {
 	struct claim *v = NULL;
 	char *text = NULL;
@@ -997,7 +997,7 @@ int claims_load(struct claims *c, const char *path, const char *proc_root, char 
 	struct stat st;
 	int fd, r, restored = 0;
 
-	err[0] = '\0';
+	reason->text[0] = '\0';
 	/* Non-blocking and regular only: a FIFO put in its place must not
 	 * hang the start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -1008,7 +1008,7 @@ int claims_load(struct claims *c, const char *path, const char *proc_root, char 
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > CLAIMS_STATE_FILE_MAX) {
-		snprintf(err, CLAIMS_STATE_ERR_MAX, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+		reason_set(reason, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
 		r = -EBADMSG;
 		goto out;
 	}
@@ -1030,7 +1030,7 @@ int claims_load(struct claims *c, const char *path, const char *proc_root, char 
 	}
 	text[len] = '\0';
 	if (strlen(text) != len) {
-		snprintf(err, CLAIMS_STATE_ERR_MAX, "a NUL byte in the file");
+		reason_set(reason, "a NUL byte in the file");
 		r = -EBADMSG;
 		goto out;
 	}
@@ -1041,7 +1041,7 @@ int claims_load(struct claims *c, const char *path, const char *proc_root, char 
 		r = -ENOMEM;
 		goto out;
 	}
-	r = claims_state_parse(text, v, max, &n, &next_id, err);
+	r = claims_state_parse(text, v, max, &n, &next_id, reason);
 	if (r < 0)
 		goto out;
 	if (next_id > c->next_id)

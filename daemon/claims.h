@@ -30,6 +30,7 @@
 #include <event2/event.h>
 
 #include "cpuset.h"
+#include "reason.h"
 
 struct claim {
 	uint32_t id;
@@ -112,13 +113,12 @@ const struct claim *claims_at(const struct claims *c, unsigned i);
  * claims_state_format() writes into buf (len bytes) and returns the length
  * written, or -ENOSPC with the length needed. claims_state_parse() reads
  * such text into claims (at most max; ret_n of them) and the next id;
- * -EBADMSG with the line and what was wrong in err (a file written by
+ * -EBADMSG with the line and what was wrong in reason (a file written by
  * anything but claims_state_format() is refused whole, never half-read).
  */
-#define CLAIMS_STATE_ERR_MAX 96
 int claims_state_format(const struct claims *c, char *buf, size_t len);
 int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
-		       char err[CLAIMS_STATE_ERR_MAX]);
+		       struct rtplace_reason *reason);
 
 /* Puts a claim from the state file back under its old id and lease; ids
  * below next_id are never handed out again. 0, -EEXIST, -EINVAL, -ENOMEM,
@@ -133,10 +133,10 @@ int claims_save(const struct claims *c, const char *path);
  * Loads the state file at path: restores each claim whose owner is still
  * the same process (pid and start time under proc_root) and drops the
  * rest. Returns how many were restored; -ENOENT when there is no file;
- * -EBADMSG for a corrupt file, with err saying where (nothing is
+ * -EBADMSG for a corrupt file, with reason saying where (nothing is
  * restored); another -errno when it cannot be read.
  */
-int claims_load(struct claims *c, const char *path, const char *proc_root, char err[CLAIMS_STATE_ERR_MAX]);
+int claims_load(struct claims *c, const char *path, const char *proc_root, struct rtplace_reason *reason);
 
 /*
  * The loop edge: from now on every owner pid is watched through a pidfd

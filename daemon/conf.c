@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,23 @@ struct config_key {
 	const char *section;
 	const char *name;
 	/* Returns 0, -EINVAL (malformed), -ERANGE (out of range) or
-	 * -ENAMETOOLONG; writes c only on success. */
+	 * -ENAMETOOLONG; writes c only on success. NULL for the plain keys:
+	 * a number in min..max, or a boolean (max 0), at offset. */
 	int (*parse)(struct config *c, const char *value);
 	const char *expected; /* completes "expected ..." in messages */
+	size_t offset;        /* of the uint32_t or bool field, parse NULL */
+	uint32_t min, max;
 };
+
+/* The offset of field in struct config, which must be of type (a pointer
+ * comparison of distinct types is an error under -Werror). */
+#define CONFIG_FIELD(field, type) \
+	(offsetof(struct config, field) + 0 * sizeof((type *)NULL == &((struct config *)NULL)->field))
+#define CONFIG_FN(section, name, parse, expected) { section, name, parse, expected, 0, 0, 0 }
+#define CONFIG_UINT(section, name, field, min, max, expected) \
+	{ section, name, NULL, expected, CONFIG_FIELD(field, uint32_t), min, max }
+#define CONFIG_BOOL(section, name, field) \
+	{ section, name, NULL, CONFIG_BOOL_EXPECTED, CONFIG_FIELD(field, bool), 0, 0 }
 
 static const char *const config_sections[] = {
 	"daemon", "topology", "placement", "moves", "notify", "limits", "metrics",
@@ -234,11 +248,6 @@ static int config_set_housekeeping_cpus(struct config *c, const char *v)
 	return cpuset_parse(v, &c->placement.housekeeping_cpus);
 }
 
-static int config_set_prefer_idle(struct config *c, const char *v)
-{
-	return config_parse_bool(v, &c->placement.prefer_idle);
-}
-
 static int config_set_avoid_smt_siblings(struct config *c, const char *v)
 {
 	int smt;
@@ -247,11 +256,6 @@ static int config_set_avoid_smt_siblings(struct config *c, const char *v)
 	if (r == 0)
 		c->placement.avoid_smt_siblings = (enum config_smt)smt;
 	return r;
-}
-
-static int config_set_claim_timeout_ms(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 0, 86400000, &c->placement.claim_timeout_ms);
 }
 
 static int config_set_allow(struct config *c, const char *v)
@@ -387,21 +391,6 @@ static int config_set_manage_cgroup(struct config *c, const char *v)
 				 &c->moves.n_manage_cgroup);
 }
 
-static int config_set_max_prio(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 1, 99, &c->moves.max_prio);
-}
-
-static int config_set_rebalance(struct config *c, const char *v)
-{
-	return config_parse_bool(v, &c->moves.rebalance);
-}
-
-static int config_set_rebalance_interval_ms(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 10, 60000, &c->moves.rebalance_interval_ms);
-}
-
 static int config_set_ring_records(struct config *c, const char *v)
 {
 	uint32_t n;
@@ -413,33 +402,6 @@ static int config_set_ring_records(struct config *c, const char *v)
 		return -ERANGE;
 	c->notify.ring_records = n;
 	return 0;
-}
-
-static int config_set_max_clients(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 1, 65536, &c->limits.max_clients);
-}
-
-static int config_set_max_clients_per_user(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 1, 65536, &c->limits.max_clients_per_user);
-}
-
-static int config_set_max_claims_per_client(struct config *c, const char *v)
-{
-	/* A claim holds at least one CPU: more claims than CPUs buy nothing. */
-	return config_parse_uint(v, 1, RTPLACE_MAX_CPUS, &c->limits.max_claims_per_client);
-}
-
-static int config_set_max_claims_per_user(struct config *c, const char *v)
-{
-	/* Each owner-bound claim holds a descriptor: the table's own bound. */
-	return config_parse_uint(v, 1, 65536, &c->limits.max_claims_per_user);
-}
-
-static int config_set_max_lease_ms(struct config *c, const char *v)
-{
-	return config_parse_uint(v, 1, 86400000, &c->limits.max_lease_ms);
 }
 
 /*
@@ -488,59 +450,70 @@ static int config_set_metrics_listen(struct config *c, const char *v)
 	return 0;
 }
 
-static int config_set_metrics_bpf_stats(struct config *c, const char *v)
-{
-	return config_parse_bool(v, &c->metrics.bpf_stats);
-}
-
 #define CONFIG_BOOL_EXPECTED "yes, no, true, false, 1 or 0"
 #define CONFIG_STR(x) CONFIG_STR_(x)
 #define CONFIG_STR_(x) #x
 
 static const struct config_key config_keys[] = {
-	{ "daemon", "socket", config_set_socket, "an absolute path of at most 107 characters" },
-	{ "daemon", "socket-group", config_set_socket_group,
-	  "a group name (letters, digits, '_', '.', '-', not starting with a digit, '.' or '-', "
-	  "at most 32 characters), or nothing" },
-	{ "daemon", "socket-mode", config_set_socket_mode, "an octal mode from 0 to 0777" },
-	{ "daemon", "log-level", config_set_log_level, "err, warning, notice, info or debug" },
-	{ "topology", "shard", config_set_shard, "node or llc" },
-	{ "topology", "file", config_set_topology_file,
-	  "an absolute path to an hwloc XML file, or nothing for the live machine" },
-	{ "placement", "housekeeping-cpus", config_set_housekeeping_cpus,
-	  "a CPU list such as 0-1,4 with CPU ids below " CONFIG_STR(RTPLACE_MAX_CPUS) ", or nothing" },
-	{ "placement", "prefer-idle", config_set_prefer_idle, CONFIG_BOOL_EXPECTED },
-	{ "placement", "avoid-smt-siblings", config_set_avoid_smt_siblings, "never, rt or always" },
-	{ "placement", "claim-timeout-ms", config_set_claim_timeout_ms,
-	  "0 (no lease) or milliseconds up to 86400000" },
-	{ "moves", "allow", config_set_allow, "owner or root" },
-	{ "moves", "rt-groups", config_set_rt_groups,
-	  "group names separated by commas or blanks, each once, at most "
-	  CONFIG_STR(CONFIG_RT_GROUPS_MAX) },
-	{ "moves", "max-prio", config_set_max_prio, "an integer from 1 to 99" },
-	{ "moves", "rebalance", config_set_rebalance, CONFIG_BOOL_EXPECTED },
-	{ "moves", "rebalance-interval-ms", config_set_rebalance_interval_ms, "an integer from 10 to 60000" },
-	{ "moves", "manage-comm", config_set_manage_comm,
-	  "command names of at most 15 characters separated by blanks, each once, at most "
-	  CONFIG_STR(CONFIG_MANAGE_MAX) },
-	{ "moves", "manage-uid", config_set_manage_uid,
-	  "user names or numeric uids separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
-	{ "moves", "manage-cgroup", config_set_manage_cgroup,
-	  "absolute cgroup paths separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX) },
-	{ "notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536" },
-	{ "limits", "max-clients", config_set_max_clients, "an integer from 1 to 65536" },
-	{ "limits", "max-clients-per-user", config_set_max_clients_per_user, "an integer from 1 to 65536" },
-	{ "limits", "max-claims-per-client", config_set_max_claims_per_client,
-	  "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS) },
-	{ "limits", "max-claims-per-user", config_set_max_claims_per_user, "an integer from 1 to 65536" },
-	{ "limits", "max-lease-ms", config_set_max_lease_ms, "milliseconds from 1 to 86400000" },
-	{ "metrics", "listen", config_set_metrics_listen,
-	  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
-	  "[::1]:9808) and a port from 1 to 65535, or nothing" },
-	{ "metrics", "bpf-stats", config_set_metrics_bpf_stats, CONFIG_BOOL_EXPECTED },
+	CONFIG_FN("daemon", "socket", config_set_socket, "an absolute path of at most 107 characters"),
+	CONFIG_FN("daemon", "socket-group", config_set_socket_group,
+		  "a group name (letters, digits, '_', '.', '-', not starting with a digit, '.' or '-', "
+		  "at most 32 characters), or nothing"),
+	CONFIG_FN("daemon", "socket-mode", config_set_socket_mode, "an octal mode from 0 to 0777"),
+	CONFIG_FN("daemon", "log-level", config_set_log_level, "err, warning, notice, info or debug"),
+	CONFIG_FN("topology", "shard", config_set_shard, "node or llc"),
+	CONFIG_FN("topology", "file", config_set_topology_file,
+		  "an absolute path to an hwloc XML file, or nothing for the live machine"),
+	CONFIG_FN("placement", "housekeeping-cpus", config_set_housekeeping_cpus,
+		  "a CPU list such as 0-1,4 with CPU ids below " CONFIG_STR(RTPLACE_MAX_CPUS) ", or nothing"),
+	CONFIG_BOOL("placement", "prefer-idle", placement.prefer_idle),
+	CONFIG_FN("placement", "avoid-smt-siblings", config_set_avoid_smt_siblings, "never, rt or always"),
+	CONFIG_UINT("placement", "claim-timeout-ms", placement.claim_timeout_ms, 0, 86400000,
+		    "0 (no lease) or milliseconds up to 86400000"),
+	CONFIG_FN("moves", "allow", config_set_allow, "owner or root"),
+	CONFIG_FN("moves", "rt-groups", config_set_rt_groups,
+		  "group names separated by commas or blanks, each once, at most "
+		  CONFIG_STR(CONFIG_RT_GROUPS_MAX)),
+	CONFIG_UINT("moves", "max-prio", moves.max_prio, 1, 99, "an integer from 1 to 99"),
+	CONFIG_BOOL("moves", "rebalance", moves.rebalance),
+	CONFIG_UINT("moves", "rebalance-interval-ms", moves.rebalance_interval_ms, 10, 60000,
+		    "an integer from 10 to 60000"),
+	CONFIG_FN("moves", "manage-comm", config_set_manage_comm,
+		  "command names of at most 15 characters separated by blanks, each once, at most "
+		  CONFIG_STR(CONFIG_MANAGE_MAX)),
+	CONFIG_FN("moves", "manage-uid", config_set_manage_uid,
+		  "user names or numeric uids separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX)),
+	CONFIG_FN("moves", "manage-cgroup", config_set_manage_cgroup,
+		  "absolute cgroup paths separated by blanks, each once, at most " CONFIG_STR(CONFIG_MANAGE_MAX)),
+	CONFIG_FN("notify", "ring-records", config_set_ring_records, "a power of two from 64 to 65536"),
+	CONFIG_UINT("limits", "max-clients", limits.max_clients, 1, 65536, "an integer from 1 to 65536"),
+	CONFIG_UINT("limits", "max-clients-per-user", limits.max_clients_per_user, 1, 65536,
+		    "an integer from 1 to 65536"),
+	/* A claim holds at least one CPU: more claims than CPUs buy nothing. */
+	CONFIG_UINT("limits", "max-claims-per-client", limits.max_claims_per_client, 1, RTPLACE_MAX_CPUS,
+		    "an integer from 1 to " CONFIG_STR(RTPLACE_MAX_CPUS)),
+	/* Each owner-bound claim holds a descriptor: the table's own bound. */
+	CONFIG_UINT("limits", "max-claims-per-user", limits.max_claims_per_user, 1, 65536,
+		    "an integer from 1 to 65536"),
+	CONFIG_UINT("limits", "max-lease-ms", limits.max_lease_ms, 1, 86400000, "milliseconds from 1 to 86400000"),
+	CONFIG_FN("metrics", "listen", config_set_metrics_listen,
+		  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
+		  "[::1]:9808) and a port from 1 to 65535, or nothing"),
+	CONFIG_BOOL("metrics", "bpf-stats", metrics.bpf_stats),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static int config_key_parse(const struct config_key *k, struct config *c, const char *v)
+{
+	void *field = (char *)c + k->offset;
+
+	if (k->parse)
+		return k->parse(c, v);
+	if (k->max == 0)
+		return config_parse_bool(v, field);
+	return config_parse_uint(v, k->min, k->max, field);
+}
 
 /*
  * inih reports only the first syntax error, and only its line, and it
@@ -740,7 +713,7 @@ static int config_handler_cb(void *user, const char *section, const char *name, 
 		return 1;
 	}
 	p->seen[i] = p->lineno;
-	r = k->parse(&p->cfg, value);
+	r = config_key_parse(k, &p->cfg, value);
 	config_printable(value, shown_value, sizeof(shown_value));
 	if (r == -ERANGE)
 		config_error(p, p->lineno, "%s = %s is out of range: expected %s", k->name, shown_value,

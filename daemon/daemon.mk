@@ -48,7 +48,6 @@ daemon_rtplaced_SOURCES = \
 	daemon/server.h daemon/server.c \
 	daemon/dispatch.h daemon/dispatch.c \
 	daemon/systemd.h daemon/systemd.c \
-	daemon/moves.h daemon/moves.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_EXTRA_CFLAGS) $(LIBSYSTEMD_CFLAGS)
@@ -82,6 +81,14 @@ systemd/rtplace.conf: systemd/rtplace.sysusers
 # CPU hotplug (daemon/hotplug.h): the online list the seed reads and the
 # uevents the daemon follows.
 daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c
+
+# MOVE requests (daemon/moves.c) need no event loop: they join libmoves, so
+# that a unit test reaches their choice of a CPU. The push policy and the
+# managed processes run on the loop's timers: the daemon's own.
+daemon_libmoves_la_SOURCES += daemon/moves.h daemon/moves.c
+daemon_rtplaced_SOURCES += \
+	daemon/push.h daemon/push.c \
+	daemon/manage.h daemon/manage.c
 
 # Pids a client names, as the daemon's (DESIGN §15): pidfds and PID
 # namespaces, read through the one reader of /proc.

@@ -14,11 +14,14 @@
 #include "cpupri.h"
 #include "log.h"
 #include "loop.h"
+#include "manage.h"
 #include "moves.h"
+#include "notify.h"
 #include "pidmap.h"
 #include "placement.h"
 #include "procfs.h"
 #include "protocol.h"
+#include "push.h"
 #include "dispatch.h"
 
 /* Replies a client may leave unread before it is dropped: a few CPUS pages. */
@@ -35,7 +38,10 @@ struct dispatch {
 	const struct topo *topo;
 	struct cpupri_view view;
 	bool tracking;
+	struct notify *notify;
 	struct moves *moves;
+	struct push *push;
+	struct manage *manage;
 	const char *proc_root;
 	struct config cfg;
 	struct placement_config pcfg;
@@ -104,6 +110,10 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 	}
 	if (s->moves)
 		moves_apply_config(s->moves, cfg);
+	if (s->push)
+		push_apply_config(s->push, cfg);
+	if (s->manage)
+		manage_apply_config(s->manage, cfg);
 }
 
 static void dispatch_send(struct dispatch *s, uint32_t client, const struct proto_msg *m)
@@ -192,11 +202,11 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
 	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
-		moves_publish(s->moves,
+		notify_record(s->notify,
 			      why == RTPLACE_CLAIM_ENDED_EXPIRED ? RTPLACE_RECORD_CLAIM_EXPIRED : RTPLACE_RECORD_CLAIM_REVOKED,
 			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
-		moves_unmanage(s->moves, cl->pid);
+		manage_release(s->manage, cl->pid);
 	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, dispatch_end_reason(why));
 	if (cl->pid)
 		dispatch_claims_dirty(s);
@@ -255,14 +265,13 @@ static int dispatch_may_own(const struct dispatch *s, const struct server_peer *
  * and a note for the reply when it gets less than it asked for.
  */
 static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, const struct rtplace_query *q,
-				uint8_t *ret_level, uint64_t *ret_lease, char note[AUTH_REASON_MAX])
+				uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
 {
 	const struct auth_policy *policy = moves_auth_policy(s->moves);
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	const struct auth_creds *creds = NULL;
 	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
 	uint64_t lease = 0;
-	char lease_note[AUTH_REASON_MAX] = "";
 
 	/* A requester whose process is gone or unreadable is judged by its
 	 * uid alone: root keeps its rights, anyone else has none. */
@@ -275,11 +284,10 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 		lease = q->lease_ms;
 	if (!auth_claim_lease_unbounded(creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
 		lease = s->cfg.limits.max_lease_ms;
-		snprintf(lease_note, sizeof(lease_note), "lease cut to max-lease-ms %u",
-			 (unsigned)s->cfg.limits.max_lease_ms);
+		/* The level's note, when there is one, says more. */
+		if (!note->text[0])
+			reason_set(note, "lease cut to max-lease-ms %u", (unsigned)s->cfg.limits.max_lease_ms);
 	}
-	if (!note[0])
-		memcpy(note, lease_note, AUTH_REASON_MAX);
 	*ret_lease = lease;
 }
 
@@ -294,12 +302,12 @@ static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *pe
 {
 	const struct pidmap_peer pp = { .pid = peer->pid, .same_pidns = peer->same_pidns };
 	int pidfd = peer->nfds ? peer->fds[0] : -1;
-	char reason[PIDMAP_REASON_MAX];
-	int r = thread ? pidmap_thread(s->proc_root, &pp, named, pidfd, ret, reason)
-		       : pidmap_process(s->proc_root, &pp, named, pidfd, ret, reason);
+	struct rtplace_reason reason;
+	int r = thread ? pidmap_thread(s->proc_root, &pp, named, pidfd, ret, &reason)
+		       : pidmap_process(s->proc_root, &pp, named, pidfd, ret, &reason);
 
 	if (r < 0)
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 	return r;
 }
 
@@ -361,10 +369,10 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
 	if (claim && res->n > 0) {
 		struct claim tmpl = { .client = peer->id, .pid = owner, .uid = peer->uid };
-		char note[AUTH_REASON_MAX];
+		struct rtplace_reason note;
 		uint64_t lease;
 
-		dispatch_claim_terms(s, peer, q, &tmpl.level, &lease, note);
+		dispatch_claim_terms(s, peer, q, &tmpl.level, &lease, &note);
 		/* The CPUs placement chose, not the reply's encoding of them. */
 		for (uint32_t i = 0; i < res->n; i++)
 			cpuset_set(&tmpl.cpus, res->cpus[i]);
@@ -385,16 +393,16 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		}
 		s->claims_total++;
 		dispatch_claims_dirty(s);
-		if (note[0]) {
-			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note);
-			proto_set_string(qr->reason, sizeof(qr->reason), note);
+		if (note.text[0]) {
+			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note.text);
+			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
 			struct cpuset allowed = s->pcfg.managed;
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);
-			moves_manage(s->moves, owner, peer->uid, &allowed);
+			manage_process(s->manage, owner, peer->uid, &allowed);
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
@@ -498,9 +506,29 @@ static uint32_t dispatch_online_count(const struct dispatch *s)
 	return n;
 }
 
+static void dispatch_move_stats(const struct dispatch *s, struct dispatch_move_stats *ret)
+{
+	struct notify_stats ns;
+	uint64_t moved, failed, pushed, push_failed;
+
+	moves_get_counts(s->moves, &moved, &failed);
+	push_get_counts(s->push, &pushed, &push_failed);
+	notify_get_stats(s->notify, &ns);
+	*ret = (struct dispatch_move_stats){
+		.moved = moved + pushed,
+		.failed = failed + push_failed,
+		.collisions = manage_collisions(s->manage),
+		.records_lost = ns.dropped,
+	};
+}
+
 static void dispatch_status(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
-	struct rtplace_status_reply st = {
+	struct dispatch_move_stats ms;
+	struct rtplace_status_reply st;
+
+	dispatch_move_stats(s, &ms);
+	st = (struct rtplace_status_reply){
 		.uptime_ms = loop_now_ms() - s->start_ms,
 		.ncpus = s->topo->ncpus,
 		.nonline = dispatch_online_count(s),
@@ -514,7 +542,7 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 		.claims_total = s->claims_total,
 		.clients = server_client_count(s->server),
 		.clients_dropped = s->clients_dropped + server_refused_count(s->server),
-		.moves = moves_count(s->moves),
+		.moves = ms.moved,
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
@@ -527,14 +555,17 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	struct rtplace_move mv = m->move;
 	struct rtplace_move_reply mr;
-	char reason[RTPLACE_REASON_MAX] = "out of memory";
-	int r;
+	struct rtplace_reason reason;
+	int r = -ENOMEM;
 
 	if (dispatch_resolve_pid(s, peer, m, m->move.tid, true, &mv.tid) < 0)
 		return;
-	r = ap ? moves_move(s->moves, peer, ap, &mv, claims_levels(s->claims), &mr, reason) : -ENOMEM;
+	if (ap)
+		r = moves_move(s->moves, peer, ap, &mv, claims_levels(s->claims), &mr, &reason);
+	else
+		reason_set(&reason, "out of memory");
 	if (r < 0) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
 	/* The thread as the client named it: its namespace may differ. */
@@ -547,9 +578,18 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 {
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
-	char reason[RTPLACE_REASON_MAX];
-	int r = moves_subscribe(s->moves, peer, &info, reason);
+	struct rtplace_reason reason;
+	struct auth_creds creds;
+	int r = auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds);
 
+	if (r < 0) {
+		reason_set(&reason, "cannot read the credentials of pid %d", (int)peer->pid);
+	} else {
+		/* Unprivileged subscribers see only records about their own threads. */
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(&creds), &info);
+		if (r < 0)
+			reason_set(&reason, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+	}
 	if (r == 0) {
 		int fds[2] = { info.memfd, info.doorbell };
 
@@ -562,9 +602,9 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 		if (r == 0)
 			return;
-		snprintf(reason, sizeof(reason), "cannot pass the ring: %s", strerror(-r));
+		reason_set(&reason, "cannot pass the ring: %s", strerror(-r));
 	}
-	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason);
+	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 }
 
 /* The peer is gone: its claims end with it, except those tied to a process
@@ -575,7 +615,7 @@ static void dispatch_disconnect(struct dispatch *s, struct server_peer *peer)
 	free(peer->data);
 	peer->data = NULL;
 	claims_drop_client(s->claims, peer->id);
-	moves_client_gone(s->moves, peer->id);
+	notify_client_gone(s->notify, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
@@ -644,16 +684,53 @@ out:
 	return r;
 }
 
+/* The records, MOVE requests, pushes and managed processes: notify.c,
+ * moves.c, push.c and manage.c, wired to each other by direct calls. */
+static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *opts, const struct config *cfg)
+{
+	struct moves_opts mo = {
+		.topo = s->topo,
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.placement = &s->pctx,
+		.live = opts->tracker != NULL,
+		.proc_root = s->proc_root,
+	};
+	struct push_opts po = { .view = &s->view, .claims = s->claims };
+	struct manage_opts mgo = {
+		.base = s->base,
+		.topo = s->topo,
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.tracker = opts->tracker,
+		.proc_root = s->proc_root,
+	};
+	int r = notify_new(cfg->notify.ring_records, cfg->limits.max_clients, &s->notify);
+
+	if (r < 0)
+		return r;
+	mo.notify = po.notify = mgo.notify = s->notify;
+	r = moves_new(&mo, cfg, &s->moves);
+	if (r < 0)
+		return r;
+	po.moves = s->moves;
+	r = push_new(&po, cfg, &s->push);
+	if (r < 0)
+		return r;
+	mgo.push = s->push;
+	return manage_new(&mgo, cfg, &s->manage);
+}
+
 /* Claims tied to processes that outlived the last daemon (DESIGN §14). */
 static void dispatch_restore_claims(struct dispatch *s)
 {
-	char err[CLAIMS_STATE_ERR_MAX];
-	int r = claims_load(s->claims, s->state_path, s->proc_root, err);
+	struct rtplace_reason reason;
+	int r = claims_load(s->claims, s->state_path, s->proc_root, &reason);
 
 	if (r == -ENOENT)
 		return;
 	if (r == -EBADMSG)
-		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, err);
+		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, reason.text);
 	else if (r < 0)
 		log_error("cannot read the claims state %s: %s; no claim restored", s->state_path, strerror(-r));
 	else
@@ -700,22 +777,9 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 		r = -ENOMEM;
 		goto fail;
 	}
-	{
-		struct moves_opts mo = {
-			.base = s->base,
-			.topo = s->topo,
-			.view = &s->view,
-			.pcfg = &s->pcfg,
-			.placement = &s->pctx,
-			.tracker = opts->tracker,
-			.proc_root = s->proc_root,
-			.claims = s->claims,
-		};
-
-		r = moves_new(&mo, cfg, &s->moves);
-		if (r < 0)
-			goto fail;
-	}
+	r = dispatch_moves_new(s, opts, cfg);
+	if (r < 0)
+		goto fail;
 	dispatch_restore_claims(s);
 	*ret = s;
 	return 0;
@@ -735,7 +799,10 @@ void dispatch_free(struct dispatch *s)
 		return;
 	if (s->ev_save)
 		event_free(s->ev_save);
+	manage_free(s->manage);
+	push_free(s->push);
 	moves_free(s->moves);
+	notify_free(s->notify);
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
@@ -745,12 +812,12 @@ void dispatch_free(struct dispatch *s)
 
 void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 {
-	struct moves_stats ms;
+	struct dispatch_move_stats ms;
 	unsigned claimed = 0;
 
 	for (uint32_t cpu = 0; cpu < s->topo->ncpus; cpu++)
 		claimed += claims_on_cpu(s->claims, cpu) != NULL;
-	moves_get_stats(s->moves, &ms);
+	dispatch_move_stats(s, &ms);
 	*ret = (struct dispatch_stats){
 		.queries_placed = s->queries_placed,
 		.queries_empty = s->queries_empty,

@@ -3,8 +3,10 @@
  * each packet with the shared codec, answers QUERY with placement over the
  * live map and the claim table (claims.c owns their lifetime), answers
  * every request with exactly its own reply before any event it causes, and
- * serves the CPUS and STATUS snapshots. server.c
- * carries the packets; this file gives them meaning.
+ * serves the CPUS and STATUS snapshots. It owns the record rings and
+ * subscriptions (notify.c), MOVE requests (moves.c), the push policy
+ * (push.c) and the managed processes (manage.c), and wires them to each
+ * other. server.c carries the packets; this file gives them meaning.
  */
 #ifndef RTPLACE_DISPATCH_H
 #define RTPLACE_DISPATCH_H
@@ -15,7 +17,6 @@
 #include <event2/event.h>
 
 #include "conf.h"
-#include "moves.h"
 #include "server.h"
 #include "topo.h"
 #include "tracker.h"
@@ -49,11 +50,19 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg);
  * uid's subscribers. */
 void dispatch_revoke_cpu(struct dispatch *s, uint32_t cpu);
 
+/* Moves and pushes together (moves.c, push.c, manage.c, notify.c). */
+struct dispatch_move_stats {
+	uint64_t moved;        /* threads moved by MOVE requests and pushes */
+	uint64_t failed;       /* MOVE requests refused or failed, pushes that failed */
+	uint64_t collisions;   /* tracker collisions on managed threads */
+	uint64_t records_lost; /* records that found a subscriber's ring full */
+};
+
 struct dispatch_stats {
 	uint64_t queries_placed;  /* answered with CPUs */
 	uint64_t queries_empty;   /* answered without a CPU */
 	uint64_t queries_refused; /* answered with an error */
-	struct moves_stats moves;
+	struct dispatch_move_stats moves;
 	unsigned claims_active;
 	unsigned claimed_cpus;    /* CPUs some claim holds */
 	unsigned clients;         /* connected now */

@@ -365,7 +365,7 @@ static int daemon_start(struct daemon *d)
 	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
-	char err[768];
+	struct rtplace_reason reason;
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
 	int r;
 
@@ -395,9 +395,9 @@ static int daemon_start(struct daemon *d)
 		sopts.map_size = d->sim_map_size;
 	} else {
 		systemd_status("Loading BPF tracker");
-		r = tracker_open(d->topo, d->cfg.topology.shard, err, sizeof(err), &d->tracker);
+		r = tracker_open(d->topo, d->cfg.topology.shard, &reason, &d->tracker);
 		if (r < 0) {
-			log_error("Failed to start the BPF tracker: %s", err);
+			log_error("Failed to start the BPF tracker: %s", reason.text);
 			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		}
 		sopts.map = tracker_map(d->tracker, &sopts.map_size);

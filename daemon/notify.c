@@ -1,7 +1,9 @@
 /*
- * Record rings and doorbells per subscriber. Subscribers sit in a list in
- * subscription order; publishing walks it, so a record costs one ring push
- * per subscriber and one eventfd write per ring that was empty.
+ * Record rings and doorbells per subscriber, and the registry of which
+ * connection holds which subscription (a connection has at most one; it
+ * ends with the connection). Subscribers sit in a list in subscription
+ * order; publishing walks it, so a record costs one ring push per
+ * subscriber and one eventfd write per ring that was empty.
  */
 #include "config.h"
 
@@ -11,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/queue.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "notify.h"
@@ -27,6 +30,7 @@ struct notify_sub {
 	struct ring ring;
 	uint64_t delivered;
 	bool bell_owed; /* the ring went non-empty since the last flush */
+	uint32_t client; /* the connection holding it (server ids start at 1); 0: none */
 };
 
 struct notify {
@@ -186,6 +190,58 @@ int notify_publish(struct notify *n, struct rtplace_record *rec)
 {
 	notify_queue(n, rec);
 	return notify_flush(n);
+}
+
+int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
+		  uint8_t policy, uint8_t prio)
+{
+	struct timespec ts;
+	struct rtplace_record rec = {
+		.tid = tid,
+		.uid = uid,
+		.from_cpu = (int16_t)from_cpu,
+		.to_cpu = (int16_t)to_cpu,
+		.type = type,
+		.policy = policy,
+		.prio = prio,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return notify_publish(n, &rec);
+}
+
+static struct notify_sub *notify_find_client(const struct notify *n, uint32_t client)
+{
+	struct notify_sub *s;
+
+	TAILQ_FOREACH(s, &n->subs, link)
+		if (s->client == client)
+			return s;
+	return NULL;
+}
+
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct notify_sub_info *ret)
+{
+	struct notify_sub *s = notify_find_client(n, client);
+	int r;
+
+	if (!s) {
+		r = notify_subscribe(n, uid, see_all, &s);
+		if (r < 0)
+			return r;
+		s->client = client;
+	}
+	notify_sub_info(s, ret);
+	return 0;
+}
+
+void notify_client_gone(struct notify *n, uint32_t client)
+{
+	struct notify_sub *s = notify_find_client(n, client);
+
+	if (s)
+		notify_unsubscribe(n, s);
 }
 
 void notify_get_stats(const struct notify *n, struct notify_stats *ret)

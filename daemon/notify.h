@@ -1,7 +1,8 @@
 /*
  * Notification rings and doorbells, the daemon's side (DESIGN §7): one ring
  * (a sealed memfd, layout in record.h) and one eventfd doorbell per
- * subscriber. notify_publish() appends a record to every subscriber allowed
+ * subscriber, and the registry of subscriptions by connection (SUBSCRIBE
+ * opens one per connection, its disconnect ends it). notify_publish() appends a record to every subscriber allowed
  * to see it and rings a doorbell only when that ring goes from empty to
  * non-empty (notify_queue() and notify_flush() defer that ring to the end
  * of a burst); a full ring drops the record and counts it, so a subscriber
@@ -88,6 +89,22 @@ int notify_queue(struct notify *n, struct rtplace_record *rec);
 
 /* Rings every doorbell owed by notify_queue(); returns how many (>= 0). */
 int notify_flush(struct notify *n);
+
+/* Publishes a record of type stamped now (CLOCK_MONOTONIC); the other
+ * fields as named. Returns what notify_publish() returns. */
+int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
+		  uint8_t policy, uint8_t prio);
+
+/*
+ * The subscription of connection client (a server id, >= 1): opened with
+ * notify_subscribe() on its first call, the same one on later calls.
+ * Returns 0 and what the SUBSCRIBE reply carries, or notify_subscribe()'s
+ * -errno.
+ */
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct notify_sub_info *ret);
+
+/* Connection client is gone: its subscription, if any, ends. */
+void notify_client_gone(struct notify *n, uint32_t client);
 
 void notify_get_stats(const struct notify *n, struct notify_stats *ret);
 

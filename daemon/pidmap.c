@@ -10,9 +10,10 @@
 
 #include "pidmap.h"
 #include "procfs.h"
+#include "rtplace-proto.h"
 
 #define PIDMAP_REFUSAL "bare pid from another PID namespace: use librtplace >= " PACKAGE_VERSION
-_Static_assert(sizeof(PIDMAP_REFUSAL) <= PIDMAP_REASON_MAX, "the refusal fits an error reason");
+_Static_assert(sizeof(PIDMAP_REFUSAL) <= RTPLACE_REASON_MAX, "the refusal fits an error reply");
 
 bool pidmap_same_pidns(const char *root, pid_t pid)
 {
@@ -36,7 +37,7 @@ bool pidmap_same_pidns(const char *root, pid_t pid)
 /* The depth of the peer's namespace below the daemon's: the NSpid entry
  * at which a process it can see carries the number it knows. */
 static int pidmap_peer_level(const char *root, const struct pidmap_peer *peer, unsigned *ret,
-			     char reason[PIDMAP_REASON_MAX])
+			     struct rtplace_reason *reason)
 {
 	struct procfs_nspid ns;
 	int r;
@@ -47,7 +48,7 @@ static int pidmap_peer_level(const char *root, const struct pidmap_peer *peer, u
 	}
 	r = peer->pid > 0 ? procfs_read_nspid(root, peer->pid, 0, &ns) : -ESRCH;
 	if (r < 0) {
-		snprintf(reason, PIDMAP_REASON_MAX, "cannot read the requester's PID namespace");
+		reason_set(reason, "cannot read the requester's PID namespace");
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	*ret = ns.n - 1;
@@ -55,7 +56,7 @@ static int pidmap_peer_level(const char *root, const struct pidmap_peer *peer, u
 }
 
 /* The process behind pidfd, as the proc tree names it in every namespace. */
-static int pidmap_read_pidfd(const char *root, int pidfd, struct procfs_nspid *ret, char reason[PIDMAP_REASON_MAX])
+static int pidmap_read_pidfd(const char *root, int pidfd, struct procfs_nspid *ret, struct rtplace_reason *reason)
 {
 	int r = procfs_read_pidfd(root, pidfd, ret);
 
@@ -63,22 +64,22 @@ static int pidmap_read_pidfd(const char *root, int pidfd, struct procfs_nspid *r
 	case 0:
 		return 0;
 	case -EBADF:
-		snprintf(reason, PIDMAP_REASON_MAX, "the descriptor sent is not a pidfd");
+		reason_set(reason, "the descriptor sent is not a pidfd");
 		return r;
 	case -ESRCH:
-		snprintf(reason, PIDMAP_REASON_MAX, "the pidfd's process has exited");
+		reason_set(reason, "the pidfd's process has exited");
 		return r;
 	case -EXDEV:
-		snprintf(reason, PIDMAP_REASON_MAX, "the pidfd's process is outside the daemon's PID namespace");
+		reason_set(reason, "the pidfd's process is outside the daemon's PID namespace");
 		return r;
 	default:
-		snprintf(reason, PIDMAP_REASON_MAX, "cannot read the pidfd: %s", strerror(-r));
+		reason_set(reason, "cannot read the pidfd: %s", strerror(-r));
 		return r;
 	}
 }
 
 int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
-		   char reason[PIDMAP_REASON_MAX])
+		   struct rtplace_reason *reason)
 {
 	struct procfs_nspid ns;
 	unsigned level;
@@ -89,7 +90,7 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 		return 0;
 	}
 	if (pidfd < 0) {
-		snprintf(reason, PIDMAP_REASON_MAX, "%s", PIDMAP_REFUSAL);
+		reason_set(reason, "%s", PIDMAP_REFUSAL);
 		return -EXDEV;
 	}
 	r = pidmap_read_pidfd(root, pidfd, &ns, reason);
@@ -98,7 +99,7 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 	if (r < 0)
 		return r;
 	if (level >= ns.n || ns.pids[level] != named) {
-		snprintf(reason, PIDMAP_REASON_MAX, "pid %d is not the process of the pidfd sent", (int)named);
+		reason_set(reason, "pid %d is not the process of the pidfd sent", (int)named);
 		return -EINVAL;
 	}
 	*ret = ns.pids[0];
@@ -106,7 +107,7 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 }
 
 int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
-		  char reason[PIDMAP_REASON_MAX])
+		  struct rtplace_reason *reason)
 {
 	struct procfs_nspid ns;
 	unsigned level;
@@ -120,7 +121,7 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 	if (r < 0)
 		return r;
 	if (level >= ns.n) {
-		snprintf(reason, PIDMAP_REASON_MAX, "the pidfd's process is outside the requester's namespace");
+		reason_set(reason, "the pidfd's process is outside the requester's namespace");
 		return -EINVAL;
 	}
 	/* The pidfd names the thread itself: a process's main thread, or a
@@ -133,6 +134,6 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 	}
 	r = procfs_find_thread_nspid(root, ns.pids[0], level, named, ret);
 	if (r < 0)
-		snprintf(reason, PIDMAP_REASON_MAX, "thread %d is not a thread of the pidfd's process", (int)named);
+		reason_set(reason, "thread %d is not a thread of the pidfd's process", (int)named);
 	return r;
 }

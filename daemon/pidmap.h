@@ -35,8 +35,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* Reasons fit the protocol's error reason (RTPLACE_REASON_MAX). */
-#define PIDMAP_REASON_MAX 64
+#include "reason.h"
 
 /* The requester, as the socket saw it at connect. */
 struct pidmap_peer {
@@ -51,12 +50,12 @@ bool pidmap_same_pidns(const char *root, pid_t pid);
 /*
  * The process a peer names as named, with the pidfd it sent (-1 for none),
  * as a pid of the daemon's namespace in *ret. Returns 0, or -errno with
- * reason set: -EXDEV (a bare pid from another namespace), -EBADF (the
+ * reason set (worded to fit an ERROR reply): -EXDEV (a bare pid from another namespace), -EBADF (the
  * descriptor is no pidfd), -ESRCH (the process has exited), -EINVAL (named
  * is not the pidfd's process).
  */
 int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
-		   char reason[PIDMAP_REASON_MAX]);
+		   struct rtplace_reason *reason);
 
 /*
  * The thread a peer names as named (its tid in the peer's namespace), with
@@ -65,6 +64,6 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
  * named is no thread of the pidfd's process.
  */
 int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
-		  char reason[PIDMAP_REASON_MAX]);
+		  struct rtplace_reason *reason);
 
 #endif

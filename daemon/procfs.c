@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -173,6 +173,54 @@ int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat 
 	return procfs_parse_stat(line, ret);
 }
 
+int procfs_list(const char *root, pid_t pid, struct procfs_ids *ret)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *dp;
+	int r = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "%s/%d/task", root, (int)pid);
+	else
+		snprintf(path, sizeof(path), "%s", root);
+	dp = opendir(path);
+	if (!dp)
+		return pid && errno == ENOENT ? -ESRCH : -errno;
+	ret->n = 0;
+	errno = 0;
+	while ((e = readdir(dp))) {
+		char *end;
+		long id = strtol(e->d_name, &end, 10);
+
+		errno = 0;
+		if (id <= 0 || id > INT_MAX || *end)
+			continue;
+		if (ret->n == ret->cap) {
+			size_t cap = ret->cap ? ret->cap * 2 : 64;
+			pid_t *ids = reallocarray(ret->ids, cap, sizeof(*ids));
+
+			if (!ids) {
+				r = -ENOMEM;
+				break;
+			}
+			ret->ids = ids;
+			ret->cap = cap;
+		}
+		ret->ids[ret->n++] = (pid_t)id;
+	}
+	if (r == 0 && errno)
+		r = -errno;
+	closedir(dp);
+	return r;
+}
+
+void procfs_ids_free(struct procfs_ids *l)
+{
+	free(l->ids);
+	*l = (struct procfs_ids){ 0 };
+}
+
 /* A signed pid at p (after blanks): 0 and the end in *ret_end, or -EBADMSG. */
 static int procfs_parse_pid(const char *p, pid_t *ret, const char **ret_end)
 {
@@ -269,43 +317,36 @@ int procfs_read_nspid(const char *root, pid_t pid, pid_t tid, struct procfs_nspi
 
 int procfs_find_thread_nspid(const char *root, pid_t pid, unsigned level, pid_t named, pid_t *ret)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *dir;
-	int r = -ESRCH;
+	struct procfs_ids tids = { 0 };
+	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%d/task", root, (int)pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
 	/* In the tree's own namespace the number is the task's folder name:
-	 * no status file to read (a move's hot path). */
+	 * no status file to read. */
 	if (level == 0) {
+		char path[PATH_MAX];
 		struct stat st;
-		char task[PATH_MAX + 16];
 
-		snprintf(task, sizeof(task), "%s/%d", path, (int)named);
-		if (named <= 0 || stat(task, &st) < 0)
+		if (named <= 0 || snprintf(path, sizeof(path), "%s/%d/task/%d", root, (int)pid, (int)named) >=
+					  (int)sizeof(path))
+			return named <= 0 ? -ESRCH : -ENAMETOOLONG;
+		if (stat(path, &st) < 0)
 			return -ESRCH;
 		*ret = named;
 		return 0;
 	}
-	dir = opendir(path);
-	if (!dir)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((de = readdir(dir))) {
+	r = procfs_list(root, pid, &tids);
+	if (r == 0)
+		r = -ESRCH;
+	for (size_t i = 0; r == -ESRCH && i < tids.n; i++) {
 		struct procfs_nspid ns;
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
 
-		if (end == de->d_name || *end || tid <= 0 || tid > INT_MAX)
-			continue;
 		/* A thread that exits meanwhile is not the one. */
-		if (procfs_read_nspid(root, pid, (pid_t)tid, &ns) < 0 || ns.n <= level || ns.pids[level] != named)
-			continue;
-		*ret = (pid_t)tid;
-		r = 0;
-		break;
+		if (procfs_read_nspid(root, pid, tids.ids[i], &ns) == 0 && ns.n > level && ns.pids[level] == named) {
+			*ret = tids.ids[i];
+			r = 0;
+		}
 	}
-	closedir(dir);
+	procfs_ids_free(&tids);
 	return r;
 }
 

@@ -5,9 +5,10 @@
  * fixture directory in unit tests), so nothing else in the daemon names
  * /proc or parses its formats.
  *
- * The parsers are pure; procfs_read*() and procfs_pidns() are the only
- * functions here that make system calls. A file that vanishes while it is read (its process
- * exited) is -ESRCH, so callers can tell "gone" from "unreadable".
+ * The parsers are pure; procfs_read*(), procfs_list(), procfs_pidns() and
+ * procfs_find_thread_nspid() are the only functions here that make system
+ * calls. A file that vanishes while it is read (its process exited) is
+ * -ESRCH, so callers can tell "gone" from "unreadable".
  */
 #ifndef RTPLACE_PROCFS_H
 #define RTPLACE_PROCFS_H
@@ -58,6 +59,23 @@ ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, si
 /* Reads and parses the stat file of thread tid of process pid, or of
  * process pid when tid is 0. Returns 0, -ESRCH, -EBADMSG or -errno. */
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret);
+
+/* A list of process or thread ids, reused from call to call. */
+struct procfs_ids {
+	pid_t *ids;
+	size_t n;
+	size_t cap;
+};
+
+/*
+ * Lists the processes of the tree (pid 0: the numeric entries of <root>)
+ * or the threads of process pid (<root>/<pid>/task) into *ret, replacing
+ * what it held and growing it as needed. Returns 0, -ESRCH when the
+ * process is gone, -ENOMEM, or -errno.
+ */
+int procfs_list(const char *root, pid_t pid, struct procfs_ids *ret);
+
+void procfs_ids_free(struct procfs_ids *l);
 
 /*
  * PID namespaces (pid_namespaces(7)). An NSpid line (in a status file, and

@@ -121,29 +121,12 @@ static void tracker_log_end(void)
 	tracker_log_cur = NULL;
 }
 
-static void tracker_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void tracker_err(char *err, size_t errlen, const char *fmt, ...)
+/* Appends what libbpf said, if anything, to the reason written before. */
+static void tracker_reason_libbpf(struct rtplace_reason *reason, const struct tracker_log *log)
 {
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Appends what libbpf said, if anything, to a message tracker_err() wrote. */
-static void tracker_err_libbpf(char *err, size_t errlen, const struct tracker_log *log)
-{
-	size_t n;
-
-	if (!err || errlen == 0 || !log->first[0])
-		return;
-	n = strlen(err);
-	snprintf(err + n, errlen - n, " (%s%s%s)", log->first, log->verifier[0] ? "; verifier: " : "",
-		 log->verifier);
+	if (log->first[0])
+		reason_append(reason, " (%s%s%s)", log->first, log->verifier[0] ? "; verifier: " : "",
+			      log->verifier);
 }
 
 static bool tracker_btf_has_member(const struct btf *btf, const char *type, const char *member)
@@ -164,7 +147,7 @@ static bool tracker_btf_has_member(const struct btf *btf, const char *type, cons
 
 /* Names what the running kernel lacks before libbpf fails on it with a less
  * telling message (or a verifier log). */
-static int tracker_check_kernel(const struct btf *btf, char *err, size_t errlen)
+static int tracker_check_kernel(const struct btf *btf, struct rtplace_reason *reason)
 {
 	static const char *const tracepoints[] = {
 		"sched_switch", "sched_update_nr_running_tp", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
@@ -175,14 +158,13 @@ static int tracker_check_kernel(const struct btf *btf, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(tracepoints) / sizeof(tracepoints[0]); i++) {
 		snprintf(name, sizeof(name), "btf_trace_%s", tracepoints[i]);
 		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0) {
-			tracker_err(err, errlen, "kernel lacks the tp_btf tracepoint %s", tracepoints[i]);
+			reason_set(reason, "kernel lacks the tp_btf tracepoint %s", tracepoints[i]);
 			return -EOPNOTSUPP;
 		}
 	}
 	if (!tracker_btf_has_member(btf, "cfs_rq", "rq") && !tracker_btf_has_member(btf, "rt_rq", "rq")) {
-		tracker_err(err, errlen,
-			    "kernel lacks task-to-runqueue pointers (needs CONFIG_FAIR_GROUP_SCHED=y or "
-			    "CONFIG_RT_GROUP_SCHED=y)");
+		reason_set(reason, "kernel lacks task-to-runqueue pointers (needs CONFIG_FAIR_GROUP_SCHED=y or "
+				   "CONFIG_RT_GROUP_SCHED=y)");
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -291,28 +273,28 @@ out:
 }
 
 /* The running kernel's BTF, which the programs need (CO-RE, tp_btf). */
-static int tracker_kernel_btf(char *err, size_t errlen, struct btf **ret)
+static int tracker_kernel_btf(struct rtplace_reason *reason, struct btf **ret)
 {
 	struct btf *btf;
 	int r;
 
 	if (access(TRACKER_BTF, R_OK) < 0) {
 		r = errno == EACCES ? -EPERM : -ENOENT;
-		tracker_err(err, errlen, "kernel BTF %s is %s (the kernel needs CONFIG_DEBUG_INFO_BTF=y)", TRACKER_BTF,
-			    r == -EPERM ? "not readable" : "missing");
+		reason_set(reason, "kernel BTF %s is %s (the kernel needs CONFIG_DEBUG_INFO_BTF=y)", TRACKER_BTF,
+			   r == -EPERM ? "not readable" : "missing");
 		return r;
 	}
 	btf = btf__load_vmlinux_btf();
 	if (!btf) {
 		r = -errno;
-		tracker_err(err, errlen, "cannot read kernel BTF %s: %s", TRACKER_BTF, strerror(-r));
+		reason_set(reason, "cannot read kernel BTF %s: %s", TRACKER_BTF, strerror(-r));
 		return r;
 	}
 	*ret = btf;
 	return 0;
 }
 
-int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size_t errlen, struct tracker **ret)
+int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason, struct tracker **ret)
 {
 	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
 	long page = sysconf(_SC_PAGESIZE);
@@ -327,10 +309,10 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	int fd, r;
 
 	tracker_log_begin(&log);
-	tracker_err(err, errlen, "out of memory");
-	r = tracker_kernel_btf(err, errlen, &btf);
+	reason_set(reason, "out of memory");
+	r = tracker_kernel_btf(reason, &btf);
 	if (r == 0)
-		r = tracker_check_kernel(btf, err, errlen);
+		r = tracker_check_kernel(btf, reason);
 	if (r < 0)
 		goto out;
 	shard_of = calloc(topo->ncpus, sizeof(*shard_of));
@@ -344,16 +326,16 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	topo_shards(topo, shard, shard_of, &nshards);
 	r = cpupri_geom_compute(topo->ncpus, nshards, shard_of, &g);
 	if (r < 0) {
-		tracker_err(err, errlen, "cannot size the cpupri map for %u CPUs in %u shards: %s", topo->ncpus,
-			    nshards, strerror(-r));
+		reason_set(reason, "cannot size the cpupri map for %u CPUs in %u shards: %s", topo->ncpus,
+			   nshards, strerror(-r));
 		goto out;
 	}
 
 	t->skel = tracker_bpf__open();
 	if (!t->skel) {
 		r = -errno;
-		tracker_err(err, errlen, "opening the BPF object failed: %s", strerror(-r));
-		tracker_err_libbpf(err, errlen, &log);
+		reason_set(reason, "opening the BPF object failed: %s", strerror(-r));
+		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
@@ -364,9 +346,9 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	if (r == 0)
 		r = tracker_bpf__load(t->skel);
 	if (r < 0) {
-		tracker_err(err, errlen, "loading the BPF programs failed: %s%s", strerror(-r),
-			    r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
-		tracker_err_libbpf(err, errlen, &log);
+		reason_set(reason, "loading the BPF programs failed: %s%s", strerror(-r),
+			   r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
+		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 
@@ -380,22 +362,22 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (rw == MAP_FAILED) {
 		r = -errno;
-		tracker_err(err, errlen, "mapping the cpupri map failed: %s", strerror(-r));
+		reason_set(reason, "mapping the cpupri map failed: %s", strerror(-r));
 		goto out;
 	}
 	cpupri_init(rw, &g, shard_of);
 
 	r = tracker_bpf__attach(t->skel);
 	if (r < 0) {
-		tracker_err(err, errlen, "attaching the BPF programs failed: %s", strerror(-r));
-		tracker_err_libbpf(err, errlen, &log);
+		reason_set(reason, "attaching the BPF programs failed: %s", strerror(-r));
+		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	/* After attach, so that any CPU the seed misses is one whose next
 	 * event the programs see. */
 	r = tracker_seed(topo, rw, &g);
 	if (r < 0) {
-		tracker_err(err, errlen, "seeding from %s and %s failed: %s", PROCFS_ROOT, TRACKER_SYSFS, strerror(-r));
+		reason_set(reason, "seeding from %s and %s failed: %s", PROCFS_ROOT, TRACKER_SYSFS, strerror(-r));
 		goto out;
 	}
 
@@ -403,27 +385,27 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size
 	if (t->map == MAP_FAILED) {
 		r = -errno;
 		t->map = NULL;
-		tracker_err(err, errlen, "mapping the cpupri map read-only failed: %s", strerror(-r));
+		reason_set(reason, "mapping the cpupri map read-only failed: %s", strerror(-r));
 		goto out;
 	}
 	munmap(rw, len);
 	rw = MAP_FAILED;
 	r = bpf_map_freeze(fd);
 	if (r < 0) {
-		tracker_err(err, errlen, "freezing the cpupri map failed: %s", strerror(-r));
+		reason_set(reason, "freezing the cpupri map failed: %s", strerror(-r));
 		goto out;
 	}
 
 	t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.tracker_events), tracker_ring_cb, t, NULL);
 	if (!t->ring) {
 		r = -errno;
-		tracker_err(err, errlen, "creating the ring buffer reader failed: %s", strerror(-r));
-		tracker_err_libbpf(err, errlen, &log);
+		reason_set(reason, "creating the ring buffer reader failed: %s", strerror(-r));
+		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	*ret = t;
 	t = NULL;
-	tracker_err(err, errlen, "%s", "");
+	reason->text[0] = '\0';
 out:
 	if (rw != MAP_FAILED)
 		munmap(rw, len);

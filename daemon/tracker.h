@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tracker-abi.h"
+#include "reason.h"
 #include "topo.h"
 
 struct tracker;
@@ -37,14 +38,14 @@ typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
  * from /proc, the others stay offline until the kernel brings them up, and
  * every CPU follows hotplug from then on (offline while the scheduler has
  * it offline). Returns 0, or -errno with a
- * one-line reason in err (errlen bytes, may be 0): -ENOENT when the kernel
+ * one-line reason: -ENOENT when the kernel
  * has no BTF, -EOPNOTSUPP when it lacks a tracepoint or field the programs
  * need (each named), -EPERM without the
  * privileges, others from libbpf (with libbpf's own first warning and the
  * verifier's complaint appended). Writes nothing to stderr: libbpf's
  * printing is captured while it runs. *ret is written only on success.
  */
-int tracker_open(const struct topo *topo, enum topo_shard shard, char *err, size_t errlen, struct tracker **ret);
+int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason, struct tracker **ret);
 
 /* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
 const void *tracker_map(const struct tracker *t, size_t *ret_size);

@@ -260,6 +260,24 @@ TESTS += tests/integration/test-metrics
 TESTS += tests/integration/test-metrics-prometheus.sh
 EXTRA_DIST += tests/integration/test-metrics-prometheus.sh
 
+# MOVE requests' choice of a CPU (daemon/moves.c) over a synthetic map:
+# each failure of the pick has its own error and reason.
+check_PROGRAMS += tests/unit/test-moves
+tests_unit_test_moves_SOURCES = tests/unit/test-moves.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_moves_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_moves_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_moves_LDADD = daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
+	$(HWLOC_LIBS) $(INIH_LIBS) $(UNIT_LDADD)
+TESTS += tests/unit/test-moves
+
+# The helpers both command-line tools share (client/cli.c).
+check_PROGRAMS += tests/unit/test-cli
+tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
+tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cli_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-cli
+
 # The pids a client names, as the daemon's (daemon/pidmap.c), on fixture
 # proc trees.
 check_PROGRAMS += tests/unit/test-pidmap

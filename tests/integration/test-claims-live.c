@@ -89,22 +89,12 @@ static int teardown(void **state)
 /* Starts the daemon on socket (NULL: the harness's own) with config text. */
 static void start(struct harness_daemon *d, const char *socket, const char *config)
 {
-	char cfg[128];
-	const char *args[8] = { "--topology", topo480, "--config", cfg, NULL };
-	FILE *f;
+	const char *args[] = { "--topology", topo480, socket ? "--socket" : NULL, socket, NULL };
+	char text[1024];
 
-	snprintf(cfg, sizeof(cfg), "%s/rtplaced.conf", tmpdir);
-	f = fopen(cfg, "w");
-	assert_non_null(f);
 	/* Clients as nobody connect too. */
-	fprintf(f, "[daemon]\nsocket-mode = 0666\nlog-level = info\n%s", config);
-	assert_int_equal(fclose(f), 0);
-	if (socket) {
-		args[4] = "--socket";
-		args[5] = socket;
-		args[6] = NULL;
-	}
-	assert_int_equal(harness_start(d, args, NULL), 0);
+	snprintf(text, sizeof(text), "[daemon]\nsocket-mode = 0666\nlog-level = info\n%s", config);
+	assert_int_equal(harness_start_with_config(d, text, args, NULL), 0);
 }
 
 static int connect_to(const char *path)

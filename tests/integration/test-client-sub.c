@@ -401,28 +401,13 @@ static void test_run_manage_pushed(void **state)
 
 static int start(void **state)
 {
-	static char conf[] = "/tmp/rtplace-client-sub.XXXXXX";
 	/* Any user may connect (the unprivileged subscriber); a small ring
 	 * makes overflow cheap. */
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n[notify]\nring-records = 64\n";
-	const char *args[] = { "--config", conf, NULL };
-	cpu_set_t set;
-	int fd;
 
-	test_require_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		test_skip("needs 2 CPUs: one for RT threads, one kept free");
-	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
 	/* This process and its sleepers stay on CPU 0, away from the spinner. */
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-	fd = mkstemp(conf);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
-	close(fd);
-	assert_int_equal(harness_start(&daemon_under_test, args, NULL), 0);
-	unlink(conf);
+	assert_int_equal(test_rt_begin(), 0);
+	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
 	return 0;
 }
 

@@ -76,27 +76,17 @@ static void fixture_dir(struct fixture *f)
 	snprintf(f->log, sizeof(f->log), "%s/rtplaced.log", f->dir);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "we");
-
-	assert_non_null(fp);
-	assert_int_equal(fputs(text, fp) >= 0, 1);
-	assert_int_equal(fclose(fp), 0);
-}
-
 /*
  * Starts rtplaced on topo with conf_text as its configuration and its
  * stderr into f->log; with nofile > 0, RLIMIT_NOFILE (soft) lowered to it.
  */
 static void fixture_start(struct fixture *f, const char *conf_text, rlim_t nofile)
 {
-	const char *args[] = { "--config", f->conf, "--topology", topo, NULL };
+	const char *args[] = { "--topology", topo, NULL };
 	struct rlimit rl, low;
 	int logfd, saved, r;
 
 	fixture_dir(f);
-	write_file(f->conf, conf_text);
 	logfd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	assert_true(logfd >= 0);
 	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -108,7 +98,7 @@ static void fixture_start(struct fixture *f, const char *conf_text, rlim_t nofil
 	fflush(stderr);
 	dup2(logfd, STDERR_FILENO);
 	setrlimit(RLIMIT_NOFILE, &low);
-	r = harness_start(&f->d, args, NULL);
+	r = harness_start_with_config(&f->d, conf_text, args, NULL);
 	setrlimit(RLIMIT_NOFILE, &rl);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -238,23 +228,6 @@ static int root_status(const char *socket)
 	return r;
 }
 
-static int connect_nonblock(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
-	if (fd < 0)
-		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 static void become_nobody(void)
 {
 	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
@@ -278,7 +251,7 @@ static pid_t nobody_holds_connections(const char *socket, int n)
 	if (pid == 0) {
 		become_nobody();
 		for (int i = 0; i < n; i++)
-			connect_nonblock(socket);
+			harness_connect_nonblock(socket);
 		if (write(p[1], "x", 1) != 1)
 			_exit(121);
 		for (;;)
@@ -328,7 +301,7 @@ static void test_descriptor_exhaustion(void **state)
 
 	/* Root takes the last descriptors and more: EMFILE, and a full backlog. */
 	while (nroot < (int)(sizeof(root_fds) / sizeof(root_fds[0]))) {
-		int fd = connect_nonblock(f.d.socket);
+		int fd = harness_connect_nonblock(f.d.socket);
 
 		if (fd < 0)
 			break;
@@ -476,14 +449,14 @@ static void test_clients_per_user(void **state)
 	assert_true(lock >= 0);
 	/* The fallback reads the daemon's configuration: the test's own. */
 	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--config", f.conf, "--socket", f.d.socket, "--", "/bin/true", NULL },
+			   (const char *const[]){ run, "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true", NULL },
 			   out, sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "refused the connection: [limits] max-clients-per-user = 4 reached"));
 	assert_non_null(strstr(out, "without a claim"));
 	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--strict", "--config", f.conf, "--socket", f.d.socket, "--", "/bin/true",
+			   (const char *const[]){ run, "--strict", "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true",
 						  NULL },
 			   out, sizeof(out));
 	assert_int_equal(st, 75);
@@ -658,7 +631,7 @@ static void test_socket_made_in_place(void **state)
 	/* Only root may give the socket a group it is not in. */
 	snprintf(conf, sizeof(conf), "[daemon]\nsocket-mode = 0640\n%s%s\n", geteuid() == 0 ? "socket-group = " : "",
 		 geteuid() == 0 ? gr->gr_name : "");
-	write_file(f.conf, conf);
+	assert_int_equal(harness_write_file(f.conf, conf), 0);
 	in = inotify_init1(IN_CLOEXEC);
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, sockdir, IN_CREATE | IN_MOVED_TO) >= 0);
@@ -712,9 +685,9 @@ static void test_reload_fifo_config(void **state)
 	char fifo[160];
 
 	fixture_start(&f, "[limits]\nmax-clients = 100\n", 0);
-	snprintf(fifo, sizeof(fifo), "%s.new", f.conf);
+	snprintf(fifo, sizeof(fifo), "%s.new", f.d.config);
 	assert_int_equal(mkfifo(fifo, 0644), 0);
-	assert_int_equal(rename(fifo, f.conf), 0);
+	assert_int_equal(rename(fifo, f.d.config), 0);
 	kill(f.d.pid, SIGHUP);
 	assert_int_equal(harness_notify_wait(&f.d, "RELOADING=1", 5000, NULL, 0), 0);
 	assert_int_equal(harness_notify_wait(&f.d, "READY=1", 5000, NULL, 0), 0);

@@ -41,11 +41,6 @@ static void kill_spinner(void)
 	}
 }
 
-static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
-{
-	assert_int_equal(harness_call(fd, req, ret), 0);
-}
-
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
 	struct rtplace_cpu_info ci;
@@ -86,7 +81,7 @@ static struct proto_msg query(int fd, int prio, const char *allowed)
 	if (allowed)
 		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	return rep;
 }
@@ -99,7 +94,7 @@ static void test_tracking_ready(void **state)
 	assert_true(fd >= 0);
 	/* READY=1 came first (harness_start), so the tracker is attached. */
 	assert_int_equal(proto_encode_status(&req, next_request++), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_true(rep.status_reply.flags & RTPLACE_STATUS_F_TRACKING);
 	assert_int_equal(rep.status_reply.nonline, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 	close(fd);
@@ -143,16 +138,7 @@ static void test_answers_follow_rt_thread(void **state)
 
 static int start(void **state)
 {
-	cpu_set_t set;
-
-	test_require_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		test_skip("needs 2 CPUs: one for the RT spinner, one kept free");
-	/* Held until exit: other tests' RT threads stay off CPU 1 meanwhile. */
-	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(test_rt_begin(), 0);
 	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
 	return 0;
 }

@@ -49,11 +49,6 @@ static int stop_daemon(void **state)
 	return 0;
 }
 
-static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
-{
-	assert_int_equal(harness_call(fd, req, ret), 0);
-}
-
 static struct rtplace_status_reply status_of(int fd)
 {
 	struct rtplace_status_reply st;
@@ -92,7 +87,7 @@ static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
 	struct proto_msg req;
 
 	assert_int_equal(proto_encode_query(&req, next_request++, q), 0);
-	call(fd, &req, rep);
+	assert_int_equal(harness_call(fd, &req, rep), 0);
 }
 
 static void test_status(void **state)
@@ -228,11 +223,11 @@ static void test_release_rules(void **state)
 	assert_int_equal(proto_encode_release(&req, next_request++, &rel), 0);
 	/* Any connection of the claim's uid may end it (DESIGN §6); another
 	 * uid may not (test-claims-live). */
-	call(other, &req, &rep);
+	assert_int_equal(harness_call(other, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
 	assert_int_equal(rep.release_reply.ncpus, 1);
 	req.hdr.request_id = next_request++;
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 	assert_int_equal(rep.hdr.status, -ENOENT);
 	assert_int_equal(status_of(fd).claims_active, 0);
@@ -533,7 +528,7 @@ static void test_moves_refused_in_simulation(void **state)
 
 	cpuset_set((struct cpuset *)&mv.cpus, 0);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
 	close(fd);
@@ -549,7 +544,7 @@ static void test_cpus_snapshot_pages(void **state)
 
 	do {
 		assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
-		call(fd, &req, &rep);
+		assert_int_equal(harness_call(fd, &req, &rep), 0);
 		assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
 		assert_int_equal(rep.cpus_reply.total, 480);
 		assert_int_equal(rep.cpus_reply.first, c.first);
@@ -592,11 +587,7 @@ static void test_watchdog_and_reload(void **state)
  * returns once the daemon says READY=1 again. */
 static void reload_with(struct harness_daemon *d, const char *text)
 {
-	FILE *f = fopen(d->config, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(harness_write_file(d->config, text), 0);
 	kill(d->pid, SIGHUP);
 	assert_int_equal(harness_notify_wait(d, "RELOADING=1", 3000, NULL, 0), 0);
 	assert_int_equal(harness_notify_wait(d, "READY=1", 3000, NULL, 0), 0);

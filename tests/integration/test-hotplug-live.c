@@ -139,11 +139,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void call(int fd, struct proto_msg *req, struct proto_msg *ret)
-{
-	assert_int_equal(harness_call(fd, req, ret), 0);
-}
-
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
 	struct rtplace_cpu_info ci;
@@ -209,7 +204,7 @@ static struct proto_msg query(int fd, int prio, unsigned count, const char *allo
 	if (allowed)
 		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	return rep;
 }
@@ -377,7 +372,7 @@ static void test_offline_under_running_daemon(void **state)
 	mv.tid = sleeper;
 	assert_int_equal(cpuset_parse("1", (struct cpuset *)&mv.cpus), 0);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 	assert_string_equal(rep.error.reason, "CPU 1 is offline");
 
@@ -402,7 +397,7 @@ static void test_offline_under_running_daemon(void **state)
 	assert_int_equal(status_of(fd).nonline, 2);
 	check_managed(fd);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_MOVE_REPLY);
 
 	harness_unsubscribe(&sub);

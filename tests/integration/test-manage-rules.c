@@ -58,20 +58,10 @@ static void test_comm_rule_pushes(void **state)
 
 static int start(void **state)
 {
-	static char conf[] = "/tmp/rtplace-rules-test.XXXXXX";
-	const char *args[] = { "--config", conf, NULL };
 	char comm[32], text[128];
-	cpu_set_t set;
 	FILE *f;
-	int fd, n;
 
-	test_require_root();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		test_skip("needs 2 CPUs: one for RT threads, one kept free");
-	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(test_rt_begin(), 0);
 	/* The kernel's name for this process (what the rule compares),
 	 * whatever wrapper or truncation made it. */
 	f = fopen("/proc/self/comm", "re");
@@ -79,13 +69,8 @@ static int start(void **state)
 	assert_non_null(fgets(comm, sizeof(comm), f));
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
-	n = snprintf(text, sizeof(text), "[moves]\nmanage-comm = %s\n", comm);
-	fd = mkstemp(conf);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, (size_t)n), (ssize_t)n);
-	close(fd);
-	assert_int_equal(harness_start(&daemon_under_test, args, NULL), 0);
-	unlink(conf);
+	snprintf(text, sizeof(text), "[moves]\nmanage-comm = %s\n", comm);
+	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
 	return 0;
 }
 

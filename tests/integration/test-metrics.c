@@ -39,8 +39,6 @@ static uint32_t next_request = 1;
 
 struct fixture {
 	struct harness_daemon d;
-	char dir[64];
-	char conf[128];
 	uint16_t port;
 	int client; /* a socket client, -1 when none */
 };
@@ -64,24 +62,14 @@ static uint16_t free_port(void)
 static struct fixture *fixture_start(bool live, const char *extra)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	const char *sim_args[] = { "--config", NULL, "--topology", topo, NULL };
-	const char *live_args[] = { "--config", NULL, NULL };
-	FILE *fp;
+	const char *sim_args[] = { "--topology", topo, NULL };
+	char text[512];
 
 	assert_non_null(f);
 	f->client = -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rtplace-metrics.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	assert_int_equal(chmod(f->dir, 0755), 0);
-	snprintf(f->conf, sizeof(f->conf), "%s/rtplaced.conf", f->dir);
 	f->port = free_port();
-	fp = fopen(f->conf, "w");
-	assert_non_null(fp);
-	fprintf(fp, "[metrics]\nlisten = 127.0.0.1:%u\n%s", f->port, extra ? extra : "");
-	fclose(fp);
-	sim_args[1] = f->conf;
-	live_args[1] = f->conf;
-	assert_int_equal(harness_start(&f->d, live ? live_args : sim_args, NULL), 0);
+	snprintf(text, sizeof(text), "[metrics]\nlisten = 127.0.0.1:%u\n%s", f->port, extra ? extra : "");
+	assert_int_equal(harness_start_with_config(&f->d, text, live ? NULL : sim_args, NULL), 0);
 	return f;
 }
 
@@ -95,8 +83,6 @@ static int teardown(void **state)
 		close(f->client);
 	if (f->d.pid > 0)
 		harness_stop(&f->d);
-	unlink(f->conf);
-	rmdir(f->dir);
 	free(f);
 	*state = NULL;
 	return 0;
@@ -243,17 +229,12 @@ static void check_format(const char *page)
 	}
 }
 
-static void call(int fd, const struct proto_msg *req, struct proto_msg *rep)
-{
-	assert_int_equal(harness_call(fd, req, rep), 0);
-}
-
 static void status_ok(int fd)
 {
 	struct proto_msg req, rep;
 
 	assert_int_equal(proto_msg_init(&req, RTPLACE_MSG_STATUS, next_request++), 0);
-	call(fd, &req, &rep);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_STATUS_REPLY);
 }
 
@@ -299,7 +280,7 @@ static void test_counters(void **state)
 	assert_true(f->client >= 0);
 	/* Placed: two CPUs claimed at rt50. */
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(f->client, &req, &rep);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(rep.query_reply.count, 2);
 	/* Empty: only CPU 0 allowed, which is for housekeeping. */
@@ -309,18 +290,18 @@ static void test_counters(void **state)
 	cpuset_set(&cpu0, 0);
 	proto_cpumask_from_cpuset(&cpu0, &q.allowed);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(f->client, &req, &rep);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(rep.query_reply.count, 0);
 	/* Refused: managed threads need the live machine. */
 	q = make_query(RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE);
 	q.owner_pid = (int32_t)getpid();
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	call(f->client, &req, &rep);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 	/* A move fails: moves need the live machine. */
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
-	call(f->client, &req, &rep);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 
 	page = scrape(f->port);

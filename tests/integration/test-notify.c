@@ -5,8 +5,8 @@
  * below capacity, records aligned as declared in the consumer's mapping,
  * exactly one doorbell per empty-to-non-empty transition, the seals, a
  * subscriber that stops reading neither blocks publishing nor costs the
- * others records, overflow counted exactly and learned by the consumer, and
- * the per-uid filter.
+ * others records, overflow counted exactly and learned by the consumer, the
+ * per-uid filter, and the registry of subscriptions by connection.
  *
  * The parent drives the consumer over a SEQPACKET socketpair: "drain until
  * you have seen seq S" or "drain once", and the consumer answers with what
@@ -419,6 +419,37 @@ static void test_limits_and_unsubscribe(void **state)
 	notify_free(NULL);
 }
 
+/* The registry by connection: one subscription per connection, the same
+ * one on a second SUBSCRIBE, ended by the disconnect and by nothing else. */
+static void test_subscriptions_by_connection(void **state)
+{
+	struct notify_sub_info a, again, b;
+	struct notify_stats st;
+	struct notify *n;
+
+	assert_int_equal(notify_new(64, 2, &n), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, &a), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, &again), 0);
+	assert_int_equal(again.memfd, a.memfd);
+	assert_int_equal(again.doorbell, a.doorbell);
+	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, &b), 0);
+	assert_int_not_equal(b.memfd, a.memfd);
+	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, &b), -EUSERS);
+	notify_client_gone(n, 3); /* never subscribed: nothing to end */
+	notify_client_gone(n, 1);
+	assert_int_equal(fcntl(a.memfd, F_GETFD), -1);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.subscribers, 1);
+	/* The record reaches the remaining subscriber, stamped. */
+	assert_int_equal(notify_record(n, RTPLACE_RECORD_MOVED, 42, 1001, 0, 1, 1, 10), 1);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.delivered, 1);
+	notify_client_gone(n, 2);
+	notify_get_stats(n, &st);
+	assert_int_equal(st.subscribers, 0);
+	notify_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_uid_filter),
 		cmocka_unit_test(test_queue_and_flush),
 		cmocka_unit_test(test_limits_and_unsubscribe),
+		cmocka_unit_test(test_subscriptions_by_connection),
 	};
 
 	alarm(300);

@@ -592,13 +592,13 @@ static pid_t test_watchdog(void)
 
 static int test_open(const struct topo *topo, struct tracker **ret)
 {
-	char err[256] = "";
-	int r = tracker_open(topo, TOPO_SHARD_NODE, err, sizeof(err), ret);
+	struct rtplace_reason reason;
+	int r = tracker_open(topo, TOPO_SHARD_NODE, &reason, ret);
 
 	if (r == -ENOENT || r == -EOPNOTSUPP)
-		test_skip(err);
+		test_skip(reason.text);
 	if (r < 0)
-		fprintf(stderr, "FAIL: tracker_open: %s (%s)\n", err, strerror(-r));
+		fprintf(stderr, "FAIL: tracker_open: %s (%s)\n", reason.text, strerror(-r));
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 static struct harness_daemon *harness_running;
 
@@ -136,13 +137,21 @@ static void harness_append(const char **argv, int *argc, const char *const *src)
 	argv[*argc] = NULL;
 }
 
-int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)
+int harness_write_file(const char *path, const char *text)
+{
+	return test_write_file(path, text);
+}
+
+int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
+			      const char *const *env)
 {
 	char daemon_path[4096];
 	const char *argv[64];
 	int argc = 0, r;
 
 	r = harness_prepare(d);
+	if (r == 0 && config)
+		r = harness_write_file(d->config, config);
 	if (r < 0)
 		return r;
 	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
@@ -151,6 +160,11 @@ int harness_start(struct harness_daemon *d, const char *const *args, const char 
 	harness_append(argv, &argc, args);
 	r = harness_exec(d, argv, env);
 	return r < 0 ? r : harness_notify_wait(d, "READY=1", 20000, NULL, 0);
+}
+
+int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)
+{
+	return harness_start_with_config(d, NULL, args, env);
 }
 
 int harness_start_activated(struct harness_daemon *d, const char *const *args, int *ret_fd)
@@ -238,10 +252,10 @@ int harness_stop(struct harness_daemon *d)
 	return r;
 }
 
-int harness_connect(const char *path)
+static int harness_connect_flags(const char *path, int flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0);
 
 	if (fd < 0)
 		return -errno;
@@ -253,6 +267,16 @@ int harness_connect(const char *path)
 		return r;
 	}
 	return fd;
+}
+
+int harness_connect(const char *path)
+{
+	return harness_connect_flags(path, 0);
+}
+
+int harness_connect_nonblock(const char *path)
+{
+	return harness_connect_flags(path, SOCK_NONBLOCK);
 }
 
 int harness_send(int fd, const struct proto_msg *req)

@@ -39,6 +39,14 @@ const char *harness_build_path(const char *rel, char *buf, size_t len);
  */
 int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env);
 
+/* harness_start() with config (NULL: none) as the text of d->config, the
+ * daemon's own configuration file. */
+int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
+			      const char *const *env);
+
+/* Writes text as the whole content of path (created 0644). 0 or -errno. */
+int harness_write_file(const char *path, const char *text);
+
 /*
  * Starts rtplaced behind systemd-socket-activate listening on d->socket
  * (the daemon gets no --socket: it must take the inherited one), connects
@@ -56,6 +64,10 @@ int harness_stop(struct harness_daemon *d);
 
 /* Connects a SOCK_SEQPACKET client to path. fd or -errno. */
 int harness_connect(const char *path);
+
+/* harness_connect() without waiting for the daemon to accept: the socket
+ * is non-blocking (a backlog that is full answers -EAGAIN). */
+int harness_connect_nonblock(const char *path);
 
 /* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
 int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);

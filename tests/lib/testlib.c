@@ -119,6 +119,22 @@ int test_lock_rt_cpu(int timeout_s)
 	return -ETIMEDOUT;
 }
 
+int test_rt_begin(void)
+{
+	cpu_set_t set;
+	int fd;
+
+	test_require_root();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs 2 CPUs: one for RT threads, one kept free");
+	fd = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
+	if (fd < 0)
+		return fd;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
 pid_t test_spawn_rt(int cpu, int prio, enum test_rt_mode mode, unsigned bound_s)
 {
 	pid_t pid = fork();
@@ -177,11 +193,24 @@ void test_forget_child(pid_t pid)
 			test_children[i] = 0;
 }
 
-int test_write_file(const char *root, const char *rel, const char *text)
+int test_write_file(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int test_write_fixture(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
-	size_t len = strlen(text);
-	int fd, r = 0;
+	int r = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -193,12 +222,5 @@ int test_write_file(const char *root, const char *rel, const char *text)
 		if (r < 0)
 			return r;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
+	return test_write_file(path, text);
 }

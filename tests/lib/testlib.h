@@ -34,6 +34,14 @@ void test_require_root(void);
  */
 int test_lock_rt_cpu(int timeout_s);
 
+/*
+ * The start of a test that runs RT threads on CPU 1: skips without root or
+ * without a second CPU, takes that lock (held until the process exits)
+ * and pins the calling process to CPU 0, away from its spinners. 0 or
+ * -errno.
+ */
+int test_rt_begin(void);
+
 /* How long a test waits for that lock. Tests queue on it under make
  * check -j; each holder is bounded by its own watchdog, and waiting costs
  * nothing, so the wait is long enough for every other RT test to run. */
@@ -68,9 +76,12 @@ void test_forget_child(pid_t pid);
  * synthetic description into the build tree. NULL when neither works. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
 
-/* Writes text to root/rel (rel may name folders, which are created): a
- * file of a fixture tree. 0 or -errno. */
-int test_write_file(const char *root, const char *rel, const char *text);
+/* Writes text as the whole content of path (created 0644). 0 or -errno. */
+int test_write_file(const char *path, const char *text);
+
+/* test_write_file() of root/rel, creating the folders rel names: a file of
+ * a fixture tree. 0 or -errno. */
+int test_write_fixture(const char *root, const char *rel, const char *text);
 
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];

@@ -196,79 +196,79 @@ static void test_identity_rules(void **state)
 	struct auth_creds root = user(0, 0), nice = user(1000, 0), alice = user(1000, 0);
 	struct auth_target bobs = thread(2000, SCHED_OTHER, 0, 0), alices = thread(1000, SCHED_OTHER, 0, 0);
 	struct auth_policy root_only = { .allow = AUTH_ALLOW_ROOT, .max_prio = 49 };
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
 	nice.cap_sys_nice = true;
-	assert_int_equal(auth_move_allowed(&root, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
-	assert_string_equal(why, "");
-	assert_int_equal(auth_move_allowed(&nice, &bobs, &owner_policy, SCHED_FIFO, 99, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &alices, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+	assert_int_equal(auth_move_allowed(&root, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, &why), 0);
+	assert_string_equal(why.text, "");
+	assert_int_equal(auth_move_allowed(&nice, &bobs, &owner_policy, SCHED_FIFO, 99, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &alices, &owner_policy, AUTH_SCHED_KEEP, 0, &why), 0);
 
-	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), -EPERM);
-	assert_string_equal(why, "thread 777 belongs to uid 2000, not 1000");
+	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, &why), -EPERM);
+	assert_string_equal(why.text, "thread 777 belongs to uid 2000, not 1000");
 
 	/* A set-uid thread: real uid alice, effective root. The kernel lets
 	 * its real owner change it, and so do we. */
 	bobs.euid = 0;
 	bobs.uid = 1000;
-	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, &why), 0);
 
 	assert_true(auth_is_privileged(&root));
 	assert_true(auth_is_privileged(&nice));
 	assert_false(auth_is_privileged(&alice));
 
-	assert_int_equal(auth_move_allowed(&alice, &alices, &root_only, AUTH_SCHED_KEEP, 0, why), -EPERM);
-	assert_string_equal(why, "[moves] allow = root: needs root or CAP_SYS_NICE");
-	assert_int_equal(auth_move_allowed(&root, &alices, &root_only, AUTH_SCHED_KEEP, 0, why), 0);
-	assert_int_equal(auth_move_allowed(&nice, &alices, &root_only, SCHED_RR, 10, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &alices, &root_only, AUTH_SCHED_KEEP, 0, &why), -EPERM);
+	assert_string_equal(why.text, "[moves] allow = root: needs root or CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&root, &alices, &root_only, AUTH_SCHED_KEEP, 0, &why), 0);
+	assert_int_equal(auth_move_allowed(&nice, &alices, &root_only, SCHED_RR, 10, &why), 0);
 }
 
 static void test_bad_requests(void **state)
 {
 	struct auth_creds root = user(0, 0);
 	struct auth_target t = thread(0, SCHED_OTHER, 0, 0);
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
 	root.cap_sys_nice = true;
-	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_OTHER, 0, why), -EINVAL);
-	assert_string_equal(why, "policy must be fifo or rr");
-	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_FIFO, 0, why), -EINVAL);
-	assert_string_equal(why, "prio 0 out of range 1..99");
-	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_RR, 100, why), -EINVAL);
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_OTHER, 0, &why), -EINVAL);
+	assert_string_equal(why.text, "policy must be fifo or rr");
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_FIFO, 0, &why), -EINVAL);
+	assert_string_equal(why.text, "prio 0 out of range 1..99");
+	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_RR, 100, &why), -EINVAL);
 }
 
 static void test_rlimit_rules(void **state)
 {
 	struct auth_creds alice = user(1000, 0);
 	struct auth_target t = thread(1000, SCHED_OTHER, 0, 99);
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
 	/* The requester's limit 0 forbids any RT policy. */
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, why), -EPERM);
-	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
 
 	/* The target's lower limit applies too, and is named. */
 	alice.rtprio_limit = 50;
 	t.rtprio_limit = 0;
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, why), -EPERM);
-	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 777: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 10, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 777: raise it or add CAP_SYS_NICE");
 
 	t.rtprio_limit = 50;
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 50, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 51, why), -EPERM);
-	assert_string_equal(why, "prio 51 > RLIMIT_RTPRIO 50 (pid 4242); needs CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 50, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 51, &why), -EPERM);
+	assert_string_equal(why.text, "prio 51 > RLIMIT_RTPRIO 50 (pid 4242); needs CAP_SYS_NICE");
 	t.rtprio_limit = 20;
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 21, why), -EPERM);
-	assert_string_equal(why, "prio 21 > RLIMIT_RTPRIO 20 (pid 777); needs CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 21, &why), -EPERM);
+	assert_string_equal(why.text, "prio 21 > RLIMIT_RTPRIO 20 (pid 777); needs CAP_SYS_NICE");
 	alice.rtprio_limit = AUTH_RLIM_INFINITY;
 	t.rtprio_limit = AUTH_RLIM_INFINITY;
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 99, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 99, &why), 0);
 
 	/* uid 0 without CAP_SYS_NICE: identity yes, priority by rlimit. */
 	struct auth_creds bare_root = user(0, 0);
-	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, AUTH_SCHED_KEEP, 0, why), 0);
-	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, SCHED_FIFO, 1, why), -EPERM);
-	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, AUTH_SCHED_KEEP, 0, &why), 0);
+	assert_int_equal(auth_move_allowed(&bare_root, &t, &owner_policy, SCHED_FIFO, 1, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
 }
 
 /* Lowering or keeping an RT priority needs no limit, as in the kernel;
@@ -277,18 +277,18 @@ static void test_lowering(void **state)
 {
 	struct auth_creds alice = user(1000, 0);
 	struct auth_target t = thread(1000, SCHED_FIFO, 60, 0);
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 30, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 60, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 61, why), -EPERM);
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, why), -EPERM);
-	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 30, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 60, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_FIFO, 61, &why), -EPERM);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
 	alice.rtprio_limit = 10;
 	t.rtprio_limit = 10;
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 61, why), -EPERM);
-	assert_string_equal(why, "prio 61 > RLIMIT_RTPRIO 10 (pid 4242); needs CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 30, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &owner_policy, SCHED_RR, 61, &why), -EPERM);
+	assert_string_equal(why.text, "prio 61 > RLIMIT_RTPRIO 10 (pid 4242); needs CAP_SYS_NICE");
 }
 
 static void test_rt_groups(void **state)
@@ -296,32 +296,32 @@ static void test_rt_groups(void **state)
 	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 2, .rt_gids = { 5000, 6000 }, .max_prio = 49 };
 	struct auth_creds alice = user(1000, 0);
 	struct auth_target t = thread(1000, SCHED_OTHER, 0, 0);
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
 	/* Not a member: the rlimit rule. */
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 10, why), -EPERM);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 10, &why), -EPERM);
 	/* Supplementary member: up to max-prio, whatever the rlimits. */
 	alice.groups[0] = 27;
 	alice.groups[1] = 6000;
 	alice.ngroups = 2;
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 49, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 50, why), -EPERM);
-	assert_string_equal(why, "prio 50 > [moves] max-prio 49 of rt-groups");
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 49, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_FIFO, 50, &why), -EPERM);
+	assert_string_equal(why.text, "prio 50 > [moves] max-prio 49 of rt-groups");
 	/* Primary group counts as membership. */
 	alice.ngroups = 0;
 	alice.gid = 5000;
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, &why), 0);
 	/* Groups grant a ceiling, not other users' threads. */
 	t.uid = t.euid = 2000;
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, why), -EPERM);
-	assert_string_equal(why, "thread 777 belongs to uid 2000, not 1000");
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 1, &why), -EPERM);
+	assert_string_equal(why.text, "thread 777 belongs to uid 2000, not 1000");
 	/* When the rlimit is the higher ceiling, it is the one named. */
 	t.uid = t.euid = 1000;
 	alice.rtprio_limit = 60;
 	t.rtprio_limit = 60;
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 60, why), 0);
-	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 70, why), -EPERM);
-	assert_string_equal(why, "prio 70 > RLIMIT_RTPRIO 60 (pid 4242); needs CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 60, &why), 0);
+	assert_int_equal(auth_move_allowed(&alice, &t, &p, SCHED_RR, 70, &why), -EPERM);
+	assert_string_equal(why.text, "prio 70 > RLIMIT_RTPRIO 60 (pid 4242); needs CAP_SYS_NICE");
 }
 
 /* DESIGN §14: a claim never gives more than its requester could do. */
@@ -330,31 +330,31 @@ static void test_claim_levels(void **state)
 	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 40 };
 	struct auth_creds root = user(0, 0), nobody = user(65534, 0), limited = user(1000, 30), nice = user(1000, 0),
 			  member = user(1001, 0);
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
 	nice.cap_sys_nice = true;
 	member.gid = 5000;
-	assert_int_equal(auth_claim_level(&root, &p, 99, true, why), LEVEL_DL);
-	assert_string_equal(why, "");
-	assert_int_equal(auth_claim_level(&nice, &p, 99, false, why), level_from_rt_priority(99));
-	assert_int_equal(auth_claim_level(&nice, &p, 99, true, why), LEVEL_DL);
+	assert_int_equal(auth_claim_level(&root, &p, 99, true, &why), LEVEL_DL);
+	assert_string_equal(why.text, "");
+	assert_int_equal(auth_claim_level(&nice, &p, 99, false, &why), level_from_rt_priority(99));
+	assert_int_equal(auth_claim_level(&nice, &p, 99, true, &why), LEVEL_DL);
 
 	/* No RT rights: level normal, the reason names what is missing. */
-	assert_int_equal(auth_claim_level(&nobody, &p, 1, false, why), LEVEL_NORMAL);
-	assert_string_equal(why, "at normal: rt1 > RLIMIT_RTPRIO 0, no CAP_SYS_NICE");
-	assert_int_equal(auth_claim_level(&nobody, &p, 99, true, why), LEVEL_NORMAL);
+	assert_int_equal(auth_claim_level(&nobody, &p, 1, false, &why), LEVEL_NORMAL);
+	assert_string_equal(why.text, "at normal: rt1 > RLIMIT_RTPRIO 0, no CAP_SYS_NICE");
+	assert_int_equal(auth_claim_level(&nobody, &p, 99, true, &why), LEVEL_NORMAL);
 
 	/* RLIMIT_RTPRIO is a ceiling; it never makes a claim exclusive. */
-	assert_int_equal(auth_claim_level(&limited, &p, 30, false, why), level_from_rt_priority(30));
-	assert_int_equal(auth_claim_level(&limited, &p, 31, false, why), LEVEL_NORMAL);
-	assert_int_equal(auth_claim_level(&limited, &p, 30, true, why), level_from_rt_priority(30));
-	assert_string_equal(why, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
+	assert_int_equal(auth_claim_level(&limited, &p, 30, false, &why), level_from_rt_priority(30));
+	assert_int_equal(auth_claim_level(&limited, &p, 31, false, &why), LEVEL_NORMAL);
+	assert_int_equal(auth_claim_level(&limited, &p, 30, true, &why), level_from_rt_priority(30));
+	assert_string_equal(why.text, "not exclusive: needs CAP_SYS_NICE or [moves] rt-groups");
 
 	/* An rt-group: up to max-prio, and exclusive within it. */
-	assert_int_equal(auth_claim_level(&member, &p, 40, true, why), LEVEL_DL);
-	assert_int_equal(auth_claim_level(&member, &p, 41, false, why), LEVEL_NORMAL);
-	assert_string_equal(why, "at normal: rt41 > [moves] max-prio 40");
-	assert_int_equal(auth_claim_level(&member, &p, 41, true, why), LEVEL_NORMAL);
+	assert_int_equal(auth_claim_level(&member, &p, 40, true, &why), LEVEL_DL);
+	assert_int_equal(auth_claim_level(&member, &p, 41, false, &why), LEVEL_NORMAL);
+	assert_string_equal(why.text, "at normal: rt41 > [moves] max-prio 40");
+	assert_int_equal(auth_claim_level(&member, &p, 41, true, &why), LEVEL_NORMAL);
 
 	/* Unbounded leases: root, CAP_SYS_NICE, rt-groups; not an rlimit. */
 	assert_true(auth_claim_lease_unbounded(&root, &p));
@@ -370,22 +370,22 @@ static void test_reason_lengths(void **state)
 	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 98 };
 	struct auth_creds c = { .pid = 4194304, .uid = 4294967294u, .gid = 1, .rtprio_limit = 98 };
 	struct auth_target t = { .tid = 4194304, .uid = 4294967295u, .euid = 4294967295u, .rtprio_limit = 98 };
-	char why[AUTH_REASON_MAX];
+	struct rtplace_reason why;
 
-	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
-	assert_string_equal(why, "thread 4194304 belongs to uid 4294967295, not 4294967294");
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "thread 4194304 belongs to uid 4294967295, not 4294967294");
 	t.uid = t.euid = c.uid;
-	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
-	assert_string_equal(why, "prio 99 > RLIMIT_RTPRIO 98 (pid 4194304); needs CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "prio 99 > RLIMIT_RTPRIO 98 (pid 4194304); needs CAP_SYS_NICE");
 	c.rtprio_limit = t.rtprio_limit = 0;
-	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
-	assert_string_equal(why, "RLIMIT_RTPRIO 0 for pid 4194304: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 4194304: raise it or add CAP_SYS_NICE");
 	c.groups[0] = 5000;
 	c.ngroups = 1;
-	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, why), -EPERM);
-	assert_string_equal(why, "prio 99 > [moves] max-prio 98 of rt-groups");
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "prio 99 > [moves] max-prio 98 of rt-groups");
 	t.prio = 0;
-	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_OTHER, 1, why), -EINVAL);
+	assert_int_equal(auth_move_allowed(&c, &t, &p, SCHED_OTHER, 1, &why), -EINVAL);
 }
 
 static void test_policy_add_group(void **state)

@@ -364,7 +364,8 @@ static void test_state_round_trip(void **state)
 {
 	struct claims *c, *d;
 	struct claim v[4];
-	char buf[1024], err[CLAIMS_STATE_ERR_MAX];
+	char buf[1024];
+	struct rtplace_reason err;
 	size_t n;
 	uint32_t next, id1, id2, id3;
 
@@ -375,7 +376,7 @@ static void test_state_round_trip(void **state)
 	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
 	assert_int_equal(claims_state_format(c, buf, 10), -ENOSPC);
 	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
-	assert_int_equal(claims_state_parse(buf, v, 4, &n, &next, err), 0);
+	assert_int_equal(claims_state_parse(buf, v, 4, &n, &next, &err), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(next, id3 + 1);
 	assert_int_equal(v[0].pid + v[1].pid, 4242 + 4243);
@@ -421,16 +422,16 @@ static void test_state_corrupt_refused(void **state)
 		"rtplace-claims 1\nnext-id 5\nwhat\n",
 	};
 	struct claim v[4];
-	char err[CLAIMS_STATE_ERR_MAX];
+	struct rtplace_reason err;
 	size_t n;
 	uint32_t next;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(claims_state_parse(bad[i], v, 4, &n, &next, err), -EBADMSG);
-		assert_true(strncmp(err, "line ", 5) == 0);
+		assert_int_equal(claims_state_parse(bad[i], v, 4, &n, &next, &err), -EBADMSG);
+		assert_true(strncmp(err.text, "line ", 5) == 0);
 	}
 	assert_int_equal(claims_state_parse("rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1\n", v, 4, &n, &next,
-					    err),
+					    &err),
 			 0);
 	assert_int_equal(n, 1);
 }
@@ -450,7 +451,8 @@ static void cleanup_tmpdir(void)
 static void test_load_checks_the_owner(void **state)
 {
 	struct claims *c, *d;
-	char path[128], err[CLAIMS_STATE_ERR_MAX];
+	char path[128];
+	struct rtplace_reason err;
 	struct procfs_stat st;
 	uint64_t start;
 	pid_t dead;
@@ -479,7 +481,7 @@ static void test_load_checks_the_owner(void **state)
 	assert_int_equal(claims_save(c, path), 0);
 
 	assert_int_equal(claims_new(8, &d), 0);
-	assert_int_equal(claims_load(d, path, "/proc", err), 1);
+	assert_int_equal(claims_load(d, path, "/proc", &err), 1);
 	assert_non_null(claims_find(d, mine));
 	assert_int_equal(claims_count(d), 1);
 	assert_int_equal(add(d, 1, 0, 0, LEVEL_RT1, "2", 0, 0, &next), 0);
@@ -493,14 +495,14 @@ static void test_load_checks_the_owner(void **state)
 	fputs("rtplace-claims 1\nnext-id 7\nclaim 1 2 3\n", f);
 	fclose(f);
 	assert_int_equal(claims_new(8, &d), 0);
-	assert_int_equal(claims_load(d, path, "/proc", err), -EBADMSG);
-	assert_non_null(strstr(err, "line 3"));
+	assert_int_equal(claims_load(d, path, "/proc", &err), -EBADMSG);
+	assert_non_null(strstr(err.text, "line 3"));
 	assert_int_equal(claims_count(d), 0);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkfifo(path, 0600), 0);
-	assert_int_equal(claims_load(d, path, "/proc", err), -EBADMSG);
+	assert_int_equal(claims_load(d, path, "/proc", &err), -EBADMSG);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(claims_load(d, path, "/proc", err), -ENOENT);
+	assert_int_equal(claims_load(d, path, "/proc", &err), -ENOENT);
 	claims_free(d);
 }
 

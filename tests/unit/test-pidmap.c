@@ -36,7 +36,7 @@ static char root[PATH_MAX];
 
 static void write_file(const char *rel, const char *text)
 {
-	assert_int_equal(test_write_file(root, rel, text), 0);
+	assert_int_equal(test_write_fixture(root, rel, text), 0);
 }
 
 /* Process pid: its status (NSpid nspid) and ns/pid leading to ns. */
@@ -165,81 +165,81 @@ static void test_same_pidns_without_ptrace(void **state)
 
 static void test_bare_pids(void **state)
 {
-	char reason[PIDMAP_REASON_MAX] = "";
+	struct rtplace_reason reason;
 	pid_t pid = 0;
 
 	/* the daemon's namespace: a bare pid is what it says (older clients) */
-	assert_int_equal(pidmap_process(root, &host_peer, 100, -1, &pid, reason), 0);
+	assert_int_equal(pidmap_process(root, &host_peer, 100, -1, &pid, &reason), 0);
 	assert_int_equal(pid, 100);
-	assert_int_equal(pidmap_thread(root, &host_peer, 201, -1, &pid, reason), 0);
+	assert_int_equal(pidmap_thread(root, &host_peer, 201, -1, &pid, &reason), 0);
 	assert_int_equal(pid, 201);
 	/* another namespace: never read as the daemon's, whatever the number */
 	pid = 0;
-	assert_int_equal(pidmap_process(root, &container_peer, 100, -1, &pid, reason), -EXDEV);
+	assert_int_equal(pidmap_process(root, &container_peer, 100, -1, &pid, &reason), -EXDEV);
 	assert_int_equal(pid, 0);
-	assert_non_null(strstr(reason, "another PID namespace"));
-	assert_non_null(strstr(reason, "librtplace >= " PACKAGE_VERSION));
-	assert_int_equal(pidmap_process(root, &container_peer, 1, -1, &pid, reason), -EXDEV);
-	assert_int_equal(pidmap_thread(root, &container_peer, 2, -1, &pid, reason), -EXDEV);
+	assert_non_null(strstr(reason.text, "another PID namespace"));
+	assert_non_null(strstr(reason.text, "librtplace >= " PACKAGE_VERSION));
+	assert_int_equal(pidmap_process(root, &container_peer, 1, -1, &pid, &reason), -EXDEV);
+	assert_int_equal(pidmap_thread(root, &container_peer, 2, -1, &pid, &reason), -EXDEV);
 	assert_int_equal(pid, 0);
 }
 
 static void test_process_pidfds(void **state)
 {
-	char reason[PIDMAP_REASON_MAX];
+	struct rtplace_reason reason;
 	pid_t pid = 0;
 
 	/* the container's pid 1 is the daemon's 200 */
-	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_CONTAINER_INIT, &pid, reason), 0);
+	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
 	assert_int_equal(pid, 200);
 	/* a process two namespaces down, named as the container sees it */
-	assert_int_equal(pidmap_process(root, &container_peer, 8, FD_NESTED, &pid, reason), 0);
+	assert_int_equal(pidmap_process(root, &container_peer, 8, FD_NESTED, &pid, &reason), 0);
 	assert_int_equal(pid, 300);
 	/* a host client's number is the daemon's: the pidfd it sends along (as
 	 * librtplace does) is not read, whatever it is */
-	assert_int_equal(pidmap_process(root, &host_peer, 200, FD_CONTAINER_INIT, &pid, reason), 0);
+	assert_int_equal(pidmap_process(root, &host_peer, 200, FD_CONTAINER_INIT, &pid, &reason), 0);
 	assert_int_equal(pid, 200);
-	assert_int_equal(pidmap_process(root, &host_peer, 100, FD_EVENTFD, &pid, reason), 0);
+	assert_int_equal(pidmap_process(root, &host_peer, 100, FD_EVENTFD, &pid, &reason), 0);
 	assert_int_equal(pid, 100);
 	/* the number must be the pidfd's, in the sender's namespace */
 	pid = 0;
-	assert_int_equal(pidmap_process(root, &container_peer, 200, FD_CONTAINER_INIT, &pid, reason), -EINVAL);
-	assert_string_equal(reason, "pid 200 is not the process of the pidfd sent");
-	assert_int_equal(pidmap_process(root, &container_peer, 100, FD_HOST, &pid, reason), -EINVAL);
+	assert_int_equal(pidmap_process(root, &container_peer, 200, FD_CONTAINER_INIT, &pid, &reason), -EINVAL);
+	assert_string_equal(reason.text, "pid 200 is not the process of the pidfd sent");
+	assert_int_equal(pidmap_process(root, &container_peer, 100, FD_HOST, &pid, &reason), -EINVAL);
 	assert_int_equal(pid, 0);
 	/* descriptors that name no process the daemon may use */
-	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_EVENTFD, &pid, reason), -EBADF);
-	assert_string_equal(reason, "the descriptor sent is not a pidfd");
-	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_EXITED, &pid, reason), -ESRCH);
-	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_ANCESTOR, &pid, reason), -EXDEV);
-	assert_int_equal(pidmap_process(root, &container_peer, 1, 99, &pid, reason), -ESRCH);
+	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_EVENTFD, &pid, &reason), -EBADF);
+	assert_string_equal(reason.text, "the descriptor sent is not a pidfd");
+	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_EXITED, &pid, &reason), -ESRCH);
+	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_ANCESTOR, &pid, &reason), -EXDEV);
+	assert_int_equal(pidmap_process(root, &container_peer, 1, 99, &pid, &reason), -ESRCH);
 	/* a peer whose namespace cannot be read (gone) */
-	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .pid = 999 }, 1, FD_CONTAINER_INIT, &pid, reason),
+	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .pid = 999 }, 1, FD_CONTAINER_INIT, &pid, &reason),
 			 -ESRCH);
-	assert_string_equal(reason, "cannot read the requester's PID namespace");
+	assert_string_equal(reason.text, "cannot read the requester's PID namespace");
 	assert_int_equal(pid, 0);
 }
 
 static void test_thread_pidfds(void **state)
 {
-	char reason[PIDMAP_REASON_MAX];
+	struct rtplace_reason reason;
 	pid_t tid = 0;
 
 	/* the pidfd names the thread itself, or its process */
-	assert_int_equal(pidmap_thread(root, &container_peer, 1, FD_CONTAINER_INIT, &tid, reason), 0);
+	assert_int_equal(pidmap_thread(root, &container_peer, 1, FD_CONTAINER_INIT, &tid, &reason), 0);
 	assert_int_equal(tid, 200);
-	assert_int_equal(pidmap_thread(root, &container_peer, 2, FD_CONTAINER_INIT, &tid, reason), 0);
+	assert_int_equal(pidmap_thread(root, &container_peer, 2, FD_CONTAINER_INIT, &tid, &reason), 0);
 	assert_int_equal(tid, 201);
-	assert_int_equal(pidmap_thread(root, &host_peer, 201, FD_CONTAINER_INIT, &tid, reason), 0);
+	assert_int_equal(pidmap_thread(root, &host_peer, 201, FD_CONTAINER_INIT, &tid, &reason), 0);
 	assert_int_equal(tid, 201);
 	/* a thread of no process of that pidfd */
 	tid = 0;
-	assert_int_equal(pidmap_thread(root, &container_peer, 5, FD_CONTAINER_INIT, &tid, reason), -ESRCH);
-	assert_string_equal(reason, "thread 5 is not a thread of the pidfd's process");
-	assert_int_equal(pidmap_thread(root, &container_peer, 201, FD_CONTAINER_INIT, &tid, reason), -ESRCH);
+	assert_int_equal(pidmap_thread(root, &container_peer, 5, FD_CONTAINER_INIT, &tid, &reason), -ESRCH);
+	assert_string_equal(reason.text, "thread 5 is not a thread of the pidfd's process");
+	assert_int_equal(pidmap_thread(root, &container_peer, 201, FD_CONTAINER_INIT, &tid, &reason), -ESRCH);
 	/* a host process's pidfd has no number in the container's namespace */
-	assert_int_equal(pidmap_thread(root, &container_peer, 100, FD_HOST, &tid, reason), -EINVAL);
-	assert_int_equal(pidmap_thread(root, &container_peer, 1, FD_EVENTFD, &tid, reason), -EBADF);
+	assert_int_equal(pidmap_thread(root, &container_peer, 100, FD_HOST, &tid, &reason), -EINVAL);
+	assert_int_equal(pidmap_thread(root, &container_peer, 1, FD_EVENTFD, &tid, &reason), -EBADF);
 	assert_int_equal(tid, 0);
 }
 

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +25,7 @@ static char root[PATH_MAX];
 
 static void write_file(const char *rel, const char *text)
 {
-	assert_int_equal(test_write_file(root, rel, text), 0);
+	assert_int_equal(test_write_fixture(root, rel, text), 0);
 }
 
 /* A stat line of 52 fields: comm with spaces and parentheses, the given
@@ -299,6 +300,37 @@ static void test_read_ids_live(void **state)
 	assert_true(a.dev == b.dev && a.ino == b.ino);
 }
 
+static bool has_id(const struct procfs_ids *l, pid_t id)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Processes and threads are the numeric entries; anything else is not. */
+static void test_list_fixture(void **state)
+{
+	struct procfs_ids l = { 0 };
+
+	write_file("300/comm", "main\n");
+	write_file("300/task/300/comm", "main\n");
+	write_file("300/task/301/comm", "worker\n");
+	write_file("301x/comm", "not a pid\n");
+	write_file("self/comm", "not a pid\n");
+	write_file("7/comm", "init\n");
+	assert_int_equal(procfs_list(root, 0, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(has_id(&l, 300) && has_id(&l, 7));
+	assert_int_equal(procfs_list(root, 300, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(has_id(&l, 300) && has_id(&l, 301));
+	/* a process that is not there is gone: -ESRCH */
+	assert_int_equal(procfs_list(root, 999, &l), -ESRCH);
+	procfs_ids_free(&l);
+	assert_null(l.ids);
+}
+
 static void test_read_live(void **state)
 {
 	struct procfs_stat st;
@@ -327,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_parse_stat_rejects),
 		cmocka_unit_test(test_status_fields),
 		cmocka_unit_test_setup_teardown(test_read_fixture, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_fixture, setup, teardown),
 		cmocka_unit_test(test_read_live),
 		cmocka_unit_test(test_parse_nspid),
 		cmocka_unit_test(test_parse_pidfd_fdinfo),

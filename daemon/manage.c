@@ -1,0 +1,414 @@
+/*
+ * Managed processes and their threads: who is managed and why (a claim or
+ * a manage-* rule), which of their threads the tracker watches, and the
+ * tick that finds new threads and new rule matches and drains the
+ * tracker's events. What a collision leads to is push.c's decision.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "levels.h"
+#include "log.h"
+#include "loop.h"
+#include "manage.h"
+#include "procfs.h"
+#include "push.h"
+#include "rtplace-proto.h"
+
+/* Threads of managed processes followed at once. */
+#define MANAGE_MAX_THREADS 4096
+/* The manage-* rules look for new processes in /proc at most this often:
+ * a full /proc walk reads three files per process, too much for every
+ * rebalancing tick (rtplaced.conf(5) promises "about a second"). */
+#define MANAGE_RULE_SCAN_MS 1000
+
+struct manage_proc {
+	struct manage_proc *next;
+	pid_t pid;
+	uid_t uid;
+	struct cpuset allowed; /* where pushes may take its threads */
+	bool by_rule;          /* managed by a [moves] manage-* rule, not by a claim */
+};
+
+struct manage {
+	struct manage_opts o;
+	struct manage_proc *processes;
+	struct manage_thread *threads;
+	unsigned nthreads;
+	struct procfs_ids tasks, procs; /* the last listings, reused */
+	struct event *ev_tick;
+	struct event *ev_ring;
+	uint64_t collisions;
+	/* The manage-* rules, user names resolved to uids. */
+	struct config_moves rules;
+	uid_t rule_uids[CONFIG_MANAGE_MAX];
+	unsigned n_rule_uids;
+	uint64_t rule_scan_ms; /* when /proc was last walked for them */
+};
+
+static int manage_tracker_event_cb(const struct tracker_event *ev, void *ctx);
+
+static struct manage_proc *manage_find_process(struct manage *mg, pid_t pid)
+{
+	for (struct manage_proc *mp = mg->processes; mp; mp = mp->next)
+		if (mp->pid == pid)
+			return mp;
+	return NULL;
+}
+
+static struct manage_thread *manage_find_thread(struct manage *mg, pid_t tid)
+{
+	for (unsigned i = 0; i < mg->nthreads; i++)
+		if (mg->threads[i].tid == tid)
+			return &mg->threads[i];
+	return NULL;
+}
+
+/*
+ * The tracker reports a collision when a thread is queued behind a higher
+ * task, not while it keeps waiting: a thread that was already stuck when
+ * it became managed (a manage rule finds processes up to a second late)
+ * would never be pushed. So a newly watched runnable RT thread whose CPU
+ * is at a level above its own gets the collision the tracker would have
+ * reported. (At an equal level the CPU may be at it only because of the
+ * thread itself, so that case waits for the tracker.)
+ */
+static void manage_catch_up(struct manage *mg, pid_t pid, pid_t tid)
+{
+	struct tracker_event ev = { .type = TRACKER_EVENT_COLLISION, .tid = (uint32_t)tid, .tgid = (uint32_t)pid };
+	struct procfs_stat st;
+
+	if (procfs_read_stat(mg->o.proc_root, pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
+	    st.cpu >= mg->o.topo->ncpus)
+		return;
+	ev.cpu = st.cpu;
+	ev.level = level_from_rt_priority(st.rt_priority);
+	ev.cpu_level = cpupri_level(mg->o.view, ev.cpu);
+	if (ev.cpu_level > ev.level && ev.cpu_level < LEVEL_COUNT)
+		manage_tracker_event_cb(&ev, mg);
+}
+
+/* Watches every thread of mp in the tracker; threads started since the
+ * last scan are picked up on the next tick. */
+static void manage_scan_threads(struct manage *mg, struct manage_proc *mp)
+{
+	if (procfs_list(mg->o.proc_root, mp->pid, &mg->tasks) < 0)
+		return;
+	for (size_t i = 0; i < mg->tasks.n; i++) {
+		pid_t tid = mg->tasks.ids[i];
+
+		if (manage_find_thread(mg, tid) || mg->nthreads == MANAGE_MAX_THREADS)
+			continue;
+		if (tracker_watch(mg->o.tracker, (uint32_t)tid, true) < 0)
+			continue;
+		mg->threads[mg->nthreads++] = (struct manage_thread){ .tid = tid, .pid = mp->pid, .uid = mp->uid };
+		manage_catch_up(mg, mp->pid, tid);
+	}
+}
+
+static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, bool by_rule)
+{
+	struct manage_proc *mp;
+
+	if (!mg->o.tracker)
+		return -EOPNOTSUPP;
+	mp = manage_find_process(mg, pid);
+	if (mp) {
+		/* A claim outranks a rule: it lives as long as the process,
+		 * whatever a reload does to the rules. */
+		if (mp->by_rule && !by_rule) {
+			mp->by_rule = false;
+			mp->uid = uid;
+			mp->allowed = *allowed;
+		}
+		return 0;
+	}
+	mp = calloc(1, sizeof(*mp));
+	if (!mp)
+		return -ENOMEM;
+	mp->pid = pid;
+	mp->uid = uid;
+	mp->allowed = *allowed;
+	mp->by_rule = by_rule;
+	mp->next = mg->processes;
+	mg->processes = mp;
+	manage_scan_threads(mg, mp);
+	log_ratelimited(LOG_INFO, "managing the threads of pid %d%s", (int)pid, by_rule ? " (a [moves] manage rule)" : "");
+	return 0;
+}
+
+int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed)
+{
+	return manage_process_as(mg, pid, uid, allowed, false);
+}
+
+void manage_release(struct manage *mg, pid_t pid)
+{
+	for (struct manage_proc **pp = &mg->processes; *pp; pp = &(*pp)->next) {
+		struct manage_proc *mp = *pp;
+
+		if (mp->pid != pid)
+			continue;
+		*pp = mp->next;
+		free(mp);
+		for (unsigned i = 0; i < mg->nthreads;) {
+			if (mg->threads[i].pid != pid) {
+				i++;
+				continue;
+			}
+			tracker_watch(mg->o.tracker, (uint32_t)mg->threads[i].tid, false);
+			mg->threads[i] = mg->threads[--mg->nthreads];
+		}
+		return;
+	}
+}
+
+/* Whether cgroup path lies in prefix or below it (whole components). */
+static bool manage_cgroup_below(const char *path, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return strncmp(path, prefix, len) == 0 &&
+	       (path[len] == '\0' || path[len] == '/' || prefix[len - 1] == '/');
+}
+
+static bool manage_rules_set(const struct manage *mg)
+{
+	return mg->rules.n_manage_comm || mg->n_rule_uids || mg->rules.n_manage_cgroup;
+}
+
+/*
+ * Whether process pid matches a manage-* rule; its real uid in *ret_uid.
+ * Kernel threads never match (their affinity is the kernel's), nor does
+ * the daemon, nor a process that has gone.
+ */
+static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
+{
+	char buf[8192];
+	uint64_t uid, ppid;
+
+	if (pid == 2 || pid == getpid() || procfs_read(mg->o.proc_root, pid, "status", buf, sizeof(buf)) < 0 ||
+	    procfs_status_u64(buf, "Uid", 10, &uid) < 0 || procfs_status_u64(buf, "PPid", 10, &ppid) < 0 ||
+	    ppid == 2)
+		return false;
+	*ret_uid = (uid_t)uid;
+	for (unsigned i = 0; i < mg->n_rule_uids; i++)
+		if (mg->rule_uids[i] == (uid_t)uid)
+			return true;
+	if (mg->rules.n_manage_comm && procfs_read(mg->o.proc_root, pid, "comm", buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		for (uint32_t i = 0; i < mg->rules.n_manage_comm; i++)
+			if (strcmp(buf, mg->rules.manage_comm[i]) == 0)
+				return true;
+	}
+	if (mg->rules.n_manage_cgroup && procfs_read(mg->o.proc_root, pid, "cgroup", buf, sizeof(buf)) > 0) {
+		/* The v2 hierarchy is the line "0::/path"; v1 lines never match. */
+		for (char *line = buf, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (strncmp(line, "0::", 3) != 0)
+				continue;
+			for (uint32_t i = 0; i < mg->rules.n_manage_cgroup; i++)
+				if (manage_cgroup_below(line + 3, mg->rules.manage_cgroup[i]))
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Applies the manage-* rules: processes that no longer match (gone, or
+ * the rules changed) stop being managed by them, and every process in
+ * /proc that matches and is not managed yet becomes managed, its threads
+ * allowed on the managed CPUs.
+ */
+static void manage_rule_scan(struct manage *mg)
+{
+	struct manage_proc *mp, *next;
+	uid_t uid;
+	int r;
+
+	mg->rule_scan_ms = loop_now_ms();
+	for (mp = mg->processes; mp; mp = next) {
+		next = mp->next;
+		if (!mp->by_rule)
+			continue;
+		if (manage_rules_set(mg) && manage_rule_match(mg, mp->pid, &uid))
+			mp->allowed = mg->o.pcfg->managed; /* housekeeping-cpus may have changed */
+		else
+			manage_release(mg, mp->pid);
+	}
+	if (!manage_rules_set(mg))
+		return;
+	r = procfs_list(mg->o.proc_root, 0, &mg->procs);
+	if (r < 0) {
+		log_warning("Failed to read %s for the [moves] manage rules: %s", mg->o.proc_root, strerror(-r));
+		return;
+	}
+	for (size_t i = 0; i < mg->procs.n; i++) {
+		pid_t pid = mg->procs.ids[i];
+
+		if (manage_find_process(mg, pid) || !manage_rule_match(mg, pid, &uid))
+			continue;
+		if (manage_process_as(mg, pid, uid, &mg->o.pcfg->managed, true) < 0)
+			log_warning("Failed to manage pid %d (a [moves] manage rule): out of memory", (int)pid);
+	}
+}
+
+static int manage_tracker_event_cb(const struct tracker_event *ev, void *ctx)
+{
+	struct manage *mg = ctx;
+	struct manage_thread *mt = manage_find_thread(mg, (pid_t)ev->tid);
+	struct manage_proc *mp;
+	uint8_t prio = (uint8_t)level_rt_priority(ev->level);
+
+	if (!mt)
+		return 0;
+	switch (ev->type) {
+	case TRACKER_EVENT_EXIT:
+		notify_record(mg->o.notify, RTPLACE_RECORD_THREAD_EXITED, mt->tid, mt->uid, (int)ev->cpu, -1, 0, prio);
+		/* The tracker forgets a thread at its exit. */
+		*mt = mg->threads[--mg->nthreads];
+		break;
+	case TRACKER_EVENT_COLLISION:
+		mg->collisions++;
+		notify_record(mg->o.notify, RTPLACE_RECORD_COLLISION, mt->tid, mt->uid, (int)ev->cpu, -1,
+			      prio ? SCHED_FIFO : 0, prio);
+		mp = manage_find_process(mg, mt->pid);
+		if (mp)
+			push_thread(mg->o.push, mt, &mp->allowed, ev);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Collisions do not wake the ring buffer (DESIGN §12: a wakeup per record
+ * doubles a context switch), so they are drained here, once per interval,
+ * together with new threads of managed processes. */
+static void manage_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manage *mg = arg;
+
+	push_new_turn(mg->o.push);
+	if (manage_rules_set(mg) && loop_now_ms() - mg->rule_scan_ms >= MANAGE_RULE_SCAN_MS)
+		manage_rule_scan(mg);
+	for (struct manage_proc *mp = mg->processes; mp; mp = mp->next)
+		manage_scan_threads(mg, mp);
+	tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+}
+
+/* Exits of watched threads wake the ring buffer: drain it at once. */
+static void manage_ring_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manage *mg = arg;
+	int r = tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+
+	if (r < 0)
+		log_warning("Failed to read tracker events: %s", strerror(-r));
+}
+
+/* Keeps the manage-* rules, user names resolved now: a user that does
+ * not exist is logged and ignored, as rt-groups does with groups. */
+static void manage_set_rules(struct manage *mg, const struct config_moves *cm)
+{
+	mg->rules = *cm;
+	mg->n_rule_uids = 0;
+	for (uint32_t i = 0; i < cm->n_manage_uid; i++) {
+		const char *name = cm->manage_uid[i];
+		struct passwd pw, *found = NULL;
+		char buf[1024];
+
+		if (name[strspn(name, "0123456789")] == '\0') {
+			mg->rule_uids[mg->n_rule_uids++] = (uid_t)strtoul(name, NULL, 10);
+			continue;
+		}
+		if (getpwnam_r(name, &pw, buf, sizeof(buf), &found) != 0 || !found) {
+			log_warning("[moves] manage-uid: no user named '%s'; ignored", name);
+			continue;
+		}
+		mg->rule_uids[mg->n_rule_uids++] = found->pw_uid;
+	}
+}
+
+int manage_apply_config(struct manage *mg, const struct config *cfg)
+{
+	struct timeval tv = {
+		.tv_sec = cfg->moves.rebalance_interval_ms / 1000,
+		.tv_usec = (suseconds_t)(cfg->moves.rebalance_interval_ms % 1000) * 1000,
+	};
+
+	manage_set_rules(mg, &cfg->moves);
+	/* Once now, at start and on every reload, whatever the last walk. */
+	if (mg->o.tracker)
+		manage_rule_scan(mg);
+	if (mg->ev_tick && event_add(mg->ev_tick, &tv) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int manage_new(const struct manage_opts *opts, const struct config *cfg, struct manage **ret)
+{
+	struct manage *mg = calloc(1, sizeof(*mg));
+	int r;
+
+	if (!mg)
+		return -ENOMEM;
+	mg->o = *opts;
+	mg->threads = calloc(MANAGE_MAX_THREADS, sizeof(*mg->threads));
+	if (!mg->threads) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (opts->tracker) {
+		mg->ev_tick = event_new(opts->base, -1, EV_PERSIST, manage_tick_cb, mg);
+		mg->ev_ring = event_new(opts->base, tracker_ring_fd(opts->tracker), EV_READ | EV_PERSIST, manage_ring_cb,
+					mg);
+		if (!mg->ev_tick || !mg->ev_ring || event_add(mg->ev_ring, NULL) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	r = manage_apply_config(mg, cfg);
+	if (r < 0)
+		goto fail;
+	*ret = mg;
+	return 0;
+fail:
+	manage_free(mg);
+	return r;
+}
+
+void manage_free(struct manage *mg)
+{
+	if (!mg)
+		return;
+	while (mg->processes) {
+		struct manage_proc *mp = mg->processes;
+
+		mg->processes = mp->next;
+		free(mp);
+	}
+	if (mg->ev_tick)
+		event_free(mg->ev_tick);
+	if (mg->ev_ring)
+		event_free(mg->ev_ring);
+	free(mg->threads);
+	procfs_ids_free(&mg->tasks);
+	procfs_ids_free(&mg->procs);
+	free(mg);
+}
+
+uint64_t manage_collisions(const struct manage *mg)
+{
+	return mg->collisions;
+}
