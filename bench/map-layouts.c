@@ -31,7 +31,9 @@
  * takes its turn inside each repeat so that drift hits them all, and the
  * median of the repeats is printed with its ratio to packed. A model of the
  * cache lines each layout writes per change and reads per query, for 480
- * CPUs in 2 nodes and 1,024 CPUs in 8 nodes, follows the timings.
+ * CPUs in 2 nodes and 1,024 CPUs in 8 nodes, follows the timings, with what
+ * the sharded map's per-shard counts (its "has CPUs here" hints) save a
+ * reader when few shards hold CPUs at a level.
  *
  * Passing a line between the two CPUs sets most of the contended cost, and
  * on a VM it changes with host placement within seconds (DESIGN §12), so a
@@ -114,17 +116,23 @@ _Static_assert(sizeof(struct ml_packed_vec) == 72, "the kernel's vec: count, pad
 _Static_assert(offsetof(struct ml_packed_vec, mask) == 8, "mask follows count in the same line");
 _Static_assert(offsetof(struct ml_packed, cpu_to_pri) % ML_LINE == 0, "cpu_to_pri on its own lines");
 
+/* One global count per level, a line of its own. */
+struct ml_padded_count {
+	__s32 count;
+} __attribute__((aligned(ML_LINE)));
+
 /* One global mask per level, a line of its own. */
 struct ml_padded_mask {
 	__u64 w[ML_MASK_WORDS];
 } __attribute__((aligned(ML_LINE)));
 
 struct ml_padded {
-	struct cpupri_count count[LEVEL_COUNT];
+	struct ml_padded_count count[LEVEL_COUNT];
 	struct ml_padded_mask mask[LEVEL_COUNT];
 	__s32 cpu_to_pri[ML_MAX_CPUS] __attribute__((aligned(ML_LINE)));
 };
 
+_Static_assert(sizeof(struct ml_padded_count) == ML_LINE, "a padded count is one line");
 _Static_assert(sizeof(struct ml_padded_mask) == ML_LINE, "a padded mask is one line");
 _Static_assert(offsetof(struct ml_padded, mask) % ML_LINE == 0, "masks start on a line");
 _Static_assert(offsetof(struct ml_padded, cpu_to_pri) % ML_LINE == 0, "cpu_to_pri on its own lines");
@@ -1003,7 +1011,8 @@ static void ml_model_offsets(const struct ml_model *m, enum ml_layout l, __u32 l
 		*ret_word = ML_LINE * LEVEL_COUNT + level * msz + 8 * (cpu / 64);
 		break;
 	default:
-		*ret_count = m->geom.counts_off + ML_LINE * level;
+		*ret_count = m->geom.counts_off + level * cpupri_count_lines(&m->geom) * ML_LINE +
+			     m->shard_of[cpu] * (__u32)sizeof(__s32);
 		*ret_word = m->geom.masks_off +
 			    ((level * m->geom.nshards + m->shard_of[cpu]) * m->geom.shard_words + m->bit_of[cpu] / 64) * 8;
 		break;
@@ -1079,7 +1088,8 @@ static double ml_model_read(const struct ml_model *m, enum ml_layout l, const st
 		return n;
 	default:
 		/* cpupri_find() reads, in each shard that allowed spans, the
-		 * words that hold CPUs (each shard starts on a line). */
+		 * words that hold CPUs (each shard starts on a line), when every
+		 * shard's count says it has CPUs at the level. */
 		for (__u32 c = 0; c < m->ncpus; c++)
 			sum = m->bit_of[c] / 64 + 1u > sum ? m->bit_of[c] / 64 + 1u : sum;
 		CPUSET_FOREACH(cpu, allowed) {
@@ -1177,6 +1187,29 @@ static void ml_model_print(struct ml_model *m)
 	}
 }
 
+/*
+ * What the per-shard counts save the sharded map's word-at-a-time reader
+ * (cpupri_level_cpu_word(), placement's fast paths; cpupri_find() reads
+ * every shard of a level whose counts say go): lines read at a level when
+ * every shard has CPUs there, when one shard has, and for a one-CPU answer
+ * found in the first shard it looks at (the level's count line and the
+ * line of the word the walk starts in), against the packed layout, which
+ * reads its whole vector in each case.
+ */
+static void ml_model_hints(const struct ml_model *m)
+{
+	__u32 used = 0;
+	double packed = ml_model_read(m, ML_PACKED, &m->topo->online);
+
+	for (__u32 c = 0; c < m->ncpus; c++)
+		used = m->bit_of[c] / 64 + 1u > used ? m->bit_of[c] / 64 + 1u : used;
+	used = (used + CPUPRI_LINE_WORDS - 1) / CPUPRI_LINE_WORDS;
+	printf("  %-30.*s %12.2f %12.2f %12.2f\n", (int)strcspn(m->name, "("), m->name,
+	       ml_model_read(m, ML_NODE, &m->topo->online),
+	       (double)(cpupri_count_lines(&m->geom) + used), (double)(cpupri_count_lines(&m->geom) + 1));
+	printf("  %-30s %12.2f %12.2f %12.2f\n", "  packed, the same machine", packed, packed, packed);
+}
+
 static int ml_model(void)
 {
 	struct ml_model m[2] = { 0 };
@@ -1192,6 +1225,11 @@ static int ml_model(void)
 		printf("%-16s %9s %12s %10s %8s %9s\n", "", "/change", "written line", "CPUs", "", "level");
 		for (int i = 0; i < 2; i++)
 			ml_model_print(&m[i]);
+		printf("\nsharded (node), lines the word walk reads at a level with the hints (counts per shard):\n");
+		printf("  %-30s %12s %12s %12s\n", "shape", "all shards", "one shard", "one CPU,");
+		printf("  %-30s %12s %12s %12s\n", "", "hold CPUs", "holds CPUs", "first shard");
+		for (int i = 0; i < 2; i++)
+			ml_model_hints(&m[i]);
 	}
 	ml_model_free(&m[0]);
 	ml_model_free(&m[1]);

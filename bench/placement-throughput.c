@@ -23,7 +23,9 @@
  * keeps it), for count 1 and count 4 at rt99 and rt50, the rotation cursor
  * advancing as in the daemon, on the idle map, the busy map and the idle map
  * with the 60 x 4 claims in place. Median of the repeats; each repeat runs
- * queries back to back for a fixed time.
+ * queries back to back for a fixed time. With --cpu-time the clock is the
+ * thread's CPU time and the fastest repeat is shown: on a loaded host the
+ * preemptions and the other work between them drop out.
  *
  * Exit 1 on a collision or a disagreement, 2 on a usage or system error.
  */
@@ -58,6 +60,7 @@ struct pt_map {
 struct pt_options {
 	const char *topology;
 	unsigned repeat_ms;
+	bool cpu_time;
 };
 
 static uint64_t pt_rand(uint64_t *s)
@@ -178,16 +181,26 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	return 0;
 }
 
-/* Decisions per second, median of the repeats; with ctx NULL, placement_choose(). */
+static uint64_t pt_thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Decisions per second, median of the repeats (the fastest with cpu_time);
+ * with ctx NULL, placement_choose(). */
 static double pt_rate(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
 		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_request *req,
-		      struct placement_result *res, unsigned repeat_ms)
+		      struct placement_result *res, unsigned repeat_ms, bool cpu_time)
 {
-	double rates[PT_REPEATS];
+	uint64_t (*now_ns)(void) = cpu_time ? pt_thread_ns : bench_now_ns;
+	double rates[PT_REPEATS], best = 0;
 	uint32_t rotor = 0;
 
 	for (int rep = 0; rep < PT_REPEATS; rep++) {
-		uint64_t start = bench_now_ns(), end = start + (uint64_t)repeat_ms * 1000000u, now;
+		uint64_t start = now_ns(), end = start + (uint64_t)repeat_ms * 1000000u, now;
 		uint64_t n = 0;
 
 		do {
@@ -197,19 +210,21 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 				else
 					placement_choose(cfg, t, &m->view, claimed, &rotor, req, res);
 			n += 256;
-			now = bench_now_ns();
+			now = now_ns();
 		} while (now < end);
 		rates[rep] = (double)n * 1e9 / (double)(now - start);
+		best = rates[rep] > best ? rates[rep] : best;
 	}
-	return bench_median(rates, PT_REPEATS);
+	return cpu_time ? best : bench_median(rates, PT_REPEATS);
 }
 
 static void pt_usage(FILE *f)
 {
-	fprintf(f, "Usage: placement-throughput [--topology XMLFILE] [--quick]\n"
+	fprintf(f, "Usage: placement-throughput [--topology XMLFILE] [--quick] [--cpu-time]\n"
 		   "Placement throughput and quality on a simulated topology (DESIGN §11).\n"
 		   "  --topology XMLFILE  hwloc XML (default %s)\n"
-		   "  --quick             short timing runs\n",
+		   "  --quick             short timing runs\n"
+		   "  --cpu-time          time by the thread's CPU time, fastest repeat (loaded hosts)\n",
 		BENCH_TOPOLOGY);
 }
 
@@ -218,6 +233,7 @@ static int pt_parse(int argc, char **argv, struct pt_options *o)
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "cpu-time", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -225,6 +241,7 @@ static int pt_parse(int argc, char **argv, struct pt_options *o)
 
 	o->topology = BENCH_TOPOLOGY;
 	o->repeat_ms = 200;
+	o->cpu_time = false;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -232,6 +249,9 @@ static int pt_parse(int argc, char **argv, struct pt_options *o)
 			break;
 		case 'q':
 			o->repeat_ms = 20;
+			break;
+		case 'c':
+			o->cpu_time = true;
 			break;
 		case 'h':
 			pt_usage(stdout);
@@ -292,7 +312,8 @@ static int pt_quality(const struct topo *t, struct pt_map *m, struct placement_r
 }
 
 /* The throughput table; see the top. */
-static int pt_throughput(const struct topo *t, struct pt_map *m, struct placement_result *res, unsigned repeat_ms)
+static int pt_throughput(const struct topo *t, struct pt_map *m, struct placement_result *res,
+			 const struct pt_options *o)
 {
 	static const struct {
 		const char *name;
@@ -316,7 +337,8 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 	r = placement_ctx_new(&cfg, t, &m->view, &ctx);
 	if (r < 0)
 		goto out;
-	printf("\n== throughput: decisions/s, median of %d x %u ms (ns per decision) ==\n", PT_REPEATS, repeat_ms);
+	printf("\n== throughput: decisions/s, %s of %d x %u ms%s (ns per decision) ==\n", o->cpu_time ? "fastest" : "median",
+	       PT_REPEATS, o->repeat_ms, o->cpu_time ? " of thread CPU time" : "");
 	printf("%-20s %-12s %24s %24s\n", "map", "query", "placement_choose", "placement_ctx_choose");
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		pt_map_fill(t, m, states[s].busy);
@@ -341,8 +363,8 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 			char name[32];
 
 			cpuset_zero(&req.allowed);
-			per_call = pt_rate(t, m, &cfg, NULL, claimed, &req, res, repeat_ms);
-			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, &req, res, repeat_ms);
+			per_call = pt_rate(t, m, &cfg, NULL, claimed, &req, res, o->repeat_ms, o->cpu_time);
+			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, &req, res, o->repeat_ms, o->cpu_time);
 			snprintf(name, sizeof(name), "rt%d count %u", queries[q].prio, queries[q].count);
 			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name, per_call,
 			       1e9 / per_call, with_ctx, 1e9 / with_ctx);
@@ -385,7 +407,7 @@ int main(int argc, char **argv)
 	       m.geom.nshards);
 	r = pt_quality(t, &m, res, check, &bad);
 	if (r == 0)
-		r = pt_throughput(t, &m, res, o.repeat_ms);
+		r = pt_throughput(t, &m, res, &o);
 	if (r < 0)
 		fprintf(stderr, "placement-throughput: %s\n", strerror(-r));
 out:

@@ -36,7 +36,7 @@ int cpupri_geom_compute(__u32 ncpus, __u32 nshards, const __u16 *shard_of, struc
 	g.shard_words = cpupri_round_up((widest + 63) / 64, CPUPRI_LINE_WORDS);
 	g.slots_off = sizeof(struct cpupri_header);
 	g.counts_off = g.slots_off + ncpus * (__u32)sizeof(struct cpupri_slot);
-	g.masks_off = g.counts_off + LEVEL_COUNT * (__u32)sizeof(struct cpupri_count);
+	g.masks_off = g.counts_off + LEVEL_COUNT * cpupri_count_lines(&g) * (__u32)sizeof(struct cpupri_counts);
 	masks = (uint64_t)LEVEL_COUNT * nshards * g.shard_words * 8;
 	size = g.masks_off + masks;
 	if (size > UINT32_MAX)
@@ -62,8 +62,8 @@ void cpupri_init(void *map, const struct cpupri_geom *g, const __u16 *shard_of)
 		slot->bit = next_bit[shard]++;
 		slot->level = LEVEL_OFFLINE;
 		*cpupri_word_ptr(map, g, LEVEL_OFFLINE, shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
+		(*cpupri_count_ptr(map, g, LEVEL_OFFLINE, shard))++;
 	}
-	*cpupri_count_ptr(map, g, LEVEL_OFFLINE) = (__s32)g->ncpus;
 }
 
 int cpupri_geom_for_topo(const struct topo *topo, enum topo_shard mode, __u16 *shard_of, struct cpupri_geom *ret)
@@ -150,7 +150,7 @@ static void cpupri_view_cut(struct cpupri_view *v, void (*fn)(struct cpupri_view
 			while (len) {
 				__u32 at = cpu % 64, n = len < 64 - at ? len : 64 - at;
 				struct cpupri_piece p = { .mask = cpupri_low_bits(n), .word = w, .bit = (__u8)bit,
-							  .at = (__u8)at };
+							  .at = (__u8)at, .shard = (__u16)(w / v->geom.shard_words) };
 
 				fn(v, cpu / 64, &p);
 				cpu += n;
@@ -229,6 +229,7 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret)
 	r = cpupri_view_runs(&v, shard_cpu);
 	if (r == 0)
 		r = cpupri_view_pieces(&v);
+	v.count_stride = cpupri_count_lines(&v.geom) * CPUPRI_LINE_COUNTS;
 out:
 	free(shard_cpu);
 	if (r == 0)
@@ -250,21 +251,17 @@ void cpupri_view_close(struct cpupri_view *v)
 	v->pieces = NULL;
 }
 
-__u32 cpupri_level(const struct cpupri_view *v, __u32 cpu)
-{
-	__u32 level;
-
-	if (cpu >= v->geom.ncpus)
-		return LEVEL_OFFLINE;
-	level = __atomic_load_n(&cpupri_slot_ptr((void *)v->map, &v->geom, cpu)->level, __ATOMIC_ACQUIRE);
-	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
-}
-
 __s32 cpupri_count(const struct cpupri_view *v, __u32 level)
 {
+	const __s32 *counts;
+	__s32 n = 0;
+
 	if (level >= LEVEL_COUNT)
 		return 0;
-	return __atomic_load_n(cpupri_count_ptr((void *)v->map, &v->geom, level), __ATOMIC_ACQUIRE);
+	counts = cpupri_level_counts(v, level);
+	for (__u32 s = 0; s < v->geom.nshards; s++)
+		n += cpupri_shard_count(counts, s);
+	return n;
 }
 
 int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret)
@@ -274,6 +271,7 @@ int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret)
 		return -ENOMEM;
 	ret->nwords = v->nwords;
 	ret->lo = ret->hi = 0;
+	ret->s0 = ret->s1 = 0;
 	return 0;
 }
 
@@ -308,6 +306,8 @@ void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *s
 	}
 	if (m->hi == 0)
 		m->lo = 0;
+	m->s0 = m->hi ? m->lo / v->geom.shard_words : 0;
+	m->s1 = m->hi ? (m->hi - 1) / v->geom.shard_words : 0;
 }
 
 void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
@@ -316,35 +316,39 @@ void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask
 		ret->w[i] = cpupri_mask_cpu_word(v, m, i);
 }
 
-/* The mask words of level, contiguous: word w of the mask is word w of the cpupri_mask. */
-static const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32 level)
-{
-	return cpupri_word_ptr((void *)v->map, &v->geom, level, 0, 0);
-}
-
 int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const struct cpupri_mask *allowed,
 		struct cpupri_mask *ret, __u32 *ret_level)
 {
 	const __u32 lo = allowed->lo, hi = allowed->hi, sw = v->geom.shard_words, used = v->used_words;
-	const __s32 *count = cpupri_count_ptr((void *)v->map, &v->geom, 0);
-	const __u32 count_stride = sizeof(struct cpupri_count) / sizeof(*count);
+	const __u32 s0 = allowed->s0, s1 = allowed->s1, stride = v->count_stride, level_words = v->nwords;
+	/* Locals, not loads through v: the acquire loads below would make
+	 * the compiler read v's fields again at every level. */
+	const __s32 *counts = cpupri_level_counts(v, 0);
+	const __u64 *words = cpupri_level_words(v, 0);
 
 	ret->lo = lo;
 	ret->hi = hi;
+	ret->s0 = s0;
+	ret->s1 = s1;
+	if (lo >= hi)
+		return -ENOENT;
 	if (below > LEVEL_COUNT)
 		below = LEVEL_COUNT;
 	for (__u32 level = from > LEVEL_OFFLINE ? from : LEVEL_OFFLINE + 1; level < below; level++) {
-		const __u64 *m = cpupri_level_words(v, level);
+		const __u64 *m = words + (size_t)level * level_words;
+		const __s32 *c = counts + level * stride;
 		__u64 any = 0;
 
-		/* The acquire load of the count pairs with the writer's increment,
-		 * which follows its bit set: a non-zero count makes the bits of
-		 * the CPUs it counts visible to the relaxed mask loads that follow. */
-		if (__atomic_load_n(&count[level * count_stride], __ATOMIC_ACQUIRE) <= 0)
+		/* Most levels hold no CPU anywhere: the count line says so. */
+		if (!cpupri_counts_live(c, s0, s1))
 			continue;
-		/* Shard by shard, the words that hold CPUs only: with LLC
-		 * shards most of a level's words are padding. */
-		for (__u32 base = lo - lo % sw; base < hi; base += sw) {
+		/* Shard by shard, the words that hold CPUs only (with LLC
+		 * shards most of a level's words are padding). Every shard of
+		 * the span, as the kernel's reader does once the level's count
+		 * says go: a branch per shard on its own count costs more than
+		 * the word or two a shard holds here (bench/README.md); the
+		 * readers that stop early skip shards (cpupri_level_cpu_word()). */
+		for (__u32 base = s0 * sw; base < hi; base += sw) {
 			const __u32 end = base + used < hi ? base + used : hi;
 
 			for (__u32 w = base > lo ? base : lo; w < end; w++) {
@@ -377,8 +381,9 @@ void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cp
 
 			if (p->word < allowed->lo || p->word >= allowed->hi)
 				continue;
-			/* Relaxed, as in cpupri_find(): callers that need the bits
-			 * of the CPUs a count counts load the count first. */
+			/* Every shard's words, whatever its hint, and relaxed:
+			 * callers that need the bits of the CPUs a count counts
+			 * load the count first. */
 			bits = __atomic_load_n(&m[p->word], __ATOMIC_RELAXED) & allowed->w[p->word];
 			ret->w[i] |= ((bits >> p->bit) & p->mask) << p->at;
 		}

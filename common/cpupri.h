@@ -13,23 +13,36 @@
  *   offset       what                                      written by
  *   0            struct cpupri_header (geometry)           loader, once, before attach
  *   slots_off    struct cpupri_slot[ncpus], 1 line each    that CPU's writer only
- *   counts_off   struct cpupri_count[LEVEL_COUNT], 1 line  any writer (atomic)
+ *   counts_off   struct cpupri_counts[LEVEL_COUNT][count   any writer (atomic)
+ *                lines]: a count per level and shard
  *   masks_off    __u64 [LEVEL_COUNT][nshards][shard_words] writers of that shard
  *
- * A level's count and its mask never share a line: a writer that bumps a
+ * A level's counts and its mask never share a line: a writer that bumps a
  * count does not invalidate the line a reader scans for bits (the kernel's
  * 26 -> 203 line fix). The mask of a level is split into shards (NUMA node by
  * default, LLC on request); each shard's words start on a line of their own,
  * so a CPU's writes touch only its shard's line and a reader that wants one
  * node reads only that node's lines. shard_words is a multiple of 8 words.
  *
+ * A level counts its CPUs per shard, sixteen shards' counts to a line
+ * (cpupri_count_lines() lines per level: one up to 16 shards): the count of
+ * a shard is the "has CPUs at this level" hint. Every reader skips a level
+ * whose counts say no shard it wants has CPUs there; a reader that walks a
+ * level word by word and stops at its first find (cpupri_level_cpu_word(),
+ * placement's fast paths) also skips the words of shards whose count is
+ * zero, so a one-CPU answer that finds an idle CPU in the first shard it
+ * looks at reads two lines of the level, however many nodes the machine
+ * has. The writer's work is what one global count cost: one increment and
+ * one decrement per change, on the same line for every shard of the level.
+ *
  * The production layout is this one, sharded per node: bench/README.md
  * measures it against a packed count+mask, a padded global mask, LLC shards
  * and a byte per CPU on the 480-CPU topology, and explains the choice.
  *
- * Size: 64 + 64 * ncpus + 64 * LEVEL_COUNT + 8 * LEVEL_COUNT * nshards *
- * shard_words bytes; for 480 CPUs in 2 node shards (240 CPUs, 4 words,
- * padded to 8) that is 64 + 30720 + 6592 + 13184 = 50560 bytes.
+ * Size: 64 + 64 * ncpus + 64 * LEVEL_COUNT * count_lines + 8 * LEVEL_COUNT *
+ * nshards * shard_words bytes; for 480 CPUs in 2 node shards (240 CPUs, 4
+ * words, padded to 8; one count line) that is 64 + 30720 + 6592 + 13184 =
+ * 50560 bytes.
  *
  * This header is compiled by BPF C as well: no libc, __u32-style types,
  * and every map access goes through CPUPRI_PTR(), which the BPF side may
@@ -43,7 +56,7 @@
 #define CPUPRI_LINE 64
 #define CPUPRI_LINE_WORDS (CPUPRI_LINE / 8)
 #define CPUPRI_MAGIC 0x43505452u /* "RTPC" little-endian */
-#define CPUPRI_VERSION 1u
+#define CPUPRI_VERSION 2u /* 2: counts per shard */
 /* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16. */
 #define CPUPRI_MAX_CPUS 4096u
 #define CPUPRI_MAX_SHARDS 256u
@@ -92,11 +105,14 @@ struct cpupri_slot {
 	__u8 reserved[CPUPRI_LINE - 24];
 } __attribute__((aligned(CPUPRI_LINE)));
 
-/* One per level, one line each, so counts of different levels do not share
- * a line either. */
-struct cpupri_count {
-	__s32 count;
-	__u8 reserved[CPUPRI_LINE - 4];
+/* Shards whose counts share one line. */
+#define CPUPRI_LINE_COUNTS (CPUPRI_LINE / 4)
+
+/* A level's counts, one per shard (shard % CPUPRI_LINE_COUNTS of line
+ * shard / CPUPRI_LINE_COUNTS); counts of different levels do not share a
+ * line either. */
+struct cpupri_counts {
+	__s32 shard[CPUPRI_LINE_COUNTS];
 } __attribute__((aligned(CPUPRI_LINE)));
 
 _Static_assert(sizeof(struct cpupri_geom) == 28, "geometry is 7 words");
@@ -105,17 +121,26 @@ _Static_assert(sizeof(struct cpupri_slot) == CPUPRI_LINE, "slot is one line");
 _Static_assert(_Alignof(struct cpupri_slot) == CPUPRI_LINE, "slot is line aligned");
 _Static_assert(__builtin_offsetof(struct cpupri_slot, level) == 0, "level first");
 _Static_assert(__builtin_offsetof(struct cpupri_slot, updates) == 16, "updates is 8-aligned");
-_Static_assert(sizeof(struct cpupri_count) == CPUPRI_LINE, "count is one line");
-_Static_assert(_Alignof(struct cpupri_count) == CPUPRI_LINE, "count is line aligned");
+_Static_assert(sizeof(struct cpupri_counts) == CPUPRI_LINE, "a level's counts fill lines");
+_Static_assert(_Alignof(struct cpupri_counts) == CPUPRI_LINE, "counts are line aligned");
+_Static_assert(sizeof(__s32) * CPUPRI_LINE_COUNTS == CPUPRI_LINE, "sixteen counts a line");
 
 static __always_inline struct cpupri_slot *cpupri_slot_ptr(void *map, const struct cpupri_geom *g, __u32 cpu)
 {
 	return (struct cpupri_slot *)CPUPRI_PTR(map, g->slots_off + cpu * (__u32)sizeof(struct cpupri_slot));
 }
 
-static __always_inline __s32 *cpupri_count_ptr(void *map, const struct cpupri_geom *g, __u32 level)
+/* Lines of counts per level. */
+static __always_inline __u32 cpupri_count_lines(const struct cpupri_geom *g)
 {
-	return (__s32 *)CPUPRI_PTR(map, g->counts_off + level * (__u32)sizeof(struct cpupri_count));
+	return (g->nshards + CPUPRI_LINE_COUNTS - 1) / CPUPRI_LINE_COUNTS;
+}
+
+/* The count of level's CPUs in shard. */
+static __always_inline __s32 *cpupri_count_ptr(void *map, const struct cpupri_geom *g, __u32 level, __u32 shard)
+{
+	return (__s32 *)CPUPRI_PTR(map, g->counts_off + level * cpupri_count_lines(g) * CPUPRI_LINE +
+						shard * (__u32)sizeof(__s32));
 }
 
 static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geom *g, __u32 level,
@@ -129,14 +154,31 @@ static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geo
  * LEVEL_COUNT if the arguments are out of range (nothing changed).
  *
  * The write order is the kernel's cpupri_set(): set the bit in the new level,
- * then increment its count; decrement the old count, then clear the old bit.
- * All four are atomic read-modify-writes, which are full barriers both on
- * x86 (lock prefix) and in BPF (atomic instructions are fully ordered), so
- * they are ordered without extra fences. A reader loads a count, then the
- * mask (cpupri_find()): if it sees the new count it also sees the new bit;
- * while the CPU moves it may appear at both levels, never at neither, and a
- * reader that picks it at the old level makes the same harmless choice the
- * kernel makes (the daemon re-checks the slot before it acts).
+ * then increment its shard's count there; decrement the old level's count
+ * of the shard, then clear the old bit. All four are atomic
+ * read-modify-writes, which are full barriers both on x86 (lock prefix) and
+ * in BPF (atomic instructions are fully ordered), so they are ordered
+ * without extra fences. A reader loads the counts (acquire), then the mask
+ * words (cpupri_find(), cpupri_level_cpu_word()): if it sees the new count
+ * it also sees the new bit; while the CPU moves it may appear at both levels, never at
+ * neither, and a reader that picks it at the old level makes the same
+ * harmless choice the kernel makes (the daemon re-checks the slot before it
+ * acts).
+ *
+ * The count is the reader's hint that the shard has CPUs at the level, and
+ * the order makes a wrong hint cost time only. Each CPU adds one to its
+ * shard's count of a level after its bit there is set and takes the one
+ * back before the bit is cleared, and one CPU's increments and decrements
+ * of a count alternate (the BPF writers of a CPU hold its runqueue lock),
+ * so at every point of the count's modification order it is the number of
+ * CPUs between those two steps: it cannot read zero while a CPU that
+ * entered the level before the read began is still there. There is no flag
+ * a racing writer could clear under another CPU's bit. A count that is
+ * positive when read but whose CPUs leave before the reader gets to the
+ * words (or one set wrongly, as the tests do) sends the reader to words it
+ * finds empty: time, never a miss. Only writers racing on one CPU (the
+ * seeding below) can leave a count one low until the slower one's step
+ * lands, as they could the single count of version 1.
  *
  * The level itself is exchanged atomically so that each old -> new
  * transition is owned by exactly one caller even if two writers race on one
@@ -166,9 +208,9 @@ static __always_inline __u32 cpupri_set(void *map, const struct cpupri_geom *g, 
 		return level;
 	mask = (__u64)1 << (bit % 64);
 	__atomic_fetch_or(cpupri_word_ptr(map, g, level, shard, bit / 64), mask, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(cpupri_count_ptr(map, g, level), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(cpupri_count_ptr(map, g, level, shard), 1, __ATOMIC_SEQ_CST);
 	if (old < LEVEL_COUNT) {
-		__atomic_fetch_sub(cpupri_count_ptr(map, g, old), 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(cpupri_count_ptr(map, g, old, shard), 1, __ATOMIC_SEQ_CST);
 		__atomic_fetch_and(cpupri_word_ptr(map, g, old, shard, bit / 64), ~mask, __ATOMIC_SEQ_CST);
 	}
 	slot->updates++;
@@ -202,14 +244,15 @@ static __always_inline int cpupri_set_from(void *map, const struct cpupri_geom *
 		return 0;
 	mask = (__u64)1 << (bit % 64);
 	__atomic_fetch_or(cpupri_word_ptr(map, g, level, shard, bit / 64), mask, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(cpupri_count_ptr(map, g, level), 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_sub(cpupri_count_ptr(map, g, from), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(cpupri_count_ptr(map, g, level, shard), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(cpupri_count_ptr(map, g, from, shard), 1, __ATOMIC_SEQ_CST);
 	__atomic_fetch_and(cpupri_word_ptr(map, g, from, shard, bit / 64), ~mask, __ATOMIC_SEQ_CST);
 	slot->updates++;
 	return 1;
 }
 
 #ifndef __bpf__
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -264,13 +307,13 @@ struct cpupri_run {
 	__u8 len;  /* bits, 1..64 */
 };
 
-/* Bits (w >> bit) & mask of map word `word` are CPUs at + 0.. of a cpuset word. */
+/* Bits (w >> bit) & mask of map word `word` (of shard `shard`) are CPUs at + 0.. of a cpuset word. */
 struct cpupri_piece {
 	__u64 mask;
 	__u32 word;
 	__u8 bit;
 	__u8 at;
-	__u8 unused[2];
+	__u16 shard;
 };
 
 /* A reader's handle: the mapped region plus the translation tables. */
@@ -283,6 +326,7 @@ struct cpupri_view {
 	struct cpupri_run *runs;
 	__u32 *cpu_pieces;       /* [CPUSET_WORDS + 1]: cpuset word i's pieces, like word_runs */
 	struct cpupri_piece *pieces;
+	__u32 count_stride;      /* counts from one level's to the next's */
 };
 
 /*
@@ -297,6 +341,7 @@ struct cpupri_mask {
 	__u64 *w; /* [nwords] */
 	__u32 nwords;
 	__u32 lo, hi;
+	__u32 s0, s1; /* the shards of words lo and hi - 1 (0, 0 when lo == hi) */
 };
 
 /* Validates the header of map (size bytes) and builds the view. 0, -EINVAL
@@ -306,10 +351,32 @@ int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret);
 void cpupri_view_close(struct cpupri_view *v);
 
 /* Published level of cpu (LEVEL_OFFLINE for CPUs outside the map). */
-__u32 cpupri_level(const struct cpupri_view *v, __u32 cpu);
+static inline __u32 cpupri_level(const struct cpupri_view *v, __u32 cpu)
+{
+	__u32 level;
 
-/* Number of CPUs at level (acquire load: pairs with the writer's increment). */
+	if (cpu >= v->geom.ncpus)
+		return LEVEL_OFFLINE;
+	level = __atomic_load_n(&cpupri_slot_ptr((void *)v->map, &v->geom, cpu)->level, __ATOMIC_ACQUIRE);
+	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
+}
+
+/* Number of CPUs at level: the sum of its shards' counts. */
 __s32 cpupri_count(const struct cpupri_view *v, __u32 level);
+
+/* Level's count line(s): counts[shard] is the shard's hint (cpupri_set()). */
+static inline const __s32 *cpupri_level_counts(const struct cpupri_view *v, __u32 level)
+{
+	return cpupri_count_ptr((void *)v->map, &v->geom, level, 0);
+}
+
+/* The count of level's CPUs in shard; the acquire load pairs with the
+ * writer's increment, which follows its bit set: a positive count makes the
+ * bits of the CPUs it counts visible to the relaxed mask loads after it. */
+static inline __s32 cpupri_shard_count(const __s32 *counts, __u32 shard)
+{
+	return __atomic_load_n(&counts[shard], __ATOMIC_ACQUIRE);
+}
 
 int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret);
 void cpupri_mask_free(struct cpupri_mask *m);
@@ -331,17 +398,77 @@ static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const stru
 	return out;
 }
 
+/*
+ * Whether some count of shards s0..s1 (of one level's counts) is positive.
+ * No early exit: mostly one or two shards, and most levels hold none, so
+ * a scan of the levels pays this per level.
+ */
+static inline bool cpupri_counts_live(const __s32 *counts, __u32 s0, __u32 s1)
+{
+	bool live = false;
+
+	for (__u32 s = s0; s <= s1; s++)
+		live |= cpupri_shard_count(counts, s) > 0;
+	return live;
+}
+
+/*
+ * Whether some shard that allowed spans has CPUs at level, by the hints
+ * alone (the level's count line; no mask word is read). False means no
+ * allowed CPU was at level when its count was read; true may be a hint
+ * whose bits are gone (cpupri_set()).
+ */
+static inline bool cpupri_level_live(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed)
+{
+	if (level >= LEVEL_COUNT || allowed->lo >= allowed->hi)
+		return false;
+	return cpupri_counts_live(cpupri_level_counts(v, level), allowed->s0, allowed->s1);
+}
+
+/*
+ * Cpuset word i (< CPUSET_WORDS) of the CPUs of allowed at level, read
+ * straight from the map: only the map words word i gathers from, and of
+ * those only the ones in shards whose count (counts = the level's
+ * cpupri_level_counts()) is positive. For a reader that stops at its first
+ * find (one CPU in rotation order) and so reads no more of the level than
+ * the words it walks; cpupri_find() reads and ANDs the whole span at once.
+ */
+static inline __u64 cpupri_level_cpu_word(const struct cpupri_view *v, const __u64 *level_words,
+					  const __s32 *counts, const struct cpupri_mask *allowed, __u32 i)
+{
+	__u64 out = 0;
+
+	for (__u32 k = v->cpu_pieces[i]; k < v->cpu_pieces[i + 1]; k++) {
+		const struct cpupri_piece *p = &v->pieces[k];
+		__u64 bits;
+
+		if (p->word < allowed->lo || p->word >= allowed->hi || cpupri_shard_count(counts, p->shard) <= 0)
+			continue;
+		bits = __atomic_load_n(&level_words[p->word], __ATOMIC_RELAXED) & allowed->w[p->word];
+		out |= ((bits >> p->bit) & p->mask) << p->at;
+	}
+	return out;
+}
+
+/* The mask words of level, contiguous: word w of the mask is word w of a cpupri_mask. */
+static inline const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32 level)
+{
+	return cpupri_word_ptr((void *)v->map, &v->geom, level, 0, 0);
+}
+
 /* The CPUs m holds, into ret. */
 void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
 
 /*
  * The map's one reader, the kernel's cpupri_find() scan: from level `from`
- * (at least idle) upward to below - 1, skipping levels whose count is zero,
- * the first level with a CPU in allowed. Each level costs a count load and
- * an AND of the words allowed spans, as in the kernel's packed layout: the
- * answer stays in the map's bits (ret's words lo..hi that hold CPUs, lo and
- * hi those of allowed; a shard's padding words are neither read nor
- * written), and callers convert only what they use (cpupri_mask_cpu_word()).
+ * (at least idle) upward to below - 1, the first level with a CPU in
+ * allowed. Each level costs its count line, skipped when no shard of the
+ * span has a positive count (the hints, cpupri_set()), and, as in the
+ * kernel's packed layout, an AND of the words allowed spans: the answer
+ * stays in the map's bits (ret's words lo..hi that hold CPUs, lo and hi
+ * those of allowed; a shard's padding words are neither read nor
+ * written), and callers convert only what they use
+ * (cpupri_mask_cpu_word()).
  * Returns 0 with *ret_level set, or -ENOENT when no allowed CPU is in
  * from..below - 1. ret is written even on -ENOENT.
  */

@@ -20,6 +20,7 @@ struct cpuset {
 };
 
 _Static_assert(sizeof(struct cpuset) == RTPLACE_MAX_CPUS / 8, "cpuset is a plain bitmap");
+_Static_assert(CPUSET_WORDS % 2 == 0, "cpuset_empty() takes words in pairs");
 
 static inline void cpuset_zero(struct cpuset *s)
 {
@@ -55,10 +56,15 @@ static inline unsigned cpuset_count(const struct cpuset *s)
 
 static inline bool cpuset_empty(const struct cpuset *s)
 {
-	for (int i = 0; i < CPUSET_WORDS; i++)
-		if (s->w[i])
-			return false;
-	return true;
+	uint64_t a = 0, b = 0;
+
+	/* No early exit: an empty set (a request's usual allowed set) is
+	 * the common case; two ORs per step halve the chain of the loop. */
+	for (int i = 0; i < CPUSET_WORDS; i += 2) {
+		a |= s->w[i];
+		b |= s->w[i + 1];
+	}
+	return !(a | b);
 }
 
 static inline bool cpuset_equal(const struct cpuset *a, const struct cpuset *b)

@@ -35,15 +35,18 @@
  * of one kind) the common answers need none of that: one CPU is the first
  * free CPU of the lowest level in rotation order (placement_fast_one()), and
  * count CPUs that one LLC holds at the lowest level are that LLC's first
- * free ones (placement_fast_many()). Both read the level once through
- * cpupri_find() and convert map words to CPU ids a cpuset word at a time,
- * only as far as they walk; anything else, and any pick whose slot has
- * moved on, goes to the general path, which gives the same answer on the
- * same map (tests/unit/test-placement.c checks both against the reference
- * model). A count-1 query on an idle 480-CPU map reads the level's count
- * and two lines of mask words, the claims (compared with the context's
- * copy, see placement_claims_at_least()), one sibling slot and the pick's
- * slot.
+ * free ones (placement_fast_many()). Both walk the map a cpuset word at a
+ * time from the rotation origin (placement_fast_level()), reading each word
+ * straight from the map words it gathers from, skipping shards whose count
+ * says they hold no CPU at the level, and stop where their picks are made;
+ * only the picks become CPU ids. Anything else, and any pick whose slot
+ * has moved on, goes to the general path, which reads whole levels through
+ * cpupri_find() and gives the same answer on the same map
+ * (tests/unit/test-placement.c checks both against the reference model).
+ * A count-1 query on an idle map reads the idle level's count line, one
+ * line of mask words, the claims (compared with the context's copy, see
+ * placement_claims_sync()), one sibling slot and the pick's slot, however
+ * many nodes the machine has.
  *
  * Every set holds only CPUs below topo->ncpus, so the word loops stop at
  * nwords.
@@ -59,6 +62,9 @@ enum placement_group {
 /* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
 #define PLACEMENT_CLAIM_SETS 4
 _Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
+/* Most CPUs a count > 1 fast answer collects in its first walk for the
+ * case where every candidate has an SMT penalty (placement_fast_many()). */
+#define PLACEMENT_FAST_FIRST 16
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 
@@ -78,7 +84,7 @@ struct placement_state {
 	struct cpuset eligible;     /* met below rtP, not dropped: the union of rank[] */
 	struct cpuset claims;       /* candidates claimed below rtP: ranked one by one */
 	struct cpuset barred;       /* candidates claimed at rtP or above: never eligible */
-	struct cpuset pen_claims;   /* CPUs with an SMT sibling that its claim alone makes busy */
+	const struct cpuset *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
 	struct cpuset idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
 	struct cpuset pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
@@ -89,11 +95,11 @@ struct placement_state {
 	struct cpuset cand_buf;
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
-	bool claims_checked;        /* the claims were compared with the context's copy */
 	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
+_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words");
 
 struct placement_ctx {
 	struct placement_config cfg;
@@ -105,6 +111,8 @@ struct placement_ctx {
 	struct cpupri_mask base_mask;
 	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
 	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
+	uint32_t *llc_words;        /* [nllcs]: bit i set where cpuset word i holds CPUs of that LLC */
+	uint32_t nllcs;             /* llc_words' length */
 	bool base_mixed;
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
@@ -122,9 +130,14 @@ struct placement_ctx {
 	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
 	uint8_t *claim_copy;        /* [topo->ncpus] */
 	bool claim_copy_valid;
+	bool claims_none;           /* claim_copy is all zero */
 	uint32_t nclaim_sets;
 	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
 	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
+	/* claim_pen[k]: the CPUs with an SMT sibling in claim_set[k], valid
+	 * where bit k of claim_pen_valid is set. */
+	uint32_t claim_pen_valid;
+	struct cpuset claim_pen[PLACEMENT_CLAIM_SETS];
 	struct placement_state st;
 };
 
@@ -418,9 +431,30 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 }
 
 /*
- * The CPUs whose claim is at least min (1..127), from the context's sets.
- * The first call of an answer compares the caller's claims with the copy
- * the sets come from and starts over if they differ. A set stays valid
+ * Compares the caller's claims with the copy the context's claim sets come
+ * from, once per answer, and starts the sets over if they differ. Returns
+ * whether no CPU is claimed at all: the answer then reads as one without
+ * claims and asks for no set.
+ */
+static bool placement_claims_sync(struct placement_ctx *x)
+{
+	const uint32_t ncpus = x->topo->ncpus;
+
+	if (!x->claim_copy_valid || memcmp(x->claim_copy, x->st.claimed, ncpus) != 0) {
+		memcpy(x->claim_copy, x->st.claimed, ncpus);
+		x->claim_copy_valid = true;
+		x->nclaim_sets = 0;
+		x->claim_pen_valid = 0;
+		x->claims_none = true;
+		for (uint32_t c = 0; c < ncpus && x->claims_none; c++)
+			x->claims_none = x->claim_copy[c] == 0;
+	}
+	return x->claims_none;
+}
+
+/*
+ * The CPUs whose claim is at least min (1..127), from the context's sets
+ * (placement_claims_sync() has run for this answer). A set stays valid
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
@@ -430,14 +464,6 @@ static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, u
 	const uint32_t ncpus = x->topo->ncpus;
 	uint32_t k;
 
-	if (!st->claims_checked) {
-		if (!x->claim_copy_valid || memcmp(x->claim_copy, st->claimed, ncpus) != 0) {
-			memcpy(x->claim_copy, st->claimed, ncpus);
-			x->claim_copy_valid = true;
-			x->nclaim_sets = 0;
-		}
-		st->claims_checked = true;
-	}
 	for (k = 0; k < x->nclaim_sets; k++)
 		if (x->claim_min[k] == min)
 			goto out;
@@ -447,6 +473,7 @@ static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, u
 		for (k = 0; st->claim_sets_held >> k & 1; k++)
 			;
 	x->claim_min[k] = min;
+	x->claim_pen_valid &= ~(UINT32_C(1) << k);
 	for (uint32_t i = 0; i < x->nwords; i++)
 		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
 out:
@@ -454,18 +481,49 @@ out:
 	return &x->claim_set[k];
 }
 
-/* Bits p .. p + 63 of s; those outside the machine read as 0. */
-static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cpuset *s, int32_t p)
+/* The CPUs with an SMT sibling in in, into out: the sibling relation as
+ * set shifts, or sibling lists where it is irregular. */
+static void placement_siblings_of(const struct placement_ctx *x, const struct cpuset *in, struct cpuset *out)
 {
-	const int32_t j = p >= 0 ? p / 64 : -((-p + 63) / 64);
-	const uint32_t r = (uint32_t)(p - 64 * j);
-	uint64_t out = 0;
+	placement_zero(x, out);
+	for (uint32_t k = 0; k < x->nshifts; k++) {
+		struct cpuset from;
 
-	if (j >= 0 && (uint32_t)j < x->nwords)
-		out |= s->w[j] >> r;
-	if (r && j + 1 >= 0 && (uint32_t)(j + 1) < x->nwords)
-		out |= s->w[j + 1] << (64 - r);
-	return out;
+		for (uint32_t i = 0; i < x->nwords; i++)
+			from.w[i] = in->w[i] & x->shift_from[k].w[i];
+		placement_or_shifted(x, out, &from, x->shift[k]);
+	}
+	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
+		for (uint64_t bits = in->w[i]; bits; bits &= bits - 1) {
+			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
+				cpuset_set(out, x->sib[k]);
+		}
+	}
+}
+
+/*
+ * The CPUs whose SMT sibling a claim alone makes busy (placement_busy()):
+ * the penalty the claims give, derived with the claim set it comes from
+ * and kept as long. None under avoid-smt-siblings = never.
+ */
+static const struct cpuset *placement_claim_pen(struct placement_ctx *x)
+{
+	static const struct cpuset none;
+	const struct cpuset *set;
+	uint32_t k;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return &none;
+	set = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+										    : (uint8_t)x->st.below);
+	k = (uint32_t)(set - x->claim_set);
+	if (!(x->claim_pen_valid >> k & 1)) {
+		placement_siblings_of(x, set, &x->claim_pen[k]);
+		x->claim_pen_valid |= UINT32_C(1) << k;
+	}
+	return &x->claim_pen[k];
 }
 
 /*
@@ -478,39 +536,22 @@ static uint64_t placement_bits_at(const struct placement_ctx *x, const struct cp
 static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
-	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *claimed, *high, *busy;
-	struct cpuset hot;
+	const struct cpuset *claimed, *high;
+
+	static const struct cpuset none;
 
 	placement_zero(x, &st->claims);
 	placement_zero(x, &st->barred);
-	placement_zero(x, &st->pen_claims);
+	st->pen_claims = &none;
 	if (!st->claimed)
 		return;
 	claimed = placement_claims_at_least(x, 1);
 	high = placement_claims_at_least(x, (uint8_t)st->below);
-	busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
-										 : (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
 		st->claims.w[i] = claimed->w[i] & ~high->w[i] & st->cand->w[i];
 		st->barred.w[i] = high->w[i] & st->cand->w[i];
-		hot.w[i] = smt ? busy->w[i] : 0;
 	}
-	for (uint32_t k = 0; k < x->nshifts; k++) {
-		struct cpuset from;
-
-		for (uint32_t i = 0; i < x->nwords; i++)
-			from.w[i] = hot.w[i] & x->shift_from[k].w[i];
-		placement_or_shifted(x, &st->pen_claims, &from, x->shift[k]);
-	}
-	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
-		for (uint64_t bits = hot.w[i]; bits; bits &= bits - 1) {
-			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
-
-			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
-				cpuset_set(&st->pen_claims, x->sib[k]);
-		}
-	}
+	st->pen_claims = placement_claim_pen(x);
 }
 
 /* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
@@ -819,8 +860,8 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 	if (count > 1 && !placement_best_group(x, &k, PLACEMENT_GROUP_LLC, &g) &&
 	    !placement_best_group(x, &k, PLACEMENT_GROUP_NODE, &g))
 		g = k;
-	st->pen = st->pen_claims;
-	st->pen_known = st->pen_claims;
+	st->pen = *st->pen_claims;
+	st->pen_known = *st->pen_claims;
 	while (n < count) {
 		uint32_t r;
 		int best = placement_pick(x, &g, anchor, &r);
@@ -857,78 +898,132 @@ static int placement_check(const struct topo *t, const struct placement_request 
 	return -EINVAL;
 }
 
-/* The claim sets the fast paths use: CPUs claimed above level (ranked
- * elsewhere, or barred) and CPUs a claim makes busy (placement_busy()). */
-static void placement_fast_claims(struct placement_ctx *x, uint32_t level, const struct cpuset **ret_above,
-				  const struct cpuset **ret_busy)
+/* The cpuset word at step k (0..nwords) of a walk in rotation order: the
+ * origin's word, the ones after it, wrapping, and the origin's again. */
+static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 {
-	*ret_above = placement_claims_at_least(x, (uint8_t)(level + 1));
-	*ret_busy = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
-											 : (uint8_t)x->st.below);
+	const uint32_t nw = x->nwords, from = x->st.start / 64;
+
+	return from + k < nw ? from + k : from + k - nw;
+}
+
+/* The CPUs of a level (words, counts: the level's) among the candidates at
+ * step k of a walk in rotation order, with *ret_i their cpuset word: the
+ * origin's word is met twice, its bits from the origin on first, the ones
+ * before the origin last. */
+static inline uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
+				    uint32_t *ret_i)
+{
+	const uint32_t nw = x->nwords, sh = x->st.start % 64;
+	const uint32_t i = placement_fast_word(x, k);
+	uint64_t bits = cpupri_level_cpu_word(x->view, words, counts, x->st.mask, i);
+
+	if (k == 0)
+		bits &= ~UINT64_C(0) << sh;
+	else if (k == nw)
+		bits &= ~(~UINT64_C(0) << sh);
+	*ret_i = i;
+	return bits;
+}
+
+/*
+ * The lowest level below rtP with a candidate: levels from idle up, each
+ * only if its count line says a candidate shard has CPUs there
+ * (cpupri_level_live()), walked one cpuset word at a time from the rotation
+ * origin (placement_fast_step()) until a candidate is met; a level is
+ * passed only after a whole walk met none. Returns the level with *ret_at
+ * the step of its first candidate's word, or LEVEL_COUNT when there is none.
+ */
+static uint32_t placement_fast_level(const struct placement_ctx *x, uint32_t *ret_at)
+{
+	const struct cpupri_view *v = x->view;
+	uint32_t i;
+
+	for (uint32_t level = LEVEL_IDLE; level < x->st.below; level++) {
+		const __u64 *words = cpupri_level_words(v, level);
+		const __s32 *counts = cpupri_level_counts(v, level);
+
+		if (!cpupri_level_live(v, level, x->st.mask))
+			continue;
+		for (uint32_t k = 0; k <= x->nwords; k++) {
+			if (placement_fast_step(x, words, counts, k, &i)) {
+				*ret_at = k;
+				return level;
+			}
+		}
+	}
+	return LEVEL_COUNT;
 }
 
 /*
  * The answer for one CPU under the default rules (prefer-idle, no near CPU,
- * candidates of one kind), without the general machinery: the first level
- * cpupri_find() answers holds the lowest rank, and the pick is the first of
- * its CPUs in rotation order without an SMT penalty, else the first.
- * A claim above the level (at or above rtP: barred) ranks a CPU elsewhere,
- * so it is passed over; a claim that makes a CPU busy gives its SMT
- * siblings their penalty without a slot read (the sibling relation as
- * shifts, placement_ctx.shift). Map words are converted, and claims read,
- * one cpuset word at a time from the rotation origin on, and the walk stops
- * at the pick: on an idle map this reads the level's count and words, one
- * sibling slot, a claim line or two and the pick's slot. Returns the CPU
- * with *ret_level, or -1 when the general path must decide: no level below
- * rtP holds a candidate, none of the first level's CPUs ranks there, or the
- * pick's slot has moved on (a stale bit, see cpupri_set()).
+ * candidates of one kind), without the general machinery: the lowest level
+ * with a candidate holds the lowest rank, and the pick is the first of its
+ * CPUs in rotation order without an SMT penalty, else the first.
+ *
+ * The level: placement_fast_level(), each word of the walk read straight
+ * from the map words it gathers from in shards whose count is positive
+ * (cpupri_level_cpu_word()). The pick: from that word on, the
+ * walk goes on where some candidate is neither claimed above the level
+ * (at or above rtP: barred; else ranked elsewhere) nor has a sibling that
+ * a claim makes busy (both sets derived once per change of the claims, so
+ * words the claims rule out are not read), and reads the sibling slots of
+ * the CPUs it meets; if every CPU has a penalty, the first unclaimed one
+ * is the pick. On an idle map this reads the idle level's count line, one
+ * line of mask words, one sibling slot, a claim line or two and the pick's
+ * slot, however many nodes the machine has.
+ *
+ * Returns the CPU with *ret_level, or -1 when the general path must
+ * decide: no level below rtP holds a candidate, none of the first level's
+ * CPUs ranks there, or the pick's slot has moved on (a stale bit, see
+ * cpupri_set()).
  */
 static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 {
 	struct placement_state *st = &x->st;
-	const uint32_t nw = x->nwords, from = st->start / 64, sh = st->start % 64;
-	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *above = NULL, *busy = NULL;
-	int first = -1, pick = -1;
-	__u32 level, slot;
+	const struct cpupri_view *v = x->view;
+	const uint32_t nw = x->nwords;
+	const struct cpuset *above = NULL, *pen = NULL;
+	const __u64 *words;
+	const __s32 *counts;
+	uint32_t level, at, i;
+	int pick = -1;
+	__u32 slot;
 
-	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+	level = placement_fast_level(x, &at);
+	if (level == LEVEL_COUNT)
 		return -1;
-	if (st->claimed)
-		placement_fast_claims(x, level, &above, &busy);
-	/* Word `from` twice: its bits from the origin on first, the ones
-	 * before the origin last. */
-	for (uint32_t k = 0; k <= nw && pick < 0; k++) {
-		uint32_t i = (from + k) % nw;
-		uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i), pen = 0;
+	words = cpupri_level_words(v, level);
+	counts = cpupri_level_counts(v, level);
+	if (st->claimed) {
+		above = placement_claims_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_pen(x);
+	}
+	for (uint32_t k = at; k <= nw && pick < 0; k++) {
+		uint64_t bits;
 
-		if (k == 0)
-			bits &= ~UINT64_C(0) << sh;
-		else if (k == nw)
-			bits &= ~(~UINT64_C(0) << sh);
-		if (!bits)
+		i = placement_fast_word(x, k);
+		if (above && !(st->cand->w[i] & ~above->w[i] & ~pen->w[i]))
 			continue;
-		if (above) {
-			bits &= ~above->w[i];
-			for (uint32_t s = 0; smt && s < x->nshifts; s++)
-				if (x->shift_from[s].w[i])
-					pen |= x->shift_from[s].w[i] &
-					       placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[s]);
-		}
-		if (bits && first < 0)
-			first = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
-		for (bits &= ~pen; bits && pick < 0; bits &= bits - 1) {
+		bits = placement_fast_step(x, words, counts, k, &i);
+		if (above)
+			bits &= ~above->w[i] & ~pen->w[i];
+		for (; bits && pick < 0; bits &= bits - 1) {
 			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
 			if (!placement_penalty_of(x, c))
 				pick = (int)c;
 		}
 	}
-	if (pick < 0)
-		pick = first;
+	for (uint32_t k = at; k <= nw && pick < 0; k++) {
+		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->w[i] : ~UINT64_C(0));
+
+		if (bits)
+			pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
 	if (pick < 0)
 		return -1;
-	slot = cpupri_level(x->view, (uint32_t)pick);
+	slot = cpupri_level(v, (uint32_t)pick);
 	if (slot == LEVEL_OFFLINE || slot >= st->below)
 		return -1;
 	*ret_level = level;
@@ -938,8 +1033,9 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 /*
  * The answer for count > 1 CPUs under the same default rules as
  * placement_fast_one(), when the answer lies in one LLC at the lowest
- * level: let L be the first level cpupri_find() answers and c the first CPU
- * in rotation order ranked at L; if c's LLC holds count CPUs ranked at L,
+ * level: let L be the lowest level with a candidate (placement_fast_level())
+ * and c the first CPU in rotation order ranked at L; if c's LLC holds count
+ * CPUs ranked at L (only the cpuset words the LLC spans are read),
  * that LLC is the group the general rules choose (no group has a better
  * worst level, and its rotation distance is the smallest), and the picks
  * are its rank-L CPUs, each the first in rotation order without an SMT
@@ -947,7 +1043,9 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
  * first pick, the anchor's LLC is the whole group, one locality tier.
  * Penalties are known a word at a time where claims decide them (as in
  * placement_fast_one()) and computed once per CPU otherwise, and the picks
- * share one walk in rotation order.
+ * share one walk in rotation order, which reads the LLC's words only as
+ * far as it goes when count CPUs without a penalty are found, and once
+ * when none is (every pick is then the next CPU in rotation order).
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
@@ -958,43 +1056,88 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpuset *above = NULL, *busy = NULL;
-	struct cpuset low, pen, free;
-	__u32 level;
+	const struct cpupri_view *v = x->view;
+	const struct cpuset *above = NULL, *pen = NULL;
+	const __u64 *words;
+	const __s32 *counts;
+	struct cpuset low, free, taken;
+	uint16_t first[PLACEMENT_FAST_FIRST];
+	uint32_t level, at, wi, n = 0, nfirst = 0;
 	int32_t llc;
-	int c, at = -1;
+	int c = -1, last = -1, low_last = -1;
 
-	if (cpupri_find(x->view, LEVEL_IDLE, st->below, st->mask, &st->found, &level) < 0)
+	level = placement_fast_level(x, &at);
+	if (level == LEVEL_COUNT)
 		return 0;
-	if (st->claimed)
-		placement_fast_claims(x, level, &above, &busy);
-	for (uint32_t i = 0; i < x->nwords; i++)
-		low.w[i] = cpupri_mask_cpu_word(x->view, &st->found, i) & (above ? ~above->w[i] : ~UINT64_C(0));
-	c = placement_rot_first(x, &low);
+	words = cpupri_level_words(v, level);
+	counts = cpupri_level_counts(v, level);
+	if (st->claimed) {
+		above = placement_claims_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_pen(x);
+	}
+	for (uint32_t k = at; k <= x->nwords && c < 0; k++) {
+		uint64_t bits = placement_fast_step(x, words, counts, k, &wi) & (above ? ~above->w[wi] : ~UINT64_C(0));
+
+		if (bits)
+			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
 	if (c < 0)
 		return 0;
 	llc = t->cpus[c].llc;
-	if (llc < 0 || (uint32_t)llc >= t->nllcs)
+	if (llc < 0 || (uint32_t)llc >= x->nllcs)
 		return 0;
-	for (uint32_t i = 0; i < x->nwords; i++)
-		low.w[i] &= t->llc_cpus[llc].w[i];
+	/* Most answers are the LLC's first count CPUs in rotation order
+	 * without a penalty: the walk goes on from c's word through the
+	 * LLC's words, reading each as it gets there, and stops at the
+	 * count-th (then the LLC holds count CPUs at L). Only a walk that
+	 * runs out reads all the LLC's words for the rules below. */
+	placement_zero(x, &taken);
+	for (uint32_t k = at; k <= x->nwords && n < count; k++) {
+		uint64_t bits, want;
+
+		wi = placement_fast_word(x, k);
+		want = t->llc_cpus[llc].w[wi] & (above ? ~above->w[wi] : ~UINT64_C(0));
+		if (!want || (nfirst == count && above && !(want & ~pen->w[wi])))
+			continue;
+		bits = placement_fast_step(x, words, counts, k, &wi) & want;
+		for (uint64_t b = bits; b && nfirst < count && count <= PLACEMENT_FAST_FIRST; b &= b - 1)
+			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(b));
+		for (bits &= above ? ~pen->w[wi] : ~UINT64_C(0); bits && n < count; bits &= bits - 1) {
+			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+			if (cpuset_test(&taken, (unsigned)c) || (smt && placement_penalty_of(x, (uint32_t)c)))
+				continue;
+			ret_cpus[n++] = (uint16_t)c;
+			/* The pick will run at rtP: its siblings are now busy. */
+			for (uint32_t i = x->sib_off[c]; smt && i < x->sib_off[c + 1]; i++)
+				cpuset_set(&taken, x->sib[i]);
+		}
+	}
+	if (n == count)
+		goto check;
+	/* Every CPU there has a penalty: the picks are the first count in
+	 * rotation order, as the rules below would take them one by one. */
+	if (n == 0 && nfirst == count) {
+		memcpy(ret_cpus, first, count * sizeof(*first));
+		goto check;
+	}
+	/* The level's CPUs in that LLC: only the words it spans are read. */
+	placement_zero(x, &low);
+	for (uint32_t mw = x->llc_words[llc]; mw; mw &= mw - 1) {
+		wi = (uint32_t)__builtin_ctz(mw);
+		low.w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
+			    (above ? ~above->w[wi] : ~UINT64_C(0));
+	}
 	if (!placement_at_least(x, &low, count))
 		return 0;
-	placement_zero(x, &pen);
-	for (uint32_t i = 0; smt && busy && i < x->nwords; i++)
-		for (uint32_t k = 0; low.w[i] && k < x->nshifts; k++)
-			if (x->shift_from[k].w[i])
-				pen.w[i] |= x->shift_from[k].w[i] &
-					    placement_bits_at(x, busy, (int32_t)(i * 64) + x->shift[k]);
 	for (uint32_t i = 0; i < x->nwords; i++)
-		free.w[i] = low.w[i] & ~pen.w[i];
-	for (uint32_t n = 0; n < count; n++) {
+		free.w[i] = low.w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
+	for (n = 0; n < count; n++) {
 		int pick = -1;
 
 		/* Penalties only grow within an answer, so the CPUs before the
 		 * last pick in rotation order, picked or found penalised, stay
 		 * out: each pick's walk goes on where the last one stopped. */
-		c = at < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, at);
+		c = last < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, last);
 		while (c >= 0 && pick < 0) {
 			if (!smt || !placement_penalty_of(x, (uint32_t)c)) {
 				pick = c;
@@ -1003,10 +1146,13 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 			cpuset_clear(&free, (unsigned)c);
 			c = placement_rot_next(x, &free, c);
 		}
+		/* Else the first left in rotation order: the CPUs of low
+		 * before the last such pick were all picked already. */
 		if (pick >= 0)
-			at = pick;
+			last = pick;
 		else
-			pick = placement_rot_first(x, &low);
+			pick = low_last = low_last < 0 ? placement_rot_first(x, &low)
+							: placement_rot_next(x, &low, low_last);
 		ret_cpus[n] = (uint16_t)pick;
 		cpuset_clear(&low, (unsigned)pick);
 		cpuset_clear(&free, (unsigned)pick);
@@ -1014,7 +1160,8 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
 			cpuset_clear(&free, x->sib[i]);
 	}
-	for (uint32_t n = 0; n < count; n++) {
+check:
+	for (n = 0; n < count; n++) {
 		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
 
 		if (slot == LEVEL_OFFLINE || slot >= st->below)
@@ -1064,10 +1211,12 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->req = req;
 	st->claimed = claimed_level;
 	st->below = level_from_rt_priority(req->prio);
-	st->start = rotor ? *rotor % t->ncpus : 0;
+	/* The cursor is ours and below ncpus; a division only for one that is not. */
+	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
-	st->claims_checked = false;
 	st->claim_sets_held = 0;
+	if (st->claimed && placement_claims_sync(x))
+		st->claimed = NULL;
 	placement_candidates(x);
 	if (placement_empty(x, st->cand)) {
 		r = -ENODEV;
@@ -1130,7 +1279,7 @@ found:
 	ret->level = ret->levels[0];
 	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
 	if (rotor)
-		*rotor = (ret->cpus[n - 1] + 1u) % t->ncpus;
+		*rotor = ret->cpus[n - 1] + 1u < t->ncpus ? ret->cpus[n - 1] + 1u : 0;
 out:
 	return r;
 }
@@ -1226,6 +1375,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	if (!x->node_mask)
 		goto out;
 	x->nnodes = t->nnodes;
+	x->llc_words = calloc(t->nllcs ? t->nllcs : 1, sizeof(*x->llc_words));
+	if (!x->llc_words)
+		goto out;
+	x->nllcs = t->nllcs;
+	for (uint32_t llc = 0; llc < t->nllcs; llc++)
+		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+			if (t->llc_cpus[llc].w[i])
+				x->llc_words[llc] |= UINT32_C(1) << i;
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)
@@ -1277,6 +1434,7 @@ void placement_ctx_free(struct placement_ctx *x)
 	for (uint32_t node = 0; node < x->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
+	free(x->llc_words);
 	free(x->claim_copy);
 	free(x->sib_off);
 	free(x->sib);

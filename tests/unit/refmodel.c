@@ -412,6 +412,27 @@ uint32_t refmodel_map_set(struct refmodel_map *m, uint32_t cpu, uint32_t level)
 	return old;
 }
 
+void refmodel_map_skew_hints(struct refmodel_map *m, int32_t delta)
+{
+	for (uint32_t level = 0; level < LEVEL_COUNT; level++)
+		for (uint32_t shard = 0; shard < m->geom.nshards; shard++)
+			*cpupri_count_ptr(m->mem, &m->geom, level, shard) += delta;
+}
+
+int32_t refmodel_map_shard_count(const struct refmodel_map *m, uint32_t level, uint32_t shard)
+{
+	return *cpupri_count_ptr(m->mem, &m->geom, level, shard);
+}
+
+int32_t refmodel_mirror_shard_count(const struct refmodel_map *m, uint32_t level, uint32_t shard)
+{
+	int32_t n = 0;
+
+	for (uint32_t c = 0; c < m->geom.ncpus; c++)
+		n += m->levels[c] == level && cpupri_slot_ptr(m->mem, &m->geom, c)->shard == shard;
+	return n;
+}
+
 unsigned refmodel_each_topology(void (*fn)(const char *label, struct topo *t, void *arg), void *arg)
 {
 	unsigned n = 0;

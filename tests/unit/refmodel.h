@@ -71,6 +71,16 @@ void refmodel_map_close(struct refmodel_map *m);
 /* cpupri_set() and the mirror; returns what cpupri_set() returned. */
 uint32_t refmodel_map_set(struct refmodel_map *m, uint32_t cpu, uint32_t level);
 
+/* Adds delta to the count of every shard at every level: with delta > 0
+ * every "has CPUs here" hint reads set, most of them wrongly (a reader must
+ * answer as before, only slower); the same call with -delta undoes it. */
+void refmodel_map_skew_hints(struct refmodel_map *m, int32_t delta);
+
+/* The count of level's CPUs in shard as the map holds it, and as the
+ * mirror says it must be. */
+int32_t refmodel_map_shard_count(const struct refmodel_map *m, uint32_t level, uint32_t shard);
+int32_t refmodel_mirror_shard_count(const struct refmodel_map *m, uint32_t level, uint32_t shard);
+
 /* Runs fn on every shared topology shape built synthetically, then on every
  * shared XML that topo_load() reads. Returns the number of topologies run. */
 unsigned refmodel_each_topology(void (*fn)(const char *label, struct topo *t, void *arg), void *arg);

@@ -32,6 +32,29 @@ struct diff_stats {
 	unsigned long states, queries, found;
 };
 
+/* The same through cpupri_level_live() and cpupri_level_cpu_word(), as
+ * placement's fast path reads the map: level by level, a word at a time. */
+static int walk_cpus(const struct cpupri_view *v, uint32_t below, const struct cpupri_mask *allowed,
+		     struct cpuset *ret, uint32_t *ret_level)
+{
+	for (uint32_t level = LEVEL_IDLE; level < below && level < LEVEL_COUNT; level++) {
+		uint64_t any = 0;
+
+		if (!cpupri_level_live(v, level, allowed))
+			continue;
+		for (uint32_t i = 0; i < CPUSET_WORDS; i++) {
+			ret->w[i] = cpupri_level_cpu_word(v, cpupri_level_words(v, level), cpupri_level_counts(v, level),
+							  allowed, i);
+			any |= ret->w[i];
+		}
+		if (any) {
+			*ret_level = level;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* cpupri_find() from idle, its answer converted by the reference model. */
 static int find_cpus(const struct cpupri_view *v, uint32_t below, const struct cpupri_mask *allowed,
 		     struct cpuset *ret, uint32_t *ret_level)
@@ -63,6 +86,9 @@ static void check_exact(const struct refmodel_map *m, const struct cpupri_mask *
 				n++;
 			}
 		assert_int_equal(cpupri_count(&m->view, level), n);
+		for (uint32_t shard = 0; shard < m->geom.nshards; shard++)
+			assert_int_equal(refmodel_map_shard_count(m, level, shard),
+					 refmodel_mirror_shard_count(m, level, shard));
 		cpupri_level_cpus(&m->view, level, all, &got);
 		assert_true(cpuset_equal(&got, &want));
 	}
@@ -90,6 +116,7 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 	struct refmodel_map *m;
 	uint8_t next[RTPLACE_MAX_CPUS];
 	struct cpuset full;
+	bool skew;
 
 	m = malloc(sizeof(*m));
 	assert_non_null(m);
@@ -122,9 +149,14 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 		}
 		check_exact(m, &all);
 		st->states++;
+		/* A third of the states with every hint set, most wrongly:
+		 * the answers must not change. */
+		skew = refmodel_rand_below(&rng, 3) == 0;
+		if (skew)
+			refmodel_map_skew_hints(m, 1);
 
 		for (unsigned q = 0; q < DIFF_QUERIES; q++) {
-			struct cpuset allowed, got, want;
+			struct cpuset allowed, got, want, walked;
 			uint32_t below = random_below(&rng), got_level = 0, want_level = 0;
 			int r, rr;
 
@@ -133,12 +165,25 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 			r = find_cpus(&m->view, below, &mask, &got, &got_level);
 			rr = refmodel_find(m->levels, t->ncpus, below, &allowed, &want, &want_level);
 			if (r != rr || (r == 0 && (got_level != want_level || !cpuset_equal(&got, &want))))
-				fail_msg("%s shard %d state %u query %u: find(below %u) = %d level %u, model %d level %u",
-					 label, mode, s, q, below, r, got_level, rr, want_level);
-			if (r == 0)
-				st->found++;
+				fail_msg("%s shard %d state %u query %u%s: find(below %u) = %d level %u, model %d level %u",
+					 label, mode, s, q, skew ? " (hints skewed)" : "", below, r, got_level, rr,
+					 want_level);
 			st->queries++;
+			if (r < 0)
+				continue;
+			/* The word-at-a-time reader gives the same CPUs, and the
+			 * hints say the level is live where it has them. */
+			assert_true(cpupri_level_live(&m->view, want_level, &mask));
+			for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+				walked.w[i] = cpupri_level_cpu_word(&m->view, cpupri_level_words(&m->view, want_level),
+								    cpupri_level_counts(&m->view, want_level), &mask, i);
+			if (!cpuset_equal(&walked, &want))
+				fail_msg("%s shard %d state %u query %u%s: cpupri_level_cpu_word() differs at level %u",
+					 label, mode, s, q, skew ? " (hints skewed)" : "", want_level);
+			st->found++;
 		}
+		if (skew)
+			refmodel_map_skew_hints(m, -1);
 	}
 	cpupri_mask_free(&mask);
 	cpupri_mask_free(&all);
@@ -226,6 +271,8 @@ static void test_xlate(void **state)
 				memset(allowed.w, 0xff, allowed.nwords * sizeof(*allowed.w));
 				allowed.lo = 0;
 				allowed.hi = allowed.nwords;
+				allowed.s0 = 0;
+				allowed.s1 = v.geom.nshards - 1;
 			} else {
 				cpupri_mask_from_cpuset(&v, &set, &allowed);
 			}
@@ -340,8 +387,11 @@ static void test_find_rules(void **state)
 	topo_free(t);
 }
 
-/* A level whose count reads zero is skipped even if a bit is set there,
- * as the kernel's find_cpus() skips it: the count is read first. */
+/* A level whose counts all read zero is skipped even if a bit is set there,
+ * as the kernel's find_cpus() skips it: the counts are read first. Where
+ * another shard's count says go, cpupri_find() reads every shard's words,
+ * as the kernel does; the word-at-a-time reader skips the shard whose count
+ * reads zero. */
 static void test_find_skips_zero_count(void **state)
 {
 	struct topo *t = small_topology();
@@ -365,6 +415,21 @@ static void test_find_skips_zero_count(void **state)
 	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
 	assert_int_equal(level, LEVEL_NORMAL);
 	assert_int_equal(cpuset_count(&got), 16);
+	assert_false(cpupri_level_live(&m.view, LEVEL_IDLE, &mask));
+
+	/* CPU 0 idle in another LLC shard: the stray bit shows beside it in
+	 * cpupri_find()'s answer (the slot check catches it), not in the
+	 * word-at-a-time reader's. */
+	assert_int_not_equal(cpupri_slot_ptr(m.mem, &m.geom, 0)->shard, slot->shard);
+	refmodel_map_set(&m, 0, LEVEL_IDLE);
+	assert_true(cpupri_level_live(&m.view, LEVEL_IDLE, &mask));
+	assert_int_equal(find_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(level, LEVEL_IDLE);
+	assert_int_equal(cpuset_count(&got), 2);
+	assert_int_equal(walk_cpus(&m.view, LEVEL_DL, &mask, &got, &level), 0);
+	assert_int_equal(level, LEVEL_IDLE);
+	assert_int_equal(cpuset_count(&got), 1);
+	assert_true(cpuset_test(&got, 0));
 
 	cpupri_mask_free(&mask);
 	refmodel_map_close(&m);
@@ -452,7 +517,12 @@ static void test_layout_480(void **state)
  * CPU held during the query are history[g0 / 2 .. (g1 + 1) / 2]. Every CPU a
  * query returns must have held the returned level (which must be below the
  * limit) at some point of that window: a CPU may show at two levels while it
- * moves, never at one it did not hold then.
+ * moves, never at one it did not hold then. And no allowed CPU that held
+ * one level below the limit for the whole query (g0 == g1) may be missed:
+ * the answer is at a lower level, or at that level with the CPU in it. That
+ * is what the per-shard counts promise (cpupri_set()): a count cannot read
+ * zero under a CPU that sits at its level, whatever the other CPUs of the
+ * shard do meanwhile; a hint a racing writer could clear would break it.
  */
 #define CONC_WRITERS 2
 #define CONC_READERS 2
@@ -466,7 +536,7 @@ struct conc {
 	uint64_t seed;
 	uint64_t gen[RTPLACE_MAX_CPUS];
 	uint8_t *history; /* [ncpus][CONC_TRANSITIONS + 1] */
-	unsigned long failures, checked, placed, moving, queries;
+	unsigned long failures, checked, placed, moving, queries, held;
 	unsigned writers_done;
 	char first_failure[256];
 	pthread_mutex_t lock;
@@ -537,7 +607,7 @@ static bool conc_held(struct conc *c, uint32_t cpu, uint64_t g0, uint64_t g1, ui
 	return false;
 }
 
-static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *mask, uint64_t *g0)
+static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *mask, uint64_t *g0, bool walk)
 {
 	const struct cpupri_view *v = &c->m->view;
 	uint32_t below = random_below(rng), level = 0;
@@ -549,13 +619,14 @@ static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *m
 	CPUSET_FOREACH(cpu, &allowed)
 		if ((uint32_t)cpu < c->t->ncpus)
 			g0[cpu] = __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE);
-	r = find_cpus(v, below, mask, &got, &level);
+	r = walk ? walk_cpus(v, below, mask, &got, &level) : find_cpus(v, below, mask, &got, &level);
 	/* Orders the relaxed mask loads before the seqcount loads below: a
-	 * bit set by transition k implies the count of k is seen. */
+	 * bit set by transition k implies the count of k is seen, and a count
+	 * or bit that transition k + 1 changed implies its odd count is. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (r < 0)
-		return;
-	if (level >= below || level == LEVEL_OFFLINE)
+		cpuset_zero(&got);
+	else if (level >= below || level == LEVEL_OFFLINE)
 		conc_fail(c, "find(below %u) returned level %u", below, level);
 	CPUSET_FOREACH(cpu, &got) {
 		uint64_t g1;
@@ -571,6 +642,21 @@ static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *m
 		__atomic_fetch_add(&c->checked, 1, __ATOMIC_RELAXED);
 		if (g1 != g0[cpu])
 			__atomic_fetch_add(&c->moving, 1, __ATOMIC_RELAXED);
+	}
+	/* Liveness: a CPU that held a level below the limit throughout. */
+	CPUSET_FOREACH(cpu, &allowed) {
+		uint32_t held;
+
+		if ((uint32_t)cpu >= c->t->ncpus || g0[cpu] % 2 ||
+		    __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE) != g0[cpu])
+			continue;
+		held = conc_history(c, (uint32_t)cpu)[g0[cpu] / 2];
+		if (held == LEVEL_OFFLINE || held >= below)
+			continue;
+		__atomic_fetch_add(&c->held, 1, __ATOMIC_RELAXED);
+		if (r < 0 || level > held || (level == held && !cpuset_test(&got, (unsigned)cpu)))
+			conc_fail(c, "cpu %d held level %u throughout, %s(below %u) = %d level %u without it", cpu,
+				  held, walk ? "walk" : "find", below, r, level);
 	}
 }
 
@@ -641,7 +727,7 @@ static void *conc_reader(void *arg)
 		if (q % 4 == 3)
 			conc_check_place(c, &rng, g0, res, &rotor);
 		else
-			conc_check_find(c, &rng, &mask, g0);
+			conc_check_find(c, &rng, &mask, g0, q % 4 == 1);
 		__atomic_fetch_add(&c->queries, 1, __ATOMIC_RELAXED);
 	}
 	cpupri_mask_free(&mask);
@@ -691,11 +777,13 @@ static void conc_run(const struct topo *t, enum topo_shard mode)
 	/* "moving": returned CPUs whose writer was active during the query,
 	 * how much the run actually overlapped (not asserted: it depends on
 	 * how the host schedules the threads). */
-	print_message("%u cpus, shard %d: %lu returned CPUs checked (%lu moving), %lu placed, %lu failures%s%s\n",
-		      t->ncpus, mode, c->checked, c->moving, c->placed, c->failures, c->failures ? ": " : "",
+	print_message("%u cpus, shard %d: %lu returned CPUs checked (%lu moving), %lu held throughout, %lu placed, "
+		      "%lu failures%s%s\n",
+		      t->ncpus, mode, c->checked, c->moving, c->held, c->placed, c->failures, c->failures ? ": " : "",
 		      c->first_failure);
 	assert_int_equal(c->failures, 0);
 	assert_true(c->checked > 0);
+	assert_true(c->held > 0);
 
 	/* Quiescent again: counts and masks exactly match the final slots. */
 	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {

@@ -121,6 +121,7 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 	struct diff_case *dc = calloc(1, sizeof(*dc));
 	uint8_t next[RTPLACE_MAX_CPUS];
 	uint32_t rotor = 0;
+	bool skew;
 
 	assert_non_null(dc);
 	assert_int_equal(refmodel_map_open(t, mode, &dc->map), 0);
@@ -140,6 +141,11 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 		}
 		diff_random_config(&rng, t, &dc->cfg);
 		st->states++;
+		/* A third of the states with every shard's "has CPUs at this
+		 * level" hint set, most wrongly: the answers must not change. */
+		skew = refmodel_rand_below(&rng, 3) == 0;
+		if (skew)
+			refmodel_map_skew_hints(&dc->map, 1);
 
 		for (unsigned q = 0; q < DIFF_QUERIES; q++) {
 			struct placement_request req;
@@ -156,8 +162,8 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 					    &dc->want);
 			if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
 			    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
-				fail_msg("%s %s shard %d state %u query %u: %d/%d '%s'/'%s' n %u/%u rotor %u/%u",
-					 label, variant, mode, s, q, r, rr, dc->got.reason, dc->want.reason, dc->got.n,
+				fail_msg("%s %s shard %d state %u query %u%s: %d/%d '%s'/'%s' n %u/%u rotor %u/%u",
+					 label, variant, mode, s, q, skew ? " (hints skewed)" : "", r, rr, dc->got.reason, dc->want.reason, dc->got.n,
 					 dc->want.n, rotor, rotor_want);
 			for (uint32_t i = 0; i < dc->got.n; i++)
 				if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
@@ -174,6 +180,8 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 			st->enodev += r == -ENODEV;
 			st->einval += r == -EINVAL;
 		}
+		if (skew)
+			refmodel_map_skew_hints(&dc->map, -1);
 	}
 	refmodel_map_close(&dc->map);
 	free(dc);
@@ -834,7 +842,7 @@ static void test_stale_bit(void **state)
 	refmodel_map_set(&f->map, 5, LEVEL_RT99);
 	slot = cpupri_slot_ptr(f->map.mem, &f->map.geom, 5);
 	*cpupri_word_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
-	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE))++;
+	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard))++;
 	f->req.near_cpu = 5;
 	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
 	assert_int_equal(f->res.n, 1);
@@ -859,7 +867,7 @@ static void test_stale_bit_fast(void **state)
 	refmodel_map_set(&f->map, 12, LEVEL_IDLE);
 	slot = cpupri_slot_ptr(f->map.mem, &f->map.geom, 5);
 	*cpupri_word_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
-	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE))++;
+	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard))++;
 	f->rotor = 5;
 	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
 	assert_int_equal(f->res.n, 1);
