@@ -121,6 +121,8 @@ int cli_exit_status(int r)
 	case -EINVAL:
 	case -ERANGE:
 	case -ESRCH:
+	case -EXDEV: /* a bare pid from another PID namespace */
+	case -EBADF: /* a descriptor that is not the pid's pidfd */
 		return EX_DATAERR;
 	case -ETIMEDOUT:
 	case -EDQUOT:

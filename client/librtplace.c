@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -58,6 +59,11 @@ struct rtplace {
 	struct proto_msg req;   /* the request being sent */
 	struct proto_msg reply; /* the reply just received */
 	char rx[RTPLACE_MSG_MAX];
+	/* A pidfd of the caller's process (self_pid), kept from the first
+	 * request that names it or one of its threads, as most do; -1 until
+	 * then, and opened again in a child after fork(). */
+	int self_pidfd;
+	pid_t self_pid;
 };
 
 /* The connection is gone (daemon stopped or restarted): worth one reconnect. */
@@ -117,6 +123,7 @@ int rtplace_connect(const char *socket_path, struct rtplace **ret)
 	if (!rp)
 		return -ENOMEM;
 	rp->fd = -1;
+	rp->self_pidfd = -1;
 	rp->next_id = 1;
 	rp->timeout_ms = RTPLACE_TIMEOUT_DEFAULT_MS;
 	rp->addr.sun_family = AF_UNIX;
@@ -141,6 +148,8 @@ void rtplace_close(struct rtplace *rp)
 		return;
 	if (rp->fd >= 0)
 		close(rp->fd);
+	if (rp->self_pidfd >= 0)
+		close(rp->self_pidfd);
 	pthread_mutex_destroy(&rp->lock);
 	free(rp);
 }
@@ -240,14 +249,42 @@ static int rtplace_take_refusal(struct rtplace *rp, int r)
 }
 
 /*
- * Sends rp->req and waits for the reply with its id: reply_type into
+ * Sends rp->req, with pidfd as SCM_RIGHTS when it is not -1. Returns the
+ * bytes sent or -errno.
+ */
+static ssize_t rtplace_send(struct rtplace *rp, int pidfd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = &rp->req, .iov_len = rp->req.hdr.length };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (pidfd >= 0) {
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
+	}
+	n = sendmsg(rp->fd, &mh, MSG_NOSIGNAL);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * Sends rp->req (with pidfd, see rtplace_send()) and waits for the reply with its id: reply_type into
  * rp->reply, or the daemon's ERROR as its negative errno (also an ERROR
  * with request id 0, the daemon's refusal before it closes). Events and stale
  * replies (of a request that timed out earlier) are skipped. The reply
  * must carry exactly nfds descriptors, which go to fds; descriptors on any
  * other packet are closed. Lock held.
  */
-static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
+static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, int *fds, unsigned nfds)
 {
 	const struct proto_limits lim = {
 		.ncpus = RTPLACE_MAX_CPUS,
@@ -261,9 +298,9 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 	ssize_t n;
 	int r;
 
-	n = send(rp->fd, &rp->req, rp->req.hdr.length, MSG_NOSIGNAL);
+	n = rtplace_send(rp, pidfd);
 	if (n < 0) {
-		r = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		r = n == -EAGAIN ? -ETIMEDOUT : (int)n;
 		/* A daemon that refused the connection said why before closing. */
 		return rtplace_is_disconnect(r) ? rtplace_take_refusal(rp, r) : r;
 	}
@@ -314,9 +351,9 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int *fds, u
 	return r;
 }
 
-/* One request and its reply (with nfds descriptors into fds), reconnecting
- * once if the daemon went away. */
-static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, unsigned nfds)
+/* One request (with pidfd, or -1) and its reply (with nfds descriptors
+ * into fds), reconnecting once if the daemon went away. */
+static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, int *fds, unsigned nfds)
 {
 	int r;
 
@@ -327,7 +364,7 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, u
 			if (r < 0)
 				return r;
 		}
-		r = rtplace_exchange(rp, reply_type, fds, nfds);
+		r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		if (!rtplace_is_disconnect(r))
 			return r;
 		close(rp->fd);
@@ -339,7 +376,87 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int *fds, u
 
 static int rtplace_call(struct rtplace *rp, uint16_t reply_type)
 {
-	return rtplace_call_fds(rp, reply_type, NULL, 0);
+	return rtplace_call_fds(rp, reply_type, -1, NULL, 0);
+}
+
+/* The process that thread tid belongs to, from the caller's /proc. */
+static pid_t rtplace_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * A pidfd naming pid, sent with the request that names pid (DESIGN §15):
+ * the daemon reads the pid a client writes in its own PID namespace
+ * (a container's) only through it. With thread, pid is a tid, and a
+ * thread other than its process's first has no pidfd of its own before
+ * Linux 6.9 (pidfd_open() fails with EINVAL, or ENOENT on some kernels):
+ * its process's pidfd names it then, and the daemon finds the thread
+ * among that process's. *ret is -1 on a kernel without pidfds
+ * (before 5.3), whose daemon takes bare pids from its own namespace. 0,
+ * or -errno: -ESRCH when there is no such process.
+ */
+static int rtplace_pidfd_open(pid_t pid, bool thread, int *ret)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0 && (errno == EINVAL || errno == ENOENT) && thread) {
+		pid_t tgid = rtplace_tgid(pid);
+
+		if (tgid <= 0)
+			return -ESRCH;
+		fd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	}
+	if (fd < 0 && errno != ENOSYS)
+		return -errno;
+	*ret = fd;
+	return 0;
+}
+
+/*
+ * rtplace_pidfd_open() for a request on rp naming pid, with the handle's
+ * kept pidfd when pid is the caller's process or (with thread) one of its
+ * threads, which needs no /proc. *ret_close says whether *ret is the
+ * caller's to close. On failure rp->reason says why, as the daemon would.
+ * Lock held.
+ */
+static int rtplace_pidfd_for(struct rtplace *rp, pid_t pid, bool thread, int *ret, bool *ret_close)
+{
+	pid_t self = getpid();
+	int r = 0;
+
+	*ret_close = false;
+	if (pid == self || (thread && syscall(SYS_tgkill, self, pid, 0) == 0)) {
+		if (rp->self_pid != self || rp->self_pidfd < 0) {
+			if (rp->self_pidfd >= 0)
+				close(rp->self_pidfd);
+			rp->self_pidfd = -1;
+			r = rtplace_pidfd_open(self, false, &rp->self_pidfd);
+			rp->self_pid = self;
+		}
+		*ret = rp->self_pidfd;
+	} else {
+		r = rtplace_pidfd_open(pid, thread, ret);
+		*ret_close = r == 0;
+	}
+	if (r == -ESRCH)
+		snprintf(rp->reason, sizeof(rp->reason), thread ? "thread %d does not exist" : "owner_pid does not exist",
+			 (int)pid);
+	else if (r < 0)
+		snprintf(rp->reason, sizeof(rp->reason), "cannot open a pidfd of %d: %s", (int)pid, strerror(-r));
+	return r;
 }
 
 static uint32_t rtplace_next_id(struct rtplace *rp)
@@ -415,7 +532,8 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 {
 	const struct rtplace_query_reply *qr;
 	struct rtplace_query q;
-	int r;
+	bool close_pidfd = false;
+	int pidfd = -1, r;
 
 	if (!rp || !req || !ret)
 		return -EINVAL;
@@ -424,9 +542,11 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&rp->lock);
-	r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
+	r = q.owner_pid ? rtplace_pidfd_for(rp, q.owner_pid, false, &pidfd, &close_pidfd) : 0;
 	if (r == 0)
-		r = rtplace_call(rp, RTPLACE_MSG_QUERY_REPLY);
+		r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
+	if (r == 0)
+		r = rtplace_call_fds(rp, RTPLACE_MSG_QUERY_REPLY, pidfd, NULL, 0);
 	if (r == 0) {
 		memset(ret, 0, sizeof(*ret));
 		ret->claim_id = qr->claim_id;
@@ -440,6 +560,8 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 		rtplace_mask_to_set(&qr->cpus, &ret->set);
 		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
 	}
+	if (close_pidfd)
+		close(pidfd);
 	pthread_mutex_unlock(&rp->lock);
 	return r;
 }
@@ -667,7 +789,8 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 {
 	const struct rtplace_move_reply *mr;
 	struct rtplace_move mv;
-	int r;
+	bool close_pidfd = false;
+	int pidfd = -1, r;
 
 	if (!rp || !req || req->tid <= 0)
 		return -EINVAL;
@@ -687,9 +810,11 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 			return r;
 	}
 	pthread_mutex_lock(&rp->lock);
-	r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
+	r = rtplace_pidfd_for(rp, req->tid, true, &pidfd, &close_pidfd);
 	if (r == 0)
-		r = rtplace_call(rp, RTPLACE_MSG_MOVE_REPLY);
+		r = proto_encode_move(&rp->req, rtplace_next_id(rp), &mv);
+	if (r == 0)
+		r = rtplace_call_fds(rp, RTPLACE_MSG_MOVE_REPLY, pidfd, NULL, 0);
 	if (r == 0 && ret) {
 		ret->tid = mr->tid;
 		ret->policy = rtplace_policy_from_wire(mr->policy);
@@ -699,6 +824,8 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req,
 		rtplace_mask_to_set(&mr->cpus, &ret->cpus);
 		rtplace_mask_to_set(&mr->prev_cpus, &ret->prev_cpus);
 	}
+	if (close_pidfd)
+		close(pidfd);
 	pthread_mutex_unlock(&rp->lock);
 	return r;
 }
@@ -790,7 +917,7 @@ int rtplace_subscribe(struct rtplace *rp, struct rtplace_sub **ret)
 	pthread_mutex_lock(&rp->lock);
 	r = proto_encode_subscribe(&rp->req, rtplace_next_id(rp), &body);
 	if (r == 0)
-		r = rtplace_call_fds(rp, RTPLACE_MSG_SUBSCRIBE_REPLY, fds, 2);
+		r = rtplace_call_fds(rp, RTPLACE_MSG_SUBSCRIBE_REPLY, -1, fds, 2);
 	if (r == 0) {
 		s->doorbell = fds[1];
 		r = rtplace_sub_map(s, &rp->reply.subscribe_reply, fds[0]);

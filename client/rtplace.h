@@ -182,6 +182,12 @@ void rtplace_close(struct rtplace *rp);
 int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms);
 
 /*
+ * Pids given to rtplace_query() (owner_pid) and rtplace_move() (tid) are
+ * the caller's own numbers, also inside a container with its own PID
+ * namespace: the library sends a pidfd of the process with the request, so
+ * the daemon knows which process is meant (DESIGN §15). A process the
+ * caller cannot see is -ESRCH.
+ *
  * Asks which CPUs (and, with RTPLACE_QUERY_F_CLAIM, claims them). Returns 0
  * with the answer (count may be 0); -EINVAL or -ERANGE for a bad request
  * (as judged by the daemon or locally); -EDQUOT at the claim limit; -EPERM

@@ -41,6 +41,20 @@
  * events 0x03xx. A number is never reused or renumbered; a retired type stays
  * below as a comment.
  *
+ * Pids (DESIGN §15). A pid in a request (QUERY's owner_pid, MOVE's tid) is
+ * the sender's number for the process or thread, in the sender's PID
+ * namespace, which inside a container is not the daemon's. The packet
+ * carrying the request may carry one descriptor as SCM_RIGHTS: a pidfd of
+ * that process (for a MOVE, of the thread's process or of the thread
+ * itself). From a sender in the daemon's PID namespace the pid is the
+ * daemon's own and a pidfd is not needed (nor read). From a sender in any
+ * other, the daemon takes the process from the pidfd, and refuses the
+ * request with -EINVAL unless the number is the pidfd's process's (or one
+ * of its threads') in the sender's namespace, -EBADF when the descriptor
+ * is no pidfd, and -EXDEV when there is no pidfd. A descriptor with any
+ * other request, or more than one, is refused with -EINVAL. Replies name a moved thread by the sender's
+ * number; other pids the daemon sends (CPUS, records) are its own.
+ *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
  * CPU sets are the fixed 1024-bit bitmap struct rtplace_cpumask; bit i of
  * bits[i / 64] is CPU i.
@@ -170,7 +184,7 @@ struct rtplace_query {
 	int32_t node;        /* preferred NUMA node, -1 for none */
 	int32_t near_cpu;    /* CPU to be near (cache-hot), -1 for none */
 	uint32_t lease_ms;   /* RTPLACE_LEASE_DEFAULT, _INFINITE, or ms */
-	int32_t owner_pid;   /* process the claim lives with, 0 for none */
+	int32_t owner_pid;   /* process the claim lives with (sender's number), 0 for none */
 	struct rtplace_cpumask allowed; /* empty: any managed CPU */
 };
 
@@ -218,7 +232,7 @@ struct rtplace_cpus {
 /* Asks the daemon to move thread tid (DESIGN §7). Fields a flag does not
  * select are zero. */
 struct rtplace_move {
-	int32_t tid;         /* > 0 */
+	int32_t tid;         /* > 0, the sender's number */
 	uint32_t flags;      /* RTPLACE_MOVE_F_* */
 	uint8_t policy;      /* with SET_SCHED: RTPLACE_POLICY_FIFO or _RR */
 	uint8_t prio;        /* with SET_SCHED: 1..99 */

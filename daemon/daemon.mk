@@ -89,3 +89,7 @@ daemon_libmoves_la_SOURCES += daemon/moves.h daemon/moves.c
 daemon_rtplaced_SOURCES += \
 	daemon/push.h daemon/push.c \
 	daemon/manage.h daemon/manage.c
+
+# Pids a client names, as the daemon's (DESIGN §15): pidfds and PID
+# namespaces, read through the one reader of /proc.
+daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c

@@ -17,6 +17,7 @@
 #include "manage.h"
 #include "moves.h"
 #include "notify.h"
+#include "pidmap.h"
 #include "placement.h"
 #include "procfs.h"
 #include "protocol.h"
@@ -291,6 +292,26 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 	*ret_lease = lease;
 }
 
+/*
+ * The pid a request names (a claim's owner, a move's thread), as the
+ * daemon's (pidmap.h): with the pidfd the client sent with it, or bare
+ * from a client in the daemon's PID namespace. -errno after answering the
+ * request with an ERROR.
+ */
+static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m,
+				pid_t named, bool thread, pid_t *ret)
+{
+	const struct pidmap_peer pp = { .pid = peer->pid, .same_pidns = peer->same_pidns };
+	int pidfd = peer->nfds ? peer->fds[0] : -1;
+	struct rtplace_reason reason;
+	int r = thread ? pidmap_thread(s->proc_root, &pp, named, pidfd, ret, &reason)
+		       : pidmap_process(s->proc_root, &pp, named, pidfd, ret, &reason);
+
+	if (r < 0)
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
+	return r;
+}
+
 static void dispatch_query(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
@@ -303,6 +324,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	};
 	struct placement_result *res = &s->placed;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
+	pid_t owner = 0; /* q->owner_pid in the daemon's namespace */
 	uint32_t claim_id = 0;
 	uint64_t now = loop_now_ms();
 	int r_choose, r;
@@ -324,7 +346,9 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		return;
 	}
 	if (claim && q->owner_pid) {
-		r = dispatch_may_own(s, peer, q->owner_pid);
+		if (dispatch_resolve_pid(s, peer, m, q->owner_pid, false, &owner) < 0)
+			return;
+		r = dispatch_may_own(s, peer, owner);
 		if (r < 0) {
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -EPERM ? "owner_pid belongs to another user" : "owner_pid does not exist");
@@ -345,7 +369,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		proto_query_reply_add(qr, res->cpus[i], res->levels[i]);
 	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
 	if (claim && res->n > 0) {
-		struct claim tmpl = { .client = peer->id, .pid = q->owner_pid, .uid = peer->uid };
+		struct claim tmpl = { .client = peer->id, .pid = owner, .uid = peer->uid };
 		struct rtplace_reason note;
 		uint64_t lease;
 
@@ -379,7 +403,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);
-			manage_process(s->manage, q->owner_pid, peer->uid, &allowed);
+			manage_process(s->manage, owner, peer->uid, &allowed);
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
@@ -561,18 +585,23 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 static void dispatch_move(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
+	struct rtplace_move mv = m->move;
 	struct rtplace_move_reply mr;
 	struct rtplace_reason reason;
 	int r = -ENOMEM;
 
+	if (dispatch_resolve_pid(s, peer, m, m->move.tid, true, &mv.tid) < 0)
+		return;
 	if (ap)
-		r = moves_move(s->moves, peer, ap, &m->move, claims_levels(s->claims), &mr, &reason);
+		r = moves_move(s->moves, peer, ap, &mv, claims_levels(s->claims), &mr, &reason);
 	else
 		reason_set(&reason, "out of memory");
 	if (r < 0) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
+	/* The thread as the client named it: its namespace may differ. */
+	mr.tid = m->move.tid;
 	dispatch_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
 	dispatch_send_reply(s, peer, m);
 }
@@ -648,6 +677,13 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		r = 0;
 		goto out;
 	}
+	if (peer->nfds > 1 ||
+	    (peer->nfds == 1 && !(m->hdr.type == RTPLACE_MSG_MOVE ||
+				  (m->hdr.type == RTPLACE_MSG_QUERY && m->query.owner_pid)))) {
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EINVAL,
+				   "one pidfd, only with a MOVE or a QUERY's owner_pid");
+		goto done;
+	}
 	switch (m->hdr.type) {
 	case RTPLACE_MSG_QUERY:
 		dispatch_query(s, peer, m);
@@ -675,6 +711,7 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP, "unknown request");
 		break;
 	}
+done:
 	r = 0;
 out:
 	s->serving = false;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -218,4 +219,146 @@ void procfs_ids_free(struct procfs_ids *l)
 {
 	free(l->ids);
 	*l = (struct procfs_ids){ 0 };
+}
+
+/* A signed pid at p (after blanks): 0 and the end in *ret_end, or -EBADMSG. */
+static int procfs_parse_pid(const char *p, pid_t *ret, const char **ret_end)
+{
+	char *end;
+	long v;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	errno = 0;
+	v = strtol(p, &end, 10);
+	if (end == p || errno || v < -1 || v > INT_MAX)
+		return -EBADMSG;
+	*ret = (pid_t)v;
+	*ret_end = end;
+	return 0;
+}
+
+int procfs_parse_nspid(const char *text, struct procfs_nspid *ret)
+{
+	const char *p = procfs_status_field(text, "NSpid");
+	struct procfs_nspid ns = { 0 };
+
+	if (!p)
+		return -ENOENT;
+	while (*p != '\n' && *p != '\0') {
+		if (*p == ' ' || *p == '\t') {
+			p++;
+			continue;
+		}
+		if (ns.n == PROCFS_NSPID_MAX || procfs_parse_pid(p, &ns.pids[ns.n], &p) < 0 || ns.pids[ns.n] <= 0)
+			return -EBADMSG;
+		ns.n++;
+	}
+	if (ns.n == 0)
+		return -EBADMSG;
+	*ret = ns;
+	return 0;
+}
+
+int procfs_parse_pidfd_fdinfo(const char *fdinfo, struct procfs_nspid *ret)
+{
+	const char *p = procfs_status_field(fdinfo, "Pid");
+	const char *end;
+	pid_t pid;
+	int r;
+
+	if (!p)
+		return -EBADF;
+	if (procfs_parse_pid(p, &pid, &end) < 0 || (*end != '\n' && *end != '\0'))
+		return -EBADMSG;
+	if (pid == -1)
+		return -ESRCH;
+	if (pid == 0)
+		return -EXDEV;
+	r = procfs_parse_nspid(fdinfo, ret);
+	/* Kernels before NSpid in fdinfo (5.3..5.9) name the process in the
+	 * reader's namespace only. */
+	if (r == -ENOENT) {
+		*ret = (struct procfs_nspid){ .n = 1, .pids = { pid } };
+		return 0;
+	}
+	if (r == 0 && ret->pids[0] != pid)
+		return -EBADMSG;
+	return r;
+}
+
+int procfs_read_pidfd(const char *root, int fd, struct procfs_nspid *ret)
+{
+	char name[32], buf[1024];
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "fdinfo/%d", fd);
+	n = procfs_read(root, getpid(), name, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return procfs_parse_pidfd_fdinfo(buf, ret);
+}
+
+int procfs_read_nspid(const char *root, pid_t pid, pid_t tid, struct procfs_nspid *ret)
+{
+	/* status lists every supplementary group before NSpid. */
+	char name[40], buf[16384];
+	ssize_t n;
+
+	if (tid)
+		snprintf(name, sizeof(name), "task/%d/status", (int)tid);
+	else
+		snprintf(name, sizeof(name), "status");
+	n = procfs_read(root, pid, name, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return procfs_parse_nspid(buf, ret);
+}
+
+int procfs_find_thread_nspid(const char *root, pid_t pid, unsigned level, pid_t named, pid_t *ret)
+{
+	struct procfs_ids tids = { 0 };
+	int r;
+
+	/* In the tree's own namespace the number is the task's folder name:
+	 * no status file to read. */
+	if (level == 0) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (named <= 0 || snprintf(path, sizeof(path), "%s/%d/task/%d", root, (int)pid, (int)named) >=
+					  (int)sizeof(path))
+			return named <= 0 ? -ESRCH : -ENAMETOOLONG;
+		if (stat(path, &st) < 0)
+			return -ESRCH;
+		*ret = named;
+		return 0;
+	}
+	r = procfs_list(root, pid, &tids);
+	if (r == 0)
+		r = -ESRCH;
+	for (size_t i = 0; r == -ESRCH && i < tids.n; i++) {
+		struct procfs_nspid ns;
+
+		/* A thread that exits meanwhile is not the one. */
+		if (procfs_read_nspid(root, pid, tids.ids[i], &ns) == 0 && ns.n > level && ns.pids[level] == named) {
+			*ret = tids.ids[i];
+			r = 0;
+		}
+	}
+	procfs_ids_free(&tids);
+	return r;
+}
+
+int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%d/ns/pid", root, (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*ret = (struct procfs_ns){ .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
 }

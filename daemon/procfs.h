@@ -5,9 +5,10 @@
  * fixture directory in unit tests), so nothing else in the daemon names
  * /proc or parses its formats.
  *
- * The parsers are pure; procfs_read*() and procfs_list() are the only
- * functions here that make system calls. A file that vanishes while it is read (its process
- * exited) is -ESRCH, so callers can tell "gone" from "unreadable".
+ * The parsers are pure; procfs_read*(), procfs_list(), procfs_pidns() and
+ * procfs_find_thread_nspid() are the only functions here that make system
+ * calls. A file that vanishes while it is read (its process exited) is
+ * -ESRCH, so callers can tell "gone" from "unreadable".
  */
 #ifndef RTPLACE_PROCFS_H
 #define RTPLACE_PROCFS_H
@@ -75,5 +76,57 @@ struct procfs_ids {
 int procfs_list(const char *root, pid_t pid, struct procfs_ids *ret);
 
 void procfs_ids_free(struct procfs_ids *l);
+
+/*
+ * PID namespaces (pid_namespaces(7)). An NSpid line (in a status file, and
+ * in the fdinfo of a pidfd) lists a task's pid in every namespace from the
+ * one of the proc tree down to the task's own: one entry when the task is
+ * in the tree's namespace. Namespaces nest at most 32 deep below the
+ * initial one.
+ */
+#define PROCFS_NSPID_MAX 33
+
+struct procfs_nspid {
+	unsigned n;                    /* entries, 1..PROCFS_NSPID_MAX */
+	pid_t pids[PROCFS_NSPID_MAX];  /* pids[0] in the tree's namespace */
+};
+
+/* Parses the NSpid field of a status or fdinfo text. Returns 0, -ENOENT
+ * (no such line: a kernel before 4.1, or the task not visible) or
+ * -EBADMSG. */
+int procfs_parse_nspid(const char *text, struct procfs_nspid *ret);
+
+/*
+ * Parses the fdinfo of a pidfd (kernel 5.3+): "Pid:" is the process in the
+ * tree's namespace, and NSpid follows it. Returns 0 with *ret filled,
+ * -EBADF when the text has no Pid line (the descriptor is no pidfd), -ESRCH
+ * when the process has exited (Pid -1), -EXDEV when it lives outside the
+ * tree's namespace (Pid 0: an ancestor's process, which the reader cannot
+ * name), -EBADMSG on a malformed line.
+ */
+int procfs_parse_pidfd_fdinfo(const char *fdinfo, struct procfs_nspid *ret);
+
+/* procfs_parse_pidfd_fdinfo() of descriptor fd of the calling process
+ * (<root>/<getpid()>/fdinfo/<fd>); -ESRCH also when fd is not open. */
+int procfs_read_pidfd(const char *root, int fd, struct procfs_nspid *ret);
+
+/* The NSpid line of thread tid of process pid (of process pid when tid is
+ * 0). Returns 0, -ESRCH, -ENOENT, -EBADMSG or -errno. */
+int procfs_read_nspid(const char *root, pid_t pid, pid_t tid, struct procfs_nspid *ret);
+
+/* The thread of process pid whose NSpid entry at level is named (its
+ * number in that namespace), into *ret as the tree names it. Returns 0,
+ * -ESRCH (no such thread, or pid is gone) or -errno. */
+int procfs_find_thread_nspid(const char *root, pid_t pid, unsigned level, pid_t named, pid_t *ret);
+
+/* Identity of the PID namespace of process pid: <root>/<pid>/ns/pid's
+ * device and inode (stat(2) follows the namespace link). Reading another
+ * process's link needs ptrace read access to it (-EACCES without). Returns
+ * 0, -ESRCH or -errno. */
+struct procfs_ns {
+	dev_t dev;
+	ino_t ino;
+};
+int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret);
 
 #endif

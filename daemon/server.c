@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pidmap.h"
+#include "procfs.h"
 #include "protocol.h"
 #include "server.h"
 
@@ -231,6 +233,33 @@ static void server_client_doom(struct server_client *c)
 }
 
 /*
+ * Takes the descriptors of a received packet into peer->fds. Returns
+ * false when the packet carried more than SERVER_RECV_FDS_MAX (the kernel
+ * closed the rest): the caller drops the client.
+ */
+static bool server_take_fds(struct server_peer *peer, struct msghdr *mh)
+{
+	peer->nfds = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t n;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n && peer->nfds < SERVER_RECV_FDS_MAX; i++)
+			memcpy(&peer->fds[peer->nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+	}
+	return !(mh->msg_flags & MSG_CTRUNC);
+}
+
+static void server_close_fds(struct server_peer *peer)
+{
+	for (unsigned i = 0; i < peer->nfds; i++)
+		close(peer->fds[i]);
+	peer->nfds = 0;
+}
+
+/*
  * One packet per readiness callback. The event is level-triggered, so a
  * client with more packets queued is called again on the loop's next
  * turn, after the other ready clients and the tracker's ring: no client
@@ -242,7 +271,15 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server_client *c = arg;
 	struct server *s = c->server;
-	ssize_t n = recv(fd, s->rbuf, s->rbuf_size, MSG_DONTWAIT | MSG_TRUNC);
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * SERVER_RECV_FDS_MAX)];
+	} control;
+	struct iovec iov = { .iov_base = s->rbuf, .iov_len = s->rbuf_size };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	bool fds_fit;
 	int r;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -253,9 +290,17 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 		server_client_free(s, c);
 		return;
 	}
-	if ((size_t)n >= s->rbuf_size) {
-		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
-				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
+	fds_fit = server_take_fds(&c->peer, &mh);
+	if (!fds_fit || (size_t)n >= s->rbuf_size) {
+		if (fds_fit)
+			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
+					       "dropping it",
+					       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
+		else
+			log_notice_ratelimited("client %u (pid %d): more than %d descriptors with one message; "
+					       "dropping it",
+					       c->peer.id, (int)c->peer.pid, SERVER_RECV_FDS_MAX);
+		server_close_fds(&c->peer);
 		server_client_free(s, c);
 		return;
 	}
@@ -264,6 +309,7 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 	s->current = c;
 	r = s->dispatch(s, &c->peer, s->rbuf, (size_t)n, s->ctx);
 	s->current = NULL;
+	server_close_fds(&c->peer);
 	if (r < 0)
 		server_client_free(s, c);
 }
@@ -492,6 +538,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		c->fd = fd;
 		c->peer = (struct server_peer){
 			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = pidfd,
+			.same_pidns = pidmap_same_pidns(PROCFS_ROOT, cred.pid),
 		};
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
@@ -508,8 +555,8 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			continue;
 		}
 		server_client_link(s, c);
-		log_debug("client %u connected: pid %d uid %u gid %u", c->peer.id, (int)cred.pid, (unsigned)cred.uid,
-			  (unsigned)cred.gid);
+		log_debug("client %u connected: pid %d uid %u gid %u%s", c->peer.id, (int)cred.pid, (unsigned)cred.uid,
+			  (unsigned)cred.gid, c->peer.same_pidns ? "" : ", in another PID namespace");
 	}
 }
 

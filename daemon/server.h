@@ -21,6 +21,7 @@
 #ifndef RTPLACE_SERVER_H
 #define RTPLACE_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,10 @@
 #include <event2/event.h>
 
 struct server;
+
+/* Descriptors received with one packet (the dispatcher judges how many a
+ * request may carry); a packet with more drops its client. */
+#define SERVER_RECV_FDS_MAX 4
 
 /* Who is on the other end, from SO_PEERCRED at accept time. */
 struct server_peer {
@@ -39,6 +44,14 @@ struct server_peer {
 	 * kernel gives none: while it is open and the process lives, pid
 	 * names that process and no other. Closed by the server. */
 	int pidfd;
+	/* Its PID namespace is the daemon's (pidmap_same_pidns() at accept):
+	 * the pids it writes into requests are the daemon's pids. */
+	bool same_pidns;
+	/* Descriptors that came with the packet being dispatched (SCM_RIGHTS:
+	 * pidfds naming processes, DESIGN §15), valid during that dispatch
+	 * only: the server closes them after it. */
+	int fds[SERVER_RECV_FDS_MAX];
+	unsigned nfds;
 	/* The dispatcher's own state for this connection: NULL at accept,
 	 * the dispatcher's to free when it is called with msg NULL. */
 	void *data;

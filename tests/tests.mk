@@ -278,6 +278,20 @@ tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test-cli
 
+# The pids a client names, as the daemon's (daemon/pidmap.c), on fixture
+# proc trees.
+check_PROGRAMS += tests/unit/test-pidmap
+tests_unit_test_pidmap_SOURCES = tests/unit/test-pidmap.c
+tests_unit_test_pidmap_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_pidmap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pidmap_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-pidmap
+
+# Clients in a container's own PID namespace under real runc (root):
+# identities by pidfd, bare pids from there refused (DESIGN §15).
+TESTS += tests/integration/test-client-pidns.sh
+EXTRA_DIST += tests/integration/test-client-pidns.sh
+
 # Time by class: level classes and the reader of the tracker's per-CPU
 # entries, racing a writer thread (issue 12).
 check_PROGRAMS += tests/unit/test-class-times

@@ -14,6 +14,8 @@ command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
 $NOBODY "$CTL" --version >/dev/null 2>&1 || skip "the build tree is not readable by uid 65534"
+# Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
+rt_lock
 
 # The unprivileged watcher must be able to reach and connect to the socket.
 chmod 755 "$TMP"

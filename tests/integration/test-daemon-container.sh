@@ -115,7 +115,9 @@ kill "$OWNER"
 wait "$OWNER" 2>/dev/null
 wait_claims 0
 
-# A move of a host thread: CAP_SYS_NICE in the container is enough.
+# A move of a host thread: CAP_SYS_NICE in the container is enough. It
+# goes to CPU 1, which must stay online meanwhile (test-hotplug-live).
+rt_lock
 sleep 30 &
 SLEEPER=$!
 PIDS="$PIDS $SLEEPER"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -286,6 +287,118 @@ static void test_owner_process_lifetime(void **state)
 	/* ...and ends with the process. */
 	assert_int_equal(WAIT_STATUS(check, claims_active, 0), 0);
 	close(check);
+}
+
+/* Sends req with n descriptors (SCM_RIGHTS). */
+static void send_with_fds(int fd, const struct proto_msg *req, const int *fds, unsigned n)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)req, .iov_len = req->hdr.length };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	assert_true(n > 0 && n <= 8);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)req->hdr.length);
+}
+
+/* A request with descriptors: its ERROR status and reason, or 0. */
+static int call_with_fds(int fd, const struct proto_msg *req, const int *fds, unsigned n, char *reason)
+{
+	struct proto_msg rep;
+
+	send_with_fds(fd, req, fds, n);
+	assert_int_equal(harness_reply(fd, req->hdr.request_id, &rep), 0);
+	if (rep.hdr.type != RTPLACE_MSG_ERROR)
+		return 0;
+	strcpy(reason, rep.error.reason);
+	return rep.hdr.status;
+}
+
+/*
+ * Descriptors with requests (DESIGN §15), from a client in the daemon's own
+ * PID namespace: one where no pid is named, or two at once, are refused;
+ * with owner_pid the number is the daemon's and the claim lives with that
+ * process, whatever descriptor came along; more than the server takes
+ * drop the client. No descriptor stays open in the daemon. (Clients in
+ * other namespaces: test-client-pidns.sh, and test-pidmap on fixtures.)
+ */
+static void test_descriptors_own_namespace(void **state)
+{
+	struct harness_daemon *d = *state;
+	struct rtplace_query q = query_for(70, 1, RTPLACE_QUERY_F_CLAIM);
+	struct proto_msg req;
+	char reason[RTPLACE_REASON_MAX];
+	pid_t child = fork();
+	int fd, self, pidfd, pipefd[2], fds0, st, many[8];
+	unsigned char rbuf[RTPLACE_MSG_MAX];
+	struct pollfd p;
+
+	if (child == 0) {
+		alarm(60); /* gone even when the test fails before it kills it */
+		pause();
+		_exit(0);
+	}
+	fd = harness_connect(d->socket);
+	/* counted once the daemon has accepted and served the connection */
+	assert_int_equal(status_of(fd).claims_active, 0);
+	fds0 = harness_fd_count(d->pid);
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pidfd < 0 || self < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &st, 0);
+		skip();
+	}
+	assert_int_equal(pipe(pipefd), 0);
+	q.owner_pid = child;
+
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(call_with_fds(fd, &req, (int[]){ pidfd, pidfd }, 2, reason), -EINVAL);
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	assert_int_equal(call_with_fds(fd, &req, &pidfd, 1, reason), -EINVAL);
+	assert_string_equal(reason, "one pidfd, only with a MOVE or a QUERY's owner_pid");
+	assert_int_equal(status_of(fd).claims_active, 0);
+	assert_int_equal(harness_fd_count(d->pid), fds0);
+
+	/* in the daemon's own namespace the number is the daemon's: the claim
+	 * lives with the child, whatever pidfd came with it (not read) */
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(call_with_fds(fd, &req, &self, 1, reason), 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(call_with_fds(fd, &req, &pipefd[0], 1, reason), 0);
+	assert_int_equal(status_of(fd).claims_active, 2);
+
+	/* more descriptors than the server takes: the client is dropped */
+	for (int i = 0; i < 8; i++)
+		many[i] = pipefd[0];
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	send_with_fds(fd, &req, many, 8);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(recv(fd, rbuf, sizeof(rbuf), 0), 0);
+	close(fd);
+
+	fd = harness_connect(d->socket);
+	assert_int_equal(WAIT_STATUS(fd, clients, 1), 1);
+	assert_int_equal(status_of(fd).claims_active, 2);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	assert_int_equal(WAIT_STATUS(fd, claims_active, 0), 0);
+	/* the claim's own pidfd went with it; the one connection left holds one */
+	assert_int_equal(harness_fd_count(d->pid), fds0);
+	close(fd);
+	close(pidfd);
+	close(self);
+	close(pipefd[0]);
+	close(pipefd[1]);
 }
 
 /* Sends raw bytes and expects an ERROR with the given status, or (status 0)
@@ -585,6 +698,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_release_rules, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_lease_expiry_event, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_owner_process_lifetime, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_descriptors_own_namespace, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_bad_input, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_moves_refused_in_simulation, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 static struct harness_daemon *harness_running;
 
@@ -138,16 +139,7 @@ static void harness_append(const char **argv, int *argc, const char *const *src)
 
 int harness_write_file(const char *path, const char *text)
 {
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
+	return test_write_file(path, text);
 }
 
 int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -189,4 +191,36 @@ void test_forget_child(pid_t pid)
 	for (size_t i = 0; i < sizeof(test_children) / sizeof(test_children[0]); i++)
 		if (test_children[i] == pid)
 			test_children[i] = 0;
+}
+
+int test_write_file(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int test_write_fixture(const char *root, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	int r = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *slash = path + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			r = -errno;
+		*slash = '/';
+		if (r < 0)
+			return r;
+	}
+	return test_write_file(path, text);
 }

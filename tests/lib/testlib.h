@@ -76,6 +76,13 @@ void test_forget_child(pid_t pid);
  * synthetic description into the build tree. NULL when neither works. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
 
+/* Writes text as the whole content of path (created 0644). 0 or -errno. */
+int test_write_file(const char *path, const char *text);
+
+/* test_write_file() of root/rel, creating the folders rel names: a file of
+ * a fixture tree. 0 or -errno. */
+int test_write_fixture(const char *root, const char *rel, const char *text);
+
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];
 

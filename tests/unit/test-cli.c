@@ -23,6 +23,7 @@ static void test_exit_status(void **state)
 		{ -ECONNREFUSED, EX_UNAVAILABLE }, { -EOPNOTSUPP, EX_UNAVAILABLE },
 		{ -EPERM, EX_NOPERM },             { -EACCES, EX_NOPERM },
 		{ -EINVAL, EX_DATAERR },           { -ESRCH, EX_DATAERR },
+		{ -EXDEV, EX_DATAERR },            { -EBADF, EX_DATAERR },
 		{ -EBUSY, EX_TEMPFAIL },           { -EUSERS, EX_TEMPFAIL },
 		{ -ETIMEDOUT, EX_TEMPFAIL },       { -EPROTO, EX_PROTOCOL },
 		{ -ENOMEM, EX_OSERR },             { -EIO, EX_SOFTWARE },

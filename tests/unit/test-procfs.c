@@ -14,30 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "procfs.h"
+#include "testlib.h"
 
 static char root[PATH_MAX];
 
 static void write_file(const char *rel, const char *text)
 {
-	char path[PATH_MAX + 64], dir[PATH_MAX + 64], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	/* mkdir -p of the file's folders */
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (slash = dir + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(test_write_fixture(root, rel, text), 0);
 }
 
 /* A stat line of 52 fields: comm with spaces and parentheses, the given
@@ -162,6 +150,156 @@ static void test_read_fixture(void **state)
 	assert_int_equal(procfs_read_stat(root, 300, 302, &st), -ESRCH);
 }
 
+static void test_parse_nspid(void **state)
+{
+	struct procfs_nspid ns;
+	char text[1024];
+	int len;
+
+	assert_int_equal(procfs_parse_nspid("Pid:\t9\nNSpid:\t4242\t17\t1\nNSpgid:\t4242\t17\t1\n", &ns), 0);
+	assert_int_equal(ns.n, 3);
+	assert_int_equal(ns.pids[0], 4242);
+	assert_int_equal(ns.pids[1], 17);
+	assert_int_equal(ns.pids[2], 1);
+	assert_int_equal(procfs_parse_nspid("NSpid:\t5\n", &ns), 0);
+	assert_int_equal(ns.n, 1);
+	assert_int_equal(ns.pids[0], 5);
+	assert_int_equal(procfs_parse_nspid("Pid:\t5\n", &ns), -ENOENT);
+	assert_int_equal(procfs_parse_nspid("NSpid:\n", &ns), -EBADMSG);
+	assert_int_equal(procfs_parse_nspid("NSpid:\t5\tx\n", &ns), -EBADMSG);
+	assert_int_equal(procfs_parse_nspid("NSpid:\t5\t0\n", &ns), -EBADMSG);
+	/* 33 levels fit (the initial namespace and 32 below it); 34 do not */
+	len = snprintf(text, sizeof(text), "NSpid:");
+	for (int i = 0; i < PROCFS_NSPID_MAX; i++)
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "\t%d", 100 + i);
+	assert_int_equal(procfs_parse_nspid(text, &ns), 0);
+	assert_int_equal(ns.n, PROCFS_NSPID_MAX);
+	assert_int_equal(ns.pids[PROCFS_NSPID_MAX - 1], 100 + PROCFS_NSPID_MAX - 1);
+	snprintf(text + len, sizeof(text) - (size_t)len, "\t1\n");
+	assert_int_equal(procfs_parse_nspid(text, &ns), -EBADMSG);
+}
+
+/* fdinfo texts as Linux 6.1's pidfd_show_fdinfo() and others write them. */
+static void test_parse_pidfd_fdinfo(void **state)
+{
+	struct procfs_nspid ns;
+
+	/* a process two namespaces below the reader's */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\n"
+						   "Pid:\t4242\nNSpid:\t4242\t17\t1\n",
+						   &ns),
+			 0);
+	assert_int_equal(ns.n, 3);
+	assert_int_equal(ns.pids[0], 4242);
+	assert_int_equal(ns.pids[2], 1);
+	/* kernels 5.3..5.9 print no NSpid: the reader's pid alone */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t0\nPid:\t77\n", &ns), 0);
+	assert_int_equal(ns.n, 1);
+	assert_int_equal(ns.pids[0], 77);
+	/* exited, or living in an ancestor namespace the reader cannot name */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t0\nPid:\t-1\nNSpid:\t-1\n", &ns), -ESRCH);
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t0\nPid:\t0\nNSpid:\t0\n", &ns), -EXDEV);
+	/* not a pidfd: an eventfd, a file */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t9\n"
+						   "eventfd-count:\t0\neventfd-id: 3\n",
+						   &ns),
+			 -EBADF);
+	assert_int_equal(procfs_parse_pidfd_fdinfo("pos:\t12\nflags:\t0100000\nmnt_id:\t29\nino:\t131\n", &ns),
+			 -EBADF);
+	/* "TracerPid:" or "SqThread:" are no "Pid:" */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("TracerPid:\t5\nSqThread:\t6\n", &ns), -EBADF);
+	/* malformed: never a pid */
+	assert_int_equal(procfs_parse_pidfd_fdinfo("Pid:\tx\n", &ns), -EBADMSG);
+	assert_int_equal(procfs_parse_pidfd_fdinfo("Pid:\t5x\n", &ns), -EBADMSG);
+	assert_int_equal(procfs_parse_pidfd_fdinfo("Pid:\t-2\n", &ns), -EBADMSG);
+	assert_int_equal(procfs_parse_pidfd_fdinfo("Pid:\t5\nNSpid:\t6\t1\n", &ns), -EBADMSG);
+}
+
+static void test_read_ids_fixture(void **state)
+{
+	struct procfs_nspid ns;
+	struct procfs_ns a, b, c;
+	char rel[64];
+	pid_t tid;
+
+	/* fdinfo of the reader's own descriptors: <root>/<getpid()>/fdinfo/FD */
+	snprintf(rel, sizeof(rel), "%d/fdinfo/7", (int)getpid());
+	write_file(rel, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t500\nNSpid:\t500\t1\n");
+	snprintf(rel, sizeof(rel), "%d/fdinfo/8", (int)getpid());
+	write_file(rel, "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1058\neventfd-count:\t0\n");
+	assert_int_equal(procfs_read_pidfd(root, 7, &ns), 0);
+	assert_int_equal(ns.n, 2);
+	assert_int_equal(ns.pids[0], 500);
+	assert_int_equal(ns.pids[1], 1);
+	assert_int_equal(procfs_read_pidfd(root, 8, &ns), -EBADF);
+	assert_int_equal(procfs_read_pidfd(root, 9, &ns), -ESRCH);
+
+	/* a containerised process 500 (pid 1 inside) with threads 2 and 3 */
+	write_file("500/status", "Name:\tinit\nNSpid:\t500\t1\n");
+	write_file("500/task/500/status", "Name:\tinit\nNSpid:\t500\t1\n");
+	write_file("500/task/501/status", "Name:\tworker\nNSpid:\t501\t2\n");
+	write_file("500/task/502/status", "Name:\tworker\nNSpid:\t502\t3\n");
+	assert_int_equal(procfs_read_nspid(root, 500, 0, &ns), 0);
+	assert_int_equal(ns.n, 2);
+	assert_int_equal(procfs_read_nspid(root, 500, 502, &ns), 0);
+	assert_int_equal(ns.pids[1], 3);
+	assert_int_equal(procfs_read_nspid(root, 500, 503, &ns), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(root, 500, 1, 3, &tid), 0);
+	assert_int_equal(tid, 502);
+	assert_int_equal(procfs_find_thread_nspid(root, 500, 0, 501, &tid), 0);
+	assert_int_equal(tid, 501);
+	/* the daemon's 502 is nobody's 502 inside */
+	assert_int_equal(procfs_find_thread_nspid(root, 500, 1, 502, &tid), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(root, 500, 2, 1, &tid), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(root, 599, 0, 599, &tid), -ESRCH);
+
+	/* namespaces by the identity of what ns/pid leads to */
+	write_file("ns-a", "");
+	write_file("ns-b", "");
+	write_file("600/stat", "");
+	write_file("601/stat", "");
+	write_file("602/stat", "");
+	for (int pid = 600; pid <= 602; pid++) {
+		char path[PATH_MAX + 32], target[PATH_MAX + 32];
+
+		snprintf(path, sizeof(path), "%s/%d/ns", root, pid);
+		assert_int_equal(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/%d/ns/pid", root, pid);
+		snprintf(target, sizeof(target), "%s/%s", root, pid == 602 ? "ns-b" : "ns-a");
+		assert_int_equal(symlink(target, path), 0);
+	}
+	assert_int_equal(procfs_pidns(root, 600, &a), 0);
+	assert_int_equal(procfs_pidns(root, 601, &b), 0);
+	assert_int_equal(procfs_pidns(root, 602, &c), 0);
+	assert_true(a.dev == b.dev && a.ino == b.ino);
+	assert_false(a.dev == c.dev && a.ino == c.ino);
+	assert_int_equal(procfs_pidns(root, 603, &a), -ESRCH);
+}
+
+static void test_read_ids_live(void **state)
+{
+	struct procfs_nspid ns, self;
+	struct procfs_ns a, b;
+	int pipefd[2], fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (fd < 0)
+		skip();
+	assert_int_equal(procfs_read_nspid(PROCFS_ROOT, getpid(), 0, &self), 0);
+	assert_int_equal(self.pids[0], getpid());
+	assert_int_equal(procfs_read_pidfd(PROCFS_ROOT, fd, &ns), 0);
+	assert_int_equal(ns.n, self.n);
+	assert_int_equal(ns.pids[0], getpid());
+	close(fd);
+	/* descriptors that are no pidfd */
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(procfs_read_pidfd(PROCFS_ROOT, pipefd[0], &ns), -EBADF);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	assert_int_equal(procfs_pidns(PROCFS_ROOT, getpid(), &a), 0);
+	assert_int_equal(procfs_pidns(PROCFS_ROOT, getpid(), &b), 0);
+	assert_true(a.dev == b.dev && a.ino == b.ino);
+}
+
 static bool has_id(const struct procfs_ids *l, pid_t id)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -223,6 +361,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_fixture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_fixture, setup, teardown),
 		cmocka_unit_test(test_read_live),
+		cmocka_unit_test(test_parse_nspid),
+		cmocka_unit_test(test_parse_pidfd_fdinfo),
+		cmocka_unit_test_setup_teardown(test_read_ids_fixture, setup, teardown),
+		cmocka_unit_test(test_read_ids_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

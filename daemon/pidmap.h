@@ -1,0 +1,69 @@
+/*
+ * The processes and threads a client names, as the daemon's own pids
+ * (DESIGN §15). A pid written into a request (a claim's owner_pid, a
+ * MOVE's tid) is a number in the client's PID namespace; a client in a
+ * container has its own, where pid 1 is the container's init and a host
+ * process may carry the number of any container process. Its bare
+ * numbers are never read as the daemon's:
+ *
+ * - a client in the daemon's PID namespace names by its pid, which is
+ *   the daemon's, as clients always have (protocol compatibility); a
+ *   pidfd it sends along is not read: its fdinfo would cost a move's hot
+ *   path about 10 µs and tell nothing the number does not;
+ * - a client in another namespace sends a pidfd with the request
+ *   (SCM_RIGHTS; a pidfd of the owner, or of the target thread's process):
+ *   the kernel states whose it is in the pidfd's fdinfo, in the daemon's
+ *   namespace and in every one below (Pid, NSpid), so it cannot be forged,
+ *   and the client's own number must agree with it;
+ * - a bare pid from a client in another PID namespace is refused with
+ *   -EXDEV and a reason naming the fix (librtplace sends pidfds).
+ *
+ * Namespaces are compared by the identity of <proc>/PID/ns/pid. Reading
+ * another process's link needs ptrace read access, which a daemon with
+ * fewer capabilities than its peer lacks (a containerised rtplaced, a
+ * non-root one); the NSpid line of the world-readable status file decides
+ * then: a single entry for both the peer and the daemon means both live in
+ * the proc tree's namespace. What cannot be read counts as another
+ * namespace: a bare pid is refused, never guessed.
+ *
+ * Pure decisions over procfs.c readers; every function takes the proc
+ * tree's root, so unit tests run on fixture trees.
+ */
+#ifndef RTPLACE_PIDMAP_H
+#define RTPLACE_PIDMAP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "reason.h"
+
+/* The requester, as the socket saw it at connect. */
+struct pidmap_peer {
+	pid_t pid;       /* SO_PEERCRED: in the daemon's namespace, 0 when not visible there */
+	bool same_pidns; /* its PID namespace is the daemon's (pidmap_same_pidns()) */
+};
+
+/* Whether process pid lives in the daemon's PID namespace; false also when
+ * that cannot be read. */
+bool pidmap_same_pidns(const char *root, pid_t pid);
+
+/*
+ * The process a peer names as named, with the pidfd it sent (-1 for none),
+ * as a pid of the daemon's namespace in *ret. Returns 0, or -errno with
+ * reason set (worded to fit an ERROR reply): -EXDEV (a bare pid from another namespace), -EBADF (the
+ * descriptor is no pidfd), -ESRCH (the process has exited), -EINVAL (named
+ * is not the pidfd's process).
+ */
+int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
+		   struct rtplace_reason *reason);
+
+/*
+ * The thread a peer names as named (its tid in the peer's namespace), with
+ * a pidfd of its process (or of the thread itself) or -1, as a tid of the
+ * daemon's namespace in *ret. Errors as pidmap_process(); -ESRCH also when
+ * named is no thread of the pidfd's process.
+ */
+int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
+		  struct rtplace_reason *reason);
+
+#endif
