@@ -27,6 +27,7 @@
 #endif
 
 #include "rtplace-levels.h"
+#include "levels.h"
 
 /* CPU ids the programs handle. */
 #define TRACKER_MAX_CPUS RTPLACE_MAX_CPUS
@@ -67,7 +68,10 @@ _Static_assert(__builtin_offsetof(struct tracker_event, cpu_level) == 28, "cpu_l
  *   0       seq       even when the fields are stable, odd while written
  *   4       cls       the class since since_ns; LEVEL_CLASS_NONE: offline
  *   8       since_ns  CLOCK_MONOTONIC start of the open interval; 0 before
- *                     the CPU's first class change since load: no interval
+ *                     the CPU's first level change since load: the open
+ *                     interval then runs from the load (tracker_start_ns)
+ *                     in the class of the level published for the CPU
+ *                     (seeded from /proc), and the first change closes it
  *   16      ns[4]     closed intervals' nanoseconds per class
  *   48      reserved
  *
@@ -107,13 +111,17 @@ _Static_assert(__builtin_offsetof(struct tracker_cpu_time, ns) == 16, "ns follow
 
 /*
  * The nanoseconds cpu's entry e holds per class at now_ns (CLOCK_MONOTONIC),
- * the open interval included, into ret. now_ns is read before the entry:
+ * the open interval included, into ret; level is the CPU's published level
+ * in the cpupri map and start_ns the load time (tracker_start_ns), for an
+ * entry no level change has written yet. now_ns is read before the entry:
  * an interval that opened after it counts from its start only, so later
- * reads never return less for any class. 0, or -EBUSY when no stable copy
- * was seen in TRACKER_CPU_TIME_TRIES tries.
+ * reads never return less for any class. The BPF writer accounts a change
+ * before it publishes the new level, so a level read inside the sequence
+ * window of an unwritten entry is the one the first change will close.
+ * 0, or -EBUSY when no stable copy was seen in TRACKER_CPU_TIME_TRIES tries.
  */
-static inline int tracker_cpu_time_read(const struct tracker_cpu_time *e, __u64 now_ns,
-					__u64 ret[RTPLACE_CLASS_COUNT])
+static inline int tracker_cpu_time_read(const struct tracker_cpu_time *e, const __u32 *level, __u64 start_ns,
+					__u64 now_ns, __u64 ret[RTPLACE_CLASS_COUNT])
 {
 	for (int tries = 0; tries < TRACKER_CPU_TIME_TRIES; tries++) {
 		__u32 seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
@@ -123,6 +131,10 @@ static inline int tracker_cpu_time_read(const struct tracker_cpu_time *e, __u64 
 
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			ns[c] = __atomic_load_n(&e->ns[c], __ATOMIC_RELAXED);
+		if (!since) {
+			cls = level_class(__atomic_load_n(level, __ATOMIC_RELAXED));
+			since = start_ns;
+		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if ((seq & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
 			continue;

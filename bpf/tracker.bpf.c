@@ -69,6 +69,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load; read-only to the programs. */
 const volatile struct cpupri_geom tracker_geom;
+/* CLOCK_MONOTONIC at load: where the first interval of time by class of
+ * each CPU starts (tracker-abi.h). */
+const volatile __u64 tracker_start_ns;
 /* Records lost because the ring buffer was full. */
 __u64 tracker_lost;
 
@@ -281,27 +284,31 @@ static __always_inline __u32 tracker_task_level(struct rq *rq, struct task_struc
 _Static_assert((RTPLACE_CLASS_COUNT & (RTPLACE_CLASS_COUNT - 1)) == 0, "a mask bounds class indices");
 
 /*
- * Closes cpu's open interval of time by class when its level enters
- * another class (level_class()), and opens one for the new class; the
- * caller holds cpu's runqueue lock and has just published a new level, so
- * a switch that keeps the level never comes here, and one between two RT
- * priorities stops at the lookup. The order of the stores against
- * readers is tracker-abi.h's (struct tracker_cpu_time): seq goes odd and
- * back to even through exchanges, which are fully ordered.
+ * Closes cpu's open interval of time by class when its level goes from
+ * old to another class (level_class()), and opens one for the new class;
+ * the caller holds cpu's runqueue lock and is about to publish the new
+ * level, so a switch that keeps the level never comes here, and one
+ * between two RT priorities stops at the lookup. The first change closes
+ * the interval from the load in the class of old (the level the seed or
+ * an earlier event published). The order of the stores against readers is
+ * tracker-abi.h's (struct tracker_cpu_time): seq goes odd and back to
+ * even through exchanges, which are fully ordered.
  */
-static __always_inline void tracker_account(__u32 cpu, __u32 level)
+static __always_inline void tracker_account(__u32 cpu, __u32 old, __u32 level)
 {
 	struct tracker_cpu_time *t = bpf_map_lookup_elem(&tracker_times, &cpu);
-	__u32 cls = level_class(level), seq;
-	__u64 now;
+	__u32 cls = level_class(level), seq, from_cls;
+	__u64 now, from;
 
 	if (!t || (t->cls == cls && t->since_ns))
 		return;
 	now = bpf_ktime_get_ns();
+	from = t->since_ns ? t->since_ns : tracker_start_ns;
+	from_cls = t->since_ns ? t->cls : level_class(old);
 	seq = t->seq;
 	__atomic_exchange_n(&t->seq, seq + 1, __ATOMIC_SEQ_CST);
-	if (t->since_ns && t->cls < RTPLACE_CLASS_COUNT)
-		t->ns[t->cls & (RTPLACE_CLASS_COUNT - 1)] += now - t->since_ns;
+	if (from_cls < RTPLACE_CLASS_COUNT && now > from)
+		t->ns[from_cls & (RTPLACE_CLASS_COUNT - 1)] += now - from;
 	t->since_ns = now;
 	t->cls = cls;
 	__atomic_exchange_n(&t->seq, seq + 2, __ATOMIC_SEQ_CST);
@@ -334,9 +341,11 @@ static __always_inline void tracker_publish(__u32 cpu, struct rq *rq, struct tas
 		slot->pid = pid;
 	if (slot->rt_queued != rt_queued)
 		slot->rt_queued = rt_queued;
+	/* Accounted first: a reader that sees no accounting yet reads the
+	 * level the first change closes (tracker-abi.h). */
 	if (slot->level != level) {
+		tracker_account(cpu, slot->level, level);
 		cpupri_set(map, g, cpu, level);
-		tracker_account(cpu, level);
 	}
 }
 

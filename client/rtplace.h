@@ -210,8 +210,7 @@ void rtplace_cpus_free(struct rtplace_cpu *cpus);
 /*
  * The time each CPU spent in each class, CPU ids 0..*ret_n-1, in an array
  * to free with rtplace_cpu_times_free(): counted by the daemon's BPF
- * tracker from each CPU's first class change after the daemon started,
- * offline time in no class. The share of an interval is the difference of
+ * tracker since the daemon started, offline time in no class. The share of an interval is the difference of
  * two calls. -EOPNOTSUPP from a daemon without the tracker (simulated
  * levels) or one older than this call.
  */

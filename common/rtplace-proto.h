@@ -326,8 +326,8 @@ struct rtplace_cpus_reply {
 
 /* Nanoseconds one CPU spent in each class, indexed by RTPLACE_CLASS_*
  * (rtplace-levels.h): counted by the BPF tracker at each change of the
- * CPU's class from its first one after the daemon started; offline time is
- * in no class. Each counter only grows while the daemon runs. */
+ * CPU's class since the daemon started; offline time is in no class. Each
+ * counter only grows while the daemon runs. */
 struct rtplace_class_times {
 	uint64_t ns[RTPLACE_CLASS_COUNT];
 };

@@ -133,7 +133,7 @@ static void metrics_class_seconds(struct metrics *m, struct evbuffer *b)
 
 	metrics_family(b, "rtplace_cpu_class_seconds_total", "counter",
 		       "Time the CPU spent running idle, normal (fair), rt and dl (deadline) tasks, counted by the "
-		       "BPF tracker from the CPU's first class change after rtplaced started.");
+		       "BPF tracker since rtplaced started.");
 	for (uint32_t cpu = 0; cpu < m->o.topo->ncpus; cpu++) {
 		int r = tracker_cpu_times(m->o.tracker, cpu, now, ns);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -39,6 +40,7 @@ struct tracker {
 	const struct tracker_cpu_time *times; /* read-only mapping of tracker_times */
 	size_t times_len;      /* bytes mapped, a page multiple */
 	uint32_t ncpus;        /* entries of times */
+	uint64_t start_ns;     /* CLOCK_MONOTONIC at load (tracker_start_ns) */
 	tracker_event_cb *cb;  /* the consumer, only during tracker_consume() */
 	void *cb_ctx;
 	int stats_fd;          /* BPF_ENABLE_STATS while >= 0 */
@@ -275,6 +277,14 @@ out:
 	return r;
 }
 
+static uint64_t tracker_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 /* Maps the time-by-class array read-only and freezes it against syscall
  * writes: only the BPF programs write it. */
 static int tracker_map_times(struct tracker *t, uint32_t ncpus, size_t page)
@@ -358,6 +368,8 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
+	t->start_ns = tracker_now_ns();
+	t->skel->rodata->tracker_start_ns = t->start_ns;
 	tracker_watch_progs(t->skel, watch_progs);
 	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
 		bpf_program__set_autoattach(watch_progs[i], false);
@@ -451,12 +463,14 @@ const void *tracker_map(const struct tracker *t, size_t *ret_size)
 
 int tracker_cpu_times(const struct tracker *t, uint32_t cpu, uint64_t now_ns, uint64_t ret[RTPLACE_CLASS_COUNT])
 {
+	const struct cpupri_geom *g = &((const struct cpupri_header *)t->map)->geom;
 	__u64 ns[RTPLACE_CLASS_COUNT];
 	int r;
 
 	if (cpu >= t->ncpus)
 		return -ERANGE;
-	r = tracker_cpu_time_read(&t->times[cpu], now_ns, ns);
+	r = tracker_cpu_time_read(&t->times[cpu], &cpupri_slot_ptr((void *)t->map, g, cpu)->level, t->start_ns,
+				  now_ns, ns);
 	if (r == 0)
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			ret[c] = ns[c];

@@ -52,8 +52,9 @@ const void *tracker_map(const struct tracker *t, size_t *ret_size);
 
 /*
  * The nanoseconds cpu spent in each class (RTPLACE_CLASS_*) at now_ns
- * (CLOCK_MONOTONIC, read before the call), into ret: counted from the CPU's
- * first class change after tracker_open(), offline time in no class. Reads
+ * (CLOCK_MONOTONIC, read before the call), into ret: counted from
+ * tracker_open() (until the CPU's first level change, in the class of the
+ * level seeded from /proc), offline time in no class. Reads
  * the programs' per-CPU entries without a syscall or a lock (tracker-abi.h);
  * for one CPU, a later now_ns never gives less in any class. 0, -ERANGE for
  * a CPU beyond the topology, -EBUSY (tracker_cpu_time_read()).

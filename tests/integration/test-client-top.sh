@@ -191,4 +191,21 @@ cpu1 = [c for c in d["cpus"] if c["cpu"] == 1][0]
 print("# CPU 1 with a FIFO task:", cpu1, file=sys.stderr)
 assert cpu1["rt"] >= 0.05, cpu1
 PY
+
+# A CPU busy with a normal task from before the daemon started never
+# changes class: its time counts from the start all the same, in the class
+# of the level seeded from /proc (a busy loop on CPU 1, bounded, under the
+# lock that keeps other tests' RT threads off CPU 1).
+stop_daemon
+timeout 20 taskset -c 1 sh -c 'while :; do :; done' &
+busy=$!
+PIDS="$PIDS $busy"
+start_live_daemon
+expect_status 0 "$CTL" --socket "$SOCK" --json cpus --interval 0.5
+kill $busy 2>/dev/null
+python3 - "$TMP/out" <<'PY' || fail "cpus --interval with CPU 1 busy since before the start: $(cat "$TMP/out")"
+import json, sys
+cpu1 = [c for c in json.load(open(sys.argv[1]))["cpus"] if c["cpu"] == 1][0]
+assert cpu1["normal"] is not None and cpu1["normal"] >= 0.5, cpu1
+PY
 exit 0
