@@ -366,7 +366,7 @@ static void test_descriptors_own_namespace(void **state)
 	assert_int_equal(call_with_fds(fd, &req, &pidfd, 1, reason), -EINVAL);
 	assert_string_equal(reason, "one pidfd, only with a MOVE or a QUERY's owner_pid");
 	assert_int_equal(status_of(fd).claims_active, 0);
-	assert_int_equal(harness_fd_count(d->pid), fds0);
+	assert_int_equal(harness_wait_fd_count(d->pid, fds0, 5000), fds0);
 
 	/* in the daemon's own namespace the number is the daemon's: the claim
 	 * lives with the child, whatever pidfd came with it (not read) */
@@ -393,7 +393,7 @@ static void test_descriptors_own_namespace(void **state)
 	waitpid(child, &st, 0);
 	assert_int_equal(WAIT_STATUS(fd, claims_active, 0), 0);
 	/* the claim's own pidfd went with it; the one connection left holds one */
-	assert_int_equal(harness_fd_count(d->pid), fds0);
+	assert_int_equal(harness_wait_fd_count(d->pid, fds0, 5000), fds0);
 	close(fd);
 	close(pidfd);
 	close(self);
@@ -506,7 +506,7 @@ static void test_bad_input(void **state)
 	}
 	fd = harness_connect(d->socket);
 	assert_int_equal(WAIT_STATUS(fd, clients, 1), 1);
-	assert_int_equal(harness_fd_count(d->pid), fds0);
+	assert_int_equal(harness_wait_fd_count(d->pid, fds0, 5000), fds0);
 #ifdef __SANITIZE_ADDRESS__
 	/* ASan's quarantine keeps freed memory resident, so RSS says nothing
 	 * here; LeakSanitizer checks the daemon at exit instead (stop_daemon

@@ -368,6 +368,17 @@ int harness_fd_count(pid_t pid)
 	return n;
 }
 
+int harness_wait_fd_count(pid_t pid, int want, int timeout_ms)
+{
+	int n = harness_fd_count(pid);
+
+	for (int waited = 0; n != want && waited < timeout_ms; waited += 10) {
+		usleep(10 * 1000);
+		n = harness_fd_count(pid);
+	}
+	return n;
+}
+
 long harness_rss_kb(pid_t pid)
 {
 	char path[64], line[256];
