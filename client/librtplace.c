@@ -64,7 +64,16 @@ struct rtplace {
 	 * then, and opened again in a child after fork(). */
 	int self_pidfd;
 	pid_t self_pid;
+	/* Whether the caller's process (pidns_pid: checked again after fork(),
+	 * which may enter a PID namespace made with unshare()) is in the
+	 * initial PID namespace; see rtplace_needs_pidfds(). */
+	bool initial_pidns;
+	pid_t pidns_pid;
 };
+
+/* The initial PID namespace's inode number, fixed by the kernel since 3.8
+ * (PROC_PID_INIT_INO in include/linux/proc_ns.h). */
+#define RTPLACE_INITIAL_PIDNS_INO 0xEFFFFFFCu
 
 /* The connection is gone (daemon stopped or restarted): worth one reconnect. */
 static bool rtplace_is_disconnect(int r)
@@ -426,9 +435,30 @@ static int rtplace_pidfd_open(pid_t pid, bool thread, int *ret)
 }
 
 /*
+ * Does a request naming a pid need a pidfd with it? Not from the initial
+ * PID namespace: a daemon there reads the caller's numbers as they are,
+ * and a daemon in any other namespace cannot see the caller's processes at
+ * all, pidfd or not. Skipping it saves a move the descriptor's passing and
+ * closing on both sides (bench/README.md, moves). Without a readable
+ * /proc/self/ns/pid the caller may be anywhere, so pidfds go.
+ */
+static bool rtplace_needs_pidfds(struct rtplace *rp)
+{
+	pid_t self = getpid();
+	struct stat st;
+
+	if (rp->pidns_pid != self) {
+		rp->initial_pidns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == RTPLACE_INITIAL_PIDNS_INO;
+		rp->pidns_pid = self;
+	}
+	return !rp->initial_pidns;
+}
+
+/*
  * rtplace_pidfd_open() for a request on rp naming pid, with the handle's
  * kept pidfd when pid is the caller's process or (with thread) one of its
- * threads, which needs no /proc. *ret_close says whether *ret is the
+ * threads, which needs no /proc; -1 where none is needed
+ * (rtplace_needs_pidfds()). *ret_close says whether *ret is the
  * caller's to close. On failure rp->reason says why, as the daemon would.
  * Lock held.
  */
@@ -438,6 +468,9 @@ static int rtplace_pidfd_for(struct rtplace *rp, pid_t pid, bool thread, int *re
 	int r = 0;
 
 	*ret_close = false;
+	*ret = -1;
+	if (!rtplace_needs_pidfds(rp))
+		return 0;
 	if (pid == self || (thread && syscall(SYS_tgkill, self, pid, 0) == 0)) {
 		if (rp->self_pid != self || rp->self_pidfd < 0) {
 			if (rp->self_pidfd >= 0)
