@@ -73,16 +73,9 @@ static bool is_not_rt(unsigned level)
 
 static struct proto_msg query(int fd, int prio, const char *allowed)
 {
-	struct rtplace_query q = {
-		.prio = (uint8_t)prio, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-	};
-	struct proto_msg req, rep;
+	struct proto_msg rep;
 
-	if (allowed)
-		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
-	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	assert_int_equal(harness_call(fd, &req, &rep), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(harness_query(fd, next_request++, prio, 1, allowed, false, &rep), 0);
 	return rep;
 }
 

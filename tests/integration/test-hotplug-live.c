@@ -190,22 +190,9 @@ static struct rtplace_cpu_info wait_cpu(int fd, uint64_t deadline, bool (*want)(
 
 static struct proto_msg query(int fd, int prio, unsigned count, const char *allowed, bool claim)
 {
-	struct rtplace_query q = {
-		.prio = (uint8_t)prio,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = count,
-		.node = -1,
-		.near_cpu = -1,
-		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
-		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
-	};
-	struct proto_msg req, rep;
+	struct proto_msg rep;
 
-	if (allowed)
-		assert_int_equal(cpuset_parse(allowed, (struct cpuset *)&q.allowed), 0);
-	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	assert_int_equal(harness_call(fd, &req, &rep), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(harness_query(fd, next_request++, prio, count, allowed, claim, &rep), 0);
 	return rep;
 }
 

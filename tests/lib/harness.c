@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpuset.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -314,6 +315,30 @@ int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
 	int r = harness_send(fd, req);
 
 	return r < 0 ? r : harness_reply(fd, req->hdr.request_id, ret);
+}
+
+int harness_query(int fd, uint32_t request_id, int prio, unsigned count, const char *allowed, bool claim,
+		  struct proto_msg *ret)
+{
+	struct rtplace_query q = {
+		.prio = (uint8_t)prio,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = count,
+		.node = -1,
+		.near_cpu = -1,
+		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
+		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
+	};
+	struct proto_msg req;
+	int r = allowed ? cpuset_parse(allowed, (struct cpuset *)&q.allowed) : 0;
+
+	if (r == 0)
+		r = proto_encode_query(&req, request_id, &q);
+	if (r == 0)
+		r = harness_call(fd, &req, ret);
+	if (r == 0 && ret->hdr.type != RTPLACE_MSG_QUERY_REPLY)
+		r = -EPROTO;
+	return r;
 }
 
 /* Request ids of the harness's own requests: above those tests count from 1. */

@@ -72,6 +72,12 @@ int harness_connect_nonblock(const char *path);
 /* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
 int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
 
+/* A FIFO QUERY at prio for count CPUs within allowed (a CPU list, NULL
+ * for any), claiming them for good with claim, and its reply. 0, -errno,
+ * or -EPROTO when the reply is not a QUERY_REPLY. */
+int harness_query(int fd, uint32_t request_id, int prio, unsigned count, const char *allowed, bool claim,
+		  struct proto_msg *ret);
+
 /* harness_call() in two halves, for tests that send many requests before
  * reading any reply. harness_reply() skips events and other replies. */
 int harness_send(int fd, const struct proto_msg *req);
