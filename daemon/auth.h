@@ -68,6 +68,7 @@ struct auth_target {
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */
 	int prio;                /* rt_priority: 1..99 for RT policies, else 0 */
+	int reset_on_fork;       /* SCHED_RESET_ON_FORK or 0; auth_target_read_live() only (/proc does not show it) */
 	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO of the thread's process */
 };
 
@@ -106,14 +107,16 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);
  * time (SO_PEERPIDFD): it must still live with the effective uid it
  * connected with. A pid is not reused while its process lives, so what was
  * read by pid was the peer's and never a recycled pid's. Supplementary
- * groups are kept from the first read for the connection's life.
+ * groups are kept from the first read for the connection's life: changing
+ * them needs CAP_SETGID, with which a process may take any group back, so
+ * the groups first read grant it nothing it could not take itself.
  *
  * Without a pidfd (a kernel before 6.5), or when the kernel refuses a
  * cheap read (prlimit without CAP_SYS_RESOURCE, no PIDFD_GET_INFO before
  * Linux 6.13), it reads /proc as auth_creds_read() every time.
  */
 struct auth_peer {
-	bool cached;
+	bool cached;             /* creds.groups are the connection's: later reads are system calls */
 	struct auth_creds creds;
 };
 
@@ -121,6 +124,23 @@ struct auth_peer {
  * ap). Returns as auth_creds_read(). */
 int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
 		    const struct auth_creds **ret);
+
+/*
+ * As auth_peer_creds(), for auth_move_allowed() of a move that sets
+ * want_policy (AUTH_SCHED_KEEP: none) under policy: reads only the facts
+ * that decision consults for this requester. Root moving without a policy
+ * is privileged by uid alone, so CAP_SYS_NICE is read for every other
+ * move; RLIMIT_RTPRIO only for a policy change without CAP_SYS_NICE; the
+ * supplementary groups (from /proc, once per connection) only when that
+ * change also has rt-groups to consult. A fact not consulted reads as
+ * granting nothing (no CAP_SYS_NICE, RLIMIT_RTPRIO 0, no supplementary
+ * groups unless read before), so a caller that consulted it anyway could
+ * only refuse more, never allow more. The peer is confirmed by pidfd
+ * after every read, as for auth_peer_creds(); without a pidfd or a cheap
+ * read it is auth_peer_creds().
+ */
+int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
+			 const struct auth_policy *policy, int want_policy, const struct auth_creds **ret);
 
 /*
  * auth_target_read() from system calls on the live kernel (no /proc

@@ -30,6 +30,7 @@
 struct moves {
 	struct moves_opts o;
 	struct auth_policy policy;
+	pid_t self; /* the daemon's pid: the guard's, read once (it never forks) */
 	uint32_t rotor;
 	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	uint64_t moved;  /* threads moved by MOVE requests */
@@ -176,13 +177,13 @@ static int moves_task_read(struct moves *m, const struct auth_target *target, st
  * typo in a thread id, and root's mistake would not be caught by any
  * other rule: such targets need RTPLACE_MOVE_F_SYSTEM (--force).
  */
-static int moves_guard(const struct moves_task *t, pid_t tid, struct rtplace_reason *reason)
+static int moves_guard(const struct moves *m, const struct moves_task *t, pid_t tid, struct rtplace_reason *reason)
 {
 	if (t->tgid == 1)
 		reason_set(reason, "thread %d is of init (pid 1): needs --force", (int)tid);
 	else if (t->flags & PROCFS_PF_KTHREAD)
 		reason_set(reason, "thread %d (%s): kernel thread, needs --force", (int)tid, t->comm);
-	else if (t->tgid == getpid())
+	else if (t->tgid == m->self)
 		reason_set(reason, "thread %d is rtplaced's own: needs --force", (int)tid);
 	else
 		return 0;
@@ -389,9 +390,11 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	struct auth_target target;
 	struct moves_task task;
 	struct thread_sched_result res;
+	struct thread_sched_policy known;
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
+	bool live;
 	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
 	uint32_t level;
 	int r;
@@ -401,7 +404,10 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		reason_set(reason, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
-	r = auth_peer_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds);
+	/* A process-wide move authorises each thread with the same policy:
+	 * what one decision consults, they all do. */
+	r = auth_peer_move_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &m->policy,
+				 want_policy, &creds);
 	if (r < 0) {
 		reason_set(reason, "cannot read the credentials of pid %d", (int)peer->pid);
 		return r;
@@ -409,6 +415,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	/* The target's RT limit matters only to a policy change without
 	 * CAP_SYS_NICE (auth_move_allowed()). */
 	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
+	live = r == 0;
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r == 0)
@@ -421,7 +428,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		return r;
 	}
 	if (!(req->flags & RTPLACE_MOVE_F_SYSTEM)) {
-		r = moves_guard(&task, req->tid, reason);
+		r = moves_guard(m, &task, req->tid, reason);
 		if (r < 0)
 			return r;
 	}
@@ -439,7 +446,12 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		if (r < 0)
 			return r;
 	}
-	r = thread_sched_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
+	/* The policy just read to authorise the move is the state before it,
+	 * not read twice; /proc does not show reset-on-fork, so without the
+	 * live read thread_sched_apply_known() reads it all. */
+	known = (struct thread_sched_policy){ target.policy, target.prio, target.reset_on_fork };
+	r = thread_sched_apply_known(req->tid, live ? &known : NULL, set_aff ? &cpus : NULL,
+				     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
 		reason_set(reason, "%s of thread %d failed: %s",
 			   r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
@@ -483,6 +495,7 @@ int moves_new(const struct moves_opts *opts, const struct config *cfg, struct mo
 	if (!m)
 		return -ENOMEM;
 	m->o = *opts;
+	m->self = getpid();
 	moves_apply_config(m, cfg);
 	*ret = m;
 	return 0;

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -241,6 +243,164 @@ static void test_requester_uid_change_seen(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Sets the soft RLIMIT_RTPRIO of the calling process (up to its hard
+ * limit, which only CAP_SYS_RESOURCE may raise). 0 or -1. */
+static int set_rtprio_limit(rlim_t soft)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_RTPRIO, &rl) < 0)
+		return -1;
+	rl.rlim_cur = soft;
+	return setrlimit(RLIMIT_RTPRIO, &rl);
+}
+
+/* A sleeping thread of the calling (child) process: its tid, or 0. */
+static pid_t child_sleeper(void)
+{
+	static int tid;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, sleeper, &tid) != 0)
+		return 0;
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return tid;
+}
+
+/* Runs child() in a forked child and asserts that it exits 0. */
+static void in_child(int (*child)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		_exit(child());
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static int root_caps_child(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (set_rtprio_limit(0) < 0)
+		return 10;
+	tid = child_sleeper();
+	fd = harness_connect(daemon_under_test.socket);
+	if (!tid || fd < 0)
+		return 11;
+	if (child_move(fd, 1, tid, "1", 0) != 0)
+		return 12;
+	if (child_move(fd, 2, tid, "1", 10) != 0)
+		return 13; /* by CAP_SYS_NICE, not read for the first move */
+	if (set_cap_sys_nice(false) < 0)
+		return 14;
+	if (child_move(fd, 3, tid, "1", 20) != -EPERM)
+		return 15; /* rt20 > RLIMIT_RTPRIO 0 */
+	if (set_cap_sys_nice(true) < 0 || child_move(fd, 4, tid, "1", 40) != 0)
+		return 16;
+	return 0;
+}
+
+/*
+ * The daemon reads of a requester only what a move's decision consults
+ * (auth_peer_move_creds()): root moving without a policy is judged by uid
+ * alone. What it skipped must not stand in for what a later move needs:
+ * a root client whose first move read no capability is allowed FIFO by
+ * CAP_SYS_NICE, refused once it dropped it, allowed again once it took it
+ * back.
+ */
+static void test_root_requester_caps_rechecked(void **state)
+{
+	in_child(root_caps_child);
+}
+
+static int root_rtprio_child(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(false) < 0)
+		return 10;
+	tid = child_sleeper();
+	fd = harness_connect(daemon_under_test.socket);
+	if (!tid || fd < 0)
+		return 11;
+	if (child_move(fd, 1, tid, "1", 0) != 0 || child_move(fd, 2, tid, "1", 10) != -EPERM)
+		return 12;
+	if (set_rtprio_limit(30) < 0 || child_move(fd, 3, tid, "1", 25) != 0)
+		return 13;
+	if (set_rtprio_limit(0) < 0 || child_move(fd, 4, tid, "1", 28) != -EPERM)
+		return 14;
+	return 0;
+}
+
+/*
+ * As above, by RLIMIT_RTPRIO: root without CAP_SYS_NICE is judged by the
+ * limit as it is at each request, raised and lowered while connected.
+ * Raising the soft limit to 30 needs a hard limit that high.
+ */
+static void test_root_requester_rtprio_rechecked(void **state)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_RTPRIO, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 30) {
+		print_message("hard RLIMIT_RTPRIO %lu < 30 and no CAP_SYS_RESOURCE to raise it: skipped\n",
+			      (unsigned long)rl.rlim_max);
+		skip();
+	}
+	in_child(root_rtprio_child);
+}
+
+/*
+ * A requester's supplementary groups are read when a move first needs
+ * them ([moves] rt-groups and a policy beyond its own rights), even when
+ * its connection's first move needed none: nobody, in group root only as
+ * a supplementary group, moves its thread, then sets FIFO up to max-prio.
+ */
+static void test_group_ceiling_after_plain_move(void **state)
+{
+	static const char text[] = "[daemon]\nsocket-mode = 0666\n[moves]\nrt-groups = %s\nmax-prio = 20\n";
+	struct harness_daemon d;
+	struct group *gr = getgrgid(0);
+	char config[256];
+	pid_t pid;
+	int st;
+
+	assert_non_null(gr);
+	snprintf(config, sizeof(config), text, gr->gr_name);
+	assert_int_equal(harness_start_with_config(&d, config, NULL, NULL), 0);
+	pid = fork();
+	if (pid == 0) {
+		gid_t groups[] = { 0 };
+		pid_t tid;
+		int fd;
+
+		if (setgroups(1, groups) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0 || set_rtprio_limit(0) < 0)
+			_exit(10);
+		tid = child_sleeper();
+		fd = harness_connect(d.socket);
+		if (!tid || fd < 0)
+			_exit(11);
+		if (child_move(fd, 1, tid, "1", 0) != 0)
+			_exit(12);
+		if (child_move(fd, 2, tid, "1", 10) != 0)
+			_exit(13); /* the rt-group's ceiling */
+		_exit(child_move(fd, 3, tid, "1", 30) == -EPERM ? 0 : 14);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(harness_stop(&d), 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -301,6 +461,9 @@ int main(void)
 		cmocka_unit_test(test_other_user_refused),
 		cmocka_unit_test(test_requester_caps_rechecked),
 		cmocka_unit_test(test_requester_uid_change_seen),
+		cmocka_unit_test(test_root_requester_caps_rechecked),
+		cmocka_unit_test(test_root_requester_rtprio_rechecked),
+		cmocka_unit_test(test_group_ceiling_after_plain_move),
 		cmocka_unit_test(test_managed_thread_pushed),
 	};
 
