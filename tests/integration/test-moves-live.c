@@ -357,48 +357,67 @@ static void test_root_requester_rtprio_rechecked(void **state)
 	in_child(root_rtprio_child);
 }
 
+/* The daemon of test_group_ceiling_after_plain_move(). */
+static struct harness_daemon group_daemon;
+
+/* Moves its own thread, then sets FIFO on it beyond its own rights, up to
+ * the rt-group's ceiling and beyond; in group 1 only as a supplementary
+ * group, RLIMIT_RTPRIO 0, no CAP_SYS_NICE. */
+static int group_child_moves(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(false) < 0)
+		return 20;
+	tid = child_sleeper();
+	fd = harness_connect(group_daemon.socket);
+	if (!tid || fd < 0)
+		return 21;
+	if (child_move(fd, 1, tid, "1", 0) != 0)
+		return 22;
+	if (child_move(fd, 2, tid, "1", 10) != 0)
+		return 23; /* the rt-group's ceiling */
+	return child_move(fd, 3, tid, "1", 30) == -EPERM ? 0 : 24;
+}
+
+static int group_child_root(void)
+{
+	gid_t groups[] = { 1 };
+
+	return setgroups(1, groups) < 0 ? 10 : group_child_moves();
+}
+
+static int group_child_nobody(void)
+{
+	gid_t groups[] = { 1 };
+
+	if (setgroups(1, groups) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		return 10;
+	return group_child_moves();
+}
+
 /*
  * A requester's supplementary groups are read when a move first needs
  * them ([moves] rt-groups and a policy beyond its own rights), even when
- * its connection's first move needed none: nobody, in group root only as
- * a supplementary group, moves its thread, then sets FIFO up to max-prio.
+ * its connection's first move needed none. Root (its uid and gid match
+ * the daemon's, so its RLIMIT_RTPRIO is read by prlimit and its groups
+ * apart) and nobody (whose limit a daemon without CAP_SYS_RESOURCE reads
+ * from /proc, with the groups) both get the ceiling of group 1, which
+ * they hold only as a supplementary group.
  */
 static void test_group_ceiling_after_plain_move(void **state)
 {
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n[moves]\nrt-groups = %s\nmax-prio = 20\n";
-	struct harness_daemon d;
-	struct group *gr = getgrgid(0);
+	struct group *gr = getgrgid(1);
 	char config[256];
-	pid_t pid;
-	int st;
 
 	assert_non_null(gr);
 	snprintf(config, sizeof(config), text, gr->gr_name);
-	assert_int_equal(harness_start_with_config(&d, config, NULL, NULL), 0);
-	pid = fork();
-	if (pid == 0) {
-		gid_t groups[] = { 0 };
-		pid_t tid;
-		int fd;
-
-		if (setgroups(1, groups) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0 || set_rtprio_limit(0) < 0)
-			_exit(10);
-		tid = child_sleeper();
-		fd = harness_connect(d.socket);
-		if (!tid || fd < 0)
-			_exit(11);
-		if (child_move(fd, 1, tid, "1", 0) != 0)
-			_exit(12);
-		if (child_move(fd, 2, tid, "1", 10) != 0)
-			_exit(13); /* the rt-group's ceiling */
-		_exit(child_move(fd, 3, tid, "1", 30) == -EPERM ? 0 : 14);
-	}
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_int_equal(harness_stop(&d), 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(harness_start_with_config(&group_daemon, config, NULL, NULL), 0);
+	in_child(group_child_root);
+	in_child(group_child_nobody);
+	assert_int_equal(harness_stop(&group_daemon), 0);
 }
 
 static void test_managed_thread_pushed(void **state)
