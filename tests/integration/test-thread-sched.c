@@ -154,6 +154,47 @@ static void test_reset_on_fork_kept(void **state)
 	sleeper_stop(&s);
 }
 
+/*
+ * The daemon's path: the policy auth_target_read_live() read to authorise
+ * a move is what thread_sched_apply_known() takes as the state before it,
+ * reset-on-fork flag included (not read again, so it must come from that
+ * read), and the affinity before is still read from the kernel.
+ */
+static void test_apply_known_from_live_read(void **state)
+{
+	struct sched_param sp = { .sched_priority = 4 };
+	struct thread_sched_result res;
+	struct thread_sched_policy known;
+	struct auth_target t;
+	struct cpuset orig, target;
+	struct sleeper s;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	orig = kernel_affinity(s.tid);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp), 0);
+	assert_int_equal(auth_target_read_live(s.tid, false, &t), 0);
+	assert_int_equal(t.reset_on_fork, SCHED_RESET_ON_FORK);
+	known = (struct thread_sched_policy){ t.policy, t.prio, t.reset_on_fork };
+	assert_int_equal(thread_sched_apply_known(s.tid, &known, &target, SCHED_FIFO, 6, &res), 0);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO | SCHED_RESET_ON_FORK);
+	assert_int_equal(res.prev.policy, SCHED_RR);
+	assert_int_equal(res.prev.prio, 4);
+	assert_true(cpuset_equal(&res.prev.cpus, &orig));
+	assert_true(cpuset_equal(&res.now.cpus, &target));
+	assert_int_equal(res.now.policy, SCHED_FIFO);
+	assert_int_equal(res.now.prio, 6);
+	/* Undone from what it reported: RR 4 on the CPUs it had. */
+	assert_int_equal(thread_sched_undo(s.tid, &res), 0);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_RR | SCHED_RESET_ON_FORK);
+	target = kernel_affinity(s.tid);
+	assert_true(cpuset_equal(&target, &orig));
+	sp.sched_priority = 0;
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER, &sp), 0);
+	sleeper_stop(&s);
+}
+
 /* The kernel refuses the second step (priority 100): affinity returns. */
 static void test_rollback_bad_prio(void **state)
 {
@@ -318,6 +359,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_move_own_thread),
 		cmocka_unit_test(test_reset_on_fork_kept),
+		cmocka_unit_test(test_apply_known_from_live_read),
 		cmocka_unit_test(test_rollback_bad_prio),
 		cmocka_unit_test(test_rollback_unprivileged),
 		cmocka_unit_test(test_vanished_and_invalid),
