@@ -306,25 +306,31 @@ int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd,
 	return r;
 }
 
-int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
+int auth_target_pidfd(pid_t tid)
 {
-	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
-	int fd, r;
+	int fd;
 
 	if (tid <= 0)
 		return -ESRCH;
 	fd = (int)syscall(SYS_pidfd_open, tid, AUTH_PIDFD_THREAD);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	r = thread_sched_getattr(tid, &t.policy, &t.prio, &t.reset_on_fork);
+	return fd;
+}
+
+int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
+	int r = thread_sched_getattr(tid, &t.policy, &t.prio, &t.reset_on_fork);
+
 	if (r == 0 && need_limit)
 		r = auth_read_rtprio_live(tid, &t.rtprio_limit);
 	/* Last: the thread still lives, so what was read by tid above was
 	 * read from it and not from a recycled tid, and its owner comes
-	 * with the same call. */
+	 * with the same call. (-ESRCH above: no thread has tid, so the
+	 * pidfd's has exited too.) */
 	if (r == 0)
-		r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
-	close(fd);
+		r = auth_pidfd_owner(pidfd, &t.uid, &t.euid, &t);
 	if (r == 0)
 		*ret = t;
 	return r;

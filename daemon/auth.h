@@ -142,17 +142,26 @@ int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_
 int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
 			 const struct auth_policy *policy, int want_policy, const struct auth_creds **ret);
 
+/* A pidfd of thread tid (pidfd_open(), PIDFD_THREAD) for
+ * auth_target_read_live(): the descriptor, -ESRCH for a thread that does
+ * not exist, or -EOPNOTSUPP (a kernel before Linux 6.9). */
+int auth_target_pidfd(pid_t tid);
+
 /*
  * auth_target_read() from system calls on the live kernel (no /proc
- * formatting): the owner through a thread pidfd (PIDFD_GET_INFO), policy
- * and priority from sched_getattr(), and the RT limit from prlimit() only
- * when need_limit (otherwise rtprio_limit is AUTH_RLIM_INFINITY: a move
- * that sets no policy, or a requester with CAP_SYS_NICE, never consults
- * it). 0, -ESRCH for a thread that does not exist, -EOPNOTSUPP when the
- * kernel lacks a call (read /proc with auth_target_read() instead), or
+ * formatting), with pidfd, a pidfd of thread tid (auth_target_pidfd(),
+ * opened now or kept from an earlier move): the owner through the pidfd
+ * (PIDFD_GET_INFO), policy and priority from sched_getattr(), and the RT
+ * limit from prlimit() only when need_limit (otherwise rtprio_limit is
+ * AUTH_RLIM_INFINITY: a move that sets no policy, or a requester with
+ * CAP_SYS_NICE, never consults it). The pidfd is asked last: while its
+ * thread lives, tid names that thread and no other, so what was read by
+ * tid was its. 0; -ESRCH when the pidfd's thread has exited (tid may name
+ * another thread by now: open a new pidfd for it); -EOPNOTSUPP when the
+ * kernel lacks a call (read /proc with auth_target_read() instead); or
  * another -errno.
  */
-int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret);
+int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret);
 
 /* Root or CAP_SYS_NICE: may move and watch any thread. */
 bool auth_is_privileged(const struct auth_creds *c);

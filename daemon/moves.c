@@ -27,10 +27,29 @@
 /* How many times a move re-picks when the map changed under it. */
 #define MOVES_REPICK_TRIES 3
 
+/*
+ * Pidfds of the threads moved last. Opening and closing a thread's pidfd
+ * cost a quarter of a move's time in the daemon (bench/README.md); a
+ * thread moved again (a client that follows the map) reuses its pidfd.
+ * A kept pidfd vouches for nothing by itself: every move asks it again
+ * whether its thread still lives (auth_target_read_live()), and one whose
+ * thread has exited is closed and the tid opened anew, since the number
+ * may name another thread by now. A few descriptors, well within those
+ * the server keeps for the daemon's own needs (SERVER_FD_RESERVE).
+ */
+#define MOVES_PIDFDS 8
+
+struct moves_pidfd {
+	pid_t tid;  /* 0: free */
+	int fd;
+};
+
 struct moves {
 	struct moves_opts o;
 	struct auth_policy policy;
 	pid_t self; /* the daemon's pid: the guard's, read once (it never forks) */
+	struct moves_pidfd pidfds[MOVES_PIDFDS];
+	unsigned pidfd_next; /* the slot a new pidfd takes: the oldest */
 	uint32_t rotor;
 	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	uint64_t moved;  /* threads moved by MOVE requests */
@@ -188,6 +207,47 @@ static int moves_guard(const struct moves *m, const struct moves_task *t, pid_t 
 	else
 		return 0;
 	return -EPERM;
+}
+
+static void moves_pidfd_drop(struct moves_pidfd *p)
+{
+	if (p->tid)
+		close(p->fd);
+	*p = (struct moves_pidfd){ 0 };
+}
+
+/*
+ * auth_target_read_live() of thread tid with the pidfd kept for it, or a
+ * new one (kept in the oldest slot). Returns as auth_target_read_live(),
+ * -ESRCH only when no thread has tid now.
+ */
+static int moves_target_read_live(struct moves *m, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	struct moves_pidfd *slot = NULL;
+	int fd, r;
+
+	for (unsigned i = 0; i < MOVES_PIDFDS && !slot; i++)
+		if (m->pidfds[i].tid == tid && tid > 0)
+			slot = &m->pidfds[i];
+	if (slot) {
+		r = auth_target_read_live(slot->fd, tid, need_limit, ret);
+		if (r != -ESRCH)
+			return r;
+		moves_pidfd_drop(slot); /* that thread exited; tid may be another's */
+	}
+	fd = auth_target_pidfd(tid);
+	if (fd < 0)
+		return fd;
+	r = auth_target_read_live(fd, tid, need_limit, ret);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	slot = &m->pidfds[m->pidfd_next];
+	m->pidfd_next = (m->pidfd_next + 1) % MOVES_PIDFDS;
+	moves_pidfd_drop(slot);
+	*slot = (struct moves_pidfd){ .tid = tid, .fd = fd };
+	return 0;
 }
 
 /* May the requester move tid as req asks? The target's state in *ret_target. */
@@ -414,7 +474,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	/* The target's RT limit matters only to a policy change without
 	 * CAP_SYS_NICE (auth_move_allowed()). */
-	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
+	r = moves_target_read_live(m, req->tid, set_sched && !creds->cap_sys_nice, &target);
 	live = r == 0;
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
@@ -503,6 +563,10 @@ int moves_new(const struct moves_opts *opts, const struct config *cfg, struct mo
 
 void moves_free(struct moves *m)
 {
+	if (!m)
+		return;
+	for (unsigned i = 0; i < MOVES_PIDFDS; i++)
+		moves_pidfd_drop(&m->pidfds[i]);
 	free(m);
 }
 

@@ -420,6 +420,124 @@ static void test_group_ceiling_after_plain_move(void **state)
 	assert_int_equal(harness_stop(&group_daemon), 0);
 }
 
+/* A process that sleeps as uid (0: root) with pid want, made by setting
+ * the kernel's last pid just below it: the pid, or -1 when other forks on
+ * the machine kept taking it. */
+static pid_t spawn_with_pid(pid_t want, uid_t uid)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		char last[16];
+		pid_t pid;
+
+		snprintf(last, sizeof(last), "%d", (int)want - 1);
+		if (harness_write_file("/proc/sys/kernel/ns_last_pid", last) < 0)
+			return -1;
+		pid = fork();
+		if (pid == 0) {
+			if (getpid() != want || (uid && setresuid(uid, uid, uid) < 0))
+				_exit(0);
+			for (;;)
+				pause();
+		}
+		if (pid == want)
+			return test_track_child(pid);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+static void stop_process(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The client of test_recycled_tid_judged_anew(), as nobody: a move of tid
+ * for every byte it reads from cmd, the result written to res. */
+static int recycled_tid_client(pid_t tid, int cmd, int res)
+{
+	int fd;
+	char c;
+
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		return 10;
+	fd = harness_connect(daemon_under_test.socket);
+	if (fd < 0)
+		return 11;
+	for (uint32_t id = 1; read(cmd, &c, 1) == 1; id++) {
+		int r = child_move(fd, id, tid, "1", 0);
+
+		if (write(res, &r, sizeof(r)) != sizeof(r))
+			return 12;
+	}
+	return 0;
+}
+
+/* One move by the client of test_recycled_tid_judged_anew(): its result. */
+static int recycled_tid_move(int cmd, int res)
+{
+	int r = -EIO;
+
+	assert_int_equal(write(cmd, "m", 1), 1);
+	assert_int_equal(read(res, &r, sizeof(r)), sizeof(r));
+	return r;
+}
+
+/*
+ * The daemon keeps the pidfds of threads it moved (moves.c): a tid whose
+ * thread exited and that now names another thread is judged by that
+ * thread. nobody moves its own process; that exits, root's process gets
+ * its pid: refused; that exits, nobody's gets it: moved.
+ */
+static void test_recycled_tid_judged_anew(void **state)
+{
+	int cmd[2], res[2], st;
+	pid_t tid = fork(), client, other;
+
+	if (tid == 0) {
+		if (setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	assert_true(tid > 0);
+	test_track_child(tid);
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(res), 0);
+	client = fork();
+	if (client == 0) {
+		close(cmd[1]);
+		close(res[0]);
+		_exit(recycled_tid_client(tid, cmd[0], res[1]));
+	}
+	assert_true(client > 0);
+	test_track_child(client);
+	close(cmd[0]);
+	close(res[1]);
+	assert_int_equal(recycled_tid_move(cmd[1], res[0]), 0);
+	stop_process(tid);
+	other = spawn_with_pid(tid, 0);
+	if (other > 0) {
+		assert_int_equal(recycled_tid_move(cmd[1], res[0]), -EPERM);
+		stop_process(other);
+		other = spawn_with_pid(tid, 65534);
+	}
+	if (other > 0) {
+		assert_int_equal(recycled_tid_move(cmd[1], res[0]), 0);
+		stop_process(other);
+	}
+	close(cmd[1]);
+	assert_int_equal(waitpid(client, &st, 0), client);
+	close(res[0]);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	if (other < 0) {
+		print_message("pid %d was taken by other processes before the test could reuse it: skipped\n", (int)tid);
+		skip();
+	}
+}
+
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -483,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_root_requester_caps_rechecked),
 		cmocka_unit_test(test_root_requester_rtprio_rechecked),
 		cmocka_unit_test(test_group_ceiling_after_plain_move),
+		cmocka_unit_test(test_recycled_tid_judged_anew),
 		cmocka_unit_test(test_managed_thread_pushed),
 	};
 

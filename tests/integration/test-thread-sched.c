@@ -168,13 +168,17 @@ static void test_apply_known_from_live_read(void **state)
 	struct auth_target t;
 	struct cpuset orig, target;
 	struct sleeper s;
+	int pidfd;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	orig = kernel_affinity(s.tid);
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
 	assert_int_equal(sched_setscheduler(s.tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp), 0);
-	assert_int_equal(auth_target_read_live(s.tid, false, &t), 0);
+	pidfd = auth_target_pidfd(s.tid);
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &t), 0);
+	close(pidfd);
 	assert_int_equal(t.reset_on_fork, SCHED_RESET_ON_FORK);
 	known = (struct thread_sched_policy){ t.policy, t.prio, t.reset_on_fork };
 	assert_int_equal(thread_sched_apply_known(s.tid, &known, &target, SCHED_FIFO, 6, &res), 0);
@@ -320,7 +324,9 @@ static void test_live_readers_agree_with_proc(void **state)
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
 	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
-	assert_int_equal(auth_target_read_live(s.tid, true, &live), 0);
+	pidfd = auth_target_pidfd(s.tid);
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, true, &live), 0);
 	assert_int_equal(auth_target_read("/proc", s.tid, &proc), 0);
 	assert_int_equal(live.tid, proc.tid);
 	assert_int_equal(live.uid, proc.uid);
@@ -333,10 +339,13 @@ static void test_live_readers_agree_with_proc(void **state)
 	assert_int_equal(live.prio, proc.prio);
 	assert_true(live.rtprio_limit == proc.rtprio_limit);
 	/* Not asked for: never consulted, so no limit. */
-	assert_int_equal(auth_target_read_live(s.tid, false, &live), 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &live), 0);
 	assert_true(live.rtprio_limit == AUTH_RLIM_INFINITY);
 	sleeper_stop(&s);
-	assert_int_equal(auth_target_read_live(s.tid, true, &live), -ESRCH);
+	/* Its pidfd says so once it has exited, and no new one opens. */
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, true, &live), -ESRCH);
+	close(pidfd);
+	assert_int_equal(auth_target_pidfd(s.tid), -ESRCH);
 
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	assert_true(pidfd >= 0);
