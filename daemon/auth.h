@@ -7,8 +7,8 @@
  *   <root>/PID/limits ("Max realtime priority", soft limit) and
  *   <root>/TID/stat (policy, rt_priority); and, for the daemon's hot path,
  *   the same facts from system calls on the live kernel (auth_peer_creds()
- *   after a connection's first read, auth_target_read_live()), which
- *   format no text;
+ *   after a connection's first read, auth_peer_move_creds(),
+ *   auth_target_read_live()), which format no text;
  * - auth_move_allowed(), a pure decision on those structs.
  *
  * The rules mirror the kernel's own checks for sched_setaffinity and
