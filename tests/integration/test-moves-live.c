@@ -282,16 +282,24 @@ static void in_child(int (*child)(void))
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A child requester's start: RLIMIT_RTPRIO 0, of its effective
+ * capabilities CAP_SYS_NICE alone or none, a sleeping thread of its own
+ * and a connection to socket. 0 or -1. */
+static int child_requester(const char *socket, bool cap_sys_nice, pid_t *ret_tid, int *ret_fd)
+{
+	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(cap_sys_nice) < 0)
+		return -1;
+	*ret_tid = child_sleeper();
+	*ret_fd = harness_connect(socket);
+	return *ret_tid && *ret_fd >= 0 ? 0 : -1;
+}
+
 static int root_caps_child(void)
 {
 	pid_t tid;
 	int fd;
 
-	if (set_rtprio_limit(0) < 0)
-		return 10;
-	tid = child_sleeper();
-	fd = harness_connect(daemon_under_test.socket);
-	if (!tid || fd < 0)
+	if (child_requester(daemon_under_test.socket, true, &tid, &fd) < 0)
 		return 11;
 	if (child_move(fd, 1, tid, "1", 0) != 0)
 		return 12;
@@ -324,11 +332,7 @@ static int root_rtprio_child(void)
 	pid_t tid;
 	int fd;
 
-	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(false) < 0)
-		return 10;
-	tid = child_sleeper();
-	fd = harness_connect(daemon_under_test.socket);
-	if (!tid || fd < 0)
+	if (child_requester(daemon_under_test.socket, false, &tid, &fd) < 0)
 		return 11;
 	if (child_move(fd, 1, tid, "1", 0) != 0 || child_move(fd, 2, tid, "1", 10) != -EPERM)
 		return 12;
@@ -368,11 +372,7 @@ static int group_child_moves(void)
 	pid_t tid;
 	int fd;
 
-	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(false) < 0)
-		return 20;
-	tid = child_sleeper();
-	fd = harness_connect(group_daemon.socket);
-	if (!tid || fd < 0)
+	if (child_requester(group_daemon.socket, false, &tid, &fd) < 0)
 		return 21;
 	if (child_move(fd, 1, tid, "1", 0) != 0)
 		return 22;
