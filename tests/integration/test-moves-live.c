@@ -420,37 +420,50 @@ static void test_group_ceiling_after_plain_move(void **state)
 	assert_int_equal(harness_stop(&group_daemon), 0);
 }
 
+static void stop_process(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 /* A process that sleeps as uid (0: root) with pid want, made by setting
  * the kernel's last pid just below it: the pid, or -1 when other forks on
  * the machine kept taking it. */
 static pid_t spawn_with_pid(pid_t want, uid_t uid)
 {
-	for (int tries = 0; tries < 200; tries++) {
+	pid_t pid = -1;
+	int ready[2];
+	char c;
+
+	if (pipe(ready) < 0)
+		return -1;
+	for (int tries = 0; tries < 200 && pid != want; tries++) {
 		char last[16];
-		pid_t pid;
 
 		snprintf(last, sizeof(last), "%d", (int)want - 1);
 		if (harness_write_file("/proc/sys/kernel/ns_last_pid", last) < 0)
-			return -1;
+			break;
 		pid = fork();
 		if (pid == 0) {
 			if (getpid() != want || (uid && setresuid(uid, uid, uid) < 0))
 				_exit(0);
+			/* Only now is it uid's to the daemon. */
+			if (write(ready[1], "r", 1) != 1)
+				_exit(0);
 			for (;;)
 				pause();
 		}
-		if (pid == want)
-			return test_track_child(pid);
-		if (pid > 0)
+		if (pid > 0 && pid != want)
 			waitpid(pid, NULL, 0);
 	}
-	return -1;
-}
-
-static void stop_process(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	/* Closed here first: a child that exits before writing ends the read. */
+	close(ready[1]);
+	if (pid == want && read(ready[0], &c, 1) != 1) {
+		stop_process(pid);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid == want ? test_track_child(pid) : -1;
 }
 
 /* The client of test_recycled_tid_judged_anew(), as nobody: a move of tid
