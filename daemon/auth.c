@@ -320,7 +320,7 @@ int auth_target_pidfd(pid_t tid)
 
 int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret)
 {
-	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
+	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY, .sched_live = true };
 	int r = thread_sched_getattr(tid, &t.policy, &t.prio, &t.reset_on_fork);
 
 	if (r == 0 && need_limit)

@@ -68,7 +68,8 @@ struct auth_target {
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */
 	int prio;                /* rt_priority: 1..99 for RT policies, else 0 */
-	int reset_on_fork;       /* SCHED_RESET_ON_FORK or 0; auth_target_read_live() only (/proc does not show it) */
+	int reset_on_fork;       /* SCHED_RESET_ON_FORK or 0; read live only (/proc does not show it) */
+	bool sched_live;         /* policy, prio, reset_on_fork from sched_getattr (auth_target_read_live()) */
 	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO of the thread's process */
 };
 

@@ -250,18 +250,47 @@ static int moves_target_read_live(struct moves *m, pid_t tid, bool need_limit, s
 	return 0;
 }
 
-/* May the requester move tid as req asks? The target's state in *ret_target. */
+/* auth_target_read_live() of thread tid with a pidfd of its own, or the
+ * same from /proc where the kernel lacks a call. */
+static int moves_target_read_once(struct moves *m, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	int fd = auth_target_pidfd(tid), r = fd;
+
+	if (fd >= 0) {
+		r = auth_target_read_live(fd, tid, need_limit, ret);
+		close(fd);
+	}
+	return r == -EOPNOTSUPP ? auth_target_read(m->o.proc_root, tid, ret) : r;
+}
+
+/*
+ * May the requester move tid as req asks? The target's state in
+ * *ret_target. A thread of a process-wide move: its pidfd is not kept,
+ * so that a process's threads do not push out those moved one by one.
+ */
 static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_t tid, const struct rtplace_move *req,
 			   struct auth_target *ret_target, struct rtplace_reason *reason)
 {
-	int want_policy = req->flags & RTPLACE_MOVE_F_SET_SCHED ? req->policy : AUTH_SCHED_KEEP;
-	int r = auth_target_read(m->o.proc_root, tid, ret_target);
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
+	int r = moves_target_read_once(m, tid, set_sched && !creds->cap_sys_nice, ret_target);
 
 	if (r < 0) {
 		reason_set(reason, "thread %d does not exist", (int)tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
+}
+
+/* What target's read saw of its policy, for thread_sched_apply_known():
+ * NULL unless it was read live (/proc does not show reset-on-fork). */
+static const struct thread_sched_policy *moves_known_policy(const struct auth_target *target,
+							    struct thread_sched_policy *buf)
+{
+	if (!target->sched_live)
+		return NULL;
+	*buf = (struct thread_sched_policy){ target->policy, target->prio, target->reset_on_fork };
+	return buf;
 }
 
 static void moves_reply(pid_t tid, const struct thread_sched_result *res, struct rtplace_move_reply *ret)
@@ -399,10 +428,13 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++) {
 			struct moves_done *d = &done[ndone];
+			struct thread_sched_policy known;
 
 			if (!tids.ids[i])
 				continue;
-			r = thread_sched_apply(tids.ids[i], aff, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
+			r = thread_sched_apply_known(tids.ids[i], moves_known_policy(&targets[i], &known), aff,
+						     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio,
+						     &d->res);
 			if (r == -ESRCH) {
 				r = 0;
 				continue;
@@ -454,7 +486,6 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
-	bool live;
 	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
 	uint32_t level;
 	int r;
@@ -475,7 +506,6 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	/* The target's RT limit matters only to a policy change without
 	 * CAP_SYS_NICE (auth_move_allowed()). */
 	r = moves_target_read_live(m, req->tid, set_sched && !creds->cap_sys_nice, &target);
-	live = r == 0;
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r == 0)
@@ -506,11 +536,9 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		if (r < 0)
 			return r;
 	}
-	/* The policy just read to authorise the move is the state before it,
-	 * not read twice; /proc does not show reset-on-fork, so without the
-	 * live read thread_sched_apply_known() reads it all. */
-	known = (struct thread_sched_policy){ target.policy, target.prio, target.reset_on_fork };
-	r = thread_sched_apply_known(req->tid, live ? &known : NULL, set_aff ? &cpus : NULL,
+	/* The policy just read to authorise the move is the state before it:
+	 * not read twice. */
+	r = thread_sched_apply_known(req->tid, moves_known_policy(&target, &known), set_aff ? &cpus : NULL,
 				     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
 		reason_set(reason, "%s of thread %d failed: %s",
