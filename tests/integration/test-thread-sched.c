@@ -363,6 +363,41 @@ static void test_live_readers_agree_with_proc(void **state)
 	close(pidfd);
 }
 
+/*
+ * auth_peer_move_creds() reads what the move's decision consults, as
+ * /proc shows it, and leaves the rest granting nothing: this process as
+ * root (no rt-groups), on a new connection and a later request.
+ */
+static void test_move_creds_read_what_is_consulted(void **state)
+{
+	const struct auth_policy policy = { .allow = AUTH_ALLOW_OWNER, .max_prio = 99 };
+	const struct auth_creds *creds;
+	struct auth_creds from_proc;
+	struct auth_peer ap = { 0 };
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	assert_true(pidfd >= 0);
+	assert_int_equal(geteuid(), 0);
+	assert_int_equal(auth_creds_read("/proc", getpid(), 0, getegid(), &from_proc), 0);
+	for (int request = 0; request < 2; request++) {
+		/* Root moving without a policy: privileged by uid alone. */
+		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
+						      AUTH_SCHED_KEEP, &creds), 0);
+		assert_int_equal(creds->uid, 0);
+		assert_false(creds->cap_sys_nice);
+		assert_true(creds->rtprio_limit == 0);
+		assert_int_equal(creds->ngroups, 0);
+		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
+						      SCHED_FIFO, &creds), 0);
+		assert_int_equal(creds->cap_sys_nice, from_proc.cap_sys_nice);
+		assert_true(creds->rtprio_limit == (from_proc.cap_sys_nice ? 0 : from_proc.rtprio_limit));
+	}
+	assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 1, getegid(), &policy, AUTH_SCHED_KEEP,
+					      &creds),
+			 -ESRCH);
+	close(pidfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_rollback_unprivileged),
 		cmocka_unit_test(test_vanished_and_invalid),
 		cmocka_unit_test(test_live_readers_agree_with_proc),
+		cmocka_unit_test(test_move_creds_read_what_is_consulted),
 	};
 
 	test_require_root();
