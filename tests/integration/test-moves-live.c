@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
@@ -551,6 +552,51 @@ static void test_recycled_tid_judged_anew(void **state)
 	}
 }
 
+/* The descriptors process pid has open. */
+static int open_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2; /* . and .. */
+}
+
+/*
+ * The pidfds the daemon keeps are a few, whatever it moves: 30 threads,
+ * each moved once and gone, leave it at most 8 descriptors more (the
+ * pidfds of the last ones) than it had.
+ */
+static void test_kept_pidfds_bounded(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), before;
+	struct proto_msg rep;
+
+	assert_true(fd >= 0);
+	before = open_fds(daemon_under_test.pid);
+	for (int i = 0; i < 30; i++) {
+		struct rtplace_move mv;
+		pthread_t th;
+		int tid = 0;
+
+		assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
+		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		mv = move_req(tid, "1", 0);
+		assert_int_equal(do_move(fd, &mv, &rep), 0);
+		pthread_cancel(th);
+		pthread_join(th, NULL);
+	}
+	assert_true(open_fds(daemon_under_test.pid) <= before + 8);
+	close(fd);
+}
+
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -615,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_root_requester_rtprio_rechecked),
 		cmocka_unit_test(test_group_ceiling_after_plain_move),
 		cmocka_unit_test(test_recycled_tid_judged_anew),
+		cmocka_unit_test(test_kept_pidfds_bounded),
 		cmocka_unit_test(test_managed_thread_pushed),
 	};
 
