@@ -10,8 +10,12 @@
  * interleaved, so drift of the machine affects them alike. A STATUS round
  * trip, timed the same way, shows how much of a move is the socket alone.
  *
+ * --kind runs one kind alone (and the bare affinity call that starts the
+ * loop), so that the daemon's system calls and CPU time can be counted per
+ * request from outside (perf stat -p, /proc/PID/schedstat; bench/README.md).
+ *
  * Needs root and a live rtplaced (not --topology):
- *   bench/move-latency [--socket PATH] [--moves N]
+ *   bench/move-latency [--socket PATH] [--moves N] [--kind affinity|rt|status]
  */
 #include "config.h"
 
@@ -45,6 +49,13 @@ static const char *const bench_names[BENCH_KINDS] = {
 	[BENCH_DAEMON_RT] = "rtplace_move: affinity + FIFO 1",
 	[BENCH_BARE_RT] = "bare setaffinity + setscheduler",
 	[BENCH_DAEMON_STATUS] = "rtplace_status (no move)",
+};
+
+/* --kind's names for the daemon's kinds. */
+static const char *const bench_kind_args[BENCH_KINDS] = {
+	[BENCH_DAEMON_AFFINITY] = "affinity",
+	[BENCH_DAEMON_RT] = "rt",
+	[BENCH_DAEMON_STATUS] = "status",
 };
 
 static void *bench_sleeper(void *arg)
@@ -99,6 +110,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "moves", required_argument, NULL, 'n' },
+		{ "kind", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -107,7 +119,7 @@ int main(int argc, char **argv)
 	struct rtplace *rp = NULL;
 	pthread_t th;
 	long moves = 2000;
-	int o, r, tid = 0, cpus[2], on = 0, ret = 1;
+	int o, r, tid = 0, cpus[2], on = 0, ret = 1, only = -1;
 	cpu_set_t mine;
 
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -118,8 +130,17 @@ int main(int argc, char **argv)
 		case 'n':
 			moves = strtol(optarg, NULL, 10);
 			break;
+		case 'k':
+			for (int k = 0; k < BENCH_KINDS; k++)
+				if (bench_kind_args[k] && strcmp(optarg, bench_kind_args[k]) == 0)
+					only = k;
+			if (only < 0) {
+				fprintf(stderr, "move-latency: --kind: affinity, rt or status, not '%s'\n", optarg);
+				return 64;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: move-latency [--socket PATH] [--moves N]\n");
+			fprintf(stderr, "usage: move-latency [--socket PATH] [--moves N] [--kind affinity|rt|status]\n");
 			return o == 'h' ? 0 : 64;
 		}
 	}
@@ -158,6 +179,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < BENCH_KINDS; k++) {
 			uint64_t t0;
 
+			if (only >= 0 && k != only)
+				continue;
 			/* The affinity-only kinds move a normal thread. */
 			if (k == BENCH_DAEMON_AFFINITY) {
 				r = bench_normal(tid);
@@ -194,6 +217,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < BENCH_KINDS; k++) {
 		uint64_t sum = 0;
 
+		if (only >= 0 && k != only)
+			continue;
 		qsort(lat[k], (size_t)moves, sizeof(uint64_t), bench_cmp_u64);
 		for (long i = 0; i < moves; i++)
 			sum += lat[k][i];

@@ -9,8 +9,12 @@
  * the daemon's time from exec to READY=1 and its resident memory.
  *
  *   bench/query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]
+ *                       [--protocol 1|2]
  *
  * Without --topology the daemon runs on the live machine (root: BPF).
+ * --protocol sends the QUERY in that protocol version (default the
+ * newest): the daemon answers in it, so 1 measures the full-length
+ * version-1 reply (1,256 bytes) against version 2's (236 bytes).
  */
 #include "config.h"
 
@@ -149,6 +153,8 @@ static uint64_t bench_cpu_ns(pid_t pid)
 	return ns;
 }
 
+static uint16_t bench_protocol = RTPLACE_PROTO_VERSION;
+
 static void bench_query_msg(struct proto_msg *m, uint32_t id)
 {
 	struct rtplace_query q = {
@@ -156,6 +162,7 @@ static void bench_query_msg(struct proto_msg *m, uint32_t id)
 	};
 
 	proto_encode_query(m, id, &q);
+	proto_msg_finish(m, bench_protocol);
 }
 
 /* One round trip; 0 or exits on failure (a benchmark of errors is no benchmark). */
@@ -219,21 +226,23 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rtplaced", required_argument, NULL, 'r' }, { "topology", required_argument, NULL, 't' },
 		{ "rounds", required_argument, NULL, 'n' },   { "seconds", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		{ "protocol", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *bin = "daemon/rtplaced", *topology = NULL;
 	long rounds = 20000;
 	double seconds = 2.0;
 	static unsigned char buf[RTPLACE_MSG_MAX];
 	uint64_t *lat[2], ready_ns[5];
-	struct proto_msg m;
+	struct proto_msg m, reply;
+	ssize_t reply_len;
 	const char *names[2] = { "echo floor", "rtplaced" };
 	const char *paths[2] = { echo_path, daemon_under_test.socket };
 	const char *extra[3] = { NULL };
 	long rss_start, rss_end;
 	int fds[2], c;
 
-	while ((c = getopt_long(argc, argv, "r:t:n:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:n:s:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			bin = optarg;
@@ -247,8 +256,17 @@ int main(int argc, char **argv)
 		case 's':
 			seconds = strtod(optarg, NULL);
 			break;
+		case 'p':
+			bench_protocol = (uint16_t)strtol(optarg, NULL, 10);
+			if (bench_protocol < RTPLACE_PROTO_VERSION_MIN || bench_protocol > RTPLACE_PROTO_VERSION) {
+				fprintf(stderr, "query-latency: --protocol must be %u..%u\n", RTPLACE_PROTO_VERSION_MIN,
+					RTPLACE_PROTO_VERSION);
+				return 64;
+			}
+			break;
 		default:
-			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]\n");
+			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S] "
+			       "[--protocol 1|2]\n");
 			return c == 'h' ? 0 : 64;
 		}
 	}
@@ -281,6 +299,15 @@ int main(int argc, char **argv)
 	bench_query_msg(&m, 1);
 	lat[0] = calloc((size_t)rounds, sizeof(uint64_t));
 	lat[1] = calloc((size_t)rounds, sizeof(uint64_t));
+	/* An ERROR is quicker than an answer: time nothing unless the
+	 * daemon answers (a daemon too old for --protocol refuses it). */
+	reply_len = send(fds[1], &m, m.hdr.length, 0) < 0 ? -1 : recv(fds[1], buf, RTPLACE_MSG_MAX, 0);
+	if (reply_len <= 0 || proto_decode(buf, (size_t)reply_len, NULL, &reply, NULL) < 0 ||
+	    reply.hdr.type != RTPLACE_MSG_QUERY_REPLY) {
+		fprintf(stderr, "query-latency: rtplaced did not answer the QUERY (protocol version %u)\n",
+			bench_protocol);
+		return 2;
+	}
 	for (int i = 0; i < 1000; i++) /* warm both paths */
 		for (int k = 0; k < 2; k++)
 			bench_round_trip(fds[k], &m, buf);
@@ -299,6 +326,8 @@ int main(int argc, char **argv)
 	close(fds[1]);
 
 	printf("rtplaced %s, %s\n", PACKAGE_VERSION, topology ? topology : "live machine (BPF tracker)");
+	printf("protocol version %u: QUERY %u bytes, QUERY_REPLY %zd bytes (the echo returns the QUERY)\n",
+	       bench_protocol, m.hdr.length, reply_len);
 	printf("time from exec to READY=1: median %.1f ms (min %.1f, max %.1f, 5 starts)\n", ready_ns[2] / 1e6,
 	       ready_ns[0] / 1e6, ready_ns[4] / 1e6);
 	printf("\nQUERY round trip, 1 client, %ld round trips each, interleaved:\n", rounds);

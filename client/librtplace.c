@@ -56,6 +56,9 @@ struct rtplace {
 	unsigned timeout_ms;
 	char reason[RTPLACE_REASON_LEN]; /* of the last ERROR reply, "" if none */
 	struct sockaddr_un addr;
+	/* The protocol version requests are sent in: RTPLACE_PROTO_VERSION,
+	 * or version 1 once the daemon behind fd refused it (an older one). */
+	uint16_t version;
 	struct proto_msg req;   /* the request being sent */
 	struct proto_msg reply; /* the reply just received */
 	char rx[RTPLACE_MSG_MAX];
@@ -109,6 +112,8 @@ static int rtplace_open(struct rtplace *rp)
 	if (r < 0)
 		goto fail;
 	rp->fd = fd;
+	/* The daemon may have been upgraded since the last connection. */
+	rp->version = RTPLACE_PROTO_VERSION;
 	return 0;
 fail:
 	close(fd);
@@ -373,7 +378,16 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 			if (r < 0)
 				return r;
 		}
+		proto_msg_finish(&rp->req, rp->version);
 		r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+		if (r == -EPROTONOSUPPORT && rp->version > RTPLACE_PROTO_VERSION_MIN) {
+			/* A daemon older than this library: its replies, in version
+			 * 1, say the same at greater length. */
+			rp->version = RTPLACE_PROTO_VERSION_MIN;
+			rp->reason[0] = '\0';
+			proto_msg_finish(&rp->req, rp->version);
+			r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+		}
 		if (!rtplace_is_disconnect(r))
 			return r;
 		close(rp->fd);

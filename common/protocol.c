@@ -26,6 +26,14 @@ struct proto_type {
 	uint16_t type;
 	uint16_t accept; /* enum proto_accept: which side takes it */
 	uint32_t body_size;
+	/* A body ending in a list, which from version 2 ends after its count-th
+	 * entry: the list's offset in the body (0: no list, a fixed length),
+	 * its entries' size, and where the count is (2 or 4 bytes). */
+	uint16_t list_offset;
+	uint8_t entry_size;
+	uint8_t count_offset;
+	uint8_t count_size;
+	uint16_t max_entries;
 	const char *name;
 	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, const char **reason);
 };
@@ -404,6 +412,28 @@ static int proto_check_claim_ended(const struct proto_msg *m, const struct proto
 #define PROTO_TYPE(t, side, body, nm, fn) \
 	{ .type = (t), .accept = (side), .body_size = (body), .name = (nm), .check = (fn) }
 
+/* A reply whose body (struct st) ends in the list field list, counted by
+ * field count. */
+#define PROTO_LIST_TYPE(t, st, list, count, nm, fn)                                                         \
+	{ .type = (t), .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct st),                      \
+	  .list_offset = offsetof(struct st, list), .entry_size = sizeof(((struct st *)0)->list[0]),        \
+	  .count_offset = offsetof(struct st, count), .count_size = sizeof(((struct st *)0)->count),       \
+	  .max_entries = sizeof(((struct st *)0)->list) / sizeof(((struct st *)0)->list[0]), .name = (nm), \
+	  .check = (fn) }
+
+/* The list is the body's last field, so a version-2 message is a prefix
+ * of the version-1 one. */
+_Static_assert(offsetof(struct rtplace_query_reply, list) + sizeof(((struct rtplace_query_reply *)0)->list) ==
+		       sizeof(struct rtplace_query_reply),
+	       "query reply ends in its list");
+_Static_assert(offsetof(struct rtplace_cpus_reply, cpus) + sizeof(((struct rtplace_cpus_reply *)0)->cpus) ==
+		       sizeof(struct rtplace_cpus_reply),
+	       "cpus reply ends in its list");
+_Static_assert(offsetof(struct rtplace_cpu_times_reply, cpus) +
+			       sizeof(((struct rtplace_cpu_times_reply *)0)->cpus) ==
+		       sizeof(struct rtplace_cpu_times_reply),
+	       "cpu times reply ends in its list");
+
 static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_QUERY, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_query), "query",
 		   proto_check_query),
@@ -420,20 +450,20 @@ static const struct proto_type proto_types[] = {
 		   proto_check_cpus),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
-	PROTO_TYPE(RTPLACE_MSG_QUERY_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_query_reply),
-		   "query-reply", proto_check_query_reply),
+	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, "query-reply",
+			proto_check_query_reply),
 	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
 		   "release-reply", proto_check_release_reply),
-	PROTO_TYPE(RTPLACE_MSG_CPUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_cpus_reply),
-		   "cpus-reply", proto_check_cpus_reply),
+	PROTO_LIST_TYPE(RTPLACE_MSG_CPUS_REPLY, rtplace_cpus_reply, cpus, count, "cpus-reply",
+			proto_check_cpus_reply),
 	PROTO_TYPE(RTPLACE_MSG_STATUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_status_reply),
 		   "status-reply", proto_check_status_reply),
 	PROTO_TYPE(RTPLACE_MSG_MOVE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_move_reply),
 		   "move-reply", proto_check_move_reply),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_subscribe_reply),
 		   "subscribe-reply", proto_check_subscribe_reply),
-	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_cpu_times_reply),
-		   "cpu-times-reply", proto_check_cpu_times_reply),
+	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, "cpu-times-reply",
+			proto_check_cpu_times_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
 };
@@ -459,17 +489,48 @@ static void proto_bounds_from(const struct proto_limits *lim, struct proto_bound
 	*ret_accept = lim->accept;
 }
 
+static bool proto_version_ok(uint16_t version)
+{
+	return version >= RTPLACE_PROTO_VERSION_MIN && version <= RTPLACE_PROTO_VERSION;
+}
+
 /*
- * The header of a message of len bytes whose magic was checked: version,
- * length, type, and the type's exact length. Everything here except the
- * version and the type is garbage (-EPROTO) when wrong.
+ * Bytes of the whole message of type t in version whose body starts at
+ * body (any alignment): from version 2 a list reply's length follows its
+ * count, read from body, which must hold the bytes before the list. 0
+ * when that count is beyond the list.
  */
-static int proto_check_header(const struct rtplace_msg_hdr *h, size_t len, unsigned accept,
+static size_t proto_length_for(const struct proto_type *t, uint16_t version, const void *body)
+{
+	uint32_t count = 0;
+
+	if (!t->list_offset || version < 2)
+		return sizeof(struct rtplace_msg_hdr) + t->body_size;
+	if (t->count_size == sizeof(uint16_t)) {
+		uint16_t c16;
+
+		memcpy(&c16, (const char *)body + t->count_offset, sizeof(c16));
+		count = c16;
+	} else {
+		memcpy(&count, (const char *)body + t->count_offset, sizeof(count));
+	}
+	if (count > t->max_entries)
+		return 0;
+	return sizeof(struct rtplace_msg_hdr) + t->list_offset + (size_t)count * t->entry_size;
+}
+
+/*
+ * The header of a message of len bytes whose magic was checked, and whose
+ * body starts at body: version, length, type, and the type's exact length
+ * in that version. Everything here except the version and the type is
+ * garbage (-EPROTO) when wrong.
+ */
+static int proto_check_header(const struct rtplace_msg_hdr *h, const void *body, size_t len, unsigned accept,
 			      const struct proto_type **ret_type, const char **reason)
 {
 	const struct proto_type *t;
 
-	if (h->version != RTPLACE_PROTO_VERSION)
+	if (!proto_version_ok(h->version))
 		return proto_fail(reason, -EPROTONOSUPPORT, "unsupported protocol version");
 	if (h->length != len)
 		return proto_fail(reason, -EPROTO, "length field does not match the message");
@@ -478,7 +539,9 @@ static int proto_check_header(const struct rtplace_msg_hdr *h, size_t len, unsig
 		return proto_fail(reason, -EOPNOTSUPP, "unknown message type");
 	if (!(t->accept & accept))
 		return proto_fail(reason, -EOPNOTSUPP, "message type not accepted here");
-	if (len != sizeof(*h) + t->body_size)
+	if (t->list_offset && h->version >= 2 && len < sizeof(*h) + t->list_offset)
+		return proto_fail(reason, -EPROTO, "wrong length for the message type");
+	if (len != proto_length_for(t, h->version, body))
 		return proto_fail(reason, -EPROTO, "wrong length for the message type");
 	*ret_type = t;
 	return 0;
@@ -514,6 +577,7 @@ static void proto_error_set(struct proto_error *e, const char *reason, const str
 	e->reason = reason;
 	e->request_id = h ? h->request_id : 0;
 	e->type = h ? h->type : 0;
+	e->version = h && proto_version_ok(h->version) ? h->version : RTPLACE_PROTO_VERSION_MIN;
 }
 
 int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, struct proto_msg *ret,
@@ -536,10 +600,13 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 		return -EPROTO;
 	}
 	proto_bounds_from(lim, &b, &accept);
-	r = proto_check_header(&h, len, accept, &t, &reason);
+	r = proto_check_header(&h, (const char *)buf + sizeof(h), len, accept, &t, &reason);
 	if (r == 0) {
-		/* len is the exact size of a known type, so it fits *ret */
+		/* len is the exact size of a known type, so it fits *ret; the
+		 * entries a version-2 list reply does not send read as zero,
+		 * as version 1 sends them, so *ret is the same in both */
 		memcpy(ret, buf, len);
+		memset((char *)ret + len, 0, sizeof(h) + t->body_size - len);
 		r = proto_check_msg(ret, t, &b, &reason);
 	}
 	if (r < 0)
@@ -560,7 +627,7 @@ int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, st
 		return -EPROTO;
 	}
 	proto_bounds_from(lim, &b, &accept);
-	r = proto_check_header(&m->hdr, m->hdr.length, accept, &t, &reason);
+	r = proto_check_header(&m->hdr, proto_msg_body(m), m->hdr.length, accept, &t, &reason);
 	if (r == 0)
 		r = proto_check_msg(m, t, &b, &reason);
 	if (r < 0)
@@ -568,14 +635,14 @@ int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, st
 	return r;
 }
 
-static void proto_hdr_set(struct rtplace_msg_hdr *h, const struct proto_type *t, uint32_t request_id,
-			  int32_t status)
+/* The header of m, whose body is complete, at RTPLACE_PROTO_VERSION. */
+static void proto_hdr_set(struct proto_msg *m, const struct proto_type *t, uint32_t request_id, int32_t status)
 {
-	*h = (struct rtplace_msg_hdr){
+	m->hdr = (struct rtplace_msg_hdr){
 		.magic = RTPLACE_PROTO_MAGIC,
 		.version = RTPLACE_PROTO_VERSION,
 		.type = t->type,
-		.length = (uint32_t)(sizeof(*h) + t->body_size),
+		.length = (uint32_t)proto_length_for(t, RTPLACE_PROTO_VERSION, proto_msg_body(m)),
 		.request_id = request_id,
 		.status = status,
 	};
@@ -587,8 +654,25 @@ int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id)
 
 	if (!t)
 		return -EOPNOTSUPP;
-	proto_hdr_set(&m->hdr, t, request_id, 0);
 	memset((char *)m + sizeof(m->hdr), 0, t->body_size);
+	proto_hdr_set(m, t, request_id, 0);
+	return 0;
+}
+
+int proto_msg_finish(struct proto_msg *m, uint16_t version)
+{
+	const struct proto_type *t = proto_type_find(m->hdr.type);
+	size_t len;
+
+	if (!t)
+		return -EOPNOTSUPP;
+	if (!proto_version_ok(version))
+		return -EPROTONOSUPPORT;
+	len = proto_length_for(t, version, proto_msg_body(m));
+	if (!len)
+		return -ERANGE;
+	m->hdr.version = version;
+	m->hdr.length = (uint32_t)len;
 	return 0;
 }
 
@@ -605,10 +689,10 @@ int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int3
 		proto_error_set(ret_err, "missing body", NULL);
 		return -EINVAL;
 	}
-	proto_hdr_set(&ret->hdr, t, request_id, status);
 	/* memmove: body may already sit in ret, built in place */
 	if (t->body_size)
 		memmove((char *)ret + sizeof(ret->hdr), body, t->body_size);
+	proto_hdr_set(ret, t, request_id, status);
 	return proto_validate(ret, NULL, ret_err);
 }
 
@@ -626,6 +710,13 @@ size_t proto_msg_length(uint16_t type)
 	const struct proto_type *t = proto_type_find(type);
 
 	return t ? sizeof(struct rtplace_msg_hdr) + t->body_size : 0;
+}
+
+size_t proto_msg_length_for(const struct proto_msg *m)
+{
+	const struct proto_type *t = proto_type_find(m->hdr.type);
+
+	return t && proto_version_ok(m->hdr.version) ? proto_length_for(t, m->hdr.version, proto_msg_body(m)) : 0;
 }
 
 const char *proto_type_name(uint16_t type)

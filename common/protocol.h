@@ -5,8 +5,10 @@
  *
  * struct proto_msg is the wire image of any message, aligned: the header at
  * offset 0 and the body at offset 24, exactly as on the socket. Decoding is
- * one memcpy from the (possibly unaligned) receive buffer into it, then
- * validation in place; sending is send(fd, &msg, msg.hdr.length, 0).
+ * one memcpy from the (possibly unaligned) receive buffer into it (the
+ * list entries a version-2 reply leaves out read as zero, as version 1
+ * sends them), then validation in place; sending is
+ * send(fd, &msg, msg.hdr.length, 0).
  *
  * Validation rejects everything that is not the one canonical encoding of a
  * meaningful message: reserved fields and padding must be zero, strings must
@@ -19,7 +21,7 @@
  *   -EPROTO           garbage: short message, bad magic, length field not
  *                     the received length, wrong length for the type. Count
  *                     it against the peer and drop a peer that persists.
- *   -EPROTONOSUPPORT  another protocol version. Answer, keep the connection.
+ *   -EPROTONOSUPPORT  a version this codec does not speak. Answer, keep it.
  *   -EOPNOTSUPP       unknown type, or a type the receiver does not take
  *                     (a reply sent to the daemon). Answer, keep it.
  *   -EINVAL           a bad field: unknown flag, bad policy, reserved field
@@ -97,6 +99,9 @@ struct proto_error {
 	const char *reason;  /* static, short */
 	uint32_t request_id; /* of the refused message; 0 when its header was unreadable */
 	uint16_t type;       /* its type; 0 when its header was unreadable */
+	/* The version to answer it in: its own when the header was readable
+	 * and of a version spoken here, else RTPLACE_PROTO_VERSION_MIN. */
+	uint16_t version;
 };
 
 /* After this error the peer is sending garbage (see the table above). */
@@ -137,23 +142,39 @@ static inline int proto_self_check(const struct proto_msg *m)
 }
 
 /*
- * Starts a message of type in m: the header (magic, version, type, length,
- * request_id, status 0) and a zeroed body. Returns 0, or -EOPNOTSUPP for an
- * unknown type. Fill the body, then proto_validate() it before sending.
+ * Starts a message of type in m: the header (magic, version
+ * RTPLACE_PROTO_VERSION, type, length, request_id, status 0) and a zeroed
+ * body. Returns 0, or -EOPNOTSUPP for an unknown type. Fill the body, then
+ * proto_msg_finish() it: a list reply's length follows the list's count.
  */
 int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id);
 
 /*
+ * Finishes m, whose body is complete: sets its version (one of
+ * RTPLACE_PROTO_VERSION_MIN..RTPLACE_PROTO_VERSION; a reply takes its
+ * request's) and its length, which from version 2 follows a list reply's
+ * count. 0, -EOPNOTSUPP for an unknown type, -EPROTONOSUPPORT for an
+ * unknown version, -ERANGE for a count beyond the list.
+ */
+int proto_msg_finish(struct proto_msg *m, uint16_t version);
+
+/*
  * Builds the message of type from body (the type's body struct, copied;
- * NULL for a type without body) into ret and validates it against the
- * protocol maxima: a bug of the sender never reaches the wire. status is 0
- * except for RTPLACE_MSG_ERROR. 0 or -errno with *ret_err filled.
+ * NULL for a type without body) into ret at RTPLACE_PROTO_VERSION and
+ * validates it against the protocol maxima: a bug of the sender never
+ * reaches the wire. status is 0 except for RTPLACE_MSG_ERROR. 0 or -errno
+ * with *ret_err filled. proto_msg_finish() gives it another version.
  */
 int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int32_t status, const void *body,
 		 struct proto_error *ret_err);
 
-/* Bytes of the whole message of type (header included), 0 for unknown types. */
+/* The most bytes a message of type has (header included): its length in
+ * version 1. 0 for unknown types. */
 size_t proto_msg_length(uint16_t type);
+
+/* The bytes m's header must give as its length, for m's type, version and
+ * (from version 2, in a list reply) count; 0 when there are none. */
+size_t proto_msg_length_for(const struct proto_msg *m);
 
 /* "query", "query-reply", ...; NULL for unknown types. */
 const char *proto_type_name(uint16_t type);

@@ -10,13 +10,13 @@
  *
  * Message. A fixed 24-byte header, then the body of the type. Every body is a
  * fixed-size struct below: the exact length of a message is known from its
- * type, fields are fixed-width integers, there are no pointers and no
+ * type (and, for a list reply from version 2, its count: see Versions), fields are fixed-width integers, there are no pointers and no
  * implicit padding (padding is explicit, named reserved*, and must be zero),
  * strings are fixed char arrays, NUL-terminated, zero after the NUL.
  *
  *   offset  size  header field
  *   0       4     magic       RTPLACE_PROTO_MAGIC
- *   4       2     version     RTPLACE_PROTO_VERSION
+ *   4       2     version     RTPLACE_PROTO_VERSION_MIN..RTPLACE_PROTO_VERSION
  *   6       2     type        RTPLACE_MSG_*
  *   8       4     length      bytes in the whole message, header included
  *   12      4     request_id  chosen by the client, non-zero; echoed in the
@@ -31,6 +31,19 @@
  * The header layout is the same in every protocol version, so a peer can
  * always read the version of a message it cannot otherwise parse and answer
  * with an ERROR carrying -EPROTONOSUPPORT.
+ *
+ * Versions. Version 2 differs from version 1 in one thing: the three
+ * replies whose body ends in a list (QUERY_REPLY's list, CPUS_REPLY's and
+ * CPU_TIMES_REPLY's cpus) end after the list's count-th entry, so their
+ * length is the header, the body up to the list, and count entries (a
+ * one-CPU QUERY_REPLY is 236 bytes, not 1,256). In version 1 they carry
+ * every entry, zero past count. Every other message is the same in both.
+ * The daemon serves both and answers each request in the request's
+ * version. Messages that answer no readable request (an ERROR refusing an
+ * unreadable message or the connection) and events are sent as version 1,
+ * which every client reads. A daemon that speaks only version 1 answers a
+ * version-2 request with ERROR -EPROTONOSUPPORT (with its request_id): ask
+ * again in version 1.
  *
  * Dialogue. Every request gets exactly one reply with the same request_id:
  * the request's reply type (request type + 0x0100) or RTPLACE_MSG_ERROR.
@@ -76,7 +89,8 @@
 #endif
 
 #define RTPLACE_PROTO_MAGIC 0x4c505452u /* "RTPL" in little-endian memory */
-#define RTPLACE_PROTO_VERSION 1u
+#define RTPLACE_PROTO_VERSION 2u      /* the newest version: what this header describes */
+#define RTPLACE_PROTO_VERSION_MIN 1u  /* the oldest version still spoken */
 
 /* No message of any version is longer; a receive buffer this big never truncates. */
 #define RTPLACE_MSG_MAX 65536u
@@ -268,7 +282,8 @@ struct rtplace_cpu_choice {
  * may be empty. cpus is exactly the set of list[0..count-1]; level is the
  * highest (most contended) of their levels, RTPLACE_LEVEL_OFFLINE when count
  * is 0. claim_id and lease_ms are both non-zero when a claim was granted,
- * both zero otherwise. Entries past count are zero.
+ * both zero otherwise. Entries past count are zero in version 1 and not
+ * sent from version 2.
  */
 struct rtplace_query_reply {
 	uint64_t claim_id;
@@ -315,7 +330,8 @@ struct rtplace_cpu_info {
 };
 
 /* A page of the snapshot: entries for CPU ids first..first+count-1, where
- * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are zero. */
+ * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are zero
+ * in version 1 and not sent from version 2. */
 struct rtplace_cpus_reply {
 	uint32_t total;      /* CPU ids in the topology (highest id + 1) */
 	uint32_t first;
@@ -334,7 +350,8 @@ struct rtplace_class_times {
 
 /* A page of time by class: entries for CPU ids first..first+count-1, where
  * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are
- * zero. The counters include the open interval up to sampled_ns. */
+ * zero in version 1 and not sent from version 2. The counters include the
+ * open interval up to sampled_ns. */
 struct rtplace_cpu_times_reply {
 	uint32_t total;      /* CPU ids in the topology (highest id + 1) */
 	uint32_t first;

@@ -206,7 +206,8 @@ static int auth_pidfd_owner(int pidfd, uid_t *ret_uid, uid_t *ret_euid, struct a
  * it has exited or its uid changed (as auth_creds_read() says it). */
 static int auth_peer_same(int pidfd, uid_t uid)
 {
-	uid_t ruid, euid;
+	/* (uid_t)-1 is no process's uid: never taken for the peer's. */
+	uid_t ruid, euid = (uid_t)-1;
 	int r = auth_pidfd_owner(pidfd, &ruid, &euid, NULL);
 
 	if (r == 0 && euid != uid)
@@ -214,19 +215,38 @@ static int auth_peer_same(int pidfd, uid_t uid)
 	return r;
 }
 
+/* CAP_SYS_NICE in process pid's CapEff, by capget. 0, -ESRCH, or
+ * -EOPNOTSUPP (read /proc instead). */
+static int auth_read_cap_sys_nice(pid_t pid, bool *ret)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = pid };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	*ret = (data[AUTH_CAP_SYS_NICE / 32].effective >> (AUTH_CAP_SYS_NICE % 32)) & 1;
+	return 0;
+}
+
+/* The soft RLIMIT_RTPRIO of process (or thread) id, by prlimit. 0, -ESRCH,
+ * or -EOPNOTSUPP (another user's process without CAP_SYS_RESOURCE). */
+static int auth_read_rtprio_live(pid_t id, uint64_t *ret)
+{
+	struct rlimit rl;
+
+	if (prlimit(id, RLIMIT_RTPRIO, NULL, &rl) < 0)
+		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	*ret = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
+	return 0;
+}
+
 /* What may change of a connected requester, from system calls: CapEff
  * and the soft RLIMIT_RTPRIO. */
 static int auth_peer_recheck(pid_t pid, struct auth_creds *c)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = pid };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	struct rlimit rl;
+	int r = auth_read_cap_sys_nice(pid, &c->cap_sys_nice);
 
-	if (syscall(SYS_capget, &hdr, data) < 0 || prlimit(pid, RLIMIT_RTPRIO, NULL, &rl) < 0)
-		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	c->cap_sys_nice = (data[AUTH_CAP_SYS_NICE / 32].effective >> (AUTH_CAP_SYS_NICE % 32)) & 1;
-	c->rtprio_limit = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
-	return 0;
+	return r < 0 ? r : auth_read_rtprio_live(pid, &c->rtprio_limit);
 }
 
 int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
@@ -254,35 +274,63 @@ int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_
 	return r;
 }
 
-int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret)
+int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
+			 const struct auth_policy *policy, int want_policy, const struct auth_creds **ret)
 {
-	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY };
-	int fd, r, reset_on_fork;
+	struct auth_creds *c = &ap->creds;
+	bool sets_policy = want_policy != AUTH_SCHED_KEEP;
+	int r = 0;
+
+	if (pidfd < 0)
+		return auth_peer_creds(ap, proc_root, pidfd, pid, uid, gid, ret);
+	c->pid = pid;
+	c->uid = uid;
+	c->gid = gid;
+	if (!ap->cached)
+		c->ngroups = 0;
+	c->cap_sys_nice = false;
+	c->rtprio_limit = 0;
+	/* Read by pid first, then confirm that pid was still the peer. */
+	if (uid != 0 || sets_policy)
+		r = auth_read_cap_sys_nice(pid, &c->cap_sys_nice);
+	if (r == 0 && sets_policy && !c->cap_sys_nice) {
+		r = auth_read_rtprio_live(pid, &c->rtprio_limit);
+		if (r == 0 && policy->n_rt_gids > 0 && !ap->cached)
+			r = -EOPNOTSUPP; /* the groups are in /proc only */
+	}
+	if (r == 0)
+		r = auth_peer_same(pidfd, uid);
+	if (r == -EOPNOTSUPP)
+		return auth_peer_creds(ap, proc_root, pidfd, pid, uid, gid, ret);
+	*ret = c;
+	return r;
+}
+
+int auth_target_pidfd(pid_t tid)
+{
+	int fd;
 
 	if (tid <= 0)
 		return -ESRCH;
 	fd = (int)syscall(SYS_pidfd_open, tid, AUTH_PIDFD_THREAD);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	r = auth_pidfd_owner(fd, &t.uid, &t.euid, &t);
-	if (r < 0)
-		goto out;
-	r = thread_sched_getattr(tid, &t.policy, &t.prio, &reset_on_fork);
-	if (r < 0)
-		goto out;
-	if (need_limit) {
-		struct rlimit rl;
+	return fd;
+}
 
-		if (prlimit(tid, RLIMIT_RTPRIO, NULL, &rl) < 0) {
-			r = errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-			goto out;
-		}
-		t.rtprio_limit = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
-	}
-	/* The thread still lives: everything above was read from it. */
-	r = auth_pidfd_owner(fd, &t.uid, &t.euid, NULL);
-out:
-	close(fd);
+int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	struct auth_target t = { .tid = tid, .rtprio_limit = AUTH_RLIM_INFINITY, .sched_live = true };
+	int r = thread_sched_getattr(tid, &t.policy, &t.prio, &t.reset_on_fork);
+
+	if (r == 0 && need_limit)
+		r = auth_read_rtprio_live(tid, &t.rtprio_limit);
+	/* Last: the thread still lives, so what was read by tid above was
+	 * read from it and not from a recycled tid, and its owner comes
+	 * with the same call. (-ESRCH above: no thread has tid, so the
+	 * pidfd's has exited too.) */
+	if (r == 0)
+		r = auth_pidfd_owner(pidfd, &t.uid, &t.euid, &t);
 	if (r == 0)
 		*ret = t;
 	return r;

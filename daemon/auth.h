@@ -7,8 +7,8 @@
  *   <root>/PID/limits ("Max realtime priority", soft limit) and
  *   <root>/TID/stat (policy, rt_priority); and, for the daemon's hot path,
  *   the same facts from system calls on the live kernel (auth_peer_creds()
- *   after a connection's first read, auth_target_read_live()), which
- *   format no text;
+ *   after a connection's first read, auth_peer_move_creds(),
+ *   auth_target_read_live()), which format no text;
  * - auth_move_allowed(), a pure decision on those structs.
  *
  * The rules mirror the kernel's own checks for sched_setaffinity and
@@ -68,6 +68,8 @@ struct auth_target {
 	uid_t euid;              /* effective uid: the notification filter key */
 	int policy;              /* SCHED_* (reset-on-fork flag not included) */
 	int prio;                /* rt_priority: 1..99 for RT policies, else 0 */
+	int reset_on_fork;       /* SCHED_RESET_ON_FORK or 0; read live only (/proc does not show it) */
+	bool sched_live;         /* policy, prio, reset_on_fork from sched_getattr (auth_target_read_live()) */
 	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO of the thread's process */
 };
 
@@ -106,14 +108,16 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);
  * time (SO_PEERPIDFD): it must still live with the effective uid it
  * connected with. A pid is not reused while its process lives, so what was
  * read by pid was the peer's and never a recycled pid's. Supplementary
- * groups are kept from the first read for the connection's life.
+ * groups are kept from the first read for the connection's life: changing
+ * them needs CAP_SETGID, with which a process may take any group back, so
+ * the groups first read grant it nothing it could not take itself.
  *
  * Without a pidfd (a kernel before 6.5), or when the kernel refuses a
  * cheap read (prlimit without CAP_SYS_RESOURCE, no PIDFD_GET_INFO before
  * Linux 6.13), it reads /proc as auth_creds_read() every time.
  */
 struct auth_peer {
-	bool cached;
+	bool cached;             /* creds.groups are the connection's: later reads are system calls */
 	struct auth_creds creds;
 };
 
@@ -123,16 +127,42 @@ int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_
 		    const struct auth_creds **ret);
 
 /*
+ * As auth_peer_creds(), for auth_move_allowed() of a move that sets
+ * want_policy (AUTH_SCHED_KEEP: none) under policy: reads only the facts
+ * that decision consults for this requester. Root moving without a policy
+ * is privileged by uid alone, so CAP_SYS_NICE is read for every other
+ * move; RLIMIT_RTPRIO only for a policy change without CAP_SYS_NICE; the
+ * supplementary groups (from /proc, once per connection) only when that
+ * change also has rt-groups to consult. A fact not consulted reads as
+ * granting nothing (no CAP_SYS_NICE, RLIMIT_RTPRIO 0, no supplementary
+ * groups unless read before), so a caller that consulted it anyway could
+ * only refuse more, never allow more. The peer is confirmed by pidfd
+ * after every read, as for auth_peer_creds(); without a pidfd or a cheap
+ * read it is auth_peer_creds().
+ */
+int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_t pid, uid_t uid, gid_t gid,
+			 const struct auth_policy *policy, int want_policy, const struct auth_creds **ret);
+
+/* A pidfd of thread tid (pidfd_open(), PIDFD_THREAD) for
+ * auth_target_read_live(): the descriptor, -ESRCH for a thread that does
+ * not exist, or -EOPNOTSUPP (a kernel before Linux 6.9). */
+int auth_target_pidfd(pid_t tid);
+
+/*
  * auth_target_read() from system calls on the live kernel (no /proc
- * formatting): the owner through a thread pidfd (PIDFD_GET_INFO), policy
- * and priority from sched_getattr(), and the RT limit from prlimit() only
- * when need_limit (otherwise rtprio_limit is AUTH_RLIM_INFINITY: a move
- * that sets no policy, or a requester with CAP_SYS_NICE, never consults
- * it). 0, -ESRCH for a thread that does not exist, -EOPNOTSUPP when the
- * kernel lacks a call (read /proc with auth_target_read() instead), or
+ * formatting), with pidfd, a pidfd of thread tid (auth_target_pidfd(),
+ * opened now or kept from an earlier move): the owner through the pidfd
+ * (PIDFD_GET_INFO), policy and priority from sched_getattr(), and the RT
+ * limit from prlimit() only when need_limit (otherwise rtprio_limit is
+ * AUTH_RLIM_INFINITY: a move that sets no policy, or a requester with
+ * CAP_SYS_NICE, never consults it). The pidfd is asked last: while its
+ * thread lives, tid names that thread and no other, so what was read by
+ * tid was its. 0; -ESRCH when the pidfd's thread has exited (tid may name
+ * another thread by now: open a new pidfd for it); -EOPNOTSUPP when the
+ * kernel lacks a call (read /proc with auth_target_read() instead); or
  * another -errno.
  */
-int auth_target_read_live(pid_t tid, bool need_limit, struct auth_target *ret);
+int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret);
 
 /* Root or CAP_SYS_NICE: may move and watch any thread. */
 bool auth_is_privileged(const struct auth_creds *c);

@@ -66,6 +66,9 @@ struct dispatch {
 	struct proto_msg request; /* one at a time: the loop is single-threaded */
 	struct proto_msg reply;
 	struct proto_msg event;
+	/* The protocol version replies go out in: the request's, or version 1
+	 * (which every client reads) to a request whose version is not known. */
+	uint16_t reply_version;
 	/* The answer of the query being served (~3 KB): kept here so that a
 	 * query allocates nothing. */
 	struct placement_result placed;
@@ -126,15 +129,17 @@ static void dispatch_send_error(struct dispatch *s, uint32_t client, uint32_t re
 			       const char *reason)
 {
 	s->errors++;
-	if (proto_encode_error(&s->reply, request_id, type, error, reason) == 0)
+	if (proto_encode_error(&s->reply, request_id, type, error, reason) == 0 &&
+	    proto_msg_finish(&s->reply, s->reply_version) == 0)
 		dispatch_send(s, client, &s->reply);
 }
 
-/* Sends the reply built in s->reply, checked first in a self-checking
- * build (proto_self_check()). */
+/* Sends the reply built in s->reply in the request's version (a list
+ * reply's length follows its count from version 2), checked first in a
+ * self-checking build (proto_self_check()). */
 static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
-	if (proto_self_check(&s->reply) < 0) {
+	if (proto_msg_finish(&s->reply, s->reply_version) < 0 || proto_self_check(&s->reply) < 0) {
 		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
 		return;
@@ -150,11 +155,13 @@ static void dispatch_reply_init(struct dispatch *s, const struct proto_msg *m, u
 	memcpy((char *)&s->reply + sizeof(s->reply.hdr), body, body_size);
 }
 
-/* Sends the events queued while a request was served, after its reply. */
+/* Sends the events queued while a request was served, after its reply,
+ * as version 1: the same in every version, and read by every client. */
 static void dispatch_flush_events(struct dispatch *s)
 {
 	for (size_t i = 0; i < s->nevents; i++)
-		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0)
+		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0 &&
+		    proto_msg_finish(&s->event, RTPLACE_PROTO_VERSION_MIN) == 0)
 			server_send(s->server, s->events[i].client, &s->event, s->event.hdr.length);
 	s->nevents = 0;
 }
@@ -631,6 +638,7 @@ static void dispatch_subscribe(struct dispatch *s, const struct server_peer *pee
 			.ring_bytes = info.ring_bytes,
 		};
 		proto_encode_subscribe_reply(&s->reply, m->hdr.request_id, &sr);
+		proto_msg_finish(&s->reply, s->reply_version);
 		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 		if (r == 0)
 			return;
@@ -665,6 +673,7 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	}
 	s->serving = true;
 	r = proto_decode(msg, len, &s->lim, m, &err);
+	s->reply_version = r == 0 ? m->hdr.version : err.version;
 	if (r < 0) {
 		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
 		dispatch_send_error(s, peer->id, err.request_id, err.type, r, err.reason);

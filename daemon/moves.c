@@ -27,9 +27,29 @@
 /* How many times a move re-picks when the map changed under it. */
 #define MOVES_REPICK_TRIES 3
 
+/*
+ * Pidfds of the threads moved last. Opening and closing a thread's pidfd
+ * cost a quarter of a move's time in the daemon (bench/README.md); a
+ * thread moved again (a client that follows the map) reuses its pidfd.
+ * A kept pidfd vouches for nothing by itself: every move asks it again
+ * whether its thread still lives (auth_target_read_live()), and one whose
+ * thread has exited is closed and the tid opened anew, since the number
+ * may name another thread by now. A few descriptors, well within those
+ * the server keeps for the daemon's own needs (SERVER_FD_RESERVE).
+ */
+#define MOVES_PIDFDS 8
+
+struct moves_pidfd {
+	pid_t tid;  /* 0: free */
+	int fd;
+};
+
 struct moves {
 	struct moves_opts o;
 	struct auth_policy policy;
+	pid_t self; /* the daemon's pid: the guard's, read once (it never forks) */
+	struct moves_pidfd pidfds[MOVES_PIDFDS];
+	unsigned pidfd_next; /* the slot a new pidfd takes: the oldest */
 	uint32_t rotor;
 	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	uint64_t moved;  /* threads moved by MOVE requests */
@@ -176,31 +196,101 @@ static int moves_task_read(struct moves *m, const struct auth_target *target, st
  * typo in a thread id, and root's mistake would not be caught by any
  * other rule: such targets need RTPLACE_MOVE_F_SYSTEM (--force).
  */
-static int moves_guard(const struct moves_task *t, pid_t tid, struct rtplace_reason *reason)
+static int moves_guard(const struct moves *m, const struct moves_task *t, pid_t tid, struct rtplace_reason *reason)
 {
 	if (t->tgid == 1)
 		reason_set(reason, "thread %d is of init (pid 1): needs --force", (int)tid);
 	else if (t->flags & PROCFS_PF_KTHREAD)
 		reason_set(reason, "thread %d (%s): kernel thread, needs --force", (int)tid, t->comm);
-	else if (t->tgid == getpid())
+	else if (t->tgid == m->self)
 		reason_set(reason, "thread %d is rtplaced's own: needs --force", (int)tid);
 	else
 		return 0;
 	return -EPERM;
 }
 
-/* May the requester move tid as req asks? The target's state in *ret_target. */
+static void moves_pidfd_drop(struct moves_pidfd *p)
+{
+	if (p->tid)
+		close(p->fd);
+	*p = (struct moves_pidfd){ 0 };
+}
+
+/*
+ * auth_target_read_live() of thread tid with the pidfd kept for it, or a
+ * new one (kept in the oldest slot). Returns as auth_target_read_live(),
+ * -ESRCH only when no thread has tid now.
+ */
+static int moves_target_read_live(struct moves *m, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	struct moves_pidfd *slot = NULL;
+	int fd, r;
+
+	for (unsigned i = 0; i < MOVES_PIDFDS && !slot; i++)
+		if (m->pidfds[i].tid == tid && tid > 0)
+			slot = &m->pidfds[i];
+	if (slot) {
+		r = auth_target_read_live(slot->fd, tid, need_limit, ret);
+		if (r != -ESRCH)
+			return r;
+		moves_pidfd_drop(slot); /* that thread exited; tid may be another's */
+	}
+	fd = auth_target_pidfd(tid);
+	if (fd < 0)
+		return fd;
+	r = auth_target_read_live(fd, tid, need_limit, ret);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	slot = &m->pidfds[m->pidfd_next];
+	m->pidfd_next = (m->pidfd_next + 1) % MOVES_PIDFDS;
+	moves_pidfd_drop(slot);
+	*slot = (struct moves_pidfd){ .tid = tid, .fd = fd };
+	return 0;
+}
+
+/* auth_target_read_live() of thread tid with a pidfd of its own, or the
+ * same from /proc where the kernel lacks a call. */
+static int moves_target_read_once(struct moves *m, pid_t tid, bool need_limit, struct auth_target *ret)
+{
+	int fd = auth_target_pidfd(tid), r = fd;
+
+	if (fd >= 0) {
+		r = auth_target_read_live(fd, tid, need_limit, ret);
+		close(fd);
+	}
+	return r == -EOPNOTSUPP ? auth_target_read(m->o.proc_root, tid, ret) : r;
+}
+
+/*
+ * May the requester move tid as req asks? The target's state in
+ * *ret_target. A thread of a process-wide move: its pidfd is not kept,
+ * so that a process's threads do not push out those moved one by one.
+ */
 static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_t tid, const struct rtplace_move *req,
 			   struct auth_target *ret_target, struct rtplace_reason *reason)
 {
-	int want_policy = req->flags & RTPLACE_MOVE_F_SET_SCHED ? req->policy : AUTH_SCHED_KEEP;
-	int r = auth_target_read(m->o.proc_root, tid, ret_target);
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
+	int r = moves_target_read_once(m, tid, set_sched && !creds->cap_sys_nice, ret_target);
 
 	if (r < 0) {
 		reason_set(reason, "thread %d does not exist", (int)tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
+}
+
+/* What target's read saw of its policy, for thread_sched_apply_known():
+ * NULL unless it was read live (/proc does not show reset-on-fork). */
+static const struct thread_sched_policy *moves_known_policy(const struct auth_target *target,
+							    struct thread_sched_policy *buf)
+{
+	if (!target->sched_live)
+		return NULL;
+	*buf = (struct thread_sched_policy){ target->policy, target->prio, target->reset_on_fork };
+	return buf;
 }
 
 static void moves_reply(pid_t tid, const struct thread_sched_result *res, struct rtplace_move_reply *ret)
@@ -338,10 +428,13 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++) {
 			struct moves_done *d = &done[ndone];
+			struct thread_sched_policy known;
 
 			if (!tids.ids[i])
 				continue;
-			r = thread_sched_apply(tids.ids[i], aff, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
+			r = thread_sched_apply_known(tids.ids[i], moves_known_policy(&targets[i], &known), aff,
+						     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio,
+						     &d->res);
 			if (r == -ESRCH) {
 				r = 0;
 				continue;
@@ -389,6 +482,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	struct auth_target target;
 	struct moves_task task;
 	struct thread_sched_result res;
+	struct thread_sched_policy known;
 	struct cpuset cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
@@ -401,14 +495,17 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		reason_set(reason, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
-	r = auth_peer_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds);
+	/* A process-wide move authorises each thread with the same policy:
+	 * what one decision consults, they all do. */
+	r = auth_peer_move_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &m->policy,
+				 want_policy, &creds);
 	if (r < 0) {
 		reason_set(reason, "cannot read the credentials of pid %d", (int)peer->pid);
 		return r;
 	}
 	/* The target's RT limit matters only to a policy change without
 	 * CAP_SYS_NICE (auth_move_allowed()). */
-	r = auth_target_read_live(req->tid, set_sched && !creds->cap_sys_nice, &target);
+	r = moves_target_read_live(m, req->tid, set_sched && !creds->cap_sys_nice, &target);
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r == 0)
@@ -421,7 +518,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		return r;
 	}
 	if (!(req->flags & RTPLACE_MOVE_F_SYSTEM)) {
-		r = moves_guard(&task, req->tid, reason);
+		r = moves_guard(m, &task, req->tid, reason);
 		if (r < 0)
 			return r;
 	}
@@ -439,7 +536,10 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 		if (r < 0)
 			return r;
 	}
-	r = thread_sched_apply(req->tid, set_aff ? &cpus : NULL, set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
+	/* The policy just read to authorise the move is the state before it:
+	 * not read twice. */
+	r = thread_sched_apply_known(req->tid, moves_known_policy(&target, &known), set_aff ? &cpus : NULL,
+				     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
 	if (r < 0) {
 		reason_set(reason, "%s of thread %d failed: %s",
 			   r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));
@@ -483,6 +583,7 @@ int moves_new(const struct moves_opts *opts, const struct config *cfg, struct mo
 	if (!m)
 		return -ENOMEM;
 	m->o = *opts;
+	m->self = getpid();
 	moves_apply_config(m, cfg);
 	*ret = m;
 	return 0;
@@ -490,6 +591,10 @@ int moves_new(const struct moves_opts *opts, const struct config *cfg, struct mo
 
 void moves_free(struct moves *m)
 {
+	if (!m)
+		return;
+	for (unsigned i = 0; i < MOVES_PIDFDS; i++)
+		moves_pidfd_drop(&m->pidfds[i]);
 	free(m);
 }
 

@@ -479,7 +479,8 @@ static void server_refuse(struct server *s, int fd, const struct ucred *cred, co
 {
 	struct proto_msg m;
 
-	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0)
+	/* Version 1: the client has sent nothing yet, and every client reads it. */
+	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0 && proto_msg_finish(&m, RTPLACE_PROTO_VERSION_MIN) == 0)
 		send(fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(fd);
 	s->refused++;

@@ -63,21 +63,27 @@ int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_res
 	return 0;
 }
 
+static int thread_sched_get_affinity(pid_t tid, struct cpuset *ret)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+		return -errno;
+	thread_sched_from_cpu_set(&set, ret);
+	return 0;
+}
+
 /* As thread_sched_read, and the reset-on-fork flag to keep across a change. */
 static int thread_sched_read_flags(pid_t tid, struct thread_sched_state *ret, int *ret_reset_on_fork)
 {
 	struct thread_sched_state st;
-	cpu_set_t set;
-	int r;
+	int r = thread_sched_get_affinity(tid, &st.cpus);
 
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
-		return -errno;
-	r = thread_sched_getattr(tid, &st.policy, &st.prio, ret_reset_on_fork);
-	if (r < 0)
-		return r;
-	thread_sched_from_cpu_set(&set, &st.cpus);
-	*ret = st;
-	return 0;
+	if (r == 0)
+		r = thread_sched_getattr(tid, &st.policy, &st.prio, ret_reset_on_fork);
+	if (r == 0)
+		*ret = st;
+	return r;
 }
 
 int thread_sched_read(pid_t tid, struct thread_sched_state *ret)
@@ -92,6 +98,12 @@ int thread_sched_read(pid_t tid, struct thread_sched_state *ret)
 int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
 		struct thread_sched_result *ret)
 {
+	return thread_sched_apply_known(tid, NULL, cpus, want_policy, want_prio, ret);
+}
+
+int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct cpuset *cpus,
+			     int want_policy, int want_prio, struct thread_sched_result *ret)
+{
 	struct thread_sched_result res = { 0 };
 	int reset_on_fork, r;
 
@@ -100,7 +112,14 @@ int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, in
 	if (want_policy != THREAD_SCHED_KEEP_POLICY && want_policy != SCHED_FIFO && want_policy != SCHED_RR)
 		return -EINVAL;
 
-	r = thread_sched_read_flags(tid, &res.prev, &reset_on_fork);
+	if (known) {
+		r = thread_sched_get_affinity(tid, &res.prev.cpus);
+		res.prev.policy = known->policy;
+		res.prev.prio = known->prio;
+		reset_on_fork = known->reset_on_fork;
+	} else {
+		r = thread_sched_read_flags(tid, &res.prev, &reset_on_fork);
+	}
 	if (r < 0)
 		return r;
 
@@ -139,11 +158,9 @@ int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, in
 		res.now.prio = want_prio;
 	}
 	if (res.set_affinity) {
-		cpu_set_t set;
-
-		if (sched_getaffinity(tid, sizeof(set), &set) < 0)
-			return -errno;
-		thread_sched_from_cpu_set(&set, &res.now.cpus);
+		r = thread_sched_get_affinity(tid, &res.now.cpus);
+		if (r < 0)
+			return r;
 	}
 	*ret = res;
 	return 0;

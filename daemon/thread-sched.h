@@ -55,6 +55,22 @@ int thread_sched_read(pid_t tid, struct thread_sched_state *ret);
 int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
 		struct thread_sched_result *ret);
 
+/* Policy, priority and reset-on-fork flag of a thread as its caller just
+ * read them (thread_sched_getattr()). */
+struct thread_sched_policy {
+	int policy;
+	int prio;
+	int reset_on_fork;   /* SCHED_RESET_ON_FORK or 0 */
+};
+
+/*
+ * thread_sched_apply() for a caller that has just read tid's policy (to
+ * authorise the move): known is taken as the state before the move
+ * instead of reading it again; only the affinity is read.
+ */
+int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct cpuset *cpus,
+			     int want_policy, int want_prio, struct thread_sched_result *ret);
+
 /*
  * Undoes a move that thread_sched_apply() reported in *res: policy and priority
  * back first (if they were changed), then the affinity, the reverse of the

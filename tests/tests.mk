@@ -305,3 +305,11 @@ TESTS += tests/unit/test-class-times
 # time by class of a live daemon in both views (issue 12).
 TESTS += tests/integration/test-client-top.sh
 EXTRA_DIST += tests/integration/test-client-top.sh
+
+# librtplace against a daemon of protocol version 1.
+check_PROGRAMS += tests/integration/test-client-compat
+tests_integration_test_client_compat_SOURCES = tests/integration/test-client-compat.c
+tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-client-compat

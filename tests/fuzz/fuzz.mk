@@ -3,7 +3,7 @@
 #
 # Protocol decoder (fuzz-protocol.c, corpus tests/fuzz/corpus/protocol):
 # make-corpus checks that the corpus is still exactly what the encoder
-# writes, so the committed files pin the version 1 wire format.
+# writes, so the committed files pin the version 1 and 2 wire formats.
 #   make fuzz-protocol [FUZZ_SECONDS=60]
 #       builds tests/fuzz/fuzz-protocol-libfuzzer with clang's libFuzzer,
 #       ASan and UBSan, and fuzzes for FUZZ_SECONDS starting from the

@@ -7,8 +7,9 @@
  *                             corpus under $top_srcdir) holds every file
  *                             byte for byte
  *
- * The check runs under `make check`: the committed files are version 1 of
- * the wire format, so a change to a struct or a type number that would break
+ * The check runs under `make check`: the committed files are versions 1
+ * (valid-*, and the broken ones) and 2 (v2-*) of the wire format, so a
+ * change to a struct, a type number or a length rule that would break
  * deployed clients fails here first. Other files in DIR (inputs found by
  * fuzzing) are left alone.
  */
@@ -76,8 +77,7 @@ static void corpus_file(struct corpus *c, const char *name, const void *data, si
 		return;
 	c->failures++;
 	if (r > 0)
-		fprintf(stderr, "make-corpus: %s differs from what version %u encodes\n", path,
-			RTPLACE_PROTO_VERSION);
+		fprintf(stderr, "make-corpus: %s differs from what this codec encodes\n", path);
 	else
 		fprintf(stderr, "make-corpus: %s: %s\n", path, strerror(-r));
 }
@@ -87,15 +87,22 @@ static void corpus_msg(struct corpus *c, const char *name, const struct proto_ms
 	corpus_file(c, name, m, m->hdr.length);
 }
 
-static const struct proto_msg *corpus_sample(uint16_t type, unsigned shape)
+/* The sample in version, whose list replies differ in length. */
+static const struct proto_msg *corpus_sample_in(uint16_t type, unsigned shape, uint16_t version)
 {
 	static struct proto_msg m;
 
-	if (proto_sample(type, shape, &m) < 0) {
+	if (proto_sample(type, shape, &m) < 0 || proto_msg_finish(&m, version) < 0) {
 		fprintf(stderr, "make-corpus: cannot build %s shape %u\n", proto_type_name(type), shape);
 		exit(EXIT_FAILURE);
 	}
 	return &m;
+}
+
+/* The broken files were written in version 1, and stay so. */
+static const struct proto_msg *corpus_sample(uint16_t type, unsigned shape)
+{
+	return corpus_sample_in(type, shape, 1);
 }
 
 static void corpus_valid(struct corpus *c)
@@ -104,9 +111,13 @@ static void corpus_valid(struct corpus *c)
 	char name[64];
 
 	for (size_t i = 0; i < proto_sample_ntypes; i++) {
-		for (unsigned shape = 0; proto_sample(proto_sample_types[i], shape, &m) == 0; shape++) {
-			snprintf(name, sizeof(name), "valid-%s-%u", proto_type_name(proto_sample_types[i]), shape);
-			corpus_msg(c, name, &m);
+		uint16_t type = proto_sample_types[i];
+
+		for (unsigned shape = 0; proto_sample(type, shape, &m) == 0; shape++) {
+			snprintf(name, sizeof(name), "valid-%s-%u", proto_type_name(type), shape);
+			corpus_msg(c, name, corpus_sample_in(type, shape, 1));
+			snprintf(name, sizeof(name), "v2-valid-%s-%u", proto_type_name(type), shape);
+			corpus_msg(c, name, corpus_sample_in(type, shape, 2));
 		}
 	}
 }
@@ -187,6 +198,18 @@ static void corpus_broken(struct corpus *c)
 	m = *corpus_sample(RTPLACE_MSG_STATUS_REPLY, 0);
 	memset(m.status_reply.version, 'x', sizeof(m.status_reply.version));
 	corpus_msg(c, "status-reply-unterminated", &m);
+
+	/* version 2's lengths: a list reply at its version-1 length, a count
+	 * its length does not match, and a count beyond the list */
+	m = *corpus_sample(RTPLACE_MSG_QUERY_REPLY, 0);
+	m.hdr.version = 2;
+	corpus_msg(c, "v2-query-reply-full-length", &m);
+	m = *corpus_sample_in(RTPLACE_MSG_CPUS_REPLY, 0, 2);
+	m.cpus_reply.count--;
+	corpus_msg(c, "v2-cpus-reply-count-not-length", &m);
+	m = *corpus_sample_in(RTPLACE_MSG_QUERY_REPLY, 0, 2);
+	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	corpus_msg(c, "v2-query-reply-count-257", &m);
 }
 
 int main(int argc, char **argv)

@@ -189,7 +189,8 @@ static int sample_cpus_reply(unsigned shape, struct proto_msg *ret)
 
 		*c = (struct rtplace_cpu_info){ .cpu = c->cpu, .node = -1, .llc = -1, .core = -1 };
 	}
-	return proto_validate(ret, NULL, NULL);
+	err = proto_msg_finish(ret, RTPLACE_PROTO_VERSION);
+	return err < 0 ? err : proto_validate(ret, NULL, NULL);
 }
 
 static int sample_cpu_times_reply(unsigned shape, struct proto_msg *ret)
@@ -210,7 +211,8 @@ static int sample_cpu_times_reply(unsigned shape, struct proto_msg *ret)
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			r->cpus[i].ns[c] = (uint64_t)(i + 1) * 1000000 * (c + 1);
-	return proto_validate(ret, NULL, NULL);
+	err = proto_msg_finish(ret, RTPLACE_PROTO_VERSION);
+	return err < 0 ? err : proto_validate(ret, NULL, NULL);
 }
 
 static int sample_status_reply(unsigned shape, struct proto_msg *ret)

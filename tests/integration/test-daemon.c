@@ -261,6 +261,97 @@ static void test_lease_expiry_event(void **state)
 	close(fd);
 }
 
+/* Sends req (finished in version) and receives the next packet raw:
+ * its length, with the message decoded into *ret. */
+static size_t exchange_raw(int fd, struct proto_msg *req, uint16_t version, struct proto_msg *ret)
+{
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	assert_int_equal(proto_msg_finish(req, version), 0);
+	assert_int_equal(send(fd, req, req->hdr.length, MSG_NOSIGNAL), (ssize_t)req->hdr.length);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, &lim, ret, NULL), 0);
+	return (size_t)n;
+}
+
+/*
+ * Protocol versions 1 and 2 side by side on one connection: each request is
+ * answered in its own version, a list reply from version 2 ending after its
+ * count-th entry (236 bytes for one CPU, 1,256 in version 1); an ERROR takes
+ * the request's version, or version 1 when the version was unreadable; an
+ * event goes out as version 1, which every client reads.
+ */
+static void test_protocol_versions(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_query q = query_for(50, 1, 0);
+	struct rtplace_cpus page = { .first = 384 };
+	struct proto_msg req, rep, ev;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 236);
+	assert_int_equal(rep.hdr.version, 2);
+	assert_int_equal(rep.query_reply.count, 1);
+	req.hdr.request_id = next_request++;
+	assert_int_equal(exchange_raw(fd, &req, 1, &rep), 1256);
+	assert_int_equal(rep.hdr.version, 1);
+	assert_int_equal(rep.query_reply.count, 1);
+	q.count = 3;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 24 + 208 + 3 * 4);
+	assert_int_equal(rep.query_reply.count, 3);
+
+	/* the last page of 480 CPUs: 96 entries, 7,208 bytes in version 1 */
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &page), 0);
+	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 24 + 16 + 96 * 56);
+	assert_int_equal(rep.cpus_reply.count, 96);
+	assert_int_equal(rep.cpus_reply.cpus[95].cpu, 479);
+	req.hdr.request_id = next_request++;
+	assert_int_equal(exchange_raw(fd, &req, 1, &rep), 7208);
+	assert_int_equal(rep.cpus_reply.cpus[95].cpu, 479);
+
+	/* errors: the request's version, or 1 */
+	q.prio = 0;
+	assert_int_equal(proto_encode(&req, RTPLACE_MSG_QUERY, next_request++, 0, &q, NULL), -ERANGE);
+	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 96);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	assert_int_equal(rep.hdr.version, 2);
+	req.hdr.request_id = next_request++;
+	exchange_raw(fd, &req, 1, &rep);
+	assert_int_equal(rep.hdr.status, -ERANGE);
+	assert_int_equal(rep.hdr.version, 1);
+	req.hdr.version = RTPLACE_PROTO_VERSION + 1;
+	req.hdr.request_id = next_request++;
+	assert_int_equal(send(fd, &req, req.hdr.length, MSG_NOSIGNAL), (ssize_t)req.hdr.length);
+	assert_int_equal(harness_reply(fd, req.hdr.request_id, &rep), 0);
+	assert_int_equal(rep.hdr.status, -EPROTONOSUPPORT);
+	assert_int_equal(rep.hdr.version, 1);
+
+	/* a claim asked in version 2 ends with a version-1 event */
+	q = query_for(60, 1, RTPLACE_QUERY_F_CLAIM);
+	q.lease_ms = 100;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	exchange_raw(fd, &req, 2, &rep);
+	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_int_equal(n, 40);
+	memcpy(&ev, buf, (size_t)n);
+	assert_int_equal(ev.hdr.type, RTPLACE_MSG_CLAIM_ENDED);
+	assert_int_equal(ev.hdr.version, 1);
+	close(fd);
+}
+
 static void test_owner_process_lifetime(void **state)
 {
 	struct harness_daemon *d = *state;
@@ -697,6 +788,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sixty_claims_disjoint, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_release_rules, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_lease_expiry_event, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_protocol_versions, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_owner_process_lifetime, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_descriptors_own_namespace, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_bad_input, start_sim, stop_daemon),

@@ -8,7 +8,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -241,6 +244,359 @@ static void test_requester_uid_change_seen(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Sets the soft RLIMIT_RTPRIO of the calling process (up to its hard
+ * limit, which only CAP_SYS_RESOURCE may raise). 0 or -1. */
+static int set_rtprio_limit(rlim_t soft)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_RTPRIO, &rl) < 0)
+		return -1;
+	rl.rlim_cur = soft;
+	return setrlimit(RLIMIT_RTPRIO, &rl);
+}
+
+/* A sleeping thread of the calling (child) process: its tid, or 0. */
+static pid_t child_sleeper(void)
+{
+	static int tid;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, sleeper, &tid) != 0)
+		return 0;
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return tid;
+}
+
+/* Runs child() in a forked child and asserts that it exits 0. */
+static void in_child(int (*child)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		_exit(child());
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A child requester's start: RLIMIT_RTPRIO 0, of its effective
+ * capabilities CAP_SYS_NICE alone or none, a sleeping thread of its own
+ * and a connection to socket. 0 or -1. */
+static int child_requester(const char *socket, bool cap_sys_nice, pid_t *ret_tid, int *ret_fd)
+{
+	if (set_rtprio_limit(0) < 0 || set_cap_sys_nice(cap_sys_nice) < 0)
+		return -1;
+	*ret_tid = child_sleeper();
+	*ret_fd = harness_connect(socket);
+	return *ret_tid && *ret_fd >= 0 ? 0 : -1;
+}
+
+static int root_caps_child(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (child_requester(daemon_under_test.socket, true, &tid, &fd) < 0)
+		return 11;
+	if (child_move(fd, 1, tid, "1", 0) != 0)
+		return 12;
+	if (child_move(fd, 2, tid, "1", 10) != 0)
+		return 13; /* by CAP_SYS_NICE, not read for the first move */
+	if (set_cap_sys_nice(false) < 0)
+		return 14;
+	if (child_move(fd, 3, tid, "1", 20) != -EPERM)
+		return 15; /* rt20 > RLIMIT_RTPRIO 0 */
+	if (set_cap_sys_nice(true) < 0 || child_move(fd, 4, tid, "1", 40) != 0)
+		return 16;
+	return 0;
+}
+
+/*
+ * The daemon reads of a requester only what a move's decision consults
+ * (auth_peer_move_creds()): root moving without a policy is judged by uid
+ * alone. What it skipped must not stand in for what a later move needs:
+ * a root client whose first move read no capability is allowed FIFO by
+ * CAP_SYS_NICE, refused once it dropped it, allowed again once it took it
+ * back.
+ */
+static void test_root_requester_caps_rechecked(void **state)
+{
+	in_child(root_caps_child);
+}
+
+static int root_rtprio_child(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (child_requester(daemon_under_test.socket, false, &tid, &fd) < 0)
+		return 11;
+	if (child_move(fd, 1, tid, "1", 0) != 0 || child_move(fd, 2, tid, "1", 10) != -EPERM)
+		return 12;
+	if (set_rtprio_limit(30) < 0 || child_move(fd, 3, tid, "1", 25) != 0)
+		return 13;
+	if (set_rtprio_limit(0) < 0 || child_move(fd, 4, tid, "1", 28) != -EPERM)
+		return 14;
+	return 0;
+}
+
+/*
+ * As above, by RLIMIT_RTPRIO: root without CAP_SYS_NICE is judged by the
+ * limit as it is at each request, raised and lowered while connected.
+ * Raising the soft limit to 30 needs a hard limit that high.
+ */
+static void test_root_requester_rtprio_rechecked(void **state)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_RTPRIO, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 30) {
+		print_message("hard RLIMIT_RTPRIO %lu < 30 and no CAP_SYS_RESOURCE to raise it: skipped\n",
+			      (unsigned long)rl.rlim_max);
+		skip();
+	}
+	in_child(root_rtprio_child);
+}
+
+/* The daemon of test_group_ceiling_after_plain_move(). */
+static struct harness_daemon group_daemon;
+
+/* Moves its own thread, then sets FIFO on it beyond its own rights, up to
+ * the rt-group's ceiling and beyond; in group 1 only as a supplementary
+ * group, RLIMIT_RTPRIO 0, no CAP_SYS_NICE. */
+static int group_child_moves(void)
+{
+	pid_t tid;
+	int fd;
+
+	if (child_requester(group_daemon.socket, false, &tid, &fd) < 0)
+		return 21;
+	if (child_move(fd, 1, tid, "1", 0) != 0)
+		return 22;
+	if (child_move(fd, 2, tid, "1", 10) != 0)
+		return 23; /* the rt-group's ceiling */
+	return child_move(fd, 3, tid, "1", 30) == -EPERM ? 0 : 24;
+}
+
+static int group_child_root(void)
+{
+	gid_t groups[] = { 1 };
+
+	return setgroups(1, groups) < 0 ? 10 : group_child_moves();
+}
+
+static int group_child_nobody(void)
+{
+	gid_t groups[] = { 1 };
+
+	if (setgroups(1, groups) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		return 10;
+	return group_child_moves();
+}
+
+/*
+ * A requester's supplementary groups are read when a move first needs
+ * them ([moves] rt-groups and a policy beyond its own rights), even when
+ * its connection's first move needed none. Root (its uid and gid match
+ * the daemon's, so its RLIMIT_RTPRIO is read by prlimit and its groups
+ * apart) and nobody (whose limit a daemon without CAP_SYS_RESOURCE reads
+ * from /proc, with the groups) both get the ceiling of group 1, which
+ * they hold only as a supplementary group.
+ */
+static void test_group_ceiling_after_plain_move(void **state)
+{
+	static const char text[] = "[daemon]\nsocket-mode = 0666\n[moves]\nrt-groups = %s\nmax-prio = 20\n";
+	struct group *gr = getgrgid(1);
+	char config[256];
+
+	assert_non_null(gr);
+	snprintf(config, sizeof(config), text, gr->gr_name);
+	assert_int_equal(harness_start_with_config(&group_daemon, config, NULL, NULL), 0);
+	in_child(group_child_root);
+	in_child(group_child_nobody);
+	assert_int_equal(harness_stop(&group_daemon), 0);
+}
+
+static void stop_process(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A process that sleeps as uid (0: root) with pid want, made by setting
+ * the kernel's last pid just below it: the pid, or -1 when other forks on
+ * the machine kept taking it. */
+static pid_t spawn_with_pid(pid_t want, uid_t uid)
+{
+	pid_t pid = -1;
+	int ready[2];
+	char c;
+
+	if (pipe(ready) < 0)
+		return -1;
+	for (int tries = 0; tries < 200 && pid != want; tries++) {
+		char last[16];
+
+		snprintf(last, sizeof(last), "%d", (int)want - 1);
+		if (harness_write_file("/proc/sys/kernel/ns_last_pid", last) < 0)
+			break;
+		pid = fork();
+		if (pid == 0) {
+			if (getpid() != want || (uid && setresuid(uid, uid, uid) < 0))
+				_exit(0);
+			/* Only now is it uid's to the daemon. */
+			if (write(ready[1], "r", 1) != 1)
+				_exit(0);
+			for (;;)
+				pause();
+		}
+		if (pid > 0 && pid != want)
+			waitpid(pid, NULL, 0);
+	}
+	/* Closed here first: a child that exits before writing ends the read. */
+	close(ready[1]);
+	if (pid == want && read(ready[0], &c, 1) != 1) {
+		stop_process(pid);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid == want ? test_track_child(pid) : -1;
+}
+
+/* The client of test_recycled_tid_judged_anew(), as nobody: a move of tid
+ * for every byte it reads from cmd, the result written to res. */
+static int recycled_tid_client(pid_t tid, int cmd, int res)
+{
+	int fd;
+	char c;
+
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		return 10;
+	fd = harness_connect(daemon_under_test.socket);
+	if (fd < 0)
+		return 11;
+	for (uint32_t id = 1; read(cmd, &c, 1) == 1; id++) {
+		int r = child_move(fd, id, tid, "1", 0);
+
+		if (write(res, &r, sizeof(r)) != sizeof(r))
+			return 12;
+	}
+	return 0;
+}
+
+/* One move by the client of test_recycled_tid_judged_anew(): its result. */
+static int recycled_tid_move(int cmd, int res)
+{
+	int r = -EIO;
+
+	assert_int_equal(write(cmd, "m", 1), 1);
+	assert_int_equal(read(res, &r, sizeof(r)), sizeof(r));
+	return r;
+}
+
+/*
+ * The daemon keeps the pidfds of threads it moved (moves.c): a tid whose
+ * thread exited and that now names another thread is judged by that
+ * thread. nobody moves its own process; that exits, root's process gets
+ * its pid: refused; that exits, nobody's gets it: moved.
+ */
+static void test_recycled_tid_judged_anew(void **state)
+{
+	int cmd[2], res[2], st;
+	pid_t tid = fork(), client, other;
+
+	if (tid == 0) {
+		if (setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	assert_true(tid > 0);
+	test_track_child(tid);
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(res), 0);
+	client = fork();
+	if (client == 0) {
+		close(cmd[1]);
+		close(res[0]);
+		_exit(recycled_tid_client(tid, cmd[0], res[1]));
+	}
+	assert_true(client > 0);
+	test_track_child(client);
+	close(cmd[0]);
+	close(res[1]);
+	assert_int_equal(recycled_tid_move(cmd[1], res[0]), 0);
+	stop_process(tid);
+	other = spawn_with_pid(tid, 0);
+	if (other > 0) {
+		assert_int_equal(recycled_tid_move(cmd[1], res[0]), -EPERM);
+		stop_process(other);
+		other = spawn_with_pid(tid, 65534);
+	}
+	if (other > 0) {
+		assert_int_equal(recycled_tid_move(cmd[1], res[0]), 0);
+		stop_process(other);
+	}
+	close(cmd[1]);
+	assert_int_equal(waitpid(client, &st, 0), client);
+	close(res[0]);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	if (other < 0) {
+		print_message("pid %d was taken by other processes before the test could reuse it: skipped\n", (int)tid);
+		skip();
+	}
+}
+
+/* The descriptors process pid has open. */
+static int open_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2; /* . and .. */
+}
+
+/*
+ * The pidfds the daemon keeps are a few, whatever it moves: 30 threads,
+ * each moved once and gone, leave it at most 8 descriptors more (the
+ * pidfds of the last ones) than it had.
+ */
+static void test_kept_pidfds_bounded(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), before;
+	struct proto_msg rep;
+
+	assert_true(fd >= 0);
+	before = open_fds(daemon_under_test.pid);
+	for (int i = 0; i < 30; i++) {
+		struct rtplace_move mv;
+		pthread_t th;
+		int tid = 0;
+
+		assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
+		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		mv = move_req(tid, "1", 0);
+		assert_int_equal(do_move(fd, &mv, &rep), 0);
+		pthread_cancel(th);
+		pthread_join(th, NULL);
+	}
+	assert_true(open_fds(daemon_under_test.pid) <= before + 8);
+	close(fd);
+}
+
 static void test_managed_thread_pushed(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket);
@@ -301,6 +657,11 @@ int main(void)
 		cmocka_unit_test(test_other_user_refused),
 		cmocka_unit_test(test_requester_caps_rechecked),
 		cmocka_unit_test(test_requester_uid_change_seen),
+		cmocka_unit_test(test_root_requester_caps_rechecked),
+		cmocka_unit_test(test_root_requester_rtprio_rechecked),
+		cmocka_unit_test(test_group_ceiling_after_plain_move),
+		cmocka_unit_test(test_recycled_tid_judged_anew),
+		cmocka_unit_test(test_kept_pidfds_bounded),
 		cmocka_unit_test(test_managed_thread_pushed),
 	};
 

@@ -154,6 +154,51 @@ static void test_reset_on_fork_kept(void **state)
 	sleeper_stop(&s);
 }
 
+/*
+ * The daemon's path: the policy auth_target_read_live() read to authorise
+ * a move is what thread_sched_apply_known() takes as the state before it,
+ * reset-on-fork flag included (not read again, so it must come from that
+ * read), and the affinity before is still read from the kernel.
+ */
+static void test_apply_known_from_live_read(void **state)
+{
+	struct sched_param sp = { .sched_priority = 4 };
+	struct thread_sched_result res;
+	struct thread_sched_policy known;
+	struct auth_target t;
+	struct cpuset orig, target;
+	struct sleeper s;
+	int pidfd;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	orig = kernel_affinity(s.tid);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp), 0);
+	pidfd = auth_target_pidfd(s.tid);
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &t), 0);
+	close(pidfd);
+	assert_int_equal(t.reset_on_fork, SCHED_RESET_ON_FORK);
+	known = (struct thread_sched_policy){ t.policy, t.prio, t.reset_on_fork };
+	assert_int_equal(thread_sched_apply_known(s.tid, &known, &target, SCHED_FIFO, 6, &res), 0);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO | SCHED_RESET_ON_FORK);
+	assert_int_equal(res.prev.policy, SCHED_RR);
+	assert_int_equal(res.prev.prio, 4);
+	assert_true(cpuset_equal(&res.prev.cpus, &orig));
+	assert_true(cpuset_equal(&res.now.cpus, &target));
+	assert_int_equal(res.now.policy, SCHED_FIFO);
+	assert_int_equal(res.now.prio, 6);
+	/* Undone from what it reported: RR 4 on the CPUs it had. */
+	assert_int_equal(thread_sched_undo(s.tid, &res), 0);
+	assert_int_equal(sched_getscheduler(s.tid), SCHED_RR | SCHED_RESET_ON_FORK);
+	target = kernel_affinity(s.tid);
+	assert_true(cpuset_equal(&target, &orig));
+	sp.sched_priority = 0;
+	assert_int_equal(sched_setscheduler(s.tid, SCHED_OTHER, &sp), 0);
+	sleeper_stop(&s);
+}
+
 /* The kernel refuses the second step (priority 100): affinity returns. */
 static void test_rollback_bad_prio(void **state)
 {
@@ -279,7 +324,9 @@ static void test_live_readers_agree_with_proc(void **state)
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
 	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
-	assert_int_equal(auth_target_read_live(s.tid, true, &live), 0);
+	pidfd = auth_target_pidfd(s.tid);
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, true, &live), 0);
 	assert_int_equal(auth_target_read("/proc", s.tid, &proc), 0);
 	assert_int_equal(live.tid, proc.tid);
 	assert_int_equal(live.uid, proc.uid);
@@ -292,10 +339,13 @@ static void test_live_readers_agree_with_proc(void **state)
 	assert_int_equal(live.prio, proc.prio);
 	assert_true(live.rtprio_limit == proc.rtprio_limit);
 	/* Not asked for: never consulted, so no limit. */
-	assert_int_equal(auth_target_read_live(s.tid, false, &live), 0);
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &live), 0);
 	assert_true(live.rtprio_limit == AUTH_RLIM_INFINITY);
 	sleeper_stop(&s);
-	assert_int_equal(auth_target_read_live(s.tid, true, &live), -ESRCH);
+	/* Its pidfd says so once it has exited, and no new one opens. */
+	assert_int_equal(auth_target_read_live(pidfd, s.tid, true, &live), -ESRCH);
+	close(pidfd);
+	assert_int_equal(auth_target_pidfd(s.tid), -ESRCH);
 
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	assert_true(pidfd >= 0);
@@ -313,15 +363,52 @@ static void test_live_readers_agree_with_proc(void **state)
 	close(pidfd);
 }
 
+/*
+ * auth_peer_move_creds() reads what the move's decision consults, as
+ * /proc shows it, and leaves the rest granting nothing: this process as
+ * root (no rt-groups), on a new connection and a later request.
+ */
+static void test_move_creds_read_what_is_consulted(void **state)
+{
+	const struct auth_policy policy = { .allow = AUTH_ALLOW_OWNER, .max_prio = 99 };
+	const struct auth_creds *creds;
+	struct auth_creds from_proc;
+	struct auth_peer ap = { 0 };
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	assert_true(pidfd >= 0);
+	assert_int_equal(geteuid(), 0);
+	assert_int_equal(auth_creds_read("/proc", getpid(), 0, getegid(), &from_proc), 0);
+	for (int request = 0; request < 2; request++) {
+		/* Root moving without a policy: privileged by uid alone. */
+		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
+						      AUTH_SCHED_KEEP, &creds), 0);
+		assert_int_equal(creds->uid, 0);
+		assert_false(creds->cap_sys_nice);
+		assert_true(creds->rtprio_limit == 0);
+		assert_int_equal(creds->ngroups, 0);
+		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
+						      SCHED_FIFO, &creds), 0);
+		assert_int_equal(creds->cap_sys_nice, from_proc.cap_sys_nice);
+		assert_true(creds->rtprio_limit == (from_proc.cap_sys_nice ? 0 : from_proc.rtprio_limit));
+	}
+	assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 1, getegid(), &policy, AUTH_SCHED_KEEP,
+					      &creds),
+			 -ESRCH);
+	close(pidfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_move_own_thread),
 		cmocka_unit_test(test_reset_on_fork_kept),
+		cmocka_unit_test(test_apply_known_from_live_read),
 		cmocka_unit_test(test_rollback_bad_prio),
 		cmocka_unit_test(test_rollback_unprivileged),
 		cmocka_unit_test(test_vanished_and_invalid),
 		cmocka_unit_test(test_live_readers_agree_with_proc),
+		cmocka_unit_test(test_move_creds_read_what_is_consulted),
 	};
 
 	test_require_root();

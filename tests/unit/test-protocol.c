@@ -80,6 +80,17 @@ static struct proto_msg sample(uint16_t type, unsigned shape)
 	return m;
 }
 
+/* The sample in version 1, where a list reply carries every entry: the
+ * rules of its fields, count included, apply without the length moving. */
+static struct proto_msg sample_v1(uint16_t type, unsigned shape)
+{
+	struct proto_msg m = sample(type, shape);
+
+	assert_int_equal(proto_msg_finish(&m, 1), 0);
+	assert_int_equal(m.hdr.length, proto_msg_length(type));
+	return m;
+}
+
 static void test_layout(void **state)
 {
 	static const struct {
@@ -144,13 +155,23 @@ static void test_roundtrip(void **state)
 		unsigned shape;
 
 		for (shape = 0; proto_sample(type, shape, &m) == 0; shape++) {
-			assert_int_equal(m.hdr.length, proto_msg_length(type));
+			assert_int_equal(m.hdr.version, RTPLACE_PROTO_VERSION);
+			assert_int_equal(m.hdr.length, proto_msg_length_for(&m));
+			assert_true(m.hdr.length <= proto_msg_length(type));
 			assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
 			assert_memory_equal(&out, &m, m.hdr.length);
 			assert_int_equal(proto_encode(&again, type, out.hdr.request_id, out.hdr.status,
 						      proto_msg_body(&out), NULL), 0);
 			assert_memory_equal(&again, &m, m.hdr.length);
 			assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+			/* version 1: every type at its full length, decoded to the same body */
+			again = m;
+			assert_int_equal(proto_msg_finish(&again, 1), 0);
+			assert_int_equal(again.hdr.length, proto_msg_length(type));
+			assert_int_equal(decode_bytes(&again, again.hdr.length, NULL, &out, NULL), 0);
+			assert_int_equal(out.hdr.version, 1);
+			assert_memory_equal(proto_msg_body(&out), proto_msg_body(&m),
+					    proto_msg_length(type) - sizeof(m.hdr));
 			if (shape == 0)
 				ACCEPTED(&m, request ? &lim_server : &lim_client);
 			/* the other side does not take it */
@@ -179,12 +200,13 @@ static void test_header(void **state)
 	assert_int_equal(err.request_id, 0); /* untrusted: not reported */
 
 	m = sample(RTPLACE_MSG_QUERY, 0);
-	m.hdr.version = 2;
+	m.hdr.version = RTPLACE_PROTO_VERSION + 1;
 	m.hdr.request_id = 77;
 	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
 	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -EPROTONOSUPPORT);
 	assert_int_equal(err.request_id, 77);
 	assert_int_equal(err.type, RTPLACE_MSG_QUERY);
+	assert_int_equal(err.version, 1); /* answered in a version every client reads */
 	m.hdr.version = 0;
 	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
 
@@ -203,6 +225,14 @@ static void test_header(void **state)
 	m.hdr.request_id = 4;
 	m.hdr.type = RTPLACE_MSG_QUERY; /* a known type with the wrong length */
 	REFUSED(&m, &lim_server, -EPROTO, "wrong length for the message type");
+	/* a readable header's version is the answer's */
+	m = sample(RTPLACE_MSG_QUERY, 0);
+	m.query.prio = 0;
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -ERANGE);
+	assert_int_equal(err.version, 2);
+	assert_int_equal(proto_msg_finish(&m, 1), 0);
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -ERANGE);
+	assert_int_equal(err.version, 1);
 
 	m = sample(RTPLACE_MSG_STATUS, 0);
 	m.hdr.reserved = 1;
@@ -476,7 +506,7 @@ static void test_string_rules(void **state)
 
 static void test_query_reply_rules(void **state)
 {
-	struct proto_msg base = sample(RTPLACE_MSG_QUERY_REPLY, 0), empty = sample(RTPLACE_MSG_QUERY_REPLY, 1);
+	struct proto_msg base = sample_v1(RTPLACE_MSG_QUERY_REPLY, 0), empty = sample_v1(RTPLACE_MSG_QUERY_REPLY, 1);
 	struct proto_msg m;
 
 	assert_int_equal(base.query_reply.count, 2);
@@ -542,9 +572,9 @@ static struct proto_msg check_page_rules(uint16_t type)
 	_Static_assert(offsetof(struct rtplace_cpus_reply, reserved) ==
 			       offsetof(struct rtplace_cpu_times_reply, reserved),
 		       "both replies page alike");
-	base = sample(type, 0);
+	base = sample_v1(type, 0);
 	ACCEPTED(&base, &lim_client);
-	m = sample(type, 1);
+	m = sample_v1(type, 1);
 	ACCEPTED(&m, &lim480);
 	assert_int_equal(m.cpus_reply.count, 480 - 384);
 	m.cpus_reply.total = 481;
@@ -624,6 +654,85 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.cpus[PROTO_SAMPLE_NCPUS].cpu = PROTO_SAMPLE_NCPUS;
 	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+}
+
+/*
+ * From version 2 a list reply ends after its count-th entry: its length
+ * follows the count, a count the length does not match is garbage, and it
+ * decodes to the version-1 message's body.
+ */
+static void test_list_reply_lengths(void **state)
+{
+	static const struct {
+		uint16_t type;
+		size_t list_offset, entry_size;
+	} lists[] = {
+		{ RTPLACE_MSG_QUERY_REPLY, offsetof(struct rtplace_query_reply, list), sizeof(struct rtplace_cpu_choice) },
+		{ RTPLACE_MSG_CPUS_REPLY, offsetof(struct rtplace_cpus_reply, cpus), sizeof(struct rtplace_cpu_info) },
+		{ RTPLACE_MSG_CPU_TIMES_REPLY, offsetof(struct rtplace_cpu_times_reply, cpus),
+		  sizeof(struct rtplace_class_times) },
+	};
+	static struct proto_msg m, v1, out, out1;
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		for (unsigned shape = 0; proto_sample(lists[i].type, shape, &m) == 0; shape++) {
+			uint32_t count = lists[i].type == RTPLACE_MSG_QUERY_REPLY ? m.query_reply.count
+										   : m.cpus_reply.count;
+			size_t len = sizeof(m.hdr) + lists[i].list_offset + count * lists[i].entry_size;
+
+			assert_int_equal(m.hdr.length, len);
+			assert_int_equal(decode_bytes(&m, len, NULL, &out, NULL), 0);
+			v1 = m;
+			assert_int_equal(proto_msg_finish(&v1, 1), 0);
+			assert_int_equal(decode_bytes(&v1, v1.hdr.length, NULL, &out1, NULL), 0);
+			assert_memory_equal(proto_msg_body(&out), proto_msg_body(&out1),
+					    proto_msg_length(lists[i].type) - sizeof(m.hdr));
+
+			/* the version-1 length (unless the list is full), or one entry
+			 * more or less, under version 2 */
+			v1.hdr.version = 2;
+			if (v1.hdr.length != len)
+				check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type",
+					      __LINE__);
+			v1 = m;
+			v1.hdr.length = (uint32_t)(len + lists[i].entry_size);
+			if (v1.hdr.length <= proto_msg_length(lists[i].type))
+				check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type",
+					      __LINE__);
+			if (count) {
+				v1.hdr.length = (uint32_t)(len - lists[i].entry_size);
+				check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type",
+					      __LINE__);
+			}
+			/* too short to hold the count */
+			v1.hdr.length = (uint32_t)(sizeof(m.hdr) + lists[i].list_offset - 1);
+			check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type", __LINE__);
+		}
+	}
+
+	/* a count beyond the list is no length at all */
+	m = sample(RTPLACE_MSG_QUERY_REPLY, 0);
+	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	assert_int_equal(proto_msg_length_for(&m), 0);
+	m.hdr.length = (uint32_t)proto_msg_length(RTPLACE_MSG_QUERY_REPLY);
+	check_refused(&m, m.hdr.length, NULL, -EPROTO, "wrong length for the message type", __LINE__);
+	m = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	m.cpus_reply.count = RTPLACE_CPUS_PAGE + 1;
+	assert_int_equal(proto_msg_length_for(&m), 0);
+
+	/* every other type is the same in both versions */
+	for (size_t i = 0; i < proto_sample_ntypes; i++) {
+		m = sample(proto_sample_types[i], 0);
+		if (m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
+		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY)
+			continue;
+		assert_int_equal(m.hdr.length, proto_msg_length(m.hdr.type));
+	}
+	/* a one-CPU answer: 236 bytes, not 1,256 */
+	m = sample(RTPLACE_MSG_QUERY_REPLY, 0);
+	m.query_reply.count = 1;
+	m.query_reply.list[1] = (struct rtplace_cpu_choice){ 0 };
+	assert_int_equal(proto_msg_length_for(&m), 236);
 }
 
 static void test_other_reply_rules(void **state)
@@ -730,8 +839,23 @@ static void test_encoders(void **state)
 	assert_string_equal(err.reason, "bad reason string");
 	assert_int_equal(err.request_id, 9);
 	assert_int_equal(proto_query_reply_add(&m.query_reply, 4, RTPLACE_LEVEL_NORMAL), 0);
+	/* its length still says no entry: finishing gives it the one */
+	assert_int_equal(proto_validate(&m, NULL, &err), -EPROTO);
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+	assert_int_equal(m.hdr.length, 24 + 208 + 4);
 	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY_REPLY, 9, 0, &m.query_reply, NULL), 0);
+	assert_int_equal(m.hdr.length, 24 + 208 + 4);
+	assert_int_equal(proto_msg_finish(&m, 1), 0);
+	assert_int_equal(m.hdr.length, 1256);
+	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+	assert_int_equal(proto_msg_finish(&m, 0), -EPROTONOSUPPORT);
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION + 1), -EPROTONOSUPPORT);
+	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -ERANGE);
+	assert_int_equal(m.hdr.length, 1256); /* untouched when refused */
+	m.hdr.type = 0x0108;
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -EOPNOTSUPP);
 
 	/* over-long text is truncated, and the rest of the field zeroed */
 	memset(s, 'z', sizeof(s));
@@ -788,7 +912,7 @@ static void test_random_garbage(void **state)
 			uint16_t type = proto_sample_types[rng_next(&seed) % proto_sample_ntypes];
 			struct rtplace_msg_hdr h = {
 				.magic = RTPLACE_PROTO_MAGIC,
-				.version = RTPLACE_PROTO_VERSION,
+				.version = (uint16_t)(iter % 4 < 2 ? 1 : RTPLACE_PROTO_VERSION),
 				.type = type,
 				.length = (uint32_t)proto_msg_length(type),
 				.request_id = (uint32_t)rng_next(&seed),
@@ -849,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_query_reply_rules),
 		cmocka_unit_test(test_cpus_reply_rules),
 		cmocka_unit_test(test_cpu_times_reply_rules),
+		cmocka_unit_test(test_list_reply_lengths),
 		cmocka_unit_test(test_other_reply_rules),
 		cmocka_unit_test(test_encoders),
 		cmocka_unit_test(test_random_garbage),

@@ -1,0 +1,195 @@
+/*
+ * librtplace against a daemon that speaks only protocol version 1 (rtplaced
+ * before version 2 made list replies end after their count). Such a daemon
+ * is not in this tree, so a thread here answers as it does, with the
+ * codec's own messages: a request of any other version gets ERROR
+ * -EPROTONOSUPPORT "unsupported protocol version" with its request id (what
+ * the version-1 codec's proto_decode() reported and its dispatch sent);
+ * a version-1 request gets its version-1 reply. The library must ask again
+ * in version 1, keep asking in version 1 on that connection, and try
+ * version 2 again on its next connection (the daemon may be upgraded by
+ * then). The real daemon's side of both versions is in test-daemon.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "protocol.h"
+#include "rtplace.h"
+
+#define COMPAT_NCPUS 8
+#define COMPAT_MAX_SEEN 16
+
+struct old_daemon {
+	char dir[64];
+	struct sockaddr_un addr;
+	int listen_fd;
+	int client_fd; /* the connection being served, -1 between */
+	pthread_t thread;
+	/* the version of each request, in order, over all connections */
+	uint16_t seen[COMPAT_MAX_SEEN];
+	unsigned nseen;
+	unsigned connections;
+};
+
+/* The version-1 reply to m (a version-1 request) in rep. */
+static void old_reply(const struct proto_msg *m, struct proto_msg *rep)
+{
+	struct rtplace_status_reply st = { .ncpus = COMPAT_NCPUS, .nonline = COMPAT_NCPUS, .nnodes = 1 };
+	struct rtplace_query_reply qr = { 0 };
+
+	switch (m->hdr.type) {
+	case RTPLACE_MSG_STATUS:
+		proto_set_string(st.version, sizeof(st.version), "0.1.0");
+		assert_int_equal(proto_encode_status_reply(rep, m->hdr.request_id, &st), 0);
+		break;
+	case RTPLACE_MSG_QUERY:
+		for (unsigned i = 0; i < m->query.count; i++)
+			assert_int_equal(proto_query_reply_add(&qr, 2 + i, RTPLACE_LEVEL_IDLE), 0);
+		assert_int_equal(proto_encode_query_reply(rep, m->hdr.request_id, &qr), 0);
+		break;
+	default:
+		assert_int_equal(proto_encode_error(rep, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
+						    "unknown request"), 0);
+		break;
+	}
+	assert_int_equal(proto_msg_finish(rep, 1), 0);
+}
+
+static void old_serve(struct old_daemon *od, int fd)
+{
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	struct proto_limits lim = { .ncpus = COMPAT_NCPUS, .nnodes = 1, .accept = PROTO_ACCEPT_REQUESTS };
+	struct rtplace_msg_hdr h;
+	struct proto_msg m, rep;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) >= (ssize_t)sizeof(h)) {
+		memcpy(&h, buf, sizeof(h));
+		if (od->nseen < COMPAT_MAX_SEEN)
+			od->seen[od->nseen++] = h.version;
+		if (h.version != 1) {
+			assert_int_equal(proto_encode_error(&rep, h.request_id, h.type, -EPROTONOSUPPORT,
+							    "unsupported protocol version"), 0);
+			assert_int_equal(proto_msg_finish(&rep, 1), 0);
+		} else {
+			assert_int_equal(proto_decode(buf, (size_t)n, &lim, &m, NULL), 0);
+			old_reply(&m, &rep);
+		}
+		if (send(fd, &rep, rep.hdr.length, MSG_NOSIGNAL) != (ssize_t)rep.hdr.length)
+			break;
+	}
+	close(fd);
+}
+
+static void *old_daemon_main(void *arg)
+{
+	struct old_daemon *od = arg;
+	int fd;
+
+	while ((fd = accept4(od->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		od->connections++;
+		__atomic_store_n(&od->client_fd, fd, __ATOMIC_SEQ_CST);
+		old_serve(od, fd);
+		__atomic_store_n(&od->client_fd, -1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	static struct old_daemon od;
+
+	memset(&od, 0, sizeof(od));
+	od.client_fd = -1;
+	snprintf(od.dir, sizeof(od.dir), "/tmp/rtplace-compat-XXXXXX");
+	assert_non_null(mkdtemp(od.dir));
+	od.addr.sun_family = AF_UNIX;
+	snprintf(od.addr.sun_path, sizeof(od.addr.sun_path), "%s/old.sock", od.dir);
+	od.listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(od.listen_fd >= 0);
+	assert_int_equal(bind(od.listen_fd, (const struct sockaddr *)&od.addr, sizeof(od.addr)), 0);
+	assert_int_equal(listen(od.listen_fd, 4), 0);
+	assert_int_equal(pthread_create(&od.thread, NULL, old_daemon_main, &od), 0);
+	*state = &od;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct old_daemon *od = *state;
+
+	int fd = __atomic_load_n(&od->client_fd, __ATOMIC_SEQ_CST);
+
+	/* Ends the thread's recv() and accept(), also after a failed test
+	 * left a connection open. */
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+	shutdown(od->listen_fd, SHUT_RDWR);
+	pthread_join(od->thread, NULL);
+	close(od->listen_fd);
+	unlink(od->addr.sun_path);
+	rmdir(od->dir);
+	return 0;
+}
+
+static void test_falls_back_to_version_1(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer ans;
+	struct rtplace_status st;
+	struct rtplace *rp;
+	char reason[RTPLACE_REASON_LEN];
+
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+	assert_string_equal(st.version, "0.1.0");
+	assert_int_equal(st.ncpus, COMPAT_NCPUS);
+	/* the refusal was the library's to handle, not the caller's */
+	assert_int_equal(rtplace_last_reason(rp, reason, sizeof(reason)), -ENOENT);
+	req.prio = 50;
+	req.count = 3;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 3);
+	assert_int_equal(ans.cpus[0], 2);
+	assert_int_equal(ans.cpus[2], 4);
+	assert_true(CPU_ISSET(3, &ans.set));
+	rtplace_close(rp);
+
+	/* a version-2 try, then version 1 for the rest of the connection */
+	assert_int_equal(od->connections, 1);
+	assert_int_equal(od->nseen, 3);
+	assert_int_equal(od->seen[0], 2);
+	assert_int_equal(od->seen[1], 1);
+	assert_int_equal(od->seen[2], 1);
+
+	/* a new connection tries version 2 again */
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+	rtplace_close(rp);
+	assert_int_equal(od->nseen, 5);
+	assert_int_equal(od->seen[3], 2);
+	assert_int_equal(od->seen[4], 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_falls_back_to_version_1, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
