@@ -19,8 +19,11 @@
  * equal.
  *
  * Throughput: decisions per second of placement_choose() (which builds its
- * context per call) and placement_ctx_choose() (one context, as rtplaced
- * keeps it), for count 1 and count 4 at rt99 and rt50, the rotation cursor
+ * context per call), placement_ctx_choose() (one context, as rtplaced
+ * keeps it, the claims compared at every answer) and
+ * placement_ctx_choose_stamped() (the same context, the claims under a
+ * stamp as daemon/claims.c keeps them: compared only when the stamp is
+ * new), for count 1 and count 4 at rt99 and rt50, the rotation cursor
  * advancing as in the daemon, on the idle map, the busy map and the idle map
  * with the 60 x 4 claims in place. Median of the repeats; each repeat runs
  * queries back to back for a fixed time. With --cpu-time the clock is the
@@ -190,10 +193,12 @@ static uint64_t pt_thread_ns(void)
 }
 
 /* Decisions per second, median of the repeats (the fastest with cpu_time);
- * with ctx NULL, placement_choose(). */
+ * with ctx NULL, placement_choose(); with stamped, placement_ctx_choose_stamped()
+ * (stamped->level is claimed). */
 static double pt_rate(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
-		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_request *req,
-		      struct placement_result *res, unsigned repeat_ms, bool cpu_time)
+		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_claims *stamped,
+		      const struct placement_request *req, struct placement_result *res, unsigned repeat_ms,
+		      bool cpu_time)
 {
 	uint64_t (*now_ns)(void) = cpu_time ? pt_thread_ns : bench_now_ns;
 	double rates[PT_REPEATS], best = 0;
@@ -205,7 +210,9 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 
 		do {
 			for (int i = 0; i < 256; i++)
-				if (ctx)
+				if (stamped)
+					placement_ctx_choose_stamped(ctx, stamped, &rotor, req, res);
+				else if (ctx)
 					placement_ctx_choose(ctx, claimed, &rotor, req, res);
 				else
 					placement_choose(cfg, t, &m->view, claimed, &rotor, req, res);
@@ -339,8 +346,12 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 		goto out;
 	printf("\n== throughput: decisions/s, %s of %d x %u ms%s (ns per decision) ==\n", o->cpu_time ? "fastest" : "median",
 	       PT_REPEATS, o->repeat_ms, o->cpu_time ? " of thread CPU time" : "");
-	printf("%-20s %-12s %24s %24s\n", "map", "query", "placement_choose", "placement_ctx_choose");
+	printf("%-20s %-12s %24s %24s %24s\n", "map", "query", "placement_choose", "placement_ctx_choose",
+	       "ctx, stamped claims");
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		/* The bench is the only keeper of claims here: a stamp per state. */
+		const struct placement_claims stamped = { .level = claimed, .stamp = s + 1 };
+
 		pt_map_fill(t, m, states[s].busy);
 		memset(claimed, 0, t->ncpus);
 		if (states[s].claims) {
@@ -359,15 +370,16 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 		for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
 			struct placement_request req = { .prio = queries[q].prio, .count = queries[q].count, .node = -1,
 							 .near_cpu = -1 };
-			double per_call, with_ctx;
+			double per_call, with_ctx, with_stamp;
 			char name[32];
 
 			cpuset_zero(&req.allowed);
-			per_call = pt_rate(t, m, &cfg, NULL, claimed, &req, res, o->repeat_ms, o->cpu_time);
-			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, &req, res, o->repeat_ms, o->cpu_time);
+			per_call = pt_rate(t, m, &cfg, NULL, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
+			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
+			with_stamp = pt_rate(t, m, &cfg, ctx, claimed, &stamped, &req, res, o->repeat_ms, o->cpu_time);
 			snprintf(name, sizeof(name), "rt%d count %u", queries[q].prio, queries[q].count);
-			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name, per_call,
-			       1e9 / per_call, with_ctx, 1e9 / with_ctx);
+			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name,
+			       per_call, 1e9 / per_call, with_ctx, 1e9 / with_ctx, with_stamp, 1e9 / with_stamp);
 		}
 	}
 out:

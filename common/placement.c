@@ -45,8 +45,11 @@
  * (tests/unit/test-placement.c checks both against the reference model).
  * A count-1 query on an idle map reads the idle level's count line, one
  * line of mask words, the claims (compared with the context's copy, see
- * placement_claims_sync()), one sibling slot and the pick's slot, however
- * many nodes the machine has.
+ * placement_claims_sync(); not at all under a stamp already seen, see
+ * placement_ctx_choose_stamped()), one sibling slot and the pick's slot,
+ * however many nodes the machine has. Where claims leave no candidate of a
+ * cpuset word free, the walk learns it from a word summary kept with the
+ * claim sets (placement_claim_free_words()), not from the sets.
  *
  * Every set holds only CPUs below topo->ncpus, so the word loops stop at
  * nwords.
@@ -99,7 +102,7 @@ struct placement_state {
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
-_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words");
+_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words and claim_free");
 
 struct placement_ctx {
 	struct placement_config cfg;
@@ -130,6 +133,7 @@ struct placement_ctx {
 	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
 	uint8_t *claim_copy;        /* [topo->ncpus] */
 	bool claim_copy_valid;
+	uint64_t claim_stamp;       /* the stamp claim_copy equals the claims of (placement_claims), 0: none */
 	bool claims_none;           /* claim_copy is all zero */
 	uint32_t nclaim_sets;
 	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
@@ -138,6 +142,13 @@ struct placement_ctx {
 	 * where bit k of claim_pen_valid is set. */
 	uint32_t claim_pen_valid;
 	struct cpuset claim_pen[PLACEMENT_CLAIM_SETS];
+	/* claim_free[a][p]: the cpuset words (a bit each) where a CPU of base
+	 * is neither in claim_set[a] nor in claim_pen[p] (p ==
+	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
+	 * claim_free_valid[a] is set: the only words a fast walk over the
+	 * claims must read (placement_claim_free_words()). */
+	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
+	uint32_t claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
 };
 
@@ -432,24 +443,55 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 
 /*
  * Compares the caller's claims with the copy the context's claim sets come
- * from, once per answer, and starts the sets over if they differ. Returns
- * whether no CPU is claimed at all: the answer then reads as one without
- * claims and asks for no set.
+ * from, once per answer, and starts the sets over if they differ; claims
+ * under the stamp the copy was last taken or confirmed under (stamp 0:
+ * none) are not compared. Returns whether no CPU is claimed at all: the
+ * answer then reads as one without claims and asks for no set.
  */
-static bool placement_claims_sync(struct placement_ctx *x)
+static bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 
+	if (stamp != 0 && stamp == x->claim_stamp)
+		return x->claims_none;
+	/* A copy that still equals the claims keeps its stamp: stamps only
+	 * say what the copy equals. */
 	if (!x->claim_copy_valid || memcmp(x->claim_copy, x->st.claimed, ncpus) != 0) {
 		memcpy(x->claim_copy, x->st.claimed, ncpus);
 		x->claim_copy_valid = true;
+		x->claim_stamp = 0;
 		x->nclaim_sets = 0;
 		x->claim_pen_valid = 0;
 		x->claims_none = true;
 		for (uint32_t c = 0; c < ncpus && x->claims_none; c++)
 			x->claims_none = x->claim_copy[c] == 0;
 	}
+	if (stamp != 0)
+		x->claim_stamp = stamp;
 	return x->claims_none;
+}
+
+/* Derives the set for threshold min into a slot the answer does not hold;
+ * returns the slot. */
+static uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
+{
+	const uint32_t ncpus = x->topo->ncpus;
+	uint32_t k;
+
+	if (x->nclaim_sets < PLACEMENT_CLAIM_SETS)
+		k = x->nclaim_sets++;
+	else
+		for (k = 0; x->st.claim_sets_held >> k & 1; k++)
+			;
+	x->claim_min[k] = min;
+	x->claim_pen_valid &= ~(UINT32_C(1) << k);
+	/* The word summaries that read set k or its penalty go with it. */
+	x->claim_free_valid[k] = 0;
+	for (uint32_t a = 0; a < PLACEMENT_CLAIM_SETS; a++)
+		x->claim_free_valid[a] &= ~(UINT32_C(1) << k);
+	for (uint32_t i = 0; i < x->nwords; i++)
+		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
+	return k;
 }
 
 /*
@@ -458,26 +500,15 @@ static bool placement_claims_sync(struct placement_ctx *x)
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
-static const struct cpuset *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+static inline const struct cpuset *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
 {
-	struct placement_state *st = &x->st;
-	const uint32_t ncpus = x->topo->ncpus;
-	uint32_t k;
+	uint32_t k = 0;
 
-	for (k = 0; k < x->nclaim_sets; k++)
-		if (x->claim_min[k] == min)
-			goto out;
-	if (x->nclaim_sets < PLACEMENT_CLAIM_SETS)
-		k = x->nclaim_sets++;
-	else
-		for (k = 0; st->claim_sets_held >> k & 1; k++)
-			;
-	x->claim_min[k] = min;
-	x->claim_pen_valid &= ~(UINT32_C(1) << k);
-	for (uint32_t i = 0; i < x->nwords; i++)
-		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
-out:
-	st->claim_sets_held |= UINT32_C(1) << k;
+	while (k < x->nclaim_sets && x->claim_min[k] != min)
+		k++;
+	if (k == x->nclaim_sets)
+		k = placement_claim_set_new(x, min);
+	x->st.claim_sets_held |= UINT32_C(1) << k;
 	return &x->claim_set[k];
 }
 
@@ -508,7 +539,7 @@ static void placement_siblings_of(const struct placement_ctx *x, const struct cp
  * the penalty the claims give, derived with the claim set it comes from
  * and kept as long. None under avoid-smt-siblings = never.
  */
-static const struct cpuset *placement_claim_pen(struct placement_ctx *x)
+static inline const struct cpuset *placement_claim_pen(struct placement_ctx *x)
 {
 	static const struct cpuset none;
 	const struct cpuset *set;
@@ -524,6 +555,36 @@ static const struct cpuset *placement_claim_pen(struct placement_ctx *x)
 		x->claim_pen_valid |= UINT32_C(1) << k;
 	}
 	return &x->claim_pen[k];
+}
+
+/*
+ * The cpuset words (a bit each) where some candidate is neither in above
+ * (a claim set) nor in pen (the claims' penalty, placement_claim_pen()):
+ * a fast walk passes the others without reading the map. For the
+ * candidates of a request with neither allowed set nor node, kept with the
+ * two sets, so the walk over a map whose free CPUs all sit beside claims
+ * reads no set at all; for other candidates, worked out per answer.
+ */
+static uint32_t placement_claim_free_words(struct placement_ctx *x, const struct cpuset *above,
+					   const struct cpuset *pen)
+{
+	const struct cpuset *cand = x->st.cand;
+	const uint32_t a = (uint32_t)(above - x->claim_set);
+	/* Under avoid-smt-siblings = never, pen is no set of the context. */
+	const uint32_t p = x->cfg.avoid_smt == PLACEMENT_SMT_NEVER ? PLACEMENT_CLAIM_SETS
+								     : (uint32_t)(pen - x->claim_pen);
+	uint32_t words = 0;
+
+	if (cand == &x->base && (x->claim_free_valid[a] >> p & 1))
+		return x->claim_free[a][p];
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (cand->w[i] & ~above->w[i] & ~pen->w[i])
+			words |= UINT32_C(1) << i;
+	if (cand == &x->base) {
+		x->claim_free[a][p] = words;
+		x->claim_free_valid[a] |= UINT32_C(1) << p;
+	}
+	return words;
 }
 
 /*
@@ -907,6 +968,25 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 	return from + k < nw ? from + k : from + k - nw;
 }
 
+/* The steps (a bit each, 0..nwords) of a walk in rotation order whose
+ * cpuset word is in words (a bit per word): words rotated to start at the
+ * origin's, which is also the last step. */
+static uint64_t placement_fast_steps(const struct placement_ctx *x, uint32_t words)
+{
+	const uint32_t nw = x->nwords, from = x->st.start / 64;
+	const uint64_t all = (UINT64_C(1) << nw) - 1, w = words & all;
+	uint64_t steps = (w >> from | w << (nw - from)) & all;
+
+	return steps | (steps & 1) << nw;
+}
+
+/* The first of steps (placement_fast_steps()) at or after k, or past nwords. */
+static inline uint32_t placement_fast_next_step(uint64_t steps, uint32_t k)
+{
+	steps &= ~UINT64_C(0) << k;
+	return steps ? (uint32_t)__builtin_ctzll(steps) : 64;
+}
+
 /* The CPUs of a level (words, counts: the level's) among the candidates at
  * step k of a walk in rotation order, with *ret_i their cpuset word: the
  * origin's word is met twice, its bits from the origin on first, the ones
@@ -987,6 +1067,7 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	const __u64 *words;
 	const __s32 *counts;
 	uint32_t level, at, i;
+	uint64_t steps = ~UINT64_C(0);
 	int pick = -1;
 	__u32 slot;
 
@@ -998,14 +1079,13 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
+		steps = placement_fast_steps(x, placement_claim_free_words(x, above, pen));
 	}
-	for (uint32_t k = at; k <= nw && pick < 0; k++) {
-		uint64_t bits;
+	/* Words with no candidate free of the claims are passed unread. */
+	for (uint32_t k = placement_fast_next_step(steps, at); k <= nw && pick < 0;
+	     k = placement_fast_next_step(steps, k + 1)) {
+		uint64_t bits = placement_fast_step(x, words, counts, k, &i);
 
-		i = placement_fast_word(x, k);
-		if (above && !(st->cand->w[i] & ~above->w[i] & ~pen->w[i]))
-			continue;
-		bits = placement_fast_step(x, words, counts, k, &i);
 		if (above)
 			bits &= ~above->w[i] & ~pen->w[i];
 		for (; bits && pick < 0; bits &= bits - 1) {
@@ -1189,8 +1269,10 @@ static bool placement_all_offline(const struct placement_ctx *x)
 	return true;
 }
 
-int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
-			 const struct placement_request *req, struct placement_result *ret)
+/* placement_ctx_choose() and placement_ctx_choose_stamped(): stamp 0 for
+ * claims without one. */
+static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
+				uint32_t *rotor, const struct placement_request *req, struct placement_result *ret)
 {
 	struct placement_state *st = &x->st;
 	const struct topo *t = x->topo;
@@ -1215,7 +1297,7 @@ int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, 
 	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
 	st->claim_sets_held = 0;
-	if (st->claimed && placement_claims_sync(x))
+	if (st->claimed && placement_claims_sync(x, stamp))
 		st->claimed = NULL;
 	placement_candidates(x);
 	if (placement_empty(x, st->cand)) {
@@ -1282,6 +1364,18 @@ found:
 		*rotor = ret->cpus[n - 1] + 1u < t->ncpus ? ret->cpus[n - 1] + 1u : 0;
 out:
 	return r;
+}
+
+int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
+			 const struct placement_request *req, struct placement_result *ret)
+{
+	return placement_ctx_answer(x, claimed_level, 0, rotor, req, ret);
+}
+
+int placement_ctx_choose_stamped(struct placement_ctx *x, const struct placement_claims *claims, uint32_t *rotor,
+				 const struct placement_request *req, struct placement_result *ret)
+{
+	return placement_ctx_answer(x, claims ? claims->level : NULL, claims ? claims->stamp : 0, rotor, req, ret);
 }
 
 /*

@@ -145,8 +145,31 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 void placement_ctx_free(struct placement_ctx *ctx);
 
 /* placement_choose() with the context's cfg, t and v: same answers, same
- * returns (never -ENOMEM: the context holds all it needs). */
+ * returns (never -ENOMEM: the context holds all it needs). The claims are
+ * compared with the context's copy of them at every answer (ncpus bytes):
+ * what the context derives from them (the sets of claimed CPUs, the
+ * penalties they give, the words they leave free) is kept while they stay
+ * the same. */
 int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct placement_result *ret);
+
+/*
+ * Claims as their keeper hands them out (daemon/claims.c,
+ * claims_stamped()): the claimed level per CPU, as placement_ctx_choose()
+ * takes it, and a stamp the keeper replaces whenever a level in it may
+ * have changed. A stamp is never 0 and never handed out twice in a
+ * process, by any keeper: equal stamps mean equal levels.
+ */
+struct placement_claims {
+	const uint8_t *level; /* [t->ncpus] */
+	uint64_t stamp;
+};
+
+/* placement_ctx_choose() with stamped claims (NULL: none): same answers,
+ * but while the stamp is the one the context last took its copy under,
+ * the claims are not compared again, so an answer reads none of them
+ * beyond what it derived once. A new stamp costs one comparison. */
+int placement_ctx_choose_stamped(struct placement_ctx *ctx, const struct placement_claims *claims, uint32_t *rotor,
+				 const struct placement_request *req, struct placement_result *ret);
 
 #endif

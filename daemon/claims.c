@@ -72,6 +72,7 @@ struct claims {
 	struct claims_index index[CLAIMS_NINDEX];
 	uint32_t *level_count;           /* [ncpus][LEVEL_COUNT]: claims at each level */
 	uint8_t *levels;                 /* [ncpus] highest claimed level */
+	struct placement_claims stamped; /* levels and their stamp (claims_stamped()) */
 	uint8_t *scratch;                /* [ncpus] for claims_levels_except() */
 	/* The loop edge, once attached. */
 	struct event_base *base;
@@ -176,6 +177,20 @@ static void claims_hash_del_at(struct claims_hash *h, uint32_t i)
 	}
 }
 
+/*
+ * A stamp no table of the process has had: placement contexts outlive
+ * neither a table nor its levels, but a table freed and another allocated
+ * at the same address must not inherit its stamps, so they come from one
+ * counter for all tables. Atomic so that tables on different threads (the
+ * tests') stay apart; 2^64 changes do not wrap in practice.
+ */
+static uint64_t claims_new_stamp(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 int claims_new(uint32_t ncpus, struct claims **ret)
 {
 	struct claims *c = calloc(1, sizeof(*c));
@@ -195,6 +210,7 @@ int claims_new(uint32_t ncpus, struct claims **ret)
 		claims_free(c);
 		return -ENOMEM;
 	}
+	c->stamped = (struct placement_claims){ .level = c->levels, .stamp = claims_new_stamp() };
 	*ret = c;
 	return 0;
 }
@@ -305,6 +321,7 @@ static void claims_count_levels(struct claims *c, const struct claim *cl, int de
 	}
 }
 
+/* The one place the levels change: every change takes a new stamp. */
 static void claims_update_levels(struct claims *c, const struct claim *cl)
 {
 	CPUSET_FOREACH(cpu, &cl->cpus) {
@@ -312,6 +329,7 @@ static void claims_update_levels(struct claims *c, const struct claim *cl)
 			break;
 		c->levels[cpu] = claims_top_level(c, (uint32_t)cpu);
 	}
+	c->stamped.stamp = claims_new_stamp();
 }
 
 /* --- groups -------------------------------------------------------------- */
@@ -708,6 +726,11 @@ unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ende
 const uint8_t *claims_levels(const struct claims *c)
 {
 	return c->levels;
+}
+
+const struct placement_claims *claims_stamped(const struct claims *c)
+{
+	return &c->stamped;
 }
 
 const uint8_t *claims_levels_except(struct claims *c, int32_t pid)

@@ -17,7 +17,9 @@
  *   owner exit) or are revoked are reported to one callback.
  *
  * The table keeps, per CPU, the highest level any live claim holds there
- * (claims_levels()): the array placement_choose() reads.
+ * (claims_levels()): the array placement_choose() reads, and a stamp that
+ * is new after every change of it (claims_stamped()), so a placement
+ * context knows its copy of the levels is current without comparing them.
  */
 #ifndef RTPLACE_CLAIMS_H
 #define RTPLACE_CLAIMS_H
@@ -30,6 +32,7 @@
 #include <event2/event.h>
 
 #include "cpuset.h"
+#include "placement.h"
 #include "reason.h"
 
 struct claim {
@@ -93,6 +96,11 @@ unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ende
 
 /* Claimed level per CPU id ([ncpus], 0 = unclaimed). */
 const uint8_t *claims_levels(const struct claims *c);
+
+/* The same levels with their stamp, for placement_ctx_choose_stamped():
+ * the stamp is replaced whenever a claim is added or ends, and no other
+ * table in the process ever has it. Valid as long as the table. */
+const struct placement_claims *claims_stamped(const struct claims *c);
 
 /* Claimed level per CPU leaving out the claims tied to pid: where a managed
  * process's own threads may be pushed. Valid until the next call. */

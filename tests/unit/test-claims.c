@@ -22,9 +22,12 @@
 #include <event2/event.h>
 
 #include "claims.h"
+#include "cpupri.h"
 #include "levels.h"
+#include "placement.h"
 #include "procfs.h"
 #include "rtplace-proto.h"
+#include "topo.h"
 
 static struct cpuset cpus_of(const char *list)
 {
@@ -360,6 +363,131 @@ static void test_indexes_match_a_model(void **state)
 	free(m);
 }
 
+/*
+ * The stamp a placement context trusts (claims_stamped()) against the
+ * levels it stands for: random claims, releases, connection drops, owner
+ * exits, lease expiries, revoked CPUs (a CPU went offline) and claims put
+ * back under their old ids (a reload); after each, levels that changed
+ * must come with a stamp no table had before, and a context answering
+ * with the stamped claims must answer as placement_choose() does from the
+ * levels themselves (a fresh context, nothing kept). A second table's
+ * stamps never meet the first's.
+ */
+static void test_stamp_follows_levels(void **state)
+{
+	enum { STEPS = 4000, NLIVE = 64 };
+	struct topo *t;
+	void *map;
+	size_t size;
+	struct cpupri_geom geom;
+	struct cpupri_view view;
+	struct placement_config cfg;
+	struct placement_ctx *ctx;
+	struct placement_result *got = malloc(sizeof(*got)), *want = malloc(sizeof(*want));
+	struct claims *c, *other;
+	uint32_t ids[NLIVE] = { 0 }, rotor = 0, changes = 0;
+	uint8_t before[16];
+	uint64_t now = 1, stamp, highest;
+
+	assert_non_null(got);
+	assert_non_null(want);
+	assert_int_equal(topo_synthetic(1, 1, 2, 4, 2, &t), 0);
+	assert_int_equal(t->ncpus, 16);
+	assert_int_equal(cpupri_map_new(t, TOPO_SHARD_NODE, &map, &size), 0);
+	geom = ((const struct cpupri_header *)map)->geom;
+	assert_int_equal(cpupri_view_open(map, geom.size, &view), 0);
+	cfg = (struct placement_config){ .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	assert_int_equal(placement_ctx_new(&cfg, t, &view, &ctx), 0);
+	assert_int_equal(claims_new(16, &c), 0);
+	assert_int_equal(claims_new(16, &other), 0);
+	assert_true(claims_stamped(c)->stamp != 0);
+	assert_true(claims_stamped(c)->level == claims_levels(c));
+	highest = claims_stamped(c)->stamp > claims_stamped(other)->stamp ? claims_stamped(c)->stamp
+									  : claims_stamped(other)->stamp;
+	assert_int_not_equal(claims_stamped(c)->stamp, claims_stamped(other)->stamp);
+	srand(11);
+	for (unsigned step = 0; step < STEPS; step++) {
+		unsigned slot = (unsigned)rand() % NLIVE;
+		int op = rand() % 8;
+		uint32_t id;
+
+		memcpy(before, claims_levels(c), sizeof(before));
+		stamp = claims_stamped(c)->stamp;
+		now += (uint64_t)(rand() % 3);
+		if (op < 3 && !ids[slot]) {
+			struct claim tmpl = { .client = (uint32_t)(rand() % 4 + 1), .pid = rand() % 2 ? 0 : rand() % 8 + 100,
+					      .uid = 1000,
+					      .level = (uint8_t)(LEVEL_NORMAL + rand() % (LEVEL_COUNT - LEVEL_NORMAL)) };
+
+			for (int k = rand() % 3; k >= 0; k--)
+				cpuset_set(&tmpl.cpus, (unsigned)(rand() % 16));
+			assert_int_equal(claims_add(c, &tmpl, now, rand() % 2 ? 0 : (uint64_t)(rand() % 20 + 1), &id), 0);
+			ids[slot] = id;
+		} else if (op < 4 && ids[slot]) {
+			/* Released, then back under its old id: a reload. */
+			struct claim cl = *claims_find(c, ids[slot]);
+
+			assert_int_equal(claims_release(c, ids[slot], 1000), 0);
+			if (rand() % 2) {
+				cl.expires_ms = 0;
+				assert_int_equal(claims_restore(c, &cl, 0), 0);
+			} else {
+				ids[slot] = 0;
+			}
+		} else if (op < 5) {
+			claims_drop_client(c, (uint32_t)(rand() % 4 + 1));
+		} else if (op < 6) {
+			claims_drop_pid(c, rand() % 8 + 100, NULL, NULL);
+		} else if (op < 7) {
+			claims_expire(c, now, NULL, NULL);
+		} else {
+			claims_revoke_cpu(c, (uint32_t)(rand() % 16), NULL, NULL);
+		}
+		for (unsigned i = 0; i < NLIVE; i++)
+			if (ids[i] && !claims_find(c, ids[i]))
+				ids[i] = 0;
+		if (rand() % 4 == 0)
+			cpupri_set(map, &geom, (uint32_t)(rand() % 16),
+				   rand() % 2 ? LEVEL_IDLE : level_from_rt_priority(rand() % 99 + 1));
+		/* claims_levels_except() reads other levels through scratch
+		 * space: it must leave the levels and their stamp alone. */
+		if (rand() % 4 == 0)
+			claims_levels_except(c, rand() % 8 + 100);
+		if (memcmp(before, claims_levels(c), sizeof(before)) != 0) {
+			assert_int_not_equal(claims_stamped(c)->stamp, stamp);
+			changes++;
+		}
+		if (claims_stamped(c)->stamp != stamp) {
+			assert_true(claims_stamped(c)->stamp > highest);
+			highest = claims_stamped(c)->stamp;
+		}
+		for (int q = 0; q < 2; q++) {
+			struct placement_request req = { .prio = rand() % 99 + 1, .count = q ? 1 + (uint32_t)rand() % 4 : 1,
+							 .node = -1, .near_cpu = -1 };
+			uint32_t rotor_want = rotor;
+			int r, rr;
+
+			cpuset_zero(&req.allowed);
+			r = placement_ctx_choose_stamped(ctx, claims_stamped(c), &rotor, &req, got);
+			rr = placement_choose(&cfg, t, &view, claims_levels(c), &rotor_want, &req, want);
+			if (r != rr || got->n != want->n || rotor != rotor_want ||
+			    memcmp(got->cpus, want->cpus, got->n * sizeof(got->cpus[0])) != 0)
+				fail_msg("step %u op %d query %d: %d/%d n %u/%u first cpu %d/%d", step, op, q, r, rr,
+					 got->n, want->n, got->n ? got->cpus[0] : -1, want->n ? want->cpus[0] : -1);
+		}
+	}
+	assert_int_not_equal(claims_stamped(other)->stamp, claims_stamped(c)->stamp);
+	assert_true(changes > STEPS / 4);
+	claims_free(other);
+	claims_free(c);
+	placement_ctx_free(ctx);
+	cpupri_view_close(&view);
+	free(map);
+	topo_free(t);
+	free(want);
+	free(got);
+}
+
 static void test_state_round_trip(void **state)
 {
 	struct claims *c, *d;
@@ -577,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_count_per_uid),
 		cmocka_unit_test(test_levels_except_and_revoke),
 		cmocka_unit_test(test_indexes_match_a_model),
+		cmocka_unit_test(test_stamp_follows_levels),
 		cmocka_unit_test(test_state_round_trip),
 		cmocka_unit_test(test_state_corrupt_refused),
 		cmocka_unit_test(test_load_checks_the_owner),

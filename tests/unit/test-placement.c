@@ -83,8 +83,8 @@ static void diff_random_request(uint64_t *rng, const struct topo *t, struct plac
 }
 
 /* What must hold of any answer, model or not. */
-static void diff_check_invariants(const struct diff_case *dc, const struct topo *t, const struct placement_request *req,
-				  const struct placement_result *res)
+static void diff_check_invariants(const struct diff_case *dc, const struct topo *t, const uint8_t *claimed,
+				  const struct placement_request *req, const struct placement_result *res)
 {
 	uint32_t below = level_from_rt_priority(req->prio), eligible = 0;
 	struct cpuset cand, seen;
@@ -94,7 +94,7 @@ static void diff_check_invariants(const struct diff_case *dc, const struct topo 
 	if (req->node >= 0)
 		cpuset_and(&cand, &cand, &t->node_cpus[req->node]);
 	CPUSET_FOREACH(c, &cand) {
-		uint32_t l = dc->map.levels[c] > dc->claimed[c] ? dc->map.levels[c] : dc->claimed[c];
+		uint32_t l = dc->map.levels[c] > claimed[c] ? dc->map.levels[c] : claimed[c];
 
 		if (dc->map.levels[c] != LEVEL_OFFLINE && l < below)
 			eligible++;
@@ -103,7 +103,7 @@ static void diff_check_invariants(const struct diff_case *dc, const struct topo 
 	cpuset_zero(&seen);
 	for (uint32_t i = 0; i < res->n; i++) {
 		uint32_t c = res->cpus[i];
-		uint32_t l = dc->map.levels[c] > dc->claimed[c] ? dc->map.levels[c] : dc->claimed[c];
+		uint32_t l = dc->map.levels[c] > claimed[c] ? dc->map.levels[c] : claimed[c];
 
 		assert_true(cpuset_test(&cand, c));
 		assert_false(cpuset_test(&seen, c));
@@ -114,6 +114,24 @@ static void diff_check_invariants(const struct diff_case *dc, const struct topo 
 	}
 }
 
+/* Fails, naming where, unless the answer (r, dc->got, rotor) is the
+ * model's (rr, dc->want, rotor_want); checks the invariants of a success. */
+static void diff_expect_model(const struct diff_case *dc, const struct topo *t, const uint8_t *claimed,
+			      const struct placement_request *req, const char *where, int r, int rr, uint32_t rotor,
+			      uint32_t rotor_want)
+{
+	if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
+	    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
+		fail_msg("%s: %d/%d '%s'/'%s' n %u/%u rotor %u/%u", where, r, rr, dc->got.reason, dc->want.reason,
+			 dc->got.n, dc->want.n, rotor, rotor_want);
+	for (uint32_t i = 0; i < dc->got.n; i++)
+		if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
+			fail_msg("%s: pick %u is cpu %u level %u, model cpu %u level %u", where, i, dc->got.cpus[i],
+				 dc->got.levels[i], dc->want.cpus[i], dc->want.levels[i]);
+	if (r == 0)
+		diff_check_invariants(dc, t, claimed, req, &dc->got);
+}
+
 static void diff_run(const char *label, const char *variant, struct topo *t, enum topo_shard mode,
 		     struct diff_stats *st)
 {
@@ -121,6 +139,7 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 	struct diff_case *dc = calloc(1, sizeof(*dc));
 	uint8_t next[RTPLACE_MAX_CPUS];
 	uint32_t rotor = 0;
+	char where[160];
 	bool skew;
 
 	assert_non_null(dc);
@@ -160,18 +179,9 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 					     &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
 					    &dc->want);
-			if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
-			    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
-				fail_msg("%s %s shard %d state %u query %u%s: %d/%d '%s'/'%s' n %u/%u rotor %u/%u",
-					 label, variant, mode, s, q, skew ? " (hints skewed)" : "", r, rr, dc->got.reason, dc->want.reason, dc->got.n,
-					 dc->want.n, rotor, rotor_want);
-			for (uint32_t i = 0; i < dc->got.n; i++)
-				if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
-					fail_msg("%s %s shard %d state %u query %u: pick %u is cpu %u level %u, model cpu %u level %u",
-						 label, variant, mode, s, q, i, dc->got.cpus[i], dc->got.levels[i],
-						 dc->want.cpus[i], dc->want.levels[i]);
-			if (r == 0)
-				diff_check_invariants(dc, t, &req, &dc->got);
+			snprintf(where, sizeof(where), "%s %s shard %d state %u query %u%s", label, variant, mode, s, q,
+				 skew ? " (hints skewed)" : "");
+			diff_expect_model(dc, t, dc->claimed, &req, where, r, rr, rotor, rotor_want);
 			st->queries++;
 			st->ok += r == 0 && dc->got.n == req.count;
 			st->partial += r == 0 && dc->got.n < req.count;
@@ -238,6 +248,7 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 	struct diff_case *dc = calloc(1, sizeof(*dc));
 	uint8_t next[RTPLACE_MAX_CPUS];
 	uint32_t rotor = 0;
+	char where[160];
 
 	assert_non_null(dc);
 	assert_int_equal(refmodel_map_open(t, refmodel_rand_below(&rng, 2) ? TOPO_SHARD_NODE : TOPO_SHARD_LLC, &dc->map),
@@ -269,18 +280,8 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 			r = placement_ctx_choose(ctx, claims ? dc->claimed : NULL, &rotor, &req, &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
 					    &dc->want);
-			if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
-			    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
-				fail_msg("%s %s ctx config %u query %u: %d/%d '%s'/'%s' n %u/%u rotor %u/%u", label,
-					 variant, k, q, r, rr, dc->got.reason, dc->want.reason, dc->got.n, dc->want.n,
-					 rotor, rotor_want);
-			for (uint32_t i = 0; i < dc->got.n; i++)
-				if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
-					fail_msg("%s %s ctx config %u query %u: pick %u is cpu %u level %u, model cpu %u level %u",
-						 label, variant, k, q, i, dc->got.cpus[i], dc->got.levels[i],
-						 dc->want.cpus[i], dc->want.levels[i]);
-			if (r == 0)
-				diff_check_invariants(dc, t, &req, &dc->got);
+			snprintf(where, sizeof(where), "%s %s ctx config %u query %u", label, variant, k, q);
+			diff_expect_model(dc, t, dc->claimed, &req, where, r, rr, rotor, rotor_want);
 			st->queries++;
 			st->ok += r == 0 && dc->got.n == req.count;
 			st->multi += r == 0 && dc->got.n > 1;
@@ -343,6 +344,141 @@ static void test_ctx_reuse(void **state)
 		      (unsigned long long)st.seed, st.topologies, st.queries, st.ok, st.multi);
 	assert_true(st.queries > 10000);
 	assert_true(st.ok > 1000 && st.multi > 1000);
+}
+
+/*
+ * Stamped claims (placement_ctx_choose_stamped()): a context keeps what it
+ * derives from the claims (claimed sets per threshold, the penalties they
+ * give, the cpuset words they leave free) while their stamp stays, and a
+ * keeper changes the stamp with the claims. Claims here change in bursts
+ * and stay put for several answers at many priorities, so the derived
+ * sets are reused, replaced (more thresholds than the context keeps) and
+ * dropped; the requests are mostly the fast paths' (no allowed set, node
+ * or near CPU), and now and then the same context answers for other
+ * claims without a stamp (as rtplaced's moves do with
+ * claims_levels_except()), after which the stamp must no longer vouch for
+ * its copy. Every answer must be the model's.
+ */
+#define STAMP_CONFIGS 3
+#define STAMP_QUERIES 300
+
+/* New claims for the keeper: a few CPUs claimed or released, none, a
+ * random share of the machine at one level, or one CPU of each core at a
+ * level drawn per cpuset word (every free CPU then sits beside a claim, as
+ * in the bench, and which words a fast walk may pass depends on the
+ * priority asked for). */
+static void stamp_new_claims(uint64_t *rng, const struct topo *t, uint8_t *claimed)
+{
+	uint32_t dice = refmodel_rand_below(rng, 12), level = LEVEL_IDLE + refmodel_rand_below(rng, LEVEL_COUNT - 1);
+	uint8_t word_level[CPUSET_WORDS];
+	struct cpuset cores_met;
+
+	for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+		word_level[i] = (uint8_t)(LEVEL_NORMAL + refmodel_rand_below(rng, LEVEL_COUNT - LEVEL_NORMAL));
+	cpuset_zero(&cores_met);
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		const uint32_t core = (uint32_t)t->cpus[c].core;
+		const bool first_of_core = core < RTPLACE_MAX_CPUS && !cpuset_test(&cores_met, core);
+
+		if (dice < 5 && refmodel_rand_below(rng, t->ncpus) < 3)
+			claimed[c] = refmodel_rand_below(rng, 2) ? 0 : (uint8_t)level;
+		else if (dice == 5)
+			claimed[c] = 0;
+		else if (dice < 9)
+			claimed[c] = refmodel_rand_below(rng, 2) ? (uint8_t)level : 0;
+		else
+			claimed[c] = first_of_core ? word_level[c / 64] : 0;
+		if (first_of_core)
+			cpuset_set(&cores_met, core);
+	}
+}
+
+static void stamp_run(const char *label, const char *variant, struct topo *t, struct diff_stats *st)
+{
+	uint64_t rng = st->seed ^ ((uint64_t)t->ncpus << 24) ^ (uint64_t)variant[0];
+	struct diff_case *dc = calloc(1, sizeof(*dc));
+	uint8_t next[RTPLACE_MAX_CPUS], other[RTPLACE_MAX_CPUS];
+	uint64_t stamp = 1;
+	uint32_t rotor = 0;
+	char where[160];
+
+	assert_non_null(dc);
+	assert_int_equal(refmodel_map_open(t, refmodel_rand_below(&rng, 2) ? TOPO_SHARD_NODE : TOPO_SHARD_LLC, &dc->map),
+			 0);
+	refmodel_random_levels(&rng, t->ncpus, next);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		refmodel_map_set(&dc->map, c, t->cpus[c].online ? next[c] : LEVEL_OFFLINE);
+	for (unsigned k = 0; k < STAMP_CONFIGS; k++) {
+		struct placement_ctx *ctx;
+
+		diff_random_config(&rng, t, &dc->cfg);
+		dc->cfg.prefer_idle = k < STAMP_CONFIGS - 1;
+		assert_int_equal(placement_ctx_new(&dc->cfg, t, &dc->map.view, &ctx), 0);
+		for (unsigned q = 0; q < STAMP_QUERIES; q++) {
+			bool plain = refmodel_rand_below(&rng, 10) == 0;
+			const uint8_t *claims = plain ? other : dc->claimed;
+			struct placement_request req = { .prio = 1 + (int)refmodel_rand_below(&rng, 99),
+							 .count = refmodel_rand_below(&rng, 4) ? 1 : 2 + refmodel_rand_below(&rng, 7),
+							 .node = -1, .near_cpu = -1 };
+			uint32_t rotor_want;
+			int r, rr;
+
+			if (refmodel_rand_below(&rng, 8) == 0) {
+				stamp_new_claims(&rng, t, dc->claimed);
+				stamp++;
+			}
+			if (refmodel_rand_below(&rng, 20) == 0) {
+				uint32_t c = refmodel_rand_below(&rng, t->ncpus);
+
+				refmodel_map_set(&dc->map, c, t->cpus[c].online ? next[refmodel_rand_below(&rng, t->ncpus)]
+										   : LEVEL_OFFLINE);
+			}
+			if (plain)
+				stamp_new_claims(&rng, t, other);
+			if (refmodel_rand_below(&rng, 5) == 0)
+				refmodel_random_set(&rng, t, &req.allowed);
+			if (refmodel_rand_below(&rng, 10) == 0)
+				req.node = (int32_t)refmodel_rand_below(&rng, t->nnodes);
+			if (refmodel_rand_below(&rng, 10) == 0)
+				req.near_cpu = (int32_t)refmodel_rand_below(&rng, t->ncpus);
+			rotor_want = rotor;
+			r = plain ? placement_ctx_choose(ctx, other, &rotor, &req, &dc->got)
+				  : placement_ctx_choose_stamped(ctx, &(struct placement_claims){ dc->claimed, stamp }, &rotor,
+								 &req, &dc->got);
+			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims, &rotor_want, &req, &dc->want);
+			snprintf(where, sizeof(where), "%s %s stamped config %u query %u%s", label, variant, k, q,
+				 plain ? " (unstamped claims)" : "");
+			diff_expect_model(dc, t, claims, &req, where, r, rr, rotor, rotor_want);
+			st->queries++;
+			st->ok += r == 0 && dc->got.n == req.count;
+		}
+		placement_ctx_free(ctx);
+	}
+	refmodel_map_close(&dc->map);
+	free(dc);
+}
+
+static void stamp_topology_cb(const char *label, struct topo *t, void *arg)
+{
+	struct diff_stats *st = arg;
+
+	stamp_run(label, "plain", t, st);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (c % 7 == 3)
+			t->cpus[c].online = false;
+	assert_int_equal(topo_finish(t), 0);
+	stamp_run(label, "offline", t, st);
+}
+
+static void test_stamped_claims(void **state)
+{
+	struct diff_stats st = { .seed = refmodel_seed() };
+
+	st.topologies = refmodel_each_topology(stamp_topology_cb, &st);
+	print_message("seed %#llx: %u topologies x 2 variants, %lu queries with stamped claims: %lu full\n",
+		      (unsigned long long)st.seed, st.topologies, st.queries, st.ok);
+	assert_true(st.topologies >= 5);
+	assert_true(st.ok > 1000);
 }
 
 /*
@@ -958,6 +1094,7 @@ int main(void)
 		FIXTURE_TEST(test_bad_requests),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_ctx_reuse),
+		cmocka_unit_test(test_stamped_claims),
 		cmocka_unit_test(test_ctx_free_after_refresh),
 	};
 
