@@ -366,7 +366,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
 	claims_expire(s->claims, now, dispatch_claim_ended_cb, s);
-	r_choose = placement_ctx_choose(s->pctx, claims_levels(s->claims), &s->rotor, &req, res);
+	r_choose = placement_ctx_choose_stamped(s->pctx, claims_stamped(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
 		return;
