@@ -29,11 +29,11 @@ struct proto_type {
 	/* A body ending in a list, which from version 2 ends after its count-th
 	 * entry: the list's offset in the body (0: no list, a fixed length),
 	 * its entries' size, and where the count is (2 or 4 bytes). */
-	uint16_t list_offset;
-	uint8_t entry_size;
-	uint8_t count_offset;
-	uint8_t count_size;
-	uint16_t max_entries;
+	uint32_t list_offset;
+	uint32_t entry_size;
+	uint32_t count_offset;
+	uint32_t count_size;
+	uint32_t max_entries;
 	const char *name;
 	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, const char **reason);
 };
