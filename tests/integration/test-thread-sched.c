@@ -58,11 +58,19 @@ static int sleeper_start(struct sleeper *s)
 	return 0;
 }
 
+/*
+ * pthread_join() returns when the kernel clears the thread's tid word,
+ * which is before the thread leaves the pid table: until then its tid
+ * still answers sched_getattr() and its pidfd. Tests that expect -ESRCH
+ * wait (bounded: the alarm) until tgkill() no longer finds it.
+ */
 static void sleeper_stop(struct sleeper *s)
 {
 	close(s->pipe[1]);
 	pthread_join(s->thread, NULL);
 	close(s->pipe[0]);
+	while (syscall(SYS_tgkill, getpid(), s->tid, 0) == 0)
+		usleep(1000);
 }
 
 static struct cpuset kernel_affinity(pid_t tid)
