@@ -14,11 +14,12 @@ bench_map_layouts_SOURCES = bench/map-layouts.c
 bench_map_layouts_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_map_layouts_LDADD = bench/libbench.la common/libcommon.la $(PTHREAD_LIBS)
 
-# Query round trip against a bare SEQPACKET echo.
+# Query round trip against a bare SEQPACKET echo, on raw epoll and on libevent.
 noinst_PROGRAMS += bench/query-latency
 bench_query_latency_SOURCES = bench/query-latency.c
-bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
-bench_query_latency_LDADD = bench/libbench.la common/libcommon.la $(PTHREAD_LIBS)
+bench_query_latency_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS) $(LIBEVENT_CFLAGS)
+bench_query_latency_LDADD = bench/libbench.la common/libcommon.la $(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 # Placement throughput and quality in simulation: 60 instances x 4 CPUs at
 # rt99 on the 480-CPU topology, read from the shared XML.

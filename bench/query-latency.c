@@ -1,8 +1,10 @@
 /*
  * Query round trip against the physical floor (DESIGN §11): the same
- * QUERY message sent to rtplaced and to a bare single-threaded SEQPACKET
- * echo server on this machine, side by side in one run, interleaved in
- * blocks so that host noise hits both alike. Reports p50/p99 at one
+ * QUERY message sent to rtplaced, to a bare single-threaded SEQPACKET
+ * echo server on raw epoll, and to the same echo on a libevent loop built
+ * as rtplaced builds its own (the floor of the loop the daemon is written
+ * on), side by side in one run, interleaved in blocks so that host noise
+ * hits all three alike. Reports p50/p99 at one
  * client, throughput at 1 and 32 clients (in alternating slices, for the
  * same reason), each server's CPU time per round trip (from
  * /proc/PID/schedstat: what a loaded host's waiting does not inflate),
@@ -32,17 +34,21 @@
 #include <poll.h>
 #include <time.h>
 #include <unistd.h>
+#include <event2/event.h>
 
 #include "benchlib.h"
 #include "protocol.h"
+#include "server.h"
 
 #define BENCH_CLIENTS_MAX 32
 /* Throughput runs in this many alternating slices per server. */
 #define BENCH_SLICES 5
+/* The servers compared, in the order of every table. */
+enum { BENCH_ECHO, BENCH_LIBEVENT_ECHO, BENCH_RTPLACED, BENCH_SERVERS };
 
 static char bench_dir[64];
-static char echo_path[100];
-static pid_t echo_pid;
+static char echo_path[100], levecho_path[100];
+static pid_t echo_pid, levecho_pid;
 static struct bench_daemon daemon_under_test;
 
 static int bench_connect(const char *path)
@@ -92,30 +98,93 @@ static void bench_echo_server(int lfd)
 	}
 }
 
-static void bench_start_echo(void)
+/* The echo again, on what rtplaced's transport is made of: a default
+ * libevent base, one persistent read event per client, and the receive
+ * server.c's server_read_cb makes (room for the descriptors a request may
+ * carry), so that rtplaced against it measures the daemon's own work. */
+static void bench_levecho_read(evutil_socket_t fd, short what, void *arg)
+{
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	struct event *ev = *(struct event **)arg;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * SERVER_RECV_FDS_MAX)];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	ssize_t len = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+
+	(void)what;
+	if (len < 0)
+		return;
+	if (len == 0) {
+		event_free(ev);
+		free(arg);
+		close(fd);
+		return;
+	}
+	send(fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static void bench_levecho_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct event_base *base = arg;
+	int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct event **ev;
+
+	(void)what;
+	if (c < 0)
+		return;
+	ev = malloc(sizeof(*ev));
+	if (!ev || !(*ev = event_new(base, c, EV_READ | EV_PERSIST, bench_levecho_read, ev)) ||
+	    event_add(*ev, NULL) < 0)
+		_exit(2); /* a child: the parent's atexit cleanup is not its own */
+}
+
+static void bench_levecho_server(int lfd)
+{
+	struct event_base *base = event_base_new();
+	struct event *ev = base ? event_new(base, lfd, EV_READ | EV_PERSIST, bench_levecho_accept, base) : NULL;
+
+	if (!ev || event_add(ev, NULL) < 0)
+		_exit(2);
+	event_base_dispatch(base);
+	_exit(2);
+}
+
+/* A server child on a new socket at path; its pid. */
+static pid_t bench_start_server(const char *path, void (*serve)(int lfd))
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	pid_t pid;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", echo_path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0) {
-		fprintf(stderr, "query-latency: echo server: %m\n");
+		fprintf(stderr, "query-latency: echo server on %s: %m\n", path);
 		exit(2);
 	}
-	echo_pid = fork();
-	if (echo_pid == 0)
-		bench_echo_server(lfd);
+	pid = fork();
+	if (pid == 0)
+		serve(lfd);
 	close(lfd);
+	return pid;
 }
 
 static void bench_cleanup(void)
 {
 	bench_daemon_stop(&daemon_under_test);
-	if (echo_pid > 0) {
-		kill(echo_pid, SIGKILL);
-		waitpid(echo_pid, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = i ? levecho_pid : echo_pid;
+
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 	}
 	unlink(echo_path);
+	unlink(levecho_path);
 	rmdir(bench_dir);
 }
 
@@ -233,14 +302,14 @@ int main(int argc, char **argv)
 	long rounds = 20000;
 	double seconds = 2.0;
 	static unsigned char buf[RTPLACE_MSG_MAX];
-	uint64_t *lat[2], ready_ns[5];
+	uint64_t *lat[BENCH_SERVERS], ready_ns[5];
 	struct proto_msg m, reply;
 	ssize_t reply_len;
-	const char *names[2] = { "echo floor", "rtplaced" };
-	const char *paths[2] = { echo_path, daemon_under_test.socket };
+	const char *names[BENCH_SERVERS] = { "echo floor", "libevent", "rtplaced" };
+	const char *paths[BENCH_SERVERS] = { echo_path, levecho_path, daemon_under_test.socket };
 	const char *extra[3] = { NULL };
 	long rss_start, rss_end;
-	int fds[2], c;
+	int fds[BENCH_SERVERS], c;
 
 	while ((c = getopt_long(argc, argv, "r:t:n:s:p:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -278,6 +347,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(bench_dir))
 		return 2;
 	snprintf(echo_path, sizeof(echo_path), "%s/echo.sock", bench_dir);
+	snprintf(levecho_path, sizeof(levecho_path), "%s/levecho.sock", bench_dir);
 	atexit(bench_cleanup);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -292,28 +362,31 @@ int main(int argc, char **argv)
 	}
 	qsort(ready_ns, 5, sizeof(ready_ns[0]), bench_cmp_u64);
 	rss_start = bench_rss_kb(daemon_under_test.pid);
-	bench_start_echo();
+	echo_pid = bench_start_server(echo_path, bench_echo_server);
+	levecho_pid = bench_start_server(levecho_path, bench_levecho_server);
 
-	fds[0] = bench_connect(echo_path);
-	fds[1] = bench_connect(daemon_under_test.socket);
+	for (int k = 0; k < BENCH_SERVERS; k++) {
+		fds[k] = bench_connect(paths[k]);
+		lat[k] = calloc((size_t)rounds, sizeof(uint64_t));
+	}
 	bench_query_msg(&m, 1);
-	lat[0] = calloc((size_t)rounds, sizeof(uint64_t));
-	lat[1] = calloc((size_t)rounds, sizeof(uint64_t));
 	/* An ERROR is quicker than an answer: time nothing unless the
 	 * daemon answers (a daemon too old for --protocol refuses it). */
-	reply_len = send(fds[1], &m, m.hdr.length, 0) < 0 ? -1 : recv(fds[1], buf, RTPLACE_MSG_MAX, 0);
+	reply_len = send(fds[BENCH_RTPLACED], &m, m.hdr.length, 0) < 0
+			    ? -1
+			    : recv(fds[BENCH_RTPLACED], buf, RTPLACE_MSG_MAX, 0);
 	if (reply_len <= 0 || proto_decode(buf, (size_t)reply_len, NULL, &reply, NULL) < 0 ||
 	    reply.hdr.type != RTPLACE_MSG_QUERY_REPLY) {
 		fprintf(stderr, "query-latency: rtplaced did not answer the QUERY (protocol version %u)\n",
 			bench_protocol);
 		return 2;
 	}
-	for (int i = 0; i < 1000; i++) /* warm both paths */
-		for (int k = 0; k < 2; k++)
+	for (int i = 0; i < 1000; i++) /* warm every path */
+		for (int k = 0; k < BENCH_SERVERS; k++)
 			bench_round_trip(fds[k], &m, buf);
-	/* Alternate blocks of 500 so that drift in the host hits both sides. */
+	/* Alternate blocks of 500 so that drift in the host hits every side. */
 	for (long done = 0; done < rounds; done += 500) {
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < BENCH_SERVERS; k++) {
 			for (long i = done; i < done + 500 && i < rounds; i++) {
 				uint64_t t0 = bench_now_ns();
 
@@ -322,33 +395,35 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	close(fds[0]);
-	close(fds[1]);
+	for (int k = 0; k < BENCH_SERVERS; k++)
+		close(fds[k]);
 
 	printf("rtplaced %s, %s\n", PACKAGE_VERSION, topology ? topology : "live machine (BPF tracker)");
-	printf("protocol version %u: QUERY %u bytes, QUERY_REPLY %zd bytes (the echo returns the QUERY)\n",
+	printf("protocol version %u: QUERY %u bytes, QUERY_REPLY %zd bytes (the echoes return the QUERY)\n",
 	       bench_protocol, m.hdr.length, reply_len);
 	printf("time from exec to READY=1: median %.1f ms (min %.1f, max %.1f, 5 starts)\n", ready_ns[2] / 1e6,
 	       ready_ns[0] / 1e6, ready_ns[4] / 1e6);
 	printf("\nQUERY round trip, 1 client, %ld round trips each, interleaved:\n", rounds);
 	printf("%-12s %10s %10s\n", "", "p50 us", "p99 us");
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < BENCH_SERVERS; k++) {
 		qsort(lat[k], (size_t)rounds, sizeof(uint64_t), bench_cmp_u64);
 		printf("%-12s %10.2f %10.2f\n", names[k], lat[k][rounds / 2] / 1e3, lat[k][rounds * 99 / 100] / 1e3);
 	}
-	printf("ratio        %10.2f %10.2f\n", (double)lat[1][rounds / 2] / (double)lat[0][rounds / 2],
-	       (double)lat[1][rounds * 99 / 100] / (double)lat[0][rounds * 99 / 100]);
+	for (int base = BENCH_ECHO; base <= BENCH_LIBEVENT_ECHO; base++)
+		printf("%-12s %10.2f %10.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
+		       (double)lat[BENCH_RTPLACED][rounds / 2] / (double)lat[base][rounds / 2],
+		       (double)lat[BENCH_RTPLACED][rounds * 99 / 100] / (double)lat[base][rounds * 99 / 100]);
 
 	printf("\nthroughput, round trips/s (%.1f s each):\n", seconds);
 	printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
 	{
-		const pid_t pids[2] = { echo_pid, daemon_under_test.pid };
-		uint64_t ops[2][2] = { { 0 } }, cpu[2][2] = { { 0 } };
-		double tp[2][2], us[2][2];
+		const pid_t pids[BENCH_SERVERS] = { echo_pid, levecho_pid, daemon_under_test.pid };
+		uint64_t ops[BENCH_SERVERS][2] = { { 0 } }, cpu[BENCH_SERVERS][2] = { { 0 } };
+		double tp[BENCH_SERVERS][2], us[BENCH_SERVERS][2];
 
 		for (int slice = 0; slice < BENCH_SLICES; slice++) {
 			for (int j = 0; j < 2; j++) {
-				for (int k = 0; k < 2; k++) {
+				for (int k = 0; k < BENCH_SERVERS; k++) {
 					uint64_t c0 = bench_cpu_ns(pids[k]);
 
 					ops[k][j] += bench_throughput(paths[k], j ? 32 : 1, seconds / BENCH_SLICES);
@@ -356,23 +431,27 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < BENCH_SERVERS; k++) {
 			for (int j = 0; j < 2; j++) {
 				tp[k][j] = (double)ops[k][j] / seconds;
 				us[k][j] = ops[k][j] ? (double)cpu[k][j] / 1e3 / (double)ops[k][j] : 0;
 			}
 			printf("%-12s %12.0f %12.0f\n", names[k], tp[k][0], tp[k][1]);
 		}
-		printf("ratio        %12.2f %12.2f\n", tp[1][0] / tp[0][0], tp[1][1] / tp[0][1]);
+		for (int base = BENCH_ECHO; base <= BENCH_LIBEVENT_ECHO; base++)
+			printf("%-12s %12.2f %12.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
+			       tp[BENCH_RTPLACED][0] / tp[base][0], tp[BENCH_RTPLACED][1] / tp[base][1]);
 		printf("\nserver CPU time per round trip, us (schedstat):\n");
 		printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < BENCH_SERVERS; k++)
 			printf("%-12s %12.2f %12.2f\n", names[k], us[k][0], us[k][1]);
-		printf("ratio        %12.2f %12.2f\n", us[1][0] / us[0][0], us[1][1] / us[0][1]);
+		for (int base = BENCH_ECHO; base <= BENCH_LIBEVENT_ECHO; base++)
+			printf("%-12s %12.2f %12.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
+			       us[BENCH_RTPLACED][0] / us[base][0], us[BENCH_RTPLACED][1] / us[base][1]);
 	}
 	rss_end = bench_rss_kb(daemon_under_test.pid);
 	printf("\nrtplaced VmRSS: %ld kB after start, %ld kB after the runs\n", rss_start, rss_end);
-	free(lat[0]);
-	free(lat[1]);
+	for (int k = 0; k < BENCH_SERVERS; k++)
+		free(lat[k]);
 	return 0;
 }
