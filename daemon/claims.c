@@ -689,15 +689,29 @@ unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, 
 
 uint64_t claims_expire(struct claims *c, uint64_t now_ms, claims_ended_fn *ended, void *ctx)
 {
+	bool expired = false;
+
 	while (c->nheap && claims_heap_at(c, 0) <= now_ms) {
 		uint32_t slot = c->heap[0];
 
 		if (ended)
 			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_EXPIRED, ctx);
 		claims_remove(c, slot);
+		expired = true;
 	}
-	claims_rearm(c);
+	/* Every change of the heap rearms the timer, so a check that found
+	 * nothing due (every query makes one) leaves it as it is. The timer's
+	 * own call has used it up: it rearms even when nothing was due yet,
+	 * as when the loop's clock ran ahead of now_ms(). */
+	if (expired || (c->ev_expire && c->nheap && !evtimer_pending(c->ev_expire, NULL)))
+		claims_rearm(c);
 	return c->nheap ? claims_heap_at(c, 0) : 0;
+}
+
+uint64_t claims_expire_due(struct claims *c, claims_ended_fn *ended, void *ctx)
+{
+	/* No lease, no deadline: the clock is not read. */
+	return c->nheap ? claims_expire(c, c->now_ms(), ended, ctx) : 0;
 }
 
 unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ended, void *ctx)
@@ -809,7 +823,7 @@ static void claims_expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct claims *c = arg;
 
-	claims_expire(c, c->now_ms(), c->ended, c->ctx);
+	claims_expire_due(c, c->ended, c->ctx);
 }
 
 int claims_attach(struct claims *c, struct event_base *base, uint64_t (*now_ms)(void), claims_ended_fn *ended,

@@ -90,6 +90,10 @@ unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, 
  */
 uint64_t claims_expire(struct claims *c, uint64_t now_ms, claims_ended_fn *ended, void *ctx);
 
+/* claims_expire() at the now_ms() of claims_attach(), read only when a
+ * claim has a lease: the check every answer makes. */
+uint64_t claims_expire_due(struct claims *c, claims_ended_fn *ended, void *ctx);
+
 /* Ends every claim covering cpu (it went offline) with the reason REVOKED,
  * calling ended() (may be NULL) for each first. Returns how many. */
 unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ended, void *ctx);

@@ -333,7 +333,6 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 	pid_t owner = 0; /* q->owner_pid in the daemon's namespace */
 	uint32_t claim_id = 0;
-	uint64_t now = loop_now_ms();
 	int r_choose, r;
 
 	s->queries++;
@@ -365,7 +364,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
-	claims_expire(s->claims, now, dispatch_claim_ended_cb, s);
+	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
 	r_choose = placement_ctx_choose_stamped(s->pctx, claims_stamped(s->claims), &s->rotor, &req, res);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
@@ -393,7 +392,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			r = 0;
 		}
 		if (r == 0)
-			r = claims_add(s->claims, &tmpl, now, lease, &claim_id);
+			r = claims_add(s->claims, &tmpl, loop_now_ms(), lease, &claim_id);
 		if (r < 0) {
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");

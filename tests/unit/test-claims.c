@@ -693,6 +693,64 @@ static void test_attached_owner_exit_and_lease(void **state)
 	event_base_free(base);
 }
 
+/* A clock at half the loop's speed, counting its reads. */
+static uint64_t slow_clock_start_ms;
+static unsigned slow_clock_reads;
+
+static uint64_t slow_clock_ms(void)
+{
+	slow_clock_reads++;
+	return slow_clock_start_ms + (now_ms() - slow_clock_start_ms) / 2;
+}
+
+/*
+ * The check every answer makes (claims_expire_due()) reads no clock while
+ * no claim has a lease, and leaves the lease's timer armed when nothing is
+ * due. A timer that fires before the table's clock says the lease is over
+ * (here the clock runs at half speed, so every firing is early) arms
+ * itself again until it is: the lease ends once, at its time.
+ */
+static void test_lease_timer_with_a_slow_clock(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct claims *c;
+	struct ended_log l = { 0 };
+	struct timeval turn_limit = { .tv_usec = 100 * 1000 };
+	uint32_t kept, leased;
+	uint64_t added_at;
+
+	assert_non_null(base);
+	slow_clock_start_ms = now_ms();
+	slow_clock_reads = 0;
+	assert_int_equal(claims_new(8, &c), 0);
+	assert_int_equal(claims_attach(c, base, slow_clock_ms, log_ended, &l), 0);
+	assert_int_equal(add(c, 1, 0, 0, LEVEL_RT1, "1", slow_clock_ms(), 0, &kept), 0);
+	slow_clock_reads = 0;
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(claims_expire_due(c, log_ended, &l), 0);
+	assert_int_equal(slow_clock_reads, 0);
+
+	added_at = slow_clock_ms();
+	assert_int_equal(add(c, 1, 0, 0, LEVEL_RT1, "2", added_at, 20, &leased), 0);
+	for (int i = 0; i < 1000; i++)
+		claims_expire_due(c, log_ended, &l);
+	assert_int_equal(l.n, 0);
+	/* The lease ends 40 ms from now; a timer left unarmed fails in 5 s. */
+	for (int turn = 0; l.n < 1; turn++) {
+		assert_true(turn < 50);
+		assert_int_equal(event_base_loopexit(base, &turn_limit), 0);
+		assert_int_equal(event_base_loop(base, EVLOOP_ONCE), 0);
+	}
+	assert_true(slow_clock_ms() >= added_at + 20);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.ids[0], leased);
+	assert_int_equal(l.why[0], RTPLACE_CLAIM_ENDED_EXPIRED);
+	assert_int_equal(claims_count(c), 1);
+	assert_non_null(claims_find(c, kept));
+	claims_free(c);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_state_corrupt_refused),
 		cmocka_unit_test(test_load_checks_the_owner),
 		cmocka_unit_test(test_attached_owner_exit_and_lease),
+		cmocka_unit_test(test_lease_timer_with_a_slow_clock),
 	};
 
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims.XXXXXX");
