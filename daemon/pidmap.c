@@ -34,24 +34,28 @@ bool pidmap_same_pidns(const char *root, pid_t pid)
 	       a.n == 1 && b.n == 1;
 }
 
-/* The depth of the peer's namespace below the daemon's: the NSpid entry
- * at which a process it can see carries the number it knows. */
-static int pidmap_peer_level(const char *root, const struct pidmap_peer *peer, unsigned *ret,
-			     struct rtplace_reason *reason)
+int pidmap_level(const char *root, pid_t pid)
 {
 	struct procfs_nspid ns;
-	int r;
 
+	if (pid <= 0 || procfs_read_nspid(root, pid, 0, &ns) < 0)
+		return PIDMAP_LEVEL_UNKNOWN;
+	return (int)ns.n - 1;
+}
+
+/* The depth of the peer's namespace below the daemon's: the NSpid entry
+ * at which a process it can see carries the number it knows. */
+static int pidmap_peer_level(const struct pidmap_peer *peer, unsigned *ret, struct rtplace_reason *reason)
+{
 	if (peer->same_pidns) {
 		*ret = 0;
 		return 0;
 	}
-	r = peer->pid > 0 ? procfs_read_nspid(root, peer->pid, 0, &ns) : -ESRCH;
-	if (r < 0) {
+	if (peer->level < 0) {
 		reason_set(reason, "cannot read the requester's PID namespace");
-		return r == -ENOENT ? -ESRCH : r;
+		return -ESRCH;
 	}
-	*ret = ns.n - 1;
+	*ret = (unsigned)peer->level;
 	return 0;
 }
 
@@ -82,7 +86,7 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 		   struct rtplace_reason *reason)
 {
 	struct procfs_nspid ns;
-	unsigned level;
+	unsigned level = 0;
 	int r;
 
 	if (peer->same_pidns) {
@@ -95,7 +99,7 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
 	}
 	r = pidmap_read_pidfd(root, pidfd, &ns, reason);
 	if (r == 0)
-		r = pidmap_peer_level(root, peer, &level, reason);
+		r = pidmap_peer_level(peer, &level, reason);
 	if (r < 0)
 		return r;
 	if (level >= ns.n || ns.pids[level] != named) {
@@ -110,14 +114,14 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 		  struct rtplace_reason *reason)
 {
 	struct procfs_nspid ns;
-	unsigned level;
+	unsigned level = 0;
 	int r;
 
 	if (peer->same_pidns || pidfd < 0)
 		return pidmap_process(root, peer, named, pidfd, ret, reason);
 	r = pidmap_read_pidfd(root, pidfd, &ns, reason);
 	if (r == 0)
-		r = pidmap_peer_level(root, peer, &level, reason);
+		r = pidmap_peer_level(peer, &level, reason);
 	if (r < 0)
 		return r;
 	if (level >= ns.n) {

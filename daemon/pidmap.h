@@ -37,15 +37,28 @@
 
 #include "reason.h"
 
+/* pidmap_level() of a process whose namespace could not be read. */
+#define PIDMAP_LEVEL_UNKNOWN (-1)
+
 /* The requester, as the socket saw it at connect. */
 struct pidmap_peer {
 	pid_t pid;       /* SO_PEERCRED: in the daemon's namespace, 0 when not visible there */
 	bool same_pidns; /* its PID namespace is the daemon's (pidmap_same_pidns()) */
+	int level;       /* pidmap_level() at connect; read only when !same_pidns */
 };
 
 /* Whether process pid lives in the daemon's PID namespace; false also when
  * that cannot be read. */
 bool pidmap_same_pidns(const char *root, pid_t pid);
+
+/*
+ * How many PID namespaces process pid's lies below the proc tree's (the
+ * number of its NSpid entries less one), or PIDMAP_LEVEL_UNKNOWN. Read
+ * once, when a peer connects: a process never changes PID namespace, and
+ * once it has exited its pid may name another process, so a read at each
+ * request would cost a /proc read and could read a stranger.
+ */
+int pidmap_level(const char *root, pid_t pid);
 
 /*
  * The process a peer names as named, with the pidfd it sent (-1 for none),

@@ -47,6 +47,8 @@ struct server_peer {
 	/* Its PID namespace is the daemon's (pidmap_same_pidns() at accept):
 	 * the pids it writes into requests are the daemon's pids. */
 	bool same_pidns;
+	/* Otherwise that namespace's depth (pidmap_level() at accept). */
+	int pidns_level;
 	/* Descriptors that came with the packet being dispatched (SCM_RIGHTS:
 	 * pidfds naming processes, DESIGN §15), valid during that dispatch
 	 * only: the server closes them after it. */

@@ -108,7 +108,7 @@ static int teardown(void **state)
 }
 
 static const struct pidmap_peer host_peer = { .pid = 100, .same_pidns = true };
-static const struct pidmap_peer container_peer = { .pid = 210, .same_pidns = false };
+static const struct pidmap_peer container_peer = { .pid = 210, .same_pidns = false, .level = 1 };
 
 static void test_same_pidns(void **state)
 {
@@ -213,11 +213,42 @@ static void test_process_pidfds(void **state)
 	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_EXITED, &pid, &reason), -ESRCH);
 	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_ANCESTOR, &pid, &reason), -EXDEV);
 	assert_int_equal(pidmap_process(root, &container_peer, 1, 99, &pid, &reason), -ESRCH);
-	/* a peer whose namespace cannot be read (gone) */
-	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .pid = 999 }, 1, FD_CONTAINER_INIT, &pid, &reason),
+	/* a peer whose namespace could not be read when it connected */
+	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .pid = 999, .level = PIDMAP_LEVEL_UNKNOWN }, 1,
+					FD_CONTAINER_INIT, &pid, &reason),
 			 -ESRCH);
 	assert_string_equal(reason.text, "cannot read the requester's PID namespace");
 	assert_int_equal(pid, 0);
+}
+
+/*
+ * The depth is read when the peer connects and is the peer's for the
+ * connection's life: no /proc read at a request, so a peer that exited
+ * (its connection handed on) or whose pid now names a host process is
+ * still judged at its own depth.
+ */
+static void test_level_read_at_connect(void **state)
+{
+	const struct pidmap_peer exited = { .pid = 999, .level = 1 };
+	const struct pidmap_peer reused = { .pid = 100, .level = 1 };
+	struct rtplace_reason reason;
+	pid_t pid = 0;
+
+	assert_int_equal(pidmap_level(root, 100), 0);
+	assert_int_equal(pidmap_level(root, 210), 1);
+	assert_int_equal(pidmap_level(root, 300), 2);
+	assert_int_equal(pidmap_level(root, 999), PIDMAP_LEVEL_UNKNOWN);
+	assert_int_equal(pidmap_level(root, 0), PIDMAP_LEVEL_UNKNOWN);
+
+	assert_int_equal(pidmap_process(root, &exited, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
+	assert_int_equal(pid, 200);
+	assert_int_equal(pidmap_thread(root, &exited, 2, FD_CONTAINER_INIT, &pid, &reason), 0);
+	assert_int_equal(pid, 201);
+	/* read again at the request, pid 100 would put the peer on the host
+	 * and its 200 would be taken for the container's init */
+	assert_int_equal(pidmap_process(root, &reused, 200, FD_CONTAINER_INIT, &pid, &reason), -EINVAL);
+	assert_int_equal(pidmap_process(root, &reused, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
+	assert_int_equal(pid, 200);
 }
 
 static void test_thread_pidfds(void **state)
@@ -248,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_pidns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_pidns_without_ptrace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_level_read_at_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bare_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_pidfds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_pidfds, setup, teardown),
