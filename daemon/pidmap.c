@@ -34,13 +34,16 @@ bool pidmap_same_pidns(const char *root, pid_t pid)
 	       a.n == 1 && b.n == 1;
 }
 
-int pidmap_level(const char *root, pid_t pid)
+int pidmap_level(const char *root, pid_t pid, int pidfd)
 {
 	struct procfs_nspid ns;
+	int r;
 
-	if (pid <= 0 || procfs_read_nspid(root, pid, 0, &ns) < 0)
-		return PIDMAP_LEVEL_UNKNOWN;
-	return (int)ns.n - 1;
+	if (pidfd >= 0)
+		r = procfs_read_pidfd(root, pidfd, &ns);
+	else
+		r = pid > 0 ? procfs_read_nspid(root, pid, 0, &ns) : -ESRCH;
+	return r < 0 ? PIDMAP_LEVEL_UNKNOWN : (int)ns.n - 1;
 }
 
 /* The depth of the peer's namespace below the daemon's: the NSpid entry

@@ -53,12 +53,15 @@ bool pidmap_same_pidns(const char *root, pid_t pid);
 
 /*
  * How many PID namespaces process pid's lies below the proc tree's (the
- * number of its NSpid entries less one), or PIDMAP_LEVEL_UNKNOWN. Read
- * once, when a peer connects: a process never changes PID namespace, and
- * once it has exited its pid may name another process, so a read at each
- * request would cost a /proc read and could read a stranger.
+ * number of its NSpid entries less one), or PIDMAP_LEVEL_UNKNOWN. With a
+ * pidfd of the process (SO_PEERPIDFD), from the pidfd's fdinfo: pid is
+ * not read, so the answer cannot be another process's that took the
+ * number. Read once, when a peer connects: a process never changes PID
+ * namespace, and once it has exited its pid may name another process, so
+ * a read at each request would cost a /proc read and could read a
+ * stranger.
  */
-int pidmap_level(const char *root, pid_t pid);
+int pidmap_level(const char *root, pid_t pid, int pidfd);
 
 /*
  * The process a peer names as named, with the pidfd it sent (-1 for none),

@@ -541,7 +541,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = pidfd,
 			.same_pidns = pidmap_same_pidns(PROCFS_ROOT, cred.pid),
 		};
-		c->peer.pidns_level = c->peer.same_pidns ? 0 : pidmap_level(PROCFS_ROOT, cred.pid);
+		c->peer.pidns_level = c->peer.same_pidns ? 0 : pidmap_level(PROCFS_ROOT, cred.pid, pidfd);
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
 		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||

@@ -234,11 +234,17 @@ static void test_level_read_at_connect(void **state)
 	struct rtplace_reason reason;
 	pid_t pid = 0;
 
-	assert_int_equal(pidmap_level(root, 100), 0);
-	assert_int_equal(pidmap_level(root, 210), 1);
-	assert_int_equal(pidmap_level(root, 300), 2);
-	assert_int_equal(pidmap_level(root, 999), PIDMAP_LEVEL_UNKNOWN);
-	assert_int_equal(pidmap_level(root, 0), PIDMAP_LEVEL_UNKNOWN);
+	assert_int_equal(pidmap_level(root, 100, -1), 0);
+	assert_int_equal(pidmap_level(root, 210, -1), 1);
+	assert_int_equal(pidmap_level(root, 300, -1), 2);
+	assert_int_equal(pidmap_level(root, 999, -1), PIDMAP_LEVEL_UNKNOWN);
+	assert_int_equal(pidmap_level(root, 0, -1), PIDMAP_LEVEL_UNKNOWN);
+	/* the peer's own pidfd decides, not the number (100 is a host process) */
+	assert_int_equal(pidmap_level(root, 100, FD_CONTAINER_INIT), 1);
+	assert_int_equal(pidmap_level(root, 100, FD_NESTED), 2);
+	assert_int_equal(pidmap_level(root, 100, FD_HOST), 0);
+	assert_int_equal(pidmap_level(root, 100, FD_EXITED), PIDMAP_LEVEL_UNKNOWN);
+	assert_int_equal(pidmap_level(root, 100, FD_EVENTFD), PIDMAP_LEVEL_UNKNOWN);
 
 	assert_int_equal(pidmap_process(root, &exited, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
 	assert_int_equal(pid, 200);
