@@ -308,7 +308,7 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m,
 				pid_t named, bool thread, pid_t *ret)
 {
-	const struct pidmap_peer pp = { .pid = peer->pid, .same_pidns = peer->same_pidns, .level = peer->pidns_level };
+	const struct pidmap_peer pp = { .same_pidns = peer->same_pidns, .level = peer->pidns_level };
 	int pidfd = peer->nfds ? peer->fds[0] : -1;
 	struct rtplace_reason reason;
 	int r = thread ? pidmap_thread(s->proc_root, &pp, named, pidfd, ret, &reason)

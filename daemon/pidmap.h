@@ -40,11 +40,10 @@
 /* pidmap_level() of a process whose namespace could not be read. */
 #define PIDMAP_LEVEL_UNKNOWN (-1)
 
-/* The requester, as the socket saw it at connect. */
+/* The requester's PID namespace, as read when it connected. */
 struct pidmap_peer {
-	pid_t pid;       /* SO_PEERCRED: in the daemon's namespace, 0 when not visible there */
-	bool same_pidns; /* its PID namespace is the daemon's (pidmap_same_pidns()) */
-	int level;       /* pidmap_level() at connect; read only when !same_pidns */
+	bool same_pidns; /* it is the daemon's (pidmap_same_pidns()) */
+	int level;       /* otherwise its depth: pidmap_level() */
 };
 
 /* Whether process pid lives in the daemon's PID namespace; false also when

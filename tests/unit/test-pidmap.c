@@ -107,8 +107,8 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static const struct pidmap_peer host_peer = { .pid = 100, .same_pidns = true };
-static const struct pidmap_peer container_peer = { .pid = 210, .same_pidns = false, .level = 1 };
+static const struct pidmap_peer host_peer = { .same_pidns = true };
+static const struct pidmap_peer container_peer = { .same_pidns = false, .level = 1 };
 
 static void test_same_pidns(void **state)
 {
@@ -214,7 +214,7 @@ static void test_process_pidfds(void **state)
 	assert_int_equal(pidmap_process(root, &container_peer, 1, FD_ANCESTOR, &pid, &reason), -EXDEV);
 	assert_int_equal(pidmap_process(root, &container_peer, 1, 99, &pid, &reason), -ESRCH);
 	/* a peer whose namespace could not be read when it connected */
-	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .pid = 999, .level = PIDMAP_LEVEL_UNKNOWN }, 1,
+	assert_int_equal(pidmap_process(root, &(struct pidmap_peer){ .level = PIDMAP_LEVEL_UNKNOWN }, 1,
 					FD_CONTAINER_INIT, &pid, &reason),
 			 -ESRCH);
 	assert_string_equal(reason.text, "cannot read the requester's PID namespace");
@@ -222,18 +222,13 @@ static void test_process_pidfds(void **state)
 }
 
 /*
- * The depth is read when the peer connects and is the peer's for the
- * connection's life: no /proc read at a request, so a peer that exited
- * (its connection handed on) or whose pid now names a host process is
- * still judged at its own depth.
+ * The depth of a peer's namespace, read once when it connects (a
+ * pidmap_peer carries no pid to read again at a request): from its own
+ * pidfd when the kernel gave one, so a number that another process took
+ * cannot answer, else from its pid.
  */
 static void test_level_read_at_connect(void **state)
 {
-	const struct pidmap_peer exited = { .pid = 999, .level = 1 };
-	const struct pidmap_peer reused = { .pid = 100, .level = 1 };
-	struct rtplace_reason reason;
-	pid_t pid = 0;
-
 	assert_int_equal(pidmap_level(root, 100, -1), 0);
 	assert_int_equal(pidmap_level(root, 210, -1), 1);
 	assert_int_equal(pidmap_level(root, 300, -1), 2);
@@ -245,16 +240,6 @@ static void test_level_read_at_connect(void **state)
 	assert_int_equal(pidmap_level(root, 100, FD_HOST), 0);
 	assert_int_equal(pidmap_level(root, 100, FD_EXITED), PIDMAP_LEVEL_UNKNOWN);
 	assert_int_equal(pidmap_level(root, 100, FD_EVENTFD), PIDMAP_LEVEL_UNKNOWN);
-
-	assert_int_equal(pidmap_process(root, &exited, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
-	assert_int_equal(pid, 200);
-	assert_int_equal(pidmap_thread(root, &exited, 2, FD_CONTAINER_INIT, &pid, &reason), 0);
-	assert_int_equal(pid, 201);
-	/* read again at the request, pid 100 would put the peer on the host
-	 * and its 200 would be taken for the container's init */
-	assert_int_equal(pidmap_process(root, &reused, 200, FD_CONTAINER_INIT, &pid, &reason), -EINVAL);
-	assert_int_equal(pidmap_process(root, &reused, 1, FD_CONTAINER_INIT, &pid, &reason), 0);
-	assert_int_equal(pid, 200);
 }
 
 static void test_thread_pidfds(void **state)
