@@ -60,9 +60,9 @@
 
 #include "tracker-abi.h"
 
-/* Bounds every map offset for the verifier (see tracker_map_ptr below). */
-static __always_inline void *tracker_map_ptr(void *map, __u32 off);
-#define CPUPRI_PTR(map, off) tracker_map_ptr((map), (off))
+/* Bounds every map access for the verifier (see tracker_map_ptr below). */
+static __always_inline void *tracker_map_ptr(void *map, __u32 off, __u32 len);
+#define CPUPRI_PTR(map, off, len) tracker_map_ptr((map), (off), (len))
 #include "cpupri.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -111,20 +111,26 @@ struct {
 /* MAX_RT_PRIO - 1: rt_rq.highest_prio.curr when no RT task is queued. */
 #define TRACKER_NO_RT (LEVEL_KERNEL_MAX_RT_PRIO - 1)
 
-/* Offsets land in the header's reserved bytes if they ever exceed the map
- * (they cannot after cpupri_set()'s range checks, but the verifier cannot
- * follow an index loaded from map memory): a clamp the verifier accepts,
- * aimed at bytes nobody reads. tracker_geom.size is a load from frozen
- * read-only data, which the verifier knows as a constant. */
-#define TRACKER_SINK_OFF 40
-_Static_assert(__builtin_offsetof(struct cpupri_header, reserved) <= TRACKER_SINK_OFF &&
-		       TRACKER_SINK_OFF + 8 <= sizeof(struct cpupri_header),
-	       "sink is inside the header's reserved bytes");
+/*
+ * An access that would ever leave the map lands in this line instead (none
+ * can after cpupri_set()'s range checks, but the verifier cannot follow an
+ * index loaded from map memory): a bound the verifier accepts, aimed at
+ * bytes nobody reads. The bound is the access's own length: 6.1's verifier
+ * keeps only an offset's range, not its alignment, so a bound of 8 bytes
+ * lets a slot's later fields run past the end (6.18's also narrows the
+ * range by the offset's known low zero bits, and accepted that).
+ * tracker_geom.size is a load from frozen read-only data, which the
+ * verifier knows as a constant.
+ */
+static union {
+	struct cpupri_slot slot;
+	struct cpupri_counts counts;
+} tracker_sink;
 
-static __always_inline void *tracker_map_ptr(void *map, __u32 off)
+static __always_inline void *tracker_map_ptr(void *map, __u32 off, __u32 len)
 {
-	if (off > tracker_geom.size - 8)
-		off = TRACKER_SINK_OFF;
+	if (off > tracker_geom.size - len)
+		return &tracker_sink;
 	return (char *)map + off;
 }
 

@@ -45,8 +45,9 @@
  * 50560 bytes.
  *
  * This header is compiled by BPF C as well: no libc, __u32-style types,
- * and every map access goes through CPUPRI_PTR(), which the BPF side may
- * redefine to bound offsets for the verifier.
+ * and every map access goes through CPUPRI_PTR(map, off, len), which the
+ * BPF side may redefine to bound each access, by its length, for the
+ * verifier.
  */
 #ifndef RTPLACE_CPUPRI_H
 #define RTPLACE_CPUPRI_H
@@ -62,7 +63,7 @@
 #define CPUPRI_MAX_SHARDS 256u
 
 #ifndef CPUPRI_PTR
-#define CPUPRI_PTR(map, off) ((void *)((char *)(map) + (off)))
+#define CPUPRI_PTR(map, off, len) ((void *)((char *)(map) + (off)))
 #endif
 
 #ifndef __always_inline
@@ -127,7 +128,8 @@ _Static_assert(sizeof(__s32) * CPUPRI_LINE_COUNTS == CPUPRI_LINE, "sixteen count
 
 static __always_inline struct cpupri_slot *cpupri_slot_ptr(void *map, const struct cpupri_geom *g, __u32 cpu)
 {
-	return (struct cpupri_slot *)CPUPRI_PTR(map, g->slots_off + cpu * (__u32)sizeof(struct cpupri_slot));
+	return (struct cpupri_slot *)CPUPRI_PTR(map, g->slots_off + cpu * (__u32)sizeof(struct cpupri_slot),
+						(__u32)sizeof(struct cpupri_slot));
 }
 
 /* Lines of counts per level. */
@@ -140,13 +142,15 @@ static __always_inline __u32 cpupri_count_lines(const struct cpupri_geom *g)
 static __always_inline __s32 *cpupri_count_ptr(void *map, const struct cpupri_geom *g, __u32 level, __u32 shard)
 {
 	return (__s32 *)CPUPRI_PTR(map, g->counts_off + level * cpupri_count_lines(g) * CPUPRI_LINE +
-						shard * (__u32)sizeof(__s32));
+						shard * (__u32)sizeof(__s32),
+				   (__u32)sizeof(__s32));
 }
 
 static __always_inline __u64 *cpupri_word_ptr(void *map, const struct cpupri_geom *g, __u32 level,
 					      __u32 shard, __u32 word)
 {
-	return (__u64 *)CPUPRI_PTR(map, g->masks_off + ((level * g->nshards + shard) * g->shard_words + word) * 8);
+	return (__u64 *)CPUPRI_PTR(map, g->masks_off + ((level * g->nshards + shard) * g->shard_words + word) * 8,
+				   (__u32)sizeof(__u64));
 }
 
 /*
