@@ -54,6 +54,9 @@ struct server_peer {
 	 * only: the server closes them after it. */
 	int fds[SERVER_RECV_FDS_MAX];
 	unsigned nfds;
+	/* The packet came with more than SERVER_RECV_FDS_MAX: the kernel
+	 * closed the rest. */
+	bool fds_truncated;
 	/* The dispatcher's own state for this connection: NULL at accept,
 	 * the dispatcher's to free when it is called with msg NULL. */
 	void *data;
