@@ -245,7 +245,8 @@ static void server_client_doom(struct server_client *c)
  * the packet: from here on each one is in peer->fds, closed by whichever
  * path the packet takes, or closed now when there is no room for it.
  * peer->fds_truncated says the kernel dropped some (MSG_CTRUNC: more
- * than the control buffer holds): the caller drops the client.
+ * than the control buffer holds), so the dispatcher refuses the request
+ * instead of acting on part of what was sent.
  */
 static void server_take_fds(struct server_peer *peer, struct msghdr *mh)
 {
@@ -311,15 +312,9 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 		server_client_free(s, c);
 		return;
 	}
-	if (c->peer.fds_truncated || (size_t)n >= s->rbuf_size) {
-		if (!c->peer.fds_truncated)
-			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
-					       "dropping it",
-					       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
-		else
-			log_notice_ratelimited("client %u (pid %d): more than %d descriptors with one message; "
-					       "dropping it",
-					       c->peer.id, (int)c->peer.pid, SERVER_RECV_FDS_MAX);
+	if ((size_t)n >= s->rbuf_size) {
+		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
+				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
 		server_client_free(s, c);
 		return;
 	}

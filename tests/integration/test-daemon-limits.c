@@ -798,8 +798,8 @@ static void test_received_descriptors_closed(void **state)
 		sock = harness_connect(f.d.socket);
 		assert_int_equal(send_with_fds(sock, big, sizeof(big), pipefd[0], 3), (ssize_t)sizeof(big));
 		await_close(sock);
-		/* More than the daemon takes (the client is dropped), and a
-		 * request that takes none (refused). */
+		/* More than the daemon takes, and a request that takes none
+		 * (test_truncated_descriptors_refused has the replies). */
 		sock = harness_connect(f.d.socket);
 		send_status_with_fds(sock, pipefd[0], DAEMON_RECV_FDS + 4);
 		await_answer(sock);
@@ -825,6 +825,37 @@ static void test_received_descriptors_closed(void **state)
 	fixture_stop(&f);
 }
 
+/*
+ * A request whose descriptors the kernel cut (MSG_CTRUNC: more than the
+ * daemon takes) is refused with an ERROR naming the limit, and its client
+ * stays; an empty packet with descriptors is garbage (an ERROR, then the
+ * close), not a hang-up.
+ */
+static void test_truncated_descriptors_refused(void **state)
+{
+	static struct fixture f;
+	char reason[RTPLACE_REASON_MAX];
+	int pipefd[2], sock;
+
+	fixture_start(&f, "", 0);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	sock = harness_connect(f.d.socket);
+	send_status_with_fds(sock, pipefd[0], DAEMON_RECV_FDS + 1);
+	assert_int_equal(error_reply(sock, next_request - 1, reason), -EINVAL);
+	print_message("%s\n", reason);
+	assert_non_null(strstr(reason, "more than 4 descriptors"));
+	assert_int_equal(status_call(sock), 0);
+
+	assert_int_equal(send_with_fds(sock, NULL, 0, pipefd[0], 1), 0);
+	/* no header: the ERROR answers no request (id 0) */
+	assert_int_equal(error_reply(sock, 0, reason), -EPROTO);
+	assert_string_equal(reason, "short message");
+	await_close(sock);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	fixture_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -835,6 +866,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_descriptor_exhaustion, teardown),
 		cmocka_unit_test_teardown(test_garbage_log_rate_limited, teardown),
 		cmocka_unit_test_teardown(test_received_descriptors_closed, teardown),
+		cmocka_unit_test_teardown(test_truncated_descriptors_refused, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
