@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/un.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,11 @@ int ctl_connect(struct ctl *c)
 
 		if (!path || !*path)
 			path = RTPLACE_DEFAULT_SOCKET;
+		/* The path is what the user gave (--socket or the
+		 * environment), not a failure of the daemon's. */
+		if (r == -ENAMETOOLONG)
+			return ctl_usage_error(c, "socket path %s has %zu bytes; a UNIX socket path holds at most %zu",
+					       path, strlen(path), sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
 		cli_explain_connect(path, r, hint, sizeof(hint));
 		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
 			hint);

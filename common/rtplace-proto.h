@@ -65,8 +65,11 @@
  * request with -EINVAL unless the number is the pidfd's process's (or one
  * of its threads') in the sender's namespace, -EBADF when the descriptor
  * is no pidfd, and -EXDEV when there is no pidfd. A descriptor with any
- * other request, or more than one, is refused with -EINVAL. Replies name a moved thread by the sender's
- * number; other pids the daemon sends (CPUS, records) are its own.
+ * other request, or more than one, is refused with -EINVAL, also when
+ * there were more than the daemon takes with one packet (4) and the kernel
+ * dropped the rest. The daemon keeps no descriptor a request brings.
+ * Replies name a moved thread by the sender's number; other pids the
+ * daemon sends (CPUS, records) are its own.
  *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
  * CPU sets are the fixed 1024-bit bitmap struct rtplace_cpumask; bit i of

@@ -685,6 +685,15 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		r = 0;
 		goto out;
 	}
+	/* Acting on the descriptors that arrived would act on part of what
+	 * the client meant. */
+	if (peer->fds_truncated) {
+		char reason[64];
+
+		snprintf(reason, sizeof(reason), "more than %d descriptors with one message", SERVER_RECV_FDS_MAX);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EINVAL, reason);
+		goto done;
+	}
 	if (peer->nfds > 1 ||
 	    (peer->nfds == 1 && !(m->hdr.type == RTPLACE_MSG_MOVE ||
 				  (m->hdr.type == RTPLACE_MSG_QUERY && m->query.owner_pid)))) {

@@ -60,7 +60,8 @@ static void daemon_usage(FILE *out)
 		"\n"
 		"  -c, --config=FILE      read FILE instead of %s\n"
 		"                         (the default file is optional; a given one is not)\n"
-		"  -s, --socket=PATH      listen on PATH (overrides [daemon] socket)\n"
+		"  -s, --socket=PATH      listen on PATH, absolute and at most %d bytes\n"
+		"                         (overrides [daemon] socket)\n"
 		"  -t, --topology=FILE    simulate the machine described by an hwloc XML FILE:\n"
 		"                         no BPF is loaded, every CPU of FILE starts idle and\n"
 		"                         only claims change levels (tests, capacity planning)\n"
@@ -75,7 +76,7 @@ static void daemon_usage(FILE *out)
 		"69 when the kernel lacks what the tracker needs, 77 without the privilege\n"
 		"to load BPF (run as root), 1 on other failures.\n"
 		"See rtplaced(8) and rtplaced.conf(5).\n",
-		CONFIG_DEFAULT_PATH);
+		CONFIG_DEFAULT_PATH, CONFIG_SOCKET_MAX - 1);
 }
 
 enum {
@@ -101,6 +102,20 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 			ret->config_path = optarg;
 			break;
 		case 's':
+			/* Checked here, as [daemon] socket is: copied into the
+			 * configuration, a longer path would be cut, and a
+			 * relative one would follow the working directory. */
+			if (optarg[0] != '/') {
+				fprintf(stderr, "rtplaced: --socket %s: not an absolute path\n", optarg);
+				return -EINVAL;
+			}
+			if (strlen(optarg) >= CONFIG_SOCKET_MAX) {
+				fprintf(stderr,
+					"rtplaced: --socket: the path has %zu bytes; a UNIX socket path holds at most "
+					"%d\n",
+					strlen(optarg), CONFIG_SOCKET_MAX - 1);
+				return -ENAMETOOLONG;
+			}
 			ret->socket_path = optarg;
 			break;
 		case 't':

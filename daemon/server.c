@@ -199,6 +199,13 @@ static void server_client_unlink(struct server *s, struct server_client *c)
 	s->nclients--;
 }
 
+static void server_close_fds(struct server_peer *peer)
+{
+	for (unsigned i = 0; i < peer->nfds; i++)
+		close(peer->fds[i]);
+	peer->nfds = 0;
+}
+
 static void server_client_free(struct server *s, struct server_client *c)
 {
 	server_client_unlink(s, c);
@@ -206,6 +213,7 @@ static void server_client_free(struct server *s, struct server_client *c)
 		server_user_remove(s, c->peer.uid);
 	/* Unlinked first, so the callback cannot send to a client being freed. */
 	s->dispatch(s, &c->peer, NULL, 0, s->ctx);
+	server_close_fds(&c->peer);
 	event_free(c->ev_read);
 	event_free(c->ev_write);
 	while (c->out_head) {
@@ -233,30 +241,38 @@ static void server_client_doom(struct server_client *c)
 }
 
 /*
- * Takes the descriptors of a received packet into peer->fds. Returns
- * false when the packet carried more than SERVER_RECV_FDS_MAX (the kernel
- * closed the rest): the caller drops the client.
+ * Takes every descriptor that came with a packet, before anything judges
+ * the packet: from here on each one is in peer->fds, closed by whichever
+ * path the packet takes, or closed now when there is no room for it.
+ * peer->fds_truncated says the kernel dropped some (MSG_CTRUNC: more
+ * than the control buffer holds), so the dispatcher refuses the request
+ * instead of acting on part of what was sent.
  */
-static bool server_take_fds(struct server_peer *peer, struct msghdr *mh)
+static void server_take_fds(struct server_peer *peer, struct msghdr *mh)
 {
 	peer->nfds = 0;
+	peer->fds_truncated = mh->msg_flags & MSG_CTRUNC;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		size_t n;
 
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n && peer->nfds < SERVER_RECV_FDS_MAX; i++)
-			memcpy(&peer->fds[peer->nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-	}
-	return !(mh->msg_flags & MSG_CTRUNC);
-}
+		/* The control buffer holds SERVER_RECV_FDS_MAX, so the kernel
+		 * passes no more; should its padding ever fit another, that
+		 * one is closed, not lost. */
+		for (size_t i = 0; i < n; i++) {
+			int fd;
 
-static void server_close_fds(struct server_peer *peer)
-{
-	for (unsigned i = 0; i < peer->nfds; i++)
-		close(peer->fds[i]);
-	peer->nfds = 0;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (peer->nfds < SERVER_RECV_FDS_MAX) {
+				peer->fds[peer->nfds++] = fd;
+			} else {
+				close(fd);
+				peer->fds_truncated = true;
+			}
+		}
+	}
 }
 
 /*
@@ -279,28 +295,26 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
 			     .msg_controllen = sizeof(control.buf) };
 	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	bool fds_fit;
 	int r;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {
-		if (n < 0)
-			log_debug("client %u (pid %d): receive failed: %m", c->peer.id, (int)c->peer.pid);
+	if (n < 0) {
+		log_debug("client %u (pid %d): receive failed: %m", c->peer.id, (int)c->peer.pid);
 		server_client_free(s, c);
 		return;
 	}
-	fds_fit = server_take_fds(&c->peer, &mh);
-	if (!fds_fit || (size_t)n >= s->rbuf_size) {
-		if (fds_fit)
-			log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; "
-					       "dropping it",
-					       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
-		else
-			log_notice_ratelimited("client %u (pid %d): more than %d descriptors with one message; "
-					       "dropping it",
-					       c->peer.id, (int)c->peer.pid, SERVER_RECV_FDS_MAX);
-		server_close_fds(&c->peer);
+	server_take_fds(&c->peer, &mh);
+	/* SEQPACKET carries empty packets: an empty read is the hang-up only
+	 * when nothing came with it. One with descriptors is a packet, and
+	 * garbage, for the dispatcher to answer. */
+	if (n == 0 && mh.msg_controllen == 0) {
+		server_client_free(s, c);
+		return;
+	}
+	if ((size_t)n >= s->rbuf_size) {
+		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
+				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
 		server_client_free(s, c);
 		return;
 	}

@@ -31,7 +31,7 @@
 struct server;
 
 /* Descriptors received with one packet (the dispatcher judges how many a
- * request may carry); a packet with more drops its client. */
+ * request may carry); a packet with more is refused (fds_truncated). */
 #define SERVER_RECV_FDS_MAX 4
 
 /* Who is on the other end, from SO_PEERCRED at accept time. */
@@ -54,6 +54,9 @@ struct server_peer {
 	 * only: the server closes them after it. */
 	int fds[SERVER_RECV_FDS_MAX];
 	unsigned nfds;
+	/* The packet came with more than SERVER_RECV_FDS_MAX: the kernel
+	 * closed the rest, and the request must not be acted on. */
+	bool fds_truncated;
 	/* The dispatcher's own state for this connection: NULL at accept,
 	 * the dispatcher's to free when it is called with msg NULL. */
 	void *data;

@@ -146,6 +146,15 @@ for args in "query --count 2" "query --prio 100" "query --prio" "query --prio 5 
 	[ ! -s "$TMP/out" ] || fail "'rtplacectl $args' printed on stdout: $(cat "$TMP/out")"
 done
 
+# A socket path longer than a UNIX socket address holds is the user's
+# mistake, named with the limit (it exited 70, EX_SOFTWARE).
+long="/tmp/$(printf '%0120d' 0)"
+expect_status 64 "$CTL" --socket "$long" status
+grep -q "^rtplacectl: status: socket path $long has 125 bytes; a UNIX socket path holds at most 107; " "$TMP/err" ||
+	fail "--socket too long: $(cat "$TMP/err")"
+expect_status 64 env RTPLACE_SOCKET="$long" "$CTL" status
+grep -q "holds at most 107" "$TMP/err" || fail "RTPLACE_SOCKET too long: $(cat "$TMP/err")"
+
 # Fewer CPUs than asked: the CPUs found and a warning (exit 0), or with
 # --strict a failure (75) that gives the claim back.
 expect_status 0 "$CTL" --socket "$SOCK" query --prio 20 --count 4 --cpu-list 40-41

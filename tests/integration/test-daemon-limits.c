@@ -697,6 +697,165 @@ static void test_reload_fifo_config(void **state)
 	fixture_stop(&f);
 }
 
+/* Descriptors the daemon takes with one packet (SERVER_RECV_FDS_MAX). */
+#define DAEMON_RECV_FDS 4
+
+/* Sends len bytes of buf (0: an empty packet) with nfds copies of fd
+ * (SCM_RIGHTS); sendmsg()'s result. */
+static ssize_t send_with_fds(int sock, const void *buf, size_t len, int fd, unsigned nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	assert_true(nfds > 0 && nfds <= 16);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	for (unsigned i = 0; i < nfds; i++)
+		memcpy(CMSG_DATA(cm) + i * sizeof(int), &fd, sizeof(int));
+	return sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
+/* A STATUS request with nfds copies of fd. */
+static void send_status_with_fds(int sock, int fd, unsigned nfds)
+{
+	struct proto_msg req;
+
+	assert_int_equal(proto_encode_status(&req, next_request++), 0);
+	assert_int_equal(send_with_fds(sock, &req, req.hdr.length, fd, nfds), (ssize_t)req.hdr.length);
+}
+
+/* Waits (up to 5 s a packet) until the daemon closes sock, reading what it
+ * sends first, and closes it. */
+static void await_close(int sock)
+{
+	unsigned char buf[RTPLACE_MSG_MAX];
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	for (;;) {
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		if (recv(sock, buf, sizeof(buf), 0) <= 0)
+			break;
+	}
+	close(sock);
+}
+
+/* Waits (up to 5 s) for the daemon's answer on sock, a packet or its
+ * close, and closes it. */
+static void await_answer(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	close(sock);
+}
+
+/* The ERROR that answers request id on sock: its status, its reason into
+ * reason. */
+static int error_reply(int sock, uint32_t id, char *reason)
+{
+	struct proto_msg rep;
+
+	assert_int_equal(harness_reply(sock, id, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	strcpy(reason, rep.error.reason);
+	return rep.hdr.status;
+}
+
+/*
+ * 14.1: every descriptor a client sends is closed, whatever the packet:
+ * empty, oversized, with more descriptors than the daemon takes (cut by
+ * the kernel, MSG_CTRUNC), a request that takes none, or a connection
+ * closed before the daemon read it. Done hundreds of times over, the
+ * daemon holds as many descriptors as before (issue 25: an empty packet
+ * with descriptors was taken for a hang-up and its descriptors kept, until
+ * the daemon had none left).
+ */
+static void test_received_descriptors_closed(void **state)
+{
+	static struct fixture f;
+	static unsigned char big[RTPLACE_MSG_MAX + 1];
+	const int rounds = 500;
+	char reason[RTPLACE_REASON_MAX];
+	int pipefd[2], keep, before, after, sock;
+
+	fixture_start(&f, "[limits]\nmax-clients = 4096\nmax-clients-per-user = 4096\n", 0);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	keep = harness_connect(f.d.socket);
+	assert_int_equal(status_call(keep), 0);
+	before = harness_fd_count(f.d.pid);
+	for (int i = 0; i < rounds; i++) {
+		/* Empty, then oversized: garbage, which drops the client. */
+		sock = harness_connect(f.d.socket);
+		assert_int_equal(send_with_fds(sock, NULL, 0, pipefd[0], 3), 0);
+		await_close(sock);
+		sock = harness_connect(f.d.socket);
+		assert_int_equal(send_with_fds(sock, big, sizeof(big), pipefd[0], 3), (ssize_t)sizeof(big));
+		await_close(sock);
+		/* More than the daemon takes, and a request that takes none
+		 * (test_truncated_descriptors_refused has the replies). */
+		sock = harness_connect(f.d.socket);
+		send_status_with_fds(sock, pipefd[0], DAEMON_RECV_FDS + 4);
+		await_answer(sock);
+		send_status_with_fds(keep, pipefd[0], 1);
+		assert_int_equal(error_reply(keep, next_request - 1, reason), -EINVAL);
+		/* Closed before the daemon reads: a request, an empty packet. */
+		sock = harness_connect(f.d.socket);
+		send_status_with_fds(sock, pipefd[0], 2);
+		close(sock);
+		sock = harness_connect(f.d.socket);
+		assert_int_equal(send_with_fds(sock, NULL, 0, pipefd[0], 2), 0);
+		close(sock);
+	}
+	assert_int_equal(status_call(keep), 0);
+	/* The connections closed last may still be on their way out. */
+	after = harness_wait_fd_count(f.d.pid, before, 5000);
+	print_message("daemon descriptors: %d before, %d after %d rounds (%d sent)\n", before, after, rounds,
+		      rounds * (3 + 3 + DAEMON_RECV_FDS + 1 + 2 + 2));
+	assert_true(after <= before + 1);
+	close(keep);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	fixture_stop(&f);
+}
+
+/*
+ * A request whose descriptors the kernel cut (MSG_CTRUNC: more than the
+ * daemon takes) is refused with an ERROR naming the limit, and its client
+ * stays; an empty packet with descriptors is garbage (an ERROR, then the
+ * close), not a hang-up.
+ */
+static void test_truncated_descriptors_refused(void **state)
+{
+	static struct fixture f;
+	char reason[RTPLACE_REASON_MAX];
+	int pipefd[2], sock;
+
+	fixture_start(&f, "", 0);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	sock = harness_connect(f.d.socket);
+	send_status_with_fds(sock, pipefd[0], DAEMON_RECV_FDS + 1);
+	assert_int_equal(error_reply(sock, next_request - 1, reason), -EINVAL);
+	print_message("%s\n", reason);
+	assert_non_null(strstr(reason, "more than 4 descriptors"));
+	assert_int_equal(status_call(sock), 0);
+
+	assert_int_equal(send_with_fds(sock, NULL, 0, pipefd[0], 1), 0);
+	/* no header: the ERROR answers no request (id 0) */
+	assert_int_equal(error_reply(sock, 0, reason), -EPROTO);
+	assert_string_equal(reason, "short message");
+	await_close(sock);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	fixture_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,6 +865,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_clients_per_user, teardown),
 		cmocka_unit_test_teardown(test_descriptor_exhaustion, teardown),
 		cmocka_unit_test_teardown(test_garbage_log_rate_limited, teardown),
+		cmocka_unit_test_teardown(test_received_descriptors_closed, teardown),
+		cmocka_unit_test_teardown(test_truncated_descriptors_refused, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

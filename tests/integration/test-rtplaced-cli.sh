@@ -1,5 +1,6 @@
 #!/bin/sh
-# rtplaced's command line: --help, --version, bad usage (64), and
+# rtplaced's command line: --help, --version, bad usage (64, also a
+# --socket path that is relative or too long), and
 # --check-config on good and bad files (every error as file:line, status 78).
 set -u
 rtplaced="$top_builddir/daemon/rtplaced"
@@ -17,6 +18,16 @@ grep -q -- '--check-config' "$dir/help" || fail "--help does not document --chec
 grep -q -- "--help" "$dir/err" || fail "bad option does not point at --help"
 "$rtplaced" stray-argument 2>/dev/null; rc=$?
 [ $rc -eq 64 ] || fail "stray argument exited $rc, expected 64"
+
+# --socket as [daemon] socket takes it: absolute, at most 107 bytes (a
+# longer one was cut, a relative one followed the working directory).
+long="/tmp/$(printf '%0120d' 0)"
+"$rtplaced" --check-config --socket "$long" 2> "$dir/err"; rc=$?
+[ $rc -eq 64 ] || fail "--socket of ${#long} bytes exited $rc, expected 64"
+grep -q "holds at most 107" "$dir/err" || fail "--socket too long: $(cat "$dir/err")"
+"$rtplaced" --check-config --socket rtplaced.sock 2> "$dir/err"; rc=$?
+[ $rc -eq 64 ] || fail "relative --socket exited $rc, expected 64"
+grep -q "not an absolute path" "$dir/err" || fail "relative --socket: $(cat "$dir/err")"
 
 cp "$top_srcdir/conf/rtplaced.conf" "$dir/good.conf"
 "$rtplaced" --check-config --config "$dir/good.conf" > "$dir/out" 2>&1 || fail "example config rejected: $(cat "$dir/out")"
