@@ -67,7 +67,8 @@ static bool auth_userns_daemons(const char *proc_root, pid_t pid, int pidfd)
 				theirs = (struct procfs_ns){ .dev = st.st_dev, .ino = st.st_ino };
 			close(nsfd);
 		} else if (errno != ENOTTY && errno != EINVAL) {
-			r = -errno; /* ENOTTY, EINVAL: a kernel before Linux 6.11 */
+			/* Not those: a kernel before Linux 6.11, read /proc. */
+			r = -errno;
 		}
 	}
 	if (r == -EOPNOTSUPP)
