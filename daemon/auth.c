@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -40,6 +41,42 @@ _Static_assert(sizeof(struct auth_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #define AUTH_PIDFD_INFO_CREDS 2u
 /* pidfd_open() of a thread that leads no thread group (Linux 6.9). */
 #define AUTH_PIDFD_THREAD O_EXCL
+/* A descriptor of the pidfd's process's user namespace (Linux 6.11). */
+#define AUTH_PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9)
+
+/*
+ * Whether process pid, behind pidfd (or -1 for none), lives in the daemon's
+ * user namespace. Its namespace comes from the pidfd where the kernel
+ * answers, so it is the peer's even if pid was reused, else from
+ * <proc_root>/PID/ns/user. False also when either namespace cannot be read
+ * (another process's link needs ptrace read access): a capability that
+ * cannot be placed grants nothing.
+ */
+static bool auth_userns_daemons(const char *proc_root, pid_t pid, int pidfd)
+{
+	struct procfs_ns mine, theirs;
+	int r = -EOPNOTSUPP;
+
+	if (pidfd >= 0) {
+		int nsfd = ioctl(pidfd, AUTH_PIDFD_GET_USER_NAMESPACE, 0);
+		struct stat st;
+
+		if (nsfd >= 0) {
+			r = fstat(nsfd, &st) < 0 ? -errno : 0;
+			if (r == 0)
+				theirs = (struct procfs_ns){ .dev = st.st_dev, .ino = st.st_ino };
+			close(nsfd);
+		} else if (errno != ENOTTY && errno != EINVAL) {
+			/* Not those: a kernel before Linux 6.11, read /proc. */
+			r = -errno;
+		}
+	}
+	if (r == -EOPNOTSUPP)
+		r = procfs_userns(proc_root, pid, &theirs);
+	if (r == 0)
+		r = procfs_userns(proc_root, getpid(), &mine);
+	return r == 0 && mine.dev == theirs.dev && mine.ino == theirs.ino;
+}
 
 /* Parses the first `n` unsigned decimal ids of a status line. */
 static int auth_parse_ids(const char *s, unsigned long *ret, int n)
@@ -119,7 +156,9 @@ int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, stru
 
 	if (procfs_status_u64(buf, "CapEff", 16, &caps) < 0)
 		return -EBADMSG;
-	c.cap_sys_nice = (caps >> AUTH_CAP_SYS_NICE) & 1;
+	c.capeff_sys_nice = (caps >> AUTH_CAP_SYS_NICE) & 1;
+	/* After CapEff: see auth_creds.userns_daemon. */
+	c.userns_daemon = c.capeff_sys_nice && auth_userns_daemons(proc_root, pid, -1);
 
 	p = procfs_status_field(buf, "Groups");
 	if (!p)
@@ -215,16 +254,19 @@ static int auth_peer_same(int pidfd, uid_t uid)
 	return r;
 }
 
-/* CAP_SYS_NICE in process pid's CapEff, by capget. 0, -ESRCH, or
- * -EOPNOTSUPP (read /proc instead). */
-static int auth_read_cap_sys_nice(pid_t pid, bool *ret)
+/* CAP_SYS_NICE in process pid's CapEff, by capget, and then its user
+ * namespace (pidfd, or -1), into c. 0, -ESRCH, or -EOPNOTSUPP (read /proc
+ * instead). */
+static int auth_read_cap_sys_nice(const char *proc_root, pid_t pid, int pidfd, struct auth_creds *c)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = pid };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
 
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	*ret = (data[AUTH_CAP_SYS_NICE / 32].effective >> (AUTH_CAP_SYS_NICE % 32)) & 1;
+	c->capeff_sys_nice = (data[AUTH_CAP_SYS_NICE / 32].effective >> (AUTH_CAP_SYS_NICE % 32)) & 1;
+	/* After capget: see auth_creds.userns_daemon. */
+	c->userns_daemon = c->capeff_sys_nice && auth_userns_daemons(proc_root, pid, pidfd);
 	return 0;
 }
 
@@ -241,10 +283,10 @@ static int auth_read_rtprio_live(pid_t id, uint64_t *ret)
 }
 
 /* What may change of a connected requester, from system calls: CapEff
- * and the soft RLIMIT_RTPRIO. */
-static int auth_peer_recheck(pid_t pid, struct auth_creds *c)
+ * (with its user namespace) and the soft RLIMIT_RTPRIO. */
+static int auth_peer_recheck(const char *proc_root, int pidfd, pid_t pid, struct auth_creds *c)
 {
-	int r = auth_read_cap_sys_nice(pid, &c->cap_sys_nice);
+	int r = auth_read_cap_sys_nice(proc_root, pid, pidfd, c);
 
 	return r < 0 ? r : auth_read_rtprio_live(pid, &c->rtprio_limit);
 }
@@ -256,7 +298,7 @@ int auth_peer_creds(struct auth_peer *ap, const char *proc_root, int pidfd, pid_
 
 	if (pidfd >= 0 && ap->cached) {
 		/* Read by pid first, then confirm that pid was still the peer. */
-		r = auth_peer_recheck(pid, &ap->creds);
+		r = auth_peer_recheck(proc_root, pidfd, pid, &ap->creds);
 		if (r == 0)
 			r = auth_peer_same(pidfd, uid);
 	}
@@ -288,12 +330,13 @@ int auth_peer_move_creds(struct auth_peer *ap, const char *proc_root, int pidfd,
 	c->gid = gid;
 	if (!ap->cached)
 		c->ngroups = 0;
-	c->cap_sys_nice = false;
+	c->capeff_sys_nice = false;
+	c->userns_daemon = false;
 	c->rtprio_limit = 0;
 	/* Read by pid first, then confirm that pid was still the peer. */
 	if (uid != 0 || sets_policy)
-		r = auth_read_cap_sys_nice(pid, &c->cap_sys_nice);
-	if (r == 0 && sets_policy && !c->cap_sys_nice) {
+		r = auth_read_cap_sys_nice(proc_root, pid, pidfd, c);
+	if (r == 0 && sets_policy && !auth_cap_sys_nice(c)) {
 		r = auth_read_rtprio_live(pid, &c->rtprio_limit);
 		if (r == 0 && policy->n_rt_gids > 0 && !ap->cached)
 			r = -EOPNOTSUPP; /* the groups are in /proc only */
@@ -336,9 +379,14 @@ int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_tar
 	return r;
 }
 
+bool auth_cap_sys_nice(const struct auth_creds *c)
+{
+	return c->capeff_sys_nice && c->userns_daemon;
+}
+
 bool auth_is_privileged(const struct auth_creds *c)
 {
-	return c->uid == 0 || c->cap_sys_nice;
+	return c->uid == 0 || auth_cap_sys_nice(c);
 }
 
 int auth_policy_add_group(struct auth_policy *p, const char *name)
@@ -403,7 +451,7 @@ int auth_move_allowed(const struct auth_creds *requester, const struct auth_targ
 			   (unsigned)target->euid, (unsigned)requester->uid);
 		return -EPERM;
 	}
-	if (want_policy == AUTH_SCHED_KEEP || requester->cap_sys_nice)
+	if (want_policy == AUTH_SCHED_KEEP || auth_cap_sys_nice(requester))
 		return 0;
 
 	/* The lower of the two limits applies; name its process. */

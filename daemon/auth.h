@@ -4,8 +4,9 @@
  * - readers that turn a pid/tid into plain structs, reading only files
  *   under a proc root the caller passes ("/proc" in the daemon, a fake tree
  *   in the tests): <root>/PID/status (Uid, Gid, Groups, CapEff),
- *   <root>/PID/limits ("Max realtime priority", soft limit) and
- *   <root>/TID/stat (policy, rt_priority); and, for the daemon's hot path,
+ *   <root>/PID/ns/user (beside the daemon's own, when CapEff has
+ *   CAP_SYS_NICE), <root>/PID/limits ("Max realtime priority", soft limit)
+ *   and <root>/TID/stat (policy, rt_priority); and, for the daemon's hot path,
  *   the same facts from system calls on the live kernel (auth_peer_creds()
  *   after a connection's first read, auth_peer_move_creds(),
  *   auth_target_read_live()), which format no text;
@@ -21,6 +22,15 @@
  * uid at connect time) equals the thread's real or effective uid, as the
  * kernel's check_same_owner() compares. [moves] allow = root drops the
  * owner rule.
+ *
+ * User namespaces: a capability counts only over the daemon's own user
+ * namespace (the initial one on a host), as the kernel's capable() counts
+ * it. Any user may unshare(CLONE_NEWUSER) and hold every capability in
+ * CapEff over a namespace of its own, which grants nothing on the host:
+ * auth_cap_sys_nice() is the one answer every rule asks. Every uid here
+ * (the requester's from SO_PEERCRED, a thread's from /proc or its pidfd)
+ * is as the daemon's namespace sees it, so root of `unshare -Ur` run by
+ * nobody is nobody.
  *
  * Priority: with CAP_SYS_NICE, anything. Otherwise the kernel's rules for an
  * unprivileged sched_setscheduler, with the RLIMIT_RTPRIO of the requester
@@ -54,7 +64,14 @@ struct auth_creds {
 	pid_t pid;
 	uid_t uid;               /* SO_PEERCRED: effective uid at connect */
 	gid_t gid;               /* SO_PEERCRED: effective gid at connect */
-	bool cap_sys_nice;       /* CAP_SYS_NICE in CapEff */
+	/* CAP_SYS_NICE in CapEff: over the requester's own user namespace,
+	 * whatever that is. Worth only what auth_cap_sys_nice() says. */
+	bool capeff_sys_nice;
+	/* That namespace is the daemon's. Read after CapEff: a process only
+	 * ever moves to a namespace below its own, never back, so it was the
+	 * daemon's when CapEff was read too. False when not read (no
+	 * CAP_SYS_NICE in CapEff) or unreadable. */
+	bool userns_daemon;
 	uint64_t rtprio_limit;   /* soft RLIMIT_RTPRIO */
 	uint32_t ngroups;
 	gid_t groups[AUTH_GROUPS_MAX]; /* supplementary groups */
@@ -102,8 +119,11 @@ int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);
  * A connection's requester, read once and then re-checked cheaply. The
  * first auth_peer_creds() of a connection reads /proc as auth_creds_read();
  * every later one re-reads only what a process can change about itself
- * while connected, CAP_SYS_NICE (capget) and RLIMIT_RTPRIO (prlimit), by
- * system calls instead of formatted /proc files. Each read is followed by
+ * while connected, CAP_SYS_NICE (capget, then its user namespace through
+ * the pidfd, PIDFD_GET_USER_NAMESPACE) and RLIMIT_RTPRIO (prlimit), by
+ * system calls instead of formatted /proc files. The namespace is read
+ * with the capability and not once at connect: a peer may connect, then
+ * unshare(CLONE_NEWUSER) and hold every capability. Each read is followed by
  * a look through pidfd, the peer process as the socket saw it at connect
  * time (SO_PEERPIDFD): it must still live with the effective uid it
  * connected with. A pid is not reused while its process lives, so what was
@@ -164,7 +184,11 @@ int auth_target_pidfd(pid_t tid);
  */
 int auth_target_read_live(int pidfd, pid_t tid, bool need_limit, struct auth_target *ret);
 
-/* Root or CAP_SYS_NICE: may move and watch any thread. */
+/* CAP_SYS_NICE in the daemon's user namespace: in CapEff, and held over
+ * that namespace rather than one of the requester's own. */
+bool auth_cap_sys_nice(const struct auth_creds *c);
+
+/* Root or auth_cap_sys_nice(): may move and watch any thread. */
 bool auth_is_privileged(const struct auth_creds *c);
 
 /* Looks group name up (getgrnam_r) and adds it to p->rt_gids. 0, -ENOENT

@@ -612,19 +612,20 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	dispatch_send_reply(s, peer, m);
 }
 
-static void dispatch_subscribe(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
+	struct auth_peer *ap = dispatch_auth_peer(peer);
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
 	struct rtplace_reason reason;
-	struct auth_creds creds;
-	int r = auth_creds_read(s->proc_root, peer->pid, peer->uid, peer->gid, &creds);
+	const struct auth_creds *creds;
+	int r = ap ? auth_peer_creds(ap, s->proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds) : -ENOMEM;
 
 	if (r < 0) {
 		reason_set(&reason, "cannot read the credentials of pid %d", (int)peer->pid);
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(&creds), &info);
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &info);
 		if (r < 0)
 			reason_set(&reason, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
 	}

@@ -273,7 +273,7 @@ static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_
 {
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;
-	int r = moves_target_read_once(m, tid, set_sched && !creds->cap_sys_nice, ret_target);
+	int r = moves_target_read_once(m, tid, set_sched && !auth_cap_sys_nice(creds), ret_target);
 
 	if (r < 0) {
 		reason_set(reason, "thread %d does not exist", (int)tid);
@@ -505,7 +505,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	/* The target's RT limit matters only to a policy change without
 	 * CAP_SYS_NICE (auth_move_allowed()). */
-	r = moves_target_read_live(m, req->tid, set_sched && !creds->cap_sys_nice, &target);
+	r = moves_target_read_live(m, req->tid, set_sched && !auth_cap_sys_nice(creds), &target);
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(m->o.proc_root, req->tid, &target);
 	if (r == 0)

@@ -350,15 +350,26 @@ int procfs_find_thread_nspid(const char *root, pid_t pid, unsigned level, pid_t 
 	return r;
 }
 
-int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret)
+/* The identity of namespace link <root>/<pid>/ns/<name>. */
+static int procfs_ns_link(const char *root, pid_t pid, const char *name, struct procfs_ns *ret)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (snprintf(path, sizeof(path), "%s/%d/ns/pid", root, (int)pid) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%d/ns/%s", root, (int)pid, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	*ret = (struct procfs_ns){ .dev = st.st_dev, .ino = st.st_ino };
 	return 0;
+}
+
+int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret)
+{
+	return procfs_ns_link(root, pid, "pid", ret);
+}
+
+int procfs_userns(const char *root, pid_t pid, struct procfs_ns *ret)
+{
+	return procfs_ns_link(root, pid, "user", ret);
 }

@@ -5,10 +5,10 @@
  * fixture directory in unit tests), so nothing else in the daemon names
  * /proc or parses its formats.
  *
- * The parsers are pure; procfs_read*(), procfs_list(), procfs_pidns() and
- * procfs_find_thread_nspid() are the only functions here that make system
- * calls. A file that vanishes while it is read (its process exited) is
- * -ESRCH, so callers can tell "gone" from "unreadable".
+ * The parsers are pure; procfs_read*(), procfs_list(), procfs_pidns(),
+ * procfs_userns() and procfs_find_thread_nspid() are the only functions
+ * here that make system calls. A file that vanishes while it is read (its
+ * process exited) is -ESRCH, so callers can tell "gone" from "unreadable".
  */
 #ifndef RTPLACE_PROCFS_H
 #define RTPLACE_PROCFS_H
@@ -128,5 +128,8 @@ struct procfs_ns {
 	ino_t ino;
 };
 int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret);
+
+/* The same of its user namespace (<root>/<pid>/ns/user). */
+int procfs_userns(const char *root, pid_t pid, struct procfs_ns *ret);
 
 #endif

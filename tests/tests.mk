@@ -292,6 +292,11 @@ TESTS += tests/unit/test-pidmap
 TESTS += tests/integration/test-client-pidns.sh
 EXTRA_DIST += tests/integration/test-client-pidns.sh
 
+# Clients under unshare -Ur (as nobody) and in a runc container with a user
+# namespace (root): capabilities there are no host privilege (DESIGN §14).
+TESTS += tests/integration/test-client-userns.sh
+EXTRA_DIST += tests/integration/test-client-userns.sh
+
 # Time by class: level classes and the reader of the tracker's per-CPU
 # entries, racing a writer thread (issue 12).
 check_PROGRAMS += tests/unit/test-class-times

@@ -3,8 +3,9 @@
  * machine (root): a client moves its own thread, another user is refused,
  * a subscriber receives the records through the shared ring and its
  * doorbell, and a managed RT thread queued behind a higher one on CPU 1 is
- * pushed to CPU 0. RT threads run on CPU 1 only, or sleep; the test holds
- * the RT-test lock and kills every child at exit.
+ * pushed to CPU 0; capabilities held over a user namespace of a client's
+ * own grant nothing on the host. RT threads run on CPU 1 only, or sleep;
+ * the test holds the RT-test lock and kills every child at exit.
  */
 #include "config.h"
 
@@ -362,6 +363,156 @@ static void test_root_requester_rtprio_rechecked(void **state)
 	in_child(root_rtprio_child);
 }
 
+/* Whether the calling thread has CAP_SYS_NICE in CapEff (over its own
+ * user namespace). */
+static bool has_cap_sys_nice(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	return syscall(SYS_capget, &hdr, data) == 0 && (data[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32)) & 1;
+}
+
+/* When a requester of test_userns_caps_count_for_nothing() enters a user
+ * namespace of its own: never (host root), before it connects, after. */
+enum userns_when {
+	USERNS_NEVER,
+	USERNS_BEFORE_CONNECT,
+	USERNS_AFTER_CONNECT,
+};
+
+/*
+ * A requester's attempt on root's process target: a move to FIFO 99 on
+ * CPU 1 (past the guard of system threads), an exclusive claim at rt99
+ * with no end, and the record of a move root makes of target (it writes a
+ * byte to ready once subscribed and waits for one on go meanwhile). Host
+ * root gets all three; nobody holding every capability over its own user
+ * namespace gets none: refused, a claim at normal with a bounded lease, no
+ * record. 0, or which step went wrong.
+ */
+static int userns_requester(pid_t target, enum userns_when when, int ready, int go)
+{
+	struct rtplace_query q = {
+		.prio = 99, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE, .lease_ms = RTPLACE_LEASE_INFINITE,
+	};
+	struct rtplace_move mv = move_req(target, "1", 99);
+	bool host = when == USERNS_NEVER;
+	struct rtplace_cpu_info info;
+	struct rtplace_record rec;
+	struct rtplace_release rel;
+	struct proto_msg req, rep;
+	struct harness_sub sub;
+	char byte = 0;
+	int fd, r;
+
+	if (!host && (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0))
+		return 10;
+	if (when == USERNS_BEFORE_CONNECT && unshare(CLONE_NEWUSER) < 0)
+		return 11;
+	fd = harness_connect(daemon_under_test.socket);
+	if (fd < 0)
+		return 12;
+	if (when == USERNS_AFTER_CONNECT && unshare(CLONE_NEWUSER) < 0)
+		return 11;
+	if (!has_cap_sys_nice())
+		return 13; /* the test's premise: CapEff has it */
+
+	mv.flags |= RTPLACE_MOVE_F_SYSTEM;
+	if (proto_encode_move(&req, 1, &mv) < 0 || harness_call(fd, &req, &rep) < 0)
+		return 20;
+	if (host ? rep.hdr.type != RTPLACE_MSG_MOVE_REPLY : rep.hdr.status != -EPERM)
+		return 21;
+
+	if (cpuset_parse("0-1", (struct cpuset *)&q.allowed) < 0 || proto_encode_query(&req, 2, &q) < 0 ||
+	    harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY ||
+	    rep.query_reply.count != 1)
+		return 30;
+	if (host != (rep.query_reply.lease_ms == RTPLACE_LEASE_INFINITE))
+		return 31;
+	/* The level the claim holds its CPU at. */
+	if (harness_cpu_info(fd, rep.query_reply.list[0].cpu, &info) < 0 || info.claim_id != rep.query_reply.claim_id)
+		return 32;
+	if (info.claim_level != (host ? RTPLACE_LEVEL_DL : RTPLACE_LEVEL_NORMAL))
+		return 33;
+	/* Released now: the next requester's claim must not wait for the
+	 * daemon to see this connection close. */
+	rel.claim_id = rep.query_reply.claim_id;
+	if (proto_encode_release(&req, 3, &rel) < 0 || harness_call(fd, &req, &rep) < 0 ||
+	    rep.hdr.type != RTPLACE_MSG_RELEASE_REPLY)
+		return 34;
+
+	if (harness_subscribe(fd, 4, &sub) < 0)
+		return 40;
+	if (write(ready, &byte, 1) != 1 || read(go, &byte, 1) != 1)
+		return 41;
+	/* The record was published before go: a short wait sees it. */
+	r = harness_wait_record(&sub, RTPLACE_RECORD_MOVED, target, host ? 5000 : 500, &rec);
+	if (r != (host ? 0 : -ETIMEDOUT))
+		return 42;
+	harness_unsubscribe(&sub);
+	close(fd);
+	return 0;
+}
+
+/* Runs userns_requester() in a child, making root's move of target once
+ * it has subscribed. Its exit status. */
+static int userns_attempt(pid_t target, enum userns_when when)
+{
+	int ready[2], go[2], fd = harness_connect(daemon_under_test.socket), st = -1;
+	struct rtplace_move mv = move_req(target, "0", 0);
+	struct proto_msg rep;
+	char byte = 0;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(userns_requester(target, when, ready[1], go[0]));
+	assert_true(pid > 0);
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &byte, 1) == 1) {
+		mv.flags |= RTPLACE_MOVE_F_SYSTEM;
+		assert_int_equal(do_move(fd, &mv, &rep), 0);
+		assert_int_equal(write(go[1], &byte, 1), 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(ready[0]);
+	close(go[1]);
+	close(fd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * The issue's attack: nobody runs a client under unshare -U, where CapEff
+ * shows every capability, over a namespace of its own. The daemon must
+ * count none of them, whether the client entered its namespace before it
+ * connected or after (the namespace is read with each capability, not once
+ * at connect), and judge it as the nobody it is on the host. Host root,
+ * the same requester, gets everything. The target sleeps: nothing spins,
+ * whatever policy it is given.
+ */
+static void test_userns_caps_count_for_nothing(void **state)
+{
+	pid_t target = fork();
+
+	if (target == 0)
+		for (;;)
+			pause();
+	assert_true(target > 0);
+	test_track_child(target);
+	assert_int_equal(userns_attempt(target, USERNS_BEFORE_CONNECT), 0);
+	assert_int_equal(sched_getscheduler(target), SCHED_OTHER);
+	assert_int_equal(userns_attempt(target, USERNS_AFTER_CONNECT), 0);
+	assert_int_equal(sched_getscheduler(target), SCHED_OTHER);
+	assert_int_equal(userns_attempt(target, USERNS_NEVER), 0);
+	assert_int_equal(sched_getscheduler(target), SCHED_FIFO);
+	test_kill_children();
+}
+
 /* The daemon of test_group_ceiling_after_plain_move(). */
 static struct harness_daemon group_daemon;
 
@@ -663,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_recycled_tid_judged_anew),
 		cmocka_unit_test(test_kept_pidfds_bounded),
 		cmocka_unit_test(test_managed_thread_pushed),
+		cmocka_unit_test(test_userns_caps_count_for_nothing),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -361,7 +361,7 @@ static void test_live_readers_agree_with_proc(void **state)
 	for (int request = 0; request < 2; request++) {
 		assert_int_equal(auth_peer_creds(&ap, "/proc", pidfd, getpid(), geteuid(), getegid(), &creds), 0);
 		assert_int_equal(creds->uid, from_proc.uid);
-		assert_int_equal(creds->cap_sys_nice, from_proc.cap_sys_nice);
+		assert_int_equal(auth_cap_sys_nice(creds), auth_cap_sys_nice(&from_proc));
 		assert_true(creds->rtprio_limit == from_proc.rtprio_limit);
 		assert_int_equal(creds->ngroups, from_proc.ngroups);
 	}
@@ -392,13 +392,13 @@ static void test_move_creds_read_what_is_consulted(void **state)
 		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
 						      AUTH_SCHED_KEEP, &creds), 0);
 		assert_int_equal(creds->uid, 0);
-		assert_false(creds->cap_sys_nice);
+		assert_false(auth_cap_sys_nice(creds));
 		assert_true(creds->rtprio_limit == 0);
 		assert_int_equal(creds->ngroups, 0);
 		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 0, getegid(), &policy,
 						      SCHED_FIFO, &creds), 0);
-		assert_int_equal(creds->cap_sys_nice, from_proc.cap_sys_nice);
-		assert_true(creds->rtprio_limit == (from_proc.cap_sys_nice ? 0 : from_proc.rtprio_limit));
+		assert_int_equal(auth_cap_sys_nice(creds), auth_cap_sys_nice(&from_proc));
+		assert_true(creds->rtprio_limit == (auth_cap_sys_nice(&from_proc) ? 0 : from_proc.rtprio_limit));
 	}
 	assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), 1, getegid(), &policy, AUTH_SCHED_KEEP,
 					      &creds),

@@ -1,7 +1,9 @@
 /*
  * Unit tests for move authorisation: the proc readers on fake trees written
  * here (and once on the real /proc), and every rule of auth_move_allowed()
- * with the reason it gives.
+ * with the reason it gives. In the fake trees a user namespace is a file:
+ * two ns/user links name the same namespace when they are hard links of
+ * one file, as two links of /proc stat to one nsfs inode.
  */
 #include "config.h"
 
@@ -77,10 +79,32 @@ static void write_proc(int id, unsigned ruid, unsigned euid, const char *groups,
 	write_file(id, "stat", buf);
 }
 
+/* Puts process id in user namespace name: <root>/<id>/ns/user, a hard
+ * link of <root>/userns-<name>. */
+static void set_userns(int id, const char *name)
+{
+	char ns[PATH_MAX + 64], link_path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(ns, sizeof(ns), "%s/userns-%s", proc_root, name);
+	f = fopen(ns, "a");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(link_path, sizeof(link_path), "%s/%d", proc_root, id);
+	mkdir(link_path, 0755);
+	snprintf(link_path, sizeof(link_path), "%s/%d/ns", proc_root, id);
+	mkdir(link_path, 0755);
+	snprintf(link_path, sizeof(link_path), "%s/%d/ns/user", proc_root, id);
+	unlink(link_path);
+	assert_int_equal(link(ns, link_path), 0);
+}
+
 static int setup(void **state)
 {
 	snprintf(proc_root, sizeof(proc_root), "/tmp/rtplace-test-auth.XXXXXX");
 	assert_non_null(mkdtemp(proc_root));
+	/* The daemon's own, as the readers find it. */
+	set_userns(getpid(), "host");
 	return 0;
 }
 
@@ -104,21 +128,49 @@ static void test_creds_read(void **state)
 	assert_int_equal(c.pid, 100);
 	assert_int_equal(c.uid, 1000);
 	assert_int_equal(c.gid, 100);
-	assert_false(c.cap_sys_nice);
+	assert_false(c.capeff_sys_nice);
+	assert_false(auth_cap_sys_nice(&c));
 	assert_int_equal(c.rtprio_limit, 0);
 	assert_int_equal(c.ngroups, 3);
 	assert_int_equal(c.groups[2], 5000);
 
 	write_proc(101, 1000, 1000, "", "000001fffeffffff", "unlimited", 0, 0);
+	set_userns(101, "host");
 	assert_int_equal(auth_creds_read(proc_root, 101, 1000, 100, &c), 0);
-	assert_true(c.cap_sys_nice);
+	assert_true(c.capeff_sys_nice);
+	assert_true(c.userns_daemon);
+	assert_true(auth_cap_sys_nice(&c));
 	assert_int_equal(c.rtprio_limit, AUTH_RLIM_INFINITY);
 	assert_int_equal(c.ngroups, 0);
 
 	write_proc(102, 1000, 1000, "", CAP_NICE, "42", 0, 0);
+	set_userns(102, "host");
 	assert_int_equal(auth_creds_read(proc_root, 102, 1000, 100, &c), 0);
-	assert_true(c.cap_sys_nice);
+	assert_true(auth_cap_sys_nice(&c));
 	assert_int_equal(c.rtprio_limit, 42);
+}
+
+/*
+ * CapEff counts over the process's own user namespace: `unshare -Ur` gives
+ * nobody every capability there. The readers say which namespace it is,
+ * and a namespace they cannot read is not the daemon's.
+ */
+static void test_creds_read_userns(void **state)
+{
+	struct auth_creds c;
+
+	write_proc(120, 65534, 65534, "65534", "000001ffffffffff", "0", 0, 0);
+	set_userns(120, "child");
+	assert_int_equal(auth_creds_read(proc_root, 120, 65534, 65534, &c), 0);
+	assert_true(c.capeff_sys_nice);
+	assert_false(c.userns_daemon);
+	assert_false(auth_cap_sys_nice(&c));
+	assert_false(auth_is_privileged(&c));
+
+	write_proc(121, 1000, 1000, "", CAP_NICE, "0", 0, 0); /* no ns/user */
+	assert_int_equal(auth_creds_read(proc_root, 121, 1000, 100, &c), 0);
+	assert_true(c.capeff_sys_nice);
+	assert_false(auth_cap_sys_nice(&c));
 }
 
 static void test_creds_read_errors(void **state)
@@ -198,7 +250,7 @@ static void test_identity_rules(void **state)
 	struct auth_policy root_only = { .allow = AUTH_ALLOW_ROOT, .max_prio = 49 };
 	struct rtplace_reason why;
 
-	nice.cap_sys_nice = true;
+	nice.capeff_sys_nice = nice.userns_daemon = true;
 	assert_int_equal(auth_move_allowed(&root, &bobs, &owner_policy, AUTH_SCHED_KEEP, 0, &why), 0);
 	assert_string_equal(why.text, "");
 	assert_int_equal(auth_move_allowed(&nice, &bobs, &owner_policy, SCHED_FIFO, 99, &why), 0);
@@ -229,7 +281,7 @@ static void test_bad_requests(void **state)
 	struct auth_target t = thread(0, SCHED_OTHER, 0, 0);
 	struct rtplace_reason why;
 
-	root.cap_sys_nice = true;
+	root.capeff_sys_nice = root.userns_daemon = true;
 	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_OTHER, 0, &why), -EINVAL);
 	assert_string_equal(why.text, "policy must be fifo or rr");
 	assert_int_equal(auth_move_allowed(&root, &t, &owner_policy, SCHED_FIFO, 0, &why), -EINVAL);
@@ -332,7 +384,7 @@ static void test_claim_levels(void **state)
 			  member = user(1001, 0);
 	struct rtplace_reason why;
 
-	nice.cap_sys_nice = true;
+	nice.capeff_sys_nice = nice.userns_daemon = true;
 	member.gid = 5000;
 	assert_int_equal(auth_claim_level(&root, &p, 99, true, &why), LEVEL_DL);
 	assert_string_equal(why.text, "");
@@ -362,6 +414,39 @@ static void test_claim_levels(void **state)
 	assert_true(auth_claim_lease_unbounded(&member, &p));
 	assert_false(auth_claim_lease_unbounded(&limited, &p));
 	assert_false(auth_claim_lease_unbounded(&nobody, &p));
+}
+
+/*
+ * Every rule that counts CAP_SYS_NICE counts it only over the daemon's user
+ * namespace: held over the requester's own, it moves no other user's
+ * thread, sets no RT policy beyond RLIMIT_RTPRIO, gets no exclusive or RT
+ * claim and no unbounded lease. The same capability over the daemon's
+ * namespace gets all of them.
+ */
+static void test_userns_caps(void **state)
+{
+	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .max_prio = 40 };
+	struct auth_creds ns_root = user(65534, 0), host_nice = user(65534, 0);
+	struct auth_target roots = thread(0, SCHED_OTHER, 0, 0), own = thread(65534, SCHED_OTHER, 0, 0);
+	struct rtplace_reason why;
+
+	ns_root.capeff_sys_nice = true;
+	host_nice.capeff_sys_nice = host_nice.userns_daemon = true;
+	assert_false(auth_cap_sys_nice(&ns_root));
+	assert_false(auth_is_privileged(&ns_root));
+	assert_int_equal(auth_move_allowed(&ns_root, &roots, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "thread 777 belongs to uid 0, not 65534");
+	assert_int_equal(auth_move_allowed(&ns_root, &roots, &p, AUTH_SCHED_KEEP, 0, &why), -EPERM);
+	assert_int_equal(auth_move_allowed(&ns_root, &own, &p, SCHED_FIFO, 99, &why), -EPERM);
+	assert_string_equal(why.text, "RLIMIT_RTPRIO 0 for pid 4242: raise it or add CAP_SYS_NICE");
+	assert_int_equal(auth_claim_level(&ns_root, &p, 99, true, &why), LEVEL_NORMAL);
+	assert_string_equal(why.text, "at normal: rt99 > RLIMIT_RTPRIO 0, no CAP_SYS_NICE");
+	assert_false(auth_claim_lease_unbounded(&ns_root, &p));
+
+	assert_true(auth_cap_sys_nice(&host_nice));
+	assert_int_equal(auth_move_allowed(&host_nice, &roots, &p, SCHED_FIFO, 99, &why), 0);
+	assert_int_equal(auth_claim_level(&host_nice, &p, 99, true, &why), LEVEL_DL);
+	assert_true(auth_claim_lease_unbounded(&host_nice, &p));
 }
 
 /* Worst-case numbers still fit the wire's 64-byte reason untruncated. */
@@ -405,6 +490,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_creds_read),
 		cmocka_unit_test(test_creds_read_errors),
+		cmocka_unit_test(test_creds_read_userns),
 		cmocka_unit_test(test_target_read),
 		cmocka_unit_test(test_real_proc),
 		cmocka_unit_test(test_identity_rules),
@@ -413,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_lowering),
 		cmocka_unit_test(test_rt_groups),
 		cmocka_unit_test(test_claim_levels),
+		cmocka_unit_test(test_userns_caps),
 		cmocka_unit_test(test_reason_lengths),
 		cmocka_unit_test(test_policy_add_group),
 	};
