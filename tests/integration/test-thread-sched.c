@@ -5,6 +5,14 @@
  * uid in a forked child) rolls the affinity back; a vanished thread is
  * -ESRCH. Every RT thread here sleeps on a pipe, so nothing can starve, and
  * an alarm in the (normal-priority) main thread bounds the whole run.
+ *
+ * The daemon's system-call readers need a pidfd of a thread (PIDFD_THREAD,
+ * Linux 6.9) and PIDFD_GET_INFO (Linux 6.13); without either it reads /proc.
+ * Both are probed here, by the call itself, apart from the code under test:
+ * the test_proc_fallback_* tests check that the readers say -EOPNOTSUPP
+ * where a feature is missing (what sends the daemon to /proc) and that
+ * /proc then gives the same answers, and the live readers' tests check the
+ * live path where the kernel has it.
  */
 #include "config.h"
 
@@ -18,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,6 +37,31 @@
 #include "auth.h"
 #include "thread-sched.h"
 #include "testlib.h"
+
+/* PIDFD_GET_INFO with its first, 64-byte version of struct pidfd_info. */
+struct test_pidfd_info {
+	uint64_t mask;
+	uint64_t rest[7];
+};
+#define TEST_PIDFD_GET_INFO _IOWR(0xFF, 11, struct test_pidfd_info)
+
+static bool have_thread_pidfd, have_pidfd_info;
+
+static void probe_kernel(void)
+{
+	struct test_pidfd_info info = { .mask = 1 };
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), O_EXCL);
+
+	have_thread_pidfd = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	assert_true(fd >= 0);
+	have_pidfd_info = ioctl(fd, TEST_PIDFD_GET_INFO, &info) == 0;
+	close(fd);
+	printf("# thread pidfds: %s, PIDFD_GET_INFO: %s\n", have_thread_pidfd ? "yes" : "no (reads /proc)",
+	       have_pidfd_info ? "yes" : "no (reads /proc)");
+}
 
 struct sleeper {
 	pthread_t thread;
@@ -183,10 +218,15 @@ static void test_apply_known_from_live_read(void **state)
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
 	assert_int_equal(sched_setscheduler(s.tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp), 0);
-	pidfd = auth_target_pidfd(s.tid);
-	assert_true(pidfd >= 0);
-	assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &t), 0);
-	close(pidfd);
+	if (have_thread_pidfd && have_pidfd_info) {
+		pidfd = auth_target_pidfd(s.tid);
+		assert_true(pidfd >= 0);
+		assert_int_equal(auth_target_read_live(pidfd, s.tid, false, &t), 0);
+		close(pidfd);
+	} else {
+		/* What the live read takes from the thread, by its tid alone. */
+		assert_int_equal(thread_sched_getattr(s.tid, &t.policy, &t.prio, &t.reset_on_fork), 0);
+	}
 	assert_int_equal(t.reset_on_fork, SCHED_RESET_ON_FORK);
 	known = (struct thread_sched_policy){ t.policy, t.prio, t.reset_on_fork };
 	assert_int_equal(thread_sched_apply_known(s.tid, &known, &target, SCHED_FIFO, 6, &res), 0);
@@ -328,6 +368,10 @@ static void test_live_readers_agree_with_proc(void **state)
 	struct sleeper s;
 	int pidfd;
 
+	if (!have_thread_pidfd || !have_pidfd_info) {
+		printf("# no live readers on this kernel: test_proc_fallback_* check its path\n");
+		return;
+	}
 	assert_int_equal(sleeper_start(&s), 0);
 	cpuset_zero(&target);
 	cpuset_set(&target, last_allowed_cpu());
@@ -382,8 +426,13 @@ static void test_move_creds_read_what_is_consulted(void **state)
 	const struct auth_creds *creds;
 	struct auth_creds from_proc;
 	struct auth_peer ap = { 0 };
-	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	int pidfd;
 
+	if (!have_pidfd_info) {
+		printf("# no PIDFD_GET_INFO: test_proc_fallback_without_pidfd_info checks this kernel's path\n");
+		return;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	assert_true(pidfd >= 0);
 	assert_int_equal(geteuid(), 0);
 	assert_int_equal(auth_creds_read("/proc", getpid(), 0, getegid(), &from_proc), 0);
@@ -406,6 +455,73 @@ static void test_move_creds_read_what_is_consulted(void **state)
 	close(pidfd);
 }
 
+/*
+ * Without a pidfd of a thread (before Linux 6.9) auth_target_pidfd() says
+ * -EOPNOTSUPP, and the daemon reads the thread from /proc: that read
+ * gives the owner, policy and priority a move just set, and fails once the
+ * thread is gone.
+ */
+static void test_proc_fallback_without_thread_pidfd(void **state)
+{
+	struct thread_sched_result res;
+	struct auth_target proc;
+	struct cpuset target;
+	struct sleeper s;
+	int pidfd;
+
+	assert_int_equal(sleeper_start(&s), 0);
+	cpuset_zero(&target);
+	cpuset_set(&target, last_allowed_cpu());
+	assert_int_equal(thread_sched_apply(s.tid, &target, SCHED_FIFO, 7, &res), 0);
+	pidfd = auth_target_pidfd(s.tid);
+	if (have_thread_pidfd) {
+		assert_true(pidfd >= 0);
+		close(pidfd);
+	} else {
+		assert_int_equal(pidfd, -EOPNOTSUPP);
+	}
+	assert_int_equal(auth_target_read("/proc", s.tid, &proc), 0);
+	assert_int_equal(proc.tid, s.tid);
+	assert_int_equal(proc.tgid, getpid());
+	assert_int_equal(proc.uid, getuid());
+	assert_int_equal(proc.policy, SCHED_FIFO);
+	assert_int_equal(proc.prio, 7);
+	sleeper_stop(&s);
+	assert_true(auth_target_read("/proc", s.tid, &proc) < 0);
+}
+
+/*
+ * Without PIDFD_GET_INFO (before Linux 6.13) the live readers say
+ * -EOPNOTSUPP, and a connection's credentials come from /proc on every
+ * request (nothing cached, as nothing can confirm that the pid is still
+ * the peer): the same answers as /proc, for a plain request and a move's.
+ */
+static void test_proc_fallback_without_pidfd_info(void **state)
+{
+	const struct auth_policy policy = { .allow = AUTH_ALLOW_OWNER, .max_prio = 99 };
+	const struct auth_creds *creds;
+	struct auth_creds from_proc;
+	struct auth_target live;
+	struct auth_peer ap = { 0 };
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	assert_true(pidfd >= 0);
+	assert_int_equal(auth_target_read_live(pidfd, getpid(), false, &live), have_pidfd_info ? 0 : -EOPNOTSUPP);
+	assert_int_equal(auth_creds_read("/proc", getpid(), geteuid(), getegid(), &from_proc), 0);
+	for (int request = 0; request < 2; request++) {
+		assert_int_equal(auth_peer_creds(&ap, "/proc", pidfd, getpid(), geteuid(), getegid(), &creds), 0);
+		assert_int_equal(ap.cached, have_pidfd_info);
+		assert_int_equal(creds->uid, from_proc.uid);
+		assert_int_equal(auth_cap_sys_nice(creds), auth_cap_sys_nice(&from_proc));
+		assert_true(creds->rtprio_limit == from_proc.rtprio_limit);
+		assert_int_equal(creds->ngroups, from_proc.ngroups);
+		assert_int_equal(auth_peer_move_creds(&ap, "/proc", pidfd, getpid(), geteuid(), getegid(), &policy,
+						      SCHED_FIFO, &creds), 0);
+		assert_int_equal(auth_cap_sys_nice(creds), auth_cap_sys_nice(&from_proc));
+	}
+	close(pidfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,9 +533,12 @@ int main(void)
 		cmocka_unit_test(test_vanished_and_invalid),
 		cmocka_unit_test(test_live_readers_agree_with_proc),
 		cmocka_unit_test(test_move_creds_read_what_is_consulted),
+		cmocka_unit_test(test_proc_fallback_without_thread_pidfd),
+		cmocka_unit_test(test_proc_fallback_without_pidfd_info),
 	};
 
 	test_require_root();
+	probe_kernel();
 	/* The threads it moves go to the last CPU (1 here), which the hotplug
 	 * test takes offline under this lock. */
 	assert_true(test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S) >= 0);
