@@ -1,0 +1,67 @@
+#!/bin/bash
+# Runs the project's root integration tests inside qemu guests on Debian's
+# own kernels, one guest at a time, from a build folder whose `make check`
+# programs are built:
+#
+#   tests/vm/run-tests.sh [--build DIR] [--kernels "6.1 6.1-rt ..."]
+#                         [--out DIR] [-- GUEST OPTIONS...]
+#
+# Each guest has 8 vCPUs in 4 NUMA nodes on 2 sockets (run-guest.sh's
+# default; GUEST OPTIONS after -- change it) and runs VM_TESTS below with
+# `make check` as root, RTPLACE_REQUIRE_ROOT_TESTS=1 (a skip fails). Every
+# test's result is printed as automake prints it, named by its kernel
+# ("PASS: vm/6.1/tests/integration/test-tracker"), with its log kept in
+# OUT/KERNEL/, then one line per kernel with its boot-and-run time. Exits 0
+# when every test of every kernel passed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$PWD kernels="" out=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--kernels) kernels=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--) shift; break ;;
+	-h | --help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "run-tests: unknown argument '$1'" >&2; exit 64 ;;
+	esac
+done
+build=$(cd "$build" && pwd) || exit 1
+[ -f "$build/Makefile" ] || { echo "run-tests: $build is no configured build folder" >&2; exit 64; }
+kernels=${kernels:-$("$here/kernels.sh" list)}
+out=${out:-$build/vm-results}
+
+# The tests that meet the kernel: the tracker's programs and map, the
+# live daemon's topology and answers, hotplug, claims across kill -9,
+# moves of real RT threads, the kernel-feature fallbacks of the readers.
+VM_TESTS="tests/integration/test-tracker tests/integration/test-thread-sched
+tests/integration/test-daemon-live tests/integration/test-hotplug-live
+tests/integration/test-claims-live tests/integration/test-moves-live
+tests/integration/test-manage-rules"
+
+status=0
+for k in $kernels; do
+	dir=$out/$k
+	# The guest writes its logs here; the build folder's own copies stay
+	# the host's.
+	(cd "$build" && "$here/run-guest.sh" --kernel "$k" --out "$dir" "$@" -- bash -c '
+		dir=$1; shift
+		make -j4 --no-print-directory check TESTS="$*" RTPLACE_REQUIRE_ROOT_TESTS=1 >"$dir/check.log" 2>&1
+		for t in "$@"; do
+			mkdir -p "$dir/$(dirname "$t")"
+			cp "$t.log" "$t.trs" "$dir/$(dirname "$t")/" 2>/dev/null
+		done
+		uname -r >"$dir/uname"
+		true' _ "$dir" $VM_TESTS)
+	rc=$?
+	for t in $VM_TESTS; do
+		result=$(sed -n 's/^:test-result: //p' "$dir/$t.trs" 2>/dev/null | head -1)
+		[ -n "$result" ] || result=ERROR
+		echo "$result: vm/$k/$t"
+		case $result in PASS) ;; *) status=1; [ -f "$dir/$t.log" ] && tail -30 "$dir/$t.log" | sed "s|^|vm/$k: |" ;; esac
+	done
+	[ $rc -eq 0 ] || { status=1; echo "vm/$k: the guest failed (status $rc): $dir/console.log"; }
+	echo "vm/$k: $(cat "$dir/uname" 2>/dev/null || echo '?'), booted and ran in $(cat "$dir/seconds" 2>/dev/null || echo '?') s"
+done
+exit $status
