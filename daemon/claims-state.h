@@ -19,8 +19,8 @@
  * Measured in bench/claims-journal (bench/README.md).
  *
  * The file decides which CPUs are held exclusively, so it is read only
- * when it and its folder belong to the daemon's user and no one else may
- * write them.
+ * when it belongs to the daemon's user, its folder to that user or root,
+ * and no one else may write either.
  *
  * The parser and the formatter are pure (text in, text out); the rest is
  * the file's I/O.
@@ -67,7 +67,8 @@ uint32_t claims_state_salvage_next_id(const char *text, size_t len);
 int claims_state_format(const struct claims *c, uint32_t next_id, uint32_t except_id, char *buf, size_t len);
 
 /* Whether a state file (or, with dir, its folder) of status st is one to
- * trust: owned by owner and writable by no one else. 0, or -EPERM with why. */
+ * trust: owned by owner (a folder may be root's) and writable by no one
+ * else. 0, or -EPERM with why. */
 int claims_state_trusted(const struct stat *st, uid_t owner, bool dir, struct rtplace_reason *reason);
 
 /*

@@ -210,7 +210,7 @@ static void write_text(const char *path, const char *text, mode_t mode)
 	assert_int_equal(close(fd), 0);
 }
 
-/* Issue 14.8: a claim is restored only when its owner is the same
+/* A claim is restored only when its owner is the same
  * process; a corrupt file restores nothing, yet its ids stay used. */
 static void test_load_checks_the_owner(void **state)
 {
@@ -279,7 +279,7 @@ static void test_load_checks_the_owner(void **state)
 	claims_free(d);
 }
 
-/* Issue 25.4: a file another user wrote, or may write, or in a folder
+/* A file another user wrote, or may write, or in a folder
  * others may write, is refused, whatever it holds. */
 static void test_load_refuses_foreign_files(void **state)
 {
