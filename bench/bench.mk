@@ -64,3 +64,10 @@ bench_claims_scale_SOURCES = bench/claims-scale.c
 bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
+
+# Root's query latency while nobody claims and releases in a loop, two
+# daemons side by side (the claims state file's cost, issue 25.3).
+noinst_PROGRAMS += bench/claims-journal
+bench_claims_journal_SOURCES = bench/claims-journal.c
+bench_claims_journal_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_claims_journal_LDADD = bench/libbench.la common/libcommon.la

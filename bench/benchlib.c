@@ -73,8 +73,11 @@ uint64_t bench_daemon_start(struct bench_daemon *d, const char *prog, const char
 	FILE *f;
 
 	memset(d, 0, sizeof(*d));
-	snprintf(d->dir, sizeof(d->dir), "/tmp/rtplace-bench.XXXXXX");
-	if (!mkdtemp(d->dir))
+	/* $TMPDIR: a bench may want its runtime folder on tmpfs, as
+	 * /run is where the daemon is installed. */
+	if ((size_t)snprintf(d->dir, sizeof(d->dir), "%s/rtplace-bench.XXXXXX",
+			     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") >= sizeof(d->dir) ||
+	    !mkdtemp(d->dir))
 		goto fail;
 	snprintf(d->socket, sizeof(d->socket), "%s/rtplaced.sock", d->dir);
 	snprintf(d->notify, sizeof(d->notify), "%s/notify.sock", d->dir);

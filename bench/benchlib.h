@@ -34,6 +34,8 @@ struct bench_daemon {
 };
 
 /*
+ * The daemon's folder is made under $TMPDIR (default /tmp).
+ *
  * Writes config_text (NULL: an empty file, the built-in defaults) to the
  * daemon's own configuration file and starts bin with --config, --socket
  * and the NULL-terminated extra arguments. Returns ns from fork to READY=1.

@@ -1,26 +1,15 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "claims.h"
 #include "levels.h"
-#include "procfs.h"
 #include "rtplace-proto.h"
 
-/* Bounds the table; the per-user and per-client limits are far lower. */
-#define CLAIMS_MAX 65536
-/* A state file holds at most CLAIMS_MAX lines of well under 128 bytes plus
- * their CPU lists; anything longer is not one this file wrote. */
-#define CLAIMS_STATE_FILE_MAX (CLAIMS_MAX * (128 + CPUSET_LIST_MAX / 64) + 256)
-#define CLAIMS_STATE_MAGIC "rtplace-claims 1"
 #define CLAIMS_NIL UINT32_MAX
 
 /* The three ways claims are grouped; each claim is on one list of each. */
@@ -617,6 +606,17 @@ int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id)
 	return 0;
 }
 
+uint32_t claims_next_id(const struct claims *c)
+{
+	return c->next_id;
+}
+
+void claims_skip_ids(struct claims *c, uint32_t next_id)
+{
+	if (next_id > c->next_id)
+		c->next_id = next_id;
+}
+
 static uint32_t claims_slot_of(const struct claims *c, uint32_t id)
 {
 	uint32_t pos = claims_hash_find(&c->by_id, id);
@@ -839,262 +839,4 @@ int claims_attach(struct claims *c, struct event_base *base, uint64_t (*now_ms)(
 	c->ended = ended;
 	c->ctx = ctx;
 	return 0;
-}
-
-/* --- the state file ------------------------------------------------------ */
-
-int claims_state_format(const struct claims *c, char *buf, size_t len)
-{
-	size_t used = 0;
-	int n;
-
-	n = snprintf(buf, len, CLAIMS_STATE_MAGIC "\nnext-id %" PRIu32 "\n", c->next_id);
-	used += (size_t)n;
-	for (uint32_t i = 0; i < c->count; i++) {
-		const struct claim *cl = &c->slots[c->order[i]].cl;
-		char cpus[CPUSET_LIST_MAX];
-
-		if (!cl->pid)
-			continue;
-		cpuset_format(&cl->cpus, cpus, sizeof(cpus));
-		n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0,
-			     "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s\n", cl->id,
-			     cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus);
-		used += (size_t)n;
-	}
-	return used < len ? (int)used : -ENOSPC;
-}
-
-/* Reads one unsigned decimal field ending in a space (or at the end when
- * last). Advances *p. */
-static bool claims_field(const char **p, uint64_t max, uint64_t *ret)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (max - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s != ' ')
-		return false;
-	*p = s + 1;
-	*ret = v;
-	return true;
-}
-
-static int claims_state_fail(struct rtplace_reason *reason, unsigned line, const char *what)
-{
-	reason_set(reason, "line %u: %s", line, what);
-	return -EBADMSG;
-}
-
-int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
-		       struct rtplace_reason *reason)
-{
-	const char *p = text;
-	size_t n = 0;
-	uint64_t next_id = 0;
-	unsigned line = 0;
-
-	reason->text[0] = '\0';
-	while (*p) {
-		const char *eol = strchr(p, '\n');
-		char buf[CPUSET_LIST_MAX + 128];
-		size_t len;
-
-		line++;
-		if (!eol)
-			return claims_state_fail(reason, line, "unterminated line (a partial write?)");
-		len = (size_t)(eol - p);
-		if (len >= sizeof(buf))
-			return claims_state_fail(reason, line, "line too long");
-		memcpy(buf, p, len);
-		buf[len] = '\0';
-		p = eol + 1;
-		if (line == 1) {
-			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0)
-				return claims_state_fail(reason, line, "not an rtplace claims file (version 1)");
-			continue;
-		}
-		if (line == 2) {
-			const char *q = buf + strlen("next-id ");
-
-			if (strncmp(buf, "next-id ", strlen("next-id ")) != 0 || *q < '1' || *q > '9' ||
-			    strlen(q) > 10 || (next_id = strtoull(q, NULL, 10)) > UINT32_MAX ||
-			    q[strspn(q, "0123456789")] != '\0')
-				return claims_state_fail(reason, line, "expected 'next-id N'");
-			continue;
-		}
-		if (strncmp(buf, "claim ", 6) == 0) {
-			const char *q = buf + 6;
-			uint64_t id, pid, start, uid, level, expires;
-			struct claim *cl = &ret[n];
-
-			if (n == max)
-				return claims_state_fail(reason, line, "too many claims");
-			if (!claims_field(&q, UINT32_MAX, &id) || !id || !claims_field(&q, INT32_MAX, &pid) ||
-			    !pid || !claims_field(&q, UINT64_MAX, &start) || !claims_field(&q, UINT32_MAX, &uid) ||
-			    !claims_field(&q, LEVEL_DL, &level) || level < LEVEL_NORMAL ||
-			    !claims_field(&q, UINT64_MAX, &expires))
-				return claims_state_fail(reason, line, "expected 'claim ID PID START UID LEVEL EXPIRES CPUS'");
-			*cl = (struct claim){
-				.id = (uint32_t)id,
-				.pid = (int32_t)pid,
-				.pid_start = start,
-				.uid = (uint32_t)uid,
-				.level = (uint8_t)level,
-				.expires_ms = expires,
-			};
-			if (cpuset_parse(q, &cl->cpus) < 0 || cpuset_empty(&cl->cpus))
-				return claims_state_fail(reason, line, "bad CPU list");
-			n++;
-			continue;
-		}
-		return claims_state_fail(reason, line, "unknown line");
-	}
-	if (line < 2)
-		return claims_state_fail(reason, line + 1, "file ends before 'next-id'");
-	*ret_n = n;
-	*ret_next_id = (uint32_t)next_id;
-	return 0;
-}
-
-int claims_save(const struct claims *c, const char *path)
-{
-	char tmp[4096];
-	size_t len = 4096;
-	char *buf = NULL;
-	int n, fd = -1, r;
-
-	for (;;) {
-		char *b = realloc(buf, len);
-
-		if (!b) {
-			r = -ENOMEM;
-			goto out;
-		}
-		buf = b;
-		n = claims_state_format(c, buf, len);
-		if (n >= 0)
-			break;
-		len *= 2;
-	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		r = -ENAMETOOLONG;
-		goto out;
-	}
-	/* A fresh file, never one found under the name (a link planted
-	 * there would have another file truncated). */
-	if (unlink(tmp) < 0 && errno != ENOENT) {
-		r = -errno;
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	for (size_t done = 0; done < (size_t)n;) {
-		ssize_t w = write(fd, buf + done, (size_t)n - done);
-
-		if (w < 0) {
-			r = -errno;
-			goto out;
-		}
-		done += (size_t)w;
-	}
-	/* The data must be on disk before the name points at it, or a crash
-	 * could leave an empty file under the old name. */
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		r = -errno;
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	r = rename(tmp, path) < 0 ? -errno : 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (r < 0)
-		unlink(tmp);
-	free(buf);
-	return r;
-}
-
-int claims_load(struct claims *c, const char *path, const char *proc_root, struct rtplace_reason *reason)
-{
-	struct claim *v = NULL;
-	char *text = NULL;
-	size_t n = 0, len = 0, max = 0;
-	uint32_t next_id;
-	struct stat st;
-	int fd, r, restored = 0;
-
-	reason->text[0] = '\0';
-	/* Non-blocking and regular only: a FIFO put in its place must not
-	 * hang the start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > CLAIMS_STATE_FILE_MAX) {
-		reason_set(reason, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
-		r = -EBADMSG;
-		goto out;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while (len < (size_t)st.st_size) {
-		ssize_t got = read(fd, text + len, (size_t)st.st_size - len);
-
-		if (got < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	text[len] = '\0';
-	if (strlen(text) != len) {
-		reason_set(reason, "a NUL byte in the file");
-		r = -EBADMSG;
-		goto out;
-	}
-	for (const char *q = text; (q = strchr(q, '\n')); q++)
-		max++;
-	v = calloc(max ? max : 1, sizeof(*v));
-	if (!v) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = claims_state_parse(text, v, max, &n, &next_id, reason);
-	if (r < 0)
-		goto out;
-	if (next_id > c->next_id)
-		c->next_id = next_id;
-	for (size_t i = 0; i < n; i++) {
-		struct procfs_stat ps;
-
-		if (procfs_read_stat(proc_root, v[i].pid, 0, &ps) < 0 || ps.start_time != v[i].pid_start)
-			continue;
-		if (claims_restore(c, &v[i], next_id) == 0)
-			restored++;
-	}
-	r = restored;
-out:
-	close(fd);
-	free(text);
-	free(v);
-	return r;
 }

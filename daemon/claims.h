@@ -3,15 +3,14 @@
  * the claimer's level until the claim is released, its lease runs out, its
  * connection closes (connection-bound claims), or the process it was made
  * for exits (owner-bound claims). This file owns the claims' whole
- * lifetime, so nothing else keeps a list of them:
+ * lifetime, so nothing else keeps a list of them (claims-state.c keeps
+ * the owner-bound ones across a crash):
  *
  * - the table (pure): claims indexed by id, by owner pid, by connection and
  *   counted by uid, leases in a min-heap, and per CPU a count of claims at
  *   each level, so that adding a claim, ending one and an owner's exit cost
  *   the same with 10 or 10,000 claims. The caller passes the time, so the
  *   table is tested without clocks or sockets;
- * - the state file (pure text in, text out; one atomic write): owner-bound
- *   claims outlive a restart of the daemon;
  * - the loop edge (claims_attach()): a pidfd per owner process and one
  *   expiry timer on a libevent base; claims that end on their own (lease,
  *   owner exit) or are revoked are reported to one callback.
@@ -34,6 +33,9 @@
 #include "cpuset.h"
 #include "placement.h"
 #include "reason.h"
+
+/* Bounds the table; the per-user and per-client limits are far lower. */
+#define CLAIMS_MAX 65536
 
 struct claim {
 	uint32_t id;
@@ -120,35 +122,18 @@ unsigned claims_count_uid(const struct claims *c, uint32_t uid);
 /* Every live claim, for status reports and tests: i from 0 until NULL. */
 const struct claim *claims_at(const struct claims *c, unsigned i);
 
-/*
- * The state file: the next id and every owner-bound claim, as text.
- * claims_state_format() writes into buf (len bytes) and returns the length
- * written, or -ENOSPC with the length needed. claims_state_parse() reads
- * such text into claims (at most max; ret_n of them) and the next id;
- * -EBADMSG with the line and what was wrong in reason (a file written by
- * anything but claims_state_format() is refused whole, never half-read).
- */
-int claims_state_format(const struct claims *c, char *buf, size_t len);
-int claims_state_parse(const char *text, struct claim *ret, size_t max, size_t *ret_n, uint32_t *ret_next_id,
-		       struct rtplace_reason *reason);
-
 /* Puts a claim from the state file back under its old id and lease; ids
  * below next_id are never handed out again. 0, -EEXIST, -EINVAL, -ENOMEM,
  * or -ESRCH as claims_add. */
 int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id);
 
-/* Writes the state to path atomically (a temporary file beside it, fsync,
- * rename). 0 or -errno. */
-int claims_save(const struct claims *c, const char *path);
+/* The id the next claims_add() hands out (or one above it, when that one is
+ * taken by a restored claim). */
+uint32_t claims_next_id(const struct claims *c);
 
-/*
- * Loads the state file at path: restores each claim whose owner is still
- * the same process (pid and start time under proc_root) and drops the
- * rest. Returns how many were restored; -ENOENT when there is no file;
- * -EBADMSG for a corrupt file, with reason saying where (nothing is
- * restored); another -errno when it cannot be read.
- */
-int claims_load(struct claims *c, const char *path, const char *proc_root, struct rtplace_reason *reason);
+/* Ids below next_id are never handed out: what a state file that cannot be
+ * restored still tells of the ids it saw. */
+void claims_skip_ids(struct claims *c, uint32_t next_id);
 
 /*
  * The loop edge: from now on every owner pid is watched through a pidfd

@@ -21,11 +21,12 @@ daemon_libconfig_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_libconfig_la_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
 daemon_libconfig_la_LIBADD = $(INIH_LIBS)
 
-# The pure claims table, the log and the one reader of /proc, which every
-# other daemon library uses: link it after them.
+# The claims table and its state file, the log and the one reader of
+# /proc, which every other daemon library uses: link it after them.
 noinst_LTLIBRARIES += daemon/libdaemoncore.la
 daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
+	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
 	daemon/procfs.h daemon/procfs.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)

@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "claims.h"
+#include "claims-state.h"
 #include "conf.h"
 #include "cpupri.h"
 #include "log.h"
@@ -51,8 +52,7 @@ struct dispatch {
 	struct claims *claims;
 	struct server *server;
 	char state_path[CONFIG_SOCKET_MAX + 16]; /* owner-bound claims across restarts */
-	struct event *ev_save;
-	bool save_failing;
+	struct claims_state *state;
 	uint32_t rotor;
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
@@ -166,27 +166,17 @@ static void dispatch_flush_events(struct dispatch *s)
 	s->nevents = 0;
 }
 
-/* Owner-bound claims changed (or an id was handed out): the state file is
- * written once at the end of this turn of the loop, however many changed. */
-static void dispatch_claims_dirty(struct dispatch *s)
+/* Records the end of owner-bound claim cl (gone from the table, or going:
+ * claims_ended_fn is called first). A failure
+ * is the claim's to suffer alone: it may come back after a restart, to end
+ * again when its owner is found gone or its lease over. */
+static void dispatch_claim_gone(struct dispatch *s, const struct claim *cl)
 {
-	if (s->ev_save)
-		event_active(s->ev_save, 0, 0);
-}
+	int r = claims_state_ended(s->state, s->claims, cl);
 
-static void dispatch_save_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct dispatch *s = arg;
-	int r = claims_save(s->claims, s->state_path);
-
-	/* Clients' claims drive the writes: say it once per failing spell,
-	 * not once per claim. */
-	if (r < 0 && !s->save_failing)
-		log_warning("cannot write the claims state %s: %s (claims will not survive a restart)",
-			    s->state_path, strerror(-r));
-	else if (r == 0 && s->save_failing)
-		log_notice("claims state %s written again", s->state_path);
-	s->save_failing = r < 0;
+	if (r < 0)
+		log_warning_ratelimited("Failed to record the end of claim %u in %s: %s", cl->id, s->state_path,
+					strerror(-r));
 }
 
 static const char *dispatch_end_reason(uint32_t why)
@@ -216,8 +206,7 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		manage_release(s->manage, cl->pid);
 	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, dispatch_end_reason(why));
-	if (cl->pid)
-		dispatch_claims_dirty(s);
+	dispatch_claim_gone(s, cl);
 	if (!cl->client)
 		return; /* restored after a restart: no connection to tell */
 	if (s->nevents == s->events_cap) {
@@ -398,8 +387,18 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
 			return;
 		}
+		/* Durable before it is acknowledged: a claim the state file
+		 * does not hold could be lost to a crash after the reply. */
+		r = claims_state_added(s->state, s->claims, claims_find(s->claims, claim_id));
+		if (r < 0) {
+			log_warning_ratelimited("Failed to record claim %u in %s: %s", claim_id, s->state_path,
+						strerror(-r));
+			claims_release(s->claims, claim_id, 0);
+			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+					   "cannot record the claim in the state file");
+			return;
+		}
 		s->claims_total++;
-		dispatch_claims_dirty(s);
 		if (note.text[0]) {
 			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note.text);
 			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
@@ -426,10 +425,11 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 	uint64_t id = m->release.claim_id;
 	const struct claim *cl = id <= UINT32_MAX ? claims_find(s->claims, (uint32_t)id) : NULL;
 	struct rtplace_release_reply rr = { .claim_id = id };
-	bool owner_bound = cl && cl->pid;
+	struct claim gone;
 	int r = -ENOENT;
 
 	if (cl) {
+		gone = *cl;
 		rr.ncpus = cpuset_count(&cl->cpus);
 		/* Any connection of the claim's uid, or root (the way out of a
 		 * stuck claim). */
@@ -440,8 +440,7 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 				   r == -EPERM ? "claim belongs to another user" : "no such claim");
 		return;
 	}
-	if (owner_bound)
-		dispatch_claims_dirty(s);
+	dispatch_claim_gone(s, &gone);
 	dispatch_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
 	dispatch_send_reply(s, peer, m);
 }
@@ -774,24 +773,35 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 	return manage_new(&mgo, cfg, &s->manage);
 }
 
-/* Claims tied to processes that outlived the last daemon (DESIGN §14). */
-static void dispatch_restore_claims(struct dispatch *s)
+/* Claims tied to processes that outlived the last daemon (DESIGN §14),
+ * and the journal that keeps them from now on. */
+static int dispatch_restore_claims(struct dispatch *s)
 {
 	struct rtplace_reason reason;
-	int r = claims_load(s->claims, s->state_path, s->proc_root, &reason);
+	int r = claims_state_load(s->claims, s->state_path, geteuid(), s->proc_root, &reason);
 
-	if (r == -ENOENT)
-		return;
-	if (r == -EBADMSG)
-		log_error("claims state %s is corrupt (%s): ignored, no claim restored", s->state_path, reason.text);
-	else if (r < 0)
+	if (r == -EPERM)
+		log_error("claims state %s refused (%s): not trusted, no claim restored", s->state_path, reason.text);
+	else if (r == -EBADMSG)
+		log_error("claims state %s is corrupt (%s): ignored, no claim restored; ids continue from %u",
+			  s->state_path, reason.text, claims_next_id(s->claims));
+	else if (r < 0 && r != -ENOENT)
 		log_error("cannot read the claims state %s: %s; no claim restored", s->state_path, strerror(-r));
-	else
+	else if (r >= 0)
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
-	/* Rewritten at once: what was dropped stays dropped. */
-	dispatch_claims_dirty(s);
+	r = claims_state_new(s->state_path, &s->state);
+	if (r < 0)
+		return r;
+	/* Rewritten at once, as the daemon's own file: what was dropped or
+	 * refused stays so. Without it every claim is refused until a write
+	 * succeeds. */
+	r = claims_state_compact(s->state, s->claims);
+	if (r < 0)
+		log_warning("Failed to write the claims state %s: %s (claims are refused until it can be)",
+			    s->state_path, strerror(-r));
+	return 0;
 }
 
 int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, struct dispatch **ret)
@@ -826,15 +836,12 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
 	if (r < 0)
 		goto fail;
-	s->ev_save = event_new(s->base, -1, 0, dispatch_save_cb, s);
-	if (!s->ev_save) {
-		r = -ENOMEM;
-		goto fail;
-	}
 	r = dispatch_moves_new(s, opts, cfg);
 	if (r < 0)
 		goto fail;
-	dispatch_restore_claims(s);
+	r = dispatch_restore_claims(s);
+	if (r < 0)
+		goto fail;
 	*ret = s;
 	return 0;
 fail:
@@ -851,8 +858,7 @@ void dispatch_free(struct dispatch *s)
 {
 	if (!s)
 		return;
-	if (s->ev_save)
-		event_free(s->ev_save);
+	claims_state_free(s->state);
 	manage_free(s->manage);
 	push_free(s->push);
 	moves_free(s->moves);

@@ -78,6 +78,13 @@ tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/unit/test-claims
 
+check_PROGRAMS += tests/unit/test-claims-state
+tests_unit_test_claims_state_SOURCES = tests/unit/test-claims-state.c
+tests_unit_test_claims_state_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_claims_state_CFLAGS = $(UNIT_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_claims_state_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/unit/test-claims-state
+
 check_PROGRAMS += tests/unit/test-procfs
 tests_unit_test_procfs_SOURCES = tests/unit/test-procfs.c
 tests_unit_test_procfs_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)

@@ -34,6 +34,17 @@ tests_fuzz_replay_config_LDADD = daemon/libconfig.la common/libcommon.la
 TESTS += tests/fuzz/replay-config
 EXTRA_DIST += tests/fuzz/corpus/config tests/fuzz/config.dict
 
+# Claims state file (fuzz-claims-state.c, corpus tests/fuzz/corpus/claims-state).
+#   make fuzz-claims-state [FUZZ_CLAIMS_STATE_SECONDS=60]
+#       the same; new inputs in tests/fuzz/corpus-claims-state-found.
+check_PROGRAMS += tests/fuzz/replay-claims-state
+tests_fuzz_replay_claims_state_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-claims-state.c
+tests_fuzz_replay_claims_state_CPPFLAGS = $(DAEMON_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/claims-state"'
+tests_fuzz_replay_claims_state_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_fuzz_replay_claims_state_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
+TESTS += tests/fuzz/replay-claims-state
+EXTRA_DIST += tests/fuzz/corpus/claims-state
+
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
 
@@ -60,5 +71,17 @@ fuzz-config: $(FUZZ_CONFIG_SRC)
 		-dict=$(srcdir)/tests/fuzz/config.dict \
 		tests/fuzz/corpus-config-found $(srcdir)/tests/fuzz/corpus/config
 
-.PHONY: fuzz-protocol fuzz-config
-CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer
+FUZZ_CLAIMS_STATE_SECONDS = 60
+FUZZ_CLAIMS_STATE_SRC = $(srcdir)/tests/fuzz/fuzz-claims-state.c $(srcdir)/daemon/claims-state.c \
+	$(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c $(srcdir)/common/reason.c
+
+fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(DAEMON_CPPFLAGS) $(CPPFLAGS) $(LIBEVENT_CFLAGS) $(FUZZ_CLAIMS_STATE_SRC) \
+		$(LIBEVENT_LIBS) -o tests/fuzz/fuzz-claims-state-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-claims-state-found
+	tests/fuzz/fuzz-claims-state-libfuzzer -max_total_time=$(FUZZ_CLAIMS_STATE_SECONDS) -max_len=4096 \
+		tests/fuzz/corpus-claims-state-found $(srcdir)/tests/fuzz/corpus/claims-state
+
+.PHONY: fuzz-protocol fuzz-config fuzz-claims-state
+CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer

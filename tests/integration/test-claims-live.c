@@ -3,7 +3,8 @@
  * every request gets its own reply before any event (issue 14.1), limits
  * per user (14.3), claims within the requester's rights (14.4), claims
  * across a kill -9 of the daemon (14.8), release by the claim's uid
- * (14.9). Tests that need another uid run a child as nobody when the test
+ * (14.9), every acknowledged claim kept across a SIGKILL, a state file
+ * refused unless the daemon's own, ids kept past a corrupt one. Tests that need another uid run a child as nobody when the test
  * runs as root, and as the test's own user (RLIMIT_RTPRIO lowered to 0)
  * otherwise.
  */
@@ -610,6 +611,203 @@ static void test_claims_survive_restart(void **state)
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 }
 
+/* The start time of pid (field 22 of /proc/PID/stat), as the daemon
+ * compares it. */
+static unsigned long long start_time_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	/* After the comm: state is field 3, start time 22. */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 1, "%llu", &start), 1);
+	return start;
+}
+
+/* start() with the daemon's log (its standard error) in log_path. */
+static void start_logged(struct harness_daemon *d, const char *socket, const char *config, const char *log_path)
+{
+	const char *args[] = { "--topology", topo480, "--socket", socket, NULL };
+	int saved = dup(2), fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char text[1024];
+	int r;
+
+	assert_true(saved >= 0 && fd >= 0);
+	snprintf(text, sizeof(text), "[daemon]\nsocket-mode = 0666\nlog-level = info\n%s", config);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+	r = harness_start_with_config(d, text, args, NULL);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(r, 0);
+}
+
+static bool file_holds(const char *path, const char *needle)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+#define DURABLE_CLAIMS 200
+
+/*
+ * A claim is durable once acknowledged: 200 owner-bound claims sent at
+ * once, the daemon killed (SIGKILL) as soon as the last reply is read,
+ * and every one of them is back after the restart, on its CPU. When the
+ * state was saved after the replies, all 200 were lost.
+ */
+static void test_acknowledged_claims_survive_sigkill(void **state)
+{
+	char socket[128], config[256];
+	struct rtplace_query q = claim_query(50, 1, RTPLACE_LEASE_INFINITE);
+	static uint32_t ids[DURABLE_CLAIMS], cpus[DURABLE_CLAIMS];
+	struct group *gr = getgrgid(getegid());
+	struct proto_msg req, rep;
+	int fd;
+
+	assert_non_null(gr);
+	snprintf(config, sizeof(config), "[moves]\nrt-groups = %s\nmax-prio = 99\n[limits]\nmax-claims-per-client = %d\n",
+		 gr->gr_name, DURABLE_CLAIMS);
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", tmpdir);
+	q.owner_pid = sleeper();
+	start(&daemon_under_test, socket, config);
+	fd = connect_to(socket);
+	for (int i = 0; i < DURABLE_CLAIMS; i++) {
+		assert_int_equal(proto_encode_query(&req, 1000 + (uint32_t)i, &q), 0);
+		assert_int_equal(harness_send(fd, &req), 0);
+	}
+	for (int i = 0; i < DURABLE_CLAIMS; i++) {
+		assert_int_equal(harness_reply(fd, 1000 + (uint32_t)i, &rep), 0);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_not_equal(rep.query_reply.claim_id, 0);
+		ids[i] = (uint32_t)rep.query_reply.claim_id;
+		cpus[i] = rep.query_reply.list[0].cpu;
+	}
+	kill_daemon(&daemon_under_test);
+	close(fd);
+
+	start(&daemon_under_test, socket, config);
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), DURABLE_CLAIMS);
+	for (int i = 0; i < DURABLE_CLAIMS; i++)
+		assert_int_equal(cpu_info(fd, cpus[i]).claim_id, ids[i]);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+/*
+ * A state file another user wrote, or may write, is refused with a line
+ * saying why, and nothing of it is restored: here an exclusive claim at
+ * dl on every CPU, for a live owner, in the daemon's own format.
+ */
+static void test_foreign_state_refused(void **state)
+{
+	char socket[128], statefile[160], logfile[160], text[256];
+	pid_t owner = sleeper();
+	int fd;
+
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", tmpdir);
+	snprintf(statefile, sizeof(statefile), "%s.claims", socket);
+	snprintf(logfile, sizeof(logfile), "%s/rtplaced.log", tmpdir);
+	snprintf(text, sizeof(text), "rtplace-claims 1\nnext-id 5\nclaim 1 %d %llu 65534 %d 0 0-479\n", (int)owner,
+		 start_time_of(owner), LEVEL_DL);
+
+	/* Writable by others. */
+	assert_int_equal(harness_write_file(statefile, text), 0);
+	assert_int_equal(chmod(statefile, 0666), 0);
+	start_logged(&daemon_under_test, socket, "", logfile);
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 0);
+	assert_int_equal(cpu_info(fd, 7).claim_id, 0);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+	assert_true(file_holds(logfile, "refused (the file is writable by others (mode 0666))"));
+
+	/* Owned by nobody: only root can make such a file. */
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(harness_write_file(statefile, text), 0);
+	assert_int_equal(chmod(statefile, 0600), 0);
+	assert_int_equal(chown(statefile, NOBODY, NOBODY), 0);
+	start_logged(&daemon_under_test, socket, "", logfile);
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 0);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+	assert_true(file_holds(logfile, "refused (the file is owned by uid 65534, not 0)"));
+
+	/* The daemon's own file, the same text: restored (what was refused
+	 * above was the file's owner, not its content). */
+	assert_int_equal(harness_write_file(statefile, text), 0);
+	assert_int_equal(chown(statefile, 0, 0), 0);
+	assert_int_equal(chmod(statefile, 0600), 0);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 1);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
+/*
+ * A corrupt state file restores nothing, but the ids it names were handed
+ * out and may still be held: the next claim's id is past them, not 1.
+ */
+static void test_corrupt_state_keeps_ids(void **state)
+{
+	char socket[128], statefile[160];
+	struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+	struct proto_msg rep;
+	uint64_t last = 0;
+	FILE *f;
+	int fd;
+
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", tmpdir);
+	snprintf(statefile, sizeof(statefile), "%s.claims", socket);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	for (int i = 0; i < 5; i++) {
+		query(fd, &q, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		last = rep.query_reply.claim_id;
+	}
+	assert_int_equal(claims_active(fd), 5);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+
+	/* A line of garbage after what the daemon wrote. */
+	f = fopen(statefile, "a");
+	assert_non_null(f);
+	fputs("claim 3 x\n", f);
+	assert_int_equal(fclose(f), 0);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	assert_int_equal(claims_active(fd), 0);
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_true(rep.query_reply.claim_id > last);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +816,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_claims_within_rights, teardown),
 		cmocka_unit_test_teardown(test_release_by_uid, teardown),
 		cmocka_unit_test_teardown(test_claims_survive_restart, teardown),
+		cmocka_unit_test_teardown(test_acknowledged_claims_survive_sigkill, teardown),
+		cmocka_unit_test_teardown(test_foreign_state_refused, teardown),
+		cmocka_unit_test_teardown(test_corrupt_state_keeps_ids, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

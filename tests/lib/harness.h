@@ -113,8 +113,8 @@ void harness_unsubscribe(struct harness_sub *s);
 int harness_fd_count(pid_t pid);
 /* Waits up to timeout_ms until pid has want descriptors; returns the last
  * count. A reply can come before the daemon's work of the same loop turn
- * ends (the claims file is saved after the turn's callbacks, with a file
- * open meanwhile), so a count read right after a reply may be one high. */
+ * ends (a descriptor closed at the end of the turn), so a count read right
+ * after a reply may be one high. */
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms);
 long harness_rss_kb(pid_t pid);
 

@@ -1,6 +1,6 @@
 /* Unit tests for the claim table: lifetimes (release, connection, owner,
  * lease, revoked CPU), the indexes behind them, the per-CPU claimed levels
- * placement reads, the state file, and the loop edge (real pidfds and a
+ * placement reads, and the loop edge (real pidfds and a
  * real timer on children of the test: no root needed). */
 #include "config.h"
 
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,7 +24,6 @@
 #include "cpupri.h"
 #include "levels.h"
 #include "placement.h"
-#include "procfs.h"
 #include "rtplace-proto.h"
 #include "topo.h"
 
@@ -488,152 +486,6 @@ static void test_stamp_follows_levels(void **state)
 	free(got);
 }
 
-static void test_state_round_trip(void **state)
-{
-	struct claims *c, *d;
-	struct claim v[4];
-	char buf[1024];
-	struct rtplace_reason err;
-	size_t n;
-	uint32_t next, id1, id2, id3;
-
-	assert_int_equal(claims_new(8, &c), 0);
-	assert_int_equal(add(c, 1, 4242, 65534, LEVEL_NORMAL, "1-2", 10, 0, &id1), 0);
-	assert_int_equal(add(c, 1, 0, 65534, LEVEL_RT1, "3", 10, 0, &id2), 0); /* not saved */
-	assert_int_equal(add(c, 2, 4243, 0, LEVEL_DL, "4", 10, 90, &id3), 0);
-	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
-	assert_int_equal(claims_state_format(c, buf, 10), -ENOSPC);
-	assert_true(claims_state_format(c, buf, sizeof(buf)) > 0);
-	assert_int_equal(claims_state_parse(buf, v, 4, &n, &next, &err), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(next, id3 + 1);
-	assert_int_equal(v[0].pid + v[1].pid, 4242 + 4243);
-	for (size_t i = 0; i < n; i++) {
-		const struct claim *o = claims_find(c, v[i].id);
-
-		assert_non_null(o);
-		assert_int_equal(v[i].pid, o->pid);
-		assert_int_equal(v[i].uid, o->uid);
-		assert_int_equal(v[i].level, o->level);
-		assert_int_equal(v[i].expires_ms, o->expires_ms);
-		assert_true(cpuset_equal(&v[i].cpus, &o->cpus));
-	}
-
-	/* Restored claims keep their ids; new ones never reuse an id. */
-	assert_int_equal(claims_new(8, &d), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(claims_restore(d, &v[i], next), 0);
-	assert_int_equal(claims_restore(d, &v[0], next), -EEXIST);
-	assert_int_equal(add(d, 5, 0, 0, LEVEL_RT1, "6", 0, 0, &id2), 0);
-	assert_true(id2 > id3);
-	assert_int_equal(claims_levels(d)[4], LEVEL_DL);
-	claims_free(d);
-	claims_free(c);
-}
-
-static void test_state_corrupt_refused(void **state)
-{
-	static const char *const bad[] = {
-		"",
-		"rtplace-claims 2\nnext-id 5\n",
-		"rtplace-claims 1\n",
-		"rtplace-claims 1\nnext-id 0\n",
-		"rtplace-claims 1\nnext-id 99999999999\n",
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1",            /* unterminated */
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0\n",            /* no CPUs */
-		"rtplace-claims 1\nnext-id 5\nclaim 1 0 3 4 50 0 1\n",          /* pid 0 */
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 1 0 1\n",           /* idle */
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 103 0 1\n",         /* past dl */
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1-x\n",
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 -3 4 50 0 1\n",
-		"rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1\nclaim 1 2\n",
-		"rtplace-claims 1\nnext-id 5\nwhat\n",
-	};
-	struct claim v[4];
-	struct rtplace_reason err;
-	size_t n;
-	uint32_t next;
-
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(claims_state_parse(bad[i], v, 4, &n, &next, &err), -EBADMSG);
-		assert_true(strncmp(err.text, "line ", 5) == 0);
-	}
-	assert_int_equal(claims_state_parse("rtplace-claims 1\nnext-id 5\nclaim 1 2 3 4 50 0 1\n", v, 4, &n, &next,
-					    &err),
-			 0);
-	assert_int_equal(n, 1);
-}
-
-static char tmpdir[64];
-
-static void cleanup_tmpdir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-/* Issue 14.8: a claim is restored only when its owner is the same process. */
-static void test_load_checks_the_owner(void **state)
-{
-	struct claims *c, *d;
-	char path[128];
-	struct rtplace_reason err;
-	struct procfs_stat st;
-	uint64_t start;
-	pid_t dead;
-	uint32_t mine, gone, next;
-	struct claim t = { .client = 1, .uid = 0, .level = LEVEL_RT1, .cpus = cpus_of("1") };
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/claims", tmpdir);
-	assert_int_equal(procfs_read_stat("/proc", getpid(), 0, &st), 0);
-	start = st.start_time;
-	dead = fork();
-	assert_true(dead >= 0);
-	if (dead == 0)
-		_exit(0);
-	assert_int_equal(waitpid(dead, NULL, 0), dead);
-
-	assert_int_equal(claims_new(8, &c), 0);
-	t.pid = getpid();
-	t.pid_start = start;
-	assert_int_equal(claims_add(c, &t, 0, 0, &mine), 0);
-	t.pid = getpid();
-	t.pid_start = start + 1; /* the pid now names another process */
-	assert_int_equal(claims_add(c, &t, 0, 0, &gone), 0);
-	t.pid = dead;
-	assert_int_equal(claims_add(c, &t, 0, 0, &gone), 0);
-	assert_int_equal(claims_save(c, path), 0);
-
-	assert_int_equal(claims_new(8, &d), 0);
-	assert_int_equal(claims_load(d, path, "/proc", &err), 1);
-	assert_non_null(claims_find(d, mine));
-	assert_int_equal(claims_count(d), 1);
-	assert_int_equal(add(d, 1, 0, 0, LEVEL_RT1, "2", 0, 0, &next), 0);
-	assert_true(next > gone);
-	claims_free(d);
-	claims_free(c);
-
-	/* Corrupt, a FIFO, absent: reported, nothing restored, no crash. */
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("rtplace-claims 1\nnext-id 7\nclaim 1 2 3\n", f);
-	fclose(f);
-	assert_int_equal(claims_new(8, &d), 0);
-	assert_int_equal(claims_load(d, path, "/proc", &err), -EBADMSG);
-	assert_non_null(strstr(err.text, "line 3"));
-	assert_int_equal(claims_count(d), 0);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	assert_int_equal(claims_load(d, path, "/proc", &err), -EBADMSG);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(claims_load(d, path, "/proc", &err), -ENOENT);
-	claims_free(d);
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -764,16 +616,9 @@ int main(void)
 		cmocka_unit_test(test_levels_except_and_revoke),
 		cmocka_unit_test(test_indexes_match_a_model),
 		cmocka_unit_test(test_stamp_follows_levels),
-		cmocka_unit_test(test_state_round_trip),
-		cmocka_unit_test(test_state_corrupt_refused),
-		cmocka_unit_test(test_load_checks_the_owner),
 		cmocka_unit_test(test_attached_owner_exit_and_lease),
 		cmocka_unit_test(test_lease_timer_with_a_slow_clock),
 	};
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
-	atexit(cleanup_tmpdir);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
