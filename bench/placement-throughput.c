@@ -393,15 +393,16 @@ int main(int argc, char **argv)
 	struct placement_result *res = NULL, *check = NULL;
 	struct pt_options o;
 	struct pt_map m = { 0 };
+	struct rtplace_reason reason;
 	struct topo *t = NULL;
 	bool bad = false;
 	int r;
 
 	if (pt_parse(argc, argv, &o) < 0)
 		return 2;
-	r = topo_load(o.topology, &t);
+	r = topo_load(o.topology, &reason, &t);
 	if (r < 0) {
-		fprintf(stderr, "placement-throughput: cannot load %s: %s\n", o.topology, strerror(-r));
+		fprintf(stderr, "placement-throughput: %s\n", reason.text);
 		return 2;
 	}
 	r = pt_map_open(t, &m);

@@ -28,9 +28,9 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	r = topo_load(NULL, &topo);
+	r = topo_load(NULL, &reason, &topo);
 	if (r < 0) {
-		fprintf(stderr, "tracker-hold: loading the topology failed: %s\n", strerror(-r));
+		fprintf(stderr, "tracker-hold: %s\n", reason.text);
 		return 1;
 	}
 	r = tracker_open(topo, TOPO_SHARD_NODE, &reason, &t);

@@ -61,7 +61,7 @@ pkglibexec_PROGRAMS = client/rtplace-oci-hook
 client_rtplace_oci_hook_SOURCES = client/rtplace-oci-hook.c client/cli.h client/cli.c
 client_rtplace_oci_hook_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplace_oci_hook_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-client_rtplace_oci_hook_LDADD = client/librtplace.la common/libcommon.la $(JSONC_LIBS)
+client_rtplace_oci_hook_LDADD = client/librtplace.la common/libfile.la common/libcommon.la $(JSONC_LIBS)
 
 ocihooksdir = $(datadir)/containers/oci/hooks.d
 ocihooks_DATA = client/rtplace-oci-hook.json

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 /* rtplace.h first: protocol.h then redefines the shared constants, which
@@ -97,18 +99,74 @@ static int rtplace_apply_timeout(int fd, unsigned timeout_ms)
 	return 0;
 }
 
+static uint64_t rtplace_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Sets fd's timeouts to what is left until deadline (rtplace_now_ms()). */
+static int rtplace_apply_deadline(int fd, uint64_t deadline)
+{
+	uint64_t now = rtplace_now_ms();
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	return rtplace_apply_timeout(fd, (unsigned)(deadline - now));
+}
+
+/* Waits for events on fd until deadline: 0, -ETIMEDOUT or -errno. */
+static int rtplace_wait(int fd, short events, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int r = -EINTR;
+
+	while (r == -EINTR) {
+		uint64_t now = rtplace_now_ms();
+		int n;
+
+		if (now >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		n = poll(&p, 1, deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now));
+		/* n == 0: the poll's timeout, maybe cut to INT_MAX, ran out;
+		 * the clock says whether the deadline did, as after a signal. */
+		r = n > 0 ? 0 : n == 0 ? -EINTR : -errno;
+	}
+	return r;
+}
+
 static int rtplace_open(struct rtplace *rp)
 {
+	uint64_t deadline = rtplace_now_ms() + rp->timeout_ms;
 	int fd, r;
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (const struct sockaddr *)&rp->addr, sizeof(rp->addr)) < 0) {
-		r = -errno;
-		goto fail;
-	}
+	/*
+	 * The timeouts go first: connect() on a UNIX socket waits for room
+	 * in the listener's backlog, which a stopped daemon (SIGSTOP, a frozen
+	 * cgroup) never makes, for as long as SO_SNDTIMEO says, and without
+	 * it for ever; then it fails with EAGAIN. A non-blocking connect()
+	 * is no way out here: it fails with EAGAIN at once, and poll() says
+	 * POLLOUT at once on such a socket, so only a sleep loop could wait.
+	 * A signal cuts the wait short (EINTR): connect again for the rest.
+	 */
 	r = rtplace_apply_timeout(fd, rp->timeout_ms);
+	while (r == 0 && connect(fd, (const struct sockaddr *)&rp->addr, sizeof(rp->addr)) < 0) {
+		r = -errno;
+		if (r == -EAGAIN)
+			r = -ETIMEDOUT;
+		else if (r == -EINTR)
+			r = rtplace_apply_deadline(fd, deadline);
+	}
+	/* A retry after a signal left the timeouts shortened. */
+	if (r == 0)
+		r = rtplace_apply_timeout(fd, rp->timeout_ms);
 	if (r < 0)
 		goto fail;
 	rp->fd = fd;
@@ -189,11 +247,11 @@ static void rtplace_close_fds(int *fds, unsigned n)
 }
 
 /*
- * Receives one packet into rp->rx, and the descriptors it carries (close-on-
- * exec) into fds. Returns its length, or -errno; -EPROTO when descriptors
+ * Receives one packet into rp->rx (flags: recvmsg()'s), and the descriptors
+ * it carries (close-on-exec) into fds. Returns its length, or -errno; -EPROTO when descriptors
  * were cut off (those that came are closed).
  */
-static ssize_t rtplace_recv(struct rtplace *rp, int fds[RTPLACE_FDS_MAX], unsigned *ret_nfds)
+static ssize_t rtplace_recv(struct rtplace *rp, int flags, int fds[RTPLACE_FDS_MAX], unsigned *ret_nfds)
 {
 	union {
 		struct cmsghdr align;
@@ -209,7 +267,7 @@ static ssize_t rtplace_recv(struct rtplace *rp, int fds[RTPLACE_FDS_MAX], unsign
 	unsigned nfds = 0;
 	ssize_t n;
 
-	n = recvmsg(rp->fd, &mh, MSG_CMSG_CLOEXEC);
+	n = recvmsg(rp->fd, &mh, flags | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return -errno;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -306,6 +364,7 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 		.accept = PROTO_ACCEPT_REPLIES,
 	};
 	uint32_t id = rp->req.hdr.request_id;
+	uint64_t deadline;
 	int got[RTPLACE_FDS_MAX];
 	unsigned ngot = 0;
 	struct proto_error err;
@@ -320,10 +379,21 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 	}
 	if ((size_t)n != rp->req.hdr.length)
 		return -EPROTO;
-	for (;;) {
+	deadline = rtplace_now_ms() + rp->timeout_ms;
+	for (bool first = true;; first = false) {
 		rtplace_close_fds(got, ngot);
 		ngot = 0;
-		n = rtplace_recv(rp, got, &ngot);
+		/* The first wait is the socket's own (SO_RCVTIMEO: no extra
+		 * call when the reply comes first, as it mostly does); after
+		 * an event, a stale reply or a signal, only what is left of
+		 * the timeout, so that a daemon sending events but no reply
+		 * cannot hold the caller. */
+		if (!first) {
+			r = rtplace_wait(rp->fd, POLLIN, deadline);
+			if (r < 0)
+				return r;
+		}
+		n = rtplace_recv(rp, first ? 0 : MSG_DONTWAIT, got, &ngot);
 		if (n < 0) {
 			if (n == -EINTR)
 				continue;

@@ -39,6 +39,7 @@
 
 #include "cli.h"
 #include "cpuset.h"
+#include "file.h"
 
 #define HOOK_ANN_PREFIX "io.rtplace."
 #define HOOK_ANN_PRIORITY HOOK_ANN_PREFIX "priority"
@@ -50,7 +51,8 @@
 #define HOOK_ANN_OPTIONAL HOOK_ANN_PREFIX "optional"
 
 /* The state is a few hundred bytes, but Kubernetes copies pod annotations
- * into it (up to 256 KiB); more than this is not a state. */
+ * into it (up to 256 KiB); more than this is not a state. config.json
+ * holds the same annotations and is held to the same bound. */
 #define HOOK_STATE_MAX (4u << 20)
 
 /* What the runtime told us, and what the annotations ask for. */
@@ -168,6 +170,33 @@ static int hook_read_state(const struct hook *h, int fd, json_object **ret)
 out:
 	json_tokener_free(tok);
 	return status;
+}
+
+/*
+ * Reads and parses the bundle's config.json. It may be a symbolic link
+ * (tools that build bundles link a shared config), but it must end at a
+ * regular file: json-c would read a FIFO or a device (/dev/zero) until
+ * the runtime kills the hook, and the container's start with it.
+ */
+static int hook_read_config(const struct hook *h, const char *path, json_object **ret)
+{
+	enum json_tokener_error jerr;
+	struct rtplace_reason reason;
+	json_object *obj;
+	char *text;
+	size_t size;
+	int r;
+
+	r = file_read_regular(path, HOOK_STATE_MAX, &reason, &text, &size);
+	if (r < 0)
+		return hook_error(h, EX_NOINPUT, "cannot read the bundle's config: %s", reason.text);
+	obj = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!obj)
+		return hook_error(h, EX_NOINPUT, "cannot read the bundle's config: %s is not JSON: %s", path,
+				  json_tokener_error_desc(jerr));
+	*ret = obj;
+	return 0;
 }
 
 /* The string member key of obj, or NULL when absent or not a string. */
@@ -479,15 +508,9 @@ int main(int argc, char **argv)
 		status = hook_error(&h, EX_DATAERR, "the bundle path is too long");
 		goto out;
 	}
-	config = json_object_from_file(path);
-	if (!config) {
-		/* json-c's message names the file and ends with a newline. */
-		const char *err = json_util_get_last_err();
-
-		status = hook_error(&h, EX_NOINPUT, "cannot read the bundle's config: %.*s", (int)strcspn(err, "\n"),
-				    err);
+	status = hook_read_config(&h, path, &config);
+	if (status)
 		goto out;
-	}
 	/* The state carries the config's annotations (runtime spec 1.0.2);
 	 * the config's own are the fallback for runtimes that leave them out. */
 	if (!json_object_object_get_ex(state, "annotations", &ann) &&

@@ -161,7 +161,8 @@ static void run_config_error_cb(void *userdata, const char *message)
 static int run_load_config(const struct run_opts *o, struct config *ret)
 {
 	const char *path = o->config ? o->config : CONFIG_DEFAULT_PATH;
-	int r = config_load(path, ret, run_config_error_cb, NULL);
+	struct rtplace_reason reason;
+	int r = config_load(path, &reason, ret, run_config_error_cb, NULL);
 
 	if (r == 0)
 		return 0;
@@ -171,12 +172,12 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 	}
 	if (!o->config && (r == -ENOENT || r == -EACCES)) {
 		if (r == -EACCES)
-			fprintf(stderr, "rtplace-run: warning: cannot read %s (%s); the local choice ignores its "
-				"rules\n", path, strerror(-r));
+			fprintf(stderr, "rtplace-run: warning: %s; the local choice ignores its rules\n",
+				reason.text);
 		config_defaults(ret);
 		return 0;
 	}
-	fprintf(stderr, "rtplace-run: cannot read the configuration %s: %s\n", path, strerror(-r));
+	fprintf(stderr, "rtplace-run: cannot read the configuration: %s\n", reason.text);
 	return r;
 }
 
@@ -219,7 +220,7 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 	int r;
 
 	reason->text[0] = '\0';
-	r = topo_load(NULL, &t);
+	r = topo_load(NULL, reason, &t);
 	if (r < 0)
 		return r;
 	r = run_idle_map(t, &map, &size);
@@ -546,7 +547,7 @@ int main(int argc, char **argv)
 		}
 		if (r < 0) {
 			fprintf(stderr, "rtplace-run: warning: no local choice either (%s); keeping the current "
-				"affinity\n", strerror(-r));
+				"affinity\n", reason.text[0] ? reason.text : strerror(-r));
 			chosen = allowed;
 		} else if ((unsigned)r < o.count) {
 			fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o.count, reason.text);

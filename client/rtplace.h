@@ -167,8 +167,9 @@ struct rtplace_move_result {
 /*
  * Connects to rtplaced at socket_path; NULL means $RTPLACE_SOCKET (ignored
  * in set-user-ID programs), else RTPLACE_DEFAULT_SOCKET. Returns 0,
- * -ENOENT or -ECONNREFUSED when no daemon listens, -EACCES, -ENAMETOOLONG,
- * -ENOMEM. A daemon at one of its client limits accepts the connection
+ * -ENOENT or -ECONNREFUSED when no daemon listens, -ETIMEDOUT when one
+ * listens but takes no connection within the default timeout (a stopped
+ * daemon, its backlog full), -EACCES, -ENAMETOOLONG, -ENOMEM. A daemon at one of its client limits accepts the connection
  * and refuses it with a reason: the first call on the handle then fails
  * with -EUSERS, and rtplace_last_reason() names the limit
  * ("[limits] max-clients-per-user = 32 reached").
@@ -178,7 +179,12 @@ int rtplace_connect(const char *socket_path, struct rtplace **ret);
 /* Closes the connection; claims tied to it (no owner_pid) end. Accepts NULL. */
 void rtplace_close(struct rtplace *rp);
 
-/* How long a call waits for the daemon's reply (default 5000 ms). 0 or -EINVAL. */
+/*
+ * How long each wait of a call lasts at most (default 5000 ms): for the
+ * connection when the call reconnects, for the daemon to take the
+ * request, for its reply (events arriving meanwhile do not extend it).
+ * 0 or -EINVAL.
+ */
 int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms);
 
 /*

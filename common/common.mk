@@ -23,5 +23,12 @@ common_libtopohwloc_la_SOURCES = common/topo-hwloc.c
 common_libtopohwloc_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS)
 common_libtopohwloc_la_LIBADD = $(HWLOC_LIBS)
 
+# Input files read whole and without blocking (common/file.h): I/O, so not
+# in the pure libcommon; its users link it before common/libcommon.la (for
+# reason_set). The configuration parser and the topology loader carry it.
+noinst_LTLIBRARIES += common/libfile.la
+common_libfile_la_SOURCES = common/file.h common/file.c
+common_libtopohwloc_la_LIBADD += common/libfile.la
+
 # The one type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c

@@ -13,13 +13,21 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hwloc.h>
 
+#include "file.h"
 #include "topo.h"
+
+/* The largest XML file read: the synthetic 8,192-CPU machine of the test
+ * topologies takes 5.2 MiB; a machine within RTPLACE_MAX_CPUS much less. */
+#define TOPO_HWLOC_FILE_MAX (64u << 20)
+_Static_assert(TOPO_HWLOC_FILE_MAX < INT_MAX, "hwloc takes the size as an int");
 
 /* A NUMA node may share its CPUs with others (e.g. a high-bandwidth memory
  * node beside the DRAM one): the first in logical order wins. */
@@ -137,15 +145,29 @@ static int topo_hwloc_errno(void)
 	return errno > 0 ? -errno : -EINVAL;
 }
 
-int topo_load(const char *xml_path, struct topo **ret)
+int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo **ret)
 {
-	hwloc_topology_t ht;
+	const char *what = xml_path ? xml_path : "the machine's topology";
+	hwloc_topology_t ht = NULL;
 	hwloc_const_cpuset_t online;
 	struct topo *t = NULL;
+	char *xml = NULL;
+	size_t xml_size = 0;
 	int last, r;
 
-	if (hwloc_topology_init(&ht) < 0)
-		return -ENOMEM;
+	/* hwloc would open the file itself, and block on a FIFO or read a
+	 * device for ever: read it here, as every input is read. */
+	if (xml_path) {
+		r = file_read_regular(xml_path, TOPO_HWLOC_FILE_MAX, reason, &xml, &xml_size);
+		if (r < 0)
+			goto out;
+	}
+	if (hwloc_topology_init(&ht) < 0) {
+		ht = NULL;
+		r = -ENOMEM;
+		reason_set(reason, "cannot load %s: %s", what, strerror(ENOMEM));
+		goto out;
+	}
 	/*
 	 * The daemon tracks and places threads of other processes, so it must
 	 * see every online CPU even when its own cgroup confines it to a few:
@@ -155,14 +177,17 @@ int topo_load(const char *xml_path, struct topo **ret)
 	 */
 	errno = 0;
 	r = hwloc_topology_set_flags(ht, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-	/* set_xml parses the file at once; on failure hwloc would silently
-	 * fall back to the live machine, so stop here. */
+	/* set_xmlbuffer parses the text at once; on failure hwloc would
+	 * silently fall back to the live machine, so stop here. The size
+	 * counts the NUL, as hwloc's own exported buffers do. */
 	if (r == 0 && xml_path)
-		r = hwloc_topology_set_xml(ht, xml_path);
+		r = hwloc_topology_set_xmlbuffer(ht, xml, (int)xml_size + 1);
 	if (r == 0)
 		r = hwloc_topology_load(ht);
 	if (r < 0) {
 		r = topo_hwloc_errno();
+		reason_set(reason, "cannot load %s: %s", what,
+			   xml_path && r == -EINVAL ? "not an hwloc XML topology" : strerror(-r));
 		goto out;
 	}
 
@@ -171,15 +196,21 @@ int topo_load(const char *xml_path, struct topo **ret)
 	last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(ht));
 	if (last < 0) {
 		r = -EINVAL;
+		reason_set(reason, "cannot load %s: it has no CPU", what);
 		goto out;
 	}
 	if (last >= RTPLACE_MAX_CPUS) {
 		r = -E2BIG;
+		reason_set(reason, "%s has CPU ids up to %d (%d CPUs); rtplace is built for at most %d "
+			   "(RTPLACE_MAX_CPUS)", xml_path ? xml_path : "this machine", last, last + 1,
+			   RTPLACE_MAX_CPUS);
 		goto out;
 	}
 	r = topo_new((uint32_t)last + 1, &t);
-	if (r < 0)
+	if (r < 0) {
+		reason_set(reason, "cannot load %s: %s", what, strerror(-r));
 		goto out;
+	}
 	online = hwloc_topology_get_topology_cpuset(ht);
 	for (int cpu = hwloc_bitmap_first(online); cpu >= 0 && (uint32_t)cpu < t->ncpus;
 	     cpu = hwloc_bitmap_next(online, cpu))
@@ -196,12 +227,16 @@ int topo_load(const char *xml_path, struct topo **ret)
 	r = topo_hwloc_kinds(ht, t);
 	if (r == 0)
 		r = topo_finish(t);
-	if (r < 0)
+	if (r < 0) {
+		reason_set(reason, "cannot load %s: %s", what, strerror(-r));
 		goto out;
+	}
 	*ret = t;
 	t = NULL;
 out:
 	topo_free(t);
-	hwloc_topology_destroy(ht);
+	if (ht)
+		hwloc_topology_destroy(ht);
+	free(xml);
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "reason.h"
 
 struct topo_cpu {
 	int32_t node;
@@ -65,11 +66,14 @@ void topo_siblings(const struct topo *t, uint32_t cpu, struct cpuset *ret);
 void topo_shards(const struct topo *t, enum topo_shard mode, uint16_t *ret, uint32_t *ret_nshards);
 
 /*
- * Loads the live machine (xml_path NULL) or an hwloc XML file into a
- * snapshot. The only hwloc user (topo-hwloc.c). Returns 0, -ENOENT/-EINVAL
- * for an unreadable or malformed file, -E2BIG above RTPLACE_MAX_CPUS.
+ * Loads the live machine (xml_path NULL) or an hwloc XML file, a regular
+ * file read without blocking (file_read_regular()), into a snapshot. The
+ * only hwloc user (topo-hwloc.c). Returns 0; the errors of
+ * file_read_regular(); -EINVAL for a malformed file; -E2BIG for CPU ids
+ * at or above RTPLACE_MAX_CPUS. On failure reason says why, naming the
+ * file (or the machine) and, for -E2BIG, its size and the limit.
  */
-int topo_load(const char *xml_path, struct topo **ret);
+int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo **ret);
 
 /* A synthetic machine, for tests and the built-in fallback. */
 int topo_synthetic(uint32_t npackages, uint32_t nodes_per_package, uint32_t llcs_per_node,

@@ -2,20 +2,18 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <ini.h>
 
 #include "conf.h"
+#include "file.h"
 
 #define CONFIG_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
 
@@ -767,79 +765,14 @@ int config_load_string(const char *name, const char *text, struct config *ret,
 	return config_load_buffer(name, text, strlen(text), ret, on_error, userdata);
 }
 
-/*
- * Reads the whole file (at most CONFIG_FILE_MAX bytes) into *ret_buf.
- * Opened without blocking and checked before reading: a FIFO would block
- * the daemon until someone writes to it, a device could be read for ever.
- */
-static int config_read_file(const char *path, char **ret_buf, size_t *ret_size)
-{
-	char *buf = NULL;
-	size_t size = 0, alloc = 0;
-	struct stat st;
-	int fd, r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EBADFD;
-		goto fail;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (size == alloc) {
-			char *nbuf;
-
-			if (alloc > CONFIG_FILE_MAX) {
-				r = -EFBIG;
-				goto fail;
-			}
-			alloc = alloc ? alloc * 2 : 4096;
-			nbuf = realloc(buf, alloc);
-			if (!nbuf) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			buf = nbuf;
-		}
-		n = read(fd, buf + size, alloc - size);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		size += (size_t)n;
-	}
-	if (size > CONFIG_FILE_MAX) {
-		r = -EFBIG;
-		goto fail;
-	}
-	close(fd);
-	*ret_buf = buf;
-	*ret_size = size;
-	return 0;
-fail:
-	free(buf);
-	close(fd);
-	return r;
-}
-
-int config_load(const char *path, struct config *ret, config_error_fn *on_error, void *userdata)
+int config_load(const char *path, struct rtplace_reason *reason, struct config *ret, config_error_fn *on_error,
+		void *userdata)
 {
 	char *buf = NULL;
 	size_t size = 0;
 	int r;
 
-	r = config_read_file(path, &buf, &size);
+	r = file_read_regular(path, CONFIG_FILE_MAX, reason, &buf, &size);
 	if (r < 0)
 		return r;
 	r = config_load_buffer(path, buf, size, ret, on_error, userdata);

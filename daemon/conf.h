@@ -13,6 +13,7 @@
 #include <syslog.h>
 
 #include "cpuset.h"
+#include "reason.h"
 #include "topo.h"
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/rtplace/rtplaced.conf"
@@ -119,13 +120,15 @@ void config_defaults(struct config *ret);
  * defaults when the default path is absent, and fails when an explicit
  * --config is); -EBADFD when it is not a regular file (a FIFO, a device,
  * a folder: refused before any read, so nothing blocks); another -errno
- * when it cannot be read (-EFBIG above CONFIG_FILE_MAX), without calling
- * on_error, so the caller says which file could not be read; -EINVAL when the text has errors, after calling
- * on_error (may be NULL) once for every error in the file, not just the
- * first; -ENOMEM. ret is written only on success, so a failed reload
- * leaves the running configuration untouched.
+ * when it cannot be read (-EFBIG above CONFIG_FILE_MAX). For these, reason
+ * says what was wrong with which file (file_read_regular()) and on_error
+ * is not called. -EINVAL when the text has errors, after calling on_error
+ * (may be NULL) once for every error in the file, not just the first;
+ * -ENOMEM. ret is written only on success, so a failed reload leaves the
+ * running configuration untouched.
  */
-int config_load(const char *path, struct config *ret, config_error_fn *on_error, void *userdata);
+int config_load(const char *path, struct rtplace_reason *reason, struct config *ret, config_error_fn *on_error,
+		void *userdata);
 
 /* As config_load, for text in memory; name stands in for the file name in
  * messages. Returns 0, -EINVAL or -ENOMEM. */

@@ -19,7 +19,7 @@ noinst_LTLIBRARIES += daemon/libconfig.la
 daemon_libconfig_la_SOURCES = daemon/conf.h daemon/conf.c
 daemon_libconfig_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_libconfig_la_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
-daemon_libconfig_la_LIBADD = $(INIH_LIBS)
+daemon_libconfig_la_LIBADD = common/libfile.la $(INIH_LIBS)
 
 # The claims table and its state file, the log and the one reader of
 # /proc, which every other daemon library uses: link it after them.

@@ -153,21 +153,6 @@ static void daemon_config_error_cb(void *userdata, const char *message)
 		log_error("%s", message);
 }
 
-/* Says why the file at path could not be used (r: config_load's -errno). */
-static void daemon_config_failure(const char *path, int r, bool to_stderr)
-{
-	char msg[CONFIG_PATH_MAX + 64];
-
-	if (r == -EBADFD)
-		snprintf(msg, sizeof(msg), "%s: not a regular file", path);
-	else
-		snprintf(msg, sizeof(msg), "%s: cannot read: %s", path, strerror(-r));
-	if (to_stderr)
-		fprintf(stderr, "%s\n", msg);
-	else
-		log_error("%s", msg);
-}
-
 /*
  * Loads the configuration into ret (defaults when the default file is
  * absent: *ret_defaulted says so, may be NULL). Reports every error; ret
@@ -177,16 +162,17 @@ static int daemon_load_config(const struct daemon_args *args, bool to_stderr, st
 			      bool *ret_defaulted)
 {
 	const char *path = args->config_path ? args->config_path : CONFIG_DEFAULT_PATH;
+	struct rtplace_reason reason;
 	struct config cfg;
 	bool defaulted = false;
-	int r = config_load(path, &cfg, daemon_config_error_cb, &to_stderr);
+	int r = config_load(path, &reason, &cfg, daemon_config_error_cb, &to_stderr);
 
 	if (r == -ENOENT && !args->config_path) {
 		config_defaults(&cfg);
 		defaulted = true;
 		r = 0;
 	} else if (r < 0 && r != -EINVAL) {
-		daemon_config_failure(path, r, to_stderr);
+		daemon_config_error_cb(&to_stderr, reason.text);
 	}
 	if (r < 0)
 		return r;
@@ -249,11 +235,12 @@ static void daemon_watchdog_cb(void *ctx)
  */
 static void daemon_topology_refresh(struct daemon *d)
 {
+	struct rtplace_reason reason;
 	struct topo *fresh, old;
-	int r = topo_load(NULL, &fresh);
+	int r = topo_load(NULL, &reason, &fresh);
 
 	if (r < 0) {
-		log_error("Failed to reload the topology: %s; new CPUs stay unmanaged", strerror(-r));
+		log_error("Failed to reload the topology: %s; new CPUs stay unmanaged", reason.text);
 		return;
 	}
 	if (fresh->ncpus != d->topo->ncpus) {
@@ -386,9 +373,9 @@ static int daemon_start(struct daemon *d)
 
 	if (!file)
 		daemon_hotplug_open(d);
-	r = topo_load(file, &d->topo);
+	r = topo_load(file, &reason, &d->topo);
 	if (r < 0) {
-		log_error("Failed to load the topology%s%s: %s", file ? " from " : "", file ? file : "", strerror(-r));
+		log_error("Failed to load the topology: %s", reason.text);
 		return EXIT_FAILURE;
 	}
 	log_info("Topology%s%s: %u CPUs online of %u, %u NUMA nodes, %u LLCs, %u cores", file ? " from " : "",

@@ -21,12 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "rtplace.h"
+#include "rtplace-proto.h"
 
 #include "harness.h"
 #include "testlib.h"
@@ -91,6 +94,134 @@ static void test_connect_errors(void **state)
 	rtplace_close(NULL);
 	rtplace_cpus_free(NULL);
 	assert_int_equal(rtplace_connect(NULL, NULL), -EINVAL);
+}
+
+/*
+ * A listening socket at a fresh path (in ret_path) whose backlog is full,
+ * as a stopped daemon's is: listen(0) takes one connection, the next
+ * waits. Its fd in ret_listener; the connection holding the backlog in
+ * ret_held.
+ */
+static void full_backlog(char ret_path[108], int *ret_listener, int *ret_held)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/test-client-lib.XXXXXX";
+	int l, c;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/full.sock", dir);
+	l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(l, 0), 0);
+	c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	/* Full now: a non-blocking connect is refused at once. */
+	{
+		int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		assert_int_equal(connect(probe, (struct sockaddr *)&addr, sizeof(addr)), -1);
+		assert_int_equal(errno, EAGAIN);
+		close(probe);
+	}
+	memcpy(ret_path, addr.sun_path, sizeof(addr.sun_path));
+	*ret_listener = l;
+	*ret_held = c;
+}
+
+static void full_backlog_free(const char *path, int listener, int held)
+{
+	char dir[108];
+
+	close(held);
+	close(listener);
+	unlink(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	rmdir(dir);
+}
+
+/* connect() waited for a full backlog for ever: now the library's
+ * timeout (the default, 5 s) bounds it. The alarm fails a hang. */
+static void test_connect_full_backlog(void **state)
+{
+	struct rtplace *rp = NULL;
+	char path[108];
+	int l, held;
+
+	(void)state;
+	full_backlog(path, &l, &held);
+	alarm(30);
+	assert_int_equal(rtplace_connect(path, &rp), -ETIMEDOUT);
+	alarm(0);
+	assert_null(rp);
+	full_backlog_free(path, l, held);
+}
+
+/* A peer that accepts and then sends events of a later protocol revision
+ * (which clients skip) every 10 ms, never a reply. */
+struct chatty_peer {
+	int listener;
+	bool stop; /* __atomic: set by the test, read by the peer */
+};
+
+static void *chatty_peer_run(void *arg)
+{
+	struct chatty_peer *p = arg;
+	const struct rtplace_msg_hdr ev = {
+		.magic = RTPLACE_PROTO_MAGIC,
+		.version = RTPLACE_PROTO_VERSION,
+		.type = 0x03ff,
+		.length = sizeof(ev),
+	};
+	int c = accept4(p->listener, NULL, NULL, SOCK_CLOEXEC);
+
+	while (c >= 0 && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+		if (send(c, &ev, sizeof(ev), MSG_NOSIGNAL) < 0)
+			break;
+		usleep(10000);
+	}
+	if (c >= 0)
+		close(c);
+	return NULL;
+}
+
+/* Each receive was bounded, the wait for a reply was not: events kept
+ * the library waiting for ever. Now the timeout bounds it whole. */
+static void test_reply_deadline(void **state)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/test-client-lib.XXXXXX";
+	struct chatty_peer peer = { 0 };
+	struct rtplace_status st;
+	struct timespec t0, t1;
+	struct rtplace *rp;
+	pthread_t th;
+	double s;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/chatty.sock", dir);
+	peer.listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(peer.listener, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(peer.listener, 1), 0);
+	assert_int_equal(pthread_create(&th, NULL, chatty_peer_run, &peer), 0);
+	assert_int_equal(rtplace_connect(addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_set_timeout(rp, 300), 0);
+	alarm(30);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rtplace_status(rp, &st), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	alarm(0);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("status answered by events only: -ETIMEDOUT after %.3f s (timeout 0.3 s)\n", s);
+	assert_true(s < 3.0);
+	rtplace_close(rp);
+	__atomic_store_n(&peer.stop, true, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	close(peer.listener);
+	unlink(addr.sun_path);
+	rmdir(dir);
 }
 
 static void test_env_socket(void **state)
@@ -549,6 +680,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_errors),
+		cmocka_unit_test(test_connect_full_backlog),
+		cmocka_unit_test(test_reply_deadline),
 		cmocka_unit_test(test_env_socket),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_cpus_snapshot),

@@ -88,7 +88,16 @@ printf '[placement]\nhousekeeping-cpu = 0\n' >"$TMP/bad.conf"
 expect_status 78 "$RUN" --socket "$SOCK" --config "$TMP/bad.conf" -- true
 grep -q "$TMP/bad.conf:2: unknown key 'housekeeping-cpu'" "$TMP/err" || fail "bad --config: $(cat "$TMP/err")"
 expect_status 78 "$RUN" --socket "$SOCK" --config "$TMP/none.conf" -- true
-grep -q "cannot read the configuration $TMP/none.conf: No such file" "$TMP/err" || fail "missing --config: $(cat "$TMP/err")"
+grep -q "cannot read the configuration: $TMP/none.conf: No such file" "$TMP/err" || fail "missing --config: $(cat "$TMP/err")"
+# One that is not a regular file is refused at once, saying what it is: a
+# FIFO blocked, /dev/zero was "File descriptor in bad state".
+mkfifo "$TMP/fifo.conf"
+expect_status 78 timeout 10 "$RUN" --socket "$SOCK" --config /dev/zero -- true
+grep -q "cannot read the configuration: /dev/zero is not a regular file (a character device)" "$TMP/err" ||
+	fail "--config /dev/zero: $(cat "$TMP/err")"
+expect_status 78 timeout 10 "$RUN" --socket "$SOCK" --config "$TMP/fifo.conf" -- true
+grep -q "cannot read the configuration: $TMP/fifo.conf is not a regular file (a FIFO)" "$TMP/err" ||
+	fail "--config FIFO: $(cat "$TMP/err")"
 
 start_daemon
 

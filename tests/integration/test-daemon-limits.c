@@ -692,7 +692,7 @@ static void test_reload_fifo_config(void **state)
 	assert_int_equal(harness_notify_wait(&f.d, "RELOADING=1", 5000, NULL, 0), 0);
 	assert_int_equal(harness_notify_wait(&f.d, "READY=1", 5000, NULL, 0), 0);
 	assert_int_equal(root_status(f.d.socket), 0);
-	assert_true(log_wait(&f, "rtplaced.conf: not a regular file", 3000));
+	assert_true(log_wait(&f, "rtplaced.conf is not a regular file (a FIFO)", 3000));
 	assert_true(log_wait(&f, "keeping the running configuration", 3000));
 	fixture_stop(&f);
 }

@@ -101,6 +101,24 @@ echo '{"id":"x","pid":1' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 echo '{"id":"x","bundle":"/"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 [ $? = 65 ] && grep -q 'no "pid" number' "$TMP/err" || fail "state without pid: $(cat "$TMP/err")"
 
+# config.json may be a link, but to a regular file: one to /dev/zero was
+# read until the runtime killed the hook, a FIFO blocked it. Refused at
+# once (66), naming the file and what it is.
+hand_config ""
+mv "$HAND/config.json" "$HAND/real.json"
+ln -s real.json "$HAND/config.json"
+hook_by_hand 0 '{}'
+rm "$HAND/config.json"
+ln -s /dev/zero "$HAND/config.json"
+expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" <"$TMP/state.json"
+grep -qF "cannot read the bundle's config: $HAND/config.json is not a regular file (a character device)" \
+	"$TMP/err" || fail "config.json -> /dev/zero: $(cat "$TMP/err")"
+rm "$HAND/config.json"
+mkfifo "$HAND/config.json"
+expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" <"$TMP/state.json"
+grep -qF "$HAND/config.json is not a regular file (a FIFO)" "$TMP/err" || fail "FIFO config.json: $(cat "$TMP/err")"
+rm "$HAND/config.json" "$HAND/real.json"
+
 # No daemon: refused (69) naming the socket, or with optional a warning.
 hand_config ""
 hook_by_hand 69 '{"io.rtplace.priority":"50"}'
@@ -108,6 +126,37 @@ grep -qF "container hand: cannot reach rtplaced at $SOCK" "$TMP/err" || fail "no
 hook_by_hand 0 '{"io.rtplace.priority":"50","io.rtplace.optional":"true"}'
 grep -qF "container hand: warning: cannot reach rtplaced at $SOCK" "$TMP/err" &&
 	grep -qF "starting unplaced (io.rtplace.optional=true)" "$TMP/err" || fail "optional: $(cat "$TMP/err")"
+# A stopped daemon: its socket listens, its backlog is full. connect() waited
+# for room for ever (container start with it); now the library's timeout
+# (5 s) ends the wait and optional starts the container unplaced.
+FULL=$TMP/full.sock
+python3 -c '
+import signal, socket, sys
+l = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+l.bind(sys.argv[1])
+l.listen(0)
+held = []
+while True:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.setblocking(False)
+    try:
+        c.connect(sys.argv[1])
+    except BlockingIOError:
+        break
+    held.append(c)
+open(sys.argv[2], "w").close()
+signal.pause()
+' "$FULL" "$TMP/full.ready" &
+FULL_PID=$!
+PIDS="$PIDS $FULL_PID"
+for i in $(seq 50); do [ -e "$TMP/full.ready" ] && break; sleep 0.1; done
+[ -e "$TMP/full.ready" ] || fail "no listener with a full backlog"
+printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":%s}\n' \
+	"$INIT" "$HAND" '{"io.rtplace.priority":"50","io.rtplace.optional":"true"}' >"$TMP/state.json"
+expect_status 0 timeout 30 "$HOOK" --socket "$FULL" <"$TMP/state.json"
+grep -qF "container hand: warning: cannot reach rtplaced at $FULL: Connection timed out" "$TMP/err" &&
+	grep -qF "starting unplaced (io.rtplace.optional=true)" "$TMP/err" || fail "full backlog: $(cat "$TMP/err")"
+kill "$FULL_PID"
 
 # --- Real containers under runc.
 require_root

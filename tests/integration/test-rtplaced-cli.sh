@@ -48,15 +48,31 @@ done
 "$rtplaced" --check-config --config "$dir/missing.conf" 2> "$dir/err"; rc=$?
 [ $rc -eq 78 ] || fail "missing explicit config exited $rc, expected 78"
 grep -q "missing.conf" "$dir/err" || fail "missing config not named"
-# Not a regular file: refused at once, never read (a FIFO would block).
+# Not a regular file: refused at once, never read (a FIFO would block,
+# /dev/zero never ends), with what the file is.
 mkfifo "$dir/fifo.conf"
 timeout 10 "$rtplaced" --check-config --config "$dir/fifo.conf" 2> "$dir/err"; rc=$?
 [ $rc -ne 124 ] || fail "--check-config on a FIFO hangs"
 [ $rc -eq 78 ] || fail "FIFO config exited $rc, expected 78"
-grep -qx "$dir/fifo.conf: not a regular file" "$dir/err" || fail "FIFO config: $(cat "$dir/err")"
+grep -qx "$dir/fifo.conf is not a regular file (a FIFO)" "$dir/err" || fail "FIFO config: $(cat "$dir/err")"
 timeout 10 "$rtplaced" --check-config --config "$dir" 2> "$dir/err"; rc=$?
 [ $rc -eq 78 ] || fail "folder as config exited $rc, expected 78"
-grep -qx "$dir: not a regular file" "$dir/err" || fail "folder as config: $(cat "$dir/err")"
+grep -qx "$dir is not a regular file (a directory)" "$dir/err" || fail "folder as config: $(cat "$dir/err")"
+timeout 10 "$rtplaced" --check-config --config /dev/zero 2> "$dir/err"; rc=$?
+[ $rc -ne 124 ] || fail "--check-config on /dev/zero hangs"
+[ $rc -eq 78 ] || fail "/dev/zero as config exited $rc, expected 78"
+grep -qx "/dev/zero is not a regular file (a character device)" "$dir/err" ||
+	fail "/dev/zero as config: $(cat "$dir/err")"
+
+# The same for --topology: it hung on /dev/zero without a word.
+for topo in /dev/zero "$dir/fifo.conf"; do
+	timeout 10 "$rtplaced" --config "$dir/good.conf" --socket "$dir/rtplaced.sock" --topology "$topo" \
+		> "$dir/err" 2>&1; rc=$?
+	[ $rc -ne 124 ] || fail "--topology $topo hangs"
+	[ $rc -ne 0 ] || fail "--topology $topo started"
+	grep -q "Failed to load the topology: $topo is not a regular file (a" "$dir/err" ||
+		fail "--topology $topo: $(cat "$dir/err")"
+done
 
 # No file at the default path: said so, and the defaults apply (status 0).
 default=$("$rtplaced" --help | sed -n 's/.*read FILE instead of \(.*\)$/\1/p')

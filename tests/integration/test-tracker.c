@@ -607,6 +607,7 @@ int main(void)
 	struct worker early = { 0 }, *ews[] = { &early };
 	struct tracker *t = NULL;
 	struct topo *topo = NULL;
+	struct rtplace_reason reason;
 	struct cpupri_view view = { 0 };
 	struct cpupri_mask all = { 0 };
 	struct cpuset every;
@@ -618,9 +619,9 @@ int main(void)
 
 	test_require_root();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	r = topo_load(NULL, &topo);
+	r = topo_load(NULL, &reason, &topo);
 	if (r < 0) {
-		fprintf(stderr, "FAIL: topo_load: %s\n", strerror(-r));
+		fprintf(stderr, "FAIL: %s\n", reason.text);
 		return 1;
 	}
 	if (!cpuset_test(&topo->online, 0) || !cpuset_test(&topo->online, TEST_RT_CPU))

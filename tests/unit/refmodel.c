@@ -450,9 +450,10 @@ unsigned refmodel_each_topology(void (*fn)(const char *label, struct topo *t, vo
 	}
 	for (const char *const *name = test_topology_names; *name; name++) {
 		char path[4096], label[64];
+		struct rtplace_reason reason;
 		struct topo *t;
 
-		if (!test_topology_path(*name, path, sizeof(path)) || topo_load(path, &t) < 0)
+		if (!test_topology_path(*name, path, sizeof(path)) || topo_load(path, &reason, &t) < 0)
 			continue;
 		snprintf(label, sizeof(label), "%s (xml)", *name);
 		fn(label, t, arg);

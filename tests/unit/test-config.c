@@ -465,22 +465,33 @@ static void test_load_file(void **state)
 	char dir[] = "/tmp/test-config.XXXXXX";
 	char path[256];
 	struct test_errors e = { 0 };
+	struct rtplace_reason reason;
 	struct config c, before;
+	char want[512];
 	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/absent.conf", dir);
 	memset(&c, 0x5a, sizeof(c));
 	memcpy(&before, &c, sizeof(c));
-	assert_int_equal(config_load(path, &c, test_error_cb, &e), -ENOENT);
+	assert_int_equal(config_load(path, &reason, &c, test_error_cb, &e), -ENOENT);
 	/* Not regular files: refused before any read, so a FIFO without a
 	 * writer cannot block (alarm: a hang fails the test). */
-	assert_int_equal(config_load(dir, &c, test_error_cb, &e), -EBADFD);
+	assert_int_equal(config_load(dir, &reason, &c, test_error_cb, &e), -EBADFD);
+	snprintf(want, sizeof(want), "%s is not a regular file (a directory)", dir);
+	assert_string_equal(reason.text, want);
 	snprintf(path, sizeof(path), "%s/fifo.conf", dir);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	alarm(10);
-	assert_int_equal(config_load(path, &c, test_error_cb, &e), -EBADFD);
+	assert_int_equal(config_load(path, &reason, &c, test_error_cb, &e), -EBADFD);
 	alarm(0);
+	snprintf(want, sizeof(want), "%s is not a regular file (a FIFO)", path);
+	assert_string_equal(reason.text, want);
+	/* A device that never ends (read until killed before). */
+	alarm(10);
+	assert_int_equal(config_load("/dev/zero", &reason, &c, test_error_cb, &e), -EBADFD);
+	alarm(0);
+	assert_string_equal(reason.text, "/dev/zero is not a regular file (a character device)");
 	unlink(path);
 	assert_int_equal(e.n, 0);
 	assert_memory_equal(&c, &before, sizeof(c));
@@ -490,21 +501,16 @@ static void test_load_file(void **state)
 	assert_non_null(f);
 	fputs("[moves]\nrebalance = yes\nmax-prio = 120\n", f);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(config_load(path, &c, test_error_cb, &e), -EINVAL);
+	assert_int_equal(config_load(path, &reason, &c, test_error_cb, &e), -EINVAL);
 	assert_int_equal(e.n, 1);
-	{
-		char want[512];
-
-		snprintf(want, sizeof(want), "%s:3: max-prio = 120 is out of range: expected an integer from 1 to 99",
-			 path);
-		assert_string_equal(e.msg[0], want);
-	}
+	snprintf(want, sizeof(want), "%s:3: max-prio = 120 is out of range: expected an integer from 1 to 99", path);
+	assert_string_equal(e.msg[0], want);
 
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("[moves]\nrebalance = yes\n", f);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(config_load(path, &c, NULL, NULL), 0);
+	assert_int_equal(config_load(path, &reason, &c, NULL, NULL), 0);
 	assert_true(c.moves.rebalance);
 
 	/* Anything above CONFIG_FILE_MAX is refused before parsing. */
@@ -513,7 +519,9 @@ static void test_load_file(void **state)
 	for (int i = 0; i < CONFIG_FILE_MAX / 16 + 1; i++)
 		fputs("# padding......\n", f);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(config_load(path, &c, NULL, NULL), -EFBIG);
+	assert_int_equal(config_load(path, &reason, &c, NULL, NULL), -EFBIG);
+	snprintf(want, sizeof(want), "%s is longer than %d bytes", path, CONFIG_FILE_MAX);
+	assert_string_equal(reason.text, want);
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);

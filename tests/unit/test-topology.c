@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -94,6 +95,8 @@ static char tmpdir[64];
 
 /* A failed load must leave *ret as it was: tests preset it to this. */
 static struct topo untouched;
+/* What the last failed topo_load() said. */
+static struct rtplace_reason why;
 
 static int group_setup(void **state)
 {
@@ -136,7 +139,7 @@ static struct topo *load_shared(const char *name)
 
 	if (!test_topology_path(name, path, sizeof(path)))
 		return NULL;
-	assert_int_equal(topo_load(path, &t), 0);
+	assert_int_equal(topo_load(path, &why, &t), 0);
 	assert_non_null(t);
 	return t;
 }
@@ -259,7 +262,7 @@ static void test_hwloc_xmlfile(void **state)
 		return;
 	}
 	assert_int_equal(setenv("HWLOC_XMLFILE", path, 1), 0);
-	assert_int_equal(topo_load(NULL, &t), 0);
+	assert_int_equal(topo_load(NULL, &why, &t), 0);
 	assert_int_equal(unsetenv("HWLOC_XMLFILE"), 0);
 	assert_int_equal(t->ncpus, 16);
 	assert_int_equal(t->ncores, 8);
@@ -291,7 +294,7 @@ static void test_live(void **state)
 	long onln = sysconf(_SC_NPROCESSORS_ONLN);
 
 	assert_int_equal(unsetenv("HWLOC_XMLFILE"), 0);
-	assert_int_equal(topo_load(NULL, &t), 0);
+	assert_int_equal(topo_load(NULL, &why, &t), 0);
 	assert_true(t->ncpus >= 1);
 	assert_true(onln >= 1);
 	assert_int_equal(cpuset_count(&t->online), (unsigned)onln);
@@ -327,7 +330,32 @@ static void test_missing(void **state)
 {
 	struct topo *t = &untouched;
 
-	assert_int_equal(topo_load("/nonexistent/rtplace/none.xml", &t), -ENOENT);
+	assert_int_equal(topo_load("/nonexistent/rtplace/none.xml", &why, &t), -ENOENT);
+	assert_string_equal(why.text, "/nonexistent/rtplace/none.xml: No such file or directory");
+	assert_ptr_equal(t, &untouched);
+}
+
+/* Files that are no XML file are refused before hwloc sees them, and
+ * without blocking: a FIFO without a writer, a device that never ends
+ * (read until killed before). The alarm fails the test on a hang. */
+static void test_not_regular(void **state)
+{
+	struct topo *t = &untouched;
+	char path[256], want[300];
+
+	alarm(10);
+	assert_int_equal(topo_load("/dev/zero", &why, &t), -EBADFD);
+	assert_string_equal(why.text, "/dev/zero is not a regular file (a character device)");
+	snprintf(path, sizeof(path), "%s/fifo.xml", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(topo_load(path, &why, &t), -EBADFD);
+	snprintf(want, sizeof(want), "%s is not a regular file (a FIFO)", path);
+	assert_string_equal(why.text, want);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(topo_load(tmpdir, &why, &t), -EBADFD);
+	snprintf(want, sizeof(want), "%s is not a regular file (a directory)", tmpdir);
+	assert_string_equal(why.text, want);
+	alarm(0);
 	assert_ptr_equal(t, &untouched);
 }
 
@@ -349,14 +377,7 @@ static void test_malformed(void **state)
 
 		snprintf(name, sizeof(name), "bad%zu.xml", i);
 		write_temp(name, bad[i], path, sizeof(path));
-		assert_int_equal(topo_load(path, &t), -EINVAL);
-		assert_ptr_equal(t, &untouched);
-	}
-	/* not a file at all: an error, whichever errno hwloc saw */
-	{
-		struct topo *t = &untouched;
-
-		assert_true(topo_load(tmpdir, &t) < 0);
+		assert_int_equal(topo_load(path, &why, &t), -EINVAL);
 		assert_ptr_equal(t, &untouched);
 	}
 }
@@ -364,7 +385,7 @@ static void test_malformed(void **state)
 /* One PU with id 1024, just above RTPLACE_MAX_CPUS. */
 static void test_too_many_cpus(void **state)
 {
-	char set[160], xml[4096], path[256];
+	char set[160], xml[4096], path[256], want[400];
 	struct topo *t = &untouched;
 	size_t len;
 
@@ -382,7 +403,10 @@ static void test_too_many_cpus(void **state)
 		 set);
 	assert_true(len < sizeof(xml));
 	write_temp("big.xml", xml, path, sizeof(path));
-	assert_int_equal(topo_load(path, &t), -E2BIG);
+	assert_int_equal(topo_load(path, &why, &t), -E2BIG);
+	snprintf(want, sizeof(want), "%s has CPU ids up to 1024 (1025 CPUs); rtplace is built for at most 1024 "
+		 "(RTPLACE_MAX_CPUS)", path);
+	assert_string_equal(why.text, want);
 	assert_ptr_equal(t, &untouched);
 }
 
@@ -430,7 +454,7 @@ static void test_hybrid_offline(void **state)
 	struct topo *t = NULL;
 	struct cpuset sib;
 
-	assert_int_equal(topo_load(write_temp("hybrid.xml", hybrid_xml, path, sizeof(path)), &t), 0);
+	assert_int_equal(topo_load(write_temp("hybrid.xml", hybrid_xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 8);
 	assert_set_is(&t->online, "0-5");
 	assert_false(t->cpus[6].online);
@@ -469,7 +493,7 @@ static void test_bare_pus(void **state)
 	struct topo *t = NULL;
 	struct cpuset sib;
 
-	assert_int_equal(topo_load(write_temp("bare.xml", xml, path, sizeof(path)), &t), 0);
+	assert_int_equal(topo_load(write_temp("bare.xml", xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 4);
 	assert_int_equal(t->npackages, 1);
 	assert_int_equal(t->nnodes, 1);
@@ -547,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_missing),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_too_many_cpus),
 		cmocka_unit_test(test_hybrid_offline),
 		cmocka_unit_test(test_bare_pus),
