@@ -6,14 +6,14 @@
  * (bpf/tracker-abi.h) the daemon must act on. Library code: it never logs; errors come back as -errno with
  * a message for the caller to log.
  *
- * Needs bpf(2), CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), kernel BTF, tp_btf programs on the
- * scheduler tracepoints (sched_update_nr_running_tp among them) and the
- * group-scheduling runqueue pointers (CONFIG_FAIR_GROUP_SCHED or
- * CONFIG_RT_GROUP_SCHED); not tracefs. The map is exact from tracker_open()
- * on, RT tasks that already ran included (seeded from /proc, see seed.h),
- * and a priority change of a queued or running task (sched_setscheduler(),
- * sched_setparam(), sched_setattr(), priority inheritance) is published
- * before the call that made it returns.
+ * Needs bpf(2), CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), kernel BTF,
+ * tp_btf programs on the scheduler tracepoints (sched_update_nr_running_tp
+ * among them) and the group-scheduling runqueue pointers
+ * (CONFIG_FAIR_GROUP_SCHED or CONFIG_RT_GROUP_SCHED); not tracefs. The map
+ * is exact from tracker_open() on, RT tasks that already ran included
+ * (seeded from /proc, see seed.h), and a priority change of a queued or
+ * running task (sched_setscheduler(), sched_setparam(), sched_setattr(),
+ * priority inheritance) is published before the call that made it returns.
  */
 #ifndef RTPLACE_TRACKER_H
 #define RTPLACE_TRACKER_H
