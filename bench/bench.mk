@@ -64,3 +64,12 @@ bench_claims_scale_SOURCES = bench/claims-scale.c
 bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
+
+# CPU time of one sample of the /proc-sampled map, by threads on the
+# machine and topology size.
+noinst_PROGRAMS += bench/sampler-cost
+bench_sampler_cost_SOURCES = bench/sampler-cost.c
+bench_sampler_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_sampler_cost_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_sampler_cost_LDADD = bench/libbench.la daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la \
+	common/libcommon.la $(HWLOC_LIBS) $(PTHREAD_LIBS)
