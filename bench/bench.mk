@@ -71,3 +71,12 @@ noinst_PROGRAMS += bench/claims-journal
 bench_claims_journal_SOURCES = bench/claims-journal.c
 bench_claims_journal_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_claims_journal_LDADD = bench/libbench.la common/libcommon.la
+
+# CPU time of one sample of the /proc-sampled map, by threads on the
+# machine and topology size.
+noinst_PROGRAMS += bench/sampler-cost
+bench_sampler_cost_SOURCES = bench/sampler-cost.c
+bench_sampler_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_sampler_cost_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_sampler_cost_LDADD = bench/libbench.la daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la \
+	common/libcommon.la $(HWLOC_LIBS) $(PTHREAD_LIBS)

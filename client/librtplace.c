@@ -895,6 +895,32 @@ int rtplace_status(struct rtplace *rp, struct rtplace_status *ret)
 	return r;
 }
 
+int rtplace_tracking(struct rtplace *rp, struct rtplace_tracking *ret)
+{
+	const struct rtplace_tracking_reply *tr;
+	int r;
+
+	if (!rp || !ret)
+		return -EINVAL;
+	tr = &rp->reply.tracking_reply;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_tracking(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_TRACKING_REPLY);
+	if (r == 0) {
+		*ret = (struct rtplace_tracking){
+			.mode = tr->mode,
+			.interval_ms = tr->interval_ms,
+			.samples = tr->samples,
+			.failures = tr->failures,
+			.cpu_ns = tr->cpu_ns,
+		};
+		memcpy(ret->why, tr->why, sizeof(ret->why));
+	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
 /* The wire's policy as a Linux policy: OTHER stands for every non-RT one. */
 static int rtplace_policy_from_wire(uint8_t policy)
 {

@@ -71,6 +71,7 @@ extern "C" {
 #define RTPLACE_REASON_LEN 64
 #define RTPLACE_COMM_LEN 16
 #define RTPLACE_VERSION_LEN 32
+#define RTPLACE_WHY_LEN RTPLACE_TRACKING_WHY_MAX
 
 /* A connection to rtplaced. */
 struct rtplace;
@@ -227,6 +228,20 @@ void rtplace_cpu_times_free(struct rtplace_cpu_time *times);
 const char *rtplace_class_name(unsigned cls);
 
 int rtplace_status(struct rtplace *rp, struct rtplace_status *ret);
+
+/* Where the daemon's levels come from (rtplaced.conf(5), [tracker]). */
+struct rtplace_tracking {
+	unsigned mode;        /* RTPLACE_TRACKING_LIVE, _SAMPLED or _SIMULATED */
+	unsigned interval_ms; /* SAMPLED: a level may be this old; else 0 */
+	uint64_t samples;     /* SAMPLED: samples taken, and how many failed */
+	uint64_t failures;
+	uint64_t cpu_ns;      /* SAMPLED: the daemon's CPU time spent sampling */
+	char why[RTPLACE_WHY_LEN]; /* SAMPLED: why not LIVE (the missing feature); else "" */
+};
+
+/* -EOPNOTSUPP from a daemon older than the question: it tracks live
+ * (RTPLACE_STATUS_F_TRACKING) or simulates. */
+int rtplace_tracking(struct rtplace *rp, struct rtplace_tracking *ret);
 
 /* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
  * daemon that does not serve moves. */

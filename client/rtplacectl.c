@@ -158,8 +158,29 @@ static int ctl_simple_options(struct ctl *c, int argc, char **argv, const char *
 
 #define CTL_STATUS_USAGE "status"
 
+static const char *ctl_tracking_mode(unsigned mode)
+{
+	return mode == RTPLACE_TRACKING_LIVE ? "live" : mode == RTPLACE_TRACKING_SAMPLED ? "sampled" : "simulated";
+}
+
+/* Where the levels come from; from a daemon that cannot say (older than
+ * TRACKING), what its status flags imply. 0 or -errno. */
+static int ctl_tracking(struct ctl *c, const struct rtplace_status *st, struct rtplace_tracking *ret)
+{
+	int r = rtplace_tracking(c->rp, ret);
+
+	if (r == -EOPNOTSUPP) {
+		*ret = (struct rtplace_tracking){
+			.mode = st->flags & RTPLACE_STATUS_F_TRACKING ? RTPLACE_TRACKING_LIVE : RTPLACE_TRACKING_SIMULATED,
+		};
+		r = 0;
+	}
+	return r;
+}
+
 static int ctl_status(struct ctl *c, int argc, char **argv)
 {
+	struct rtplace_tracking tr;
 	struct rtplace_status st;
 	int r;
 
@@ -172,16 +193,26 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	r = rtplace_status(c->rp, &st);
 	if (r < 0)
 		return ctl_fail(c, "cannot read the daemon's status", r);
+	r = ctl_tracking(c, &st, &tr);
+	if (r < 0)
+		return ctl_fail(c, "cannot read where the daemon's levels come from", r);
 	if (c->json) {
 		printf("{\"version\": ");
 		ctl_json_string(st.version);
 		printf(", \"uptime_ms\": %" PRIu64 ", \"ncpus\": %u, \"nonline\": %u, \"nnodes\": %u, "
-		       "\"nllcs\": %u, \"ncores\": %u, \"tracking\": %s, \"moves_served\": %s, "
-		       "\"queries\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"claims_active\": %" PRIu64
-		       ", \"claims_total\": %" PRIu64 ", \"clients\": %" PRIu64 ", \"clients_dropped\": %" PRIu64
-		       ", \"moves\": %" PRIu64 "}\n",
+		       "\"nllcs\": %u, \"ncores\": %u, \"tracking\": %s, \"levels\": \"%s\", ",
 		       st.uptime_ms, st.ncpus, st.nonline, st.nnodes, st.nllcs, st.ncores,
-		       st.flags & RTPLACE_STATUS_F_TRACKING ? "true" : "false",
+		       st.flags & RTPLACE_STATUS_F_TRACKING ? "true" : "false", ctl_tracking_mode(tr.mode));
+		if (tr.mode == RTPLACE_TRACKING_SAMPLED) {
+			printf("\"sample_interval_ms\": %u, \"samples\": %" PRIu64 ", \"samples_failed\": %" PRIu64
+			       ", \"sample_cpu_ns\": %" PRIu64 ", \"untracked_why\": ",
+			       tr.interval_ms, tr.samples, tr.failures, tr.cpu_ns);
+			ctl_json_string(tr.why);
+			printf(", ");
+		}
+		printf("\"moves_served\": %s, \"queries\": %" PRIu64 ", \"errors\": %" PRIu64
+		       ", \"claims_active\": %" PRIu64 ", \"claims_total\": %" PRIu64 ", \"clients\": %" PRIu64
+		       ", \"clients_dropped\": %" PRIu64 ", \"moves\": %" PRIu64 "}\n",
 		       st.flags & RTPLACE_STATUS_F_MOVES ? "true" : "false", st.queries, st.errors,
 		       st.claims_active, st.claims_total, st.clients, st.clients_dropped, st.moves);
 		return EX_OK;
@@ -190,8 +221,14 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	printf("uptime           %" PRIu64 ".%03u s\n", st.uptime_ms / 1000, (unsigned)(st.uptime_ms % 1000));
 	printf("cpus             %u ids, %u online and managed\n", st.ncpus, st.nonline);
 	printf("topology         %u nodes, %u LLCs, %u cores\n", st.nnodes, st.nllcs, st.ncores);
-	printf("levels           %s\n",
-	       st.flags & RTPLACE_STATUS_F_TRACKING ? "live (BPF tracker)" : "simulated (every CPU idle)");
+	if (tr.mode == RTPLACE_TRACKING_SAMPLED) {
+		printf("levels           sampled from /proc (every %u ms), not live: %s\n", tr.interval_ms, tr.why);
+		printf("sampling cost    %.3f ms of CPU per sample, %" PRIu64 " samples, %" PRIu64 " failed\n",
+		       tr.samples ? (double)tr.cpu_ns / (double)tr.samples / 1e6 : 0.0, tr.samples, tr.failures);
+	} else {
+		printf("levels           %s\n",
+		       tr.mode == RTPLACE_TRACKING_LIVE ? "live (BPF tracker)" : "simulated (every CPU idle)");
+	}
 	printf("moves served     %s\n", st.flags & RTPLACE_STATUS_F_MOVES ? "yes" : "no");
 	printf("queries          %" PRIu64 "\n", st.queries);
 	printf("errors           %" PRIu64 "\n", st.errors);

@@ -366,6 +366,26 @@ static int proto_check_status_reply(const struct proto_msg *m, const struct prot
 	return 0;
 }
 
+static int proto_check_tracking_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				      const char **reason)
+{
+	const struct rtplace_tracking_reply *t = &m->tracking_reply;
+
+	if (t->mode > RTPLACE_TRACKING_SAMPLED)
+		return proto_fail(reason, -EINVAL, "unknown tracking mode");
+	if ((t->mode == RTPLACE_TRACKING_SAMPLED) != (t->interval_ms != 0))
+		return proto_fail(reason, -EINVAL, "interval without sampling, or sampling without one");
+	if (t->failures > t->samples)
+		return proto_fail(reason, -EINVAL, "more failed samples than samples");
+	if (t->mode != RTPLACE_TRACKING_SAMPLED && (t->samples || t->cpu_ns))
+		return proto_fail(reason, -EINVAL, "sampler counters without sampling");
+	if (!proto_string_ok(t->why, sizeof(t->why), t->mode == RTPLACE_TRACKING_SAMPLED))
+		return proto_fail(reason, -EINVAL, "bad why string");
+	if (t->mode != RTPLACE_TRACKING_SAMPLED && t->why[0])
+		return proto_fail(reason, -EINVAL, "why without sampling");
+	return 0;
+}
+
 static int proto_check_move_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
 {
 	const struct rtplace_move_reply *r = &m->move_reply;
@@ -448,6 +468,7 @@ static const struct proto_type proto_types[] = {
 		   proto_check_subscribe),
 	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpu-times",
 		   proto_check_cpus),
+	PROTO_TYPE(RTPLACE_MSG_TRACKING, PROTO_ACCEPT_REQUESTS, 0, "tracking", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
 	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, "query-reply",
@@ -464,6 +485,8 @@ static const struct proto_type proto_types[] = {
 		   "subscribe-reply", proto_check_subscribe_reply),
 	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, "cpu-times-reply",
 			proto_check_cpu_times_reply),
+	PROTO_TYPE(RTPLACE_MSG_TRACKING_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_tracking_reply),
+		   "tracking-reply", proto_check_tracking_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
 };

@@ -127,6 +127,9 @@ enum {
 	/* Added in version 1; a daemon without it answers ERROR -EOPNOTSUPP
 	 * ("unknown message type"), as one without the BPF tracker does. */
 	RTPLACE_MSG_CPU_TIMES = 0x0107,
+	/* Added to version 2 later; a daemon without it answers ERROR
+	 * -EOPNOTSUPP ("unknown message type"): it tracks with BPF. */
+	RTPLACE_MSG_TRACKING = 0x0108,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -137,6 +140,7 @@ enum {
 	RTPLACE_MSG_MOVE_REPLY = 0x0205,
 	RTPLACE_MSG_SUBSCRIBE_REPLY = 0x0206,
 	RTPLACE_MSG_CPU_TIMES_REPLY = 0x0207,
+	RTPLACE_MSG_TRACKING_REPLY = 0x0208,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -225,7 +229,7 @@ struct rtplace_cpus {
 	uint32_t flags;      /* RTPLACE_CPUS_F_* */
 };
 
-/* STATUS has no body. */
+/* STATUS and TRACKING have no body. */
 
 /* MOVE flags: at least one of SET_AFFINITY and SET_SCHED. */
 #define RTPLACE_MOVE_F_SET_AFFINITY (1u << 0) /* set the affinity to cpus (non-empty) */
@@ -386,6 +390,30 @@ struct rtplace_status_reply {
 	uint64_t moves;
 };
 
+/* Where the levels come from (TRACKING_REPLY's mode). */
+#define RTPLACE_TRACKING_SIMULATED 0 /* --topology: no machine; levels change with claims only */
+#define RTPLACE_TRACKING_LIVE 1      /* the BPF tracker: every change as it happens */
+#define RTPLACE_TRACKING_SAMPLED 2   /* the daemon reads /proc every interval_ms */
+
+#define RTPLACE_TRACKING_WHY_MAX 256 /* why, NUL included */
+
+/*
+ * How the daemon knows each CPU's level. A sampled level may be interval_ms
+ * old, and what lasts less may never show. The sampler's counters are zero
+ * unless mode is SAMPLED; cpu_ns is the daemon's CPU time spent sampling,
+ * so cpu_ns / samples is the cost of one sample.
+ */
+struct rtplace_tracking_reply {
+	uint32_t mode;        /* RTPLACE_TRACKING_* */
+	uint32_t interval_ms; /* SAMPLED: the period; else 0 */
+	uint64_t samples;     /* samples taken */
+	uint64_t failures;    /* of which failed (the map kept the one before) */
+	uint64_t cpu_ns;      /* CPU time of all samples */
+	/* SAMPLED: why not LIVE (the feature the kernel or the daemon lacks,
+	 * or the configuration); "" otherwise. Cut to fit. */
+	char why[RTPLACE_TRACKING_WHY_MAX];
+};
+
 /* The thread's scheduling after the move, and before it (for undo). */
 struct rtplace_move_reply {
 	int32_t tid;
@@ -469,6 +497,8 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_times_reply, cpus) == 24, "cpu 
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_status_reply) == 120, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_tracking_reply) == 288, "tracking reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_tracking_reply, why) == 32, "tracking reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 264, "move reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, cpus) == 8, "move reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe_reply) == 16, "subscribe reply layout");

@@ -45,7 +45,7 @@ struct config_key {
 	{ section, name, NULL, CONFIG_BOOL_EXPECTED, CONFIG_FIELD(field, bool), 0, 0 }
 
 static const char *const config_sections[] = {
-	"daemon", "topology", "placement", "moves", "notify", "limits", "metrics",
+	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics",
 };
 
 static const struct config_choice config_log_levels[] = {
@@ -55,6 +55,10 @@ static const struct config_choice config_log_levels[] = {
 
 static const struct config_choice config_shards[] = {
 	{ "node", TOPO_SHARD_NODE }, { "llc", TOPO_SHARD_LLC }, { NULL, 0 },
+};
+
+static const struct config_choice config_tracker_modes[] = {
+	{ "auto", CONFIG_TRACKER_AUTO }, { "sampled", CONFIG_TRACKER_SAMPLED }, { NULL, 0 },
 };
 
 static const struct config_choice config_smts[] = {
@@ -77,6 +81,11 @@ void config_defaults(struct config *ret)
 	ret->daemon.socket_mode = 0660;
 	ret->daemon.log_level = LOG_INFO;
 	ret->topology.shard = TOPO_SHARD_NODE;
+	ret->tracker.mode = CONFIG_TRACKER_AUTO;
+	ret->tracker.required = false;
+	/* A level older than this is what a wakeup on a loaded CPU waits
+	 * anyway; the scan's cost (rtplaced(8), OVERHEAD) stays near 1%. */
+	ret->tracker.sample_interval_ms = 100;
 	cpuset_zero(&ret->placement.housekeeping_cpus);
 	ret->placement.prefer_idle = true;
 	ret->placement.avoid_smt_siblings = CONFIG_SMT_RT;
@@ -229,6 +238,16 @@ static int config_set_shard(struct config *c, const char *v)
 
 	if (r == 0)
 		c->topology.shard = (enum topo_shard)shard;
+	return r;
+}
+
+static int config_set_tracker_mode(struct config *c, const char *v)
+{
+	int mode;
+	int r = config_parse_choice(v, config_tracker_modes, &mode);
+
+	if (r == 0)
+		c->tracker.mode = (enum config_tracker_mode)mode;
 	return r;
 }
 
@@ -462,6 +481,10 @@ static const struct config_key config_keys[] = {
 	CONFIG_FN("topology", "shard", config_set_shard, "node or llc"),
 	CONFIG_FN("topology", "file", config_set_topology_file,
 		  "an absolute path to an hwloc XML file, or nothing for the live machine"),
+	CONFIG_FN("tracker", "mode", config_set_tracker_mode, "auto or sampled"),
+	CONFIG_BOOL("tracker", "required", tracker.required),
+	CONFIG_UINT("tracker", "sample-interval-ms", tracker.sample_interval_ms, 10, 10000,
+		    "an integer from 10 to 10000"),
 	CONFIG_FN("placement", "housekeeping-cpus", config_set_housekeeping_cpus,
 		  "a CPU list such as 0-1,4 with CPU ids below " CONFIG_STR(RTPLACE_MAX_CPUS) ", or nothing"),
 	CONFIG_BOOL("placement", "prefer-idle", placement.prefer_idle),
@@ -615,7 +638,8 @@ static void config_check_line(struct config_parser *p, char *line)
 		*close = '\0';
 		if (!config_section_known(line + 1)) {
 			config_error(p, p->lineno,
-				     "unknown section [%s]: expected daemon, topology, placement, moves, notify, limits or metrics",
+				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits or "
+				     "metrics",
 				     config_printable(line + 1, shown, sizeof(shown)));
 			strcpy(line, "[?]");
 			return;
@@ -725,6 +749,22 @@ static int config_handler_cb(void *user, const char *section, const char *name, 
 	return 1;
 }
 
+/* The one pair of keys that can contradict each other: both set, so the
+ * error names the later line. */
+static void config_check_tracker(struct config_parser *p)
+{
+	unsigned mode_line = 0, required_line = 0;
+
+	for (size_t i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].section, "tracker") == 0 && strcmp(config_keys[i].name, "mode") == 0)
+			mode_line = p->seen[i];
+		else if (strcmp(config_keys[i].section, "tracker") == 0 && strcmp(config_keys[i].name, "required") == 0)
+			required_line = p->seen[i];
+	if (p->cfg.tracker.required && p->cfg.tracker.mode == CONFIG_TRACKER_SAMPLED)
+		config_error(p, mode_line > required_line ? mode_line : required_line,
+			     "required = yes asks for the BPF tracker, which mode = sampled never loads");
+}
+
 int config_load_buffer(const char *name, const void *data, size_t size, struct config *ret,
 		       config_error_fn *on_error, void *userdata)
 {
@@ -751,6 +791,7 @@ int config_load_buffer(const char *name, const void *data, size_t size, struct c
 	 * different inih still reject one, say where rather than pass it. */
 	if (r > 0)
 		config_error(p, (unsigned)r, "syntax error");
+	config_check_tracker(p);
 	r = p->nerrors ? -EINVAL : 0;
 	if (r == 0)
 		*ret = p->cfg;
@@ -787,6 +828,9 @@ bool config_equal(const struct config *a, const struct config *b)
 	    a->daemon.socket_mode != b->daemon.socket_mode || a->daemon.log_level != b->daemon.log_level)
 		return false;
 	if (a->topology.shard != b->topology.shard || strcmp(a->topology.file, b->topology.file) != 0)
+		return false;
+	if (a->tracker.mode != b->tracker.mode || a->tracker.required != b->tracker.required ||
+	    a->tracker.sample_interval_ms != b->tracker.sample_interval_ms)
 		return false;
 	if (!cpuset_equal(&a->placement.housekeeping_cpus, &b->placement.housekeeping_cpus) ||
 	    a->placement.prefer_idle != b->placement.prefer_idle ||
@@ -834,6 +878,12 @@ const char *config_restart_key(const struct config *old, const struct config *ne
 		return "topology.shard";
 	if (strcmp(old->topology.file, new->topology.file) != 0)
 		return "topology.file";
+	if (old->tracker.mode != new->tracker.mode)
+		return "tracker.mode";
+	if (old->tracker.required != new->tracker.required)
+		return "tracker.required";
+	if (old->tracker.sample_interval_ms != new->tracker.sample_interval_ms)
+		return "tracker.sample-interval-ms";
 	if (strcmp(old->metrics.host, new->metrics.host) != 0 || old->metrics.port != new->metrics.port)
 		return "metrics.listen";
 	if (old->metrics.bpf_stats != new->metrics.bpf_stats)

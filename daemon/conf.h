@@ -48,6 +48,11 @@ enum config_smt {
 	CONFIG_SMT_ALWAYS, /* avoid siblings of any busy CPU (level above idle) */
 };
 
+enum config_tracker_mode {
+	CONFIG_TRACKER_AUTO,    /* BPF; the /proc sampler when BPF cannot load (unless required) */
+	CONFIG_TRACKER_SAMPLED, /* the /proc sampler only: BPF is never loaded */
+};
+
 enum config_moves_allow {
 	CONFIG_MOVES_OWNER, /* root, CAP_SYS_NICE, or the thread's owner */
 	CONFIG_MOVES_ROOT,  /* root or CAP_SYS_NICE only */
@@ -69,6 +74,11 @@ struct config {
 		enum topo_shard shard;
 		char file[CONFIG_PATH_MAX]; /* hwloc XML; "" = the live machine */
 	} topology;
+	struct config_tracker {
+		enum config_tracker_mode mode;
+		bool required;               /* no BPF tracker: exit rather than sample */
+		uint32_t sample_interval_ms; /* the sampler's period */
+	} tracker;
 	struct config_placement {
 		struct cpuset housekeeping_cpus; /* never offered to RT threads */
 		bool prefer_idle;

@@ -3,11 +3,13 @@
 # manual pages. Daemon sources see daemon/ and bpf/tracker-abi.h
 # (DAEMON_CPPFLAGS); only the tracker loader sees the generated skeleton.
 
-# The BPF loader, the skeleton's only includer, and the seeding from /proc.
+# The BPF loader, the skeleton's only includer, the seeding from /proc, and
+# the map sampled from /proc where BPF cannot run (one reader for both).
 noinst_LTLIBRARIES += daemon/libtracker.la
 daemon_libtracker_la_SOURCES = \
 	daemon/tracker.h daemon/tracker.c \
-	daemon/seed.h daemon/seed.c
+	daemon/seed.h daemon/seed.c \
+	daemon/sampler.h daemon/sampler.c
 nodist_daemon_libtracker_la_SOURCES = bpf/tracker.skel.h
 daemon_libtracker_la_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_builddir)/bpf
 daemon_libtracker_la_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)

@@ -38,8 +38,12 @@ struct dispatch {
 	struct event_base *base;
 	const struct topo *topo;
 	struct cpupri_view view;
-	bool tracking;
-	const struct tracker *tracker; /* time by class; NULL when simulating */
+	bool tracking;                 /* the BPF tracker writes the map */
+	bool live;                     /* the map is the machine's (tracked or sampled) */
+	const struct tracker *tracker; /* time by class; NULL when simulating or sampling */
+	const struct sampler *sampler; /* NULL unless sampling */
+	uint32_t sample_interval_ms;
+	const char *untracked;
 	struct notify *notify;
 	struct moves *moves;
 	struct push *push;
@@ -327,7 +331,8 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	s->queries++;
 	if (q->flags & RTPLACE_QUERY_F_MANAGE && !s->tracking) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,
-				   "managed threads need the live machine (not --topology)");
+				   s->live ? "managed threads need the BPF tracker (levels are sampled)"
+					   : "managed threads need the live machine (not --topology)");
 		return;
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
@@ -572,7 +577,7 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 		.nnodes = s->topo->nnodes,
 		.nllcs = s->topo->nllcs,
 		.ncores = s->topo->ncores,
-		.flags = s->tracking ? RTPLACE_STATUS_F_TRACKING | RTPLACE_STATUS_F_MOVES : 0,
+		.flags = (s->tracking ? RTPLACE_STATUS_F_TRACKING : 0) | (s->live ? RTPLACE_STATUS_F_MOVES : 0),
 		.queries = s->queries,
 		.errors = s->errors,
 		.claims_active = claims_count(s->claims),
@@ -584,6 +589,27 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
 	dispatch_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
+	dispatch_send_reply(s, peer, m);
+}
+
+static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_tracking_reply t = {
+		.mode = s->tracking ? RTPLACE_TRACKING_LIVE : RTPLACE_TRACKING_SIMULATED,
+	};
+
+	if (s->sampler) {
+		struct sampler_stats st;
+
+		sampler_get_stats(s->sampler, &st);
+		t.mode = RTPLACE_TRACKING_SAMPLED;
+		t.interval_ms = s->sample_interval_ms;
+		t.samples = st.samples;
+		t.failures = st.failures;
+		t.cpu_ns = st.cpu_ns;
+		proto_set_string(t.why, sizeof(t.why), s->untracked);
+	}
+	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -717,6 +743,9 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	case RTPLACE_MSG_STATUS:
 		dispatch_status(s, peer, m);
 		break;
+	case RTPLACE_MSG_TRACKING:
+		dispatch_tracking(s, peer, m);
+		break;
 	case RTPLACE_MSG_MOVE:
 		dispatch_move(s, peer, m);
 		break;
@@ -745,7 +774,7 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 		.view = &s->view,
 		.pcfg = &s->pcfg,
 		.placement = &s->pctx,
-		.live = opts->tracker != NULL,
+		.live = opts->tracker || opts->sampler,
 		.proc_root = s->proc_root,
 	};
 	struct push_opts po = { .view = &s->view, .claims = s->claims };
@@ -814,7 +843,11 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	s->base = opts->base;
 	s->topo = opts->topo;
 	s->tracking = opts->tracker != NULL;
+	s->live = opts->tracker || opts->sampler;
 	s->tracker = opts->tracker;
+	s->sampler = opts->sampler;
+	s->sample_interval_ms = opts->sample_interval_ms;
+	s->untracked = opts->untracked;
 	s->proc_root = opts->proc_root;
 	s->start_ms = loop_now_ms();
 	s->lim = (struct proto_limits){

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "conf.h"
+#include "sampler.h"
 #include "server.h"
 #include "topo.h"
 #include "tracker.h"
@@ -28,7 +29,10 @@ struct dispatch_opts {
 	const struct topo *topo;
 	const void *map;      /* the cpupri map, read-only */
 	size_t map_size;
-	struct tracker *tracker; /* the live BPF tracker; NULL when simulating */
+	struct tracker *tracker; /* the live BPF tracker; NULL when simulating or sampling */
+	struct sampler *sampler; /* the map's writer without BPF; NULL with the tracker or simulating */
+	uint32_t sample_interval_ms; /* the sampler's period */
+	const char *untracked;   /* with the sampler: why not the tracker; outlives the dispatch */
 	const char *proc_root; /* "/proc", or a test's own */
 };
 

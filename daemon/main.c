@@ -1,7 +1,7 @@
 /*
  * rtplaced: arguments, configuration, start-up order and shutdown. Start-up
  * follows what READY=1 promises: configuration, topology, tracker attached
- * (the map is live), socket listening, then READY.
+ * (the map is live) or its first sample taken, socket listening, then READY.
  */
 #include "config.h"
 
@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "procfs.h"
+#include "sampler.h"
 #include "systemd.h"
 #include "server.h"
 #include "dispatch.h"
@@ -41,6 +42,8 @@ struct daemon {
 	struct config cfg;
 	struct topo *topo;
 	struct tracker *tracker;
+	struct sampler *sampler; /* the /proc-sampled map when the tracker is not running */
+	struct rtplace_reason untracked; /* why the tracker is not running; "" when it is */
 	struct hotplug *hotplug; /* live machine only */
 	struct event *ev_hotplug;
 	void *sim_map; /* the map when simulating a --topology machine */
@@ -56,7 +59,8 @@ static void daemon_usage(FILE *out)
 	fprintf(out,
 		"Usage: rtplaced [OPTION]...\n"
 		"Real-time task placement daemon: tracks each CPU's priority level with BPF\n"
-		"and answers placement queries on a UNIX socket. Runs in the foreground.\n"
+		"(or, where BPF cannot load, samples it from /proc) and answers placement\n"
+		"queries on a UNIX socket. Runs in the foreground.\n"
 		"\n"
 		"  -c, --config=FILE      read FILE instead of %s\n"
 		"                         (the default file is optional; a given one is not)\n"
@@ -73,8 +77,9 @@ static void daemon_usage(FILE *out)
 		"Signals: SIGTERM/SIGINT stop; SIGHUP reloads the configuration (a bad file\n"
 		"keeps the running configuration and logs why).\n"
 		"Exit status: 0 on success, 64 on bad usage, 78 on a configuration error,\n"
-		"69 when the kernel lacks what the tracker needs, 77 without the privilege\n"
-		"to load BPF (run as root), 1 on other failures.\n"
+		"and, with [tracker] required = yes, 69 when the kernel lacks what the\n"
+		"tracker needs, 77 without the privilege to load BPF (run as root); 1 on\n"
+		"other failures.\n"
 		"See rtplaced(8) and rtplaced.conf(5).\n",
 		CONFIG_DEFAULT_PATH, CONFIG_SOCKET_MAX - 1);
 }
@@ -310,6 +315,68 @@ static int daemon_hotplug_start(struct daemon *d)
 	return 0;
 }
 
+static void daemon_sample_cb(void *ctx)
+{
+	struct daemon *d = ctx;
+	int r = sampler_sample(d->sampler);
+
+	if (r < 0)
+		log_warning_ratelimited("Failed to sample the CPUs' levels from %s: %s; the map keeps the last sample",
+					PROCFS_ROOT, strerror(-r));
+}
+
+/*
+ * The map's source on the live machine: the BPF tracker, or where it cannot
+ * load (and [tracker] required = no) or is not wanted (mode = sampled), the
+ * /proc sampler on the loop's timer. Returns an exit status.
+ */
+static int daemon_track(struct daemon *d, struct dispatch_opts *o)
+{
+	const struct config_tracker *tc = &d->cfg.tracker;
+	struct sampler_stats st;
+	int r;
+
+	if (tc->mode == CONFIG_TRACKER_AUTO) {
+		systemd_status("Loading BPF tracker");
+		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &d->tracker);
+		if (r == 0) {
+			o->map = tracker_map(d->tracker, &o->map_size);
+			o->tracker = d->tracker;
+			return EXIT_SUCCESS;
+		}
+		if (tc->required) {
+			log_error("Failed to start the BPF tracker: %s", d->untracked.text);
+			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
+		}
+		log_warning("Failed to start the BPF tracker: %s", d->untracked.text);
+	} else {
+		reason_set(&d->untracked, "[tracker] mode = sampled");
+	}
+	r = sampler_new(d->topo, d->cfg.topology.shard, PROCFS_ROOT, "/sys", &d->sampler);
+	if (r < 0) {
+		log_error("Failed to sample the CPUs' levels from %s: %s", PROCFS_ROOT, strerror(-r));
+		return EXIT_FAILURE;
+	}
+	if (loop_every(d->loop, (uint64_t)tc->sample_interval_ms * 1000, daemon_sample_cb, d) < 0)
+		return EXIT_FAILURE;
+	sampler_get_stats(d->sampler, &st);
+	log_notice("Tracking: sampled from %s every %u ms, not live (%s); a sample took %.3f ms of CPU",
+		   PROCFS_ROOT, tc->sample_interval_ms, d->untracked.text, (double)st.last_ns / 1e6);
+	/* A sample reads every thread's stat file (~12 us each measured,
+	 * rtplaced(8)): on a machine with many threads a short interval
+	 * costs a large share of a CPU. */
+	if (st.last_ns * 10 > (uint64_t)tc->sample_interval_ms * 1000000)
+		log_warning("Sampling costs %.0f%% of a CPU every %u ms; raise [tracker] sample-interval-ms",
+			    (double)st.last_ns / ((double)tc->sample_interval_ms * 1e4), tc->sample_interval_ms);
+	if (d->cfg.moves.n_manage_comm || d->cfg.moves.n_manage_uid || d->cfg.moves.n_manage_cgroup)
+		log_warning("[moves] manage-* rules need the BPF tracker; no process is managed");
+	o->map = sampler_map(d->sampler, &o->map_size);
+	o->sampler = d->sampler;
+	o->sample_interval_ms = tc->sample_interval_ms;
+	o->untracked = d->untracked.text;
+	return EXIT_SUCCESS;
+}
+
 /* A map for a machine we do not run on: every online CPU idle, for claims
  * and placement to act on (--topology). */
 static int daemon_sim_map(struct daemon *d)
@@ -367,7 +434,6 @@ static int daemon_start(struct daemon *d)
 	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
-	struct rtplace_reason reason;
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
 	int r;
 
@@ -396,14 +462,9 @@ static int daemon_start(struct daemon *d)
 		sopts.map = d->sim_map;
 		sopts.map_size = d->sim_map_size;
 	} else {
-		systemd_status("Loading BPF tracker");
-		r = tracker_open(d->topo, d->cfg.topology.shard, &reason, &d->tracker);
-		if (r < 0) {
-			log_error("Failed to start the BPF tracker: %s", reason.text);
-			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
-		}
-		sopts.map = tracker_map(d->tracker, &sopts.map_size);
-		sopts.tracker = d->tracker;
+		r = daemon_track(d, &sopts);
+		if (r != EXIT_SUCCESS)
+			return r;
 	}
 	r = dispatch_new(&sopts, &d->cfg, &d->dispatch);
 	if (r < 0) {
@@ -436,6 +497,9 @@ static int daemon_start(struct daemon *d)
 			.map_size = sopts.map_size,
 			.dispatch = d->dispatch,
 			.tracker = d->tracker,
+			.sampler = d->sampler,
+			.sample_interval_ms = sopts.sample_interval_ms,
+			.untracked = sopts.untracked,
 		};
 
 		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
@@ -462,6 +526,7 @@ static void daemon_stop(struct daemon *d)
 	hotplug_close(d->hotplug);
 	dispatch_free(d->dispatch);
 	tracker_close(d->tracker);
+	sampler_free(d->sampler);
 	free(d->sim_map);
 	loop_free(d->loop);
 	topo_free(d->topo);

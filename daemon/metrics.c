@@ -150,6 +150,51 @@ static void metrics_class_seconds(struct metrics *m, struct evbuffer *b)
 	}
 }
 
+/* A label value as the text format wants it: backslash, double quote and
+ * newline escaped. */
+static void metrics_label_value(struct evbuffer *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			evbuffer_add_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			evbuffer_add(b, "\\n", 2);
+		else
+			evbuffer_add(b, v, 1);
+	}
+}
+
+/* Where the levels come from; with the sampler, why, how often and at what
+ * cost. */
+static void metrics_tracking(struct metrics *m, struct evbuffer *b)
+{
+	static const char *const modes[] = { "live", "sampled", "simulated" };
+	const char *mode = m->o.tracker ? "live" : m->o.sampler ? "sampled" : "simulated";
+	struct sampler_stats st;
+
+	metrics_family(b, "rtplace_tracking_mode", "gauge",
+		       "Where CPU levels come from: the BPF tracker (live), /proc samples (sampled), or none "
+		       "(simulated, --topology); 1 for the current one.");
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		evbuffer_add_printf(b, "rtplace_tracking_mode{mode=\"%s\"} %d\n", modes[i], strcmp(modes[i], mode) == 0);
+	if (!m->o.sampler)
+		return;
+	sampler_get_stats(m->o.sampler, &st);
+	metrics_family(b, "rtplace_tracking_untracked_info", "gauge",
+		       "Why the BPF tracker does not run (the feature missing, or the configuration); always 1.");
+	evbuffer_add_printf(b, "rtplace_tracking_untracked_info{why=\"");
+	metrics_label_value(b, m->o.untracked);
+	evbuffer_add_printf(b, "\"} 1\n");
+	metrics_family(b, "rtplace_sample_interval_seconds", "gauge", "Period of the /proc sampler.");
+	evbuffer_add_printf(b, "rtplace_sample_interval_seconds %.3f\n", m->o.sample_interval_ms / 1e3);
+	metrics_family(b, "rtplace_samples_total", "counter",
+		       "Samples of the CPUs' levels from /proc: taken (ok), and failed (the map kept the last).");
+	evbuffer_add_printf(b, "rtplace_samples_total{result=\"ok\"} %llu\nrtplace_samples_total{result=\"failed\"} %llu\n",
+			    (unsigned long long)(st.samples - st.failures), (unsigned long long)st.failures);
+	metrics_family(b, "rtplace_sample_cpu_seconds_total", "counter", "CPU time the daemon spent sampling /proc.");
+	evbuffer_add_printf(b, "rtplace_sample_cpu_seconds_total %.9f\n", st.cpu_ns / 1e9);
+}
+
 static void metrics_tracker(struct metrics *m, struct evbuffer *b)
 {
 	struct tracker_prog_stats st[METRICS_MAX_PROGS];
@@ -207,6 +252,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_records_lost_total", "counter",
 		       "Notification records dropped because a subscriber's ring was full.");
 	evbuffer_add_printf(b, "rtplace_records_lost_total %llu\n", (unsigned long long)st.moves.records_lost);
+	metrics_tracking(m, b);
 	if (m->o.tracker) {
 		metrics_class_seconds(m, b);
 		metrics_family(b, "rtplace_tracker_events_lost_total", "counter",
@@ -315,7 +361,7 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 				    strerror(-r));
 		m->bpf_stats = r == 0;
 	} else if (cfg->bpf_stats) {
-		log_notice("[metrics] bpf-stats: no BPF tracker when simulating; the tracker series are left out");
+		log_notice("[metrics] bpf-stats: no BPF tracker (simulating or sampling); the tracker series are left out");
 	}
 	log_info("Serving metrics on http://%s%s%s:%u/metrics", strchr(cfg->host, ':') ? "[" : "", cfg->host,
 		 strchr(cfg->host, ':') ? "]" : "", cfg->port);

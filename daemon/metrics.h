@@ -6,7 +6,8 @@
  * network.
  *
  * A scrape builds the whole page from counters the daemon keeps anyway
- * (dispatch_get_stats()), the cpupri map, the tracker's time by class and,
+ * (dispatch_get_stats()), the cpupri map, where the levels come from (the
+ * tracker, or the /proc sampler and its cost), the tracker's time by class and,
  * with [metrics] bpf-stats, the tracker programs' run statistics; it never
  * waits on anything. evhttp
  * reads and writes without blocking, so a slow or stuck scraper only holds
@@ -22,6 +23,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "sampler.h"
 #include "topo.h"
 #include "tracker.h"
 
@@ -38,7 +40,10 @@ struct metrics_opts {
 	const void *map;          /* the cpupri map, read-only */
 	size_t map_size;
 	struct dispatch *dispatch;
-	struct tracker *tracker;  /* NULL when simulating: no tracker statistics */
+	struct tracker *tracker;  /* NULL when simulating or sampling: no tracker statistics */
+	struct sampler *sampler;  /* NULL unless sampling */
+	uint32_t sample_interval_ms;
+	const char *untracked;    /* with the sampler: why not the tracker */
 };
 
 /*

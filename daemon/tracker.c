@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
 
 #include "cpupri.h"
 #include "hotplug.h"
@@ -23,6 +25,15 @@
 
 #define TRACKER_SYSFS "/sys"
 #define TRACKER_BTF "/sys/kernel/btf/vmlinux"
+#define TRACKER_LOCKDOWN "/sys/kernel/security/lockdown"
+
+/* Capabilities that <linux/capability.h> of older headers lacks (5.8). */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
 
 /* The programs that act only for watched threads (wakeup and exit events):
  * attached while at least one thread is watched, see tracker_watch_attach(). */
@@ -260,7 +271,7 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 		return -ENOMEM;
 	r = hotplug_read_online(TRACKER_SYSFS, &online);
 	if (r == 0)
-		r = seed_scan(PROCFS_ROOT, topo->ncpus, levels);
+		r = seed_scan(PROCFS_ROOT, topo->ncpus, 0, levels);
 	if (r < 0)
 		goto out;
 	CPUSET_FOREACH(cpu, &online)
@@ -301,6 +312,73 @@ static int tracker_map_times(struct tracker *t, uint32_t ncpus, size_t page)
 	return bpf_map_freeze(fd);
 }
 
+/* Whether the effective set holds what loading tracing programs takes:
+ * CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (which kernels before 5.8,
+ * without the first two, ask for instead). */
+static bool tracker_capable(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return true; /* cannot tell: let the load say */
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	return eff >> CAP_SYS_ADMIN & 1 || (eff >> CAP_BPF & 1 && eff >> CAP_PERFMON & 1);
+}
+
+/* The kernel's lockdown mode in brackets ("integrity", "confidentiality"),
+ * or "" when it is "none" or there is no lockdown LSM. */
+static void tracker_lockdown(char *buf, size_t len)
+{
+	char text[128] = "";
+	FILE *f = fopen(TRACKER_LOCKDOWN, "re");
+	const char *open, *close;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(text, sizeof(text), f)) {
+		open = strchr(text, '[');
+		close = open ? strchr(open, ']') : NULL;
+		if (close && strncmp(open, "[none]", 6) != 0)
+			snprintf(buf, len, "%.*s", (int)(close - open - 1), open + 1);
+	}
+	fclose(f);
+}
+
+/*
+ * Names what stops bpf(2) for this process before libbpf meets it deep in
+ * the load with a bare errno: the system call itself (a kernel without
+ * CONFIG_BPF_SYSCALL, or a seccomp filter), the capabilities, lockdown. A
+ * one-entry array map is the cheapest object every kernel with bpf(2)
+ * creates.
+ */
+static int tracker_check_bpf(struct rtplace_reason *reason)
+{
+	char lockdown[32];
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	int r = fd < 0 ? fd : 0;
+
+	if (fd >= 0)
+		close(fd);
+	tracker_lockdown(lockdown, sizeof(lockdown));
+	if ((r == 0 || r == -EPERM) && !tracker_capable()) {
+		r = -EPERM;
+		reason_set(reason, "rtplaced lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) for bpf()");
+	} else if (r == -ENOSYS) {
+		reason_set(reason, "no bpf() system call (the kernel needs CONFIG_BPF_SYSCALL=y; or a seccomp "
+				   "filter hides it)");
+	} else if (r == -EPERM && lockdown[0]) {
+		reason_set(reason, "bpf() refused under kernel lockdown (%s, %s)", lockdown, TRACKER_LOCKDOWN);
+	} else if (r == -EPERM) {
+		reason_set(reason, "bpf() refused with the capabilities held (a seccomp filter or a security module)");
+	} else if (r < 0) {
+		reason_set(reason, "bpf() cannot create a map: %s", strerror(-r));
+	}
+	return r;
+}
+
 /* The running kernel's BTF, which the programs need (CO-RE, tp_btf). */
 static int tracker_kernel_btf(struct rtplace_reason *reason, struct btf **ret)
 {
@@ -327,6 +405,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 {
 	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
 	long page = sysconf(_SC_PAGESIZE);
+	char lockdown[32];
 	struct tracker *t = NULL;
 	struct tracker_log log;
 	struct btf *btf = NULL;
@@ -339,7 +418,9 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 
 	tracker_log_begin(&log);
 	reason_set(reason, "out of memory");
-	r = tracker_kernel_btf(reason, &btf);
+	r = tracker_check_bpf(reason);
+	if (r == 0)
+		r = tracker_kernel_btf(reason, &btf);
 	if (r == 0)
 		r = tracker_check_kernel(btf, reason);
 	if (r < 0)
@@ -379,8 +460,14 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	if (r == 0)
 		r = tracker_bpf__load(t->skel);
 	if (r < 0) {
-		reason_set(reason, "loading the BPF programs failed: %s%s", strerror(-r),
-			   r == -EPERM ? " (needs root: CAP_BPF, CAP_PERFMON)" : "");
+		/* Lockdown lets bpf() through but refuses programs that
+		 * read kernel memory, so only the load can tell. */
+		tracker_lockdown(lockdown, sizeof(lockdown));
+		if (r == -EPERM && lockdown[0])
+			reason_set(reason, "loading the BPF programs failed under kernel lockdown (%s): %s", lockdown,
+				   strerror(-r));
+		else
+			reason_set(reason, "loading the BPF programs failed: %s", strerror(-r));
 		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}

@@ -6,14 +6,14 @@
  * (bpf/tracker-abi.h) the daemon must act on. Library code: it never logs; errors come back as -errno with
  * a message for the caller to log.
  *
- * Needs root (CAP_BPF and CAP_PERFMON), kernel BTF, tp_btf programs on the
- * scheduler tracepoints (sched_update_nr_running_tp among them) and the
- * group-scheduling runqueue pointers (CONFIG_FAIR_GROUP_SCHED or
- * CONFIG_RT_GROUP_SCHED); not tracefs. The map is exact from tracker_open()
- * on, RT tasks that already ran included (seeded from /proc, see seed.h),
- * and a priority change of a queued or running task (sched_setscheduler(),
- * sched_setparam(), sched_setattr(), priority inheritance) is published
- * before the call that made it returns.
+ * Needs bpf(2), CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), kernel BTF,
+ * tp_btf programs on the scheduler tracepoints (sched_update_nr_running_tp
+ * among them) and the group-scheduling runqueue pointers
+ * (CONFIG_FAIR_GROUP_SCHED or CONFIG_RT_GROUP_SCHED); not tracefs. The map
+ * is exact from tracker_open() on, RT tasks that already ran included
+ * (seeded from /proc, see seed.h), and a priority change of a queued or
+ * running task (sched_setscheduler(), sched_setparam(), sched_setattr(),
+ * priority inheritance) is published before the call that made it returns.
  */
 #ifndef RTPLACE_TRACKER_H
 #define RTPLACE_TRACKER_H
@@ -37,11 +37,12 @@ typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
  * seeds the tracker for every CPU id of topo: those online now are seeded
  * from /proc, the others stay offline until the kernel brings them up, and
  * every CPU follows hotplug from then on (offline while the scheduler has
- * it offline). Returns 0, or -errno with a
- * one-line reason: -ENOENT when the kernel
- * has no BTF, -EOPNOTSUPP when it lacks a tracepoint or field the programs
- * need (each named), -EPERM without the
- * privileges, others from libbpf (with libbpf's own first warning and the
+ * it offline). Returns 0, or -errno with a one-line reason that names the
+ * feature missing (probed, never inferred from the kernel's version):
+ * -ENOSYS without bpf(2), -EPERM without the capabilities or when bpf(2) or
+ * the load is refused (lockdown named), -ENOENT when the kernel has no BTF,
+ * -EOPNOTSUPP when it lacks a tracepoint or field the programs need (each
+ * named), others from libbpf (with libbpf's own first warning and the
  * verifier's complaint appended). Writes nothing to stderr: libbpf's
  * printing is captured while it runs. *ret is written only on success.
  */

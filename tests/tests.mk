@@ -137,6 +137,15 @@ tests_integration_test_daemon_live_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_daemon_live_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-daemon-live
 
+# rtplaced without BPF: the map sampled from /proc, by choice and when the
+# tracker cannot load (the daemon runs without CAP_BPF), and required = yes.
+check_PROGRAMS += tests/integration/test-tracker-sampled
+tests_integration_test_tracker_sampled_SOURCES = tests/integration/test-tracker-sampled.c
+tests_integration_test_tracker_sampled_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_tracker_sampled_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_tracker_sampled_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-tracker-sampled
+
 check_PROGRAMS += tests/integration/test-moves-live
 tests_integration_test_moves_live_SOURCES = tests/integration/test-moves-live.c
 tests_integration_test_moves_live_CPPFLAGS = $(UNIT_CPPFLAGS)

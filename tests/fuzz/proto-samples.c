@@ -12,7 +12,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_ERROR,        RTPLACE_MSG_QUERY_REPLY,   RTPLACE_MSG_RELEASE_REPLY,
 	RTPLACE_MSG_CPUS_REPLY,   RTPLACE_MSG_STATUS_REPLY,  RTPLACE_MSG_MOVE_REPLY,
 	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED, RTPLACE_MSG_CPU_TIMES,
-	RTPLACE_MSG_CPU_TIMES_REPLY,
+	RTPLACE_MSG_CPU_TIMES_REPLY, RTPLACE_MSG_TRACKING, RTPLACE_MSG_TRACKING_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -239,6 +239,23 @@ static int sample_status_reply(unsigned shape, struct proto_msg *ret)
 	return proto_encode_status_reply(ret, 1, &s);
 }
 
+/* Shapes: live, sampled (with why). */
+static int sample_tracking_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_tracking_reply t = { .mode = RTPLACE_TRACKING_LIVE };
+
+	if (shape > 1)
+		return -ENOENT;
+	if (shape == 1) {
+		t = (struct rtplace_tracking_reply){
+			.mode = RTPLACE_TRACKING_SAMPLED, .interval_ms = 100, .samples = 600, .failures = 1,
+			.cpu_ns = 900000000,
+		};
+		proto_set_string(t.why, sizeof(t.why), "kernel BTF /sys/kernel/btf/vmlinux is missing");
+	}
+	return proto_encode_tracking_reply(ret, 11, &t);
+}
+
 static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 {
 	struct rtplace_move_reply r = {
@@ -289,6 +306,12 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return sample_status_reply(shape, ret);
 	case RTPLACE_MSG_MOVE_REPLY:
 		return sample_move_reply(shape, ret);
+	case RTPLACE_MSG_TRACKING:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_tracking(ret, 11);
+	case RTPLACE_MSG_TRACKING_REPLY:
+		return sample_tracking_reply(shape, ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

@@ -61,6 +61,7 @@ int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeou
 
 			if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
 				d->pid = 0;
+				d->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 				return -ECHILD;
 			}
 			continue;
@@ -143,8 +144,8 @@ int harness_write_file(const char *path, const char *text)
 	return test_write_file(path, text);
 }
 
-int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
-			      const char *const *env)
+int harness_start_wrapped(struct harness_daemon *d, const char *const *wrapper, const char *config,
+			  const char *const *args, const char *const *env)
 {
 	char daemon_path[4096];
 	const char *argv[64];
@@ -156,11 +157,18 @@ int harness_start_with_config(struct harness_daemon *d, const char *config, cons
 	if (r < 0)
 		return r;
 	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
+	harness_append(argv, &argc, wrapper);
 	harness_append(argv, &argc,
 		       (const char *const[]){ daemon_path, "--socket", d->socket, "--config", d->config, NULL });
 	harness_append(argv, &argc, args);
 	r = harness_exec(d, argv, env);
 	return r < 0 ? r : harness_notify_wait(d, "READY=1", 20000, NULL, 0);
+}
+
+int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
+			      const char *const *env)
+{
+	return harness_start_wrapped(d, NULL, config, args, env);
 }
 
 int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env)

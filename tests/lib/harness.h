@@ -22,6 +22,7 @@ struct harness_daemon {
 	char notify[100];
 	char config[100]; /* empty unless the test writes it: built-in defaults */
 	int notify_fd;
+	int exit_status;  /* after a start that failed with -ECHILD: as harness_stop() returns */
 };
 
 /* Path of a file in the build tree ($top_builddir/rel). */
@@ -43,6 +44,12 @@ int harness_start(struct harness_daemon *d, const char *const *args, const char 
  * daemon's own configuration file. */
 int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
 			      const char *const *env);
+
+/* harness_start_with_config() with the daemon's command line after wrapper
+ * (NULL-terminated): a command that execs the rest of its arguments in its
+ * own place, such as setpriv with a narrower capability bounding set. */
+int harness_start_wrapped(struct harness_daemon *d, const char *const *wrapper, const char *config,
+			  const char *const *args, const char *const *env);
 
 /* Writes text as the whole content of path (created 0644). 0 or -errno. */
 int harness_write_file(const char *path, const char *text);

@@ -339,11 +339,11 @@ static void test_structure_errors(void **state)
 {
 	test_one_error("socket = /x\n", "t.conf:1: key 'socket' outside of any section");
 	test_one_error("[deamon]\nsocket = /x\nbogus = 1\n",
-		       "t.conf:1: unknown section [deamon]: expected daemon, topology, placement, moves, notify, "
+		       "t.conf:1: unknown section [deamon]: expected daemon, topology, tracker, placement, moves, notify, "
 		       "limits or metrics");
 	test_one_error("[daemon\nsocket = /x\n", "t.conf:1: malformed section header '[daemon': expected '[name]'");
 	test_one_error("[daemon] junk\n", "t.conf:1: malformed section header '[daemon] junk': expected '[name]'");
-	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, placement, moves, notify, "
+	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, tracker, placement, moves, notify, "
 			       "limits or metrics");
 	test_one_error("[daemon]\nsockets = /x\n",
 		       "t.conf:2: unknown key 'sockets' in [daemon]: expected socket, socket-group, socket-mode, "
@@ -431,7 +431,7 @@ static void test_all_errors_reported(void **state)
 		"t.conf:6: invalid value 'perhaps' for prefer-idle: expected yes, no, true, false, 1 or 0",
 		"t.conf:7: expected 'key = value', '[section]' or a comment, got 'this is not ini'",
 		"t.conf:8: invalid value '-1' for claim-timeout-ms: expected 0 (no lease) or milliseconds up to 86400000",
-		"t.conf:9: unknown section [nowhere]: expected daemon, topology, placement, moves, notify, limits or metrics",
+		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits or metrics",
 		"t.conf:13: duplicate key 'max-clients' in [limits] (first set on line 12)",
 		"t.conf:15: ring-records = 100 is out of range: expected a power of two from 64 to 65536",
 		NULL,
@@ -574,7 +574,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 26);
+	assert_int_equal(keys, 29);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -739,6 +739,58 @@ static void test_metrics(void **state)
 		       "t.conf:2: invalid value 'sometimes' for bpf-stats: expected yes, no, true, false, 1 or 0");
 }
 
+static void test_tracker(void **state)
+{
+	static const char *const contradiction[] = {
+		"t.conf:3: required = yes asks for the BPF tracker, which mode = sampled never loads",
+		NULL,
+	};
+	struct config c, d;
+
+	config_defaults(&c);
+	assert_int_equal(c.tracker.mode, CONFIG_TRACKER_AUTO);
+	assert_false(c.tracker.required);
+	assert_int_equal(c.tracker.sample_interval_ms, 100);
+
+	assert_int_equal(test_load("[tracker]\nmode = sampled\nsample-interval-ms = 10\n", &c, NULL), 0);
+	assert_int_equal(c.tracker.mode, CONFIG_TRACKER_SAMPLED);
+	assert_int_equal(c.tracker.sample_interval_ms, 10);
+	assert_int_equal(test_load("[tracker]\nmode = auto\nrequired = yes\nsample-interval-ms = 10000\n", &c, NULL),
+			 0);
+	assert_int_equal(c.tracker.mode, CONFIG_TRACKER_AUTO);
+	assert_true(c.tracker.required);
+	assert_int_equal(c.tracker.sample_interval_ms, 10000);
+
+	test_one_error("[tracker]\nmode = bpf\n", "t.conf:2: invalid value 'bpf' for mode: expected auto or sampled");
+	test_one_error("[tracker]\nrequired = maybe\n",
+		       "t.conf:2: invalid value 'maybe' for required: expected yes, no, true, false, 1 or 0");
+	test_one_error("[tracker]\nsample-interval-ms = 9\n",
+		       "t.conf:2: sample-interval-ms = 9 is out of range: expected an integer from 10 to 10000");
+	test_one_error("[tracker]\nsample-interval-ms = 10001\n",
+		       "t.conf:2: sample-interval-ms = 10001 is out of range: expected an integer from 10 to 10000");
+	test_one_error("[tracker]\nsample-rate = 10\n",
+		       "t.conf:2: unknown key 'sample-rate' in [tracker]: expected mode, required, sample-interval-ms");
+	/* The contradiction is reported once, at the later of its two lines,
+	 * whichever key comes first; either key alone is fine. */
+	assert_int_equal(test_load("[tracker]\nmode = sampled\nrequired = yes\n", &c, contradiction), -EINVAL);
+	assert_int_equal(test_load("[tracker]\nrequired = yes\nmode = sampled\n", &c, contradiction), -EINVAL);
+	assert_int_equal(test_load("[tracker]\nrequired = no\nmode = sampled\n", &c, NULL), 0);
+
+	config_defaults(&c);
+	d = c;
+	d.tracker.mode = CONFIG_TRACKER_SAMPLED;
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&c, &d), "tracker.mode");
+	d = c;
+	d.tracker.required = true;
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&c, &d), "tracker.required");
+	d = c;
+	d.tracker.sample_interval_ms = 50;
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&c, &d), "tracker.sample-interval-ms");
+}
+
 static void test_equal_and_restart_key(void **state)
 {
 	struct config a, b;
@@ -807,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_equal_and_restart_key),
 		cmocka_unit_test(test_manage_rules),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_tracker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_CLAIM_ENDED, 40, "claim-ended" },
 		{ RTPLACE_MSG_CPU_TIMES, 32, "cpu-times" },
 		{ RTPLACE_MSG_CPU_TIMES_REPLY, 4144, "cpu-times-reply" },
+		{ RTPLACE_MSG_TRACKING, 24, "tracking" },
+		{ RTPLACE_MSG_TRACKING_REPLY, 312, "tracking-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -127,14 +129,14 @@ static void test_layout(void **state)
 		else
 			assert_int_equal(proto_reply_type(want[i].type), 0);
 	}
-	assert_int_equal(proto_msg_length(0x0108), 0);
-	assert_null(proto_type_name(0x0108));
+	assert_int_equal(proto_msg_length(0x0109), 0);
+	assert_null(proto_type_name(0x0109));
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY), RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_STATUS), RTPLACE_MSG_STATUS_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_SUBSCRIBE), RTPLACE_MSG_SUBSCRIBE_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY_REPLY), 0);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_CLAIM_ENDED), 0);
-	assert_int_equal(proto_reply_type(0x0108), 0);
+	assert_int_equal(proto_reply_type(0x0109), 0);
 	/* the wire constants are frozen: these values are in deployed clients */
 	assert_int_equal(RTPLACE_PROTO_MAGIC, 0x4c505452);
 	assert_int_equal(RTPLACE_MSG_QUERY, 0x0101);
@@ -211,7 +213,7 @@ static void test_header(void **state)
 	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
 
 	m = sample(RTPLACE_MSG_STATUS, 0);
-	m.hdr.type = 0x0108;
+	m.hdr.type = 0x0109;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
 	m.hdr.type = 0;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
@@ -764,6 +766,28 @@ static void test_other_reply_rules(void **state)
 	m.status_reply.claims_active = m.status_reply.claims_total + 1;
 	REFUSED(&m, &lim_client, -EINVAL, "more claims active than granted");
 
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 0);
+	m.tracking_reply.mode = RTPLACE_TRACKING_SAMPLED + 1;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown tracking mode");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 0);
+	m.tracking_reply.interval_ms = 100;
+	REFUSED(&m, &lim_client, -EINVAL, "interval without sampling, or sampling without one");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 1);
+	m.tracking_reply.interval_ms = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "interval without sampling, or sampling without one");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 1);
+	m.tracking_reply.failures = m.tracking_reply.samples + 1;
+	REFUSED(&m, &lim_client, -EINVAL, "more failed samples than samples");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 0);
+	m.tracking_reply.cpu_ns = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "sampler counters without sampling");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 1);
+	memset(m.tracking_reply.why, 0, sizeof(m.tracking_reply.why));
+	REFUSED(&m, &lim_client, -EINVAL, "bad why string");
+	m = sample(RTPLACE_MSG_TRACKING_REPLY, 0);
+	m.tracking_reply.why[0] = 'x';
+	REFUSED(&m, &lim_client, -EINVAL, "why without sampling");
+
 	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
 	m.move_reply.tid = 0;
 	REFUSED(&m, &lim_client, -ERANGE, "tid out of range");
@@ -823,7 +847,7 @@ static void test_encoders(void **state)
 	q.prio = 10;
 	assert_int_equal(proto_encode_query(&m, 0, &q), -EINVAL);
 	assert_int_equal(proto_encode_query(&m, 1, &q), 0);
-	assert_int_equal(proto_encode(&m, 0x0108, 1, 0, &q, &err), -EOPNOTSUPP);
+	assert_int_equal(proto_encode(&m, 0x0109, 1, 0, &q, &err), -EOPNOTSUPP);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, NULL, &err), -EINVAL);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_STATUS, 1, 0, NULL, &err), 0);
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, NULL), -EINVAL);
@@ -831,7 +855,7 @@ static void test_encoders(void **state)
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, "bad field"), 0);
 	assert_int_equal(m.hdr.status, -EINVAL);
 	assert_string_equal(m.error.reason, "bad field");
-	assert_int_equal(proto_msg_init(&m, 0x0108, 1), -EOPNOTSUPP);
+	assert_int_equal(proto_msg_init(&m, 0x0109, 1), -EOPNOTSUPP);
 
 	/* built in place, then validated */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
@@ -854,7 +878,7 @@ static void test_encoders(void **state)
 	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -ERANGE);
 	assert_int_equal(m.hdr.length, 1256); /* untouched when refused */
-	m.hdr.type = 0x0108;
+	m.hdr.type = 0x0109;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -EOPNOTSUPP);
 
 	/* over-long text is truncated, and the rest of the field zeroed */
