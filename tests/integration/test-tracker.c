@@ -167,6 +167,9 @@ static int test_read_stat(pid_t pid, struct test_stat *ret)
 /* PF_KTHREAD in a stat's flags. */
 #define TEST_PF_KTHREAD 0x00200000UL
 
+static bool test_preempt_rt(void);
+static bool test_rt_kthread_at(int cpu, __u32 level);
+
 /*
  * On PREEMPT_RT the kernel's own per-CPU threads (ktimers/N and rcuc/N at
  * FIFO 1, threaded interrupts at FIFO 50) run on every CPU, and one that a
@@ -179,9 +182,46 @@ static bool test_kthread_level(pid_t pid, __u32 level)
 {
 	struct test_stat st;
 
-	if (pid <= 0 || test_read_stat(pid, &st) < 0 || !(st.flags & TEST_PF_KTHREAD))
+	if (pid <= 0 || test_read_stat(pid, &st) < 0)
 		return false;
-	return (st.policy == SCHED_FIFO || st.policy == SCHED_RR) && level == LEVEL_RT1 + (__u32)st.rt_prio - 1;
+	if (st.flags & TEST_PF_KTHREAD)
+		return (st.policy == SCHED_FIFO || st.policy == SCHED_RR) && level == LEVEL_RT1 + (__u32)st.rt_prio - 1;
+	/* A test thread boosted by such a kernel thread: on PREEMPT_RT most
+	 * kernel spinlocks are rt_mutexes, and one the test thread held while
+	 * ktimers or rcuc waited for it lends it their priority (seen in the
+	 * 6.1-rt and 6.12-rt guests: rt1 with the test's thread running). */
+	return test_preempt_rt() && test_rt_kthread_at(st.cpu, level);
+}
+
+/* /sys/kernel/realtime: 1 on a PREEMPT_RT kernel. */
+static bool test_preempt_rt(void)
+{
+	FILE *f = fopen("/sys/kernel/realtime", "re");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == '1';
+}
+
+/* An RT kernel thread last on cpu whose priority is level. */
+static bool test_rt_kthread_at(int cpu, __u32 level)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		struct test_stat st;
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		found = pid > 0 && test_read_stat(pid, &st) == 0 && st.flags & TEST_PF_KTHREAD && st.cpu == cpu &&
+			(st.policy == SCHED_FIFO || st.policy == SCHED_RR) &&
+			level == LEVEL_RT1 + (__u32)st.rt_prio - 1;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 /* RT kernel threads waiting to run on cpu (state R, last on cpu): what a
@@ -636,9 +676,14 @@ static void case_ring(struct tracker *t, const struct cpupri_view *v)
 	CHECK(tracker_watch(t, (__u32)quiet.tid, false) == 0, "tracker_watch off failed");
 	worker_stop(ws + 2, 1);
 
-	CHECK(worker_start(&lo, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
+	/* Watched before it spins: attaching the watch programs waits for an
+	 * RCU grace period, which on PREEMPT_RT needs CPU 1's rcuc thread
+	 * (FIFO 1), which a spinning FIFO 10 thread starves (seen on 6.12-rt:
+	 * the attach never returned). */
+	CHECK(worker_start(&lo, SCHED_FIFO, 10, TEST_RT_CPU, WORKER_BLOCK) == 0, "cannot start an RT thread");
 	seen.watched = lo.tid;
 	CHECK(tracker_watch(t, (__u32)lo.tid, true) == 0, "tracker_watch failed");
+	worker_command(&lo, WORKER_SPIN);
 	CHECK_LEVEL(v, TEST_RT_CPU, test_rt(10));
 	/* Preempted by a higher thread: a collision, queued without wakeup. */
 	CHECK(worker_start(&hi, SCHED_FIFO, 20, TEST_RT_CPU, WORKER_SPIN) == 0, "cannot start an RT thread");
