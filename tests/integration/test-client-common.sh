@@ -103,7 +103,9 @@ open(sys.argv[3], "w").close()
 		[ $i -lt 500 ] || fail "the test's notify socket was not bound"
 		sleep 0.01
 	done
-	NOTIFY_SOCKET=$notify "$@" >"$TMP/rtplaced.log" 2>&1 &
+	# Not the RT-test lock (fd 9): a daemon that outlived its test would
+	# hold it and stall every other test.
+	NOTIFY_SOCKET=$notify "$@" >"$TMP/rtplaced.log" 2>&1 9>&- &
 	DAEMON=$!
 	until [ -e "$TMP/notify.ready" ]; do
 		kill -0 "$DAEMON" 2>/dev/null || fail "rtplaced exited at start"
