@@ -192,6 +192,92 @@ static void test_class_times_follow_rt_thread(void **state)
 	close(fd);
 }
 
+/* The most nodes the test looks at (the VM bed's guests have 4). */
+#define TEST_NODES_MAX 64
+
+static struct proto_msg node_query(int fd, uint32_t id, unsigned count, int node, bool claim, bool send_only)
+{
+	struct rtplace_query q = {
+		.prio = 80,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = (uint16_t)count,
+		.node = node,
+		.near_cpu = -1,
+		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
+		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
+	};
+	struct proto_msg req, rep = { 0 };
+
+	assert_int_equal(proto_encode_query(&req, id, &q), 0);
+	if (send_only)
+		assert_int_equal(harness_send(fd, &req), 0);
+	else
+		assert_int_equal(harness_call(fd, &req, &rep), 0);
+	return rep;
+}
+
+/*
+ * Node-local answers from the topology the daemon found in sysfs (the VM
+ * bed's guests have 4 nodes of 2 CPUs): a query for node N is answered
+ * from node N; and one 2-CPU rt80 claim per node that has 2 CPUs, sent
+ * all at once on as many connections, never share a CPU and each keeps to
+ * one node.
+ */
+static void test_node_local_answers(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), fds[TEST_NODES_MAX];
+	unsigned per_node[TEST_NODES_MAX] = { 0 }, nclaims = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int node_of[1024];
+	bool taken[1024] = { false };
+
+	assert_true(fd >= 0);
+	assert_true(ncpus > 0 && ncpus <= 1024);
+	for (long cpu = 0; cpu < ncpus; cpu++) {
+		node_of[cpu] = cpu_info(fd, (unsigned)cpu).node;
+		assert_true(node_of[cpu] >= 0 && node_of[cpu] < TEST_NODES_MAX);
+		per_node[node_of[cpu]]++;
+	}
+	for (int n = 0; n < TEST_NODES_MAX; n++) {
+		struct proto_msg rep;
+
+		if (!per_node[n])
+			continue;
+		rep = node_query(fd, next_request++, 1, n, false, false);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.query_reply.count, 1);
+		assert_int_equal(node_of[rep.query_reply.list[0].cpu], n);
+	}
+	for (int n = 0; n < TEST_NODES_MAX; n++) {
+		if (per_node[n] < 2)
+			continue;
+		fds[nclaims] = harness_connect(daemon_under_test.socket);
+		assert_true(fds[nclaims] >= 0);
+		node_query(fds[nclaims], next_request + nclaims, 2, -1, true, true);
+		nclaims++;
+	}
+	printf("# %u CPUs, %u concurrent 2-CPU claims\n", (unsigned)ncpus, nclaims);
+	for (unsigned i = 0; i < nclaims; i++) {
+		struct proto_msg rep;
+		unsigned a, b;
+
+		assert_int_equal(harness_reply(fds[i], next_request + i, &rep), 0);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.query_reply.count, 2);
+		assert_true(rep.query_reply.claim_id != 0);
+		a = rep.query_reply.list[0].cpu;
+		b = rep.query_reply.list[1].cpu;
+		assert_int_equal(node_of[a], node_of[b]);
+		assert_false(taken[a] || taken[b]);
+		taken[a] = taken[b] = true;
+	}
+	next_request += nclaims;
+	/* Connection-bound claims end with their connections. */
+	for (unsigned i = 0; i < nclaims; i++)
+		close(fds[i]);
+	close(fd);
+}
+
 static int start(void **state)
 {
 	assert_int_equal(test_rt_begin(), 0);
@@ -212,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_tracking_ready),
 		cmocka_unit_test(test_answers_follow_rt_thread),
 		cmocka_unit_test(test_class_times_follow_rt_thread),
+		cmocka_unit_test(test_node_local_answers),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
