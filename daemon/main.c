@@ -434,6 +434,7 @@ static int daemon_start(struct daemon *d)
 	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
+	struct rtplace_reason reason = { "" };
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
 	int r;
 
