@@ -102,8 +102,23 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
+/* Root's subscriptions are bounded by its connections (and the daemon's
+ * descriptors: two each), not by a share. */
+static void dispatch_subscriber_limits(const struct config *cfg, struct quota_limits *ret)
+{
+	*ret = (struct quota_limits){
+		.size = UINT32_MAX,
+		.users = cfg->limits.max_subscribers,
+		.per_user = cfg->limits.max_subscribers_per_user,
+		.users_key = "max-subscribers",
+		.per_user_key = "max-subscribers-per-user",
+	};
+}
+
 void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 {
+	struct quota_limits subscribers;
+
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
@@ -116,6 +131,9 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 		placement_ctx_free(s->pctx);
 		s->pctx = pctx;
 	}
+	dispatch_subscriber_limits(cfg, &subscribers);
+	if (s->notify)
+		notify_set_limits(s->notify, &subscribers);
 	if (s->moves)
 		moves_apply_config(s->moves, cfg);
 	if (s->push)
@@ -650,9 +668,10 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 		reason_set(&reason, "cannot read the credentials of pid %d", (int)peer->pid);
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &info);
-		if (r < 0)
-			reason_set(&reason, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+		reason.text[0] = '\0';
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &reason, &info);
+		if (r < 0 && !reason.text[0])
+			reason_set(&reason, "cannot create the ring: %s", strerror(-r));
 	}
 	if (r == 0) {
 		int fds[2] = { info.memfd, info.doorbell };
@@ -786,8 +805,11 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 		.tracker = opts->tracker,
 		.proc_root = s->proc_root,
 	};
-	int r = notify_new(cfg->notify.ring_records, cfg->limits.max_clients, &s->notify);
+	struct quota_limits subscribers;
+	int r;
 
+	dispatch_subscriber_limits(cfg, &subscribers);
+	r = notify_new(cfg->notify.ring_records, &subscribers, &s->notify);
 	if (r < 0)
 		return r;
 	mo.notify = po.notify = mgo.notify = s->notify;

@@ -50,8 +50,11 @@ uint32_t quota_room(const struct quota_limits *l, uid_t uid, const struct quota_
 int quota_check(const struct quota_limits *l, uid_t uid, const struct quota_use *use, uint32_t n,
 		struct rtplace_reason *reason)
 {
+	struct rtplace_reason ignored;
 	int r = 0;
 
+	if (!reason)
+		reason = &ignored;
 	/* The narrowest limit first: that is the one to raise. */
 	if (uid != 0 && (uint64_t)use->uid + n > l->per_user) {
 		reason_set(reason, "[limits] %s = %u reached", l->per_user_key, l->per_user);

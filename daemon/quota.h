@@ -49,7 +49,8 @@ uint32_t quota_room(const struct quota_limits *l, uid_t uid, const struct quota_
  * Whether uid may take n more entries, all of them. Returns 0; -EDQUOT at
  * the user's share, -EUSERS at the users' part, -ENOSPC at the pool's
  * size, each with reason (at most RTPLACE_REASON_MAX bytes, fit for the
- * wire) naming the key, e.g. "[limits] max-subscribers-per-user = 8 reached".
+ * wire) naming the key, e.g. "[limits] max-subscribers-per-user = 8 reached";
+ * reason may be NULL.
  */
 int quota_check(const struct quota_limits *l, uid_t uid, const struct quota_use *use, uint32_t n,
 		struct rtplace_reason *reason);
