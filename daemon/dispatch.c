@@ -18,6 +18,7 @@
 #include "manage.h"
 #include "moves.h"
 #include "notify.h"
+#include "quota.h"
 #include "pidmap.h"
 #include "placement.h"
 #include "procfs.h"
@@ -330,6 +331,29 @@ static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *pe
 	return r;
 }
 
+/*
+ * Whether uid may make one more claim: its share, the users' part, the
+ * table's room, counted by the table itself (claims end on their own).
+ * 0, or quota_check()'s -errno with why naming the key.
+ */
+static int dispatch_claims_quota(const struct dispatch *s, uid_t uid, struct rtplace_reason *why)
+{
+	const struct quota_limits limits = {
+		.size = CLAIMS_MAX,
+		.users = s->cfg.limits.max_claims,
+		.per_user = s->cfg.limits.max_claims_per_user,
+		.users_key = "max-claims",
+		.per_user_key = "max-claims-per-user",
+	};
+	const struct quota_use use = {
+		.uid = claims_count_uid(s->claims, uid),
+		.users = claims_count(s->claims) - claims_count_uid(s->claims, 0),
+		.all = claims_count(s->claims),
+	};
+
+	return quota_check(&limits, uid, &use, 1, why);
+}
+
 static void dispatch_query(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
@@ -343,6 +367,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	struct placement_result *res = &s->placed;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 	pid_t owner = 0; /* q->owner_pid in the daemon's namespace */
+	struct rtplace_reason why;
 	uint32_t claim_id = 0;
 	int r_choose, r;
 
@@ -354,14 +379,16 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		return;
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
-				   "claim limit reached (max-claims-per-client)");
+		reason_set(&why, "[limits] max-claims-per-client = %u reached", s->cfg.limits.max_claims_per_client);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT, why.text);
 		return;
 	}
-	if (claim && peer->uid != 0 && claims_count_uid(s->claims, peer->uid) >= s->cfg.limits.max_claims_per_user) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
-				   "claim limit reached (max-claims-per-user)");
-		return;
+	if (claim) {
+		r = dispatch_claims_quota(s, peer->uid, &why);
+		if (r < 0) {
+			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, why.text);
+			return;
+		}
 	}
 	if (claim && q->owner_pid) {
 		if (dispatch_resolve_pid(s, peer, m, q->owner_pid, false, &owner) < 0)
@@ -431,7 +458,10 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);
-			manage_process(s->manage, owner, peer->uid, &allowed);
+			note.text[0] = '\0';
+			manage_process(s->manage, owner, peer->uid, &allowed, &note);
+			if (note.text[0] && !qr->reason[0])
+				proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;

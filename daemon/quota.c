@@ -172,6 +172,14 @@ uint32_t quota_room_of(const struct quota *q, uid_t uid)
 	return quota_room(&q->l, uid, &use);
 }
 
+int quota_check_of(const struct quota *q, uid_t uid, uint32_t n, struct rtplace_reason *reason)
+{
+	struct quota_use use;
+
+	quota_get_use(q, uid, &use);
+	return quota_check(&q->l, uid, &use, n, reason);
+}
+
 int quota_take(struct quota *q, uid_t uid, uint32_t n, struct rtplace_reason *reason)
 {
 	struct quota_use use;

@@ -70,6 +70,7 @@ void quota_get_use(const struct quota *q, uid_t uid, struct quota_use *ret);
 
 /* quota_room() and quota_check() on q's own counts. */
 uint32_t quota_room_of(const struct quota *q, uid_t uid);
+int quota_check_of(const struct quota *q, uid_t uid, uint32_t n, struct rtplace_reason *reason);
 
 /* Takes n entries for uid when quota_check() allows all of them. Returns
  * as quota_check(), or -ENOMEM; nothing is taken on failure. */
