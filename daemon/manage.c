@@ -160,7 +160,7 @@ static void manage_catch_up(struct manage *mg, pid_t pid, pid_t tid)
  * has room for and at most *budget (lowered by those watched); threads
  * started since, and those left out, are looked for on the next tick.
  * Returns 0, or the quota's -errno with reason when the share ran out
- * before every thread was watched.
+ * before every thread was watched, or will for those beyond the batch.
  */
 static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsigned *budget,
 			       struct rtplace_reason *reason)
@@ -168,9 +168,11 @@ static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsign
 	/* Listing the threads is the dear part of a scan of a large process:
 	 * with no room left, no thread could be added anyway. */
 	int r = quota_check_of(mg->quota, mp->charged, 1, reason);
+	uint32_t rest = 0;
+	size_t i = 0;
 
 	if (r == 0 && *budget && procfs_list(mg->o.proc_root, mp->pid, &mg->tasks) == 0) {
-		for (size_t i = 0; i < mg->tasks.n && *budget && r == 0; i++) {
+		for (; i < mg->tasks.n && *budget && r == 0; i++) {
 			pid_t tid = mg->tasks.ids[i];
 
 			if (manage_find_thread(mg, tid))
@@ -186,6 +188,12 @@ static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsign
 				(*budget)--;
 			}
 		}
+		/* Out of batch, not of room: say now whether the rest will fit
+		 * (lookups only, a few microseconds for thousands). */
+		for (; r == 0 && i < mg->tasks.n; i++)
+			rest += !manage_find_thread(mg, mg->tasks.ids[i]);
+		if (rest)
+			r = quota_check_of(mg->quota, mp->charged, rest, reason);
 	}
 	return r;
 }
