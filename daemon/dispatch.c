@@ -460,7 +460,9 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 				cpuset_and(&allowed, &allowed, &req.allowed);
 			note.text[0] = '\0';
 			manage_process(s->manage, owner, peer->uid, &allowed, &note);
-			if (note.text[0] && !qr->reason[0])
+			/* Over a level note, which the log keeps: threads left
+			 * unwatched are what a MANAGE claimer cannot see. */
+			if (note.text[0])
 				proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		qr->claim_id = claim_id;
