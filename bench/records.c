@@ -92,10 +92,12 @@ static void bench_records(unsigned nsubs, uint64_t records, unsigned burst, unsi
 	struct notify *n;
 	bool done = false;
 
-	if (notify_new(BENCH_RING, nsubs, &n) < 0)
+	struct quota_limits limits = { .size = nsubs, .users = nsubs, .per_user = nsubs };
+
+	if (notify_new(BENCH_RING, &limits, &n) < 0)
 		exit(1);
 	for (unsigned i = 0; i < nsubs; i++) {
-		if (notify_subscribe(n, 0, true, &subs[i]) < 0)
+		if (notify_subscribe(n, 0, true, NULL, &subs[i]) < 0)
 			exit(1);
 		notify_sub_info(subs[i], &cons[i].info);
 		cons[i].done = &done;

@@ -102,6 +102,11 @@ void config_defaults(struct config *ret)
 	ret->limits.max_claims_per_client = 64;
 	ret->limits.max_claims_per_user = 64;
 	ret->limits.max_lease_ms = 60000;
+	ret->limits.max_claims = 4096;
+	ret->limits.max_subscribers = 128;
+	ret->limits.max_subscribers_per_user = 8;
+	ret->limits.max_managed_threads = 3072;
+	ret->limits.max_managed_threads_per_user = 1024;
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -516,6 +521,16 @@ static const struct config_key config_keys[] = {
 	/* Each owner-bound claim holds a descriptor: the table's own bound. */
 	CONFIG_UINT("limits", "max-claims-per-user", limits.max_claims_per_user, 1, 65536,
 		    "an integer from 1 to 65536"),
+	/* What users leave of the claims table (CLAIMS_MAX) is root's. */
+	CONFIG_UINT("limits", "max-claims", limits.max_claims, 1, 61440, "an integer from 1 to 61440"),
+	/* A connection holds at most one subscription. */
+	CONFIG_UINT("limits", "max-subscribers", limits.max_subscribers, 1, 65536, "an integer from 1 to 65536"),
+	CONFIG_UINT("limits", "max-subscribers-per-user", limits.max_subscribers_per_user, 1, 65536,
+		    "an integer from 1 to 65536"),
+	CONFIG_UINT("limits", "max-managed-threads", limits.max_managed_threads, 1,
+		    CONFIG_WATCHED_USERS_MAX, "an integer from 1 to " CONFIG_STR(CONFIG_WATCHED_USERS_MAX)),
+	CONFIG_UINT("limits", "max-managed-threads-per-user", limits.max_managed_threads_per_user, 1,
+		    CONFIG_WATCHED_USERS_MAX, "an integer from 1 to " CONFIG_STR(CONFIG_WATCHED_USERS_MAX)),
 	CONFIG_UINT("limits", "max-lease-ms", limits.max_lease_ms, 1, 86400000, "milliseconds from 1 to 86400000"),
 	CONFIG_FN("metrics", "listen", config_set_metrics_listen,
 		  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
@@ -862,6 +877,11 @@ bool config_equal(const struct config *a, const struct config *b)
 	       a->limits.max_claims_per_client == b->limits.max_claims_per_client &&
 	       a->limits.max_claims_per_user == b->limits.max_claims_per_user &&
 	       a->limits.max_lease_ms == b->limits.max_lease_ms &&
+	       a->limits.max_claims == b->limits.max_claims &&
+	       a->limits.max_subscribers == b->limits.max_subscribers &&
+	       a->limits.max_subscribers_per_user == b->limits.max_subscribers_per_user &&
+	       a->limits.max_managed_threads == b->limits.max_managed_threads &&
+	       a->limits.max_managed_threads_per_user == b->limits.max_managed_threads_per_user &&
 	       strcmp(a->metrics.host, b->metrics.host) == 0 && a->metrics.port == b->metrics.port &&
 	       a->metrics.bpf_stats == b->metrics.bpf_stats;
 }

@@ -39,6 +39,10 @@
 /* A numeric listening address and its NUL: an IPv6 address in text
  * (INET6_ADDRSTRLEN) without brackets. */
 #define CONFIG_HOST_MAX 46
+/* Entries of the tracker's watch map (TRACKER_MAX_WATCHED, which the
+ * parser does not include) and the part of it no user but root may take. */
+#define CONFIG_WATCHED_MAX 4096
+#define CONFIG_WATCHED_USERS_MAX 3840 /* 256 always root's */
 /* Files above this are refused with -EFBIG before parsing. */
 #define CONFIG_FILE_MAX (1024 * 1024)
 
@@ -109,6 +113,13 @@ struct config {
 		uint32_t max_clients_per_user; /* per uid, root excepted */
 		uint32_t max_claims_per_client;
 		uint32_t max_claims_per_user; /* across connections; root is exempt */
+		uint32_t max_claims;          /* of users other than root together */
+		uint32_t max_subscribers;     /* of users other than root together */
+		uint32_t max_subscribers_per_user;
+		/* Threads the tracker watches for MANAGE claims of users other
+		 * than root: what they leave of its map is root's. */
+		uint32_t max_managed_threads;
+		uint32_t max_managed_threads_per_user;
 		uint32_t max_lease_ms;        /* longest lease without RT privilege */
 	} limits;
 	struct config_metrics {

@@ -28,6 +28,7 @@ daemon_libconfig_la_LIBADD = common/libfile.la $(INIH_LIBS)
 noinst_LTLIBRARIES += daemon/libdaemoncore.la
 daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
+	daemon/quota.h daemon/quota.c \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
 	daemon/procfs.h daemon/procfs.c

@@ -18,6 +18,7 @@
 #include "manage.h"
 #include "moves.h"
 #include "notify.h"
+#include "quota.h"
 #include "pidmap.h"
 #include "placement.h"
 #include "procfs.h"
@@ -102,8 +103,23 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
+/* Root's subscriptions are bounded by its connections (and the daemon's
+ * descriptors: two each), not by a share. */
+static void dispatch_subscriber_limits(const struct config *cfg, struct quota_limits *ret)
+{
+	*ret = (struct quota_limits){
+		.size = UINT32_MAX,
+		.users = cfg->limits.max_subscribers,
+		.per_user = cfg->limits.max_subscribers_per_user,
+		.users_key = "max-subscribers",
+		.per_user_key = "max-subscribers-per-user",
+	};
+}
+
 void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 {
+	struct quota_limits subscribers;
+
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
@@ -116,6 +132,9 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 		placement_ctx_free(s->pctx);
 		s->pctx = pctx;
 	}
+	dispatch_subscriber_limits(cfg, &subscribers);
+	if (s->notify)
+		notify_set_limits(s->notify, &subscribers);
 	if (s->moves)
 		moves_apply_config(s->moves, cfg);
 	if (s->push)
@@ -312,6 +331,29 @@ static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *pe
 	return r;
 }
 
+/*
+ * Whether uid may make one more claim: its share, the users' part, the
+ * table's room, counted by the table itself (claims end on their own).
+ * 0, or quota_check()'s -errno with why naming the key.
+ */
+static int dispatch_claims_quota(const struct dispatch *s, uid_t uid, struct rtplace_reason *why)
+{
+	const struct quota_limits limits = {
+		.size = CLAIMS_MAX,
+		.users = s->cfg.limits.max_claims,
+		.per_user = s->cfg.limits.max_claims_per_user,
+		.users_key = "max-claims",
+		.per_user_key = "max-claims-per-user",
+	};
+	const struct quota_use use = {
+		.uid = claims_count_uid(s->claims, uid),
+		.users = claims_count(s->claims) - claims_count_uid(s->claims, 0),
+		.all = claims_count(s->claims),
+	};
+
+	return quota_check(&limits, uid, &use, 1, why);
+}
+
 static void dispatch_query(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	const struct rtplace_query *q = &m->query;
@@ -325,6 +367,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	struct placement_result *res = &s->placed;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 	pid_t owner = 0; /* q->owner_pid in the daemon's namespace */
+	struct rtplace_reason why;
 	uint32_t claim_id = 0;
 	int r_choose, r;
 
@@ -336,14 +379,16 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		return;
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
-				   "claim limit reached (max-claims-per-client)");
+		reason_set(&why, "[limits] max-claims-per-client = %u reached", s->cfg.limits.max_claims_per_client);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT, why.text);
 		return;
 	}
-	if (claim && peer->uid != 0 && claims_count_uid(s->claims, peer->uid) >= s->cfg.limits.max_claims_per_user) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT,
-				   "claim limit reached (max-claims-per-user)");
-		return;
+	if (claim) {
+		r = dispatch_claims_quota(s, peer->uid, &why);
+		if (r < 0) {
+			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, why.text);
+			return;
+		}
 	}
 	if (claim && q->owner_pid) {
 		if (dispatch_resolve_pid(s, peer, m, q->owner_pid, false, &owner) < 0)
@@ -413,7 +458,12 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);
-			manage_process(s->manage, owner, peer->uid, &allowed);
+			note.text[0] = '\0';
+			manage_process(s->manage, owner, peer->uid, &allowed, &note);
+			/* Over a level note, which the log keeps: threads left
+			 * unwatched are what a MANAGE claimer cannot see. */
+			if (note.text[0])
+				proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		qr->claim_id = claim_id;
 		qr->lease_ms = lease ? (uint32_t)lease : RTPLACE_LEASE_INFINITE;
@@ -650,9 +700,10 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 		reason_set(&reason, "cannot read the credentials of pid %d", (int)peer->pid);
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &info);
-		if (r < 0)
-			reason_set(&reason, r == -EUSERS ? "too many subscribers" : "cannot create the ring");
+		reason.text[0] = '\0';
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &reason, &info);
+		if (r < 0 && !reason.text[0])
+			reason_set(&reason, "cannot create the ring: %s", strerror(-r));
 	}
 	if (r == 0) {
 		int fds[2] = { info.memfd, info.doorbell };
@@ -786,8 +837,11 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 		.tracker = opts->tracker,
 		.proc_root = s->proc_root,
 	};
-	int r = notify_new(cfg->notify.ring_records, cfg->limits.max_clients, &s->notify);
+	struct quota_limits subscribers;
+	int r;
 
+	dispatch_subscriber_limits(cfg, &subscribers);
+	r = notify_new(cfg->notify.ring_records, &subscribers, &s->notify);
 	if (r < 0)
 		return r;
 	mo.notify = po.notify = mgo.notify = s->notify;

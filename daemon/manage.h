@@ -62,9 +62,13 @@ int manage_apply_config(struct manage *mg, const struct config *cfg);
  * manage_release(): a push may move them to any CPU of allowed (the CPUs
  * the claim that made them managed was allowed to choose from). A process
  * a manage-* rule made managed stays so, under these terms, when its rule
- * goes away. 0, -ENOMEM, or -EOPNOTSUPP in simulation.
+ * goes away. Its threads count in uid's share of the tracker's map
+ * ([limits] max-managed-threads-per-user, root's room kept): those that
+ * do not fit, and those beyond one batch, are watched on later ticks as
+ * room comes free; note (may be NULL) then says which limit was met.
+ * 0, -ENOMEM, or -EOPNOTSUPP in simulation.
  */
-int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed);
+int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, struct rtplace_reason *note);
 void manage_release(struct manage *mg, pid_t pid);
 
 /* Tracker collisions on managed threads since the daemon started. */

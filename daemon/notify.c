@@ -36,14 +36,15 @@ struct notify_sub {
 struct notify {
 	TAILQ_HEAD(, notify_sub) subs;
 	uint32_t ring_records;
-	uint32_t max_subscribers;
+	struct quota *quota; /* subscriptions by uid */
 	uint64_t seq;
 	struct notify_stats stats;
 };
 
-int notify_new(uint32_t ring_records, uint32_t max_subscribers, struct notify **ret)
+int notify_new(uint32_t ring_records, const struct quota_limits *limits, struct notify **ret)
 {
 	struct notify *n;
+	int r;
 
 	if (ring_records < 2 || ring_records > RTPLACE_RING_MAX_RECORDS || (ring_records & (ring_records - 1)))
 		return -EINVAL;
@@ -52,9 +53,17 @@ int notify_new(uint32_t ring_records, uint32_t max_subscribers, struct notify **
 		return -ENOMEM;
 	TAILQ_INIT(&n->subs);
 	n->ring_records = ring_records;
-	n->max_subscribers = max_subscribers;
-	*ret = n;
-	return 0;
+	r = quota_new(limits, &n->quota);
+	if (r < 0)
+		free(n);
+	else
+		*ret = n;
+	return r;
+}
+
+void notify_set_limits(struct notify *n, const struct quota_limits *limits)
+{
+	quota_set_limits(n->quota, limits);
 }
 
 void notify_free(struct notify *n)
@@ -63,6 +72,7 @@ void notify_free(struct notify *n)
 		return;
 	while (!TAILQ_EMPTY(&n->subs))
 		notify_unsubscribe(n, TAILQ_FIRST(&n->subs));
+	quota_free(n->quota);
 	free(n);
 }
 
@@ -77,16 +87,19 @@ static void notify_sub_close(struct notify_sub *s)
 	free(s);
 }
 
-int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct notify_sub **ret)
+int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_reason *reason,
+		     struct notify_sub **ret)
 {
 	struct notify_sub *s;
-	int r;
+	int r = quota_take(n->quota, uid, 1, reason);
 
-	if (n->stats.subscribers >= n->max_subscribers)
-		return -EUSERS;
+	if (r < 0)
+		return r;
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		quota_put(n->quota, uid, 1);
 		return -ENOMEM;
+	}
 	s->uid = uid;
 	s->see_all = see_all;
 	s->doorbell = -1;
@@ -120,6 +133,7 @@ fail_errno:
 	r = -errno;
 fail:
 	notify_sub_close(s);
+	quota_put(n->quota, uid, 1);
 	return r;
 }
 
@@ -127,6 +141,7 @@ void notify_unsubscribe(struct notify *n, struct notify_sub *s)
 {
 	TAILQ_REMOVE(&n->subs, s, link);
 	n->stats.subscribers--;
+	quota_put(n->quota, s->uid, 1);
 	notify_sub_close(s);
 }
 
@@ -221,13 +236,14 @@ static struct notify_sub *notify_find_client(const struct notify *n, uint32_t cl
 	return NULL;
 }
 
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct notify_sub_info *ret)
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct rtplace_reason *reason,
+			    struct notify_sub_info *ret)
 {
 	struct notify_sub *s = notify_find_client(n, client);
 	int r;
 
 	if (!s) {
-		r = notify_subscribe(n, uid, see_all, &s);
+		r = notify_subscribe(n, uid, see_all, reason, &s);
 		if (r < 0)
 			return r;
 		s->client = client;

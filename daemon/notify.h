@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "quota.h"
+#include "reason.h"
 #include "record.h"
 
 struct notify;
@@ -46,10 +48,13 @@ struct notify_stats {
 
 /*
  * A publisher whose rings hold ring_records records (a power of two, 2 ..
- * RTPLACE_RING_MAX_RECORDS), serving at most max_subscribers at once.
- * Returns 0, -EINVAL or -ENOMEM.
+ * RTPLACE_RING_MAX_RECORDS), serving subscribers within limits (per uid,
+ * root's room kept: quota.h). Returns 0, -EINVAL or -ENOMEM.
  */
-int notify_new(uint32_t ring_records, uint32_t max_subscribers, struct notify **ret);
+int notify_new(uint32_t ring_records, const struct quota_limits *limits, struct notify **ret);
+
+/* New limits (a reload): existing subscriptions stay. */
+void notify_set_limits(struct notify *n, const struct quota_limits *limits);
 
 /* Ends every subscription and frees n; NULL is a no-op. */
 void notify_free(struct notify *n);
@@ -58,10 +63,12 @@ void notify_free(struct notify *n);
  * Creates a ring and doorbell for a subscriber with uid. A subscriber with
  * see_all (root or CAP_SYS_NICE: it could watch any thread anyway) receives
  * every record; any other receives only records whose uid is its own.
- * Returns 0, -EUSERS when max_subscribers are subscribed, or the -errno of
- * memfd_create, ftruncate, mmap, fcntl or eventfd.
+ * Returns 0, quota_take()'s -EDQUOT, -EUSERS or -ENOSPC with reason (may be
+ * NULL) naming the limit, or the -errno of memfd_create, ftruncate, mmap,
+ * fcntl or eventfd.
  */
-int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct notify_sub **ret);
+int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_reason *reason,
+		     struct notify_sub **ret);
 
 /* Ends a subscription: unmaps, closes both descriptors, frees s. */
 void notify_unsubscribe(struct notify *n, struct notify_sub *s);
@@ -101,7 +108,8 @@ int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int
  * Returns 0 and what the SUBSCRIBE reply carries, or notify_subscribe()'s
  * -errno.
  */
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct notify_sub_info *ret);
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct rtplace_reason *reason,
+			    struct notify_sub_info *ret);
 
 /* Connection client is gone: its subscription, if any, ends. */
 void notify_client_gone(struct notify *n, uint32_t client);

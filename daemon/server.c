@@ -17,6 +17,7 @@
 #include "pidmap.h"
 #include "procfs.h"
 #include "protocol.h"
+#include "quota.h"
 #include "server.h"
 
 /* Connections accepted per callback: between bursts the loop sees the
@@ -27,8 +28,6 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
 #endif
-/* Buckets of the per-user connection counts (a power of two). */
-#define SERVER_USER_BUCKETS 64
 /* Fewest buckets of the client table by id (a power of two); it doubles
  * whenever the clients outnumber its buckets, so a chain stays short. */
 #define SERVER_ID_BUCKETS_MIN 64
@@ -52,12 +51,6 @@ struct server_client {
 	bool doomed; /* to be dropped from the loop, not from inside a send */
 };
 
-/* Connections of one user other than root; gone when the count drops to 0. */
-struct server_user {
-	struct server_user *next;
-	uid_t uid;
-	unsigned count;
-};
 
 struct server {
 	struct event_base *base;
@@ -79,58 +72,24 @@ struct server {
 	 * every send, skip even the table. */
 	struct server_client *current;
 	unsigned nclients;
-	unsigned nclients_unprivileged; /* those of users other than root */
-	struct server_user *users[SERVER_USER_BUCKETS];
+	struct quota *users; /* connections by uid */
 	uint32_t next_id;
 	uint64_t refused;
 	unsigned char *rbuf; /* limits.max_message + 1 bytes, to detect oversize packets */
 	size_t rbuf_size;
 };
 
-static struct server_user **server_user_slot(struct server *s, uid_t uid)
+/* Root's connections are bounded by descriptors alone (see
+ * server_refusal()), not by a share. */
+static void server_quota_limits(const struct server_limits *limits, struct quota_limits *ret)
 {
-	struct server_user **pp = &s->users[uid & (SERVER_USER_BUCKETS - 1)];
-
-	while (*pp && (*pp)->uid != uid)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-static unsigned server_user_count(struct server *s, uid_t uid)
-{
-	struct server_user *u = *server_user_slot(s, uid);
-
-	return u ? u->count : 0;
-}
-
-/* Counts a new connection of uid (not root). 0 or -ENOMEM. */
-static int server_user_add(struct server *s, uid_t uid)
-{
-	struct server_user **pp = server_user_slot(s, uid);
-
-	if (!*pp) {
-		*pp = calloc(1, sizeof(**pp));
-		if (!*pp)
-			return -ENOMEM;
-		(*pp)->uid = uid;
-	}
-	(*pp)->count++;
-	s->nclients_unprivileged++;
-	return 0;
-}
-
-static void server_user_remove(struct server *s, uid_t uid)
-{
-	struct server_user **pp = server_user_slot(s, uid);
-	struct server_user *u = *pp;
-
-	if (!u)
-		return;
-	s->nclients_unprivileged--;
-	if (--u->count == 0) {
-		*pp = u->next;
-		free(u);
-	}
+	*ret = (struct quota_limits){
+		.size = UINT32_MAX,
+		.users = limits->max_clients,
+		.per_user = limits->max_clients_per_user,
+		.users_key = "max-clients",
+		.per_user_key = "max-clients-per-user",
+	};
 }
 
 static struct server_client *server_find(const struct server *s, uint32_t id)
@@ -209,8 +168,7 @@ static void server_close_fds(struct server_peer *peer)
 static void server_client_free(struct server *s, struct server_client *c)
 {
 	server_client_unlink(s, c);
-	if (c->peer.uid != 0)
-		server_user_remove(s, c->peer.uid);
+	quota_put(s->users, c->peer.uid, 1);
 	/* Unlinked first, so the callback cannot send to a client being freed. */
 	s->dispatch(s, &c->peer, NULL, 0, s->ctx);
 	server_close_fds(&c->peer);
@@ -467,16 +425,13 @@ static void server_resume_cb(evutil_socket_t fd, short what, void *arg)
  */
 static const char *server_refusal(struct server *s, int fd, const struct ucred *cred, char *reason, size_t len)
 {
+	struct rtplace_reason why;
 	struct rlimit rl;
 
 	if (cred->uid == 0)
 		return NULL;
-	if (server_user_count(s, cred->uid) >= s->limits.max_clients_per_user) {
-		snprintf(reason, len, "[limits] max-clients-per-user = %u reached", s->limits.max_clients_per_user);
-		return reason;
-	}
-	if (s->nclients_unprivileged >= s->limits.max_clients) {
-		snprintf(reason, len, "[limits] max-clients = %u reached", s->limits.max_clients);
+	if (quota_check_of(s->users, cred->uid, 1, &why) < 0) {
+		proto_set_string(reason, len, why.text);
 		return reason;
 	}
 	/* Read each time: an administrator may change it (prlimit). */
@@ -559,7 +514,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
 		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
 		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||
-		    (cred.uid != 0 && server_user_add(s, cred.uid) < 0)) {
+		    quota_take(s->users, cred.uid, 1, NULL) < 0) {
 			if (c->ev_read)
 				event_free(c->ev_read);
 			if (c->ev_write)
@@ -763,6 +718,7 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 	       server_dispatch_cb dispatch, void *ctx, struct server **ret)
 {
 	struct server *s = calloc(1, sizeof(*s));
+	struct quota_limits users;
 	int r;
 
 	if (!s)
@@ -775,9 +731,10 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 	s->listen_fd = -1;
 	s->rbuf_size = limits->max_message + 1;
 	s->rbuf = malloc(s->rbuf_size);
+	server_quota_limits(limits, &users);
 	s->by_id = calloc(SERVER_ID_BUCKETS_MIN, sizeof(*s->by_id));
 	s->by_id_mask = SERVER_ID_BUCKETS_MIN - 1;
-	if (!s->rbuf || !s->by_id) {
+	if (!s->rbuf || !s->by_id || quota_new(&users, &s->users) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -814,9 +771,13 @@ void server_set_limits(struct server *s, const struct server_limits *limits)
 {
 	/* The read buffer was sized at start; the message limit is fixed by
 	 * the protocol, so only the counts change on reload. */
+	struct quota_limits users;
+
 	s->limits.max_clients = limits->max_clients;
 	s->limits.max_clients_per_user = limits->max_clients_per_user;
 	s->limits.max_pending_bytes = limits->max_pending_bytes;
+	server_quota_limits(limits, &users);
+	quota_set_limits(s->users, &users);
 }
 
 void server_free(struct server *s)
@@ -837,6 +798,7 @@ void server_free(struct server *s)
 	}
 	free(s->rbuf);
 	free(s->by_id);
+	quota_free(s->users);
 	free(s);
 }
 

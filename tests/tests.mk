@@ -71,6 +71,13 @@ tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_config_LDADD = daemon/libconfig.la $(UNIT_LDADD)
 TESTS += tests/unit/test-config
 
+check_PROGRAMS += tests/unit/test-quota
+tests_unit_test_quota_SOURCES = tests/unit/test-quota.c
+tests_unit_test_quota_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_quota_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_quota_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/unit/test-quota
+
 check_PROGRAMS += tests/unit/test-claims
 tests_unit_test_claims_SOURCES = tests/unit/test-claims.c
 tests_unit_test_claims_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)

@@ -331,6 +331,83 @@ static void test_claims_per_user(void **state)
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 }
 
+/* In a child as uid: one claim on a connection of its own; exits 0 when
+ * it is refused with -EUSERS naming max-claims = 2. */
+static void claim_refused_as(uid_t uid)
+{
+	struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+	struct proto_msg rep;
+	int fd;
+
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		_exit(99);
+	fd = child_connect(daemon_under_test.socket);
+	child_query(fd, &q, &rep);
+	if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.status != -EUSERS ||
+	    strcmp(rep.error.reason, "[limits] max-claims = 2 reached") != 0)
+		_exit(3);
+	_exit(0);
+}
+
+/*
+ * Issue 25.5: the users other than root together hold at most
+ * max-claims; what the table holds beyond is root's. One user fills the
+ * users' part (2, below its own share of 64): its next claim and another
+ * user's are refused naming the key, while root claims on.
+ */
+static void test_claims_users_part(void **state)
+{
+	struct rtplace_query rq = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+	struct proto_msg rep;
+	int pipefd[2], fd;
+	pid_t child;
+	char verdict;
+
+	if (geteuid() != 0)
+		skip();
+	start(&daemon_under_test, NULL, "[limits]\nmax-claims = 2\nmax-claims-per-user = 64\n");
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	child = track(fork());
+	if (child == 0) {
+		struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+		int a;
+
+		/* Connection-bound claims: they live while this child does. */
+		drop_rights(0);
+		a = child_connect(daemon_under_test.socket);
+		verdict = 0;
+		for (int i = 0; i < 2 && !verdict; i++) {
+			child_query(a, &q, &rep);
+			verdict = rep.hdr.type == RTPLACE_MSG_QUERY_REPLY && rep.query_reply.claim_id ? 0 : 1 + i;
+		}
+		child_query(a, &q, &rep);
+		if (!verdict && (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.status != -EUSERS ||
+				 strcmp(rep.error.reason, "[limits] max-claims = 2 reached") != 0))
+			verdict = 3;
+		if (write(pipefd[1], &verdict, 1) != 1)
+			_exit(5);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &verdict, 1), 1);
+	close(pipefd[0]);
+	assert_int_equal(verdict, 0);
+	child = track(fork());
+	if (child == 0)
+		claim_refused_as(60002);
+	expect_child_ok(child);
+	/* Root is not counted against the users' part. */
+	fd = connect_to(daemon_under_test.socket);
+	for (int i = 0; i < 5; i++) {
+		query(fd, &rq, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_not_equal(rep.query_reply.claim_id, 0);
+	}
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
 /* Issue 14.4: a requester with RLIMIT_RTPRIO 0 and no CAP_SYS_NICE gets
  * claims at level normal, never exclusive, with a bounded lease; they never
  * stand in an RT query's way. With RLIMIT_RTPRIO 30 it may claim rt30. */
@@ -813,6 +890,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_reply_before_events, teardown),
 		cmocka_unit_test_teardown(test_claims_per_user, teardown),
+		cmocka_unit_test_teardown(test_claims_users_part, teardown),
 		cmocka_unit_test_teardown(test_claims_within_rights, teardown),
 		cmocka_unit_test_teardown(test_release_by_uid, teardown),
 		cmocka_unit_test_teardown(test_claims_survive_restart, teardown),
@@ -828,5 +906,8 @@ int main(void)
 	}
 	make_tmpdir();
 	atexit(remove_tmpdir);
+	/* One test by name (a glob), to rerun what failed. */
+	if (getenv("RTPLACE_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -474,6 +474,121 @@ static void test_clients_per_user(void **state)
 	fixture_stop(&f);
 }
 
+/* What a child of uid made of its SUBSCRIBE requests. */
+struct sub_verdict {
+	int ok;       /* subscriptions granted */
+	int status;   /* of the first refusal; 0 when none, 1 when setup failed */
+	char reason[RTPLACE_REASON_MAX];
+};
+
+/* SUBSCRIBE on a new connection (kept open in *ret_fd): 0, or the ERROR's
+ * status with its reason. */
+static int subscribe_once(const char *socket, int *ret_fd, char *reason)
+{
+	struct rtplace_subscribe body = { 0 };
+	struct proto_msg req, rep;
+	int fd = harness_connect(socket), r;
+
+	if (fd < 0)
+		return 1;
+	*ret_fd = fd;
+	if (proto_encode_subscribe(&req, 7, &body) < 0 || harness_call(fd, &req, &rep) < 0)
+		return 1;
+	r = rep.hdr.type == RTPLACE_MSG_SUBSCRIBE_REPLY ? 0 : rep.hdr.type == RTPLACE_MSG_ERROR ? rep.hdr.status : 1;
+	if (rep.hdr.type == RTPLACE_MSG_ERROR)
+		snprintf(reason, RTPLACE_REASON_MAX, "%s", rep.error.reason);
+	return r;
+}
+
+/*
+ * A child running as uid that subscribes on up to n connections of its
+ * own until one is refused, and holds what it got until killed. Returns
+ * its pid once it has tried them all.
+ */
+static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_verdict *ret)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sub_verdict v = { 0 };
+		int fd;
+
+		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+			v.status = 1;
+		for (int i = 0; i < n && !v.status; i++) {
+			v.status = subscribe_once(socket, &fd, v.reason);
+			v.ok += !v.status;
+		}
+		if (write(p[1], &v, sizeof(v)) != sizeof(v))
+			_exit(121);
+		for (;;)
+			pause();
+	}
+	test_track_child(pid);
+	close(p[1]);
+	assert_int_equal(read(p[0], ret, sizeof(*ret)), sizeof(*ret));
+	close(p[0]);
+	return pid;
+}
+
+/*
+ * 25.5: subscriptions have a share per user and room for root. Eight
+ * users subscribe on every connection they may open (16 in all, what
+ * max-clients lets them hold: before, the same number capped all
+ * subscriptions, root's too, and refused root's `rtplacectl watch`); the
+ * next user meets max-subscribers, a user its share meets
+ * max-subscribers-per-user, each told the key; root still subscribes.
+ */
+static void test_subscribers_per_user(void **state)
+{
+	static struct fixture f;
+	struct sub_verdict v;
+	pid_t holders[9];
+	char reason[RTPLACE_REASON_MAX] = "";
+	int fd = -1, r;
+
+	require_root();
+	fixture_start(&f,
+		      "[daemon]\nsocket-mode = 0666\n[limits]\nmax-clients = 17\nmax-clients-per-user = 2\n"
+		      "max-subscribers = 16\nmax-subscribers-per-user = 2\n",
+		      0);
+	for (int i = 0; i < 8; i++) {
+		holders[i] = uid_subscribes(f.d.socket, 60001 + (uid_t)i, 2, &v);
+		assert_int_equal(v.status, 0);
+		assert_int_equal(v.ok, 2);
+	}
+	/* Root, on connections of its own (each keeps its subscription). */
+	for (int i = 0; i < 4; i++) {
+		r = subscribe_once(f.d.socket, &fd, reason);
+		assert_int_equal(r, 0);
+	}
+	/* The ninth user may connect (max-clients = 17) but not subscribe. */
+	holders[8] = uid_subscribes(f.d.socket, 60009, 1, &v);
+	assert_int_equal(v.ok, 0);
+	assert_int_equal(v.status, -EUSERS);
+	assert_string_equal(v.reason, "[limits] max-subscribers = 16 reached");
+	for (int i = 0; i < 9; i++)
+		kill_child(holders[i]);
+	fixture_stop(&f);
+
+	/* A user's share bounds it below its connections. */
+
+	fixture_start(&f, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 1\n", 0);
+	holders[0] = uid_subscribes(f.d.socket, 60001, 2, &v);
+	assert_int_equal(v.ok, 1);
+	assert_int_equal(v.status, -EDQUOT);
+	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 1 reached");
+	holders[1] = uid_subscribes(f.d.socket, 60002, 1, &v);
+	assert_int_equal(v.ok, 1);
+	kill_child(holders[0]);
+	kill_child(holders[1]);
+	fixture_stop(&f);
+}
+
 /* Sends len garbage bytes on a new connection and closes it. */
 static void send_garbage(const char *socket)
 {
@@ -863,6 +978,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_socket_made_in_place, teardown),
 		cmocka_unit_test_teardown(test_reload_fifo_config, teardown),
 		cmocka_unit_test_teardown(test_clients_per_user, teardown),
+		cmocka_unit_test_teardown(test_subscribers_per_user, teardown),
 		cmocka_unit_test_teardown(test_descriptor_exhaustion, teardown),
 		cmocka_unit_test_teardown(test_garbage_log_rate_limited, teardown),
 		cmocka_unit_test_teardown(test_received_descriptors_closed, teardown),
@@ -871,6 +987,9 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	atexit(cleanup_at_exit);
+	/* One test by name (a glob), to rerun what failed. */
+	if (getenv("RTPLACE_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));
 	if (!test_topology_path("1s-8c-16t", topo, sizeof(topo))) {
 		fprintf(stderr, "no topology\n");
 		return TEST_EXIT_SKIP;

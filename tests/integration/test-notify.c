@@ -64,6 +64,15 @@ struct consumer_state {
 	uint32_t want_uid;
 };
 
+/* A pool of n subscriptions that root, too, may fill. */
+static const struct quota_limits *pool(uint32_t n)
+{
+	static struct quota_limits l;
+
+	l = (struct quota_limits){ .size = n, .users = n, .per_user = n, .users_key = "u", .per_user_key = "p" };
+	return &l;
+}
+
 static int consumer_cb(const struct rtplace_record *rec, void *userdata)
 {
 	struct consumer_state *cs = userdata;
@@ -241,9 +250,9 @@ static void test_order_doorbells_and_stalled_subscriber(void **state)
 	struct notify *n;
 	uint64_t seq = 0;
 
-	assert_int_equal(notify_new(cap, 4, &n), 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &stalled), 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &reader), 0);
+	assert_int_equal(notify_new(cap, pool(4), &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &stalled), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &reader), 0);
 	c = consumer_start(reader);
 
 	for (uint32_t b = 0; b < bursts; b++) {
@@ -297,8 +306,8 @@ static void test_overflow_learned(void **state)
 	struct notify *n;
 	uint64_t seq = 0;
 
-	assert_int_equal(notify_new(64, 1, &n), 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &sub), 0);
+	assert_int_equal(notify_new(64, pool(1), &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &sub), 0);
 	c = consumer_start(sub);
 	for (int i = 0; i < 100; i++)
 		seq = publish(n, 1, NULL);
@@ -329,9 +338,9 @@ static void test_uid_filter(void **state)
 	struct notify *n;
 	uint64_t seq = 0;
 
-	assert_int_equal(notify_new(256, 2, &n), 0);
-	assert_int_equal(notify_subscribe(n, 1000, false, &mine), 0);
-	assert_int_equal(notify_subscribe(n, 1000, true, &all), 0);
+	assert_int_equal(notify_new(256, pool(2), &n), 0);
+	assert_int_equal(notify_subscribe(n, 1000, false, NULL, &mine), 0);
+	assert_int_equal(notify_subscribe(n, 1000, true, NULL, &all), 0);
 	c = consumer_start(mine);
 	for (int i = 0; i < 100; i++) {
 		publish(n, 2000, NULL);
@@ -362,9 +371,9 @@ static void test_queue_and_flush(void **state)
 	uint64_t got = 0;
 	void *mem;
 
-	assert_int_equal(notify_new(64, 2, &n), 0);
-	assert_int_equal(notify_subscribe(n, 1000, false, &a), 0);
-	assert_int_equal(notify_subscribe(n, 2000, false, &b), 0);
+	assert_int_equal(notify_new(64, pool(2), &n), 0);
+	assert_int_equal(notify_subscribe(n, 1000, false, NULL, &a), 0);
+	assert_int_equal(notify_subscribe(n, 2000, false, NULL, &b), 0);
 	notify_sub_info(a, &ia);
 	mem = mmap(NULL, ia.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ia.memfd, 0);
 	assert_true(mem != MAP_FAILED);
@@ -396,12 +405,12 @@ static void test_limits_and_unsubscribe(void **state)
 	struct notify_stats st;
 	struct notify *n;
 
-	assert_int_equal(notify_new(48, 1, &n), -EINVAL);
-	assert_int_equal(notify_new(1, 1, &n), -EINVAL);
-	assert_int_equal(notify_new(RTPLACE_RING_MAX_RECORDS * 2u, 1, &n), -EINVAL);
-	assert_int_equal(notify_new(64, 1, &n), 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &a), 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &b), -EUSERS);
+	assert_int_equal(notify_new(48, pool(1), &n), -EINVAL);
+	assert_int_equal(notify_new(1, pool(1), &n), -EINVAL);
+	assert_int_equal(notify_new(RTPLACE_RING_MAX_RECORDS * 2u, pool(1), &n), -EINVAL);
+	assert_int_equal(notify_new(64, pool(1), &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &a), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &b), -ENOSPC);
 	notify_sub_info(a, &info);
 	assert_int_equal(info.ring_records, 64);
 	assert_int_equal(info.record_size, 32);
@@ -414,9 +423,36 @@ static void test_limits_and_unsubscribe(void **state)
 	assert_int_equal(fcntl(info.doorbell, F_GETFD), -1);
 	notify_get_stats(n, &st);
 	assert_int_equal(st.subscribers, 0);
-	assert_int_equal(notify_subscribe(n, 0, true, &b), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &b), 0);
 	notify_free(n);
 	notify_free(NULL);
+}
+
+/* Users fill their shares and the users' part; root still subscribes,
+ * and each refusal names the key to raise (issue 25.5). */
+static void test_user_shares_keep_room_for_root(void **state)
+{
+	const struct quota_limits limits = {
+		.size = UINT32_MAX, .users = 2, .per_user = 1,
+		.users_key = "max-subscribers", .per_user_key = "max-subscribers-per-user",
+	};
+	struct notify_sub *a, *b, *c, *r1, *r2;
+	struct rtplace_reason reason = { "" };
+	struct notify *n;
+
+	assert_int_equal(notify_new(64, &limits, &n), 0);
+	assert_int_equal(notify_subscribe(n, 60001, false, &reason, &a), 0);
+	assert_int_equal(notify_subscribe(n, 60001, false, &reason, &c), -EDQUOT);
+	assert_string_equal(reason.text, "[limits] max-subscribers-per-user = 1 reached");
+	assert_int_equal(notify_subscribe(n, 60002, false, &reason, &b), 0);
+	assert_int_equal(notify_subscribe(n, 60003, false, &reason, &c), -EUSERS);
+	assert_string_equal(reason.text, "[limits] max-subscribers = 2 reached");
+	assert_int_equal(notify_subscribe(n, 0, true, &reason, &r1), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, &reason, &r2), 0);
+	/* An ended subscription gives its user's room back. */
+	notify_unsubscribe(n, a);
+	assert_int_equal(notify_subscribe(n, 60003, false, &reason, &c), 0);
+	notify_free(n);
 }
 
 /* The registry by connection: one subscription per connection, the same
@@ -427,14 +463,14 @@ static void test_subscriptions_by_connection(void **state)
 	struct notify_stats st;
 	struct notify *n;
 
-	assert_int_equal(notify_new(64, 2, &n), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, &a), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, &again), 0);
+	assert_int_equal(notify_new(64, pool(2), &n), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &a), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &again), 0);
 	assert_int_equal(again.memfd, a.memfd);
 	assert_int_equal(again.doorbell, a.doorbell);
-	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, &b), 0);
+	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, &b), 0);
 	assert_int_not_equal(b.memfd, a.memfd);
-	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, &b), -EUSERS);
+	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, &b), -EUSERS);
 	notify_client_gone(n, 3); /* never subscribed: nothing to end */
 	notify_client_gone(n, 1);
 	assert_int_equal(fcntl(a.memfd, F_GETFD), -1);
@@ -459,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_queue_and_flush),
 		cmocka_unit_test(test_limits_and_unsubscribe),
 		cmocka_unit_test(test_subscriptions_by_connection),
+		cmocka_unit_test(test_user_shares_keep_room_for_root),
 	};
 
 	alarm(300);

@@ -84,6 +84,11 @@ static void test_defaults(void **state)
 	assert_int_equal(c.limits.max_clients_per_user, 32);
 	assert_int_equal(c.limits.max_claims_per_client, 64);
 	assert_int_equal(c.limits.max_claims_per_user, 64);
+	assert_int_equal(c.limits.max_claims, 4096);
+	assert_int_equal(c.limits.max_subscribers, 128);
+	assert_int_equal(c.limits.max_subscribers_per_user, 8);
+	assert_int_equal(c.limits.max_managed_threads, 3072);
+	assert_int_equal(c.limits.max_managed_threads_per_user, 1024);
 	assert_int_equal(c.limits.max_lease_ms, 60000);
 }
 
@@ -128,7 +133,12 @@ static void test_every_key(void **state)
 		"max-clients-per-user = 2\n"
 		"max-claims-per-client = 1024\n"
 		"max-claims-per-user = 65536\n"
-		"max-lease-ms = 1\n";
+		"max-lease-ms = 1\n"
+		"max-claims = 61440\n"
+		"max-subscribers = 3\n"
+		"max-subscribers-per-user = 1\n"
+		"max-managed-threads = 3840\n"
+		"max-managed-threads-per-user = 7\n";
 	struct config c, d;
 	struct cpuset hk;
 
@@ -158,6 +168,11 @@ static void test_every_key(void **state)
 	assert_int_equal(c.limits.max_claims_per_client, 1024);
 	assert_int_equal(c.limits.max_claims_per_user, 65536);
 	assert_int_equal(c.limits.max_lease_ms, 1);
+	assert_int_equal(c.limits.max_claims, 61440);
+	assert_int_equal(c.limits.max_subscribers, 3);
+	assert_int_equal(c.limits.max_subscribers_per_user, 1);
+	assert_int_equal(c.limits.max_managed_threads, 3840);
+	assert_int_equal(c.limits.max_managed_threads_per_user, 7);
 
 	config_defaults(&d);
 	assert_false(config_equal(&c, &d));
@@ -310,6 +325,9 @@ static void test_bad_values(void **state)
 		       "t.conf:2: max-clients-per-user = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-claims-per-client = 1025\n",
 		       "t.conf:2: max-claims-per-client = 1025 is out of range: expected an integer from 1 to 1024");
+	/* The tracker's map keeps 256 threads for root whatever users hold. */
+	test_one_error("[limits]\nmax-managed-threads = 3841\n",
+		       "t.conf:2: max-managed-threads = 3841 is out of range: expected an integer from 1 to 3840");
 	test_one_error("[limits]\nmax-claims-per-user = 0\n",
 		       "t.conf:2: max-claims-per-user = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-lease-ms = 86400001\n",
@@ -574,7 +592,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 29);
+	assert_int_equal(keys, 34);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
