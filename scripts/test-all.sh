@@ -12,6 +12,10 @@
 #               rtplacectl and rtplaced run, `make uninstall` leaves nothing
 #   package     (root) the Debian packages from a clean copy, lintian,
 #               install, the installed binaries run, purge leaves nothing
+#   vm          (root) the root integration tests of the werror build inside
+#               qemu guests on Debian's 6.1, 6.1-rt, 6.12 and 6.12-rt
+#               kernels with 4 NUMA nodes (tests/vm/), one guest at a time;
+#               each test of each kernel counts
 # Ends with one line "N passed, N failed[, N skipped]": every test of every
 # `make check` counts, and every step counts as one. Arguments run only the
 # steps they name, e.g. `scripts/test-all.sh package`.
@@ -281,24 +285,42 @@ package() {
 	return $rc
 }
 
+# The root integration tests inside guests on Debian's own kernels: every
+# test of every kernel counts (a skip fails, as for the tests above).
+vm() {
+	local build=$top/build-test-werror p f s
+
+	cd "$build" || return 1
+	echo "== vm: Debian's kernels in qemu guests"
+	"$top/tests/vm/kernels.sh" fetch || return 1
+	"$top/tests/vm/run-tests.sh" --build "$build" --out "$build/vm-results" >vm.log 2>&1
+	cat vm.log
+	p=$(grep -c '^PASS: vm/' vm.log); f=$(grep -cE '^(FAIL|ERROR|XPASS): vm/' vm.log)
+	s=$(grep -c '^SKIP: vm/' vm.log)
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	root_passed=$((root_passed + p))
+	[ "$p" -gt 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ] && ! grep -q '^vm/.*: the guest failed' vm.log
+}
+
 werror() { run_variant werror --enable-werror; }
 sanitizers() { run_variant sanitizers --enable-werror --enable-sanitizers; }
 
 # Arguments name steps to run alone (intree, distcheck and install use the
 # werror step's build); none: all of them.
-steps=${*:-werror sanitizers intree distcheck install package}
+steps=${*:-werror sanitizers intree distcheck install package vm}
 for s in $steps; do
 	case $s in
 	werror | sanitizers | intree | distcheck) step "$s" "$s" ;;
-	install | package)
+	install | package | vm)
 		if [ $root = yes ]; then
 			[ $s = install ] && step install live_install
 			[ $s = package ] && step package package
+			[ $s = vm ] && step vm vm
 		else
 			skip_step "$s" "needs root"
 		fi
 		;;
-	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck install package)" >&2; exit 64 ;;
+	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck install package vm)" >&2; exit 64 ;;
 	esac
 done
 

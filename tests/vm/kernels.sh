@@ -30,6 +30,12 @@ package_of() {
 	local meta pkg
 	meta=$(meta_of "$1") || return
 	pkg=$(apt-cache depends "$meta" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -1)
+	if [ -z "$pkg" ] && [ "$(id -u)" -eq 0 ] && [ -z "${apt_updated:-}" ]; then
+		# A fresh machine's package lists may predate the meta package.
+		apt_updated=yes
+		apt-get update -qq >/dev/null 2>&1
+		pkg=$(apt-cache depends "$meta" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -1)
+	fi
 	if [ -z "$pkg" ]; then
 		echo "kernels: apt knows no package behind $meta: run 'apt-get update'" >&2
 		return 69
