@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 	size_t ncounts = 3;
 	struct sampler *s = NULL;
 	struct topo *topo = NULL;
+	struct rtplace_reason reason;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "t:n:", opts, NULL)) != -1) {
@@ -143,9 +144,12 @@ int main(int argc, char **argv)
 		counts = (const char *const *)&argv[optind];
 		ncounts = (size_t)(argc - optind);
 	}
-	r = topo_load(xml, &topo);
-	if (r == 0)
-		r = sampler_new(topo, TOPO_SHARD_NODE, PROCFS_ROOT, "/sys", &s);
+	r = topo_load(xml, &reason, &topo);
+	if (r < 0) {
+		fprintf(stderr, "sampler-cost: %s\n", reason.text);
+		return 2;
+	}
+	r = sampler_new(topo, TOPO_SHARD_NODE, PROCFS_ROOT, "/sys", &s);
 	if (r < 0 || !nsamples) {
 		fprintf(stderr, "sampler-cost: setting up failed: %s\n", strerror(-r));
 		return 2;
