@@ -11,17 +11,22 @@
  * the daemon's time from exec to READY=1 and its resident memory.
  *
  *   bench/query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]
- *                       [--protocol 1|2]
+ *                       [--protocol 1|2] [--scrape-flood N]
  *
  * Without --topology the daemon runs on the live machine (root: BPF).
  * --protocol sends the QUERY in that protocol version (default the
  * newest): the daemon answers in it, so 1 measures the full-length
  * version-1 reply (1,256 bytes) against version 2's (236 bytes).
+ * --scrape-flood turns on [metrics] on a loopback port and runs N
+ * processes that scrape it back to back while the rounds run (issue 25.8:
+ * scrapes share the query loop).
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,6 +55,7 @@ static char bench_dir[64];
 static char echo_path[100], levecho_path[100];
 static pid_t echo_pid, levecho_pid;
 static struct bench_daemon daemon_under_test;
+static pid_t scrapers[BENCH_CLIENTS_MAX];
 
 static int bench_connect(const char *path)
 {
@@ -172,8 +178,54 @@ static pid_t bench_start_server(const char *path, void (*serve)(int lfd))
 	return pid;
 }
 
+/* A loopback port nobody listens on now (the kernel's choice for port 0). */
+static uint16_t bench_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* A scraper: GET /metrics on a fresh connection, read it all, again, until
+ * killed. */
+static pid_t bench_start_scraper(uint16_t port)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	for (;;) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		char buf[65536];
+
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		    write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1))
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static void bench_cleanup(void)
 {
+	for (int i = 0; i < BENCH_CLIENTS_MAX; i++) {
+		if (scrapers[i] > 0) {
+			kill(scrapers[i], SIGKILL);
+			waitpid(scrapers[i], NULL, 0);
+		}
+	}
 	bench_daemon_stop(&daemon_under_test);
 	for (int i = 0; i < 2; i++) {
 		pid_t pid = i ? levecho_pid : echo_pid;
@@ -295,8 +347,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rtplaced", required_argument, NULL, 'r' }, { "topology", required_argument, NULL, 't' },
 		{ "rounds", required_argument, NULL, 'n' },   { "seconds", required_argument, NULL, 's' },
-		{ "protocol", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "protocol", required_argument, NULL, 'p' }, { "scrape-flood", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
 	};
 	const char *bin = "daemon/rtplaced", *topology = NULL;
 	long rounds = 20000;
@@ -309,9 +361,11 @@ int main(int argc, char **argv)
 	const char *paths[BENCH_SERVERS] = { echo_path, levecho_path, daemon_under_test.socket };
 	const char *extra[3] = { NULL };
 	long rss_start, rss_end;
-	int fds[BENCH_SERVERS], c;
+	int fds[BENCH_SERVERS], c, nscrapers = 0;
+	char config[64] = "";
+	uint16_t port = 0;
 
-	while ((c = getopt_long(argc, argv, "r:t:n:s:p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:n:s:p:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			bin = optarg;
@@ -333,9 +387,16 @@ int main(int argc, char **argv)
 				return 64;
 			}
 			break;
+		case 'f':
+			nscrapers = (int)strtol(optarg, NULL, 10);
+			if (nscrapers < 1 || nscrapers > BENCH_CLIENTS_MAX) {
+				fprintf(stderr, "query-latency: --scrape-flood must be 1..%d\n", BENCH_CLIENTS_MAX);
+				return 64;
+			}
+			break;
 		default:
 			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S] "
-			       "[--protocol 1|2]\n");
+			       "[--protocol 1|2] [--scrape-flood N]\n");
 			return c == 'h' ? 0 : 64;
 		}
 	}
@@ -355,8 +416,12 @@ int main(int argc, char **argv)
 		extra[0] = "--topology";
 		extra[1] = topology;
 	}
+	if (nscrapers) {
+		port = bench_free_port();
+		snprintf(config, sizeof(config), "[metrics]\nlisten = 127.0.0.1:%u\n", port);
+	}
 	for (int i = 0; i < 5; i++) {
-		ready_ns[i] = bench_daemon_start(&daemon_under_test, "query-latency", bin, NULL, extra);
+		ready_ns[i] = bench_daemon_start(&daemon_under_test, "query-latency", bin, config, extra);
 		if (i < 4)
 			bench_daemon_stop(&daemon_under_test);
 	}
@@ -381,6 +446,8 @@ int main(int argc, char **argv)
 			bench_protocol);
 		return 2;
 	}
+	for (int i = 0; i < nscrapers; i++)
+		scrapers[i] = bench_start_scraper(port);
 	for (int i = 0; i < 1000; i++) /* warm every path */
 		for (int k = 0; k < BENCH_SERVERS; k++)
 			bench_round_trip(fds[k], &m, buf);
@@ -401,6 +468,8 @@ int main(int argc, char **argv)
 	printf("rtplaced %s, %s\n", PACKAGE_VERSION, topology ? topology : "live machine (BPF tracker)");
 	printf("protocol version %u: QUERY %u bytes, QUERY_REPLY %zd bytes (the echoes return the QUERY)\n",
 	       bench_protocol, m.hdr.length, reply_len);
+	if (nscrapers)
+		printf("during a scrape flood: %d processes scraping /metrics back to back\n", nscrapers);
 	printf("time from exec to READY=1: median %.1f ms (min %.1f, max %.1f, 5 starts)\n", ready_ns[2] / 1e6,
 	       ready_ns[0] / 1e6, ready_ns[4] / 1e6);
 	printf("\nQUERY round trip, 1 client, %ld round trips each, interleaved:\n", rounds);

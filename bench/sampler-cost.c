@@ -130,6 +130,7 @@ int main(int argc, char **argv)
 	struct rtplace_reason reason;
 	struct sampler *s = NULL;
 	struct topo *topo = NULL;
+	struct rtplace_reason reason;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "t:n:", opts, NULL)) != -1) {

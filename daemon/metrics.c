@@ -29,7 +29,9 @@ struct metrics {
 	struct evhttp *http;
 	struct evconnlistener *listener; /* evhttp's, paused when descriptors run short */
 	struct event *ev_resume;
-	bool bpf_stats; /* the tracker's statistics are on */
+	struct evbuffer *page; /* the last page built, empty before the first */
+	uint64_t page_ns;      /* when it was built (loop_now_ns()) */
+	bool bpf_stats;        /* the tracker's statistics are on */
 };
 
 /*
@@ -264,6 +266,22 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 		metrics_tracker(m, b);
 }
 
+/* The page into body: the last one built when it is recent enough, so that
+ * a flood of scrapes builds one per METRICS_PAGE_MAX_AGE_MS. */
+static int metrics_page_copy(struct metrics *m, struct evbuffer *body)
+{
+	uint64_t now = loop_now_ns();
+	size_t len = evbuffer_get_length(m->page);
+
+	if (!len || now - m->page_ns >= METRICS_PAGE_MAX_AGE_MS * 1000000ull) {
+		evbuffer_drain(m->page, len);
+		metrics_page(m, m->page);
+		m->page_ns = now;
+		len = evbuffer_get_length(m->page);
+	}
+	return evbuffer_add(body, evbuffer_pullup(m->page, -1), len) < 0 ? -ENOMEM : 0;
+}
+
 /* Answers code with a one-line text page (consumes body). */
 static void metrics_refuse(struct evhttp_request *req, struct evbuffer *body, int code, const char *reason)
 {
@@ -297,7 +315,11 @@ static void metrics_request_cb(struct evhttp_request *req, void *arg)
 		metrics_refuse(req, body, HTTP_BADMETHOD, "Method Not Allowed");
 		return;
 	}
-	metrics_page(m, body);
+	if (metrics_page_copy(m, body) < 0) {
+		evbuffer_free(body);
+		evhttp_send_error(req, HTTP_SERVUNAVAIL, NULL);
+		return;
+	}
 	evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	if (cmd == EVHTTP_REQ_HEAD) {
 		/* evhttp would send the page after the headers: HEAD gets
@@ -322,6 +344,11 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 	if (!m)
 		return -ENOMEM;
 	m->o = *opts;
+	m->page = evbuffer_new();
+	if (!m->page) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	r = cpupri_view_open(opts->map, opts->map_size, &m->view);
 	if (r < 0)
 		goto fail;
@@ -381,5 +408,7 @@ void metrics_free(struct metrics *m)
 	if (m->http)
 		evhttp_free(m->http);
 	cpupri_view_close(&m->view);
+	if (m->page)
+		evbuffer_free(m->page);
 	free(m);
 }

@@ -13,6 +13,11 @@
  * reads and writes without blocking, so a slow or stuck scraper only holds
  * its own connection, which the idle timeout closes; and accepting pauses
  * before scrapers take the descriptors the socket clients need.
+ *
+ * Scrapes share the loop with the socket clients, so what a scrape costs
+ * the loop is bounded: the page (a few lines per CPU) is built at most once
+ * per METRICS_PAGE_MAX_AGE_MS and scrapes within that get a copy of it, so
+ * a flood of scrapes costs one build per interval and a copy each.
  */
 #ifndef RTPLACE_METRICS_H
 #define RTPLACE_METRICS_H
@@ -31,6 +36,8 @@
 #define METRICS_MAX_HEADERS_SIZE 8192
 #define METRICS_MAX_BODY_SIZE 0
 #define METRICS_TIMEOUT_S 10
+/* How old a page a scrape may get; far below any scrape interval. */
+#define METRICS_PAGE_MAX_AGE_MS 100
 
 struct metrics;
 

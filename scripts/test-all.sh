@@ -3,7 +3,8 @@
 # rtplace:
 #   werror      out of tree with -Werror, `make check`
 #   sanitizers  out of tree with ASan+UBSan, `make check`
-#   intree      in a clean copy of the tree, `./configure --enable-werror &&
+#   intree      in a clean copy of the tree behind a 0700 folder,
+#               `./configure --enable-werror &&
 #               make && make check` (a release tarball's path), with a
 #               restrictive rtplaced.conf at that build's default path: every
 #               test result must equal the werror run's (tests are hermetic)
@@ -121,6 +122,9 @@ intree() {
 	local src=$base/rtplace etc=$base/etc conf=$base/etc/rtplace/rtplaced.conf rc=0
 
 	copy_tree "$src" || return 1
+	# Behind a 0700 folder, as a checkout under /root is: tests that act
+	# as another user must not run anything from the build tree.
+	chmod 0700 "$base" || return 1
 	# The copy sits beside ../shared as the checkout does.
 	[ -d "$top/../shared" ] && ln -s "$(cd "$top/../shared" && pwd)" "$base/shared"
 	(cd "$src" && ./autogen.sh >/dev/null 2>&1) || { echo "intree: autogen.sh failed" >&2; return 1; }

@@ -500,7 +500,7 @@ static int ctl_release_as(uid_t uid, const char *socket, uint64_t id)
 	pid_t pid;
 	int st;
 
-	harness_build_path("client/rtplacectl", ctl, sizeof(ctl));
+	assert_int_equal(harness_stage_program("client/rtplacectl", ctl, sizeof(ctl)), 0);
 	snprintf(idbuf, sizeof(idbuf), "%" PRIu64, id);
 	pid = track(fork());
 	if (pid == 0) {

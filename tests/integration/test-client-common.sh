@@ -49,6 +49,7 @@ CONF=$TMP/defaults.conf
 : >"$CONF"
 PIDS=
 DAEMON=
+STAGED=
 
 cleanup() {
 	[ -z "${WATCHDOG:-}" ] || pkill -KILL -P "$WATCHDOG" 2>/dev/null
@@ -56,7 +57,7 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$TMP"
+	rm -rf "$TMP" ${STAGED:+"$STAGED"}
 }
 trap cleanup EXIT
 trap 'echo "FAIL: test did not finish within ${TEST_BOUND_S}s" >&2; exit 1' ALRM
@@ -78,6 +79,14 @@ start_watchdog() {
 	PIDS="$PIDS $WATCHDOG"
 }
 start_watchdog
+
+# Copies the build tree's programs "$@" into $STAGED, a folder of their own
+# that another user can reach: the build tree may lie under a 0700 folder
+# (a checkout in /root). cleanup removes it.
+stage_programs() {
+	STAGED=$(mktemp -d /tmp/rtplace-staged.XXXXXX) || fail "cannot make a folder for staged programs"
+	sh "$top_srcdir/tests/lib/stage-programs.sh" "$STAGED" "$@" || fail "cannot stage $* for another user"
+}
 
 # Starts the rtplaced command line "$@" in the background as systemd starts
 # a Type=notify service, with a NOTIFY_SOCKET of the test's own, and

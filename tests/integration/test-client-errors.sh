@@ -8,7 +8,7 @@
 require_root
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
-$NOBODY "$CTL" --version >/dev/null 2>&1 || skip "the build tree is not readable by uid 65534"
+stage_programs "$CTL" "$RUN" "$RTPLACED"
 group=$(getent group daemon | cut -d: -f1)
 [ -n "$group" ] || skip "no group named daemon"
 
@@ -23,19 +23,19 @@ start_with_config() {
 
 # The default: the daemon's own group (root) owns the socket.
 start_with_config '[daemon]\nsocket-mode = 0660\n'
-expect_status 77 $NOBODY "$CTL" --socket "$SOCK" status
+expect_status 77 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" status
 grep -q "Permission denied (the socket belongs to group root: set socket-group in \[daemon\] of rtplaced.conf" \
 	"$TMP/err" || fail "EACCES with group root: $(cat "$TMP/err")"
 stop_daemon
 
 # A socket-group: the user is told to join it.
 start_with_config "[daemon]\nsocket-mode = 0660\nsocket-group = $group\n"
-expect_status 77 $NOBODY "$CTL" --socket "$SOCK" status
+expect_status 77 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" status
 grep -q "Permission denied (join group $group, the socket's group as socket-group in rtplaced.conf sets it" \
 	"$TMP/err" || fail "EACCES with socket-group: $(cat "$TMP/err")"
 # rtplace-run pins to its local choice: CPU 1 must stay online meanwhile.
 rt_lock
-expect_status 0 $NOBODY "$RUN" --socket "$SOCK" -- true
+expect_status 0 $NOBODY "$STAGED/rtplace-run" --socket "$SOCK" -- true
 grep -q "warning: cannot reach rtplaced at $SOCK: Permission denied (join group $group" "$TMP/err" ||
 	fail "rtplace-run's EACCES warning: $(cat "$TMP/err")"
 stop_daemon
@@ -45,7 +45,7 @@ stop_daemon
 # (a cut one stopped mid-word: "... and/or that RLIMIT_MEMLOC)").
 mkdir "$TMP/nobody"
 chown 65534:65534 "$TMP/nobody"
-expect_status 77 $NOBODY "$RTPLACED" --socket "$TMP/nobody/rtplaced.sock"
+expect_status 77 $NOBODY "$STAGED/rtplaced" --socket "$TMP/nobody/rtplaced.sock"
 line=$(grep "Failed to start the BPF tracker" "$TMP/err") || fail "no tracker error: $(cat "$TMP/err")"
 printf '%s\n' "$line" | python3 -c "
 import re, sys

@@ -138,7 +138,9 @@ require_root
 
 # Missing permission for RT policies: 77, naming the fixes.
 if command -v setpriv >/dev/null; then
-	expect_status 77 setpriv --reuid 65534 --regid 65534 --clear-groups "$RUN" --socket "$SOCK" --prio 50 -- true
+	stage_programs "$RUN"
+	expect_status 77 setpriv --reuid 65534 --regid 65534 --clear-groups "$STAGED/rtplace-run" --socket "$SOCK" \
+		--prio 50 -- true
 	grep -q "CAP_SYS_NICE" "$TMP/err" && grep -q "RLIMIT_RTPRIO" "$TMP/err" || fail "77 message: $(cat "$TMP/err")"
 	wait_claims 0
 fi

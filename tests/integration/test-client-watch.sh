@@ -13,7 +13,7 @@ command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
 
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
-$NOBODY "$CTL" --version >/dev/null 2>&1 || skip "the build tree is not readable by uid 65534"
+stage_programs "$CTL"
 # Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
 rt_lock
 
@@ -105,7 +105,7 @@ done
 $NOBODY sleep 60 &
 THEIRS=$!
 PIDS="$PIDS $THEIRS"
-$NOBODY "$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w4" 2>"$TMP/w4.err" &
+$NOBODY "$STAGED/rtplacectl" --socket "$SOCK" watch --count 1 >"$TMP/w4" 2>"$TMP/w4.err" &
 W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w4" 1

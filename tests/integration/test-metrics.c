@@ -24,14 +24,17 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "harness.h"
 #include "testlib.h"
 
-/* daemon/metrics.h: the idle timeout, in seconds. */
+/* daemon/metrics.h: the idle timeout, in seconds, and how old a page a
+ * scrape may get. */
 #define METRICS_TIMEOUT_S 10
+#define METRICS_PAGE_MAX_AGE_MS 100
 #define PAGE_MAX (1024 * 1024)
 
 static char topo[4096];
@@ -304,6 +307,8 @@ static void test_counters(void **state)
 	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 
+	/* Past the age of the page the first scrape built. */
+	usleep((METRICS_PAGE_MAX_AGE_MS + 20) * 1000);
 	page = scrape(f->port);
 	check_format(page);
 	assert_true(sample(page, "rtplace_queries_total{result=\"placed\"}") == 1);
@@ -399,6 +404,8 @@ static void test_stuck_scrapers(void **state)
 	assert_true(f->client >= 0);
 	for (int i = 0; i < 200; i++)
 		status_ok(f->client);
+	/* Past the age of the page the pipelined scrapes were answered with. */
+	usleep((METRICS_PAGE_MAX_AGE_MS + 20) * 1000);
 	resp = scrape(f->port);
 	assert_true(sample(resp, "rtplace_clients") == 1);
 	free(resp);
@@ -415,6 +422,95 @@ static void test_stuck_scrapers(void **state)
 	close(silent);
 	close(half);
 	close(unread);
+}
+
+/* A scraper child: n scrapes back to back, each a full 200 page; exits 0,
+ * or 1 at the first that is not. */
+static pid_t start_scraper(uint16_t port, int n)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* No cmocka assert here: a failing one would return into the
+		 * parent's test runner. */
+		static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+		static char resp[PAGE_MAX];
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+		for (int i = 0; i < n; i++) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			size_t got = 0;
+			ssize_t r = 0;
+
+			if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+			    write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+				_exit(1);
+			while (got + 1 < sizeof(resp) && (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
+				got += (size_t)r;
+			resp[got] = '\0';
+			close(fd);
+			if (r < 0 || strncmp(resp, "HTTP/1.", 7) != 0 || strncmp(resp + 8, " 200 ", 5) != 0 ||
+			    !strstr(resp, "rtplace_build_info{"))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	return test_track_child(pid);
+}
+
+/*
+ * Issue 25.8: scrapes share the loop with the socket clients. Under a
+ * flood (scrapers connected and silent, four scraping back to back) every
+ * query is answered, every scrape gets the whole page, and once the flood
+ * is over the page counts what the clients did.
+ */
+static void test_scrape_flood(void **state)
+{
+	enum { HELD = 32, SCRAPERS = 4, SCRAPES = 200, QUERIES = 500 };
+	struct fixture *f = fixture_start(false, NULL);
+	struct rtplace_query q = make_query(0);
+	pid_t scrapers[SCRAPERS];
+	int held[HELD], st;
+	char *page = NULL;
+
+	*state = f;
+	for (int i = 0; i < HELD; i++)
+		held[i] = http_connect(f->port);
+	for (int i = 0; i < SCRAPERS; i++)
+		scrapers[i] = start_scraper(f->port, SCRAPES);
+	f->client = harness_connect(f->d.socket);
+	assert_true(f->client >= 0);
+	for (int i = 0; i < QUERIES; i++) {
+		struct proto_msg req, rep;
+
+		assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+		assert_int_equal(harness_call(f->client, &req, &rep), 0);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_int_equal(rep.query_reply.count, 2);
+	}
+	for (int i = 0; i < SCRAPERS; i++) {
+		assert_int_equal(waitpid(scrapers[i], &st, 0), scrapers[i]);
+		test_forget_child(scrapers[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	/* A page may be as old as METRICS_PAGE_MAX_AGE_MS: scrape until it
+	 * shows every query (bounded). */
+	for (int i = 0; i < 50; i++) {
+		free(page);
+		page = scrape(f->port);
+		if (sample(page, "rtplace_queries_total{result=\"placed\"}") == QUERIES)
+			break;
+		usleep(20 * 1000);
+	}
+	check_format(page);
+	assert_true(sample(page, "rtplace_queries_total{result=\"placed\"}") == QUERIES);
+	assert_true(sample(page, "rtplace_clients") == 1);
+	assert_true(sample(page, "rtplace_cpu_online{cpu=\"15\"}") == 1);
+	free(page);
 }
 
 /*
@@ -536,6 +632,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_refusals, teardown),
 		cmocka_unit_test_teardown(test_stuck_scrapers, teardown),
+		cmocka_unit_test_teardown(test_scrape_flood, teardown),
 		cmocka_unit_test_teardown(test_descriptor_pressure, teardown),
 		cmocka_unit_test_teardown(test_live_bpf_stats, teardown),
 	};

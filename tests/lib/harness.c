@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,66 @@ const char *harness_build_path(const char *rel, char *buf, size_t len)
 
 	snprintf(buf, len, "%s/%s", top ? top : ".", rel);
 	return buf;
+}
+
+/* Programs staged for other users: one folder per test process, made on
+ * first use; removed at exit by the process that made it, not by a forked
+ * child that exits. */
+static char harness_staged[64];
+static pid_t harness_staged_by;
+
+static int harness_unlink_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void harness_unstage_at_exit(void)
+{
+	if (getpid() == harness_staged_by && nftw(harness_staged, harness_unlink_cb, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		fprintf(stderr, "harness: cannot remove %s: %m\n", harness_staged);
+}
+
+static int harness_staged_dir(void)
+{
+	int r = 0;
+
+	if (harness_staged[0])
+		return 0;
+	snprintf(harness_staged, sizeof(harness_staged), "/tmp/rtplace-staged.XXXXXX");
+	if (!mkdtemp(harness_staged)) {
+		r = -errno;
+		harness_staged[0] = '\0';
+	} else {
+		harness_staged_by = getpid();
+		atexit(harness_unstage_at_exit);
+	}
+	return r;
+}
+
+int harness_stage_program(const char *rel, char *ret_path, size_t len)
+{
+	const char *src = getenv("top_srcdir");
+	char script[4096], prog[4096];
+	pid_t pid;
+	int r, st;
+
+	snprintf(script, sizeof(script), "%s/tests/lib/stage-programs.sh", src ? src : ".");
+	harness_build_path(rel, prog, sizeof(prog));
+	r = harness_staged_dir();
+	if (r == 0) {
+		pid = fork();
+		if (pid == 0) {
+			execlp("sh", "sh", script, harness_staged, prog, (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) < 0)
+			r = -errno;
+		else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			r = -EIO;
+	}
+	if (r == 0)
+		snprintf(ret_path, len, "%s/%s", harness_staged, strrchr(prog, '/') + 1);
+	return r;
 }
 
 static long harness_now_ms(void)

@@ -29,6 +29,15 @@ struct harness_daemon {
 const char *harness_build_path(const char *rel, char *buf, size_t len);
 
 /*
+ * Copies the build tree's program rel (with the libraries libtool runs it
+ * with) where another user can run it, for tests that exec it after
+ * dropping to that user: the build tree may lie under a 0700 folder (a
+ * checkout in /root). Its path in ret_path; 0 or -errno. The folder is
+ * removed at exit.
+ */
+int harness_stage_program(const char *rel, char *ret_path, size_t len);
+
+/*
  * Every daemon gets --config d->config, a file in its private folder, before
  * the test's own arguments (a later --config wins), so that whatever is
  * installed at the default path never changes a test's result.
