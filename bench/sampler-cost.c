@@ -127,7 +127,6 @@ int main(int argc, char **argv)
 	const char *xml = NULL;
 	unsigned nsamples = 200;
 	size_t ncounts = 3;
-	struct rtplace_reason reason;
 	struct sampler *s = NULL;
 	struct topo *topo = NULL;
 	struct rtplace_reason reason;
