@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 	unsigned nsamples = 200;
 	size_t ncounts = 3;
 	struct sampler *s = NULL;
+	struct rtplace_reason reason;
 	struct topo *topo = NULL;
 	int c, r;
 
@@ -143,7 +144,9 @@ int main(int argc, char **argv)
 		counts = (const char *const *)&argv[optind];
 		ncounts = (size_t)(argc - optind);
 	}
-	r = topo_load(xml, &topo);
+	r = topo_load(xml, &reason, &topo);
+	if (r < 0)
+		fprintf(stderr, "sampler-cost: %s\n", reason.text);
 	if (r == 0)
 		r = sampler_new(topo, TOPO_SHARD_NODE, PROCFS_ROOT, "/sys", &s);
 	if (r < 0 || !nsamples) {

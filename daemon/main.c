@@ -435,6 +435,7 @@ static int daemon_start(struct daemon *d)
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
+	struct rtplace_reason reason;
 	int r;
 
 	if (!file)
