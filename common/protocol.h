@@ -69,6 +69,7 @@ struct proto_msg {
 		struct rtplace_cpus_reply cpus_reply;
 		struct rtplace_status_reply status_reply;
 		struct rtplace_tracking_reply tracking_reply;
+		struct rtplace_host_reply host_reply;
 		struct rtplace_move_reply move_reply;
 		struct rtplace_subscribe_reply subscribe_reply;
 		struct rtplace_claim_ended claim_ended;
@@ -241,6 +242,11 @@ static inline int proto_encode_cpu_times(struct proto_msg *ret, uint32_t request
 static inline int proto_encode_status(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_STATUS, request_id, 0, NULL, NULL);
+}
+
+static inline int proto_encode_host(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_HOST, request_id, 0, NULL, NULL);
 }
 
 static inline int proto_encode_tracking(struct proto_msg *ret, uint32_t request_id)
