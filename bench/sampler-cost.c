@@ -127,8 +127,8 @@ int main(int argc, char **argv)
 	const char *xml = NULL;
 	unsigned nsamples = 200;
 	size_t ncounts = 3;
-	struct sampler *s = NULL;
 	struct rtplace_reason reason;
+	struct sampler *s = NULL;
 	struct topo *topo = NULL;
 	int c, r;
 
@@ -145,10 +145,11 @@ int main(int argc, char **argv)
 		ncounts = (size_t)(argc - optind);
 	}
 	r = topo_load(xml, &reason, &topo);
-	if (r < 0)
+	if (r < 0) {
 		fprintf(stderr, "sampler-cost: %s\n", reason.text);
-	if (r == 0)
-		r = sampler_new(topo, TOPO_SHARD_NODE, PROCFS_ROOT, "/sys", &s);
+		return 2;
+	}
+	r = sampler_new(topo, TOPO_SHARD_NODE, PROCFS_ROOT, "/sys", &s);
 	if (r < 0 || !nsamples) {
 		fprintf(stderr, "sampler-cost: setting up failed: %s\n", strerror(-r));
 		return 2;
