@@ -308,6 +308,12 @@ static inline int proto_encode_tracking_reply(struct proto_msg *ret, uint32_t re
 	return proto_encode(ret, RTPLACE_MSG_TRACKING_REPLY, request_id, 0, r, NULL);
 }
 
+static inline int proto_encode_host_reply(struct proto_msg *ret, uint32_t request_id,
+					  const struct rtplace_host_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_HOST_REPLY, request_id, 0, r, NULL);
+}
+
 static inline int proto_encode_move_reply(struct proto_msg *ret, uint32_t request_id,
 					  const struct rtplace_move_reply *r)
 {
