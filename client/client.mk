@@ -35,7 +35,8 @@ client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
 # daemon's own parser (daemon/libconfig.la; conf.h is all it includes of
 # daemon/).
 client_rtplace_run_CPPFLAGS = $(CLIENT_CPPFLAGS) -I$(top_srcdir)/daemon
-client_rtplace_run_LDADD = client/librtplace.la daemon/libconfig.la common/libtopohwloc.la common/libcommon.la \
+client_rtplace_run_LDADD = client/librtplace.la daemon/libconfig.la common/libtopohwloc.la common/libfile.la \
+	common/libcommon.la \
 	$(HWLOC_LIBS)
 
 pkgconfigdir = $(libdir)/pkgconfig

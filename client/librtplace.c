@@ -804,18 +804,17 @@ fail:
 
 int rtplace_cpus(struct rtplace *rp, struct rtplace_cpu **ret_cpus, size_t *ret_n)
 {
+	/* A daemon older than a flag refuses it: ask as it expects. */
+	static const uint32_t tries[] = { RTPLACE_CPUS_F_PACKAGE | RTPLACE_CPUS_F_HOST, RTPLACE_CPUS_F_PACKAGE, 0 };
 	void *cpus;
-	int r;
+	int r = -EINVAL;
 
 	if (!rp || !ret_cpus || !ret_n)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, RTPLACE_CPUS_F_PACKAGE, sizeof(struct rtplace_cpu),
-				 rtplace_cpus_copy, &cpus, ret_n);
-	/* A daemon older than the flag refuses it: ask as it expects. */
-	if (r == -EINVAL)
-		r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, 0, sizeof(struct rtplace_cpu), rtplace_cpus_copy, &cpus,
-					 ret_n);
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && r == -EINVAL; i++)
+		r = rtplace_pages_locked(rp, RTPLACE_MSG_CPUS, tries[i], sizeof(struct rtplace_cpu), rtplace_cpus_copy,
+					 &cpus, ret_n);
 	pthread_mutex_unlock(&rp->lock);
 	if (r == 0)
 		*ret_cpus = cpus;
@@ -891,6 +890,28 @@ int rtplace_status(struct rtplace *rp, struct rtplace_status *ret)
 		};
 		memcpy(ret->version, sr->version, sizeof(ret->version));
 	}
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
+int rtplace_host(struct rtplace *rp, struct rtplace_host *ret)
+{
+	const struct rtplace_host_reply *h;
+	int r;
+
+	if (!rp || !ret)
+		return -EINVAL;
+	h = &rp->reply.host_reply;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_host(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_HOST_REPLY);
+	if (r == 0)
+		*ret = (struct rtplace_host){
+			.rt_known = !!(h->flags & RTPLACE_HOST_F_RT_KNOWN),
+			.rt_runtime_us = h->rt_runtime_us,
+			.rt_period_us = h->rt_period_us,
+		};
 	pthread_mutex_unlock(&rp->lock);
 	return r;
 }

@@ -37,6 +37,7 @@
 #include "conf.h"
 #include "cpuset.h"
 #include "placement.h"
+#include "sysfs.h"
 #include "reason.h"
 #include "topo.h"
 
@@ -181,18 +182,12 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 	return r;
 }
 
-/* The daemon's placement settings (dispatch.c does the same) over topology t. */
-static void run_placement_config(const struct config *cfg, const struct topo *t, struct placement_config *ret)
+/* A normal-level claim (DESIGN §20): the command runs without an RT policy
+ * on CPUs rtplace chose, so it keeps off isolated CPUs; CPUs the user named
+ * are taken as named. */
+static bool run_is_normal(const struct run_opts *o)
 {
-	static const enum placement_smt smt[] = {
-		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
-		[CONFIG_SMT_RT] = PLACEMENT_SMT_RT,
-		[CONFIG_SMT_ALWAYS] = PLACEMENT_SMT_ALWAYS,
-	};
-
-	cpuset_andnot(&ret->managed, &t->online, &cfg->placement.housekeeping_cpus);
-	ret->prefer_idle = cfg->placement.prefer_idle;
-	ret->avoid_smt = smt[cfg->placement.avoid_smt_siblings];
+	return !o->run_prio && !o->have_list;
 }
 
 /*
@@ -210,7 +205,9 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 		.count = o->count,
 		.node = o->node,
 		.near_cpu = -1,
+		.normal = run_is_normal(o),
 	};
+	struct sysfs_isolation iso;
 	struct placement_result *res = NULL;
 	struct cpupri_view view = { 0 };
 	struct topo *t = NULL;
@@ -234,7 +231,11 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 		r = -ENOMEM;
 		goto out;
 	}
-	run_placement_config(config, t, &cfg);
+	/* The daemon's rules, over the isolation it would read. */
+	r = sysfs_read_isolation(SYSFS_ROOT, reason, &iso);
+	if (r < 0)
+		goto out;
+	config_placement(config, t, &iso.isolated, &cfg);
 	cpuset_zero(&req.allowed);
 	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, allowed))
@@ -297,7 +298,7 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	req.count = o->count;
 	req.node = o->node;
 	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
-		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0);
+		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0) | (run_is_normal(o) ? RTPLACE_QUERY_F_NORMAL : 0);
 	req.lease_ms = RTPLACE_LEASE_INFINITE;
 	req.owner_pid = getpid();
 	req.allowed = allowed;
@@ -314,6 +315,11 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads (%s); "
 				"running without --manage\n", path, reason.text);
 			req.flags &= ~RTPLACE_QUERY_F_MANAGE;
+			r = rtplace_query(*rpp, &req, ret);
+		}
+		/* A daemon older than NORMAL knows no isolation to keep off. */
+		if (r == -EINVAL && req.flags & RTPLACE_QUERY_F_NORMAL) {
+			req.flags &= ~RTPLACE_QUERY_F_NORMAL;
 			r = rtplace_query(*rpp, &req, ret);
 		}
 	}

@@ -53,6 +53,8 @@ extern "C" {
 /* Per-CPU flags of a snapshot. */
 #define RTPLACE_CPU_F_ONLINE (1u << 0)       /* online and managed */
 #define RTPLACE_CPU_F_HOUSEKEEPING (1u << 1) /* left out of the default allowed set */
+#define RTPLACE_CPU_F_ISOLATED (1u << 2)     /* isolcpus= or an isolated cgroup partition */
+#define RTPLACE_CPU_F_NOHZ_FULL (1u << 3)    /* nohz_full= */
 
 /* Status flags. */
 #define RTPLACE_STATUS_F_TRACKING (1u << 0) /* levels come from the live BPF tracker */
@@ -242,6 +244,17 @@ struct rtplace_tracking {
 /* -EOPNOTSUPP from a daemon older than the question: it tracks live
  * (RTPLACE_STATUS_F_TRACKING) or simulates. */
 int rtplace_tracking(struct rtplace *rp, struct rtplace_tracking *ret);
+
+/* The host's RT throttling (DESIGN §20); the isolated and nohz_full CPUs
+ * are RTPLACE_CPU_F_ISOLATED and RTPLACE_CPU_F_NOHZ_FULL in rtplace_cpus(). */
+struct rtplace_host {
+	int rt_known;           /* non-zero: the daemon could read the sysctls */
+	int64_t rt_runtime_us;  /* kernel.sched_rt_runtime_us: -1 unlimited */
+	int64_t rt_period_us;   /* kernel.sched_rt_period_us */
+};
+
+/* -EOPNOTSUPP from a daemon older than the question. */
+int rtplace_host(struct rtplace *rp, struct rtplace_host *ret);
 
 /* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
  * daemon that does not serve moves. */

@@ -178,10 +178,76 @@ static int ctl_tracking(struct ctl *c, const struct rtplace_status *st, struct r
 	return r;
 }
 
+/* The host's RT configuration (DESIGN §20): the isolated and nohz_full
+ * sets as lists, "" for none, and RT throttling; from a daemon older than
+ * HOST, throttling unknown and, as its CPUS flags say, no sets. */
+struct ctl_host {
+	char isolated[CPUSET_LIST_MAX];
+	char nohz_full[CPUSET_LIST_MAX];
+	struct rtplace_host rt;
+};
+
+static int ctl_host(struct ctl *c, struct ctl_host *ret)
+{
+	struct cpuset iso, nohz;
+	struct rtplace_cpu *cpus = NULL;
+	size_t n = 0;
+	int r;
+
+	cpuset_zero(&iso);
+	cpuset_zero(&nohz);
+	r = rtplace_cpus(c->rp, &cpus, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (cpus[i].flags & RTPLACE_CPU_F_ISOLATED)
+			cpuset_set(&iso, (unsigned)cpus[i].cpu);
+		if (cpus[i].flags & RTPLACE_CPU_F_NOHZ_FULL)
+			cpuset_set(&nohz, (unsigned)cpus[i].cpu);
+	}
+	rtplace_cpus_free(cpus);
+	if (r == 0)
+		r = cpuset_format(&iso, ret->isolated, sizeof(ret->isolated));
+	if (r == 0)
+		r = cpuset_format(&nohz, ret->nohz_full, sizeof(ret->nohz_full));
+	if (r == 0)
+		r = rtplace_host(c->rp, &ret->rt);
+	if (r == -EOPNOTSUPP) {
+		ret->rt = (struct rtplace_host){ 0 };
+		r = 0;
+	}
+	return r;
+}
+
+static void ctl_status_host_json(const struct ctl_host *h)
+{
+	printf("\"isolated\": ");
+	ctl_json_string(h->isolated);
+	printf(", \"nohz_full\": ");
+	ctl_json_string(h->nohz_full);
+	if (h->rt.rt_known)
+		printf(", \"rt_runtime_us\": %" PRId64 ", \"rt_period_us\": %" PRId64 ", ", h->rt.rt_runtime_us,
+		       h->rt.rt_period_us);
+	else
+		printf(", \"rt_runtime_us\": null, \"rt_period_us\": null, ");
+}
+
+static void ctl_status_host(const struct ctl_host *h)
+{
+	printf("isolated         %s\n", h->isolated[0] ? h->isolated : "none");
+	printf("nohz_full        %s\n", h->nohz_full[0] ? h->nohz_full : "none");
+	if (!h->rt.rt_known)
+		printf("rt throttling    unknown\n");
+	else if (h->rt.rt_runtime_us < 0)
+		printf("rt throttling    off (sched_rt_runtime_us -1)\n");
+	else
+		printf("rt throttling    %" PRId64 " us of every %" PRId64 " us\n", h->rt.rt_runtime_us,
+		       h->rt.rt_period_us);
+}
+
 static int ctl_status(struct ctl *c, int argc, char **argv)
 {
 	struct rtplace_tracking tr;
 	struct rtplace_status st;
+	struct ctl_host host;
 	int r;
 
 	r = ctl_simple_options(c, argc, argv, CTL_STATUS_USAGE, 0);
@@ -196,6 +262,9 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	r = ctl_tracking(c, &st, &tr);
 	if (r < 0)
 		return ctl_fail(c, "cannot read where the daemon's levels come from", r);
+	r = ctl_host(c, &host);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the host's RT configuration", r);
 	if (c->json) {
 		printf("{\"version\": ");
 		ctl_json_string(st.version);
@@ -210,6 +279,7 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 			ctl_json_string(tr.why);
 			printf(", ");
 		}
+		ctl_status_host_json(&host);
 		printf("\"moves_served\": %s, \"queries\": %" PRIu64 ", \"errors\": %" PRIu64
 		       ", \"claims_active\": %" PRIu64 ", \"claims_total\": %" PRIu64 ", \"clients\": %" PRIu64
 		       ", \"clients_dropped\": %" PRIu64 ", \"moves\": %" PRIu64 "}\n",
@@ -229,6 +299,7 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 		printf("levels           %s\n",
 		       tr.mode == RTPLACE_TRACKING_LIVE ? "live (BPF tracker)" : "simulated (every CPU idle)");
 	}
+	ctl_status_host(&host);
 	printf("moves served     %s\n", st.flags & RTPLACE_STATUS_F_MOVES ? "yes" : "no");
 	printf("queries          %" PRIu64 "\n", st.queries);
 	printf("errors           %" PRIu64 "\n", st.errors);
@@ -308,11 +379,13 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 {
 	if (c->json) {
 		printf("%s\n  {\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
-		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"pid\": %d, "
-		       "\"rt_queued\": %u, \"comm\": ",
+		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"isolated\": %s, "
+		       "\"nohz_full\": %s, \"pid\": %d, \"rt_queued\": %u, \"comm\": ",
 		       first ? "" : ",", ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
 		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false", (int)ci->pid, ci->rt_queued);
+		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false",
+		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
+		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
 		ctl_json_string(ci->comm);
 		printf(", \"claim\": %" PRIu64, ci->claim_id);
 		if (ci->claim_id)
@@ -336,8 +409,9 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 			printf(" %6.1f", shares[k] * 100);
 		else
 			printf(" %6s", "-");
-	printf(" %s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
-	       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "");
+	printf(" %s%s%s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
+	       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "",
+	       ci->flags & RTPLACE_CPU_F_ISOLATED ? ",isolated" : "", ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? ",nohz_full" : "");
 }
 
 static int ctl_cpus(struct ctl *c, int argc, char **argv)

@@ -28,6 +28,9 @@ common_libtopohwloc_la_LIBADD = $(HWLOC_LIBS)
 # reason_set). The configuration parser and the topology loader carry it.
 noinst_LTLIBRARIES += common/libfile.la
 common_libfile_la_SOURCES = common/file.h common/file.c
+# The sysfs reader (common/sysfs.h): I/O as well, shared by the daemon and
+# rtplace-run's fallback.
+common_libfile_la_SOURCES += common/sysfs.h common/sysfs.c
 common_libtopohwloc_la_LIBADD += common/libfile.la
 
 # The one type in which failures are explained (common/reason.h).

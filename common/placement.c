@@ -1366,16 +1366,107 @@ out:
 	return r;
 }
 
+/* The highest level of an answer: the one a multi-CPU answer is judged by. */
+static uint32_t placement_worst(const struct placement_result *r)
+{
+	uint32_t worst = 0;
+
+	for (uint32_t i = 0; i < r->n; i++)
+		worst = r->levels[i] > worst ? r->levels[i] : worst;
+	return worst;
+}
+
+/*
+ * The isolation rules (DESIGN §20, placement.h) around one answer: the
+ * request's candidates restricted to, or kept off, the isolated CPUs, or
+ * for `prefer` answered both ways and the isolated answer taken unless the
+ * rest is at a lower level (or gives more CPUs). Each try works on its own
+ * copy of the cursor; only the answer given moves it.
+ */
+static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
+				   uint32_t *rotor, const struct placement_request *req,
+				   struct placement_result *ret)
+{
+	const struct placement_config *c = &x->cfg;
+	enum placement_isolated mode = placement_isolated_mode(c, req);
+	struct placement_request iso = *req, rest = *req;
+	struct placement_result *other = NULL;
+	uint32_t rot_iso = rotor ? *rotor : 0, rot_rest = rot_iso;
+	int r, r_rest;
+
+	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, &ret->reason) < 0)
+		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, ret);
+	if (cpuset_empty(&iso.allowed))
+		iso.allowed = c->managed;
+	rest.allowed = iso.allowed;
+	cpuset_and(&iso.allowed, &iso.allowed, &c->isolated);
+	cpuset_andnot(&rest.allowed, &rest.allowed, &c->isolated);
+	if (mode == PLACEMENT_ISOLATED_PREFER && cpuset_empty(&rest.allowed))
+		mode = PLACEMENT_ISOLATED_ONLY;
+	if (mode == PLACEMENT_ISOLATED_PREFER && cpuset_empty(&iso.allowed))
+		mode = PLACEMENT_ISOLATED_AVOID;
+	if ((mode == PLACEMENT_ISOLATED_ONLY && cpuset_empty(&iso.allowed)) ||
+	    (mode == PLACEMENT_ISOLATED_AVOID && cpuset_empty(&rest.allowed))) {
+		/* An empty allowed set would read "every managed CPU". */
+		ret->n = 0;
+		ret->level = LEVEL_OFFLINE;
+		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		return -ENODEV;
+	}
+	if (mode != PLACEMENT_ISOLATED_PREFER)
+		return placement_ctx_answer(x, claimed_level, stamp, rotor,
+					    mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, ret);
+	other = malloc(sizeof(*other));
+	if (!other) {
+		ret->n = 0;
+		ret->reason = PLACEMENT_REASON_NO_MEMORY;
+		return -ENOMEM;
+	}
+	r = placement_ctx_answer(x, claimed_level, stamp, &rot_iso, &iso, ret);
+	r_rest = placement_ctx_answer(x, claimed_level, stamp, &rot_rest, &rest, other);
+	if (r_rest == 0 && (r < 0 || other->n > ret->n ||
+			    (other->n == ret->n && placement_worst(other) < placement_worst(ret)))) {
+		*ret = *other;
+		r = 0;
+		rot_iso = rot_rest;
+	} else if (r < 0 && r_rest != -ENODEV) {
+		/* Candidates exist (the isolated ones): none below is the answer. */
+		r = r_rest;
+		*ret = *other;
+	}
+	if (r == 0 && rotor)
+		*rotor = rot_iso;
+	free(other);
+	return r;
+}
+
+enum placement_isolated placement_isolated_mode(const struct placement_config *cfg,
+						const struct placement_request *req)
+{
+	enum placement_isolated mode = cfg->isolated_mode;
+
+	if (cpuset_empty(&cfg->isolated) || mode == PLACEMENT_ISOLATED_IGNORE)
+		return PLACEMENT_ISOLATED_IGNORE;
+	/* Normal work is what isolation keeps away; RT work may have to stay
+	 * where the housekeeping CPUs are not. */
+	if (req->normal)
+		return PLACEMENT_ISOLATED_AVOID;
+	if (cfg->isolated_housekeeping && mode == PLACEMENT_ISOLATED_PREFER)
+		return PLACEMENT_ISOLATED_ONLY;
+	return mode;
+}
+
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct placement_result *ret)
 {
-	return placement_ctx_answer(x, claimed_level, 0, rotor, req, ret);
+	return placement_ctx_isolation(x, claimed_level, 0, rotor, req, ret);
 }
 
 int placement_ctx_choose_stamped(struct placement_ctx *x, const struct placement_claims *claims, uint32_t *rotor,
 				 const struct placement_request *req, struct placement_result *ret)
 {
-	return placement_ctx_answer(x, claims ? claims->level : NULL, claims ? claims->stamp : 0, rotor, req, ret);
+	return placement_ctx_isolation(x, claims ? claims->level : NULL, claims ? claims->stamp : 0, rotor, req,
+				       ret);
 }
 
 /*

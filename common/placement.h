@@ -77,10 +77,35 @@ enum placement_smt {
 	PLACEMENT_SMT_ALWAYS, /* avoid siblings of any CPU above idle */
 };
 
+/*
+ * [placement] isolated = prefer|only|avoid|ignore (DESIGN §20): what RT
+ * answers do with the isolated CPUs (isolcpus=, cgroup v2 isolated
+ * partitions), which the kernel never balances onto. prefer: isolated
+ * first at the same level (an answer elsewhere wins only by a lower worst
+ * level, or by more CPUs); only: nothing else; avoid: never them; ignore:
+ * no difference. Whatever the mode but ignore, a normal request (the
+ * claimant runs without an RT policy) keeps off them: its client leaves
+ * it unmarked when the user named the CPUs.
+ *
+ * When housekeeping-cpus is unset and CPUs are isolated, the others are
+ * the housekeeping CPUs (isolated_housekeeping): RT answers under prefer
+ * then keep to the isolated CPUs, as under only, while managed still
+ * holds the others for normal requests.
+ */
+enum placement_isolated {
+	PLACEMENT_ISOLATED_PREFER,
+	PLACEMENT_ISOLATED_ONLY,
+	PLACEMENT_ISOLATED_AVOID,
+	PLACEMENT_ISOLATED_IGNORE,
+};
+
 struct placement_config {
 	struct cpuset managed; /* online CPUs minus housekeeping-cpus */
 	bool prefer_idle;      /* idle ranks below normal; off: they tie */
 	enum placement_smt avoid_smt;
+	struct cpuset isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
+	enum placement_isolated isolated_mode;
+	bool isolated_housekeeping; /* housekeeping-cpus unset: the non-isolated CPUs are housekeeping */
 };
 
 struct placement_request {
@@ -89,6 +114,7 @@ struct placement_request {
 	struct cpuset allowed;  /* empty: every managed CPU */
 	int32_t node;           /* NUMA node to stay on, -1 for none */
 	int32_t near_cpu;       /* CPU to be close to (need not be allowed), -1 for none */
+	bool normal;            /* for a thread without an RT policy: off isolated CPUs */
 };
 
 struct placement_result {
@@ -118,6 +144,12 @@ struct placement_result {
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
 		     struct placement_result *ret);
+
+/* How the isolation rules apply to req under cfg: IGNORE when nothing is
+ * isolated, AVOID for a normal request, ONLY for prefer with the
+ * housekeeping set derived from isolation, else the configured mode. */
+enum placement_isolated placement_isolated_mode(const struct placement_config *cfg,
+						const struct placement_request *req);
 
 /*
  * A placement context: what every answer derives from the configuration,

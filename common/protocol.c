@@ -366,6 +366,21 @@ static int proto_check_status_reply(const struct proto_msg *m, const struct prot
 	return 0;
 }
 
+static int proto_check_host_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				  const char **reason)
+{
+	const struct rtplace_host_reply *h = &m->host_reply;
+
+	if (h->flags & ~RTPLACE_HOST_F_RT_KNOWN || h->reserved)
+		return proto_fail(reason, -EINVAL, "unknown host flags");
+	if (!(h->flags & RTPLACE_HOST_F_RT_KNOWN) && (h->rt_runtime_us || h->rt_period_us))
+		return proto_fail(reason, -EINVAL, "RT throttling without RT_KNOWN");
+	if (h->flags & RTPLACE_HOST_F_RT_KNOWN &&
+	    (h->rt_period_us <= 0 || h->rt_runtime_us < -1 || h->rt_runtime_us > h->rt_period_us))
+		return proto_fail(reason, -ERANGE, "RT throttling out of range");
+	return 0;
+}
+
 static int proto_check_tracking_reply(const struct proto_msg *m, const struct proto_bounds *b,
 				      const char **reason)
 {
@@ -469,6 +484,7 @@ static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpu-times",
 		   proto_check_cpus),
 	PROTO_TYPE(RTPLACE_MSG_TRACKING, PROTO_ACCEPT_REQUESTS, 0, "tracking", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_HOST, PROTO_ACCEPT_REQUESTS, 0, "host", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
 	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, "query-reply",
@@ -487,6 +503,8 @@ static const struct proto_type proto_types[] = {
 			proto_check_cpu_times_reply),
 	PROTO_TYPE(RTPLACE_MSG_TRACKING_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_tracking_reply),
 		   "tracking-reply", proto_check_tracking_reply),
+	PROTO_TYPE(RTPLACE_MSG_HOST_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_host_reply), "host-reply",
+		   proto_check_host_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
 };

@@ -69,6 +69,7 @@ struct proto_msg {
 		struct rtplace_cpus_reply cpus_reply;
 		struct rtplace_status_reply status_reply;
 		struct rtplace_tracking_reply tracking_reply;
+		struct rtplace_host_reply host_reply;
 		struct rtplace_move_reply move_reply;
 		struct rtplace_subscribe_reply subscribe_reply;
 		struct rtplace_claim_ended claim_ended;
@@ -243,6 +244,11 @@ static inline int proto_encode_status(struct proto_msg *ret, uint32_t request_id
 	return proto_encode(ret, RTPLACE_MSG_STATUS, request_id, 0, NULL, NULL);
 }
 
+static inline int proto_encode_host(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_HOST, request_id, 0, NULL, NULL);
+}
+
 static inline int proto_encode_tracking(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_TRACKING, request_id, 0, NULL, NULL);
@@ -300,6 +306,12 @@ static inline int proto_encode_tracking_reply(struct proto_msg *ret, uint32_t re
 					      const struct rtplace_tracking_reply *r)
 {
 	return proto_encode(ret, RTPLACE_MSG_TRACKING_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_host_reply(struct proto_msg *ret, uint32_t request_id,
+					  const struct rtplace_host_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_HOST_REPLY, request_id, 0, r, NULL);
 }
 
 static inline int proto_encode_move_reply(struct proto_msg *ret, uint32_t request_id,

@@ -130,6 +130,9 @@ enum {
 	/* Added to version 2 later; a daemon without it answers ERROR
 	 * -EOPNOTSUPP ("unknown message type"): it tracks with BPF. */
 	RTPLACE_MSG_TRACKING = 0x0108,
+	/* Added to version 2 later; a daemon without it answers ERROR
+	 * -EOPNOTSUPP ("unknown message type"). */
+	RTPLACE_MSG_HOST = 0x0109,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -141,6 +144,7 @@ enum {
 	RTPLACE_MSG_SUBSCRIBE_REPLY = 0x0206,
 	RTPLACE_MSG_CPU_TIMES_REPLY = 0x0207,
 	RTPLACE_MSG_TRACKING_REPLY = 0x0208,
+	RTPLACE_MSG_HOST_REPLY = 0x0209,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -188,7 +192,13 @@ static inline int rtplace_cpumask_test(const struct rtplace_cpumask *m, unsigned
 #define RTPLACE_QUERY_F_EXCLUSIVE (1u << 1)
 /* With CLAIM and owner_pid: the daemon manages owner_pid's threads (DESIGN §7). */
 #define RTPLACE_QUERY_F_MANAGE (1u << 2)
-#define RTPLACE_QUERY_F_ALL (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE)
+/* The claimant runs without an RT policy (a normal-level claim, such as
+ * rtplace-run without --prio): kept off isolated CPUs (DESIGN §20). A
+ * client leaves it out when the user named the CPUs. A daemon without it
+ * answers ERROR -EINVAL ("unknown query flags"): ask again without. */
+#define RTPLACE_QUERY_F_NORMAL (1u << 3)
+#define RTPLACE_QUERY_F_ALL \
+	(RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE | RTPLACE_QUERY_F_NORMAL)
 
 /*
  * Which CPU(s) for an RT thread of priority prio (DESIGN §5)?
@@ -219,7 +229,10 @@ struct rtplace_release {
  * -EINVAL, "reserved field not zero": ask again without). */
 /* Fill each entry's package: the reply's bytes that are zero without it. */
 #define RTPLACE_CPUS_F_PACKAGE (1u << 0)
-#define RTPLACE_CPUS_F_ALL RTPLACE_CPUS_F_PACKAGE
+/* Set RTPLACE_CPU_F_ISOLATED and _NOHZ_FULL in the reply: a client that
+ * knows them asks, so an older one never meets flags it refuses. */
+#define RTPLACE_CPUS_F_HOST (1u << 1)
+#define RTPLACE_CPUS_F_ALL (RTPLACE_CPUS_F_PACKAGE | RTPLACE_CPUS_F_HOST)
 
 /* One page of the per-CPU snapshot: CPUs first..first+RTPLACE_CPUS_PAGE-1.
  * A client walks pages until first reaches the reply's total. CPU_TIMES
@@ -311,7 +324,11 @@ struct rtplace_release_reply {
 
 #define RTPLACE_CPU_F_ONLINE (1u << 0)       /* online and managed */
 #define RTPLACE_CPU_F_HOUSEKEEPING (1u << 1) /* left out of the default allowed set */
-#define RTPLACE_CPU_F_ALL (RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING)
+/* Only when the request had RTPLACE_CPUS_F_HOST: */
+#define RTPLACE_CPU_F_ISOLATED (1u << 2)     /* isolcpus= or an isolated cgroup partition */
+#define RTPLACE_CPU_F_NOHZ_FULL (1u << 3)    /* nohz_full= */
+#define RTPLACE_CPU_F_ALL \
+	(RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING | RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL)
 
 /* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
  * when unknown: the CPU was offline when the daemon last loaded the
@@ -414,6 +431,21 @@ struct rtplace_tracking_reply {
 	char why[RTPLACE_TRACKING_WHY_MAX];
 };
 
+#define RTPLACE_HOST_F_RT_KNOWN (1u << 0) /* the daemon could read the RT throttling sysctls */
+
+/*
+ * The host's RT configuration (DESIGN §20) beyond the per-CPU flags: RT
+ * throttling, kernel.sched_rt_runtime_us of every sched_rt_period_us
+ * (runtime -1: unlimited). Both zero without RTPLACE_HOST_F_RT_KNOWN. The
+ * isolated and nohz_full sets are the CPUS reply's flags.
+ */
+struct rtplace_host_reply {
+	int64_t rt_runtime_us;
+	int64_t rt_period_us;
+	uint32_t flags;      /* RTPLACE_HOST_F_* */
+	uint32_t reserved;
+};
+
 /* The thread's scheduling after the move, and before it (for undo). */
 struct rtplace_move_reply {
 	int32_t tid;
@@ -498,6 +530,9 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_status_reply) == 120, "status reply l
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_tracking_reply) == 288, "tracking reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_host_reply) == 24, "host reply layout");
+RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_host_reply) == 8, "host reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_host_reply, flags) == 16, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_tracking_reply, why) == 32, "tracking reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 264, "move reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, cpus) == 8, "move reply layout");

@@ -65,6 +65,12 @@ static const struct config_choice config_smts[] = {
 	{ "never", CONFIG_SMT_NEVER }, { "rt", CONFIG_SMT_RT }, { "always", CONFIG_SMT_ALWAYS }, { NULL, 0 },
 };
 
+static const struct config_choice config_isolateds[] = {
+	{ "prefer", PLACEMENT_ISOLATED_PREFER }, { "only", PLACEMENT_ISOLATED_ONLY },
+	{ "avoid", PLACEMENT_ISOLATED_AVOID },   { "ignore", PLACEMENT_ISOLATED_IGNORE },
+	{ NULL, 0 },
+};
+
 static const struct config_choice config_allows[] = {
 	{ "owner", CONFIG_MOVES_OWNER }, { "root", CONFIG_MOVES_ROOT }, { NULL, 0 },
 };
@@ -89,6 +95,7 @@ void config_defaults(struct config *ret)
 	cpuset_zero(&ret->placement.housekeeping_cpus);
 	ret->placement.prefer_idle = true;
 	ret->placement.avoid_smt_siblings = CONFIG_SMT_RT;
+	ret->placement.isolated = PLACEMENT_ISOLATED_PREFER;
 	ret->placement.claim_timeout_ms = 30000;
 	ret->moves.allow = CONFIG_MOVES_OWNER;
 	ret->moves.n_rt_groups = 0;
@@ -277,6 +284,16 @@ static int config_set_avoid_smt_siblings(struct config *c, const char *v)
 
 	if (r == 0)
 		c->placement.avoid_smt_siblings = (enum config_smt)smt;
+	return r;
+}
+
+static int config_set_isolated(struct config *c, const char *v)
+{
+	int mode;
+	int r = config_parse_choice(v, config_isolateds, &mode);
+
+	if (r == 0)
+		c->placement.isolated = (enum placement_isolated)mode;
 	return r;
 }
 
@@ -494,6 +511,7 @@ static const struct config_key config_keys[] = {
 		  "a CPU list such as 0-1,4 with CPU ids below " CONFIG_STR(RTPLACE_MAX_CPUS) ", or nothing"),
 	CONFIG_BOOL("placement", "prefer-idle", placement.prefer_idle),
 	CONFIG_FN("placement", "avoid-smt-siblings", config_set_avoid_smt_siblings, "never, rt or always"),
+	CONFIG_FN("placement", "isolated", config_set_isolated, "prefer, only, avoid or ignore"),
 	CONFIG_UINT("placement", "claim-timeout-ms", placement.claim_timeout_ms, 0, 86400000,
 		    "0 (no lease) or milliseconds up to 86400000"),
 	CONFIG_FN("moves", "allow", config_set_allow, "owner or root"),
@@ -836,6 +854,34 @@ int config_load(const char *path, struct rtplace_reason *reason, struct config *
 	return r;
 }
 
+void config_housekeeping(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+			 struct cpuset *ret)
+{
+	*ret = c->placement.housekeeping_cpus;
+	if (cpuset_empty(ret) && c->placement.isolated != PLACEMENT_ISOLATED_IGNORE)
+		cpuset_andnot(ret, &t->online, isolated);
+	/* Nothing isolated online: no housekeeping set to derive. */
+	if (cpuset_equal(ret, &t->online) && cpuset_empty(&c->placement.housekeeping_cpus))
+		cpuset_zero(ret);
+}
+
+void config_placement(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+		      struct placement_config *ret)
+{
+	static const enum placement_smt smt[] = {
+		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
+		[CONFIG_SMT_RT] = PLACEMENT_SMT_RT,
+		[CONFIG_SMT_ALWAYS] = PLACEMENT_SMT_ALWAYS,
+	};
+
+	cpuset_andnot(&ret->managed, &t->online, &c->placement.housekeeping_cpus);
+	ret->prefer_idle = c->placement.prefer_idle;
+	ret->avoid_smt = smt[c->placement.avoid_smt_siblings];
+	cpuset_and(&ret->isolated, isolated, &t->online);
+	ret->isolated_mode = c->placement.isolated;
+	ret->isolated_housekeeping = cpuset_empty(&c->placement.housekeeping_cpus) && !cpuset_empty(&ret->isolated);
+}
+
 bool config_equal(const struct config *a, const struct config *b)
 {
 	if (strcmp(a->daemon.socket, b->daemon.socket) != 0 ||
@@ -850,6 +896,7 @@ bool config_equal(const struct config *a, const struct config *b)
 	if (!cpuset_equal(&a->placement.housekeeping_cpus, &b->placement.housekeeping_cpus) ||
 	    a->placement.prefer_idle != b->placement.prefer_idle ||
 	    a->placement.avoid_smt_siblings != b->placement.avoid_smt_siblings ||
+	    a->placement.isolated != b->placement.isolated ||
 	    a->placement.claim_timeout_ms != b->placement.claim_timeout_ms)
 		return false;
 	if (a->moves.allow != b->moves.allow || a->moves.n_rt_groups != b->moves.n_rt_groups ||

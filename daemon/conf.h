@@ -13,6 +13,7 @@
 #include <syslog.h>
 
 #include "cpuset.h"
+#include "placement.h"
 #include "reason.h"
 #include "topo.h"
 
@@ -87,6 +88,7 @@ struct config {
 		struct cpuset housekeeping_cpus; /* never offered to RT threads */
 		bool prefer_idle;
 		enum config_smt avoid_smt_siblings;
+		enum placement_isolated isolated; /* what RT answers do with isolated CPUs */
 		uint32_t claim_timeout_ms; /* default lease; 0 = no lease */
 	} placement;
 	struct config_moves {
@@ -160,6 +162,20 @@ int config_load_string(const char *name, const char *text, struct config *ret,
  * (a NUL byte inside a line is an error). */
 int config_load_buffer(const char *name, const void *data, size_t size, struct config *ret,
 		       config_error_fn *on_error, void *userdata);
+
+/*
+ * The placement settings of c over topology t and the host's isolated CPUs
+ * (sysfs_read_isolation()), as the daemon and rtplace-run's fallback both
+ * apply them: managed is the online CPUs minus housekeeping-cpus; with
+ * housekeeping-cpus unset and CPUs isolated, the others are housekeeping.
+ */
+void config_placement(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+		      struct placement_config *ret);
+
+/* The housekeeping CPUs config_placement() gives: housekeeping-cpus, or
+ * when unset and CPUs are isolated, the online CPUs not isolated. */
+void config_housekeeping(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+			 struct cpuset *ret);
 
 bool config_equal(const struct config *a, const struct config *b);
 

@@ -13,7 +13,7 @@ daemon_libtracker_la_SOURCES = \
 nodist_daemon_libtracker_la_SOURCES = bpf/tracker.skel.h
 daemon_libtracker_la_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_builddir)/bpf
 daemon_libtracker_la_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
-daemon_libtracker_la_LIBADD = $(LIBBPF_LIBS)
+daemon_libtracker_la_LIBADD = common/libfile.la $(LIBBPF_LIBS)
 
 # The configuration parser (users also link common/libcommon.la for
 # cpuset_parse).

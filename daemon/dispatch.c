@@ -51,7 +51,9 @@ struct dispatch {
 	struct manage *manage;
 	const char *proc_root;
 	struct config cfg;
+	struct dispatch_host host;     /* the host's RT configuration, as last read */
 	struct placement_config pcfg;
+	struct cpuset housekeeping;    /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
 	struct proto_limits lim;
 	struct claims *claims;
@@ -84,15 +86,19 @@ struct dispatch {
 
 static void dispatch_placement_config(struct dispatch *s, const struct config *cfg)
 {
-	static const enum placement_smt smt[] = {
-		[CONFIG_SMT_NEVER] = PLACEMENT_SMT_NEVER,
-		[CONFIG_SMT_RT] = PLACEMENT_SMT_RT,
-		[CONFIG_SMT_ALWAYS] = PLACEMENT_SMT_ALWAYS,
-	};
+	config_placement(cfg, s->topo, &s->host.iso.isolated, &s->pcfg);
+	config_housekeeping(cfg, s->topo, &s->host.iso.isolated, &s->housekeeping);
+}
 
-	cpuset_andnot(&s->pcfg.managed, &s->topo->online, &cfg->placement.housekeeping_cpus);
-	s->pcfg.prefer_idle = cfg->placement.prefer_idle;
-	s->pcfg.avoid_smt = smt[cfg->placement.avoid_smt_siblings];
+void dispatch_set_host(struct dispatch *s, const struct dispatch_host *h)
+{
+	s->host = *h;
+	dispatch_apply_config(s, &s->cfg);
+}
+
+const struct dispatch_host *dispatch_get_host(const struct dispatch *s)
+{
+	return &s->host;
 }
 
 void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
@@ -363,6 +369,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		.count = q->count,
 		.node = q->node,
 		.near_cpu = q->near_cpu,
+		.normal = q->flags & RTPLACE_QUERY_F_NORMAL,
 	};
 	struct placement_result *res = &s->placed;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
@@ -540,8 +547,12 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 		ci->level = online ? (uint8_t)cpupri_level(&s->view, cpu) : LEVEL_OFFLINE;
 		if (online)
 			ci->flags |= RTPLACE_CPU_F_ONLINE;
-		if (online && cpuset_test(&s->cfg.placement.housekeeping_cpus, cpu))
+		if (online && cpuset_test(&s->housekeeping, cpu))
 			ci->flags |= RTPLACE_CPU_F_HOUSEKEEPING;
+		if (m->cpus.flags & RTPLACE_CPUS_F_HOST && cpuset_test(&s->host.iso.isolated, cpu))
+			ci->flags |= RTPLACE_CPU_F_ISOLATED;
+		if (m->cpus.flags & RTPLACE_CPUS_F_HOST && cpuset_test(&s->host.iso.nohz_full, cpu))
+			ci->flags |= RTPLACE_CPU_F_NOHZ_FULL;
 		if (ci->level == LEVEL_OFFLINE)
 			ci->flags &= (uint8_t)~RTPLACE_CPU_F_ONLINE;
 		if (ci->flags & RTPLACE_CPU_F_ONLINE && s->tracking) {
@@ -660,6 +671,19 @@ static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer
 		proto_set_string(t.why, sizeof(t.why), s->untracked);
 	}
 	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
+	dispatch_send_reply(s, peer, m);
+}
+
+static void dispatch_host_info(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_host_reply h = { 0 };
+
+	if (s->host.rt_known) {
+		h.rt_runtime_us = s->host.rt.runtime_us;
+		h.rt_period_us = s->host.rt.period_us;
+		h.flags = RTPLACE_HOST_F_RT_KNOWN;
+	}
+	dispatch_reply_init(s, m, RTPLACE_MSG_HOST_REPLY, &h, sizeof(h));
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -796,6 +820,9 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		break;
 	case RTPLACE_MSG_TRACKING:
 		dispatch_tracking(s, peer, m);
+		break;
+	case RTPLACE_MSG_HOST:
+		dispatch_host_info(s, peer, m);
 		break;
 	case RTPLACE_MSG_MOVE:
 		dispatch_move(s, peer, m);

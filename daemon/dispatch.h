@@ -17,6 +17,8 @@
 #include <event2/event.h>
 
 #include "conf.h"
+#include "procfs.h"
+#include "sysfs.h"
 #include "sampler.h"
 #include "server.h"
 #include "topo.h"
@@ -48,6 +50,20 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void dispatch_apply_config(struct dispatch *s, const struct config *cfg);
+
+/* The host's RT configuration (DESIGN §20), read by main.c at start,
+ * reload and hotplug. */
+struct dispatch_host {
+	struct sysfs_isolation iso;
+	struct procfs_rt_throttle rt;
+	bool rt_known; /* rt was read */
+};
+
+/* Takes the host's configuration: placement follows it from the next
+ * answer. */
+void dispatch_set_host(struct dispatch *s, const struct dispatch_host *h);
+
+const struct dispatch_host *dispatch_get_host(const struct dispatch *s);
 
 /* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
  * event (REVOKED) to its connection and a claim-revoked record to its

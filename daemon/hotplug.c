@@ -10,14 +10,13 @@
 #include <unistd.h>
 
 #include "hotplug.h"
+#include "sysfs.h"
 
 /* The kernel's own uevents (udev's re-broadcasts use group 2). */
 #define HOTPLUG_UEVENT_GROUP 1
 /* A uevent is at most UEVENT_BUFFER_SIZE (2 KiB) of variables plus its
  * header; a longer one is truncated, which keeps the parts we read. */
 #define HOTPLUG_MSG_MAX 8192
-/* "0-4095" or a list of every CPU id below RTPLACE_MAX_CPUS. */
-#define HOTPLUG_LIST_MAX (RTPLACE_MAX_CPUS * 5 + 2)
 
 struct hotplug {
 	const char *sysfs;
@@ -28,29 +27,15 @@ struct hotplug {
 
 int hotplug_read_online(const char *sysfs, struct cpuset *ret)
 {
-	char path[4096], *buf = malloc(HOTPLUG_LIST_MAX);
-	ssize_t n = 0, got;
-	int fd, r;
+	struct cpuset s;
+	int r = sysfs_read_cpulist(sysfs, "online", &s);
 
-	if (!buf)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sysfs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	while ((got = read(fd, buf + n, HOTPLUG_LIST_MAX - 1 - (size_t)n)) > 0)
-		n += got;
-	r = got < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		goto out;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	r = cpuset_parse(buf, ret) < 0 ? -EINVAL : 0;
-out:
-	free(buf);
+	/* The CPU reading it is online: an empty list is no list the kernel
+	 * writes. */
+	if (r == 0 && cpuset_empty(&s))
+		r = -EINVAL;
+	if (r == 0)
+		*ret = s;
 	return r;
 }
 

@@ -1,6 +1,6 @@
 /*
  * CPU hotplug as user space sees it: which CPUs the kernel has online (the
- * list in SYSFS/devices/system/cpu/online, the only reader of it), and,
+ * list in SYSFS/devices/system/cpu/online, read through sysfs.h), and,
  * live, a descriptor that turns readable when that list may have changed.
  * Library code: no logging, no event loop of its own; the daemon adds
  * hotplug_fd() to its loop and calls hotplug_consume() when it is readable,

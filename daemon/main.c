@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "procfs.h"
 #include "sampler.h"
+#include "sysfs.h"
 #include "systemd.h"
 #include "server.h"
 #include "dispatch.h"
@@ -34,6 +35,7 @@ struct daemon_args {
 	const char *config_path; /* NULL: the default path, optional */
 	const char *socket_path;
 	const char *topology_path;
+	const char *host_root; /* NULL: the host's own /sys and /proc */
 	bool check_config;
 };
 
@@ -69,6 +71,9 @@ static void daemon_usage(FILE *out)
 		"  -t, --topology=FILE    simulate the machine described by an hwloc XML FILE:\n"
 		"                         no BPF is loaded, every CPU of FILE starts idle and\n"
 		"                         only claims change levels (tests, capacity planning)\n"
+		"      --host-root=DIR    read the host's RT configuration (isolated and\n"
+		"                         nohz_full CPUs, RT throttling) from DIR/sys and\n"
+		"                         DIR/proc instead of /sys and /proc (tests)\n"
 		"  -n, --check-config     validate the configuration, print every error as\n"
 		"                         file:line: message, and exit\n"
 		"  -h, --help             show this help and exit\n"
@@ -97,7 +102,7 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 		{ "config", required_argument, NULL, 'c' },   { "socket", required_argument, NULL, 's' },
 		{ "topology", required_argument, NULL, 't' }, { "check-config", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{ "host-root", required_argument, NULL, 'H' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -125,6 +130,9 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 			break;
 		case 't':
 			ret->topology_path = optarg;
+			break;
+		case 'H':
+			ret->host_root = optarg;
 			break;
 		case 'n':
 			ret->check_config = true;
@@ -191,6 +199,40 @@ static int daemon_load_config(const struct daemon_args *args, bool to_stderr, st
 	return 0;
 }
 
+/*
+ * Reads the host's RT configuration (DESIGN §20) into placement: at start,
+ * reload and hotplug (a partition's CPUs, like the online list, follow
+ * hotplug). Garbage keeps what was read before, and says so; a file that
+ * is missing is an empty set.
+ */
+static void daemon_read_host(struct daemon *d)
+{
+	char sysfs[4096], proc[4096], iso[256], nohz[256];
+	struct dispatch_host h = *dispatch_get_host(d->dispatch);
+	struct rtplace_reason reason;
+	int r;
+
+	snprintf(sysfs, sizeof(sysfs), "%s%s", d->args.host_root ? d->args.host_root : "", SYSFS_ROOT);
+	snprintf(proc, sizeof(proc), "%s%s", d->args.host_root ? d->args.host_root : "", PROCFS_ROOT);
+	r = sysfs_read_isolation(sysfs, &reason, &h.iso);
+	if (r < 0)
+		log_error("Failed to read the isolated CPUs: %s; keeping the last ones read", reason.text);
+	r = procfs_read_rt_throttle(proc, &h.rt);
+	h.rt_known = r == 0 || (h.rt_known && r != -ENOENT);
+	if (r < 0 && r != -ENOENT)
+		log_error("Failed to read kernel.sched_rt_runtime_us/sched_rt_period_us under %s/sys: %s%s", proc,
+			  strerror(-r), h.rt_known ? "; keeping the last values read" : "");
+	dispatch_set_host(d->dispatch, &h);
+	cpuset_format(&h.iso.isolated, iso, sizeof(iso));
+	cpuset_format(&h.iso.nohz_full, nohz, sizeof(nohz));
+	log_info("Host: isolated CPUs %s, nohz_full CPUs %s, RT throttling %s", iso[0] ? iso : "none",
+		 nohz[0] ? nohz : "none",
+		 !h.rt_known ? "unknown" : h.rt.runtime_us < 0 ? "off" : "on");
+	if (h.rt_known && h.rt.runtime_us >= 0)
+		log_info("RT tasks may run %lld us of every %lld us per CPU (kernel.sched_rt_runtime_us)",
+			 (long long)h.rt.runtime_us, (long long)h.rt.period_us);
+}
+
 static void daemon_stop_cb(int signo, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -219,6 +261,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	d->cfg = cfg;
 	log_set_level(cfg.daemon.log_level);
 	dispatch_apply_config(d->dispatch, &cfg);
+	daemon_read_host(d);
 	dispatch_server_limits(&cfg, &limits);
 	server_set_limits(d->server, &limits);
 	log_info("Configuration reloaded");
@@ -287,6 +330,7 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 		if (!cpuset_empty(&came))
 			daemon_topology_refresh(d);
 	}
+	daemon_read_host(d);
 }
 
 /*
@@ -488,6 +532,7 @@ static int daemon_start(struct daemon *d)
 		return EXIT_FAILURE;
 	}
 	dispatch_attach_server(d->dispatch, d->server);
+	daemon_read_host(d);
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
 	if (d->cfg.metrics.port) {

@@ -101,6 +101,7 @@ static void metrics_family(struct evbuffer *b, const char *name, const char *typ
 
 static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
+	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
 	uint32_t ncpus = m->o.topo->ncpus;
 
 	metrics_family(b, "rtplace_cpu_rt_priority", "gauge",
@@ -112,6 +113,31 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
 		evbuffer_add_printf(b, "rtplace_cpu_online{cpu=\"%u\"} %d\n", cpu,
 				    cpupri_level(&m->view, cpu) != LEVEL_OFFLINE);
+	metrics_family(b, "rtplace_cpu_isolated", "gauge",
+		       "1 when the CPU is isolated (isolcpus= or an isolated cgroup partition), else 0.");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_isolated{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.isolated, cpu));
+	metrics_family(b, "rtplace_cpu_nohz_full", "gauge", "1 when the CPU is in nohz_full=, else 0.");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_nohz_full{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.nohz_full, cpu));
+}
+
+/* RT throttling, left out when the sysctls could not be read: a made-up
+ * value would pass for the kernel's. */
+static void metrics_rt_throttle(struct metrics *m, struct evbuffer *b)
+{
+	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
+
+	if (!h->rt_known)
+		return;
+	metrics_family(b, "rtplace_sched_rt_runtime_seconds", "gauge",
+		       "kernel.sched_rt_runtime_us: RT time allowed in each period (-1: throttling off).");
+	if (h->rt.runtime_us < 0)
+		evbuffer_add_printf(b, "rtplace_sched_rt_runtime_seconds -1\n");
+	else
+		evbuffer_add_printf(b, "rtplace_sched_rt_runtime_seconds %.6f\n", (double)h->rt.runtime_us / 1e6);
+	metrics_family(b, "rtplace_sched_rt_period_seconds", "gauge", "kernel.sched_rt_period_us.");
+	evbuffer_add_printf(b, "rtplace_sched_rt_period_seconds %.6f\n", (double)h->rt.period_us / 1e6);
 }
 
 /* Nanoseconds as seconds with every digit: counters of ns stay exact. */
@@ -230,6 +256,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_build_info", "gauge", "The running rtplaced's version; always 1.");
 	evbuffer_add_printf(b, "rtplace_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	metrics_cpus(m, b);
+	metrics_rt_throttle(m, b);
 	metrics_family(b, "rtplace_claims_active", "gauge", "Claims held now.");
 	evbuffer_add_printf(b, "rtplace_claims_active %u\n", st.claims_active);
 	metrics_family(b, "rtplace_claimed_cpus", "gauge", "CPUs some claim holds now.");

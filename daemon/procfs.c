@@ -120,19 +120,17 @@ int procfs_status_u64(const char *status, const char *key, int base, uint64_t *r
 	return 0;
 }
 
-ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size)
+/* procfs_read() of a whole path; a missing file is -ENOENT. */
+static ssize_t procfs_read_path(const char *path, char *buf, size_t size)
 {
-	char path[PATH_MAX];
 	ssize_t r, n = 0;
 	int fd;
 
 	if (size < 2)
 		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/%d/%s", root, (int)pid, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	/* proc files fill a read at a time and may be longer than a page
 	 * (status with many groups): read until EOF or the buffer is full. */
 	while ((size_t)n < size - 1) {
@@ -156,6 +154,58 @@ ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, si
 out:
 	close(fd);
 	return n;
+}
+
+ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/%d/%s", root, (int)pid, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	n = procfs_read_path(path, buf, size);
+	return n == -ENOENT ? -ESRCH : n;
+}
+
+int procfs_parse_sysctl(const char *text, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (end == text || errno == ERANGE || (*end != '\0' && strcmp(end, "\n") != 0))
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+int procfs_read_sysctl(const char *root, const char *name, int64_t *ret)
+{
+	char path[PATH_MAX], buf[32];
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/sys/%s", root, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	n = procfs_read_path(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -EFBIG ? -EBADMSG : (int)n;
+	return procfs_parse_sysctl(buf, ret);
+}
+
+int procfs_read_rt_throttle(const char *root, struct procfs_rt_throttle *ret)
+{
+	struct procfs_rt_throttle t;
+	int r = procfs_read_sysctl(root, "kernel/sched_rt_runtime_us", &t.runtime_us);
+
+	if (r == 0)
+		r = procfs_read_sysctl(root, "kernel/sched_rt_period_us", &t.period_us);
+	/* The kernel accepts -1 (no throttling) or 0..period. */
+	if (r == 0 && (t.period_us <= 0 || t.runtime_us < -1 || t.runtime_us > t.period_us))
+		r = -EBADMSG;
+	if (r == 0)
+		*ret = t;
+	return r;
 }
 
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret)

@@ -5,7 +5,8 @@
  * fixture directory in unit tests), so nothing else in the daemon names
  * /proc or parses its formats.
  *
- * The parsers are pure; procfs_read*(), procfs_list(), procfs_pidns(),
+ * The parsers are pure; procfs_read*() (a process's files and the sysctls
+ * under <root>/sys), procfs_list(), procfs_pidns(),
  * procfs_userns() and procfs_find_thread_nspid() are the only functions
  * here that make system calls. A file that vanishes while it is read (its
  * process exited) is -ESRCH, so callers can tell "gone" from "unreadable".
@@ -55,6 +56,26 @@ int procfs_status_u64(const char *status, const char *key, int base, uint64_t *r
  * -EFBIG when the file does not fit in size - 1 bytes, or -errno.
  */
 ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size);
+
+/* Parses a sysctl file's integer (one line, a trailing newline allowed).
+ * 0 or -EBADMSG. */
+int procfs_parse_sysctl(const char *text, int64_t *ret);
+
+/* Reads the integer sysctl <root>/sys/<name> ("kernel/sched_rt_period_us").
+ * 0, -ENOENT, -EBADMSG or -errno. */
+int procfs_read_sysctl(const char *root, const char *name, int64_t *ret);
+
+/* RT throttling (sched-rt-group in the kernel's documentation): RT tasks
+ * may run runtime_us of every period_us on each CPU; -1 is unlimited. */
+struct procfs_rt_throttle {
+	int64_t runtime_us;
+	int64_t period_us;
+};
+
+/* Reads kernel.sched_rt_runtime_us and kernel.sched_rt_period_us. 0,
+ * -ENOENT, -EBADMSG (not numbers, or not values the kernel takes) or
+ * -errno. */
+int procfs_read_rt_throttle(const char *root, struct procfs_rt_throttle *ret);
 
 /* Reads and parses the stat file of thread tid of process pid, or of
  * process pid when tid is 0. Returns 0, -ESRCH, -EBADMSG or -errno. */

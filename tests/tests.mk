@@ -100,6 +100,14 @@ tests_unit_test_procfs_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procfs_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-procfs
 
+# The sysfs reader (common/sysfs.c) on fixture trees.
+check_PROGRAMS += tests/unit/test-sysfs
+tests_unit_test_sysfs_SOURCES = tests/unit/test-sysfs.c
+tests_unit_test_sysfs_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_sysfs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sysfs_LDADD = common/libfile.la $(UNIT_LDADD)
+TESTS += tests/unit/test-sysfs
+
 check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -191,9 +199,11 @@ tests_integration_test_client_spin_SOURCES = tests/integration/test-client-spin.
 
 EXTRA_DIST += tests/integration/test-client-common.sh
 TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
-	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
+	tests/integration/test-client-host.sh
 EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
-	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh
+	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
+	tests/integration/test-client-host.sh
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 

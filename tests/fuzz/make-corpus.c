@@ -151,7 +151,7 @@ static void corpus_broken(struct corpus *c)
 	memcpy(buf, &m.hdr, sizeof(m.hdr));
 	corpus_file(c, "query-extended", buf, m.hdr.length);
 	m = *corpus_sample(RTPLACE_MSG_STATUS, 0);
-	m.hdr.type = 0x0109;
+	m.hdr.type = 0x010a; /* the next request type: 0x0109 became HOST */
 	corpus_msg(c, "unknown-type", &m);
 	m = *corpus_sample(RTPLACE_MSG_STATUS, 0);
 	m.hdr.reserved = 1;

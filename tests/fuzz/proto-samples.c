@@ -13,6 +13,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_CPUS_REPLY,   RTPLACE_MSG_STATUS_REPLY,  RTPLACE_MSG_MOVE_REPLY,
 	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED, RTPLACE_MSG_CPU_TIMES,
 	RTPLACE_MSG_CPU_TIMES_REPLY, RTPLACE_MSG_TRACKING, RTPLACE_MSG_TRACKING_REPLY,
+	RTPLACE_MSG_HOST,         RTPLACE_MSG_HOST_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -256,6 +257,20 @@ static int sample_tracking_reply(unsigned shape, struct proto_msg *ret)
 	return proto_encode_tracking_reply(ret, 11, &t);
 }
 
+/* Shapes: throttled (the kernel's default), unlimited, unreadable. */
+static int sample_host_reply(unsigned shape, struct proto_msg *ret)
+{
+	static const struct rtplace_host_reply h[] = {
+		{ .rt_runtime_us = 950000, .rt_period_us = 1000000, .flags = RTPLACE_HOST_F_RT_KNOWN },
+		{ .rt_runtime_us = -1, .rt_period_us = 1000000, .flags = RTPLACE_HOST_F_RT_KNOWN },
+		{ 0 },
+	};
+
+	if (shape >= sizeof(h) / sizeof(h[0]))
+		return -ENOENT;
+	return proto_encode_host_reply(ret, 12, &h[shape]);
+}
+
 static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 {
 	struct rtplace_move_reply r = {
@@ -312,6 +327,12 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return proto_encode_tracking(ret, 11);
 	case RTPLACE_MSG_TRACKING_REPLY:
 		return sample_tracking_reply(shape, ret);
+	case RTPLACE_MSG_HOST:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_host(ret, 12);
+	case RTPLACE_MSG_HOST_REPLY:
+		return sample_host_reply(shape, ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

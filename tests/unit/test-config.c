@@ -592,7 +592,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 34);
+	assert_int_equal(keys, 35);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -528,6 +528,123 @@ static void test_ctx_free_after_refresh(void **state)
 }
 
 /*
+ * [placement] isolated on the shared topologies (DESIGN §20): the upper
+ * half of the online CPUs isolated, the map idle unless said otherwise.
+ */
+struct iso_case {
+	struct placement_config cfg;
+	struct refmodel_map map;
+	struct placement_result res;
+	const struct topo *t;
+	uint32_t rotor;
+};
+
+static int iso_place(struct iso_case *ic, uint32_t count, bool normal)
+{
+	struct placement_request req = { .prio = 50, .count = count, .node = -1, .near_cpu = -1, .normal = normal };
+
+	return placement_choose(&ic->cfg, ic->t, &ic->map.view, NULL, &ic->rotor, &req, &ic->res);
+}
+
+/* Every CPU of the last answer is (or, want false, is not) isolated. */
+static void iso_assert_all(const struct iso_case *ic, bool want)
+{
+	assert_true(ic->res.n >= 1);
+	for (uint32_t i = 0; i < ic->res.n; i++)
+		assert_int_equal(cpuset_test(&ic->cfg.isolated, ic->res.cpus[i]), want);
+}
+
+static void iso_set(struct iso_case *ic, bool isolated, uint32_t level)
+{
+	CPUSET_FOREACH(c, &ic->t->online)
+		if (cpuset_test(&ic->cfg.isolated, (unsigned)c) == isolated)
+			refmodel_map_set(&ic->map, (uint32_t)c, level);
+}
+
+static void iso_topology_cb(const char *label, struct topo *t, void *arg)
+{
+	struct iso_case *ic = calloc(1, sizeof(*ic));
+	uint32_t n = 0, half = cpuset_count(&t->online) / 2, count = half >= 4 ? 4 : 1;
+	unsigned *topologies = arg;
+
+	assert_non_null(ic);
+	ic->t = t;
+	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &ic->map), 0);
+	ic->cfg.managed = t->online;
+	ic->cfg.prefer_idle = true;
+	CPUSET_FOREACH(c, &t->online)
+		if (n++ >= half)
+			cpuset_set(&ic->cfg.isolated, (unsigned)c);
+	iso_set(ic, true, LEVEL_IDLE);
+	iso_set(ic, false, LEVEL_IDLE);
+	for (uint32_t k = 1; k <= count; k *= 4) {
+		/* prefer: isolated first at the same level... */
+		ic->cfg.isolated_mode = PLACEMENT_ISOLATED_PREFER;
+		for (int i = 0; i < 8; i++) {
+			assert_int_equal(iso_place(ic, k, false), 0);
+			iso_assert_all(ic, true);
+		}
+		/* ...but a lower level elsewhere wins, */
+		iso_set(ic, true, LEVEL_NORMAL);
+		assert_int_equal(iso_place(ic, k, false), 0);
+		iso_assert_all(ic, false);
+		/* which only refuses; */
+		ic->cfg.isolated_mode = PLACEMENT_ISOLATED_ONLY;
+		assert_int_equal(iso_place(ic, k, false), 0);
+		iso_assert_all(ic, true);
+		iso_set(ic, true, level_from_rt_priority(60));
+		assert_int_equal(iso_place(ic, k, false), -ENOENT);
+		/* prefer with the housekeeping set derived from isolation is only. */
+		ic->cfg.isolated_mode = PLACEMENT_ISOLATED_PREFER;
+		ic->cfg.isolated_housekeeping = true;
+		assert_int_equal(iso_place(ic, k, false), -ENOENT);
+		iso_set(ic, true, LEVEL_NORMAL);
+		assert_int_equal(iso_place(ic, k, false), 0);
+		iso_assert_all(ic, true);
+		ic->cfg.isolated_housekeeping = false;
+		iso_set(ic, true, LEVEL_IDLE);
+		/* avoid: never them; */
+		ic->cfg.isolated_mode = PLACEMENT_ISOLATED_AVOID;
+		for (int i = 0; i < 8; i++) {
+			assert_int_equal(iso_place(ic, k, false), 0);
+			iso_assert_all(ic, false);
+		}
+		/* ignore: a lower level there is taken, as without isolation; */
+		ic->cfg.isolated_mode = PLACEMENT_ISOLATED_IGNORE;
+		iso_set(ic, false, LEVEL_NORMAL);
+		assert_int_equal(iso_place(ic, k, false), 0);
+		iso_assert_all(ic, true);
+		iso_set(ic, true, LEVEL_NORMAL);
+		iso_set(ic, false, LEVEL_IDLE);
+		assert_int_equal(iso_place(ic, k, false), 0);
+		iso_assert_all(ic, false);
+		iso_set(ic, true, LEVEL_IDLE);
+		/* normal-level claims keep off them in every mode but ignore. */
+		for (int m = PLACEMENT_ISOLATED_PREFER; m <= PLACEMENT_ISOLATED_AVOID; m++) {
+			ic->cfg.isolated_mode = (enum placement_isolated)m;
+			ic->cfg.isolated_housekeeping = m == PLACEMENT_ISOLATED_PREFER;
+			for (int i = 0; i < 8; i++) {
+				assert_int_equal(iso_place(ic, k, true), 0);
+				iso_assert_all(ic, false);
+			}
+		}
+		ic->cfg.isolated_housekeeping = false;
+	}
+	print_message("%s: isolated modes hold (count 1%s)\n", label, count > 1 ? " and 4" : "");
+	(*topologies)++;
+	refmodel_map_close(&ic->map);
+	free(ic);
+}
+
+static void test_isolated_modes(void **state)
+{
+	unsigned topologies = 0;
+
+	refmodel_each_topology(iso_topology_cb, &topologies);
+	assert_true(topologies >= 5);
+}
+
+/*
  * Targeted cases on a small machine: 2 nodes x 2 LLCs x 2 cores x 2
  * threads. Core k holds CPUs k and k + 8; LLC l holds cores 2l and 2l + 1
  * (CPUs 2l, 2l+1, 2l+8, 2l+9); node n holds LLCs 2n and 2n + 1.
@@ -1093,6 +1210,7 @@ int main(void)
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_isolated_modes),
 		cmocka_unit_test(test_ctx_reuse),
 		cmocka_unit_test(test_stamped_claims),
 		cmocka_unit_test(test_ctx_free_after_refresh),

@@ -331,6 +331,34 @@ static void test_list_fixture(void **state)
 	assert_null(l.ids);
 }
 
+/* RT throttling as the kernel prints it; missing and garbage refused. */
+static void test_read_rt_throttle(void **state)
+{
+	struct procfs_rt_throttle t = { 7, 7 };
+	int64_t v;
+
+	assert_int_equal(procfs_read_rt_throttle(root, &t), -ENOENT);
+	write_file("sys/kernel/sched_rt_runtime_us", "950000\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), -ENOENT);
+	write_file("sys/kernel/sched_rt_period_us", "1000000\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), 0);
+	assert_int_equal(t.runtime_us, 950000);
+	assert_int_equal(t.period_us, 1000000);
+	/* Throttling off, as tuned's realtime profile sets it. */
+	write_file("sys/kernel/sched_rt_runtime_us", "-1\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), 0);
+	assert_int_equal(t.runtime_us, -1);
+	write_file("sys/kernel/sched_rt_runtime_us", "lots\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	write_file("sys/kernel/sched_rt_runtime_us", "2000000\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	write_file("sys/kernel/sched_rt_runtime_us", "5\n6\n");
+	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	assert_int_equal(t.runtime_us, -1);
+	assert_int_equal(procfs_parse_sysctl("", &v), -EBADMSG);
+	assert_int_equal(procfs_parse_sysctl("99999999999999999999", &v), -EBADMSG);
+}
+
 static void test_read_live(void **state)
 {
 	struct procfs_stat st;
@@ -360,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_status_fields),
 		cmocka_unit_test_setup_teardown(test_read_fixture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_fixture, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_rt_throttle, setup, teardown),
 		cmocka_unit_test(test_read_live),
 		cmocka_unit_test(test_parse_nspid),
 		cmocka_unit_test(test_parse_pidfd_fdinfo),

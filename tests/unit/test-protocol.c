@@ -21,6 +21,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The next request type no daemon knows yet: bump it when it is taken. */
+#define MSG_UNKNOWN 0x010a
+
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
 };
@@ -116,6 +119,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_CPU_TIMES_REPLY, 4144, "cpu-times-reply" },
 		{ RTPLACE_MSG_TRACKING, 24, "tracking" },
 		{ RTPLACE_MSG_TRACKING_REPLY, 312, "tracking-reply" },
+		{ RTPLACE_MSG_HOST, 24, "host" },
+		{ RTPLACE_MSG_HOST_REPLY, 48, "host-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -129,19 +134,24 @@ static void test_layout(void **state)
 		else
 			assert_int_equal(proto_reply_type(want[i].type), 0);
 	}
-	assert_int_equal(proto_msg_length(0x0109), 0);
-	assert_null(proto_type_name(0x0109));
+	assert_int_equal(proto_msg_length(MSG_UNKNOWN), 0);
+	assert_null(proto_type_name(MSG_UNKNOWN));
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY), RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_STATUS), RTPLACE_MSG_STATUS_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_SUBSCRIBE), RTPLACE_MSG_SUBSCRIBE_REPLY);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_QUERY_REPLY), 0);
 	assert_int_equal(proto_reply_type(RTPLACE_MSG_CLAIM_ENDED), 0);
-	assert_int_equal(proto_reply_type(0x0109), 0);
+	assert_int_equal(proto_reply_type(MSG_UNKNOWN), 0);
 	/* the wire constants are frozen: these values are in deployed clients */
 	assert_int_equal(RTPLACE_PROTO_MAGIC, 0x4c505452);
 	assert_int_equal(RTPLACE_MSG_QUERY, 0x0101);
 	assert_int_equal(RTPLACE_MSG_ERROR, 0x0200);
 	assert_int_equal(RTPLACE_MSG_CLAIM_ENDED, 0x0301);
+	assert_int_equal(RTPLACE_MSG_HOST, 0x0109);
+	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
+	assert_int_equal(RTPLACE_CPUS_F_HOST, 1u << 1);
+	assert_int_equal(RTPLACE_CPU_F_ISOLATED, 1u << 2);
+	assert_int_equal(RTPLACE_CPU_F_NOHZ_FULL, 1u << 3);
 	assert_true(proto_error_is_garbage(-EPROTO));
 	assert_false(proto_error_is_garbage(-EINVAL));
 }
@@ -213,7 +223,7 @@ static void test_header(void **state)
 	REFUSED(&m, &lim_server, -EPROTONOSUPPORT, "unsupported protocol version");
 
 	m = sample(RTPLACE_MSG_STATUS, 0);
-	m.hdr.type = 0x0109;
+	m.hdr.type = MSG_UNKNOWN;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
 	m.hdr.type = 0;
 	REFUSED(&m, &lim_server, -EOPNOTSUPP, "unknown message type");
@@ -345,7 +355,9 @@ static void test_query_rules(void **state)
 	ACCEPTED(&m, NULL);
 
 	m = base;
-	m.query.flags = 1u << 3;
+	m.query.flags = RTPLACE_QUERY_F_NORMAL;
+	ACCEPTED(&m, &lim_server);
+	m.query.flags = 1u << 4;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
 	m.query.flags = 1u << 31;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
@@ -420,12 +432,20 @@ static void test_request_rules(void **state)
 	ACCEPTED(&m, &lim_server);
 	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE;
 	ACCEPTED(&m, &lim_server);
+	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE | RTPLACE_CPUS_F_HOST;
+	ACCEPTED(&m, &lim_server);
 	/* what a daemon older than the flag says, and the client's cue */
-	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE << 1;
+	m.cpus.flags = RTPLACE_CPUS_F_HOST << 1;
 	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
 	m = sample(RTPLACE_MSG_CPU_TIMES, 0);
 	m.cpus.flags = RTPLACE_CPUS_F_PACKAGE;
 	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+	m.cpus.flags = RTPLACE_CPUS_F_HOST;
+	REFUSED(&m, &lim_server, -EINVAL, "reserved field not zero");
+	/* the daemon takes HOST, a client does not */
+	m = sample(RTPLACE_MSG_HOST, 0);
+	ACCEPTED(&m, &lim_server);
+	REFUSED(&m, &lim_client, -EOPNOTSUPP, "message type not accepted here");
 
 	m = sample(RTPLACE_MSG_MOVE, 0);
 	m.move.tid = 0;
@@ -625,7 +645,9 @@ static void test_cpus_reply_rules(void **state)
 	m.cpus_reply.cpus[3].level = RTPLACE_LEVEL_COUNT;
 	REFUSED(&m, &lim_client, -ERANGE, "level out of range");
 	m = base;
-	m.cpus_reply.cpus[3].flags = 1u << 2;
+	m.cpus_reply.cpus[3].flags |= RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL;
+	ACCEPTED(&m, &lim_client);
+	m.cpus_reply.cpus[3].flags = RTPLACE_CPU_F_ONLINE | 1u << 4;
 	REFUSED(&m, &lim_client, -EINVAL, "unknown cpu flags");
 	m = base;
 	m.cpus_reply.cpus[3].flags = 0;
@@ -788,6 +810,27 @@ static void test_other_reply_rules(void **state)
 	m.tracking_reply.why[0] = 'x';
 	REFUSED(&m, &lim_client, -EINVAL, "why without sampling");
 
+	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
+	m.host_reply.flags |= 1u << 1;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown host flags");
+	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
+	m.host_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown host flags");
+	m = sample(RTPLACE_MSG_HOST_REPLY, 2);
+	m.host_reply.rt_period_us = 1000000;
+	REFUSED(&m, &lim_client, -EINVAL, "RT throttling without RT_KNOWN");
+	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
+	m.host_reply.rt_period_us = 0;
+	REFUSED(&m, &lim_client, -ERANGE, "RT throttling out of range");
+	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
+	m.host_reply.rt_runtime_us = -2;
+	REFUSED(&m, &lim_client, -ERANGE, "RT throttling out of range");
+	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
+	m.host_reply.rt_runtime_us = m.host_reply.rt_period_us + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "RT throttling out of range");
+	m.host_reply.rt_runtime_us = m.host_reply.rt_period_us;
+	ACCEPTED(&m, &lim_client);
+
 	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
 	m.move_reply.tid = 0;
 	REFUSED(&m, &lim_client, -ERANGE, "tid out of range");
@@ -847,7 +890,7 @@ static void test_encoders(void **state)
 	q.prio = 10;
 	assert_int_equal(proto_encode_query(&m, 0, &q), -EINVAL);
 	assert_int_equal(proto_encode_query(&m, 1, &q), 0);
-	assert_int_equal(proto_encode(&m, 0x0109, 1, 0, &q, &err), -EOPNOTSUPP);
+	assert_int_equal(proto_encode(&m, MSG_UNKNOWN, 1, 0, &q, &err), -EOPNOTSUPP);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, NULL, &err), -EINVAL);
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_STATUS, 1, 0, NULL, &err), 0);
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, NULL), -EINVAL);
@@ -855,7 +898,7 @@ static void test_encoders(void **state)
 	assert_int_equal(proto_encode_error(&m, 1, RTPLACE_MSG_QUERY, -EINVAL, "bad field"), 0);
 	assert_int_equal(m.hdr.status, -EINVAL);
 	assert_string_equal(m.error.reason, "bad field");
-	assert_int_equal(proto_msg_init(&m, 0x0109, 1), -EOPNOTSUPP);
+	assert_int_equal(proto_msg_init(&m, MSG_UNKNOWN, 1), -EOPNOTSUPP);
 
 	/* built in place, then validated */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
@@ -878,7 +921,7 @@ static void test_encoders(void **state)
 	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -ERANGE);
 	assert_int_equal(m.hdr.length, 1256); /* untouched when refused */
-	m.hdr.type = 0x0109;
+	m.hdr.type = MSG_UNKNOWN;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -EOPNOTSUPP);
 
 	/* over-long text is truncated, and the rest of the field zeroed */

@@ -1,0 +1,48 @@
+/*
+ * The one reader of a sysfs tree (sysfs(5)): the kernel's CPU list files
+ * under devices/system/cpu (online, isolated, nohz_full) and the cgroup v2
+ * root's cpuset.cpus.isolated. Every caller passes the tree's root ("/sys"
+ * in production, a fixture directory in tests), so nothing else names /sys
+ * or parses a kernel CPU list.
+ *
+ * sysfs_parse_cpulist() is pure; the readers make the system calls.
+ */
+#ifndef RTPLACE_SYSFS_H
+#define RTPLACE_SYSFS_H
+
+#include "cpuset.h"
+#include "reason.h"
+
+#define SYSFS_ROOT "/sys"
+
+/*
+ * Parses the text of a kernel CPU list file: a cpulist ("2-7,9"), blank
+ * or "(null)" for none (nohz_full without nohz_full= prints "(null)" on
+ * kernels before 6.9), one trailing newline allowed. 0 or -EINVAL; *ret is
+ * written only on success.
+ */
+int sysfs_parse_cpulist(const char *text, struct cpuset *ret);
+
+/* Reads and parses <root>/devices/system/cpu/<name>. 0, -ENOENT when the
+ * file does not exist, -EINVAL when it is not a CPU list, or -errno. */
+int sysfs_read_cpulist(const char *root, const char *name, struct cpuset *ret);
+
+/*
+ * The host's isolation (DESIGN §20). isolated is what the scheduler never
+ * balances onto: isolcpus= (devices/system/cpu/isolated) and the CPUs of
+ * cgroup v2 isolated partitions (fs/cgroup/cpuset.cpus.isolated, kernel
+ * 6.7+); partitions is the second part alone. nohz_full is the tickless
+ * set. A file the kernel does not have means none.
+ */
+struct sysfs_isolation {
+	struct cpuset isolated;
+	struct cpuset partitions;
+	struct cpuset nohz_full;
+};
+
+/* Reads the isolation under root. 0, or -EINVAL / -errno with reason naming
+ * the file (what was read before is not kept: *ret is written only on
+ * success). */
+int sysfs_read_isolation(const char *root, struct rtplace_reason *reason, struct sysfs_isolation *ret);
+
+#endif
