@@ -11,8 +11,10 @@
 # `make check` as root, RTPLACE_REQUIRE_ROOT_TESTS=1 (a skip fails). Every
 # test's result is printed as automake prints it, named by its kernel
 # ("PASS: vm/6.1/tests/integration/test-tracker"), with its log kept in
-# OUT/KERNEL/, then one line per kernel with its boot-and-run time. Exits 0
-# when every test of every kernel passed.
+# OUT/KERNEL/, then one line per kernel with its boot-and-run time. With 6.1
+# among the kernels, one more guest of it boots with CPUs 2-7 isolated
+# (ISOLATED_APPEND) and runs ISOLATED_TESTS ("vm/6.1-isolated/..."). Exits
+# 0 when every test of every kernel passed.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +32,7 @@ done
 build=$(cd "$build" && pwd) || exit 1
 [ -f "$build/Makefile" ] || { echo "run-tests: $build is no configured build folder" >&2; exit 64; }
 kernels=${kernels:-$("$here/kernels.sh" list)}
+guest_opts=("$@")
 out=${out:-$build/vm-results}
 
 # The tests that meet the kernel: the tracker's programs and map, the
@@ -40,9 +43,26 @@ tests/integration/test-daemon-live tests/integration/test-hotplug-live
 tests/integration/test-claims-live tests/integration/test-moves-live
 tests/integration/test-manage-rules"
 
+# A host tuned as tuned's realtime profile tunes it: Debian 12's own kernel
+# booted with CPUs 2-7 isolated, the host-RT-configuration tests inside.
+ISOLATED_KERNEL=6.1
+ISOLATED_APPEND="isolcpus=domain,managed_irq,2-7 nohz_full=2-7"
+ISOLATED_TESTS="tests/integration/test-daemon-isolated.sh tests/integration/test-tracker"
+
 status=0
-for k in $kernels; do
+runs=$kernels
+case " $kernels " in *" $ISOLATED_KERNEL "*) runs="$runs $ISOLATED_KERNEL-isolated" ;; esac
+for k in $runs; do
 	dir=$out/$k
+	tests=$VM_TESTS
+	set -- "${guest_opts[@]}"
+	case $k in
+	*-isolated)
+		tests=$ISOLATED_TESTS
+		set -- "$@" --append "$ISOLATED_APPEND"
+		k=${k%-isolated}
+		;;
+	esac
 	# The guest writes its logs here; the build folder's own copies stay
 	# the host's.
 	(cd "$build" && "$here/run-guest.sh" --kernel "$k" --out "$dir" "$@" -- bash -c '
@@ -53,9 +73,10 @@ for k in $kernels; do
 			cp "$t.log" "$t.trs" "$dir/$(dirname "$t")/" 2>/dev/null
 		done
 		uname -r >"$dir/uname"
-		true' _ "$dir" $VM_TESTS)
+		true' _ "$dir" $tests)
 	rc=$?
-	for t in $VM_TESTS; do
+	k=$(basename "$dir")
+	for t in $tests; do
 		result=$(sed -n 's/^:test-result: //p' "$dir/$t.trs" 2>/dev/null | head -1)
 		[ -n "$result" ] || result=ERROR
 		echo "$result: vm/$k/$t"
