@@ -23,6 +23,7 @@ struct hotplug {
 	int fd;
 	struct cpuset online;   /* as last read */
 	struct cpuset offlined; /* named offline by uevents since that read */
+	bool lost;              /* uevents lost (ENOBUFS) since that read */
 };
 
 int hotplug_read_online(const char *sysfs, struct cpuset *ret)
@@ -82,15 +83,17 @@ enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *
 	return a;
 }
 
-void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined,
+void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined, bool lost,
 		     struct cpuset *ret_gone, struct cpuset *ret_came)
 {
 	struct cpuset back;
 
 	cpuset_andnot(ret_gone, was, now);
 	cpuset_or(ret_gone, ret_gone, offlined);
+	if (lost)
+		cpuset_or(ret_gone, ret_gone, was);
 	cpuset_andnot(ret_came, now, was);
-	cpuset_and(&back, now, offlined);
+	cpuset_and(&back, now, ret_gone);
 	cpuset_or(ret_came, ret_came, &back);
 }
 
@@ -136,11 +139,11 @@ static bool hotplug_uevent_action(struct hotplug *h, const char *msg, size_t len
 	return a != HOTPLUG_NONE;
 }
 
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came)
+int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came, bool *ret_lost)
 {
 	char *msg = malloc(HOTPLUG_MSG_MAX);
 	struct cpuset now, gone, came;
-	bool stale = false;
+	bool stale = h->lost, lost;
 	int r;
 
 	if (!msg)
@@ -155,7 +158,7 @@ int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *r
 			continue;
 		if (n < 0 && errno == ENOBUFS) {
 			/* The socket overflowed: what was lost may have been ours. */
-			stale = true;
+			h->lost = stale = true;
 			continue;
 		}
 		if (n < 0)
@@ -173,13 +176,16 @@ int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *r
 	r = hotplug_read_online(h->sysfs, &now);
 	if (r < 0)
 		return r;
-	hotplug_changes(&h->online, &now, &h->offlined, &gone, &came);
+	hotplug_changes(&h->online, &now, &h->offlined, h->lost, &gone, &came);
+	lost = h->lost;
 	h->online = now;
 	cpuset_zero(&h->offlined);
+	h->lost = false;
 	if (cpuset_empty(&gone) && cpuset_empty(&came))
 		return 0;
 	*ret_gone = gone;
 	*ret_came = came;
+	*ret_lost = lost;
 	return 1;
 }
 

@@ -20,8 +20,10 @@
  * SMT control, ACPI), a stable ABI. The online list is the truth and is
  * re-read at each CPU uevent or lost message (ENOBUFS); the uevents add
  * only which CPUs went offline, so that one back online before the list
- * was read still counts as gone (only such a bounce whose messages were
- * lost goes unseen).
+ * was read still counts as gone. When messages were lost, a bounce among
+ * them cannot be told from no change, so every CPU counts as gone and
+ * back: claims end that may have lost their meaning, never one that kept
+ * a CPU which went and came unseen.
  *
  * Uevents reach sockets in network namespaces owned by the initial user
  * namespace, PrivateNetwork= included; the unit allows AF_NETLINK for it.
@@ -53,12 +55,14 @@ enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *
 
 /*
  * What changed between two reads of the online list, was and now, given
- * the CPUs that uevents said went offline in between (offlined): gone is
- * every CPU that was taken offline, also one back online by now (its
- * threads lost their affinity and its claims their meaning on the way);
- * came is every CPU online now that was not, or that was gone meanwhile.
+ * the CPUs that uevents said went offline in between (offlined) and
+ * whether uevents were lost (lost): gone is every CPU that was taken
+ * offline, also one back online by now (its threads lost their affinity
+ * and its claims their meaning on the way), and after a loss every CPU of
+ * was, since any may have bounced unseen; came is every CPU online now
+ * that was not, or that was gone meanwhile.
  */
-void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined,
+void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined, bool lost,
 		     struct cpuset *ret_gone, struct cpuset *ret_came);
 
 /* Opens the uevent socket and reads the online list (sysfs is kept, not
@@ -71,11 +75,12 @@ int hotplug_fd(const struct hotplug *h);
 /*
  * Drains the pending uevents; if one was about a CPU, or some were lost,
  * re-reads the online list. Returns 1 when CPUs went or came
- * (hotplug_changes(); *ret_gone and *ret_came written), 0 when not, -errno
- * when the list cannot be read (the last one is kept, and the CPUs uevents
- * named offline are reported with the next read).
+ * (hotplug_changes(); *ret_gone, *ret_came and *ret_lost, whether uevents
+ * were lost, written), 0 when not, -errno when the list cannot be read
+ * (the last one is kept, and the CPUs uevents named offline, and a loss,
+ * are reported with the next read).
  */
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came);
+int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came, bool *ret_lost);
 
 /* Closes the socket; accepts NULL. */
 void hotplug_close(struct hotplug *h);

@@ -311,25 +311,33 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon *d = arg;
 	struct cpuset gone, came;
 	char list[256];
-	int r = hotplug_consume(d->hotplug, &gone, &came);
+	bool lost;
+	int r = hotplug_consume(d->hotplug, &gone, &came, &lost);
 
 	if (r < 0)
 		log_warning("Failed to read the online CPUs: %s", strerror(-r));
 	if (r <= 0)
 		return;
-	if (!cpuset_empty(&gone)) {
+	/* After an overflow, one line for it, not a false "went offline"
+	 * and "came online" for every CPU it makes count as bounced. */
+	if (lost) {
+		cpuset_format(&gone, list, sizeof(list));
+		log_warning("CPU uevents were lost (socket overflow): CPUs %s may have gone offline and back unseen, "
+			    "ending their claims", list);
+	}
+	if (!lost && !cpuset_empty(&gone)) {
 		cpuset_format(&gone, list, sizeof(list));
 		log_notice("CPUs %s went offline", list);
-		CPUSET_FOREACH(cpu, &gone)
-			dispatch_revoke_cpu(d->dispatch, (uint32_t)cpu);
 	}
-	if (!cpuset_empty(&came)) {
+	if (!lost && !cpuset_empty(&came)) {
 		cpuset_format(&came, list, sizeof(list));
 		log_notice("CPUs %s came online", list);
-		cpuset_andnot(&came, &came, &d->topo->online);
-		if (!cpuset_empty(&came))
-			daemon_topology_refresh(d);
 	}
+	CPUSET_FOREACH(cpu, &gone)
+		dispatch_revoke_cpu(d->dispatch, (uint32_t)cpu);
+	cpuset_andnot(&came, &came, &d->topo->online);
+	if (!cpuset_empty(&came))
+		daemon_topology_refresh(d);
 	daemon_read_host(d);
 }
 

@@ -90,7 +90,7 @@ static void set_of(const char *list, struct cpuset *ret)
 		assert_int_equal(cpuset_parse(list, ret), 0);
 }
 
-static void check_changes(const char *was, const char *now, const char *offlined, const char *gone,
+static void check_changes(const char *was, const char *now, const char *offlined, bool lost, const char *gone,
 			  const char *came)
 {
 	struct cpuset w, n, o, g, c, want;
@@ -98,7 +98,7 @@ static void check_changes(const char *was, const char *now, const char *offlined
 	set_of(was, &w);
 	set_of(now, &n);
 	set_of(offlined, &o);
-	hotplug_changes(&w, &n, &o, &g, &c);
+	hotplug_changes(&w, &n, &o, lost, &g, &c);
 	set_of(gone, &want);
 	assert_true(cpuset_equal(&g, &want));
 	set_of(came, &want);
@@ -107,17 +107,23 @@ static void check_changes(const char *was, const char *now, const char *offlined
 
 static void test_changes(void **state)
 {
-	check_changes("0-3", "0-3", "", "", "");
-	check_changes("0-3", "0,2-3", "1", "1", "");
+	check_changes("0-3", "0-3", "", false, "", "");
+	check_changes("0-3", "0,2-3", "1", false, "1", "");
 	/* The list alone (uevents lost) still tells. */
-	check_changes("0-3", "0,2-3", "", "1", "");
-	check_changes("0,2-3", "0-3", "", "", "1");
+	check_changes("0-3", "0,2-3", "", false, "1", "");
+	check_changes("0,2-3", "0-3", "", false, "", "1");
 	/* Offline and back before the list was read: it went, and came. */
-	check_changes("0-3", "0-3", "1", "1", "1");
+	check_changes("0-3", "0-3", "1", false, "1", "1");
 	/* Offline, back, and offline again. */
-	check_changes("0-3", "0,2-3", "1", "1", "");
+	check_changes("0-3", "0,2-3", "1", false, "1", "");
 	/* A uevent for a CPU the list never had. */
-	check_changes("0-1", "0-1", "7", "7", "");
+	check_changes("0-1", "0-1", "7", false, "7", "");
+	/* Uevents lost: any CPU may have bounced unseen, so every one that
+	 * was online went, and every one online now came. */
+	check_changes("0-3", "0-3", "", true, "0-3", "0-3");
+	check_changes("0-3", "0,2-3", "", true, "0-3", "0,2-3");
+	check_changes("0,2-3", "0-3", "", true, "0,2-3", "0-3");
+	check_changes("0-3", "0-3", "7", true, "0-3,7", "0-3");
 }
 
 static void test_uevent_malformed(void **state)
@@ -220,6 +226,7 @@ static void test_open_consume_idle(void **state)
 	struct sysfs s;
 	struct hotplug *h;
 	struct cpuset gone, came;
+	bool lost;
 	int r;
 
 	sysfs_make(&s);
@@ -233,7 +240,7 @@ static void test_open_consume_idle(void **state)
 	assert_int_equal(r, 0);
 	assert_true(hotplug_fd(h) >= 0);
 	sysfs_write(&s, "0\n");
-	assert_int_equal(hotplug_consume(h, &gone, &came), 0);
+	assert_int_equal(hotplug_consume(h, &gone, &came, &lost), 0);
 	hotplug_close(h);
 	hotplug_close(NULL);
 	sysfs_remove(&s);
