@@ -45,6 +45,18 @@ tests_fuzz_replay_claims_state_LDADD = daemon/libdaemoncore.la common/libcommon.
 TESTS += tests/fuzz/replay-claims-state
 EXTRA_DIST += tests/fuzz/corpus/claims-state
 
+# Uevent messages (fuzz-uevent.c, corpus tests/fuzz/corpus/uevent: valid-*
+# as the kernel sends them, truncated-*, garbage-*, and what else reaches
+# the socket).
+#   make fuzz-uevent [FUZZ_UEVENT_SECONDS=60]
+#       the same; new inputs in tests/fuzz/corpus-uevent-found.
+check_PROGRAMS += tests/fuzz/replay-uevent
+tests_fuzz_replay_uevent_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-uevent.c
+tests_fuzz_replay_uevent_CPPFLAGS = $(DAEMON_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/uevent"'
+tests_fuzz_replay_uevent_LDADD = daemon/libtracker.la daemon/libdaemoncore.la common/libcommon.la
+TESTS += tests/fuzz/replay-uevent
+EXTRA_DIST += tests/fuzz/corpus/uevent
+
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
 
@@ -83,5 +95,18 @@ fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
 	tests/fuzz/fuzz-claims-state-libfuzzer -max_total_time=$(FUZZ_CLAIMS_STATE_SECONDS) -max_len=4096 \
 		tests/fuzz/corpus-claims-state-found $(srcdir)/tests/fuzz/corpus/claims-state
 
-.PHONY: fuzz-protocol fuzz-config fuzz-claims-state
-CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer
+FUZZ_UEVENT_SECONDS = 60
+FUZZ_UEVENT_SRC = $(srcdir)/tests/fuzz/fuzz-uevent.c $(srcdir)/daemon/hotplug.c $(srcdir)/common/sysfs.c $(srcdir)/common/file.c \
+	$(srcdir)/common/cpuset.c $(srcdir)/common/reason.c
+
+fuzz-uevent: $(FUZZ_UEVENT_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(DAEMON_CPPFLAGS) $(CPPFLAGS) $(FUZZ_UEVENT_SRC) \
+		-o tests/fuzz/fuzz-uevent-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-uevent-found
+	tests/fuzz/fuzz-uevent-libfuzzer -max_total_time=$(FUZZ_UEVENT_SECONDS) -max_len=8192 \
+		tests/fuzz/corpus-uevent-found $(srcdir)/tests/fuzz/corpus/uevent
+
+.PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent
+CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer \
+	tests/fuzz/fuzz-uevent-libfuzzer
