@@ -147,20 +147,34 @@ static int topo_hwloc_errno(void)
 
 int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo **ret)
 {
-	const char *what = xml_path ? xml_path : "the machine's topology";
-	hwloc_topology_t ht = NULL;
-	hwloc_const_cpuset_t online;
-	struct topo *t = NULL;
 	char *xml = NULL;
 	size_t xml_size = 0;
-	int last, r;
+	int r = 0;
 
 	/* hwloc would open the file itself, and block on a FIFO or read a
 	 * device for ever: read it here, as every input is read. */
-	if (xml_path) {
+	if (xml_path)
 		r = file_read_regular(xml_path, TOPO_HWLOC_FILE_MAX, reason, &xml, &xml_size);
-		if (r < 0)
-			goto out;
+	if (r == 0)
+		r = topo_load_xml(xml, xml_size, xml_path, reason, ret);
+	free(xml);
+	return r;
+}
+
+int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtplace_reason *reason,
+		  struct topo **ret)
+{
+	hwloc_topology_t ht = NULL;
+	hwloc_const_cpuset_t online;
+	struct topo *t = NULL;
+	int last, r;
+
+	if (!xml)
+		what = "the machine's topology";
+	if (xml && xml_size > TOPO_HWLOC_FILE_MAX) {
+		r = -EFBIG;
+		reason_set(reason, "cannot load %s: larger than %u bytes", what, TOPO_HWLOC_FILE_MAX);
+		goto out;
 	}
 	if (hwloc_topology_init(&ht) < 0) {
 		ht = NULL;
@@ -180,14 +194,14 @@ int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo *
 	/* set_xmlbuffer parses the text at once; on failure hwloc would
 	 * silently fall back to the live machine, so stop here. The size
 	 * counts the NUL, as hwloc's own exported buffers do. */
-	if (r == 0 && xml_path)
+	if (r == 0 && xml)
 		r = hwloc_topology_set_xmlbuffer(ht, xml, (int)xml_size + 1);
 	if (r == 0)
 		r = hwloc_topology_load(ht);
 	if (r < 0) {
 		r = topo_hwloc_errno();
 		reason_set(reason, "cannot load %s: %s", what,
-			   xml_path && r == -EINVAL ? "not an hwloc XML topology" : strerror(-r));
+			   xml && r == -EINVAL ? "not an hwloc XML topology" : strerror(-r));
 		goto out;
 	}
 
@@ -202,7 +216,7 @@ int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo *
 	if (last >= RTPLACE_MAX_CPUS) {
 		r = -E2BIG;
 		reason_set(reason, "%s has CPU ids up to %d (%d CPUs); rtplace is built for at most %d "
-			   "(RTPLACE_MAX_CPUS)", xml_path ? xml_path : "this machine", last, last + 1,
+			   "(RTPLACE_MAX_CPUS)", xml ? what : "this machine", last, last + 1,
 			   RTPLACE_MAX_CPUS);
 		goto out;
 	}
@@ -237,6 +251,5 @@ out:
 	topo_free(t);
 	if (ht)
 		hwloc_topology_destroy(ht);
-	free(xml);
 	return r;
 }

@@ -75,6 +75,12 @@ void topo_shards(const struct topo *t, enum topo_shard mode, uint16_t *ret, uint
  */
 int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo **ret);
 
+/* topo_load() of hwloc XML text already read: size bytes at xml, which
+ * are followed by a NUL (as file_read_regular() leaves them); what names
+ * it in reasons. The live machine when xml is NULL. */
+int topo_load_xml(const char *xml, size_t size, const char *what, struct rtplace_reason *reason,
+		  struct topo **ret);
+
 /* A synthetic machine, for tests and the built-in fallback. */
 int topo_synthetic(uint32_t npackages, uint32_t nodes_per_package, uint32_t llcs_per_node,
 		   uint32_t cores_per_llc, uint32_t threads_per_core, struct topo **ret);

@@ -57,6 +57,17 @@ tests_fuzz_replay_uevent_LDADD = daemon/libtracker.la daemon/libdaemoncore.la co
 TESTS += tests/fuzz/replay-uevent
 EXTRA_DIST += tests/fuzz/corpus/uevent
 
+# Topology XML (fuzz-topology.c, corpus tests/fuzz/corpus/topology), as
+# --topology hands it to hwloc through topo_load_xml().
+#   make fuzz-topology [FUZZ_TOPOLOGY_SECONDS=60]
+#       the same; new inputs in tests/fuzz/corpus-topology-found.
+check_PROGRAMS += tests/fuzz/replay-topology
+tests_fuzz_replay_topology_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-topology.c
+tests_fuzz_replay_topology_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/topology"'
+tests_fuzz_replay_topology_LDADD = common/libtopohwloc.la common/libcommon.la
+TESTS += tests/fuzz/replay-topology
+EXTRA_DIST += tests/fuzz/corpus/topology
+
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
 
@@ -107,6 +118,18 @@ fuzz-uevent: $(FUZZ_UEVENT_SRC)
 	tests/fuzz/fuzz-uevent-libfuzzer -max_total_time=$(FUZZ_UEVENT_SECONDS) -max_len=8192 \
 		tests/fuzz/corpus-uevent-found $(srcdir)/tests/fuzz/corpus/uevent
 
-.PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent
+FUZZ_TOPOLOGY_SECONDS = 60
+FUZZ_TOPOLOGY_SRC = $(srcdir)/tests/fuzz/fuzz-topology.c $(srcdir)/common/topo-hwloc.c $(srcdir)/common/topo.c \
+	$(srcdir)/common/file.c $(srcdir)/common/cpuset.c $(srcdir)/common/reason.c
+
+fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(HWLOC_CFLAGS) $(FUZZ_TOPOLOGY_SRC) \
+		$(HWLOC_LIBS) -o tests/fuzz/fuzz-topology-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-topology-found
+	tests/fuzz/fuzz-topology-libfuzzer -max_total_time=$(FUZZ_TOPOLOGY_SECONDS) -max_len=16384 \
+		tests/fuzz/corpus-topology-found $(srcdir)/tests/fuzz/corpus/topology
+
+.PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent fuzz-topology
 CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer \
-	tests/fuzz/fuzz-uevent-libfuzzer
+	tests/fuzz/fuzz-uevent-libfuzzer tests/fuzz/fuzz-topology-libfuzzer
