@@ -17,6 +17,8 @@
 /* A uevent is at most UEVENT_BUFFER_SIZE (2 KiB) of variables plus its
  * header; a longer one is truncated, which keeps the parts we read. */
 #define HOTPLUG_MSG_MAX 8192
+/* The uevent socket's receive buffer, bytes (see hotplug_open()). */
+#define HOTPLUG_RCVBUF (4 * 1024 * 1024)
 
 struct hotplug {
 	const char *sysfs;
@@ -101,7 +103,7 @@ int hotplug_open(const char *sysfs, struct hotplug **ret)
 {
 	struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = HOTPLUG_UEVENT_GROUP };
 	struct hotplug *h = calloc(1, sizeof(*h));
-	int r;
+	int rcvbuf = HOTPLUG_RCVBUF, r;
 
 	if (!h)
 		return -ENOMEM;
@@ -113,6 +115,12 @@ int hotplug_open(const char *sysfs, struct hotplug **ret)
 		r = -errno;
 		goto fail;
 	}
+	/* An overflow ends every claim (hotplug_changes()), and a burst of
+	 * device events (a container start, a udev trigger) is what
+	 * overflows it: room for a few thousand messages, past rmem_max
+	 * where the daemon may (CAP_NET_ADMIN), else as much as it allows. */
+	if (setsockopt(h->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(h->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	r = hotplug_read_online(sysfs, &h->online);
 	if (r < 0)
 		goto fail;
