@@ -108,6 +108,14 @@ tests_unit_test_sysfs_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sysfs_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-sysfs
 
+# The RT budget diagnosis (common/rtbudget.c) on fixture cgroup trees.
+check_PROGRAMS += tests/unit/test-rtbudget
+tests_unit_test_rtbudget_SOURCES = tests/unit/test-rtbudget.c
+tests_unit_test_rtbudget_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtbudget_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtbudget_LDADD = common/libfile.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtbudget
+
 check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -309,7 +317,7 @@ check_PROGRAMS += tests/unit/test-cli
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
 tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_cli_LDADD = $(UNIT_LDADD)
+tests_unit_test_cli_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-cli
 
 # The pids a client names, as the daemon's (daemon/pidmap.c), on fixture
