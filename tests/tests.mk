@@ -266,6 +266,11 @@ tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-move.sh
 EXTRA_DIST += tests/integration/test-client-move.sh
 
+# A cpu cgroup with no RT budget named with its fix by moves and
+# rtplace-run (root, cgroup v1 with RT group scheduling).
+TESTS += tests/integration/test-client-rtbudget.sh
+EXTRA_DIST += tests/integration/test-client-rtbudget.sh
+
 # Errors that name their fix: a socket closed to the user, rtplaced without
 # BPF rights (root, to act as uid 65534).
 TESTS += tests/integration/test-client-errors.sh
