@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "cpuset.h"
+#include "file.h"
+#include "rtbudget.h"
 
 int cli_parse_long(const char *s, long min, long max, long *ret)
 {
@@ -138,4 +140,25 @@ int cli_exit_status(int r)
 	default:
 		return EX_SOFTWARE;
 	}
+}
+
+int cli_explain_rtbudget(pid_t pid, struct rtplace_reason *ret)
+{
+	struct rtbudget_finding f;
+	struct rtplace_reason why;
+	char path[64], *text = NULL;
+	size_t size;
+	int r;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/cgroup");
+	r = file_read_regular(path, 65536, &why, &text, &size);
+	if (r == 0)
+		r = rtbudget_find(text, RTBUDGET_CGROUP_ROOT, &f);
+	if (r == 0)
+		rtbudget_explain(&f, ret);
+	free(text);
+	return r;
 }

@@ -1,14 +1,19 @@
 /*
  * Argument parsing and formatting shared by rtplacectl and rtplace-run, so
  * both tools accept and print numbers, policies and CPU lists the same way,
- * explain a failed connection alike and exit with the same statuses. Pure (no I/O) but for
- * cli_explain_connect(), which looks at the socket file.
+ * explain a failed connection or a refused RT policy alike and exit with
+ * the same statuses. Pure (no I/O) but for cli_explain_connect(), which
+ * looks at the socket file, and cli_explain_rtbudget(), which reads the
+ * cgroup files.
  */
 #ifndef RTPLACE_CLI_H
 #define RTPLACE_CLI_H
 
 #include <sched.h>
 #include <stddef.h>
+#include <sys/types.h>
+
+#include "reason.h"
 
 /* A decimal integer in min..max, nothing else. 0 or -EINVAL. */
 int cli_parse_long(const char *s, long min, long max, long *ret);
@@ -33,6 +38,14 @@ void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len);
  * socket-group setting, for no daemon a hint that it is not running.
  */
 void cli_explain_connect(const char *path, int r, char *buf, size_t len);
+
+/*
+ * Whether process or thread pid (0: this one) sits in a cpu cgroup with no
+ * RT budget, the usual cause of an EPERM from sched_setscheduler() where
+ * the caller may set RT (common/rtbudget.h): 0 with *ret naming the folder
+ * and the fix, -ENOENT when that is not the cause, or another -errno.
+ */
+int cli_explain_rtbudget(pid_t pid, struct rtplace_reason *ret);
 
 /* The sysexits status for r, an -errno of librtplace (both tools exit
  * with the same status for the same error). */

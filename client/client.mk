@@ -29,7 +29,7 @@ EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 bin_PROGRAMS += client/rtplacectl client/rtplace-run
 client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-top.c client/ctl-svg.c client/cli.h client/cli.c
 client_rtplacectl_CPPFLAGS = $(CLIENT_CPPFLAGS)
-client_rtplacectl_LDADD = client/librtplace.la common/libcommon.la
+client_rtplacectl_LDADD = client/librtplace.la common/libfile.la common/libcommon.la
 client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
 # Without a daemon it follows the daemon's configuration, read with the
 # daemon's own parser (daemon/libconfig.la; conf.h is all it includes of

@@ -168,6 +168,10 @@ static void svg_cpu(const struct svg *s, size_t i, int x, int y)
 	}
 	if (c->flags & RTPLACE_CPU_F_HOUSEKEEPING)
 		fputs(", housekeeping", s->f);
+	if (c->flags & RTPLACE_CPU_F_ISOLATED)
+		fputs(", isolated", s->f);
+	if (c->flags & RTPLACE_CPU_F_NOHZ_FULL)
+		fputs(", nohz_full", s->f);
 	fputs("</title></rect>\n", s->f);
 	fprintf(s->f, "<text x=\"%d\" y=\"%d\" font-size=\"6\" text-anchor=\"middle\" pointer-events=\"none\">%d</text>\n",
 		x + SVG_CELL / 2, y + SVG_CELL / 2 + 2, c->cpu);

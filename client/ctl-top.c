@@ -211,6 +211,8 @@ static void top_json(const struct top *t, const struct top_reading *prev, const 
 			printf("\"%s\"", rtplace_level_name(ci->claim_level));
 		else
 			printf("null");
+		printf(", \"isolated\": %s, \"nohz_full\": %s", ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
+		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
 		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
 		ctl_json_string(ci->comm);
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
@@ -221,6 +223,15 @@ static void top_json(const struct top *t, const struct top_reading *prev, const 
 		printf("}");
 	}
 	printf("]}\n");
+}
+
+/* The host's marks of a CPU in one column (DESIGN §20): 'i' isolated,
+ * 'n' nohz_full, 'b' both, ' ' neither. */
+static char top_host_mark(const struct rtplace_cpu *ci)
+{
+	bool iso = ci->flags & RTPLACE_CPU_F_ISOLATED, nohz = ci->flags & RTPLACE_CPU_F_NOHZ_FULL;
+
+	return iso && nohz ? 'b' : iso ? 'i' : nohz ? 'n' : ' ';
 }
 
 /* A level in at most 5 columns: "normal" and "offline" shortened. */
@@ -251,7 +262,7 @@ static void top_wide(const struct top *t, const struct top_reading *prev, const 
 {
 	char group[48];
 
-	top_line(t, "%4s %-8s %-12s %7s %-15s %6s %6s %6s %6s", "CPU", "LEVEL", "CLAIM", "PID", "COMM", "IDLE%",
+	top_line(t, "%4s %-7s %-12s %7s %-15s %6s %6s %6s %6s", "CPU", "LEVEL", "CLAIM", "PID", "COMM", "IDLE%",
 		 "NORM%", "RT%", "DL%");
 	for (size_t k = 0; k < cur->n; k++) {
 		const struct rtplace_cpu *ci = &cur->cpus[t->order[k]];
@@ -272,7 +283,8 @@ static void top_wide(const struct top *t, const struct top_reading *prev, const 
 				snprintf(share[c], sizeof(share[c]), "%.1f", sh[c] * 100);
 			else
 				snprintf(share[c], sizeof(share[c]), "-");
-		top_line(t, "%4d %-8s %-12.12s %7d %-15.15s %6s %6s %6s %6s", ci->cpu, rtplace_level_name(ci->level), claim,
+		top_line(t, "%4d%c%-7s %-12.12s %7d %-15.15s %6s %6s %6s %6s", ci->cpu, top_host_mark(ci),
+			 rtplace_level_name(ci->level), claim,
 			 (int)ci->pid, ci->comm[0] ? ci->comm : "-", share[0], share[1], share[2], share[3]);
 	}
 }
@@ -288,13 +300,15 @@ static void top_cell(const struct top_reading *prev, const struct top_reading *c
 	int top = 0;
 
 	if (!top_shares(prev, cur, i, sh)) {
-		snprintf(buf, len, "%4d %-5.5s%c   -", ci->cpu, top_level_short(ci->level), ci->claim_id ? '*' : ' ');
+		snprintf(buf, len, "%4d%c%-5.5s%c   -", ci->cpu, top_host_mark(ci), top_level_short(ci->level),
+			 ci->claim_id ? '*' : ' ');
 		return;
 	}
 	for (int c = 1; c < RTPLACE_CLASS_COUNT; c++)
 		if (sh[c] > sh[top])
 			top = c;
-	snprintf(buf, len, "%4d %-5.5s%c%c%3.0f", ci->cpu, top_level_short(ci->level), ci->claim_id ? '*' : ' ',
+	snprintf(buf, len, "%4d%c%-5.5s%c%c%3.0f", ci->cpu, top_host_mark(ci), top_level_short(ci->level),
+		 ci->claim_id ? '*' : ' ',
 		 letters[top], sh[top] * 100 > 999 ? 999 : sh[top] * 100);
 }
 
@@ -305,7 +319,8 @@ static void top_compact(const struct top *t, const struct top_reading *prev, con
 	size_t used = 0;
 	unsigned in_line = 0;
 
-	top_line(t, "cells: CPU LEVEL [*claimed] most-used class (Idle Normal Rt Dl) and its %%");
+	top_line(t, "cells: CPU[i isolated, n nohz_full, b both] LEVEL [*claimed] most-used class (Idle Normal Rt Dl) "
+		 "and its %%");
 	for (size_t k = 0; k < cur->n; k++) {
 		const struct rtplace_cpu *ci = &cur->cpus[t->order[k]];
 

@@ -431,6 +431,7 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 {
 	struct sched_param param = { .sched_priority = h->prio };
+	struct rtplace_reason why;
 	char list[CPUSET_LIST_MAX];
 	cpu_set_t prev;
 	int status = 0, e;
@@ -445,14 +446,17 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 		e = errno;
 		/* The hook runs as root: EPERM here is the kernel's RT group
 		 * scheduling (CONFIG_RT_GROUP_SCHED, cgroup v1) refusing RT
-		 * tasks in a cpu cgroup with no RT runtime. */
+		 * tasks in a cpu cgroup with no RT runtime, even when the
+		 * folder cannot be read to name it. */
+		if (e != EPERM || cli_explain_rtbudget(h->pid, &why) < 0)
+			snprintf(why.text, sizeof(why.text), "%s%s", strerror(e),
+				 e == EPERM ? " (its cpu cgroup has no RT runtime: set "
+					      "linux.resources.cpu.realtimeRuntime, e.g. podman --cpu-rt-runtime)"
+					    : "");
 		status = hook_unplaced(h, e == EPERM ? EX_CONFIG : EX_OSERR,
-				       "cannot set %s priority %d on the init process %d: %s%s",
+				       "cannot set %s priority %d on the init process %d: %s",
 				       h->policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO", h->prio, (int)h->pid,
-				       strerror(e),
-				       e == EPERM ? " (its cpu cgroup has no RT runtime: set "
-						    "linux.resources.cpu.realtimeRuntime, e.g. podman --cpu-rt-runtime)"
-						  : "");
+				       why.text);
 		sched_setaffinity(h->pid, sizeof(prev), &prev);
 		return status ? status : -1;
 	}

@@ -571,9 +571,13 @@ int main(int argc, char **argv)
 		param.sched_priority = o.prio;
 		if (sched_setscheduler(0, o.policy, &param) < 0) {
 			r = errno;
-			fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s; run as root, give the program "
-				"CAP_SYS_NICE, or raise RLIMIT_RTPRIO to %d (ulimit -r, limits.conf rtprio)\n",
-				run_policy_name(o.policy), o.prio, strerror(r), o.prio);
+			if (r == EPERM && cli_explain_rtbudget(0, &reason) == 0)
+				fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s\n",
+					run_policy_name(o.policy), o.prio, reason.text);
+			else
+				fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s; run as root, give the "
+					"program CAP_SYS_NICE, or raise RLIMIT_RTPRIO to %d (ulimit -r, limits.conf "
+					"rtprio)\n", run_policy_name(o.policy), o.prio, strerror(r), o.prio);
 			r = r == EPERM ? EX_NOPERM : EX_OSERR;
 			goto release;
 		}

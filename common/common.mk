@@ -31,6 +31,9 @@ common_libfile_la_SOURCES = common/file.h common/file.c
 # The sysfs reader (common/sysfs.h): I/O as well, shared by the daemon and
 # rtplace-run's fallback.
 common_libfile_la_SOURCES += common/sysfs.h common/sysfs.c
+# Why an RT policy was refused (common/rtbudget.h): reads cgroup files,
+# shared by the daemon's moves and the clients that set a policy.
+common_libfile_la_SOURCES += common/rtbudget.h common/rtbudget.c
 common_libtopohwloc_la_LIBADD += common/libfile.la
 
 # The one type in which failures are explained (common/reason.h).

@@ -90,6 +90,8 @@ daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c
 # that a unit test reaches their choice of a CPU. The push policy and the
 # managed processes run on the loop's timers: the daemon's own.
 daemon_libmoves_la_SOURCES += daemon/moves.h daemon/moves.c
+# A move refused RT names the cpu cgroup without a budget (common/rtbudget.h).
+daemon_libmoves_la_LIBADD = common/libfile.la
 daemon_rtplaced_SOURCES += \
 	daemon/push.h daemon/push.c \
 	daemon/manage.h daemon/manage.c

@@ -23,6 +23,7 @@
 #include "moves.h"
 #include "procfs.h"
 #include "protocol.h"
+#include "rtbudget.h"
 
 /* How many times a move re-picks when the map changed under it. */
 #define MOVES_REPICK_TRIES 3
@@ -362,6 +363,28 @@ static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct m
 }
 
 /*
+ * After the kernel refused tid an RT policy with EPERM (auth.c had already
+ * allowed it): a cpu cgroup without an RT budget is the usual cause. The
+ * reply's reason is too short for the fix, so it names the folder and the
+ * log has the whole of it; rtplacectl asks rtbudget.c for the fix itself.
+ * Returns whether that was the cause.
+ */
+static bool moves_explain_budget(const struct moves *m, pid_t tid, struct rtplace_reason *reason)
+{
+	char cgroup[4096];
+	struct rtbudget_finding f;
+	struct rtplace_reason why;
+
+	if (procfs_read(m->o.proc_root, tid, "cgroup", cgroup, sizeof(cgroup)) < 0 ||
+	    rtbudget_find(cgroup, RTBUDGET_CGROUP_ROOT, &f) < 0)
+		return false;
+	rtbudget_explain(&f, &why);
+	log_warning_ratelimited("Failed to move thread %d to RT: %s", (int)tid, why.text);
+	reason_set(reason, RTBUDGET_REASON_PREFIX " in cpu cgroup %s", f.folder + strlen(RTBUDGET_CGROUP_ROOT));
+	return true;
+}
+
+/*
  * Moves every thread of process pid, all or none (RTPLACE_MOVE_F_PROCESS):
  * each listed thread is authorised before any is touched, then moved;
  * when one fails, those already moved are put back. The daemon serves one
@@ -439,7 +462,7 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 				r = 0;
 				continue;
 			}
-			if (r < 0)
+			if (r < 0 && !(r == -EPERM && set_sched && moves_explain_budget(m, tids.ids[i], reason)))
 				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids.ids[i],
 					   (int)pid, strerror(-r));
 			d->tid = tids.ids[i];
@@ -540,6 +563,8 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	 * not read twice. */
 	r = thread_sched_apply_known(req->tid, moves_known_policy(&target, &known), set_aff ? &cpus : NULL,
 				     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &res);
+	if (r == -EPERM && set_sched && moves_explain_budget(m, req->tid, reason))
+		return r;
 	if (r < 0) {
 		reason_set(reason, "%s of thread %d failed: %s",
 			   r == -EINVAL ? "nothing to change; move" : "move", (int)req->tid, strerror(-r));

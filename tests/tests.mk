@@ -108,6 +108,14 @@ tests_unit_test_sysfs_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sysfs_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-sysfs
 
+# The RT budget diagnosis (common/rtbudget.c) on fixture cgroup trees.
+check_PROGRAMS += tests/unit/test-rtbudget
+tests_unit_test_rtbudget_SOURCES = tests/unit/test-rtbudget.c
+tests_unit_test_rtbudget_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtbudget_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtbudget_LDADD = common/libfile.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtbudget
+
 check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -258,6 +266,11 @@ tests_integration_test_client_threads_LDADD = $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-move.sh
 EXTRA_DIST += tests/integration/test-client-move.sh
 
+# A cpu cgroup with no RT budget named with its fix by moves and
+# rtplace-run (root, cgroup v1 with RT group scheduling).
+TESTS += tests/integration/test-client-rtbudget.sh
+EXTRA_DIST += tests/integration/test-client-rtbudget.sh
+
 # Errors that name their fix: a socket closed to the user, rtplaced without
 # BPF rights (root, to act as uid 65534).
 TESTS += tests/integration/test-client-errors.sh
@@ -309,7 +322,7 @@ check_PROGRAMS += tests/unit/test-cli
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
 tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_cli_LDADD = $(UNIT_LDADD)
+tests_unit_test_cli_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-cli
 
 # The pids a client names, as the daemon's (daemon/pidmap.c), on fixture

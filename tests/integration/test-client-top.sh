@@ -192,6 +192,31 @@ print("# CPU 1 with a FIFO task:", cpu1, file=sys.stderr)
 assert cpu1["rt"] >= 0.05, cpu1
 PY
 
+# The host's isolated and nohz_full CPUs (DESIGN §20) in top (text and
+# JSON) and the SVG, from a simulated daemon on a fixture --host-root.
+stop_daemon
+HOST=$TMP/host
+mkdir -p "$HOST/sys/devices/system/cpu"
+echo "2-3" >"$HOST/sys/devices/system/cpu/isolated"
+echo "3-4" >"$HOST/sys/devices/system/cpu/nohz_full"
+start_daemon --host-root "$HOST"
+COLUMNS=80 expect_status 0 "$CTL" --socket "$SOCK" top --batch --iterations 1
+# 480 CPUs: the compact cells, the mark right after the CPU number.
+for want in ' 2iidle' ' 3bidle' ' 4nidle' ' 5 idle'; do
+	grep -q -- "$want" "$TMP/out" || fail "top does not mark CPU '$want': $(head -c 600 "$TMP/out")"
+done
+expect_status 0 "$CTL" --socket "$SOCK" --json top --iterations 1
+python3 - "$TMP/out" <<'PY' || fail "top --json: isolated/nohz_full: $(head -c 600 "$TMP/out")"
+import json, sys
+cpus = {c["cpu"]: c for c in json.loads(open(sys.argv[1]).readline())["cpus"]}
+assert [c for c in cpus if cpus[c]["isolated"]] == [2, 3], cpus[2]
+assert sorted(c for c in cpus if cpus[c]["nohz_full"]) == [3, 4], cpus[3]
+PY
+expect_status 0 "$CTL" --socket "$SOCK" cpus --svg
+grep -q '<title>CPU 3: [^<]*, isolated, nohz_full</title>' "$TMP/out" || fail "svg: CPU 3 not marked"
+grep -q '<title>CPU 2: [^<]*, isolated</title>' "$TMP/out" || fail "svg: CPU 2 not marked"
+! grep -q '<title>CPU 5: [^<]*isolated' "$TMP/out" || fail "svg marks CPU 5"
+
 # A CPU busy with a normal task from before the daemon started never
 # changes class: its time counts from the start all the same, in the class
 # of the level seeded from /proc (a busy loop on CPU 1, bounded, under the
