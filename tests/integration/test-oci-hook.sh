@@ -276,7 +276,9 @@ wait_claims 0
 if [ -n "$RT_GROUP" ]; then
 	make_bundle nort '{"io.rtplace.priority":"50"}' "" 0
 	create nort && fail "runc created a container that cannot run at RT"
-	grep -qF "set linux.resources.cpu.realtimeRuntime" "$TMP/nort.out" || fail "no RT runtime: $(cat "$TMP/nort.out")"
+	# The refusal names the cgroup without a budget and the container's fix.
+	grep -qF "no RT budget: cpu cgroup " "$TMP/nort.out" || fail "no RT runtime: $(cat "$TMP/nort.out")"
+	grep -qF "linux.resources.cpu.realtimeRuntime" "$TMP/nort.out" || fail "no RT runtime fix: $(cat "$TMP/nort.out")"
 	wait_claims 0
 fi
 
