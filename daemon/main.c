@@ -573,6 +573,15 @@ static int daemon_start(struct daemon *d)
 
 static void daemon_stop(struct daemon *d)
 {
+	sigset_t stop;
+
+	/* Freeing the loop gives SIGTERM and SIGINT back their default
+	 * action: a second one while the daemon tears down (systemd's, a
+	 * script's) would kill it there; held, it dies with the process. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	metrics_free(d->metrics);
 	server_free(d->server);
 	if (d->ev_hotplug)
