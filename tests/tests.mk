@@ -306,7 +306,7 @@ TESTS += tests/unit/test-moves
 
 # The helpers both command-line tools share (client/cli.c).
 check_PROGRAMS += tests/unit/test-cli
-tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
+tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c client/ctl.h client/ctl-help.c
 tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(UNIT_LDADD)
