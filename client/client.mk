@@ -72,3 +72,7 @@ client/rtplace-oci-hook.json: $(top_srcdir)/client/rtplace-oci-hook.json.in Make
 CLEANFILES += client/rtplace-oci-hook.json
 EXTRA_DIST += client/rtplace-oci-hook.json.in
 EXTRA_DIST += man/rtplace-oci-hook.8
+
+# Where bash-completion looks (its pkg-config completionsdir, else
+# $(datadir)/bash-completion/completions), named after the command.
+dist_bashcompletion_DATA = contrib/bash-completion/rtplacectl

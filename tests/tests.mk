@@ -198,6 +198,8 @@ check_PROGRAMS += tests/integration/test-client-spin
 tests_integration_test_client_spin_SOURCES = tests/integration/test-client-spin.c
 
 EXTRA_DIST += tests/integration/test-client-common.sh
+TESTS += tests/integration/test-client-help.sh
+EXTRA_DIST += tests/integration/test-client-help.sh
 TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
