@@ -151,7 +151,7 @@ static int ctl_simple_options(struct ctl *c, int argc, char **argv, int nargs)
 	if (argc - optind > nargs)
 		return ctl_usage_error(c, "unexpected argument %s", argv[optind + nargs]);
 	if (argc - optind < nargs)
-		return ctl_usage_error(c, "%s", "missing argument");
+		return ctl_usage_error(c, "missing %s", ctl_commands[c->id].args);
 	return 0;
 }
 
