@@ -27,7 +27,7 @@ EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 # convenience archive) gives them CPU-list parsing and, for rtplace-run's
 # fallback, placement over the live topology, never a second codec.
 bin_PROGRAMS += client/rtplacectl client/rtplace-run
-client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-top.c client/ctl-svg.c client/cli.h client/cli.c
+client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-help.c client/ctl-top.c client/ctl-svg.c client/cli.h client/cli.c
 client_rtplacectl_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplacectl_LDADD = client/librtplace.la common/libfile.la common/libcommon.la
 client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
@@ -72,3 +72,7 @@ client/rtplace-oci-hook.json: $(top_srcdir)/client/rtplace-oci-hook.json.in Make
 CLEANFILES += client/rtplace-oci-hook.json
 EXTRA_DIST += client/rtplace-oci-hook.json.in
 EXTRA_DIST += man/rtplace-oci-hook.8
+
+# Where bash-completion looks (its pkg-config completionsdir, else
+# $(datadir)/bash-completion/completions), named after the command.
+dist_bashcompletion_DATA = contrib/bash-completion/rtplacectl

@@ -416,20 +416,14 @@ static void top_size(struct top *t)
 
 int ctl_top(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "delay", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	struct top t = { .c = c, .delay = 1 };
 	struct top_reading prev = { 0 }, cur = { 0 };
 	long frames = 0, v;
 	sigset_t sigs;
 	int o, r;
 
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "d:n:b", opts, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			if (cli_parse_seconds(optarg, 0.1, 3600, &t.delay) < 0)
@@ -444,7 +438,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 			t.batch = true;
 			break;
 		default:
-			r = ctl_common_option(c, o, argc, argv, CTL_TOP_USAGE);
+			r = ctl_common_option(c, o, argc, argv);
 			if (r)
 				return r < 0 ? EX_OK : r;
 		}

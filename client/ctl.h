@@ -1,7 +1,7 @@
 /*
- * What rtplacectl's commands share (rtplacectl.c: the command table, the
- * common options and error reporting; ctl-top.c: `top`; ctl-svg.c: the
- * picture of `cpus --svg`). Errors go to stderr as "rtplacectl: COMMAND:
+ * What rtplacectl's commands share (rtplacectl.c: the commands, the
+ * common options and error reporting; ctl-help.c: the options and their
+ * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`). Errors go to stderr as "rtplacectl: COMMAND:
  * what failed: why" and exit statuses follow sysexits.
  */
 #ifndef RTPLACE_CTL_H
@@ -13,30 +13,79 @@
 
 #include "rtplace.h"
 
+/*
+ * The command-line interface as data (ctl-help.c): each command's
+ * synopsis, summary and options, every option's help text beside what
+ * getopt_long needs of it. The parsers build their getopt tables from it,
+ * --help and `rtplacectl help` print it and the tests read it, so an
+ * option cannot be accepted without being explained.
+ */
+struct ctl_option {
+	const char *name; /* the long option, without "--" */
+	int key;          /* what getopt_long returns for it, unique in a command's table */
+	bool letter;      /* key is also the short option -key */
+	const char *arg;  /* the value's name in the help; NULL: it takes none */
+	const char *help;
+};
+
+struct ctl_command {
+	const char *name;
+	const char *args;    /* the synopsis after the name, wrapped as it fits */
+	const char *summary; /* one sentence, for `rtplacectl help` and atop the command's help */
+	const struct ctl_option *options; /* its own, ending at a NULL name */
+};
+
+/* In dispatch order; ctl_commands[] and rtplacectl.c's runners follow it. */
+enum ctl_command_id {
+	CTL_CMD_STATUS,
+	CTL_CMD_CPUS,
+	CTL_CMD_TOP,
+	CTL_CMD_QUERY,
+	CTL_CMD_RELEASE,
+	CTL_CMD_MOVE,
+	CTL_CMD_WATCH,
+	CTL_CMD_HELP,
+	CTL_CMD_COUNT,
+};
+extern const struct ctl_command ctl_commands[CTL_CMD_COUNT];
+
+/* What every command takes besides its own (the global options, so that
+ * they may also follow the command, and --help), and what only comes
+ * before a command. Both end at a NULL name. */
+extern const struct ctl_option ctl_common_options[];
+extern const struct ctl_option ctl_global_options[];
+
+/* The command called name, or NULL. */
+const struct ctl_command *ctl_command_find(const char *name);
+
+/* `COMMAND --help`: synopsis, summary, its options, the common options. */
+void ctl_command_help(FILE *f, const struct ctl_command *cmd);
+
+/* `rtplacectl --help`: the commands and the global options. */
+void ctl_help(FILE *f);
+
+/* Room for the most options a command takes, with the common ones. */
+#define CTL_GETOPT_MAX 24
+
+/* A getopt_long table and short-option string for own plus the common
+ * options; shorts starts with ':', so a missing value comes back as ':'
+ * and getopt prints nothing itself. */
+struct ctl_getopt {
+	struct option longs[CTL_GETOPT_MAX + 1];
+	char shorts[2 * CTL_GETOPT_MAX + 3];
+};
+
+/* Fills g from own then common; prefix ("+" or "") leads the shorts.
+ * Returns -E2BIG when they do not fit (a test keeps every command below). */
+int ctl_getopt_init(struct ctl_getopt *g, const char *prefix, const struct ctl_option *own,
+		    const struct ctl_option *common);
+
 struct ctl {
 	const char *socket;
 	bool json;
 	const char *command;
+	enum ctl_command_id id;
 	struct rtplace *rp;
-};
-
-/*
- * The options every command takes besides its own: the global ones, so
- * that they may also follow the command (`rtplacectl status --json`), and
- * --help. Each command's table starts with these.
- */
-#define CTL_COMMON_OPTIONS                                    \
-	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
-	{ "json", no_argument, NULL, CTL_OPT_JSON },           \
-	{ "help", no_argument, NULL, 'h' }
-/* Short options every command takes; ':' first: getopt reports a missing
- * value as ':' and prints nothing itself. */
-#define CTL_COMMON_SHORT ":hj"
-
-enum {
-	CTL_OPT_SOCKET = 0x100,
-	CTL_OPT_JSON,
-	CTL_OPT_FIRST_OWN, /* commands number their long-only options from here */
 };
 
 /* One line naming the problem and where the help is; returns EX_USAGE. */
@@ -47,7 +96,11 @@ int ctl_usage_error(const struct ctl *c, const char *fmt, ...) __attribute__((fo
  * itself: a common option, or a mistake. Returns 0 when handled, -1 after
  * printing the command's help, or EX_USAGE.
  */
-int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *usage);
+int ctl_common_option(struct ctl *c, int o, int argc, char **argv);
+
+/* getopt_long over the table of command c->id, built into g (zeroed by
+ * the caller) on the first call of a parse. */
+int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int *ret_index);
 
 /* Connects c->rp; 0 or the exit status after saying why not. */
 int ctl_connect(struct ctl *c);
@@ -70,12 +123,6 @@ int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace
 		     double ret[RTPLACE_CLASS_COUNT]);
 
 /* `rtplacectl top` (ctl-top.c). */
-#define CTL_TOP_USAGE                                                                                  \
-	"top [-d SECONDS] [-n FRAMES] [-b]\n"                                                           \
-	"  -d, --delay SECONDS   time between frames, 0.1..3600 (default 1)\n"                         \
-	"  -n, --iterations N    print N frames, then exit (default: until interrupted)\n"             \
-	"  -b, --batch           plain frames one after another, for logs and pipes (no screen clearing)\n" \
-	"  --json                one JSON document per frame, one line each"
 int ctl_top(struct ctl *c, int argc, char **argv);
 
 /*

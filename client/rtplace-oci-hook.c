@@ -77,7 +77,9 @@ static void hook_usage(FILE *f)
 		   "claims CPUs from rtplaced for its init process and sets the RT policy that the\n"
 		   "container's io.rtplace.* annotations ask for. See rtplace-oci-hook(8).\n\n"
 		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
-		   RTPLACE_DEFAULT_SOCKET ")\n");
+		   RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  -h, --help       print this help and exit\n"
+		   "  -V, --version    print the version and exit\n");
 }
 
 static void hook_vmsg(const struct hook *h, const char *what, const char *fmt, va_list ap)
@@ -480,7 +482,9 @@ int main(int argc, char **argv)
 	bool placed = false;
 	int opt, status;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	/* Every usage error is one line of ours, not getopt's. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
 			h.socket = optarg;
@@ -491,14 +495,23 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("rtplace-oci-hook %s\n", PACKAGE_VERSION);
 			return EX_OK;
+		case ':':
+			fprintf(stderr, "rtplace-oci-hook: %s needs a value; see 'rtplace-oci-hook --help'\n",
+				argv[optind - 1]);
+			return EX_USAGE;
 		default:
-			hook_usage(stderr);
+			if (optopt && optopt < 0x100)
+				fprintf(stderr, "rtplace-oci-hook: unknown option -%c; see 'rtplace-oci-hook --help'\n",
+					optopt);
+			else
+				fprintf(stderr, "rtplace-oci-hook: unknown option %s; see 'rtplace-oci-hook --help'\n",
+					argv[optind - 1]);
 			return EX_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "rtplace-oci-hook: unexpected argument %s\n", argv[optind]);
-		hook_usage(stderr);
+		fprintf(stderr, "rtplace-oci-hook: unexpected argument %s; see 'rtplace-oci-hook --help'\n",
+			argv[optind]);
 		return EX_USAGE;
 	}
 

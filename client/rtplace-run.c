@@ -85,7 +85,8 @@ static void run_usage(FILE *f)
 		   "                        local choice follows without a daemon\n"
 		   "                        (default " CONFIG_DEFAULT_PATH ")\n"
 		   "  -v, --verbose         say which CPUs were chosen\n"
-		   "  -h, --help            this text; --version the version\n");
+		   "  -h, --help            print this help and exit\n"
+		   "  -V, --version         print the version and exit\n");
 }
 
 static int run_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -424,7 +425,7 @@ int main(int argc, char **argv)
 
 	/* Every usage error is one line of ours, not getopt's. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:hvc:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:hVvc:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)

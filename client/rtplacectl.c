@@ -31,12 +31,6 @@
 #include "ctl.h"
 #include "rtbudget.h"
 
-struct ctl_command {
-	const char *name;
-	int (*run)(struct ctl *c, int argc, char **argv);
-	const char *usage;
-};
-
 static void ctl_error(const struct ctl *c, const char *what, int r)
 {
 	char reason[RTPLACE_REASON_LEN];
@@ -66,20 +60,19 @@ int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 	return EX_USAGE;
 }
 
-int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *usage)
+int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
 
 	switch (o) {
-	case CTL_OPT_SOCKET:
+	case 'S':
 		c->socket = optarg;
 		return 0;
-	case CTL_OPT_JSON:
 	case 'j':
 		c->json = true;
 		return 0;
 	case 'h':
-		printf("usage: rtplacectl [--socket PATH] [--json] %s\n", usage);
+		ctl_command_help(stdout, &ctl_commands[c->id]);
 		return -1;
 	case ':':
 		return ctl_usage_error(c, "%s needs a value", arg);
@@ -88,6 +81,15 @@ int ctl_common_option(struct ctl *c, int o, int argc, char **argv, const char *u
 			return ctl_usage_error(c, "unknown option -%c", optopt);
 		return ctl_usage_error(c, "unknown option %s", arg);
 	}
+}
+
+int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int *ret_index)
+{
+	/* Every table fits (test-cli checks each command's): an overflow is
+	 * a bug of this file, not the user's. */
+	if (!g->shorts[0] && ctl_getopt_init(g, "", ctl_commands[c->id].options, ctl_common_options) < 0)
+		abort();
+	return getopt_long(argc, argv, g->shorts, g->longs, ret_index);
 }
 
 int ctl_connect(struct ctl *c)
@@ -137,27 +139,22 @@ void ctl_json_string(const char *s)
  * arguments (at argv[optind] on return). Returns 0, -1 after printing the
  * help, or EX_USAGE.
  */
-static int ctl_simple_options(struct ctl *c, int argc, char **argv, const char *usage, int nargs)
+static int ctl_simple_options(struct ctl *c, int argc, char **argv, int nargs)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	int o, r;
 
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
-		r = ctl_common_option(c, o, argc, argv, usage);
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+		r = ctl_common_option(c, o, argc, argv);
 		if (r)
 			return r;
 	}
 	if (argc - optind > nargs)
 		return ctl_usage_error(c, "unexpected argument %s", argv[optind + nargs]);
 	if (argc - optind < nargs)
-		return ctl_usage_error(c, "%s", "missing argument");
+		return ctl_usage_error(c, "missing %s", ctl_commands[c->id].args);
 	return 0;
 }
-
-#define CTL_STATUS_USAGE "status"
 
 static const char *ctl_tracking_mode(unsigned mode)
 {
@@ -251,7 +248,7 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	struct ctl_host host;
 	int r;
 
-	r = ctl_simple_options(c, argc, argv, CTL_STATUS_USAGE, 0);
+	r = ctl_simple_options(c, argc, argv, 0);
 	if (r)
 		return r < 0 ? EX_OK : r;
 	r = ctl_connect(c);
@@ -309,16 +306,6 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	printf("moves            %" PRIu64 "\n", st.moves);
 	return EX_OK;
 }
-
-#define CTL_CPUS_USAGE                                                                              \
-	"cpus [--interval SECONDS | --svg]\n"                                                        \
-	"  -i, --interval SECONDS  shares of time by class over the next SECONDS (0.1..3600), not\n"   \
-	"                          since the daemon started\n"                                        \
-	"  --svg                   an SVG picture of the machine instead of the table"
-
-enum {
-	CTL_OPT_SVG = CTL_OPT_FIRST_OWN,
-};
 
 int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace_cpu_time *after,
 		     double ret[RTPLACE_CLASS_COUNT])
@@ -417,12 +404,7 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 
 static int ctl_cpus(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "svg", no_argument, NULL, CTL_OPT_SVG },
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	struct rtplace_cpu_time *before = NULL, *times = NULL;
 	struct rtplace_cpu *cpus = NULL;
 	size_t n = 0, ntimes = 0;
@@ -430,17 +412,17 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	bool svg = false;
 	int o, r;
 
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "i:", opts, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
 		switch (o) {
 		case 'i':
 			if (cli_parse_seconds(optarg, 0.1, 3600, &interval) < 0)
 				return ctl_usage_error(c, "--interval %s: not a number of seconds 0.1..3600", optarg);
 			break;
-		case CTL_OPT_SVG:
+		case 'g':
 			svg = true;
 			break;
 		default:
-			r = ctl_common_option(c, o, argc, argv, CTL_CPUS_USAGE);
+			r = ctl_common_option(c, o, argc, argv);
 			if (r)
 				return r < 0 ? EX_OK : r;
 		}
@@ -513,30 +495,9 @@ static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const s
 	return EX_TEMPFAIL;
 }
 
-#define CTL_QUERY_USAGE                                                                                    \
-	"query --prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU]\n" \
-	"                  [--claim MS [--owner PID]] [--exclusive] [--strict]\n"                       \
-	"  --count N, --cpus N       how many CPUs (default 1)\n"                                      \
-	"  -c, --cpu-list LIST       choose among these CPUs (e.g. 0-3,8)\n"                          \
-	"  --strict                  fewer CPUs than asked is a failure (exit 75), not a warning"
-
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "prio", required_argument, NULL, 'p' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'n' },
-		{ "cpu-list", required_argument, NULL, 'c' },
-		{ "node", required_argument, NULL, 'N' },
-		{ "near", required_argument, NULL, 'a' },
-		{ "claim", required_argument, NULL, 'C' },
-		{ "owner", required_argument, NULL, 'o' },
-		{ "exclusive", no_argument, NULL, 'x' },
-		{ "strict", no_argument, NULL, 's' },
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
 	struct rtplace_answer ans;
 	cpu_set_t allowed;
@@ -546,7 +507,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	int o, r, li = 0;
 
 	req.prio = 0;
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "c:", opts, &li)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, &li)) != -1) {
 		switch (o) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
@@ -560,7 +521,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
-				return ctl_usage_error(c, "--%s %s: not a count 1..256%s", opts[li].name, optarg,
+				return ctl_usage_error(c, "--%s %s: not a count 1..256%s", g.longs[li].name, optarg,
 						       strpbrk(optarg, "-,") ? " (a CPU list is --cpu-list)" : "");
 			req.count = (unsigned)v;
 			break;
@@ -599,7 +560,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			strict = true;
 			break;
 		default:
-			r = ctl_common_option(c, o, argc, argv, CTL_QUERY_USAGE);
+			r = ctl_common_option(c, o, argc, argv);
 			if (r)
 				return r < 0 ? EX_OK : r;
 		}
@@ -664,8 +625,6 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_RELEASE_USAGE "release CLAIM-ID"
-
 static int ctl_release(struct ctl *c, int argc, char **argv)
 {
 	unsigned ncpus = 0;
@@ -674,7 +633,7 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	char *end;
 	int r;
 
-	r = ctl_simple_options(c, argc, argv, CTL_RELEASE_USAGE, 1);
+	r = ctl_simple_options(c, argc, argv, 1);
 	if (r)
 		return r < 0 ? EX_OK : r;
 	arg = argv[optind];
@@ -695,13 +654,6 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-#define CTL_MOVE_USAGE                                                                                 \
-	"move (--tid TID | --pid PID [--all]) [--prio P] [--policy fifo|rr] [--cpu-list LIST] [--force]\n" \
-	"  -p, --pid PID         the process PID (its main thread, or with --all every thread)\n"     \
-	"  -a, --all             every thread of the process, all or none\n"                         \
-	"  -c, --cpu-list LIST   set the affinity to these CPUs (e.g. 0-3,8)\n"                      \
-	"  --force               also move init (pid 1), a kernel thread or rtplaced itself"
-
 /* A refusal for want of an RT budget names only the cgroup (the reply's
  * reason is short): the fix is looked up here, where the thread's cgroup
  * is most likely the one the daemon saw. */
@@ -720,18 +672,7 @@ static int ctl_move_fail(const struct ctl *c, pid_t tid, int r)
 
 static int ctl_move(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "tid", required_argument, NULL, 't' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "prio", required_argument, NULL, 'r' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "cpu-list", required_argument, NULL, 'c' },
-		{ "cpus", required_argument, NULL, 'n' },
-		{ "force", no_argument, NULL, 'f' },
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	struct rtplace_move_request mv = { .policy = SCHED_FIFO };
 	struct rtplace_move_result res;
 	char cpus[CPUSET_LIST_MAX], prev[CPUSET_LIST_MAX];
@@ -739,7 +680,7 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	long v;
 	int o, r;
 
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT "p:ac:", opts, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
 		switch (o) {
 		case 't':
 		case 'p':
@@ -769,13 +710,13 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 				return ctl_usage_error(c, "--cpu-list %s: not a CPU list (e.g. 0-3,8)", optarg);
 			mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
 			break;
-		case 'n':
+		case 'm':
 			return ctl_usage_error(c, "%s", "--cpus is a count; the CPUs to move to are --cpu-list LIST");
 		case 'f':
 			mv.flags |= RTPLACE_MOVE_F_SYSTEM;
 			break;
 		default:
-			r = ctl_common_option(c, o, argc, argv, CTL_MOVE_USAGE);
+			r = ctl_common_option(c, o, argc, argv);
 			if (r)
 				return r < 0 ? EX_OK : r;
 		}
@@ -809,8 +750,6 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 		       res.prio, cpus, ctl_policy_name(res.prev_policy), res.prev_prio, prev);
 	return EX_OK;
 }
-
-#define CTL_WATCH_USAGE "watch [--count N]"
 
 /* Records taken from the ring per read. */
 #define CTL_WATCH_BATCH 64
@@ -882,11 +821,7 @@ static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
  */
 static int ctl_watch(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "count", required_argument, NULL, 'n' },
-		{ 0 },
-	};
+	struct ctl_getopt g = { 0 };
 	struct rtplace_notification recs[CTL_WATCH_BATCH];
 	struct rtplace_sub *sub = NULL;
 	uint64_t count = 0, seen = 0;
@@ -896,7 +831,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	long v;
 	int o, r, sfd = -1;
 
-	while ((o = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
 		switch (o) {
 		case 'n':
 			if (cli_parse_long(optarg, 1, LONG_MAX, &v) < 0)
@@ -904,7 +839,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 			count = (uint64_t)v;
 			break;
 		default:
-			r = ctl_common_option(c, o, argc, argv, CTL_WATCH_USAGE);
+			r = ctl_common_option(c, o, argc, argv);
 			if (r)
 				return r < 0 ? EX_OK : r;
 		}
@@ -991,49 +926,51 @@ out:
 	return r;
 }
 
-static const struct ctl_command ctl_commands[] = {
-	{ "status", ctl_status, CTL_STATUS_USAGE },
-	{ "cpus", ctl_cpus, CTL_CPUS_USAGE },
-	{ "top", ctl_top, CTL_TOP_USAGE },
-	{ "query", ctl_query, CTL_QUERY_USAGE },
-	{ "release", ctl_release, CTL_RELEASE_USAGE },
-	{ "move", ctl_move, CTL_MOVE_USAGE },
-	{ "watch", ctl_watch, CTL_WATCH_USAGE },
-};
-
-static void ctl_help(FILE *f)
+/* `help [COMMAND]`: what `rtplacectl --help` or `COMMAND --help` prints. */
+static int ctl_help_command(struct ctl *c, int argc, char **argv)
 {
-	fprintf(f, "usage: rtplacectl [--socket PATH] [--json] COMMAND [OPTIONS]\n\n"
-		   "Commands:\n"
-		   "  status     the daemon's version, topology and counters\n"
-		   "  cpus       per-CPU table: node, LLC, core, level, pid/comm, claim, time by class\n"
-		   "             (--svg: a picture of the machine)\n"
-		   "  top        live per-CPU view: level, claim, thread, share of each class\n"
-		   "  query      which CPUs for an RT thread of priority P (and claim them)\n"
-		   "  release    end a claim\n"
-		   "  move       ask the daemon to move a thread, or every thread of a process\n"
-		   "  watch      print notification records as they arrive\n\n"
-		   "Options (before or after COMMAND):\n"
-		   "  --socket PATH  the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
-		   RTPLACE_DEFAULT_SOCKET ")\n"
-		   "  -j, --json     one JSON document per command\n"
-		   "  -h, --help     this text; COMMAND --help for a command's options\n"
-		   "  --version      print the version\n");
+	const struct ctl_command *cmd;
+	struct ctl_getopt g = { 0 };
+	int o, r;
+
+	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+		r = ctl_common_option(c, o, argc, argv);
+		if (r)
+			return r < 0 ? EX_OK : r;
+	}
+	if (argc - optind > 1)
+		return ctl_usage_error(c, "unexpected argument %s", argv[optind + 1]);
+	if (optind == argc) {
+		ctl_help(stdout);
+		return EX_OK;
+	}
+	cmd = ctl_command_find(argv[optind]);
+	if (!cmd)
+		return ctl_usage_error(c, "unknown command %s", argv[optind]);
+	ctl_command_help(stdout, cmd);
+	return EX_OK;
 }
+
+/* Indexed by enum ctl_command_id, as ctl_commands[] is. */
+static int (*const ctl_runners[])(struct ctl *c, int argc, char **argv) = {
+	[CTL_CMD_STATUS] = ctl_status,   [CTL_CMD_CPUS] = ctl_cpus,   [CTL_CMD_TOP] = ctl_top,
+	[CTL_CMD_QUERY] = ctl_query,     [CTL_CMD_RELEASE] = ctl_release, [CTL_CMD_MOVE] = ctl_move,
+	[CTL_CMD_WATCH] = ctl_watch,     [CTL_CMD_HELP] = ctl_help_command,
+};
+_Static_assert(sizeof(ctl_runners) / sizeof(ctl_runners[0]) == CTL_CMD_COUNT, "a runner for every command");
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_COMMON_OPTIONS,
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
+	struct ctl_getopt g;
 	struct ctl c = { .command = "rtplacectl" };
-	int o, r = EX_USAGE;
+	const struct ctl_command *cmd;
+	int o, r;
 
+	if (ctl_getopt_init(&g, "+", ctl_global_options, ctl_common_options) < 0)
+		abort();
 	/* Every usage error is one line of ours, not getopt's. */
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+" CTL_COMMON_SHORT, opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (o) {
 		case 'h':
 			ctl_help(stdout);
@@ -1041,10 +978,9 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("rtplacectl %s\n", PACKAGE_VERSION);
 			return EX_OK;
-		case CTL_OPT_SOCKET:
-		case CTL_OPT_JSON:
+		case 'S':
 		case 'j':
-			ctl_common_option(&c, o, argc, argv, "");
+			ctl_common_option(&c, o, argc, argv);
 			break;
 		case ':':
 			fprintf(stderr, "rtplacectl: %s needs a value; see 'rtplacectl --help'\n", argv[optind - 1]);
@@ -1062,19 +998,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtplacectl: no command given; see 'rtplacectl --help'\n");
 		return EX_USAGE;
 	}
-	for (size_t i = 0; i < sizeof(ctl_commands) / sizeof(ctl_commands[0]); i++) {
-		if (strcmp(argv[optind], ctl_commands[i].name) != 0)
-			continue;
-		c.command = ctl_commands[i].name;
-		argv += optind;
-		argc -= optind;
-		/* Restart getopt for the command's own options (glibc: 0 resets). */
-		optind = 0;
-		r = ctl_commands[i].run(&c, argc, argv);
-		goto out;
+	cmd = ctl_command_find(argv[optind]);
+	if (!cmd) {
+		fprintf(stderr, "rtplacectl: unknown command %s; see 'rtplacectl --help'\n", argv[optind]);
+		return EX_USAGE;
 	}
-	fprintf(stderr, "rtplacectl: unknown command %s; see 'rtplacectl --help'\n", argv[optind]);
-out:
+	c.command = cmd->name;
+	c.id = (enum ctl_command_id)(cmd - ctl_commands);
+	argv += optind;
+	argc -= optind;
+	/* Restart getopt for the command's own options (glibc: 0 resets). */
+	optind = 0;
+	r = ctl_runners[c.id](&c, argc, argv);
 	rtplace_close(c.rp);
 	if (fflush(stdout) != 0 && r == EX_OK)
 		r = EX_IOERR;

@@ -206,6 +206,8 @@ check_PROGRAMS += tests/integration/test-client-spin
 tests_integration_test_client_spin_SOURCES = tests/integration/test-client-spin.c
 
 EXTRA_DIST += tests/integration/test-client-common.sh
+TESTS += tests/integration/test-client-help.sh
+EXTRA_DIST += tests/integration/test-client-help.sh
 TESTS += tests/integration/test-client-cli.sh tests/integration/test-client-run.sh \
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
@@ -319,7 +321,7 @@ TESTS += tests/unit/test-moves
 
 # The helpers both command-line tools share (client/cli.c).
 check_PROGRAMS += tests/unit/test-cli
-tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c
+tests_unit_test_cli_SOURCES = tests/unit/test-cli.c client/cli.h client/cli.c client/ctl.h client/ctl-help.c
 tests_unit_test_cli_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = common/libfile.la $(UNIT_LDADD)
