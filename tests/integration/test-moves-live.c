@@ -641,6 +641,29 @@ static int recycled_tid_client(pid_t tid, int cmd, int res)
 	return 0;
 }
 
+/* Waits (bounded, 5 s) until process pid runs as uid: a forked child
+ * changes its uid some time after fork() returns in the parent. */
+static bool wait_uid(pid_t pid, uid_t uid)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "re");
+		unsigned long real = ~0ul;
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "Uid: %lu", &real) == 1)
+				break;
+		if (f)
+			fclose(f);
+		if (real == uid)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* One move by the client of test_recycled_tid_judged_anew(): its result. */
 static int recycled_tid_move(int cmd, int res)
 {
@@ -670,6 +693,9 @@ static void test_recycled_tid_judged_anew(void **state)
 	}
 	assert_true(tid > 0);
 	test_track_child(tid);
+	/* nobody's own process only once it is nobody's (seen in a slow
+	 * guest: moved while still root's, refused). */
+	assert_true(wait_uid(tid, 65534));
 	assert_int_equal(pipe(cmd), 0);
 	assert_int_equal(pipe(res), 0);
 	client = fork();
