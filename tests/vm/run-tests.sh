@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
 done
 build=$(cd "$build" && pwd) || exit 1
 [ -f "$build/Makefile" ] || { echo "run-tests: $build is no configured build folder" >&2; exit 64; }
-kernels=${kernels:-$("$here/kernels.sh" list)}
+# One line, names apart by spaces (kernels.sh lists one a line).
+kernels=$(echo ${kernels:-$("$here/kernels.sh" list)})
 guest_opts=("$@")
 out=${out:-$build/vm-results}
 
