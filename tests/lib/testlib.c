@@ -207,6 +207,14 @@ int test_write_file(const char *path, const char *text)
 	return r;
 }
 
+int test_fixture_remove(const char *root)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 int test_write_fixture(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];

@@ -83,6 +83,10 @@ int test_write_file(const char *path, const char *text);
  * a fixture tree. 0 or -errno. */
 int test_write_fixture(const char *root, const char *rel, const char *text);
 
+/* Removes a fixture tree made with mkdtemp(), whole: a cmocka teardown's
+ * return value (0, or -1 when it could not). */
+int test_fixture_remove(const char *root);
+
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];
 

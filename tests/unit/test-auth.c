@@ -23,6 +23,7 @@
 
 #include "auth.h"
 #include "levels.h"
+#include "testlib.h"
 
 static char proc_root[PATH_MAX];
 
@@ -110,10 +111,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_fixture_remove(proc_root);
 }
 
 #define CAP_NONE "0000000000000000"

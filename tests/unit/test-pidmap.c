@@ -101,10 +101,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_fixture_remove(root);
 }
 
 static const struct pidmap_peer host_peer = { .same_pidns = true };

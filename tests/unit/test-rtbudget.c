@@ -33,10 +33,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_fixture_remove(root);
 }
 
 static void test_parse_cgroup(void **state)
