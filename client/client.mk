@@ -32,10 +32,9 @@ client_rtplacectl_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplacectl_LDADD = client/librtplace.la common/libfile.la common/libcommon.la
 client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
 # Without a daemon it follows the daemon's configuration, read with the
-# daemon's own parser (daemon/libconfig.la; conf.h is all it includes of
-# daemon/).
-client_rtplace_run_CPPFLAGS = $(CLIENT_CPPFLAGS) -I$(top_srcdir)/daemon
-client_rtplace_run_LDADD = client/librtplace.la daemon/libconfig.la common/libtopohwloc.la common/libfile.la \
+# same parser (common/libconfig.la).
+client_rtplace_run_CPPFLAGS = $(CLIENT_CPPFLAGS)
+client_rtplace_run_LDADD = client/librtplace.la common/libconfig.la common/libtopohwloc.la common/libfile.la \
 	common/libcommon.la \
 	$(HWLOC_LIBS)
 

@@ -38,3 +38,11 @@ common_libtopohwloc_la_LIBADD += common/libfile.la
 
 # The one type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c
+
+# The configuration parser (common/conf.h), pure but for reading its file:
+# the daemon and rtplace-run's fallback share it. Users also link
+# common/libcommon.la (cpuset_parse).
+noinst_LTLIBRARIES += common/libconfig.la
+common_libconfig_la_SOURCES = common/conf.h common/conf.c
+common_libconfig_la_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
+common_libconfig_la_LIBADD = common/libfile.la $(INIH_LIBS)

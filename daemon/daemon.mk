@@ -15,14 +15,6 @@ daemon_libtracker_la_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_builddir)/bpf
 daemon_libtracker_la_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 daemon_libtracker_la_LIBADD = common/libfile.la $(LIBBPF_LIBS)
 
-# The configuration parser (users also link common/libcommon.la for
-# cpuset_parse).
-noinst_LTLIBRARIES += daemon/libconfig.la
-daemon_libconfig_la_SOURCES = daemon/conf.h daemon/conf.c
-daemon_libconfig_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
-daemon_libconfig_la_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
-daemon_libconfig_la_LIBADD = common/libfile.la $(INIH_LIBS)
-
 # The claims table and its state file, the log and the one reader of
 # /proc, which every other daemon library uses: link it after them.
 noinst_LTLIBRARIES += daemon/libdaemoncore.la
@@ -56,7 +48,7 @@ daemon_rtplaced_SOURCES = \
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)
 daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_EXTRA_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 daemon_rtplaced_LDADD = \
-	daemon/libtracker.la daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la \
+	daemon/libtracker.la daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la \
 	common/libtopohwloc.la common/libcommon.la \
 	$(LIBEVENT_EXTRA_LIBS) $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
 

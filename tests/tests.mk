@@ -69,7 +69,7 @@ check_PROGRAMS += tests/unit/test-config
 tests_unit_test_config_SOURCES = tests/unit/test-config.c
 tests_unit_test_config_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_config_LDADD = daemon/libconfig.la $(UNIT_LDADD)
+tests_unit_test_config_LDADD = common/libconfig.la $(UNIT_LDADD)
 TESTS += tests/unit/test-config
 
 check_PROGRAMS += tests/unit/test-quota
@@ -184,6 +184,8 @@ tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
 
+# The layout rules (scripts/check-layout.sh) are part of the suite.
+TESTS += scripts/check-layout.sh
 TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
 EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
 
@@ -315,7 +317,7 @@ check_PROGRAMS += tests/unit/test-moves
 tests_unit_test_moves_SOURCES = tests/unit/test-moves.c tests/unit/refmodel.h tests/unit/refmodel.c
 tests_unit_test_moves_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_moves_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_moves_LDADD = daemon/libmoves.la daemon/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
+tests_unit_test_moves_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	$(HWLOC_LIBS) $(INIH_LIBS) $(UNIT_LDADD)
 TESTS += tests/unit/test-moves
 

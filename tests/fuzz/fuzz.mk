@@ -30,7 +30,7 @@ EXTRA_DIST += tests/fuzz/corpus/protocol
 check_PROGRAMS += tests/fuzz/replay-config
 tests_fuzz_replay_config_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-config.c
 tests_fuzz_replay_config_CPPFLAGS = $(DAEMON_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/config"'
-tests_fuzz_replay_config_LDADD = daemon/libconfig.la common/libcommon.la
+tests_fuzz_replay_config_LDADD = common/libconfig.la common/libcommon.la
 TESTS += tests/fuzz/replay-config
 EXTRA_DIST += tests/fuzz/corpus/config tests/fuzz/config.dict
 
@@ -83,7 +83,7 @@ fuzz-protocol: $(FUZZ_PROTOCOL_SRC)
 		tests/fuzz/corpus-protocol-found $(srcdir)/tests/fuzz/corpus/protocol
 
 FUZZ_CONFIG_SECONDS = 60
-FUZZ_CONFIG_SRC = $(srcdir)/tests/fuzz/fuzz-config.c $(srcdir)/daemon/conf.c $(srcdir)/common/cpuset.c
+FUZZ_CONFIG_SRC = $(srcdir)/tests/fuzz/fuzz-config.c $(srcdir)/common/conf.c $(srcdir)/common/cpuset.c
 
 fuzz-config: $(FUZZ_CONFIG_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -1,4 +1,4 @@
-/* Unit tests for rtplaced's configuration parser (daemon/conf.c). */
+/* Unit tests for rtplaced's configuration parser (common/conf.c). */
 #include "config.h"
 
 #include <dirent.h>
