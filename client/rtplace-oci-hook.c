@@ -17,6 +17,11 @@
  *
  * The hook runs as root in the runtime's namespaces, so pids in the state
  * are the daemon's (the runtime and rtplaced share the host PID namespace).
+ * Being root, it would get from rtplaced whatever the annotations ask, and
+ * the annotations are the container author's: so it grants no more than
+ * the container's own spec would let its process do itself, narrowed by
+ * the node's [containers] policy (client/oci-rights.c), and asks the
+ * daemon only then.
  */
 #include "config.h"
 
@@ -38,8 +43,12 @@
 #include "rtplace.h"
 
 #include "cli.h"
+#include "conf.h"
 #include "cpuset.h"
 #include "file.h"
+#include "oci-rights.h"
+
+_Static_assert(CONFIG_CONTAINER_CPUS_MAX == RTPLACE_ANSWER_MAX, "[containers] max-cpus is bounded by a claim's size");
 
 #define HOOK_ANN_PREFIX "io.rtplace."
 #define HOOK_ANN_PRIORITY HOOK_ANN_PREFIX "priority"
@@ -68,16 +77,20 @@ struct hook {
 	int node;
 	bool exclusive, optional;
 	const char *socket;
+	const char *config;       /* rtplaced.conf, for [containers] */
+	bool config_given;        /* --config: the file must exist */
 };
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: rtplace-oci-hook [--socket PATH] < STATE\n\n"
+	fprintf(f, "usage: rtplace-oci-hook [--socket PATH] [--config FILE] < STATE\n\n"
 		   "An OCI runtime hook (createRuntime stage): reads the container's state from stdin,\n"
 		   "claims CPUs from rtplaced for its init process and sets the RT policy that the\n"
 		   "container's io.rtplace.* annotations ask for. See rtplace-oci-hook(8).\n\n"
 		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
 		   RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  --config FILE    the node's policy ([containers] of rtplaced.conf; default "
+		   CONFIG_DEFAULT_PATH ")\n"
 		   "  -h, --help       print this help and exit\n"
 		   "  -V, --version    print the version and exit\n");
 }
@@ -370,6 +383,44 @@ static int hook_allowed(struct hook *h, json_object *config, cpu_set_t *ret)
 	return 0;
 }
 
+static void hook_config_error_cb(void *userdata, const char *message)
+{
+	const struct hook *h = userdata;
+
+	fprintf(stderr, "rtplace-oci-hook: container %s: %s\n", h->id, message);
+}
+
+/*
+ * Grants the request only within the container's own rights (its
+ * config.json) and the node's [containers] policy; a refusal names what
+ * is missing and how to grant it, and is final whatever
+ * io.rtplace.optional says: the container asked for more than it may.
+ */
+static int hook_check_rights(const struct hook *h, json_object *config)
+{
+	const struct oci_request req = { .prio = h->prio, .exclusive = h->exclusive, .count = h->count };
+	struct rtplace_reason reason;
+	struct oci_rights rights;
+	struct config node;
+	int r;
+
+	r = config_load(h->config, &reason, &node, hook_config_error_cb, (void *)h);
+	if (r == -ENOENT && !h->config_given)
+		config_defaults(&node);
+	else if (r == -EINVAL)
+		return hook_error(h, EX_CONFIG, "the node's policy %s has errors (above): fix them", h->config);
+	else if (r < 0)
+		return hook_error(h, EX_CONFIG, "cannot read the node's policy: %s",
+				  r == -ENOMEM ? strerror(ENOMEM) : reason.text);
+	r = oci_rights_parse(config, &rights, &reason);
+	if (r < 0)
+		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
+	r = oci_rights_check(&rights, &node.containers, &req, &reason);
+	if (r < 0)
+		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);
+	return 0;
+}
+
 /* Does this error mean "no daemon to ask" rather than "the daemon refused"? */
 static bool hook_is_unreachable(int r)
 {
@@ -469,11 +520,12 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 'S' },
+		{ "config", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct hook h = { .policy = SCHED_FIFO, .count = 1, .node = -1 };
+	struct hook h = { .policy = SCHED_FIFO, .count = 1, .node = -1, .config = CONFIG_DEFAULT_PATH };
 	json_object *state = NULL, *config = NULL, *ann;
 	struct rtplace_answer *ans = NULL;
 	struct rtplace *rp = NULL;
@@ -488,6 +540,10 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'S':
 			h.socket = optarg;
+			break;
+		case 'C':
+			h.config = optarg;
+			h.config_given = true;
 			break;
 		case 'h':
 			hook_usage(stdout);
@@ -541,6 +597,9 @@ int main(int argc, char **argv)
 	if (status)
 		goto out;
 	status = hook_allowed(&h, config, &allowed);
+	if (status)
+		goto out;
+	status = hook_check_rights(&h, config);
 	if (status)
 		goto out;
 	ans = malloc(sizeof(*ans));

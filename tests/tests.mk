@@ -369,3 +369,12 @@ tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-compat
+
+# What rtplace-oci-hook grants a container (client/oci-rights.c), over
+# config.json fragments.
+check_PROGRAMS += tests/unit/test-oci-rights
+tests_unit_test_oci_rights_SOURCES = tests/unit/test-oci-rights.c client/oci-rights.h client/oci-rights.c
+tests_unit_test_oci_rights_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_rights_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_rights_LDADD = common/libconfig.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-rights
