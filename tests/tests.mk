@@ -283,6 +283,10 @@ EXTRA_DIST += tests/integration/test-client-errors.sh
 # rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
 TESTS += tests/integration/test-oci-hook.sh
 EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+# What the hook grants: the container's own rights and the node's policy,
+# under real runc (root).
+TESTS += tests/integration/test-oci-rights.sh
+EXTRA_DIST += tests/integration/test-oci-rights.sh
 
 # rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
 # file checked against that configuration.
