@@ -287,6 +287,10 @@ EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-comm
 # under real runc (root).
 TESTS += tests/integration/test-oci-rights.sh
 EXTRA_DIST += tests/integration/test-oci-rights.sh
+# The hook under a real podman (rootful, cgroupfs, runc) through the
+# generated hooks.d file (root).
+TESTS += tests/integration/test-oci-podman.sh
+EXTRA_DIST += tests/integration/test-oci-podman.sh
 
 # rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
 # file checked against that configuration.

@@ -196,7 +196,7 @@ by_hand_done "SCHED_OTHER 0 "
 # The same under runc where this shell may give the container an
 # RLIMIT_RTPRIO of 50 (runc sets it after the hook, with this shell's
 # rights).
-hard=$(ulimit -Hr)
+hard=$(prlimit --pid $$ --rtprio --output HARD --noheadings | tr -d " ")
 if [ "$hard" = unlimited ] || [ "$hard" -ge 50 ]; then
 	granted rlimit50 '{"io.rtplace.priority":"50"}' "$NO_NICE | $(rtprio 50)" "SCHED_FIFO 50 "
 	refused rlimit49 '{"io.rtplace.priority":"50"}' "$NO_NICE | $(rtprio 49)" "$NODE" "RLIMIT_RTPRIO 49: grant one"
