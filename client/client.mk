@@ -59,7 +59,7 @@ EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in
 # installed path, so it is generated.
 pkglibexec_PROGRAMS = client/rtplace-oci-hook
 client_rtplace_oci_hook_SOURCES = client/rtplace-oci-hook.c client/cli.h client/cli.c \
-	client/oci-rights.h client/oci-rights.c
+	client/oci-rights.h client/oci-rights.c client/oci-spec.h client/oci-spec.c
 client_rtplace_oci_hook_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplace_oci_hook_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 # The node's [containers] policy is read with the daemon's own parser.
