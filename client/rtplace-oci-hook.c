@@ -138,13 +138,14 @@ static int hook_read_state(const struct hook *h, int fd, json_object **ret)
 						    OCI_SPEC_JSON_MAX);
 				goto out;
 			}
-			bigger = realloc(buf, room * 2);
+			/* One byte past the bound is enough to know. */
+			room = room * 2 > OCI_SPEC_JSON_MAX ? OCI_SPEC_JSON_MAX + 1 : room * 2;
+			bigger = realloc(buf, room);
 			if (!bigger) {
 				status = hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
 				goto out;
 			}
 			buf = bigger;
-			room *= 2;
 		}
 		n = read(fd, buf + total, room - total);
 		if (n < 0 && errno == EINTR)

@@ -104,6 +104,10 @@ echo '{"id":"x","pid":1' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 [ $? = 65 ] && grep -q "not JSON: it ends early" "$TMP/err" || fail "truncated state: $(cat "$TMP/err")"
 echo '{"id":"x","bundle":"/"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 [ $? = 65 ] && grep -q 'no "pid" number' "$TMP/err" || fail "state without pid: $(cat "$TMP/err")"
+# One document: what follows it is refused, not ignored.
+echo '{"id":"x","pid":1,"bundle":"/"} {"id":"y"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
+[ $? = 65 ] && grep -q "not JSON: more follows the document at byte 32" "$TMP/err" ||
+	fail "two documents: $(cat "$TMP/err")"
 
 # config.json may be a link, but to a regular file: one to /dev/zero was
 # read until the runtime killed the hook, a FIFO blocked it. Refused at
