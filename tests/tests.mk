@@ -386,3 +386,12 @@ tests_unit_test_oci_rights_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_oci_rights_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_oci_rights_LDADD = common/libconfig.la $(UNIT_LDADD) $(JSONC_LIBS)
 TESTS += tests/unit/test-oci-rights
+
+# What rtplace-oci-hook reads from a runtime (client/oci-spec.c).
+check_PROGRAMS += tests/unit/test-oci-spec
+tests_unit_test_oci_spec_SOURCES = tests/unit/test-oci-spec.c client/oci-spec.h client/oci-spec.c client/cli.h \
+	client/cli.c
+tests_unit_test_oci_spec_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_spec_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_spec_LDADD = common/libfile.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-spec
