@@ -61,9 +61,16 @@ pm_cleanup() {
 	grep -o " $TMP/[^ ]*" /proc/mounts | sort -r | while read -r m; do
 		umount -l "$m"
 	done
-	# podman leaves an empty conmon cgroup in each hierarchy.
+	# podman leaves an empty conmon cgroup in each hierarchy, which
+	# conmon, exiting after the container, may still hold a moment.
 	for d in /sys/fs/cgroup/*/"$CG" /sys/fs/cgroup/unified/"$CG"; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \;
+		i=0
+		while [ -d "$d" ] && [ $i -lt 50 ]; do
+			find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+			i=$((i + 1))
+			[ -d "$d" ] && sleep 0.1
+		done
+		[ -d "$d" ] && echo "cleanup: cannot remove cgroup $d" >&2
 	done
 	cleanup
 }
