@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "oci-rights.h"
+#include "rtplace-proto.h"
 
 #define OCI_RIGHTS_CAP "CAP_SYS_NICE"
 
@@ -214,4 +215,9 @@ int oci_rights_check(const struct oci_rights *rights, const struct config_contai
 		return -EPERM;
 	}
 	return 0;
+}
+
+uint32_t oci_rights_lease_ms(const struct oci_rights *rights, uint32_t max_lease_ms)
+{
+	return oci_rights_host_cap(rights) ? RTPLACE_LEASE_INFINITE : max_lease_ms;
 }

@@ -52,4 +52,13 @@ int oci_rights_parse(json_object *config, struct oci_rights *ret, struct rtplace
 int oci_rights_check(const struct oci_rights *rights, const struct config_containers *policy,
 		     const struct oci_request *req, struct rtplace_reason *reason);
 
+/*
+ * The lease the hook asks for a granted claim: none (a claim for the
+ * container's life) with CAP_SYS_NICE, otherwise max_lease_ms, the
+ * daemon's [limits] max-lease-ms, which bounds every claim of a requester
+ * without CAP_SYS_NICE however it is made; the hook's being root does not
+ * lift that.
+ */
+uint32_t oci_rights_lease_ms(const struct oci_rights *rights, uint32_t max_lease_ms);
+
 #endif

@@ -8,7 +8,8 @@
  * container's cpuset with a claim owned by the init process, and pins the
  * init process to them at the RT policy the annotations ask for. The
  * program the init process then executes, and every thread it starts,
- * inherit both; the claim ends when the init process does, however it ends.
+ * inherit both; the claim ends when the init process does, however it ends
+ * (and, for a container without CAP_SYS_NICE, at its lease's end).
  *
  * Only the init process's main thread (the one with tid == pid) is changed:
  * that is the thread that executes the container's program (runc locks its
@@ -57,6 +58,7 @@ struct hook {
 	pid_t pid;                /* its init process, in our PID namespace */
 	const char *bundle;       /* folder of config.json */
 	struct oci_ask ask;
+	uint32_t lease_ms;        /* what the rights allow (oci_rights_lease_ms()) */
 	const char *socket;
 	const char *config;       /* rtplaced.conf, for [containers] */
 	bool config_given;        /* --config: the file must exist */
@@ -245,7 +247,7 @@ static void hook_config_error_cb(void *userdata, const char *message)
  * is missing and how to grant it, and is final whatever
  * io.rtplace.optional says: the container asked for more than it may.
  */
-static int hook_check_rights(const struct hook *h, json_object *config)
+static int hook_check_rights(struct hook *h, json_object *config)
 {
 	const struct oci_request req = { .prio = h->ask.prio, .exclusive = h->ask.exclusive, .count = h->ask.count };
 	struct rtplace_reason reason;
@@ -267,6 +269,11 @@ static int hook_check_rights(const struct hook *h, json_object *config)
 	r = oci_rights_check(&rights, &node.containers, &req, &reason);
 	if (r < 0)
 		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);
+	h->lease_ms = oci_rights_lease_ms(&rights, node.limits.max_lease_ms);
+	if (h->lease_ms != RTPLACE_LEASE_INFINITE)
+		fprintf(stderr, "rtplace-oci-hook: container %s: note: without CAP_SYS_NICE the claim lasts at most "
+				"[limits] max-lease-ms = %u ms, not the container's life\n",
+			h->id, (unsigned)h->lease_ms);
 	return 0;
 }
 
@@ -279,7 +286,7 @@ static bool hook_is_unreachable(int r)
 
 /*
  * Asks rtplaced for the CPUs, claimed for the init process for as long as
- * it lives. Returns 0 with the answer; otherwise what hook_unplaced() says,
+ * it lives, or the lease its rights allow. Returns 0 with the answer; otherwise what hook_unplaced() says,
  * with *ret_placed false.
  */
 static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtplace **rpp,
@@ -298,7 +305,7 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 	req.count = h->ask.count;
 	req.node = h->ask.node;
 	req.flags = RTPLACE_QUERY_F_CLAIM | (h->ask.exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0);
-	req.lease_ms = RTPLACE_LEASE_INFINITE;
+	req.lease_ms = h->lease_ms;
 	req.owner_pid = h->pid;
 	req.allowed = allowed;
 	req.allowed_size = sizeof(*allowed);

@@ -15,6 +15,7 @@
 
 #include "oci-rights.h"
 #include "oci-spec.h"
+#include "rtplace-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -87,6 +88,9 @@ static void fuzz_oci_rights(json_object *obj)
 		fuzz_oci_failed(r, &reason);
 		return;
 	}
+	/* Only the capability lifts the daemon's lease bound. */
+	if ((oci_rights_lease_ms(&rights, 1000) == RTPLACE_LEASE_INFINITE) != (rights.cap_sys_nice && !rights.userns))
+		abort();
 	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
 		const struct oci_request *q = &reqs[i];
 		const bool cap = rights.cap_sys_nice && !rights.userns;

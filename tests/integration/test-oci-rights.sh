@@ -10,6 +10,8 @@
 #     (by hand with a real process as the init process, and under runc
 #     when this shell's hard RLIMIT_RTPRIO lets runc set one);
 #   - exclusive: granted with CAP_SYS_NICE, refused with only an rlimit;
+#   - with only an rlimit the claim is leased ([limits] max-lease-ms), with
+#     CAP_SYS_NICE it lasts as long as the container;
 #   - [containers] max-prio, allow-exclusive and max-cpus refuse what the
 #     container's rights would allow.
 # Every container is deleted and the daemon killed on every exit path.
@@ -151,7 +153,7 @@ by_hand() {
 	printf '{"ociVersion":"1.0.2","process":%s}\n' "$3" >"$HAND/config.json"
 	printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":%s}\n' \
 		"$INIT" "$HAND" "$2" >"$TMP/state.json"
-	timeout 30 "$HOOK" --socket "$SOCK" --config "$NODE" <"$TMP/state.json" >"$TMP/out" 2>"$TMP/err"
+	timeout 30 "$HOOK" --socket "$SOCK" --config "${BY_HAND_NODE:-$NODE}" <"$TMP/state.json" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	[ "$got" = "$1" ] || fail "hook with $3 and $2 exited $got, want $1: $(cat "$TMP/err")"
 }
@@ -192,6 +194,26 @@ printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":
 expect_status 77 timeout 30 "$HOOK" --socket "$SOCK" --config "$NODE" <"$TMP/state.json"
 grep -qF "CAP_SYS_NICE only inside its own user namespace" "$TMP/err" || fail "userns: $(cat "$TMP/err")"
 by_hand_done "SCHED_OTHER 0 "
+
+# Without CAP_SYS_NICE the claim is leased as the daemon leases any claim
+# of a requester without it ([limits] max-lease-ms), the hook's being root
+# notwithstanding; with it, the claim lasts as long as the container.
+printf '[limits]\nmax-lease-ms = 1000\n' >"$TMP/node-lease.conf"
+BY_HAND_NODE=$TMP/node-lease.conf
+by_hand 0 '{"io.rtplace.priority":"50"}' '{"rlimits":[{"type":"RLIMIT_RTPRIO","hard":50,"soft":50}]}'
+grep -qF "note: without CAP_SYS_NICE the claim lasts at most [limits] max-lease-ms = 1000 ms" "$TMP/err" ||
+	fail "rlimit-only lease: $(cat "$TMP/err")"
+LEASED=$INIT
+by_hand 0 '{"io.rtplace.priority":"50"}' '{"capabilities":{"bounding":["CAP_SYS_NICE"],"effective":["CAP_SYS_NICE"]}}'
+[ ! -s "$TMP/err" ] || fail "with CAP_SYS_NICE the hook said: $(cat "$TMP/err")"
+wait_claims 2
+wait_claims 1
+kept=$("$CTL" --socket "$SOCK" --json cpus | jq -r '.cpus[] | select(.claim != null and .claim != 0) | .cpu')
+[ "$kept" = "$(taskset -pc "$INIT" | sed 's/.*: //')" ] ||
+	fail "the claim left is on CPU '$kept', not the capable container's $(taskset -pc "$INIT")"
+kill "$LEASED"
+by_hand_done "SCHED_FIFO 50 "
+BY_HAND_NODE=
 
 # The same under runc where this shell may give the container an
 # RLIMIT_RTPRIO of 50 (runc sets it after the hook, with this shell's

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "oci-rights.h"
+#include "rtplace-proto.h"
 
 #define CAPS_WITH \
 	"\"capabilities\":{\"bounding\":[\"CAP_KILL\",\"CAP_SYS_NICE\"],\"effective\":[\"CAP_SYS_NICE\",\"CAP_KILL\"]}"
@@ -211,6 +212,18 @@ static void test_node_policy(void **state)
 	assert_int_equal(oci_rights_check(&r, &c.containers, &req, &reason), -EPERM);
 }
 
+static void test_lease(void **state)
+{
+	struct oci_rights r = rights_of("{\"process\":{" CAPS_WITH "}}");
+
+	(void)state;
+	assert_int_equal(oci_rights_lease_ms(&r, 60000), RTPLACE_LEASE_INFINITE);
+	r = rights_of("{\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_RTPRIO\",\"soft\":99}]}}");
+	assert_int_equal(oci_rights_lease_ms(&r, 60000), 60000);
+	r = rights_of("{\"process\":{" CAPS_WITH "},\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}");
+	assert_int_equal(oci_rights_lease_ms(&r, 1000), 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_node_policy),
+		cmocka_unit_test(test_lease),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
