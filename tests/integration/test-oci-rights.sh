@@ -184,11 +184,10 @@ grep -qF "refused: io.rtplace.exclusive=true needs CAP_SYS_NICE (effective and b
 by_hand_done "SCHED_OTHER 0 "
 # CAP_SYS_NICE of a user namespace of the container's gives no RT right.
 printf '{"ociVersion":"1.0.2","process":{"capabilities":{"bounding":["CAP_SYS_NICE"],"effective":["CAP_SYS_NICE"]}},"linux":{"namespaces":[{"type":"user"}]}}\n' \
-	>"$HAND/config.json.userns"
+	>"$HAND/config.json"
 sleep 60 &
 INIT=$!
 PIDS="$PIDS $INIT"
-mv "$HAND/config.json.userns" "$HAND/config.json"
 printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":{"io.rtplace.priority":"20"}}\n' \
 	"$INIT" "$HAND" >"$TMP/state.json"
 expect_status 77 timeout 30 "$HOOK" --socket "$SOCK" --config "$NODE" <"$TMP/state.json"
