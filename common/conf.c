@@ -45,7 +45,7 @@ struct config_key {
 	{ section, name, NULL, CONFIG_BOOL_EXPECTED, CONFIG_FIELD(field, bool), 0, 0 }
 
 static const char *const config_sections[] = {
-	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics",
+	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics", "containers",
 };
 
 static const struct config_choice config_log_levels[] = {
@@ -114,6 +114,11 @@ void config_defaults(struct config *ret)
 	ret->limits.max_subscribers_per_user = 8;
 	ret->limits.max_managed_threads = 3072;
 	ret->limits.max_managed_threads_per_user = 1024;
+	/* Nothing narrower than the container's own rights until the node
+	 * says so: the hook always checks those. */
+	ret->containers.max_prio = 99;
+	ret->containers.allow_exclusive = true;
+	ret->containers.max_cpus = CONFIG_CONTAINER_CPUS_MAX;
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -554,6 +559,10 @@ static const struct config_key config_keys[] = {
 		  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
 		  "[::1]:9808) and a port from 1 to 65535, or nothing"),
 	CONFIG_BOOL("metrics", "bpf-stats", metrics.bpf_stats),
+	CONFIG_UINT("containers", "max-prio", containers.max_prio, 1, 99, "an integer from 1 to 99"),
+	CONFIG_BOOL("containers", "allow-exclusive", containers.allow_exclusive),
+	CONFIG_UINT("containers", "max-cpus", containers.max_cpus, 1, CONFIG_CONTAINER_CPUS_MAX,
+		    "an integer from 1 to " CONFIG_STR(CONFIG_CONTAINER_CPUS_MAX)),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -671,8 +680,8 @@ static void config_check_line(struct config_parser *p, char *line)
 		*close = '\0';
 		if (!config_section_known(line + 1)) {
 			config_error(p, p->lineno,
-				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits or "
-				     "metrics",
+				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits, "
+				     "metrics or containers",
 				     config_printable(line + 1, shown, sizeof(shown)));
 			strcpy(line, "[?]");
 			return;
@@ -930,7 +939,10 @@ bool config_equal(const struct config *a, const struct config *b)
 	       a->limits.max_managed_threads == b->limits.max_managed_threads &&
 	       a->limits.max_managed_threads_per_user == b->limits.max_managed_threads_per_user &&
 	       strcmp(a->metrics.host, b->metrics.host) == 0 && a->metrics.port == b->metrics.port &&
-	       a->metrics.bpf_stats == b->metrics.bpf_stats;
+	       a->metrics.bpf_stats == b->metrics.bpf_stats &&
+	       a->containers.max_prio == b->containers.max_prio &&
+	       a->containers.allow_exclusive == b->containers.allow_exclusive &&
+	       a->containers.max_cpus == b->containers.max_cpus;
 }
 
 const char *config_restart_key(const struct config *old, const struct config *new)

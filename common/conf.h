@@ -44,6 +44,9 @@
  * parser does not include) and the part of it no user but root may take. */
 #define CONFIG_WATCHED_MAX 4096
 #define CONFIG_WATCHED_USERS_MAX 3840 /* 256 always root's */
+/* The most CPUs one claim holds (RTPLACE_ANSWER_MAX, which the parser
+ * does not include). */
+#define CONFIG_CONTAINER_CPUS_MAX 256
 /* Files above this are refused with -EFBIG before parsing. */
 #define CONFIG_FILE_MAX (1024 * 1024)
 
@@ -129,6 +132,13 @@ struct config {
 		uint16_t port;              /* 0: no metrics endpoint */
 		bool bpf_stats;             /* BPF_ENABLE_STATS while the endpoint runs */
 	} metrics;
+	/* The node's ceiling on what rtplace-oci-hook grants a container,
+	 * below what the container's own spec allows (rtplace-oci-hook(8)). */
+	struct config_containers {
+		uint32_t max_prio;    /* 1..99 */
+		bool allow_exclusive; /* io.rtplace.exclusive=true may be granted */
+		uint32_t max_cpus;    /* CPUs one container may claim, 1..CONFIG_CONTAINER_CPUS_MAX */
+	} containers;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

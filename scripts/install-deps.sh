@@ -10,6 +10,8 @@ libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps
 ffmpeg hyperfine runc jq python3-yaml prometheus
 git dpkg-dev debhelper fakeroot lintian
 qemu-system-x86 busybox-static kmod cpio xz-utils"
+# The OCI hook's test under a real container engine (test-oci-podman.sh).
+packages="$packages podman"
 
 missing=""
 for p in $packages; do

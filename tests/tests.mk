@@ -293,6 +293,14 @@ EXTRA_DIST += tests/integration/test-client-errors.sh
 # rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
 TESTS += tests/integration/test-oci-hook.sh
 EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+# What the hook grants: the container's own rights and the node's policy,
+# under real runc (root).
+TESTS += tests/integration/test-oci-rights.sh
+EXTRA_DIST += tests/integration/test-oci-rights.sh
+# The hook under a real podman (rootful, cgroupfs, runc) through the
+# generated hooks.d file (root).
+TESTS += tests/integration/test-oci-podman.sh
+EXTRA_DIST += tests/integration/test-oci-podman.sh
 
 # rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
 # file checked against that configuration.
@@ -379,3 +387,21 @@ tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-compat
+
+# What rtplace-oci-hook grants a container (client/oci-rights.c), over
+# config.json fragments.
+check_PROGRAMS += tests/unit/test-oci-rights
+tests_unit_test_oci_rights_SOURCES = tests/unit/test-oci-rights.c client/oci-rights.h client/oci-rights.c
+tests_unit_test_oci_rights_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_rights_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_rights_LDADD = common/libconfig.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-rights
+
+# What rtplace-oci-hook reads from a runtime (client/oci-spec.c).
+check_PROGRAMS += tests/unit/test-oci-spec
+tests_unit_test_oci_spec_SOURCES = tests/unit/test-oci-spec.c client/oci-spec.h client/oci-spec.c client/cli.h \
+	client/cli.c
+tests_unit_test_oci_spec_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_spec_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_spec_LDADD = common/libfile.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-spec

@@ -65,6 +65,9 @@ static void fuzz_config_check(const struct config *c)
 	    c->limits.max_claims_per_client > RTPLACE_MAX_CPUS || c->limits.max_claims_per_user < 1 ||
 	    c->limits.max_claims_per_user > 65536 || c->limits.max_lease_ms < 1 || c->limits.max_lease_ms > 86400000)
 		abort();
+	if (c->containers.max_prio < 1 || c->containers.max_prio > 99 || c->containers.max_cpus < 1 ||
+	    c->containers.max_cpus > CONFIG_CONTAINER_CPUS_MAX)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

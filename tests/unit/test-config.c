@@ -138,7 +138,11 @@ static void test_every_key(void **state)
 		"max-subscribers = 3\n"
 		"max-subscribers-per-user = 1\n"
 		"max-managed-threads = 3840\n"
-		"max-managed-threads-per-user = 7\n";
+		"max-managed-threads-per-user = 7\n"
+		"[containers]\n"
+		"max-prio = 40\n"
+		"allow-exclusive = no\n"
+		"max-cpus = 2\n";
 	struct config c, d;
 	struct cpuset hk;
 
@@ -173,6 +177,9 @@ static void test_every_key(void **state)
 	assert_int_equal(c.limits.max_subscribers_per_user, 1);
 	assert_int_equal(c.limits.max_managed_threads, 3840);
 	assert_int_equal(c.limits.max_managed_threads_per_user, 7);
+	assert_int_equal(c.containers.max_prio, 40);
+	assert_false(c.containers.allow_exclusive);
+	assert_int_equal(c.containers.max_cpus, 2);
 
 	config_defaults(&d);
 	assert_false(config_equal(&c, &d));
@@ -358,11 +365,11 @@ static void test_structure_errors(void **state)
 	test_one_error("socket = /x\n", "t.conf:1: key 'socket' outside of any section");
 	test_one_error("[deamon]\nsocket = /x\nbogus = 1\n",
 		       "t.conf:1: unknown section [deamon]: expected daemon, topology, tracker, placement, moves, notify, "
-		       "limits or metrics");
+		       "limits, metrics or containers");
 	test_one_error("[daemon\nsocket = /x\n", "t.conf:1: malformed section header '[daemon': expected '[name]'");
 	test_one_error("[daemon] junk\n", "t.conf:1: malformed section header '[daemon] junk': expected '[name]'");
 	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, tracker, placement, moves, notify, "
-			       "limits or metrics");
+			       "limits, metrics or containers");
 	test_one_error("[daemon]\nsockets = /x\n",
 		       "t.conf:2: unknown key 'sockets' in [daemon]: expected socket, socket-group, socket-mode, "
 		       "log-level");
@@ -449,7 +456,7 @@ static void test_all_errors_reported(void **state)
 		"t.conf:6: invalid value 'perhaps' for prefer-idle: expected yes, no, true, false, 1 or 0",
 		"t.conf:7: expected 'key = value', '[section]' or a comment, got 'this is not ini'",
 		"t.conf:8: invalid value '-1' for claim-timeout-ms: expected 0 (no lease) or milliseconds up to 86400000",
-		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits or metrics",
+		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits, metrics or containers",
 		"t.conf:13: duplicate key 'max-clients' in [limits] (first set on line 12)",
 		"t.conf:15: ring-records = 100 is out of range: expected a power of two from 64 to 65536",
 		NULL,
@@ -592,7 +599,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 35);
+	assert_int_equal(keys, 38);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -854,6 +861,37 @@ static void test_equal_and_restart_key(void **state)
 	b.metrics.bpf_stats = true;
 	assert_false(config_equal(&a, &b));
 	assert_string_equal(config_restart_key(&a, &b), "metrics.bpf-stats");
+	/* The hook reads [containers] at every container start. */
+	config_defaults(&b);
+	b.containers.max_prio = 10;
+	assert_false(config_equal(&a, &b));
+	assert_null(config_restart_key(&a, &b));
+	config_defaults(&b);
+	b.containers.allow_exclusive = false;
+	assert_false(config_equal(&a, &b));
+	config_defaults(&b);
+	b.containers.max_cpus = 1;
+	assert_false(config_equal(&a, &b));
+}
+
+/* [containers]: defaults grant what the spec allows; each key's range. */
+static void test_containers(void **state)
+{
+	struct config c;
+
+	(void)state;
+	assert_int_equal(test_load("", &c, NULL), 0);
+	assert_int_equal(c.containers.max_prio, 99);
+	assert_true(c.containers.allow_exclusive);
+	assert_int_equal(c.containers.max_cpus, CONFIG_CONTAINER_CPUS_MAX);
+	test_one_error("[containers]\nmax-prio = 0\n",
+		       "t.conf:2: max-prio = 0 is out of range: expected an integer from 1 to 99");
+	test_one_error("[containers]\nmax-cpus = 257\n",
+		       "t.conf:2: max-cpus = 257 is out of range: expected an integer from 1 to 256");
+	test_one_error("[containers]\nallow-exclusive = maybe\n",
+		       "t.conf:2: invalid value 'maybe' for allow-exclusive: expected yes, no, true, false, 1 or 0");
+	test_one_error("[containers]\nmax-priority = 5\n",
+		       "t.conf:2: unknown key 'max-priority' in [containers]: expected max-prio, allow-exclusive, max-cpus");
 }
 
 int main(void)
@@ -878,6 +916,7 @@ int main(void)
 		cmocka_unit_test(test_manage_rules),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_tracker),
+		cmocka_unit_test(test_containers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
