@@ -129,6 +129,18 @@ struct config {
 		uint16_t port;              /* 0: no metrics endpoint */
 		bool bpf_stats;             /* BPF_ENABLE_STATS while the endpoint runs */
 	} metrics;
+	/* org.freedesktop.RealtimeKit1 on the system bus (daemon/rtkit.c),
+	 * with rtkit's rules and defaults. */
+	struct config_rtkit {
+		bool enable;
+		uint32_t rttime_usec_max;       /* advertised and enforced; never 0 */
+		uint32_t max_realtime_priority; /* 1..99 */
+		int32_t min_nice_level;         /* -20..19 */
+		uint32_t actions_burst_sec;     /* the rate window */
+		uint32_t actions_per_burst_max; /* requests per uid per window */
+		uint32_t max_threads_per_user;  /* RT threads granted per uid at once */
+		uint32_t max_processes_per_user;
+	} rtkit;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

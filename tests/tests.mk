@@ -369,3 +369,13 @@ tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-compat
+
+# RealtimeKit (DESIGN §18): the rules without root; the interface on a
+# private system bus with the live daemon (root, RT, under the RT lock),
+# then a real PipeWire as nobody.
+check_PROGRAMS += tests/unit/test-rtkit-rules
+tests_unit_test_rtkit_rules_SOURCES = tests/unit/test-rtkit-rules.c
+tests_unit_test_rtkit_rules_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtkit_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtkit_rules_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtkit-rules
