@@ -232,6 +232,7 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 	struct rtplace_reason unpinned;
 	struct sched_param sp = { .sched_priority = (int)prio };
 	uint32_t claim_id = 0;
+	bool was_pinned = false;
 	int pfd, tfd, cpu = -1, held, r;
 
 	r = rtkit_target_read(k, caller, pid, tid, &target, &pfd, &tfd, why, reason);
@@ -250,9 +251,15 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 			reason_set(reason, "cannot read thread %d: %s", (int)tid, strerror(-r));
 		goto out;
 	}
+	/* A thread granted before is placed again for its new priority, from
+	 * the affinity and policy it had before its first grant: what
+	 * ResetKnown gives back. */
 	held = rtkit_thread_find(k, tid);
-	if (held >= 0)
-		rtkit_thread_drop(k, (unsigned)held); /* placed again for its new priority */
+	if (held >= 0) {
+		st = k->threads[held].res.prev;
+		was_pinned = k->threads[held].res.set_affinity;
+		rtkit_thread_drop(k, (unsigned)held);
+	}
 	if (k->nthreads == RTKIT_THREADS_MAX) {
 		*why = RTKIT_REFUSE_FAILED;
 		reason_set(reason, "rtplaced holds %u RealtimeKit threads already", RTKIT_THREADS_MAX);
@@ -290,6 +297,8 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));
 		goto out;
 	}
+	res.prev = st;
+	res.set_affinity |= was_pinned;
 	res.set_sched = true;
 	t = &k->threads[k->nthreads++];
 	*t = (struct rtkit_thread){
