@@ -39,7 +39,7 @@ start_bus() {
     <allow receive_type="signal"/>
     <allow send_destination="org.freedesktop.DBus"/>
   </policy>
-  <include>$(cd "$top_srcdir" && pwd)/dbus/org.freedesktop.RealtimeKit1.conf</include>
+  <include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>
 </busconfig>
 CONF
 	dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" 9>&- &
