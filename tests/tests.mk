@@ -379,5 +379,6 @@ tests_unit_test_rtkit_rules_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_rtkit_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rtkit_rules_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-rtkit-rules
-TESTS += tests/integration/test-rtkit.sh
-EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh
+TESTS += tests/integration/test-rtkit.sh tests/integration/test-rtkit-pipewire.sh
+EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh \
+	tests/integration/test-rtkit-pipewire.sh
