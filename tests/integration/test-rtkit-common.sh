@@ -15,16 +15,21 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
 RK_DEST=org.freedesktop.RealtimeKit1
 RK_PATH=/org/freedesktop/RealtimeKit1
 
-# The bus: Debian's system bus defaults (anyone may connect and talk to the
-# bus itself, nothing else); who may own and call RealtimeKit1 is the
-# shipped policy's to say.
+# A bus on socket $1 (default $BUS) with Debian's system bus defaults
+# (anyone may connect and talk to the bus itself, nothing else); who may
+# own and call RealtimeKit1 is the shipped policy's to say, included unless
+# $2 is "bare".
 start_bus() {
-	cat >"$TMP/bus.conf" <<CONF
+	path=${1:-$BUS}
+	conf=$TMP/bus-${path##*/}.conf
+	include="<include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>"
+	[ "${2:-}" != bare ] || include=
+	cat >"$conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>system</type>
-  <listen>unix:path=$BUS</listen>
+  <listen>unix:path=$path</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow user="*"/>
@@ -39,19 +44,21 @@ start_bus() {
     <allow receive_type="signal"/>
     <allow send_destination="org.freedesktop.DBus"/>
   </policy>
-  <include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>
+  $include
 </busconfig>
 CONF
-	dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" 9>&- &
+	rm -f "$conf.addr"
+	dbus-daemon --config-file="$conf" --nofork --print-address=3 3>"$conf.addr" 9>&- &
 	PIDS="$PIDS $!"
-	wait_lines "$TMP/bus.addr" 1
+	wait_lines "$conf.addr" 1
 }
 
 # rtplaced on the live machine with [rtkit] enable = yes and the extra
-# [rtkit] lines "$@"; returns once it serves the name.
+# [rtkit] lines "$@", after the sections in $RK_CONF_HEAD if set; returns
+# once it serves the name.
 start_rtkit_daemon() {
 	{
-		printf '[rtkit]\nenable = yes\n'
+		printf '%s\n[rtkit]\nenable = yes\n' "${RK_CONF_HEAD:-}"
 		for line in "$@"; do printf '%s\n' "$line"; done
 	} >"$TMP/rtkit.conf"
 	start_live_daemon --config "$TMP/rtkit.conf"

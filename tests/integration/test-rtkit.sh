@@ -2,16 +2,43 @@
 # org.freedesktop.RealtimeKit1 served by the live rtplaced on a private
 # system bus: every method and property with rtkit's types; a grant to
 # nobody's thread made SCHED_RR|SCHED_RESET_ON_FORK on the CPU of its claim,
-# which ends with the thread; refusals for another user's process, a thread
+# which ends with the thread, or, without a CPU below its priority, made RT
+# where it is; refusals for another user's process, a thread
 # of another process, an unlimited RLIMIT_RTTIME, a priority above the
 # maximum, the root-only methods and a burst over the limit, each with
 # rtkit's error name (AccessDenied); a second rtplaced that finds the name
-# owned says so once and runs without it.
+# owned, or cannot reach a bus, or is refused the name, says so once and
+# runs without it. Grants and refusals are in the metrics.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
 rt_lock
+# Without a bus, and on a bus without the shipped policy (which refuses
+# the name), rtplaced says so once and serves its socket without it.
+printf '[rtkit]\nenable = yes\n' >"$TMP/rtkit-off.conf"
+start_bus "$TMP/bare_bus.sock" bare
+for addr in "$TMP/no_bus.sock:cannot connect to the system bus" "$TMP/bare_bus.sock:the bus refused $RK_DEST"; do
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=${addr%%:*}
+	start_live_daemon --config "$TMP/rtkit-off.conf"
+	i=0
+	until grep -q "${addr#*:}" "$TMP/rtplaced.log"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "rtplaced did not say '${addr#*:}'"
+		sleep 0.05
+	done
+	[ "$(grep -c RealtimeKit "$TMP/rtplaced.log")" = 1 ] || fail "more than one line: $(cat "$TMP/rtplaced.log")"
+	"$CTL" --socket "$SOCK" status >/dev/null || fail "rtplaced stopped answering after '${addr#*:}'"
+	stop_daemon
+done
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
 start_bus
+METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RK_CONF_HEAD="[metrics]
+listen = 127.0.0.1:$METRICS_PORT"
 start_rtkit_daemon "actions-per-burst-max = 10"
+metric() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
 
 rk() {
 	busctl --system "$@"
@@ -112,6 +139,17 @@ grep -q "(burst)" "$TMP/rtplaced.log" || fail "11th request: no burst refusal lo
 chrt -p $LIMITED | grep -q "priority: 12" || fail "the re-grant at 12 did not apply: $(chrt -p $LIMITED)"
 wait_claims 1
 
+# Every refusal counted by reason, every grant by kind.
+for want in 'refusals_total{reason="not_owner"} 1' 'refusals_total{reason="foreign_thread"} 1' \
+	'refusals_total{reason="rttime_unlimited"} 1' 'refusals_total{reason="priority_above_max"} 1' \
+	'refusals_total{reason="nice_below_min"} 1' 'refusals_total{reason="burst"} 1' \
+	'refusals_total{reason="root_only"} 0' 'grants_total{kind="realtime"} 4' \
+	'grants_total{kind="high_priority"} 1' 'grants_total{kind="unpinned"} 0'; do
+	got=$(metric "rtplace_rtkit_${want% *}")
+	[ "$got" = "${want##* }" ] || fail "rtplace_rtkit_${want% *} is '$got', want ${want##* }"
+done
+[ "$(metric rtplace_rtkit_serving)" = 1 ] || fail "rtplace_rtkit_serving is $(metric rtplace_rtkit_serving)"
+
 # ResetKnown (root): the thread is back to SCHED_OTHER, its claim ends.
 rk call $RK_DEST $RK_PATH $RK_DEST ResetKnown || fail "root's ResetKnown failed"
 chrt -p $LIMITED | grep -q "policy: SCHED_OTHER" || fail "ResetKnown left $(chrt -p $LIMITED)"
@@ -123,8 +161,27 @@ wait_claims 1
 kill $LIMITED
 wait_claims 0
 
+# No CPU below the priority in the thread's affinity (root holds an rt50
+# claim on its one CPU): it is made RT where it is, and the log says so.
+# Another user than nobody, which has spent its burst.
+OTHER_USER="setpriv --reuid=daemon --regid=daemon --clear-groups"
+last=$(($(nproc) - 1))
+$OTHER_USER prlimit --rttime=200000 taskset -c $last sleep 120 &
+PINNED=$!
+PIDS="$PIDS $PINNED"
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 1 --cpu-list $last --claim 0 --owner $$
+wait_claims 1
+$OTHER_USER busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $PINNED $PINNED 10 ||
+	fail "a grant without a free CPU was refused"
+grep -q "thread $PINNED of process $PINNED gets rt10 without a CPU of its own" "$TMP/rtplaced.log" ||
+	fail "rtplaced did not say the grant is unpinned"
+chrt -p $PINNED | grep -q "priority: 10" || fail "the unpinned grant: $(chrt -p $PINNED)"
+[ "$(taskset -pc $PINNED | sed 's/.*: //')" = $last ] || fail "the unpinned thread moved: $(taskset -pc $PINNED)"
+[ "$(metric 'rtplace_rtkit_grants_total{kind="unpinned"}')" = 1 ] || fail "the unpinned grant is not counted"
+wait_claims 1
+
 # The name taken: a second rtplaced says so once and serves its socket.
-"$RTPLACED" --socket "$TMP/second.sock" --config "$TMP/rtkit.conf" >"$TMP/second.log" 2>&1 9>&- &
+"$RTPLACED" --socket "$TMP/second.sock" --config "$TMP/rtkit-off.conf" >"$TMP/second.log" 2>&1 9>&- &
 PIDS="$PIDS $!"
 i=0
 until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$TMP/second.sock" status >/dev/null 2>&1; do
