@@ -81,3 +81,5 @@ kill "$PW"
 wait "$PW" 2>/dev/null
 wait_claims 0
 "$CTL" --socket "$SOCK" cpus | awk '$9 == "rt15" { exit 1 }' || fail "an rt15 claim outlived PipeWire"
+
+stop_daemon

@@ -190,3 +190,6 @@ until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$
 	sleep 0.05
 done
 [ "$(grep -c "$RK_DEST" "$TMP/second.log")" = 1 ] || fail "the second rtplaced said more than once: $(cat "$TMP/second.log")"
+
+# rtplaced stops cleanly while serving (a sanitizer build checks its memory).
+stop_daemon
