@@ -123,6 +123,11 @@ void config_defaults(struct config *ret)
 	ret->rtkit.actions_per_burst_max = 25;
 	ret->rtkit.max_threads_per_user = 25;
 	ret->rtkit.max_processes_per_user = 15;
+	/* A thread of an rtkit client (audio) runs a few percent of its CPU;
+	 * one that holds 90% for a second starves that CPU's normal work. */
+	ret->rtkit.watchdog_interval_ms = 1000;
+	ret->rtkit.watchdog_busy_percent = 90;
+	ret->rtkit.watchdog_refuse_sec = 300;
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -465,6 +470,20 @@ static int config_set_rtkit_min_nice(struct config *c, const char *v)
 	return 0;
 }
 
+/* 0, or an interval from 100 ms ([rtkit] watchdog-interval-ms). */
+static int config_set_rtkit_watchdog(struct config *c, const char *v)
+{
+	uint32_t n;
+	int r = config_parse_uint(v, 0, 60000, &n);
+
+	if (r < 0)
+		return r;
+	if (n && n < 100)
+		return -ERANGE;
+	c->rtkit.watchdog_interval_ms = n;
+	return 0;
+}
+
 /*
  * HOST:PORT with a numeric host (an IPv4 address, or an IPv6 address in
  * brackets) and a port from 1 to 65535; nothing turns the endpoint off.
@@ -591,6 +610,10 @@ static const struct config_key config_keys[] = {
 		    "an integer from 1 to 4096"),
 	CONFIG_UINT("rtkit", "max-processes-per-user", rtkit.max_processes_per_user, 1, 4096,
 		    "an integer from 1 to 4096"),
+	CONFIG_FN("rtkit", "watchdog-interval-ms", config_set_rtkit_watchdog,
+		  "0 (no watchdog) or milliseconds from 100 to 60000"),
+	CONFIG_UINT("rtkit", "watchdog-busy-percent", rtkit.watchdog_busy_percent, 1, 100, "an integer from 1 to 100"),
+	CONFIG_UINT("rtkit", "watchdog-refuse-sec", rtkit.watchdog_refuse_sec, 0, 86400, "seconds from 0 to 86400"),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -925,7 +948,9 @@ static bool config_rtkit_equal(const struct config_rtkit *a, const struct config
 	       a->max_realtime_priority == b->max_realtime_priority && a->min_nice_level == b->min_nice_level &&
 	       a->actions_burst_sec == b->actions_burst_sec && a->actions_per_burst_max == b->actions_per_burst_max &&
 	       a->max_threads_per_user == b->max_threads_per_user &&
-	       a->max_processes_per_user == b->max_processes_per_user;
+	       a->max_processes_per_user == b->max_processes_per_user &&
+	       a->watchdog_interval_ms == b->watchdog_interval_ms &&
+	       a->watchdog_busy_percent == b->watchdog_busy_percent && a->watchdog_refuse_sec == b->watchdog_refuse_sec;
 }
 
 bool config_equal(const struct config *a, const struct config *b)

@@ -140,6 +140,11 @@ struct config {
 		uint32_t actions_per_burst_max; /* requests per uid per window */
 		uint32_t max_threads_per_user;  /* RT threads granted per uid at once */
 		uint32_t max_processes_per_user;
+		/* The starvation watchdog: every interval, a granted thread that
+		 * ran busy_percent of it is demoted and grants stop for refuse_sec. */
+		uint32_t watchdog_interval_ms;  /* 0: no watchdog */
+		uint32_t watchdog_busy_percent; /* 1..100 */
+		uint32_t watchdog_refuse_sec;
 	} rtkit;
 };
 

@@ -265,6 +265,9 @@ static void metrics_rtkit(struct metrics *m, struct evbuffer *b)
 			    "rtplace_rtkit_grants_total{kind=\"unpinned\"} %llu\n",
 			    (unsigned long long)st.granted_rt, (unsigned long long)st.granted_nice,
 			    (unsigned long long)st.unpinned);
+	metrics_family(b, "rtplace_rtkit_watchdog_demotions_total", "counter",
+		       "Threads the RealtimeKit starvation watchdog sent back to SCHED_OTHER.");
+	evbuffer_add_printf(b, "rtplace_rtkit_watchdog_demotions_total %llu\n", (unsigned long long)st.demoted);
 	metrics_family(b, "rtplace_rtkit_refusals_total", "counter", "RealtimeKit requests refused, by reason.");
 	for (int i = 0; i < RTKIT_REFUSE_COUNT; i++)
 		evbuffer_add_printf(b, "rtplace_rtkit_refusals_total{reason=\"%s\"} %llu\n",

@@ -19,6 +19,7 @@ static const char *const rtkit_refusal_names[RTKIT_REFUSE_COUNT] = {
 	[RTKIT_REFUSE_ROOT_ONLY] = "root_only",
 	[RTKIT_REFUSE_GONE] = "gone",
 	[RTKIT_REFUSE_FAILED] = "failed",
+	[RTKIT_REFUSE_WATCHDOG] = "watchdog",
 };
 
 const char *rtkit_refusal_name(enum rtkit_refusal why)
@@ -134,6 +135,32 @@ int rtkit_rules_parse_rttime(const char *limits, uint64_t *ret_hard)
 	if (errno || (*end != ' ' && *end != '\n' && *end))
 		return -EBADMSG;
 	*ret_hard = v;
+	return 0;
+}
+
+bool rtkit_rules_starving(const struct config_rtkit *cfg, uint64_t ran_ns, uint64_t interval_ns)
+{
+	/* Intervals are at most a minute of ns: no product overflows. */
+	return interval_ns && ran_ns * 100 >= interval_ns * cfg->watchdog_busy_percent;
+}
+
+bool rtkit_rules_refusing(const struct config_rtkit *cfg, uint64_t fired_ms, uint64_t now_ms)
+{
+	return fired_ms && now_ms - fired_ms < (uint64_t)cfg->watchdog_refuse_sec * 1000;
+}
+
+int rtkit_rules_parse_schedstat(const char *text, uint64_t *ret_ns)
+{
+	char *end;
+	uint64_t v;
+
+	if (*text < '0' || *text > '9')
+		return -EBADMSG;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || (*end != ' ' && *end != '\n' && *end))
+		return -EBADMSG;
+	*ret_ns = v;
 	return 0;
 }
 

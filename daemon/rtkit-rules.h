@@ -15,6 +15,13 @@
  *
  * No syscalls, no globals, no clock: the caller passes the time, so the
  * unit test (tests/unit/test-rtkit-rules.c) runs anywhere.
+ *
+ * The starvation watchdog, like rtkit's canary, in two decisions: a
+ * thread granted here that ran watchdog-busy-percent of an interval on its
+ * CPU starves that CPU's normal work (audio threads, what rtkit serves,
+ * run a few percent; the hard RLIMIT_RTTIME only catches a thread that
+ * never sleeps); and for watchdog-refuse-sec after a demotion every new
+ * request is refused.
  */
 #ifndef RTPLACE_RTKIT_RULES_H
 #define RTPLACE_RTKIT_RULES_H
@@ -41,6 +48,7 @@ enum rtkit_refusal {
 	RTKIT_REFUSE_ROOT_ONLY,      /* ResetKnown, ResetAll, Exit */
 	RTKIT_REFUSE_GONE,           /* the process or thread does not exist */
 	RTKIT_REFUSE_FAILED,         /* the kernel or the daemon failed */
+	RTKIT_REFUSE_WATCHDOG,       /* within watchdog-refuse-sec of a demotion */
 	RTKIT_REFUSE_COUNT,
 };
 
@@ -84,6 +92,17 @@ int rtkit_rules_nice(const struct config_rtkit *cfg, const struct rtkit_target *
  * such line) or -EBADMSG.
  */
 int rtkit_rules_parse_rttime(const char *limits, uint64_t *ret_hard);
+
+/* Whether a thread that ran ran_ns of the last interval_ns starves its CPU. */
+bool rtkit_rules_starving(const struct config_rtkit *cfg, uint64_t ran_ns, uint64_t interval_ns);
+
+/* Whether requests are refused at now_ms after the watchdog demoted threads
+ * at fired_ms (0: it never has). */
+bool rtkit_rules_refusing(const struct config_rtkit *cfg, uint64_t fired_ms, uint64_t now_ms);
+
+/* The time on CPU (ns, the first field) of a /proc/PID/task/TID/schedstat
+ * text. 0 or -EBADMSG. */
+int rtkit_rules_parse_schedstat(const char *text, uint64_t *ret_ns);
 
 /*
  * The per-uid request rate: each uid's window opens at its first request

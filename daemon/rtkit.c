@@ -58,6 +58,8 @@ struct rtkit_thread {
 	struct event *ev;  /* the pidfd turns readable when the thread exits */
 	uint32_t claim_id; /* 0: not pinned */
 	struct thread_sched_result res; /* for ResetKnown */
+	uint64_t ran_ns;   /* time on CPU at the watchdog's last look */
+	int cpu;           /* where it ran then */
 };
 
 struct rtkit {
@@ -73,6 +75,9 @@ struct rtkit {
 	unsigned nthreads;
 	struct rtkit_bursts bursts;
 	struct rtkit_stats stats;
+	struct event *watchdog;
+	uint64_t watchdog_ns;      /* the watchdog's last look */
+	uint64_t watchdog_fired_ms; /* its last demotion; 0: none */
 };
 
 static void rtkit_thread_drop(struct rtkit *k, unsigned i)
@@ -127,6 +132,22 @@ static void rtkit_thread_watch(struct rtkit *k, struct rtkit_thread *t)
 		event_free(t->ev);
 		t->ev = NULL;
 	}
+}
+
+/* Thread t's time on CPU and the CPU it ran on last; left alone when
+ * unreadable (it exited: its pidfd event drops it). */
+static void rtkit_thread_ran(struct rtkit *k, const struct rtkit_thread *t, uint64_t *ret_ns, int *ret_cpu)
+{
+	char name[64], text[128];
+	struct procfs_stat st;
+	uint64_t ns;
+
+	snprintf(name, sizeof(name), "task/%d/schedstat", (int)t->tid);
+	if (procfs_read(k->o.proc_root, t->pid, name, text, sizeof(text)) > 0 &&
+	    rtkit_rules_parse_schedstat(text, &ns) == 0)
+		*ret_ns = ns;
+	if (procfs_read_stat(k->o.proc_root, t->pid, t->tid, &st) == 0)
+		*ret_cpu = (int)st.cpu;
 }
 
 /*
@@ -302,9 +323,10 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 	res.set_sched = true;
 	t = &k->threads[k->nthreads++];
 	*t = (struct rtkit_thread){
-		.pid = pid, .tid = tid, .uid = caller, .pidfd = tfd, .claim_id = claim_id, .res = res,
+		.pid = pid, .tid = tid, .uid = caller, .pidfd = tfd, .claim_id = claim_id, .res = res, .cpu = -1,
 	};
 	tfd = -1;
+	rtkit_thread_ran(k, t, &t->ran_ns, &t->cpu);
 	rtkit_thread_watch(k, t);
 	k->stats.granted_rt++;
 	if (cpu >= 0)
@@ -414,6 +436,86 @@ out:
 	procfs_ids_free(&tids);
 }
 
+/* Back to SCHED_OTHER, on the CPUs it had before its grant. */
+static void rtkit_demote(struct rtkit *k, unsigned i)
+{
+	struct rtkit_thread *t = &k->threads[i];
+	struct thread_sched_result affinity = t->res;
+	struct sched_param sp = { 0 };
+
+	affinity.set_sched = false;
+	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0 && errno != ESRCH)
+		log_warning("RealtimeKit watchdog: failed to demote thread %d: %m", (int)t->tid);
+	else if (affinity.set_affinity)
+		thread_sched_undo(t->tid, &affinity);
+	rtkit_thread_drop(k, i);
+}
+
+/*
+ * The starvation watchdog (rtkit-rules.h): on the daemon's loop, at normal
+ * priority, like rtkit's canary. A CPU where a thread granted here ran
+ * watchdog-busy-percent of the interval is starved: every thread granted
+ * here that ran there is demoted, and requests are refused for a while.
+ */
+static void rtkit_watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rtkit *k = arg;
+	uint64_t now = loop_now_ns(), interval = now - k->watchdog_ns;
+	struct cpuset starved = { 0 };
+	unsigned demoted = 0;
+
+	k->watchdog_ns = now;
+	for (unsigned i = 0; i < k->nthreads; i++) {
+		struct rtkit_thread *t = &k->threads[i];
+		uint64_t ran = t->ran_ns;
+
+		rtkit_thread_ran(k, t, &ran, &t->cpu);
+		if (t->cpu >= 0 && t->cpu < RTPLACE_MAX_CPUS && rtkit_rules_starving(&k->cfg, ran - t->ran_ns, interval)) {
+			log_warning("RealtimeKit watchdog: thread %d of process %d (uid %u) ran %llu%% of CPU %d for %llu ms",
+				    (int)t->tid, (int)t->pid, (unsigned)t->uid,
+				    (unsigned long long)((ran - t->ran_ns) * 100 / interval), t->cpu,
+				    (unsigned long long)(interval / 1000000));
+			cpuset_set(&starved, (unsigned)t->cpu);
+		}
+		t->ran_ns = ran;
+	}
+	if (cpuset_empty(&starved))
+		return;
+	for (unsigned i = 0; i < k->nthreads;) {
+		if (k->threads[i].cpu >= 0 && cpuset_test(&starved, (unsigned)k->threads[i].cpu)) {
+			rtkit_demote(k, i);
+			demoted++;
+		} else {
+			i++;
+		}
+	}
+	k->stats.demoted += demoted;
+	k->watchdog_fired_ms = loop_now_ms();
+	log_warning("RealtimeKit watchdog: normal work was starved; %u thread%s back to SCHED_OTHER, requests refused "
+		    "for %u s ([rtkit] watchdog-refuse-sec)",
+		    demoted, demoted == 1 ? "" : "s", (unsigned)k->cfg.watchdog_refuse_sec);
+}
+
+/* Runs the watchdog every watchdog-interval-ms (none for 0). */
+static int rtkit_watchdog_arm(struct rtkit *k)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(k->cfg.watchdog_interval_ms / 1000),
+		.tv_usec = (suseconds_t)(k->cfg.watchdog_interval_ms % 1000) * 1000,
+	};
+
+	if (!k->watchdog) {
+		k->watchdog = event_new(k->o.base, -1, EV_PERSIST, rtkit_watchdog_cb, k);
+		if (!k->watchdog)
+			return -ENOMEM;
+	}
+	event_del(k->watchdog);
+	k->watchdog_ns = loop_now_ns();
+	if (k->cfg.watchdog_interval_ms && event_add(k->watchdog, &tv) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static const char *rtkit_method_name(enum rtkit_method m)
 {
 	static const char *const names[] = {
@@ -460,6 +562,12 @@ static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t 
 			log_notice("RealtimeKit: Exit called by root; no longer serving %s", RTKIT_BUS_NAME);
 			k->closing = true;
 		}
+		return;
+	}
+	if (rtkit_rules_refusing(&k->cfg, k->watchdog_fired_ms, loop_now_ms())) {
+		reason_set(&reason, "the watchdog demoted threads that starved a CPU; requests are refused for %u s",
+			   (unsigned)k->cfg.watchdog_refuse_sec);
+		rtkit_reply_error(c, -EPERM, RTKIT_REFUSE_WATCHDOG, uid, reason.text);
 		return;
 	}
 	r = rtkit_bursts_take(&k->bursts, &k->cfg, uid, loop_now_ms());
@@ -777,7 +885,9 @@ int rtkit_new(const struct rtkit_opts *opts, const struct config *cfg, struct rt
 	k->o = *opts;
 	k->cfg = cfg->rtkit;
 	k->threads = calloc(RTKIT_THREADS_MAX, sizeof(*k->threads));
-	r = k->threads ? rtkit_connect(k) : -ENOMEM;
+	r = k->threads ? rtkit_watchdog_arm(k) : -ENOMEM;
+	if (r == 0)
+		r = rtkit_connect(k);
 	if (r < 0) {
 		rtkit_free(k);
 		return r;
@@ -798,14 +908,22 @@ void rtkit_free(struct rtkit *k)
 			close(k->threads[i].pidfd);
 	}
 	free(k->threads);
+	if (k->watchdog)
+		event_free(k->watchdog);
 	rtkit_bursts_free(&k->bursts);
 	free(k);
 }
 
 void rtkit_apply_config(struct rtkit *k, const struct config *cfg)
 {
-	if (k)
-		k->cfg = cfg->rtkit;
+	bool rearm;
+
+	if (!k)
+		return;
+	rearm = k->cfg.watchdog_interval_ms != cfg->rtkit.watchdog_interval_ms;
+	k->cfg = cfg->rtkit;
+	if (rearm && rtkit_watchdog_arm(k) < 0)
+		log_warning("RealtimeKit: out of memory; the watchdog keeps its old interval");
 }
 
 void rtkit_get_stats(const struct rtkit *k, struct rtkit_stats *ret)

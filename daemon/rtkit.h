@@ -17,6 +17,9 @@
  *
  * When the name is owned already (rtkit-daemon runs), or the bus cannot
  * be reached, it says so once and the daemon runs without the interface.
+ *
+ * A starvation watchdog on the same loop (rtkit-rules.h) demotes threads
+ * granted here that keep a CPU from its normal work.
  */
 #ifndef RTPLACE_RTKIT_H
 #define RTPLACE_RTKIT_H
@@ -65,6 +68,7 @@ struct rtkit_stats {
 	uint64_t granted_rt;      /* threads made RT */
 	uint64_t granted_nice;    /* threads given a nice level */
 	uint64_t unpinned;        /* made RT without a CPU of their own */
+	uint64_t demoted;         /* threads the watchdog sent back to SCHED_OTHER */
 	uint64_t refused[RTKIT_REFUSE_COUNT];
 	uint32_t threads;         /* threads holding a grant now */
 };

@@ -382,3 +382,8 @@ TESTS += tests/unit/test-rtkit-rules
 TESTS += tests/integration/test-rtkit.sh tests/integration/test-rtkit-pipewire.sh
 EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh \
 	tests/integration/test-rtkit-pipewire.sh
+
+check_PROGRAMS += tests/integration/test-rtkit-spin
+tests_integration_test_rtkit_spin_SOURCES = tests/integration/test-rtkit-spin.c
+TESTS += tests/integration/test-rtkit-watchdog.sh
+EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh

@@ -592,7 +592,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 43);
+	assert_int_equal(keys, 46);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -770,6 +770,20 @@ static void test_rtkit(void **state)
 	assert_int_equal(c.rtkit.actions_per_burst_max, 25);
 	assert_int_equal(c.rtkit.max_threads_per_user, 25);
 	assert_int_equal(c.rtkit.max_processes_per_user, 15);
+	assert_int_equal(c.rtkit.watchdog_interval_ms, 1000);
+	assert_int_equal(c.rtkit.watchdog_busy_percent, 90);
+	assert_int_equal(c.rtkit.watchdog_refuse_sec, 300);
+	assert_int_equal(test_load("[rtkit]\nwatchdog-interval-ms = 0\nwatchdog-busy-percent = 100\n"
+				   "watchdog-refuse-sec = 0\n", &c, NULL),
+			 0);
+	assert_int_equal(c.rtkit.watchdog_interval_ms, 0);
+	assert_int_equal(c.rtkit.watchdog_busy_percent, 100);
+	assert_int_equal(c.rtkit.watchdog_refuse_sec, 0);
+	test_one_error("[rtkit]\nwatchdog-interval-ms = 99\n",
+		       "t.conf:2: watchdog-interval-ms = 99 is out of range: expected 0 (no watchdog) or milliseconds "
+		       "from 100 to 60000");
+	test_one_error("[rtkit]\nwatchdog-busy-percent = 0\n",
+		       "t.conf:2: watchdog-busy-percent = 0 is out of range: expected an integer from 1 to 100");
 	assert_int_equal(test_load("[rtkit]\nenable = yes\nrttime-usec-max = 1\nmax-realtime-priority = 99\n"
 				   "min-nice-level = -20\nactions-burst-sec = 1\nactions-per-burst-max = 3\n"
 				   "max-threads-per-user = 2\nmax-processes-per-user = 1\n",

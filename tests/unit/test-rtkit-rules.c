@@ -156,6 +156,35 @@ static void test_bursts(void **state)
 	rtkit_bursts_free(&b);
 }
 
+static void test_watchdog(void **state)
+{
+	struct config_rtkit cfg = test_cfg();
+	uint64_t v = 7;
+
+	/* 90% of a second. */
+	assert_true(rtkit_rules_starving(&cfg, 900000000, 1000000000));
+	assert_true(rtkit_rules_starving(&cfg, 1000000000, 1000000000));
+	assert_false(rtkit_rules_starving(&cfg, 899000000, 1000000000));
+	assert_false(rtkit_rules_starving(&cfg, 20000000, 1000000000));
+	assert_false(rtkit_rules_starving(&cfg, 0, 0));
+	cfg.watchdog_busy_percent = 100;
+	assert_false(rtkit_rules_starving(&cfg, 990000000, 1000000000));
+	assert_true(rtkit_rules_starving(&cfg, 1000000000, 1000000000));
+
+	assert_false(rtkit_rules_refusing(&cfg, 0, 5000));
+	assert_true(rtkit_rules_refusing(&cfg, 5000, 5000));
+	assert_true(rtkit_rules_refusing(&cfg, 5000, 304999));
+	assert_false(rtkit_rules_refusing(&cfg, 5000, 305000));
+	cfg.watchdog_refuse_sec = 0;
+	assert_false(rtkit_rules_refusing(&cfg, 5000, 5000));
+
+	assert_int_equal(rtkit_rules_parse_schedstat("123456 789 10\n", &v), 0);
+	assert_int_equal(v, 123456);
+	assert_int_equal(rtkit_rules_parse_schedstat("x 1 2\n", &v), -EBADMSG);
+	assert_int_equal(rtkit_rules_parse_schedstat("12x 1 2\n", &v), -EBADMSG);
+	assert_int_equal(v, 123456);
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(rtkit_refusal_name(RTKIT_REFUSE_NOT_OWNER), "not_owner");
@@ -173,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_nice),
 		cmocka_unit_test(test_parse_rttime),
 		cmocka_unit_test(test_bursts),
+		cmocka_unit_test(test_watchdog),
 		cmocka_unit_test(test_names),
 	};
 
