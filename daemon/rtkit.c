@@ -226,6 +226,7 @@ static int rtkit_target_read(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid
 	ret->uid = at.uid;
 	ret->euid = at.euid;
 	ret->thread_tgid = at.tgid;
+	*why = RTKIT_REFUSE_COUNT;
 	return 0;
 }
 
@@ -584,7 +585,9 @@ static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t 
 		r = rtkit_high_priority(k, uid, pid, (pid_t)c->tid, (int32_t)c->value, &why, &reason);
 	}
 	if (r < 0) {
-		rtkit_reply_error(c, r, why == RTKIT_REFUSE_COUNT ? RTKIT_REFUSE_FAILED : why, uid, reason.text);
+		if (why == RTKIT_REFUSE_COUNT)
+			why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
+		rtkit_reply_error(c, r, why, uid, reason.text);
 		return;
 	}
 	sd_bus_reply_method_return(c->msg, NULL);
