@@ -191,5 +191,18 @@ until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$
 done
 [ "$(grep -c "$RK_DEST" "$TMP/second.log")" = 1 ] || fail "the second rtplaced said more than once: $(cat "$TMP/second.log")"
 
+# A reload takes the new rules; the properties follow.
+printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
+	>"$TMP/rtkit.conf"
+kill -HUP "$DAEMON"
+i=0
+until grep -q "Configuration reloaded" "$TMP/rtplaced.log"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "rtplaced did not reload"
+	sleep 0.05
+done
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
+	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
+
 # rtplaced stops cleanly while serving (a sanitizer build checks its memory).
 stop_daemon
