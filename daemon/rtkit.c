@@ -296,7 +296,6 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		log_ratelimited(LOG_NOTICE, "RealtimeKit: thread %d of process %d gets rt%u without a CPU of its own: %s",
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
-	res.prev = st;
 	if (cpu >= 0) {
 		struct cpuset one = { 0 };
 
@@ -309,7 +308,9 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		r = -errno;
 		thread_sched_undo(tid, &res);
 	}
-	/* Acted on by tid: the pidfd says whether tid was still the thread. */
+	/* Acted on by tid, checked through the pidfd just before: a thread
+	 * that exited in between is refused as gone and not recorded (as
+	 * rtkit checks the thread's start time after acting). */
 	if (r == 0 && rtkit_pidfd_exited(tfd))
 		r = -ESRCH;
 	if (r < 0) {
