@@ -80,3 +80,11 @@ bench_sampler_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_sampler_cost_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_sampler_cost_LDADD = bench/libbench.la daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	common/libcommon.la $(HWLOC_LIBS) $(PTHREAD_LIBS)
+
+# MakeThreadRealtimeWithPID through rtplaced against Debian's rtkit-daemon,
+# each on a private system bus (bench/rtkit-roundtrip.sh, root).
+noinst_PROGRAMS += bench/rtkit-roundtrip
+bench_rtkit_roundtrip_SOURCES = bench/rtkit-roundtrip.c
+bench_rtkit_roundtrip_CFLAGS = $(AM_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+bench_rtkit_roundtrip_LDADD = bench/libbench.la $(LIBSYSTEMD_LIBS)
+dist_noinst_SCRIPTS += bench/rtkit-roundtrip.sh

@@ -139,6 +139,23 @@ struct config {
 		bool allow_exclusive; /* io.rtplace.exclusive=true may be granted */
 		uint32_t max_cpus;    /* CPUs one container may claim, 1..CONFIG_CONTAINER_CPUS_MAX */
 	} containers;
+	/* org.freedesktop.RealtimeKit1 on the system bus (daemon/rtkit.c),
+	 * with rtkit's rules and defaults. */
+	struct config_rtkit {
+		bool enable;
+		uint32_t rttime_usec_max;       /* advertised and enforced; never 0 */
+		uint32_t max_realtime_priority; /* 1..99 */
+		int32_t min_nice_level;         /* -20..19 */
+		uint32_t actions_burst_sec;     /* the rate window */
+		uint32_t actions_per_burst_max; /* requests per uid per window */
+		uint32_t max_threads_per_user;  /* RT threads granted per uid at once */
+		uint32_t max_processes_per_user;
+		/* The starvation watchdog: every interval, a granted thread that
+		 * ran busy_percent of it is demoted and grants stop for refuse_sec. */
+		uint32_t watchdog_interval_ms;  /* 0: no watchdog */
+		uint32_t watchdog_busy_percent; /* 1..100 */
+		uint32_t watchdog_refuse_sec;
+	} rtkit;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

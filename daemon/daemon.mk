@@ -92,3 +92,13 @@ daemon_rtplaced_SOURCES += \
 # Pids a client names, as the daemon's (DESIGN §15): pidfds and PID
 # namespaces, read through the one reader of /proc.
 daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c
+
+# org.freedesktop.RealtimeKit1 (DESIGN §18): the rules, pure, in libmoves
+# for their unit test; the bus edge (sd-bus on the daemon's loop) in the
+# daemon; the system bus policy that lets root own the name (named for
+# rtplace: rtkit's package ships org.freedesktop.RealtimeKit1.conf).
+daemon_libmoves_la_SOURCES += daemon/rtkit-rules.h daemon/rtkit-rules.c
+daemon_rtplaced_SOURCES += daemon/rtkit.h daemon/rtkit.c
+dbussystemddir = $(datadir)/dbus-1/system.d
+dbussystemd_DATA = dbus/rtplace-realtimekit.conf
+EXTRA_DIST += dbus/rtplace-realtimekit.conf

@@ -1027,3 +1027,58 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 		.clients = s->server ? server_client_count(s->server) : 0,
 	};
 }
+
+int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct cpuset *allowed,
+		       int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason)
+{
+	struct claim tmpl = { .pid = pid, .uid = uid, .level = (uint8_t)level };
+	struct procfs_stat st;
+	uint32_t id;
+	int cpu, r;
+
+	if (!s->live) {
+		reason_set(reason, "placement runs on a simulated machine (--topology)");
+		return -EOPNOTSUPP;
+	}
+	r = dispatch_claims_quota(s, uid, reason);
+	if (r < 0)
+		return r;
+	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
+	r = moves_pick(s->moves, allowed, -1, level, claims_levels(s->claims), &cpu);
+	if (r < 0) {
+		moves_pick_reason(r, level, reason);
+		return r;
+	}
+	r = procfs_read_stat(s->proc_root, pid, 0, &st);
+	if (r == 0) {
+		tmpl.pid_start = st.start_time;
+		cpuset_set(&tmpl.cpus, (unsigned)cpu);
+		r = claims_add(s->claims, &tmpl, loop_now_ms(), 0, &id);
+	}
+	if (r < 0) {
+		reason_set(reason, r == -ESRCH ? "process %d is gone" : "cannot record a claim for process %d", (int)pid);
+		return r;
+	}
+	r = claims_state_added(s->state, s->claims, claims_find(s->claims, id));
+	if (r < 0) {
+		claims_release(s->claims, id, 0);
+		reason_set(reason, "cannot record the claim in %s: %s", s->state_path, strerror(-r));
+		return r;
+	}
+	s->claims_total++;
+	*ret_cpu = cpu;
+	*ret_id = id;
+	return 0;
+}
+
+void dispatch_end_claim(struct dispatch *s, uint32_t id)
+{
+	const struct claim *cl = claims_find(s->claims, id);
+	struct claim gone;
+
+	if (!cl)
+		return;
+	gone = *cl;
+	if (claims_release(s->claims, id, 0) == 0)
+		dispatch_claim_gone(s, &gone);
+}

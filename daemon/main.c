@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "procfs.h"
+#include "rtkit.h"
 #include "sampler.h"
 #include "sysfs.h"
 #include "systemd.h"
@@ -54,6 +55,7 @@ struct daemon {
 	struct dispatch *dispatch;
 	struct server *server;
 	struct metrics *metrics; /* NULL without [metrics] listen */
+	struct rtkit *rtkit;     /* NULL without [rtkit] enable */
 };
 
 static void daemon_usage(FILE *out)
@@ -261,6 +263,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	d->cfg = cfg;
 	log_set_level(cfg.daemon.log_level);
 	dispatch_apply_config(d->dispatch, &cfg);
+	rtkit_apply_config(d->rtkit, &cfg);
 	daemon_read_host(d);
 	dispatch_server_limits(&cfg, &limits);
 	server_set_limits(d->server, &limits);
@@ -543,6 +546,12 @@ static int daemon_start(struct daemon *d)
 	daemon_read_host(d);
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
+	if (d->cfg.rtkit.enable) {
+		struct rtkit_opts ropts = { .base = sopts.base, .dispatch = d->dispatch, .proc_root = PROCFS_ROOT };
+
+		if (rtkit_new(&ropts, &d->cfg, &d->rtkit) < 0)
+			return EXIT_FAILURE;
+	}
 	if (d->cfg.metrics.port) {
 		struct metrics_opts mopts = {
 			.base = sopts.base,
@@ -554,6 +563,7 @@ static int daemon_start(struct daemon *d)
 			.sampler = d->sampler,
 			.sample_interval_ms = sopts.sample_interval_ms,
 			.untracked = sopts.untracked,
+			.rtkit = d->rtkit,
 		};
 
 		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
@@ -583,6 +593,7 @@ static void daemon_stop(struct daemon *d)
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	metrics_free(d->metrics);
+	rtkit_free(d->rtkit);
 	server_free(d->server);
 	if (d->ev_hotplug)
 		event_free(d->ev_hotplug);

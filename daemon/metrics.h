@@ -28,6 +28,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "rtkit.h"
 #include "sampler.h"
 #include "topo.h"
 #include "tracker.h"
@@ -51,6 +52,7 @@ struct metrics_opts {
 	struct sampler *sampler;  /* NULL unless sampling */
 	uint32_t sample_interval_ms;
 	const char *untracked;    /* with the sampler: why not the tracker */
+	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
 };
 
 /*

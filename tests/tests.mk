@@ -405,3 +405,21 @@ tests_unit_test_oci_spec_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_unit_test_oci_spec_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_oci_spec_LDADD = common/libfile.la $(UNIT_LDADD) $(JSONC_LIBS)
 TESTS += tests/unit/test-oci-spec
+
+# RealtimeKit (DESIGN §18): the rules without root; the interface on a
+# private system bus with the live daemon (root, RT, under the RT lock),
+# then a real PipeWire as nobody.
+check_PROGRAMS += tests/unit/test-rtkit-rules
+tests_unit_test_rtkit_rules_SOURCES = tests/unit/test-rtkit-rules.c
+tests_unit_test_rtkit_rules_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtkit_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtkit_rules_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtkit-rules
+TESTS += tests/integration/test-rtkit.sh tests/integration/test-rtkit-pipewire.sh
+EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh \
+	tests/integration/test-rtkit-pipewire.sh
+
+check_PROGRAMS += tests/integration/test-rtkit-spin
+tests_integration_test_rtkit_spin_SOURCES = tests/integration/test-rtkit-spin.c
+TESTS += tests/integration/test-rtkit-watchdog.sh
+EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
