@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmarks (DESIGN §11): built with the rest, run by hand, never by
 # `make check` (timings are not assertions); bench/README.md has the
 # commands and the tables they printed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What an unprivileged claim/release loop costs root's queries (issue
  * 25.3): root's QUERY round trip, p50 and p99, with nothing else running

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Claims at scale (issue 14.3, DESIGN §14): what the daemon does for one
  * claiming query, and for every owner of an owner-bound claim exiting,

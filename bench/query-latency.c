@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Query round trip against the physical floor (DESIGN §11): the same
  * QUERY message sent to rtplaced, to a bare single-threaded SEQPACKET

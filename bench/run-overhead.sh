@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What rtplace-run costs at program start (DESIGN §11): whole-process time of
 #   true                                   (the floor: one fork+exec)
 #   taskset -c CPU chrt -f P true          (pinning by hand: two extra execs)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tracking overhead (DESIGN §11, issue 3): what the BPF tracker costs the
 # scheduler path. Runs as root from the build directory:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The tracker: keeps every managed CPU's priority level (levels.h) in the
  * cpupri map from the scheduler's own state, and reports the events the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The shared core: pure code linked into the daemon, the clients and the
 # tests (the map header is also compiled by the BPF programs). No syscalls.
 # Everything here includes only common/ headers (scripts/check-layout.sh).

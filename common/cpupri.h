@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The cpupri map: for every priority level (levels.h), which CPUs are at that
  * level, shaped after kernel/sched/cpupri.c and the fixes that made it scale

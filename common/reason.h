@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why something failed, in words: the one type in which the daemon and the
  * clients explain a failure. A function that explains its failures

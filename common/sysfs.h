@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one reader of a sysfs tree (sysfs(5)): the kernel's CPU list files
  * under devices/system/cpu (online, isolated, nohz_full) and the cgroup v2

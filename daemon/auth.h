@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Who may move which thread, and how high (DESIGN §7). Two halves:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Managed processes and their threads: who is managed and why (a claim or
  * a manage-* rule), which of their threads the tracker watches, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's one reader of a proc tree (proc(5)): reading a file of a
  * process or thread, parsing a stat line, finding a field of a status

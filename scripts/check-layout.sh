@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Checks the include graph that the build relies on:
 #  - no two headers in the tree share a file name, and none is called
 #    config.h (that name is autoconf's generated header);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Unit tests (cmocka, no root), integration tests (real kernel, real daemon;
 # root for the live ones) and fuzz-corpus replays. Each test is a program
 # run by automake's parallel harness; 77 means skipped, 99 a hard error.

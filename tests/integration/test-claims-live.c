@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Claims through the real rtplaced (simulated 480-CPU machine, so no BPF):
  * every request gets its own reply before any event (issue 14.1), limits

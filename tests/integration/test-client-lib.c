@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * librtplace against the real rtplaced, in simulation mode on the shared
  * 480-CPU topology (no root needed): every call of the public API, claims

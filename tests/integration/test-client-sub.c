@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * librtplace subscriptions against the real daemon on the live machine
  * (root): a move of one of our threads arrives as a MOVED record; the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced in a container, as a Kubernetes DaemonSet runs it (DESIGN §15;
 # contrib/kubernetes/rtplaced-daemonset.yaml is this configuration
 # translated): under real runc, in the host PID namespace, with only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced under hostile load (DESIGN §14), on a simulated machine: client
  * limits per user and from RLIMIT_NOFILE with room for root, the refusal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced on the live machine with the real BPF tracker (root): answers
  * follow real RT threads. The test pins itself (and so the daemon it starts)

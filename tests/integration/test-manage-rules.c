@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * [moves] manage-comm through the real daemon on the live machine (root):
  * an RT process started after the daemon, matched only by its command name

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The metrics endpoint against the real consumers: `promtool check metrics`
 # accepts the page, and a real Prometheus server (its own folder, config
 # and storage, loopback ports only) scrapes a simulated 480-CPU rtplaced

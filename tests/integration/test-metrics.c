@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The metrics endpoint (DESIGN §16) of the real daemon, over real TCP on
  * 127.0.0.1: the counters follow what clients do, every family has HELP and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Moves and notification records through the real daemon on the live
  * machine (root): a client moves its own thread, another user is refused,

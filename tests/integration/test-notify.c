@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Integration tests for notification rings (no root needed): a consumer
  * process receives the memfd and eventfd over SCM_RIGHTS, as a client does,

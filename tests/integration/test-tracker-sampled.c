@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced without the BPF tracker (root): the map sampled from /proc
  * ([tracker] mode = sampled, and a tracker that really cannot load because

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Running the real rtplaced for integration tests: each test gets a private
  * folder with its own socket and its own NOTIFY_SOCKET, so it learns that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the claim table: lifetimes (release, connection, owner,
  * lease, revoked CPU), the indexes behind them, the per-CPU claimed levels
  * placement reads, and the loop edge (real pidfds and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* daemon/quota.c: per-uid shares with room for root, against a model. */
 #include "config.h"
 
