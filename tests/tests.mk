@@ -350,7 +350,7 @@ TESTS += tests/integration/test-client-userns.sh
 EXTRA_DIST += tests/integration/test-client-userns.sh
 
 # Time by class: level classes and the reader of the tracker's per-CPU
-# entries, racing a writer thread (issue 12).
+# entries, racing a writer thread.
 check_PROGRAMS += tests/unit/test-class-times
 tests_unit_test_class_times_SOURCES = tests/unit/test-class-times.c
 tests_unit_test_class_times_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -359,7 +359,7 @@ tests_unit_test_class_times_LDADD = $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/unit/test-class-times
 
 # rtplacectl top and cpus --svg on the simulated 480-CPU machine, and the
-# time by class of a live daemon in both views (issue 12).
+# time by class of a live daemon in both views.
 TESTS += tests/integration/test-client-top.sh
 EXTRA_DIST += tests/integration/test-client-top.sh
 

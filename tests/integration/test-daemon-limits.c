@@ -887,8 +887,8 @@ static int error_reply(int sock, uint32_t id, char *reason)
  * empty, oversized, with more descriptors than the daemon takes (cut by
  * the kernel, MSG_CTRUNC), a request that takes none, or a connection
  * closed before the daemon read it. Done hundreds of times over, the
- * daemon holds as many descriptors as before (issue 25: an empty packet
- * with descriptors was taken for a hang-up and its descriptors kept, until
+ * daemon holds as many descriptors as before (an empty packet with
+ * descriptors once was taken for a hang-up and its descriptors kept, until
  * the daemon had none left).
  */
 static void test_received_descriptors_closed(void **state)

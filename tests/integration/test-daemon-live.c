@@ -150,7 +150,7 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* Issue 12: a FIFO spinner on CPU 1 for 3 s adds at least 2 s of rt time
+/* A FIFO spinner on CPU 1 for 3 s adds at least 2 s of rt time
  * there, no counter ever goes back, and the CPU accumulates idle time
  * once the spinner is gone. */
 static void test_class_times_follow_rt_thread(void **state)

@@ -462,7 +462,7 @@ static pid_t start_scraper(uint16_t port, int n)
 }
 
 /*
- * Issue 25.8: scrapes share the loop with the socket clients. Under a
+ * Scrapes share the loop with the socket clients. Under a
  * flood (scrapers connected and silent, four scraping back to back) every
  * query is answered, every scrape gets the whole page, and once the flood
  * is over the page counts what the clients did.

@@ -490,7 +490,7 @@ static int userns_attempt(pid_t target, enum userns_when when)
 }
 
 /*
- * The issue's attack: nobody runs a client under unshare -U, where CapEff
+ * The attack: nobody runs a client under unshare -U, where CapEff
  * shows every capability, over a namespace of its own. The daemon must
  * count none of them, whether the client entered its namespace before it
  * connected or after (the namespace is read with each capability, not once
