@@ -66,6 +66,10 @@ static __always_inline void *tracker_map_ptr(void *map, __u32 off, __u32 len);
 #define CPUPRI_PTR(map, off, len) tracker_map_ptr((map), (off), (len))
 #include "cpupri.h"
 
+/*
+ * tp_btf programs and bpf_probe_read_kernel() load only under a
+ * GPL-compatible license; the file itself is GPL-2.0-or-later.
+ */
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load; read-only to the programs. */
