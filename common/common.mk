@@ -37,7 +37,7 @@ common_libfile_la_SOURCES += common/sysfs.h common/sysfs.c
 common_libfile_la_SOURCES += common/rtbudget.h common/rtbudget.c
 common_libtopohwloc_la_LIBADD += common/libfile.la
 
-# The one type in which failures are explained (common/reason.h).
+# The type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c
 
 # The configuration parser (common/conf.h), pure but for reading its file:
