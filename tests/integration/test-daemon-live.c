@@ -281,16 +281,13 @@ static void test_node_local_answers(void **state)
 
 static int start(void **state)
 {
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, NULL);
 }
 
 static int stop(void **state)
 {
 	kill_spinner();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_stop(state);
 }
 
 int main(void)

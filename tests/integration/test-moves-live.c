@@ -925,16 +925,7 @@ static int start(void **state)
 	 * rules, not from the socket's mode. */
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
 
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	test_kill_children();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, text);
 }
 
 int main(void)
@@ -959,5 +950,5 @@ int main(void)
 	/* One test by name (a glob), to rerun what failed. */
 	if (getenv("RTPLACE_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, start, stop);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

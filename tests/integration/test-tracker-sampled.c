@@ -53,19 +53,6 @@ static void kill_spinner(void)
 	}
 }
 
-static uint16_t free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 /* GET /metrics, the whole response (free it). */
 static char *scrape(uint16_t port)
 {
@@ -174,8 +161,9 @@ static void check_sampled(uint16_t port, const char *why)
 
 static void test_sampled_by_choice(void **state)
 {
-	uint16_t port = free_port();
+	uint16_t port;
 
+	assert_int_equal(harness_free_port(&port), 0);
 	start(NULL, true, port);
 	check_sampled(port, "[tracker] mode = sampled");
 }
@@ -184,8 +172,9 @@ static void test_sampled_by_choice(void **state)
  * names it and serves from samples. */
 static void test_sampled_when_bpf_is_refused(void **state)
 {
-	uint16_t port = free_port();
+	uint16_t port;
 
+	assert_int_equal(harness_free_port(&port), 0);
 	start(no_bpf_caps, false, port);
 	check_sampled(port, NO_CAPS_WHY);
 }
