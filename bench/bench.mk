@@ -4,6 +4,7 @@
 # commands and the tables they printed.
 EXTRA_DIST += bench/README.md
 dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh bench/soak.sh
+EXTRA_DIST += bench/benchlib.sh
 
 # Clock, percentiles, medians and a private rtplaced, for every bench.
 noinst_LTLIBRARIES += bench/libbench.la
