@@ -18,8 +18,8 @@
 #    (client.mk's client_librtplace_la_SOURCES, include_HEADERS, its version
 #    script, pkg-config file and man page), GPL-2.0-or-later for the rest;
 #    and each BPF program declares a GPL-compatible license to the kernel;
-#  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)"): a
-#    comment states the rule itself.
+#  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)", a
+#    comment that opens with "14.2:"): a comment states the rule itself.
 # Prints every violation and exits 1 if there is any.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -105,7 +105,7 @@ for mk in ["Makefile.am", "client/client.mk", "common/common.mk"]:
     lgpl.update(make_list(mk, "include_HEADERS"))
 lgpl.update(["client/librtplace.sym", "client/rtplace.pc.in", "man/librtplace.3"])
 spdx = re.compile(r"SPDX-License-Identifier: ([A-Za-z0-9.+-]+)")
-ticket = re.compile(r"\bissues?[ -]#?[0-9]|\(issue([ ,)]|$)", re.I)
+ticket = re.compile(r"\bissues?[ -]#?[0-9]|\(issue([ ,)]|$)|^\s*(/?\*|#|//)\s*[0-9]+\.[0-9]+: ", re.I)
 for path in sys.stdin.read().split():
     if any(fnmatch.fnmatch(path, p) for p in exempt):
         continue

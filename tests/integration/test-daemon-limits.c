@@ -273,7 +273,7 @@ static void kill_child(pid_t pid)
 }
 
 /*
- * 14.2: with few descriptors, a flood of connections from nobody is
+ * With few descriptors, a flood of connections from nobody is
  * refused below the limit (root is still answered), and root's own flood
  * up to EMFILE pauses accepting instead of spinning.
  */
@@ -418,7 +418,7 @@ static pid_t nobody_fills_its_share(const char *socket, int max, int *ret_verdic
 }
 
 /*
- * 14.5: nobody gets max-clients-per-user connections and no more; the
+ * Nobody gets max-clients-per-user connections and no more; the
  * one refused is told why, rtplacectl prints it, rtplace-run says it
  * runs unclaimed; root is still served.
  */
@@ -535,7 +535,7 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
 }
 
 /*
- * 25.5: subscriptions have a share per user and room for root. Eight
+ * Subscriptions have a share per user and room for root. Eight
  * users subscribe on every connection they may open (16 in all, what
  * max-clients lets them hold: before, the same number capped all
  * subscriptions, root's too, and refused root's `rtplacectl watch`); the
@@ -623,7 +623,7 @@ static unsigned long log_suppressed(const struct fixture *f)
 }
 
 /*
- * 14.10: 10,000 garbage packets leave a few dozen lines at most, and
+ * 10,000 garbage packets leave a few dozen lines at most, and
  * every one of them is accounted for: printed, or counted as suppressed.
  */
 static void test_garbage_log_rate_limited(void **state)
@@ -686,7 +686,7 @@ static int run_daemon_expecting_exit(const char *socket, char *out, size_t len)
 }
 
 /*
- * 14.6: a socket folder that another user could write to is refused with
+ * A socket folder that another user could write to is refused with
  * the fix named, before any socket is made there.
  */
 static void test_socket_dir_refused(void **state)
@@ -722,7 +722,7 @@ static void test_socket_dir_refused(void **state)
 }
 
 /*
- * 14.6: the socket appears at its path whole (renamed into place, never
+ * The socket appears at its path whole (renamed into place, never
  * created there), with the configured mode and group.
  */
 static void test_socket_made_in_place(void **state)
@@ -790,7 +790,7 @@ static void test_socket_made_in_place(void **state)
 }
 
 /*
- * 14.11: a FIFO swapped in for the configuration before SIGHUP: the
+ * A FIFO swapped in for the configuration before SIGHUP: the
  * reload fails at once with the reason, the daemon keeps answering.
  */
 static void test_reload_fifo_config(void **state)
@@ -883,7 +883,7 @@ static int error_reply(int sock, uint32_t id, char *reason)
 }
 
 /*
- * 14.1: every descriptor a client sends is closed, whatever the packet:
+ * Every descriptor a client sends is closed, whatever the packet:
  * empty, oversized, with more descriptors than the daemon takes (cut by
  * the kernel, MSG_CTRUNC), a request that takes none, or a connection
  * closed before the daemon read it. Done hundreds of times over, the

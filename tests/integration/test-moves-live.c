@@ -894,7 +894,7 @@ static pid_t uid_manages_threads(uid_t uid, int nthreads, struct manage_verdict 
 }
 
 /*
- * 25.5: one user's MANAGE claim on a process of 4,200 threads (more than
+ * One user's MANAGE claim on a process of 4,200 threads (more than
  * the tracker's 4,096-entry map) is granted with the user's share of
  * threads watched and says which key it met; root's managed thread is
  * still watched and pushed (it watched nothing: the map was full). The
