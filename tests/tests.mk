@@ -370,3 +370,7 @@ tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-compat
+
+# The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
+# suite; it runs from the source tree, never from make check.
+EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
