@@ -19,8 +19,9 @@
 #include <limits.h>
 
 #include "reason.h"
+#include "sysfs.h"
 
-#define RTBUDGET_CGROUP_ROOT "/sys/fs/cgroup"
+#define RTBUDGET_CGROUP_ROOT SYSFS_ROOT "/fs/cgroup"
 
 /* How a reason sent in a reply starts when the cause is a missing budget:
  * the wire's reasons are too short for the fix, so the client that sees it

@@ -47,6 +47,7 @@ struct claim {
 	uint8_t level;       /* level the CPUs count as: normal .. dl */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
 	struct cpuset cpus;
+	struct cpuset managed; /* MANAGE claims: the CPUs its owner's threads may be pushed to; else empty */
 };
 
 struct claims;

@@ -24,6 +24,7 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/quota.h daemon/quota.c \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
+	daemon/clocks.h daemon/clocks.c \
 	daemon/procfs.h daemon/procfs.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.

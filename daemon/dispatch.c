@@ -430,6 +430,13 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		/* The CPUs placement chose, not the reply's encoding of them. */
 		for (uint32_t i = 0; i < res->n; i++)
 			cpuset_set(&tmpl.cpus, res->cpus[i]);
+		/* Where its threads may be pushed, kept with the claim so that
+		 * a restarted daemon manages them again. */
+		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
+			tmpl.managed = s->pcfg.managed;
+			if (!cpuset_empty(&req.allowed))
+				cpuset_and(&tmpl.managed, &tmpl.managed, &req.allowed);
+		}
 		if (tmpl.pid) {
 			struct procfs_stat st;
 
@@ -462,12 +469,8 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
-			struct cpuset allowed = s->pcfg.managed;
-
-			if (!cpuset_empty(&req.allowed))
-				cpuset_and(&allowed, &allowed, &req.allowed);
 			note.text[0] = '\0';
-			manage_process(s->manage, owner, peer->uid, &allowed, &note);
+			manage_process(s->manage, owner, peer->uid, &tmpl.managed, &note);
 			/* Over a level note, which the log keeps: threads left
 			 * unwatched are what a MANAGE claimer cannot see. */
 			if (note.text[0])
@@ -884,6 +887,27 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 	return manage_new(&mgo, cfg, &s->manage);
 }
 
+/* The restored MANAGE claims' owners are managed again, on the terms
+ * their claims were made with. */
+static void dispatch_restore_managed(struct dispatch *s)
+{
+	const struct claim *cl;
+
+	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
+		struct rtplace_reason note = { .text = "" };
+		int r;
+
+		if (!cl->pid || cpuset_empty(&cl->managed))
+			continue;
+		r = manage_process(s->manage, cl->pid, cl->uid, &cl->managed, &note);
+		if (r < 0 && r != -EOPNOTSUPP)
+			log_warning("restored claim %u: cannot manage pid %d again: %s", cl->id, (int)cl->pid,
+				    strerror(-r));
+		else if (note.text[0])
+			log_info("restored claim %u: pid %d: %s", cl->id, (int)cl->pid, note.text);
+	}
+}
+
 /* Claims tied to processes that outlived the last daemon (DESIGN §14),
  * and the journal that keeps them from now on. */
 static int dispatch_restore_claims(struct dispatch *s)
@@ -902,6 +926,7 @@ static int dispatch_restore_claims(struct dispatch *s)
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
+	dispatch_restore_managed(s);
 	r = claims_state_new(s->state_path, &s->state);
 	if (r < 0)
 		return r;

@@ -351,7 +351,7 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
  */
 static void daemon_hotplug_open(struct daemon *d)
 {
-	int r = hotplug_open("/sys", &d->hotplug);
+	int r = hotplug_open(SYSFS_ROOT, &d->hotplug);
 
 	if (r < 0)
 		log_warning("Not following CPU hotplug: %s", strerror(-r));
@@ -405,7 +405,7 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 	} else {
 		reason_set(&d->untracked, "[tracker] mode = sampled");
 	}
-	r = sampler_new(d->topo, d->cfg.topology.shard, PROCFS_ROOT, "/sys", &d->sampler);
+	r = sampler_new(d->topo, d->cfg.topology.shard, PROCFS_ROOT, SYSFS_ROOT, &d->sampler);
 	if (r < 0) {
 		log_error("Failed to sample the CPUs' levels from %s: %s", PROCFS_ROOT, strerror(-r));
 		return EXIT_FAILURE;

@@ -218,6 +218,16 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
 
+# rtplace-run when its CPU goes offline before the pin: the race injected
+# by a preloaded sched_setaffinity() (built without the sanitizers, which
+# would want to be loaded first).
+check_LTLIBRARIES += tests/integration/libofflinepin.la
+tests_integration_libofflinepin_la_SOURCES = tests/integration/test-client-offline-shim.c
+tests_integration_libofflinepin_la_CFLAGS = $(WARN_CFLAGS)
+tests_integration_libofflinepin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+TESTS += tests/integration/test-client-run-offline.sh
+EXTRA_DIST += tests/integration/test-client-run-offline.sh
+
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 
 # --- CPU hotplug (DESIGN §14): the pure parts without root; the live test
