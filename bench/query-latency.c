@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Query round trip against the physical floor (DESIGN §11): the same
  * QUERY message sent to rtplaced, to a bare single-threaded SEQPACKET
@@ -18,8 +19,8 @@
  * newest): the daemon answers in it, so 1 measures the full-length
  * version-1 reply (1,256 bytes) against version 2's (236 bytes).
  * --scrape-flood turns on [metrics] on a loopback port and runs N
- * processes that scrape it back to back while the rounds run (issue 25.8:
- * scrapes share the query loop).
+ * processes that scrape it back to back while the rounds run (scrapes
+ * share the query loop).
  */
 #include "config.h"
 

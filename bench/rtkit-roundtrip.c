@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MakeThreadRealtimeWithPID round trips through rtplaced's RealtimeKit1
  * against the same call through Debian's rtkit-daemon, each on a private

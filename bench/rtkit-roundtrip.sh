@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # MakeThreadRealtimeWithPID round trips: rtplaced's RealtimeKit1 against
 # Debian's rtkit-daemon (package rtkit), each on a private system bus of
 # its own, measured side by side in one run by bench/rtkit-roundtrip

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The clients (DESIGN §8): librtplace (shared, exporting only rtplace_*
 # through a version script), rtplacectl and rtplace-run, and their man pages.
 # Client sources see client/ (CLIENT_CPPFLAGS).

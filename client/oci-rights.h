@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What a container may be granted (DESIGN §14, §15): rtplace-oci-hook runs
  * as root, so the daemon would grant it anything; the hook grants a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What rtplace-oci-hook reads from an OCI runtime: the container's state
  * (runtime spec 1.0.2: id, pid, bundle, annotations) and its bundle's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplace-oci-hook: places a container's RT threads (DESIGN §15). An OCI
  * runtime (runc, crun; podman and CRI-O through hooks.d) runs it at the

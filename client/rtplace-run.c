@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplace-run: start a program on CPUs that rtplaced chose and claimed for
  * it (DESIGN §8). Asks for the CPUs with a claim tied to its own pid, sets

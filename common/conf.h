@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced's configuration (DESIGN §9, rtplaced.conf(5)): a plain value
  * struct with a built-in default for every key, and an INI parser (inih)

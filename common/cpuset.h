@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A fixed-size CPU set, the currency of the pure code and of the wire
  * protocol. Fixed size so it can sit in fixed-size protocol bodies;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why the kernel refused an RT policy: RT group scheduling
  * (CONFIG_RT_GROUP_SCHED, the cgroup v1 cpu controller) gives each cpu

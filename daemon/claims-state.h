@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The claims state file (DESIGN §6, §14): owner-bound claims, and the ids
  * handed out, outlive a crash of the daemon. A claim is written before it

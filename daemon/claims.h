@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Claims (DESIGN §6, §14): CPUs handed out by an answer count as being at
  * the claimer's level until the claim is released, its lease runs out, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's one reader of the clocks: every timestamp it keeps or sends
  * (loop timers, records, the tracker's epoch, systemd's MONOTONIC_USEC) is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced (DESIGN §8, §10): its convenience libraries (each unit tested or
 # benchmarked on its own), the daemon, its units, example configuration and
 # manual pages. Daemon sources see daemon/ and bpf/tracker-abi.h

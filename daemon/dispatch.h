@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What rtplaced answers: the request handlers behind the socket. Decodes
  * each packet with the shared codec, answers QUERY with placement over the

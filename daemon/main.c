@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced: arguments, configuration, start-up order and shutdown. Start-up
  * follows what READY=1 promises: configuration, topology, tracker attached

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The metrics endpoint (DESIGN §16): `GET /metrics` over HTTP in the
  * Prometheus text format 0.0.4, served through libevent's evhttp on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Record rings and doorbells per subscriber, and the registry of which
  * connection holds which subscription (a connection has at most one; it

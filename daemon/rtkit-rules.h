@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * RealtimeKit's rules (DESIGN §18), pure: who may make which thread RT or
  * raise its nice level through org.freedesktop.RealtimeKit1, decided from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * org.freedesktop.RealtimeKit1 on the system bus (DESIGN §18): the bus
  * edge. rtplaced owns the name when [rtkit] enable = yes and serves

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the Debian 12 packages rtplace needs to build, test, package
 # (debian/: debhelper, lintian) and run.
 # Idempotent: packages already present are left alone.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Unit tests (cmocka, no root), integration tests (real kernel, real daemon;
 # root for the live ones) and fuzz-corpus replays. Each test is a program
 # run by automake's parallel harness; 77 means skipped, 99 a hard error.
@@ -367,7 +368,7 @@ TESTS += tests/integration/test-client-userns.sh
 EXTRA_DIST += tests/integration/test-client-userns.sh
 
 # Time by class: level classes and the reader of the tracker's per-CPU
-# entries, racing a writer thread (issue 12).
+# entries, racing a writer thread.
 check_PROGRAMS += tests/unit/test-class-times
 tests_unit_test_class_times_SOURCES = tests/unit/test-class-times.c
 tests_unit_test_class_times_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -376,7 +377,7 @@ tests_unit_test_class_times_LDADD = $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/unit/test-class-times
 
 # rtplacectl top and cpus --svg on the simulated 480-CPU machine, and the
-# time by class of a live daemon in both views (issue 12).
+# time by class of a live daemon in both views.
 TESTS += tests/integration/test-client-top.sh
 EXTRA_DIST += tests/integration/test-client-top.sh
 
@@ -423,3 +424,7 @@ check_PROGRAMS += tests/integration/test-rtkit-spin
 tests_integration_test_rtkit_spin_SOURCES = tests/integration/test-rtkit-spin.c
 TESTS += tests/integration/test-rtkit-watchdog.sh
 EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
+
+# The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
+# suite; it runs from the source tree, never from make check.
+EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the config parser: any bytes, as a file's text.
  * Beyond "no crash, no leak" (the sanitizers' job) it checks the parser's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for what rtplace-oci-hook parses from a container's
  * author: any bytes, as the state on stdin and as the bundle's config.json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The parsers' fuzz harnesses. `make check` runs them without libFuzzer:
 # replay.c feeds each harness every file of its committed corpus.
 #

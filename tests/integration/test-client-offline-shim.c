@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * LD_PRELOAD for test-client-run-offline.sh: the first sched_setaffinity()
  * to a set holding CPU $RTPLACE_TEST_OFFLINE_CPU takes that CPU offline

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplace-run when the CPU rtplaced chose goes offline before rtplace-run
 # pins to it (root, live daemon, real hotplug of CPU 1): it chooses again
 # among the other CPUs, bounded, and the command runs there; with no other

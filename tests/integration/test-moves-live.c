@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Moves and notification records through the real daemon on the live
  * machine (root): a client moves its own thread, another user is refused,
@@ -490,7 +491,7 @@ static int userns_attempt(pid_t target, enum userns_when when)
 }
 
 /*
- * The issue's attack: nobody runs a client under unshare -U, where CapEff
+ * The attack: nobody runs a client under unshare -U, where CapEff
  * shows every capability, over a namespace of its own. The daemon must
  * count none of them, whether the client entered its namespace before it
  * connected or after (the namespace is read with each capability, not once
@@ -953,7 +954,7 @@ static pid_t uid_manages_threads(uid_t uid, int nthreads, struct manage_verdict 
 }
 
 /*
- * 25.5: one user's MANAGE claim on a process of 4,200 threads (more than
+ * One user's MANAGE claim on a process of 4,200 threads (more than
  * the tracker's 4,096-entry map) is granted with the user's share of
  * threads watched and says which key it met; root's managed thread is
  * still watched and pushed (it watched nothing: the map was full). The
@@ -984,16 +985,7 @@ static int start(void **state)
 	 * rules, not from the socket's mode. */
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
 
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	test_kill_children();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, text);
 }
 
 int main(void)
@@ -1019,5 +1011,5 @@ int main(void)
 	/* One test by name (a glob), to rerun what failed. */
 	if (getenv("RTPLACE_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, start, stop);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

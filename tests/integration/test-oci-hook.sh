@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplace-oci-hook, run by hand with a state on stdin (any user) and by
 # real runc at the createRuntime stage (root): bad annotations are refused
 # naming the annotation and what it accepts; no io.rtplace.priority, no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplace-oci-hook under a real podman (rootful, cgroupfs, runc), called
 # through the hooks.d file the build generates for `make install`, with its
 # stage and `when` condition as they are (only the hook's path and its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What rtplace-oci-hook grants a container: at most what the container's
 # own spec (its bundle's config.json) lets its process do itself, narrowed
 # by the node's [containers] policy. The hook runs as root, so without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by the test-rtkit-*.sh tests: a private system bus (a
 # dbus-daemon of the test's own, with the shipped policy file and
 # DBUS_SYSTEM_BUS_ADDRESS pointing at it) and a live rtplaced serving

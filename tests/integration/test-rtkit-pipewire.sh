@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real PipeWire (Debian's pipewire-bin), run as nobody with RLIMIT_RTPRIO
 # 0 so that it cannot make itself RT, asks org.freedesktop.RealtimeKit1 on
 # the test's private system bus, served by the live rtplaced: its data loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The runaway of the RealtimeKit watchdog test: busy in 50 ms bursts
  * between 100 us sleeps, so that once made RT it holds its CPU (~99%) yet

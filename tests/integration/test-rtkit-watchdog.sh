@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The RealtimeKit starvation watchdog: a runaway made RT through
 # RealtimeKit1 (busy 99% in bursts shorter than its hard RLIMIT_RTTIME, on
 # CPU 1, bounded by a normal-priority timeout on CPU 0) is sent back to

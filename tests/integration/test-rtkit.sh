@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # org.freedesktop.RealtimeKit1 served by the live rtplaced on a private
 # system bus: every method and property with rtkit's types; a grant to
 # nobody's thread made SCHED_RR|SCHED_RESET_ON_FORK on the CPU of its claim,

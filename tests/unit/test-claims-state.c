@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the claims state file: the journal's text (replay, torn
  * tail, corruption, the ids a corrupt file still tells), whom it is
  * trusted from, and its writes (append, compaction, reload). No root

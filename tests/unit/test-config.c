@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for rtplaced's configuration parser (common/conf.c). */
 #include "config.h"
 

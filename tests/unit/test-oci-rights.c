@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of what rtplace-oci-hook grants a container
  * (client/oci-rights.c), over config.json fragments as runc, podman and

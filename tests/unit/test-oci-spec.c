@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of what rtplace-oci-hook reads from a runtime
  * (client/oci-spec.c): one JSON document per input, the state's required

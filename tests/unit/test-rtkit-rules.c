@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* daemon/rtkit-rules.c: RealtimeKit's rules on plain structs. */
 #include "config.h"
 
