@@ -523,12 +523,34 @@ static void dispatch_comm(const struct dispatch *s, int32_t pid, char *buf, size
 	buf[strnlen(comm, len - 1)] = '\0';
 }
 
+/* How peer sees the daemon's pids (pidmap.h). */
+static void dispatch_view(const struct dispatch *s, const struct server_peer *peer, struct pidmap_view *ret)
+{
+	const struct pidmap_peer pp = { .same_pidns = peer->same_pidns, .level = peer->pidns_level };
+
+	pidmap_view_of(s->proc_root, &pp, peer->pid, peer->pidfd, ret);
+}
+
+/* The thread running on a CPU as the client sees it: 0 and no comm when
+ * it is outside the client's namespace. */
+static void dispatch_cpu_show(const struct pidmap_view *v, struct rtplace_cpu_info *ci)
+{
+	pid_t shown;
+
+	pidmap_show(v, ci->pid, &shown);
+	ci->pid = (int32_t)shown;
+	if (!shown)
+		ci->comm[0] = '\0';
+}
+
 static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_cpus_reply *r = &s->reply.cpus_reply;
 	const struct topo *t = s->topo;
 	uint32_t first = m->cpus.first;
+	struct pidmap_view view;
 
+	dispatch_view(s, peer, &view);
 	proto_msg_init(&s->reply, RTPLACE_MSG_CPUS_REPLY, m->hdr.request_id);
 	r->total = t->ncpus;
 	r->first = first;
@@ -564,6 +586,8 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 			ci->pid = (int32_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED);
 			ci->rt_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
 			dispatch_comm(s, ci->pid, ci->comm, sizeof(ci->comm));
+			if (!view.same_pidns)
+				dispatch_cpu_show(&view, ci);
 		}
 		if (online && cl) {
 			ci->claim_id = cl->id;
@@ -717,6 +741,7 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
+	struct pidmap_view view;
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
 	struct rtplace_reason reason;
@@ -728,7 +753,9 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
 		reason.text[0] = '\0';
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &reason, &info);
+		dispatch_view(s, peer, &view);
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &view, &reason,
+					    &info);
 		if (r < 0 && !reason.text[0])
 			reason_set(&reason, "cannot create the ring: %s", strerror(-r));
 	}

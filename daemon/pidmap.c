@@ -144,3 +144,57 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 		reason_set(reason, "thread %d is not a thread of the pidfd's process", (int)named);
 	return r;
 }
+
+void pidmap_view_of(const char *root, const struct pidmap_peer *peer, pid_t pid, int pidfd,
+		    struct pidmap_view *ret)
+{
+	struct procfs_nspid alive;
+
+	*ret = (struct pidmap_view){ .root = root, .same_pidns = peer->same_pidns, .level = peer->level };
+	if (peer->same_pidns || peer->level < 0)
+		return;
+	/* The pidfd, read after the link, proves the number still named the
+	 * peer when the link was read. */
+	if (procfs_pidns(root, pid, &ret->ns) < 0 || (pidfd >= 0 && procfs_read_pidfd(root, pidfd, &alive) < 0))
+		ret->level = PIDMAP_LEVEL_UNKNOWN;
+}
+
+pid_t pidmap_nspid_at(const struct procfs_nspid *ns, int level)
+{
+	return level >= 0 && (unsigned)level < ns->n ? ns->pids[level] : 0;
+}
+
+static bool pidmap_nspid_equal(const struct procfs_nspid *a, const struct procfs_nspid *b)
+{
+	return a->n == b->n && memcmp(a->pids, b->pids, a->n * sizeof(a->pids[0])) == 0;
+}
+
+int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret)
+{
+	struct procfs_nspid ns, again;
+	struct procfs_ns at;
+	pid_t shown;
+	int r;
+
+	*ret = v->same_pidns ? pid : 0;
+	if (v->same_pidns || pid <= 0 || v->level < 0)
+		return 0;
+	r = procfs_read_nspid(v->root, pid, 0, &ns);
+	if (r < 0)
+		return r;
+	shown = pidmap_nspid_at(&ns, v->level);
+	if (!shown)
+		return 0;
+	r = procfs_pidns_up(v->root, pid, ns.n - 1 - (unsigned)v->level, &at);
+	/* Read again: had pid been taken by another task meanwhile, the
+	 * namespace read would be the newcomer's. */
+	if (r == 0)
+		r = procfs_read_nspid(v->root, pid, 0, &again);
+	if (r == 0 && !pidmap_nspid_equal(&ns, &again))
+		r = -ESRCH;
+	if (r < 0)
+		return r;
+	if (at.dev == v->ns.dev && at.ino == v->ns.ino)
+		*ret = shown;
+	return 0;
+}

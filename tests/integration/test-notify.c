@@ -464,13 +464,13 @@ static void test_subscriptions_by_connection(void **state)
 	struct notify *n;
 
 	assert_int_equal(notify_new(64, pool(2), &n), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &a), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &again), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &a), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &again), 0);
 	assert_int_equal(again.memfd, a.memfd);
 	assert_int_equal(again.doorbell, a.doorbell);
-	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, &b), 0);
+	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, NULL, &b), 0);
 	assert_int_not_equal(b.memfd, a.memfd);
-	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, &b), -EUSERS);
+	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, NULL, &b), -EUSERS);
 	notify_client_gone(n, 3); /* never subscribed: nothing to end */
 	notify_client_gone(n, 1);
 	assert_int_equal(fcntl(a.memfd, F_GETFD), -1);

@@ -88,7 +88,13 @@ static int setup(void **state)
 	thread(200, 200, "200\t1");
 	thread(200, 201, "201\t2");
 	process(210, "210\t5", "ns-container");
+	/* a thread's own entry, which /proc has but does not list */
+	process(201, "201\t2", "ns-container");
 	process(300, "300\t8\t1", "ns-nested");
+	/* a sibling container: as deep as the first, another namespace */
+	write_file("ns-sibling", "");
+	process(400, "400\t1", "ns-sibling");
+	process(410, "410\t2", "ns-sibling");
 	thread(300, 300, "300\t8\t1");
 	fdinfo(FD_CONTAINER_INIT, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t200\nNSpid:\t200\t1\n");
 	fdinfo(FD_EVENTFD, "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1058\neventfd-count:\t0\n");
@@ -262,6 +268,97 @@ static void test_thread_pidfds(void **state)
 	assert_int_equal(tid, 0);
 }
 
+static void assert_ns_is(const struct pidmap_view *v, const char *name)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(v->ns.dev == st.st_dev && v->ns.ino == st.st_ino);
+}
+
+/* A client's view is read from its own process, checked alive through
+ * its pidfd afterwards; a client of the daemon's namespace costs no read. */
+static void test_view_of(void **state)
+{
+	struct pidmap_view v;
+
+	pidmap_view_of(root, &host_peer, 999, -1, &v);
+	assert_true(v.same_pidns);
+	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &v);
+	assert_false(v.same_pidns);
+	assert_int_equal(v.level, 1);
+	assert_ns_is(&v, "ns-container");
+	pidmap_view_of(root, &container_peer, 210, -1, &v);
+	assert_int_equal(v.level, 1);
+	assert_ns_is(&v, "ns-container");
+	/* exited since it connected: its number may be another's now */
+	pidmap_view_of(root, &container_peer, 200, FD_EXITED, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+	pidmap_view_of(root, &container_peer, 999, -1, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = PIDMAP_LEVEL_UNKNOWN }, 200, -1, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+}
+
+static void test_nspid_at(void **state)
+{
+	const struct procfs_nspid host = { .n = 1, .pids = { 100 } };
+	const struct procfs_nspid nested = { .n = 3, .pids = { 300, 8, 1 } };
+
+	assert_int_equal(pidmap_nspid_at(&host, 0), 100);
+	assert_int_equal(pidmap_nspid_at(&host, 1), 0);
+	assert_int_equal(pidmap_nspid_at(&nested, 0), 300);
+	assert_int_equal(pidmap_nspid_at(&nested, 1), 8);
+	assert_int_equal(pidmap_nspid_at(&nested, 2), 1);
+	assert_int_equal(pidmap_nspid_at(&nested, 3), 0);
+	assert_int_equal(pidmap_nspid_at(&nested, PIDMAP_LEVEL_UNKNOWN), 0);
+}
+
+static pid_t shown(const struct pidmap_view *v, pid_t pid, int want_r)
+{
+	pid_t ret = -1;
+
+	assert_int_equal(pidmap_show(v, pid, &ret), want_r);
+	return ret;
+}
+
+static void test_show(void **state)
+{
+	struct pidmap_view host, container, nested, unknown;
+
+	pidmap_view_of(root, &host_peer, 100, -1, &host);
+	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &container);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = 2 }, 300, FD_NESTED, &nested);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = PIDMAP_LEVEL_UNKNOWN }, 200, -1, &unknown);
+	/* the daemon's namespace sees the daemon's pids, unread */
+	assert_int_equal(shown(&host, 200, 0), 200);
+	assert_int_equal(shown(&host, 999, 0), 999);
+	/* the container sees its own tasks by its numbers, threads too */
+	assert_int_equal(shown(&container, 200, 0), 1);
+	assert_int_equal(shown(&container, 201, 0), 2);
+	assert_int_equal(shown(&container, 210, 0), 5);
+	/* a host task has no number there */
+	assert_int_equal(shown(&container, 100, 0), 0);
+	assert_int_equal(shown(&container, getpid(), 0), 0);
+	/* a sibling's tasks have numbers at the container's depth, which
+	 * name the container's own tasks: never shown */
+	assert_int_equal(shown(&container, 400, 0), 0);
+	assert_int_equal(shown(&container, 410, 0), 0);
+	/* one namespace further down: a fixture's link has no parent to ask */
+	assert_int_equal(shown(&container, 300, -ENOTTY), 0);
+	assert_int_equal(shown(&container, 999, -ESRCH), 0);
+	assert_int_equal(shown(&container, 0, 0), 0);
+	/* the nested namespace sees only its own */
+	assert_int_equal(shown(&nested, 300, 0), 1);
+	assert_int_equal(shown(&nested, 200, 0), 0);
+	assert_int_equal(shown(&nested, 100, 0), 0);
+	/* a client whose namespace is unknown sees nothing */
+	assert_int_equal(shown(&unknown, 200, 0), 0);
+	assert_int_equal(shown(&unknown, 100, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +368,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bare_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_pidfds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_pidfds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_of, setup, teardown),
+		cmocka_unit_test(test_nspid_at),
+		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
