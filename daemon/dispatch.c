@@ -540,7 +540,7 @@ static void dispatch_cpu_show(const struct pidmap_view *v, struct rtplace_cpu_in
 	pidmap_show(v, ci->pid, &shown);
 	ci->pid = (int32_t)shown;
 	if (!shown)
-		ci->comm[0] = '\0';
+		memset(ci->comm, 0, sizeof(ci->comm));
 }
 
 static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
