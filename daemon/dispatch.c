@@ -317,6 +317,28 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 	*ret_lease = lease;
 }
 
+/* How peer sees the daemon's pids (pidmap.h). */
+static void dispatch_view(const struct dispatch *s, const struct server_peer *peer, struct pidmap_view *ret)
+{
+	const struct pidmap_peer pp = { .same_pidns = peer->same_pidns, .level = peer->pidns_level };
+
+	pidmap_view_of(s->proc_root, &pp, peer->pid, peer->pidfd, ret);
+}
+
+/* A reason worded with the daemon's pids, for peer: by its own numbers
+ * when it lives in another PID namespace (known: the daemon's number of
+ * the thread it named as known_as). */
+static void dispatch_reason_show(const struct dispatch *s, const struct server_peer *peer, char *text, size_t size,
+				 pid_t known, pid_t known_as)
+{
+	struct pidmap_view view;
+
+	if (peer->same_pidns)
+		return;
+	dispatch_view(s, peer, &view);
+	pidmap_reason_show(&view, text, size, known, known_as);
+}
+
 /*
  * The pid a request names (a claim's owner, a move's thread), as the
  * daemon's (pidmap.h): with the pidfd the client sent with it, or bare
@@ -482,6 +504,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		s->queries_placed++;
 	else
 		s->queries_empty++;
+	dispatch_reason_show(s, peer, qr->reason, sizeof(qr->reason), 0, 0);
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -521,14 +544,6 @@ static void dispatch_comm(const struct dispatch *s, int32_t pid, char *buf, size
 	/* A comm is at most TASK_COMM_LEN - 1 characters: it fits. */
 	memcpy(buf, comm, strnlen(comm, len - 1));
 	buf[strnlen(comm, len - 1)] = '\0';
-}
-
-/* How peer sees the daemon's pids (pidmap.h). */
-static void dispatch_view(const struct dispatch *s, const struct server_peer *peer, struct pidmap_view *ret)
-{
-	const struct pidmap_peer pp = { .same_pidns = peer->same_pidns, .level = peer->pidns_level };
-
-	pidmap_view_of(s->proc_root, &pp, peer->pid, peer->pidfd, ret);
 }
 
 /* The thread running on a CPU as the client sees it: 0 and no comm when
@@ -729,6 +744,7 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	else
 		reason_set(&reason, "out of memory");
 	if (r < 0) {
+		dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), mv.tid, m->move.tid);
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
@@ -774,6 +790,7 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 			return;
 		reason_set(&reason, "cannot pass the ring: %s", strerror(-r));
 	}
+	dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), 0, 0);
 	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 }
 

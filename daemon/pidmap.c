@@ -3,8 +3,10 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -197,4 +199,69 @@ int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret)
 	if (at.dev == v->ns.dev && at.ino == v->ns.ino)
 		*ret = shown;
 	return 0;
+}
+
+/* Whether a pid follows text[i]: "pid " or "thread " ending there, after
+ * the start or a character that is no part of a word. */
+static bool pidmap_pid_word_ends(const char *text, size_t i)
+{
+	static const char *const words[] = { "pid ", "thread " };
+
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		size_t n = strlen(words[w]);
+
+		if (i + 1 >= n && strncmp(text + i + 1 - n, words[w], n) == 0 &&
+		    (i + 1 == n || !isalnum((unsigned char)text[i - n])))
+			return true;
+	}
+	return false;
+}
+
+void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx)
+{
+	char out[RTPLACE_REASON_TEXT_MAX];
+	size_t o = 0, i = 0, cap = size < sizeof(out) ? size : sizeof(out);
+
+	if (!cap)
+		return;
+	while (text[i] && o + 1 < cap) {
+		if (i > 0 && pidmap_pid_word_ends(text, i - 1) && isdigit((unsigned char)text[i])) {
+			char *end;
+			long pid = strtol(text + i, &end, 10);
+			int n;
+
+			n = snprintf(out + o, cap - o, "%d",
+				     (int)(pid > 0 && pid <= INT32_MAX ? show((pid_t)pid, ctx) : 0));
+			o = n < 0 ? o : o + (size_t)n < cap ? o + (size_t)n : cap - 1;
+			i = (size_t)(end - text);
+			continue;
+		}
+		out[o++] = text[i++];
+	}
+	out[o] = '\0';
+	memcpy(text, out, o + 1);
+}
+
+struct pidmap_reason_ctx {
+	const struct pidmap_view *view;
+	pid_t known, known_as;
+};
+
+static pid_t pidmap_reason_pid(pid_t pid, void *ctx)
+{
+	const struct pidmap_reason_ctx *c = ctx;
+	pid_t shown;
+
+	if (c->known && pid == c->known)
+		return c->known_as;
+	pidmap_show(c->view, pid, &shown);
+	return shown;
+}
+
+void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as)
+{
+	struct pidmap_reason_ctx c = { .view = v, .known = known, .known_as = known_as };
+
+	if (!v->same_pidns)
+		pidmap_text_show(text, size, pidmap_reason_pid, &c);
 }

@@ -121,4 +121,25 @@ pid_t pidmap_nspid_at(const struct procfs_nspid *ns, int level);
  */
 int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret);
 
+/* A pid as a client sees it (for pidmap_text_show()). */
+typedef pid_t pidmap_show_fn(pid_t pid, void *ctx);
+
+/*
+ * Rewrites text (NUL-terminated, in a buffer of size bytes) for a client:
+ * each number that follows the word "pid" or "thread" and a space, a pid
+ * of the daemon's in the reasons the daemon words, becomes show(number),
+ * as pidmap_show() would give it. A text that grows past size is cut.
+ * Pure.
+ */
+void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx);
+
+/*
+ * A reason worded with the daemon's pids (a MOVE's refusal, a claim's
+ * note), rewritten for view v (pidmap_text_show() over pidmap_show();
+ * nothing changes for a view of the daemon's namespace). known, when not
+ * 0, is shown as known_as without a read: the thread a request named,
+ * whose number the client gave.
+ */
+void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as);
+
 #endif
