@@ -8,7 +8,8 @@
 # - `rtplacectl watch --json` shows moves of the container's own thread by
 #   its tid in the container, and a claim's expiry by the owner's pid in
 #   the container; a move of a host thread is not delivered to it (it
-#   could not name that thread, and such records would fill its ring).
+#   could not name that thread, and such records would fill its ring);
+# - a MOVE's refusal names the thread by the container's number.
 #
 # The spinners run at normal priority, pinned, and end by themselves
 # within 30 s; the container is deleted and the daemon killed on every
@@ -170,6 +171,13 @@ until [ -n "$(records_of "$CTID" '.type == "moved" and .to_cpu == 1')" ]; do
 done
 [ -z "$(records_of "$SLEEPER")" ] && [ -z "$(records_of "$HTID")" ] && [ -z "$(records_of 0 '.type == "moved"')" ] ||
 	fail "the container's watcher got a record about a host thread or by a host tid: $(cat "$TMP/watch.txt")"
+
+# A refusal names the thread by the container's number: nobody in there
+# (in root's group, which the socket admits) may not move root's thread.
+timeout 60 runc --root "$RUNC_ROOT" exec --user 65534:0 "$ID" $CCTL move --tid "$CTID" --cpu-list 1 \
+	>"$TMP/out.txt" 2>"$TMP/err.txt" && fail "nobody in the container moved root's thread $CTID"
+grep -q "thread $CTID belongs to uid 0, not 65534" "$TMP/err.txt" ||
+	fail "the refusal does not name thread $CTID as the container numbers it: $(cat "$TMP/err.txt")"
 
 # A claim owned by a process of the container, with a lease: its expiry
 # names the owner (the shell, rtplacectl's parent) by its container pid.
