@@ -1,5 +1,5 @@
 /*
- * Client-named pids as the daemon's (pidmap.h).
+ * Client-named pids as the daemon's, and the daemon's as a client sees them (pidmap.h).
  */
 #include "config.h"
 

@@ -122,7 +122,7 @@ HCSPIN=$(host_pid "$CSPIN")
 
 # Samples until each view has shown what it must: the running thread is a
 # hint, and whatever else runs on a CPU at a sample is shown at times.
-seen_own= seen_zero= seen_host=
+seen_own='' seen_zero='' seen_host=''
 i=0
 while [ -z "$seen_own" ] || [ -z "$seen_zero" ] || [ -z "$seen_host" ]; do
 	i=$((i + 1))
