@@ -69,8 +69,9 @@
  * other request, or more than one, is refused with -EINVAL, also when
  * there were more than the daemon takes with one packet (4) and the kernel
  * dropped the rest. The daemon keeps no descriptor a request brings.
- * Replies name a moved thread by the sender's number; other pids the
- * daemon sends (CPUS, records) are its own.
+ * Replies name a moved thread by the sender's number; every other pid the
+ * daemon sends (CPUS, records, reasons) is numbered in the receiver's PID
+ * namespace, 0 for a task outside it.
  *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
  * CPU sets are the fixed 1024-bit bitmap struct rtplace_cpumask; bit i of

@@ -318,6 +318,28 @@ static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, c
 	*ret_lease = lease;
 }
 
+/* How peer sees the daemon's pids (pidmap.h). */
+static void dispatch_view(const struct dispatch *s, const struct server_peer *peer, struct pidmap_view *ret)
+{
+	const struct pidmap_peer pp = { .same_pidns = peer->same_pidns, .level = peer->pidns_level };
+
+	pidmap_view_of(s->proc_root, &pp, peer->pid, peer->pidfd, ret);
+}
+
+/* A reason worded with the daemon's pids, for peer: by its own numbers
+ * when it lives in another PID namespace (known: the daemon's number of
+ * the thread it named as known_as). */
+static void dispatch_reason_show(const struct dispatch *s, const struct server_peer *peer, char *text, size_t size,
+				 pid_t known, pid_t known_as)
+{
+	struct pidmap_view view;
+
+	if (peer->same_pidns)
+		return;
+	dispatch_view(s, peer, &view);
+	pidmap_reason_show(&view, text, size, known, known_as);
+}
+
 /*
  * The pid a request names (a claim's owner, a move's thread), as the
  * daemon's (pidmap.h): with the pidfd the client sent with it, or bare
@@ -483,6 +505,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		s->queries_placed++;
 	else
 		s->queries_empty++;
+	dispatch_reason_show(s, peer, qr->reason, sizeof(qr->reason), 0, 0);
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -524,12 +547,26 @@ static void dispatch_comm(const struct dispatch *s, int32_t pid, char *buf, size
 	buf[strnlen(comm, len - 1)] = '\0';
 }
 
+/* The thread running on a CPU as the client sees it: 0 and no comm when
+ * it is outside the client's namespace. */
+static void dispatch_cpu_show(const struct pidmap_view *v, struct rtplace_cpu_info *ci)
+{
+	pid_t shown;
+
+	pidmap_show(v, ci->pid, &shown);
+	ci->pid = (int32_t)shown;
+	if (!shown)
+		memset(ci->comm, 0, sizeof(ci->comm));
+}
+
 static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_cpus_reply *r = &s->reply.cpus_reply;
 	const struct topo *t = s->topo;
 	uint32_t first = m->cpus.first;
+	struct pidmap_view view;
 
+	dispatch_view(s, peer, &view);
 	proto_msg_init(&s->reply, RTPLACE_MSG_CPUS_REPLY, m->hdr.request_id);
 	r->total = t->ncpus;
 	r->first = first;
@@ -565,6 +602,8 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 			ci->pid = (int32_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED);
 			ci->rt_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
 			dispatch_comm(s, ci->pid, ci->comm, sizeof(ci->comm));
+			if (!view.same_pidns)
+				dispatch_cpu_show(&view, ci);
 		}
 		if (online && cl) {
 			ci->claim_id = cl->id;
@@ -706,6 +745,7 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	else
 		reason_set(&reason, "out of memory");
 	if (r < 0) {
+		dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), mv.tid, m->move.tid);
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
@@ -718,6 +758,7 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
+	struct pidmap_view view;
 	struct notify_sub_info info;
 	struct rtplace_subscribe_reply sr;
 	struct rtplace_reason reason;
@@ -729,7 +770,9 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 	} else {
 		/* Unprivileged subscribers see only records about their own threads. */
 		reason.text[0] = '\0';
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &reason, &info);
+		dispatch_view(s, peer, &view);
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &view, &reason,
+					    &info);
 		if (r < 0 && !reason.text[0])
 			reason_set(&reason, "cannot create the ring: %s", strerror(-r));
 	}
@@ -748,6 +791,7 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 			return;
 		reason_set(&reason, "cannot pass the ring: %s", strerror(-r));
 	}
+	dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), 0, 0);
 	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 }
 

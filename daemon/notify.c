@@ -32,6 +32,7 @@ struct notify_sub {
 	uint64_t delivered;
 	bool bell_owed; /* the ring went non-empty since the last flush */
 	uint32_t client; /* the connection holding it (server ids start at 1); 0: none */
+	struct pidmap_view view; /* how it sees pids */
 };
 
 struct notify {
@@ -103,6 +104,7 @@ int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_r
 	}
 	s->uid = uid;
 	s->see_all = see_all;
+	s->view.same_pidns = true;
 	s->doorbell = -1;
 	s->mem = MAP_FAILED;
 	s->bytes = ring_bytes(n->ring_records);
@@ -159,19 +161,49 @@ void notify_sub_info(const struct notify_sub *s, struct notify_sub_info *ret)
 	};
 }
 
+void notify_sub_set_view(struct notify_sub *s, const struct pidmap_view *view)
+{
+	s->view = *view;
+}
+
+/* *rec as subscriber s sees it, in *shown; false when the record's task
+ * lies outside s's namespace (notify.h). */
+static bool notify_show(const struct notify_sub *s, const struct rtplace_record *rec, struct rtplace_record *shown)
+{
+	pid_t tid;
+
+	*shown = *rec;
+	if (rec->tid <= 0)
+		return true;
+	if (pidmap_show(&s->view, rec->tid, &tid) == 0 && !tid)
+		return false;
+	shown->tid = (int32_t)tid;
+	return true;
+}
+
 int notify_queue(struct notify *n, struct rtplace_record *rec)
 {
+	struct rtplace_record shown;
 	struct notify_sub *s;
 	bool was_empty;
 
 	rec->seq = ++n->seq;
 	n->stats.published++;
 	TAILQ_FOREACH(s, &n->subs, link) {
+		const struct rtplace_record *out = rec;
+
 		if (!s->see_all && rec->uid != (uint32_t)s->uid) {
 			n->stats.filtered++;
 			continue;
 		}
-		if (ring_push(&s->ring, rec, &was_empty) < 0) {
+		if (!s->view.same_pidns) {
+			if (!notify_show(s, rec, &shown)) {
+				n->stats.filtered++;
+				continue;
+			}
+			out = &shown;
+		}
+		if (ring_push(&s->ring, out, &was_empty) < 0) {
 			n->stats.dropped++;
 			continue;
 		}
@@ -235,8 +267,8 @@ static struct notify_sub *notify_find_client(const struct notify *n, uint32_t cl
 	return NULL;
 }
 
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct rtplace_reason *reason,
-			    struct notify_sub_info *ret)
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all,
+			    const struct pidmap_view *view, struct rtplace_reason *reason, struct notify_sub_info *ret)
 {
 	struct notify_sub *s = notify_find_client(n, client);
 	int r;
@@ -246,6 +278,8 @@ int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool s
 		if (r < 0)
 			return r;
 		s->client = client;
+		if (view)
+			notify_sub_set_view(s, view);
 	}
 	notify_sub_info(s, ret);
 	return 0;

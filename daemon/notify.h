@@ -9,6 +9,14 @@
  * of a burst); a full ring drops the record and counts it, so a subscriber
  * that stops reading never slows the daemon down.
  *
+ * A subscriber in another PID namespace (a container's) receives records
+ * naming threads and owners by its own numbers (pidmap.h), and no record
+ * about a task outside its namespace: it could neither watch nor name
+ * such a task, the record would carry no thread it can act on, and a busy
+ * host would fill its ring with them until records about its own threads
+ * were lost. A record whose task is gone before it is published (a
+ * thread's exit) cannot be placed: such a subscriber gets it with tid 0.
+ *
  * The subscriber maps the memfd read-write (it publishes its tail there, see
  * record.h); the daemon trusts nothing it reads back but that tail, and only
  * to decide "full" or "empty".
@@ -20,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pidmap.h"
 #include "quota.h"
 #include "reason.h"
 #include "record.h"
@@ -103,14 +112,18 @@ int notify_flush(struct notify *n);
 int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
 		  uint8_t policy, uint8_t prio);
 
+/* How subscriber s sees the daemon's pids (copied; view->root must
+ * outlive s). A new subscription sees them as the daemon does. */
+void notify_sub_set_view(struct notify_sub *s, const struct pidmap_view *view);
+
 /*
  * The subscription of connection client (a server id, >= 1): opened with
- * notify_subscribe() on its first call, the same one on later calls.
- * Returns 0 and what the SUBSCRIBE reply carries, or notify_subscribe()'s
- * -errno.
+ * notify_subscribe() and view (notify_sub_set_view(); NULL: the daemon's
+ * namespace) on its first call, the same one on later calls. Returns 0 and what the SUBSCRIBE reply
+ * carries, or notify_subscribe()'s -errno.
  */
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, struct rtplace_reason *reason,
-			    struct notify_sub_info *ret);
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all,
+			    const struct pidmap_view *view, struct rtplace_reason *reason, struct notify_sub_info *ret);
 
 /* Connection client is gone: its subscription, if any, ends. */
 void notify_client_gone(struct notify *n, uint32_t client);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Client-named pids as the daemon's (pidmap.h).
+ * Client-named pids as the daemon's, and the daemon's as a client sees them (pidmap.h).
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -144,4 +146,123 @@ int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named,
 	if (r < 0)
 		reason_set(reason, "thread %d is not a thread of the pidfd's process", (int)named);
 	return r;
+}
+
+void pidmap_view_of(const char *root, const struct pidmap_peer *peer, pid_t pid, int pidfd,
+		    struct pidmap_view *ret)
+{
+	struct procfs_nspid alive;
+
+	*ret = (struct pidmap_view){ .root = root, .same_pidns = peer->same_pidns, .level = peer->level };
+	if (peer->same_pidns || peer->level < 0)
+		return;
+	/* The pidfd, read after the link, proves the number still named the
+	 * peer when the link was read. */
+	if (procfs_pidns(root, pid, &ret->ns) < 0 || (pidfd >= 0 && procfs_read_pidfd(root, pidfd, &alive) < 0))
+		ret->level = PIDMAP_LEVEL_UNKNOWN;
+}
+
+pid_t pidmap_nspid_at(const struct procfs_nspid *ns, int level)
+{
+	return level >= 0 && (unsigned)level < ns->n ? ns->pids[level] : 0;
+}
+
+static bool pidmap_nspid_equal(const struct procfs_nspid *a, const struct procfs_nspid *b)
+{
+	return a->n == b->n && memcmp(a->pids, b->pids, a->n * sizeof(a->pids[0])) == 0;
+}
+
+int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret)
+{
+	struct procfs_nspid ns, again;
+	struct procfs_ns at;
+	pid_t shown;
+	int r;
+
+	*ret = v->same_pidns ? pid : 0;
+	if (v->same_pidns || pid <= 0 || v->level < 0)
+		return 0;
+	r = procfs_read_nspid(v->root, pid, 0, &ns);
+	if (r < 0)
+		return r;
+	shown = pidmap_nspid_at(&ns, v->level);
+	if (!shown)
+		return 0;
+	r = procfs_pidns_up(v->root, pid, ns.n - 1 - (unsigned)v->level, &at);
+	/* Read again: had pid been taken by another task meanwhile, the
+	 * namespace read would be the newcomer's. */
+	if (r == 0)
+		r = procfs_read_nspid(v->root, pid, 0, &again);
+	if (r == 0 && !pidmap_nspid_equal(&ns, &again))
+		r = -ESRCH;
+	if (r < 0)
+		return r;
+	if (at.dev == v->ns.dev && at.ino == v->ns.ino)
+		*ret = shown;
+	return 0;
+}
+
+/* Whether a pid follows text[i]: "pid " or "thread " ending there, after
+ * the start or a character that is no part of a word. */
+static bool pidmap_pid_word_ends(const char *text, size_t i)
+{
+	static const char *const words[] = { "pid ", "thread " };
+
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		size_t n = strlen(words[w]);
+
+		if (i + 1 >= n && strncmp(text + i + 1 - n, words[w], n) == 0 &&
+		    (i + 1 == n || !isalnum((unsigned char)text[i - n])))
+			return true;
+	}
+	return false;
+}
+
+void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx)
+{
+	char out[RTPLACE_REASON_TEXT_MAX];
+	size_t o = 0, i = 0, cap = size < sizeof(out) ? size : sizeof(out);
+
+	if (!cap)
+		return;
+	while (text[i] && o + 1 < cap) {
+		if (i > 0 && pidmap_pid_word_ends(text, i - 1) && isdigit((unsigned char)text[i])) {
+			char *end;
+			long pid = strtol(text + i, &end, 10);
+			int n;
+
+			n = snprintf(out + o, cap - o, "%d",
+				     (int)(pid > 0 && pid <= INT32_MAX ? show((pid_t)pid, ctx) : 0));
+			o = n < 0 ? o : o + (size_t)n < cap ? o + (size_t)n : cap - 1;
+			i = (size_t)(end - text);
+			continue;
+		}
+		out[o++] = text[i++];
+	}
+	out[o] = '\0';
+	memcpy(text, out, o + 1);
+}
+
+struct pidmap_reason_ctx {
+	const struct pidmap_view *view;
+	pid_t known, known_as;
+};
+
+static pid_t pidmap_reason_pid(pid_t pid, void *ctx)
+{
+	const struct pidmap_reason_ctx *c = ctx;
+	pid_t shown;
+
+	if (c->known && pid == c->known)
+		return c->known_as;
+	pidmap_show(c->view, pid, &shown);
+	return shown;
+}
+
+void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as)
+{
+	struct pidmap_reason_ctx c = { .view = v, .known = known, .known_as = known_as };
+
+	if (!v->same_pidns)
+		pidmap_text_show(text, size, pidmap_reason_pid, &c);
 }

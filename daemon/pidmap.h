@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "procfs.h"
 #include "reason.h"
 
 /* pidmap_level() of a process whose namespace could not be read. */
@@ -81,5 +82,65 @@ int pidmap_process(const char *root, const struct pidmap_peer *peer, pid_t named
  */
 int pidmap_thread(const char *root, const struct pidmap_peer *peer, pid_t named, int pidfd, pid_t *ret,
 		  struct rtplace_reason *reason);
+
+/*
+ * The other way: the daemon's pids as a client sees them, in the replies
+ * and records meant for it (a CPUS reply's running threads, a record's
+ * thread or claim owner). A client in the daemon's namespace sees the
+ * daemon's pids, unchanged and unread. One in another namespace sees a
+ * task by the number its own namespace gives it (the NSpid entry at the
+ * client's level), and a task outside that namespace (on the host, in a
+ * sibling container) as 0, never by a number of another namespace: the
+ * entry at the right depth of a sibling's NSpid line names a stranger, so
+ * the task's namespace at that depth must be the client's own.
+ */
+struct pidmap_view {
+	const char *root;     /* the proc tree */
+	bool same_pidns;      /* sees the daemon's pids */
+	int level;            /* otherwise its depth, or PIDMAP_LEVEL_UNKNOWN: sees no task */
+	struct procfs_ns ns;  /* its PID namespace, with a known level */
+};
+
+/*
+ * The view of the client peer, whose process is pid (pidfd: a pidfd of
+ * it, or -1). A client in the daemon's namespace costs nothing; for any
+ * other the identity of its namespace is read, and what cannot be read
+ * leaves it seeing no task (level PIDMAP_LEVEL_UNKNOWN).
+ */
+void pidmap_view_of(const char *root, const struct pidmap_peer *peer, pid_t pid, int pidfd,
+		    struct pidmap_view *ret);
+
+/* The number a task with NSpid line ns carries at namespace depth level:
+ * 0 when it lives above that depth. Pure. */
+pid_t pidmap_nspid_at(const struct procfs_nspid *ns, int level);
+
+/*
+ * Pid (a process or thread of the daemon's namespace) as v sees it, in
+ * *ret: itself for a view of the daemon's namespace, 0 for pid 0.
+ * Returns 0 with *ret > 0 (its number) or 0 (it lives outside v's
+ * namespace), or -ESRCH (gone) or -errno (unreadable) with *ret 0.
+ */
+int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret);
+
+/* A pid as a client sees it (for pidmap_text_show()). */
+typedef pid_t pidmap_show_fn(pid_t pid, void *ctx);
+
+/*
+ * Rewrites text (NUL-terminated, in a buffer of size bytes) for a client:
+ * each number that follows the word "pid" or "thread" and a space, a pid
+ * of the daemon's in the reasons the daemon words, becomes show(number),
+ * as pidmap_show() would give it. A text that grows past size is cut.
+ * Pure.
+ */
+void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx);
+
+/*
+ * A reason worded with the daemon's pids (a MOVE's refusal, a claim's
+ * note), rewritten for view v (pidmap_text_show() over pidmap_show();
+ * nothing changes for a view of the daemon's namespace). known, when not
+ * 0, is shown as known_as without a read: the thread a request named,
+ * whose number the client gave.
+ */
+void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as);
 
 #endif

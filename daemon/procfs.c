@@ -5,12 +5,14 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <linux/nsfs.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -423,4 +425,34 @@ int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret)
 int procfs_userns(const char *root, pid_t pid, struct procfs_ns *ret)
 {
 	return procfs_ns_link(root, pid, "user", ret);
+}
+
+int procfs_pidns_up(const char *root, pid_t pid, unsigned up, struct procfs_ns *ret)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, r = 0;
+
+	if (!up)
+		return procfs_pidns(root, pid, ret);
+	if (snprintf(path, sizeof(path), "%s/%d/ns/pid", root, (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (unsigned i = 0; i < up && r == 0; i++) {
+		int parent = ioctl(fd, NS_GET_PARENT);
+
+		if (parent < 0)
+			r = -errno;
+		close(fd);
+		fd = parent;
+	}
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r == 0)
+		*ret = (struct procfs_ns){ .dev = st.st_dev, .ino = st.st_ino };
+	if (fd >= 0)
+		close(fd);
+	return r;
 }

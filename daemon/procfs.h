@@ -11,7 +11,7 @@
  *
  * The parsers are pure; procfs_read*() (a process's files and the sysctls
  * under <root>/sys), procfs_list(), procfs_pidns(),
- * procfs_userns() and procfs_find_thread_nspid() are the only functions
+ * procfs_pidns_up(), procfs_userns() and procfs_find_thread_nspid() are the only functions
  * here that make system calls. A file that vanishes while it is read (its
  * process exited) is -ESRCH, so callers can tell "gone" from "unreadable".
  */
@@ -153,6 +153,12 @@ struct procfs_ns {
 	ino_t ino;
 };
 int procfs_pidns(const char *root, pid_t pid, struct procfs_ns *ret);
+
+/* The identity of the PID namespace up levels above process pid's
+ * (ioctl NS_GET_PARENT, ioctl_ns(2)); procfs_pidns() when up is 0.
+ * Returns 0, -ESRCH, -EPERM (that namespace lies above the daemon's) or
+ * -errno (-ENOTTY: the link is no namespace, as in a fixture tree). */
+int procfs_pidns_up(const char *root, pid_t pid, unsigned up, struct procfs_ns *ret);
 
 /* The same of its user namespace (<root>/<pid>/ns/user). */
 int procfs_userns(const char *root, pid_t pid, struct procfs_ns *ret);

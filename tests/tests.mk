@@ -362,6 +362,12 @@ TESTS += tests/unit/test-pidmap
 TESTS += tests/integration/test-client-pidns.sh
 EXTRA_DIST += tests/integration/test-client-pidns.sh
 
+# What a client in a container's own PID namespace sees under real runc
+# (root): its own pids in CPUS replies and records, 0 for host threads,
+# and no record about a host thread (DESIGN §15).
+TESTS += tests/integration/test-client-pidns-views.sh
+EXTRA_DIST += tests/integration/test-client-pidns-views.sh
+
 # Clients under unshare -Ur (as nobody) and in a runc container with a user
 # namespace (root): capabilities there are no host privilege (DESIGN §14).
 TESTS += tests/integration/test-client-userns.sh

@@ -7,7 +7,9 @@
  * exactly one doorbell per empty-to-non-empty transition, the seals, a
  * subscriber that stops reading neither blocks publishing nor costs the
  * others records, overflow counted exactly and learned by the consumer, the
- * per-uid filter, and the registry of subscriptions by connection.
+ * per-uid filter, the registry of subscriptions by connection, and a
+ * subscriber in another PID namespace seeing its own pids (on a fixture
+ * proc tree).
  *
  * The parent drives the consumer over a SEQPACKET socketpair: "drain until
  * you have seen seq S" or "drain once", and the consumer answers with what
@@ -24,17 +26,20 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "notify.h"
 #include "ring.h"
+#include "testlib.h"
 
 #define WAIT_MS 20000 /* a bound against a lost doorbell, not a timing */
 #define ANY_UID UINT32_MAX
@@ -465,13 +470,13 @@ static void test_subscriptions_by_connection(void **state)
 	struct notify *n;
 
 	assert_int_equal(notify_new(64, pool(2), &n), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &a), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, &again), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &a), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &again), 0);
 	assert_int_equal(again.memfd, a.memfd);
 	assert_int_equal(again.doorbell, a.doorbell);
-	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, &b), 0);
+	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, NULL, &b), 0);
 	assert_int_not_equal(b.memfd, a.memfd);
-	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, &b), -EUSERS);
+	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, NULL, &b), -EUSERS);
 	notify_client_gone(n, 3); /* never subscribed: nothing to end */
 	notify_client_gone(n, 1);
 	assert_int_equal(fcntl(a.memfd, F_GETFD), -1);
@@ -487,6 +492,88 @@ static void test_subscriptions_by_connection(void **state)
 	notify_free(n);
 }
 
+/* Task pid of a fixture proc tree at root: NSpid nspid, ns/pid leading to
+ * root/ns. */
+static void fixture_task(const char *root, int pid, const char *nspid, const char *ns)
+{
+	char rel[64], text[64], path[512], target[512];
+
+	snprintf(rel, sizeof(rel), "%d/status", pid);
+	snprintf(text, sizeof(text), "Name:\tp%d\nNSpid:\t%s\n", pid, nspid);
+	assert_int_equal(test_write_fixture(root, rel, text), 0);
+	snprintf(path, sizeof(path), "%s/%d/ns", root, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/ns/pid", root, pid);
+	snprintf(target, sizeof(target), "%s/%s", root, ns);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+/*
+ * A subscriber in a container gets records by its own numbers, none about
+ * a host task, and records without a task (or whose task is gone) with
+ * tid 0; a subscriber of the daemon's namespace beside it gets every
+ * record as published.
+ */
+static void test_container_view(void **state)
+{
+	static const int32_t tids[] = { 200, 100, 0, 999, 201 };
+	static const int32_t want_tid[] = { 1, 0, 0, 2 }, want_cpu[] = { 0, 2, 3, 4 };
+	char root[] = "/tmp/rtplace-test-notify.XXXXXX", path[512];
+	struct pidmap_view view = { .level = 1 };
+	struct notify_sub *container, *host;
+	struct notify_sub_info ic, ih;
+	struct notify_stats st;
+	struct rtplace_record rec;
+	struct notify *n;
+	struct ring rc, rh;
+	struct stat sb;
+	void *mc, *mh;
+	uint64_t lost;
+
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(test_write_fixture(root, "ns-container", ""), 0);
+	assert_int_equal(test_write_fixture(root, "ns-host", ""), 0);
+	snprintf(path, sizeof(path), "%s/ns-container", root);
+	assert_int_equal(stat(path, &sb), 0);
+	view.root = root;
+	view.ns = (struct procfs_ns){ .dev = sb.st_dev, .ino = sb.st_ino };
+	fixture_task(root, 200, "200\t1", "ns-container");
+	fixture_task(root, 201, "201\t2", "ns-container");
+	fixture_task(root, 100, "100", "ns-host");
+
+	assert_int_equal(notify_new(64, pool(2), &n), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &container), 0);
+	notify_sub_set_view(container, &view);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &host), 0);
+	for (size_t i = 0; i < sizeof(tids) / sizeof(tids[0]); i++) {
+		rec = (struct rtplace_record){ .type = RTPLACE_RECORD_MOVED, .tid = tids[i], .to_cpu = (int16_t)i };
+		notify_publish(n, &rec);
+	}
+	notify_sub_info(container, &ic);
+	notify_sub_info(host, &ih);
+	mc = mmap(NULL, ic.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ic.memfd, 0);
+	mh = mmap(NULL, ih.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ih.memfd, 0);
+	assert_true(mc != MAP_FAILED && mh != MAP_FAILED);
+	assert_int_equal(ring_attach(mc, ic.ring_bytes, &rc), 0);
+	assert_int_equal(ring_attach(mh, ih.ring_bytes, &rh), 0);
+	for (size_t i = 0; i < sizeof(want_tid) / sizeof(want_tid[0]); i++) {
+		assert_int_equal(ring_pop(&rc, &rec, &lost), 1);
+		assert_int_equal(rec.tid, want_tid[i]);
+		assert_int_equal(rec.to_cpu, want_cpu[i]);
+	}
+	assert_int_equal(ring_pop(&rc, &rec, &lost), 0);
+	for (size_t i = 0; i < sizeof(tids) / sizeof(tids[0]); i++) {
+		assert_int_equal(ring_pop(&rh, &rec, &lost), 1);
+		assert_int_equal(rec.tid, tids[i]);
+	}
+	notify_get_stats(n, &st);
+	assert_int_equal(st.filtered, 1);
+	munmap(mc, ic.ring_bytes);
+	munmap(mh, ih.ring_bytes);
+	notify_free(n);
+	assert_int_equal(test_fixture_remove(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_limits_and_unsubscribe),
 		cmocka_unit_test(test_subscriptions_by_connection),
 		cmocka_unit_test(test_user_shares_keep_room_for_root),
+		cmocka_unit_test(test_container_view),
 	};
 
 	alarm(300);

@@ -89,7 +89,13 @@ static int setup(void **state)
 	thread(200, 200, "200\t1");
 	thread(200, 201, "201\t2");
 	process(210, "210\t5", "ns-container");
+	/* a thread's own entry, which /proc has but does not list */
+	process(201, "201\t2", "ns-container");
 	process(300, "300\t8\t1", "ns-nested");
+	/* a sibling container: as deep as the first, another namespace */
+	write_file("ns-sibling", "");
+	process(400, "400\t1", "ns-sibling");
+	process(410, "410\t2", "ns-sibling");
 	thread(300, 300, "300\t8\t1");
 	fdinfo(FD_CONTAINER_INIT, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t200\nNSpid:\t200\t1\n");
 	fdinfo(FD_EVENTFD, "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1058\neventfd-count:\t0\n");
@@ -263,6 +269,151 @@ static void test_thread_pidfds(void **state)
 	assert_int_equal(tid, 0);
 }
 
+static void assert_ns_is(const struct pidmap_view *v, const char *name)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(v->ns.dev == st.st_dev && v->ns.ino == st.st_ino);
+}
+
+/* A client's view is read from its own process, checked alive through
+ * its pidfd afterwards; a client of the daemon's namespace costs no read. */
+static void test_view_of(void **state)
+{
+	struct pidmap_view v;
+
+	pidmap_view_of(root, &host_peer, 999, -1, &v);
+	assert_true(v.same_pidns);
+	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &v);
+	assert_false(v.same_pidns);
+	assert_int_equal(v.level, 1);
+	assert_ns_is(&v, "ns-container");
+	pidmap_view_of(root, &container_peer, 210, -1, &v);
+	assert_int_equal(v.level, 1);
+	assert_ns_is(&v, "ns-container");
+	/* exited since it connected: its number may be another's now */
+	pidmap_view_of(root, &container_peer, 200, FD_EXITED, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+	pidmap_view_of(root, &container_peer, 999, -1, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = PIDMAP_LEVEL_UNKNOWN }, 200, -1, &v);
+	assert_int_equal(v.level, PIDMAP_LEVEL_UNKNOWN);
+}
+
+static void test_nspid_at(void **state)
+{
+	const struct procfs_nspid host = { .n = 1, .pids = { 100 } };
+	const struct procfs_nspid nested = { .n = 3, .pids = { 300, 8, 1 } };
+
+	assert_int_equal(pidmap_nspid_at(&host, 0), 100);
+	assert_int_equal(pidmap_nspid_at(&host, 1), 0);
+	assert_int_equal(pidmap_nspid_at(&nested, 0), 300);
+	assert_int_equal(pidmap_nspid_at(&nested, 1), 8);
+	assert_int_equal(pidmap_nspid_at(&nested, 2), 1);
+	assert_int_equal(pidmap_nspid_at(&nested, 3), 0);
+	assert_int_equal(pidmap_nspid_at(&nested, PIDMAP_LEVEL_UNKNOWN), 0);
+}
+
+static pid_t shown(const struct pidmap_view *v, pid_t pid, int want_r)
+{
+	pid_t ret = -1;
+
+	assert_int_equal(pidmap_show(v, pid, &ret), want_r);
+	return ret;
+}
+
+static void test_show(void **state)
+{
+	struct pidmap_view host, container, nested, unknown;
+
+	pidmap_view_of(root, &host_peer, 100, -1, &host);
+	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &container);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = 2 }, 300, FD_NESTED, &nested);
+	pidmap_view_of(root, &(struct pidmap_peer){ .level = PIDMAP_LEVEL_UNKNOWN }, 200, -1, &unknown);
+	/* the daemon's namespace sees the daemon's pids, unread */
+	assert_int_equal(shown(&host, 200, 0), 200);
+	assert_int_equal(shown(&host, 999, 0), 999);
+	/* the container sees its own tasks by its numbers, threads too */
+	assert_int_equal(shown(&container, 200, 0), 1);
+	assert_int_equal(shown(&container, 201, 0), 2);
+	assert_int_equal(shown(&container, 210, 0), 5);
+	/* a host task has no number there */
+	assert_int_equal(shown(&container, 100, 0), 0);
+	assert_int_equal(shown(&container, getpid(), 0), 0);
+	/* a sibling's tasks have numbers at the container's depth, which
+	 * name the container's own tasks: never shown */
+	assert_int_equal(shown(&container, 400, 0), 0);
+	assert_int_equal(shown(&container, 410, 0), 0);
+	/* one namespace further down: a fixture's link has no parent to ask */
+	assert_int_equal(shown(&container, 300, -ENOTTY), 0);
+	assert_int_equal(shown(&container, 999, -ESRCH), 0);
+	assert_int_equal(shown(&container, 0, 0), 0);
+	/* the nested namespace sees only its own */
+	assert_int_equal(shown(&nested, 300, 0), 1);
+	assert_int_equal(shown(&nested, 200, 0), 0);
+	assert_int_equal(shown(&nested, 100, 0), 0);
+	/* a client whose namespace is unknown sees nothing */
+	assert_int_equal(shown(&unknown, 200, 0), 0);
+	assert_int_equal(shown(&unknown, 100, 0), 0);
+}
+
+/* A view that knows 200 as 1 and 201 as 2, and nothing else. */
+static pid_t fake_show(pid_t pid, void *ctx)
+{
+	(*(int *)ctx)++;
+	return pid == 200 ? 1 : pid == 201 ? 2 : 0;
+}
+
+static void text_shown(const char *in, size_t size, const char *want)
+{
+	char text[RTPLACE_REASON_TEXT_MAX];
+	int calls = 0;
+
+	snprintf(text, sizeof(text), "%s", in);
+	pidmap_text_show(text, size, fake_show, &calls);
+	assert_string_equal(text, want);
+}
+
+static void test_text_show(void **state)
+{
+	text_shown("thread 201 of pid 200: Operation not permitted; none moved", 128,
+		   "thread 2 of pid 1: Operation not permitted; none moved");
+	text_shown("prio 50 > RLIMIT_RTPRIO 0 (pid 100); needs CAP_SYS_NICE", 128,
+		   "prio 50 > RLIMIT_RTPRIO 0 (pid 0); needs CAP_SYS_NICE");
+	text_shown("pid 200", 128, "pid 1");
+	/* numbers after other words, or inside words, are no pids */
+	text_shown("prio 200 > max-prio 201 on CPU 200, rt200, uid 201", 128,
+		   "prio 200 > max-prio 201 on CPU 200, rt200, uid 201");
+	text_shown("tid 200, ppid 200, subthread 201", 128, "tid 200, ppid 200, subthread 201");
+	text_shown("thread x200 thread", 128, "thread x200 thread");
+	/* out of range numbers are shown as no pid */
+	text_shown("pid 99999999999 left", 128, "pid 0 left");
+	/* a longer text is cut to its buffer, NUL included */
+	text_shown("thread 123456789", 12, "thread 0");
+	text_shown("thread 201 is gone", 10, "thread 2 ");
+}
+
+static void test_reason_show(void **state)
+{
+	struct pidmap_view host, container;
+	char text[128];
+
+	pidmap_view_of(root, &host_peer, 100, -1, &host);
+	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &container);
+	snprintf(text, sizeof(text), "thread 201 of pid 200, host pid 100");
+	pidmap_reason_show(&host, text, sizeof(text), 0, 0);
+	assert_string_equal(text, "thread 201 of pid 200, host pid 100");
+	pidmap_reason_show(&container, text, sizeof(text), 0, 0);
+	assert_string_equal(text, "thread 2 of pid 1, host pid 0");
+	/* the thread a request named is shown as named, even once gone */
+	snprintf(text, sizeof(text), "thread 999 exited during the move; none moved");
+	pidmap_reason_show(&container, text, sizeof(text), 999, 7);
+	assert_string_equal(text, "thread 7 exited during the move; none moved");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +423,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bare_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_pidfds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_pidfds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_of, setup, teardown),
+		cmocka_unit_test(test_nspid_at),
+		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
+		cmocka_unit_test(test_text_show),
+		cmocka_unit_test_setup_teardown(test_reason_show, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -378,6 +379,63 @@ static void test_read_live(void **state)
 		assert_true(st.flags & PROCFS_PF_KTHREAD);
 }
 
+/*
+ * The namespace above a task's, on the live tree: a process in a PID
+ * namespace made below the test's finds the test's one level up, and
+ * the test's own namespace has no parent it may name. Needs root (a new
+ * PID namespace).
+ */
+static void test_pidns_up_live(void **state)
+{
+	struct procfs_ns mine, up, own, below;
+	int to_child[2], from_child[2];
+	pid_t child, inner = 0;
+	int status;
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(procfs_pidns(PROCFS_ROOT, getpid(), &mine), 0);
+	assert_int_equal(procfs_pidns_up(PROCFS_ROOT, getpid(), 0, &own), 0);
+	assert_true(own.dev == mine.dev && own.ino == mine.ino);
+	assert_int_equal(procfs_pidns_up(PROCFS_ROOT, getpid(), 1, &up), -EPERM);
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t p;
+		char c;
+
+		close(from_child[0]);
+		close(to_child[1]);
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(2);
+		p = fork();
+		if (p == 0) {
+			/* pid 1 of the new namespace: waits for the test */
+			(void)!read(to_child[0], &c, 1);
+			_exit(0);
+		}
+		(void)!write(from_child[1], &p, sizeof(p));
+		waitpid(p, NULL, 0);
+		_exit(p > 0 ? 0 : 3);
+	}
+	close(from_child[1]);
+	close(to_child[0]);
+	assert_int_equal(read(from_child[0], &inner, sizeof(inner)), sizeof(inner));
+	assert_true(inner > 0);
+	assert_int_equal(procfs_pidns_up(PROCFS_ROOT, inner, 0, &below), 0);
+	assert_false(below.dev == mine.dev && below.ino == mine.ino);
+	assert_int_equal(procfs_pidns_up(PROCFS_ROOT, inner, 1, &up), 0);
+	assert_true(up.dev == mine.dev && up.ino == mine.ino);
+	assert_int_equal(procfs_pidns_up(PROCFS_ROOT, inner, 2, &up), -EPERM);
+	close(to_child[1]);
+	close(from_child[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_parse_pidfd_fdinfo),
 		cmocka_unit_test_setup_teardown(test_read_ids_fixture, setup, teardown),
 		cmocka_unit_test(test_read_ids_live),
+		cmocka_unit_test(test_pidns_up_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

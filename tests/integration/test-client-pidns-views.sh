@@ -1,0 +1,194 @@
+#!/bin/sh
+# What a client in a container's own PID namespace (DESIGN §15) sees, under
+# real runc, reaching the daemon through its bind-mounted socket folder:
+# - `rtplacectl cpus --json` shows the container's spinner by the pid the
+#   container gives it on the CPU it spins on, and a host spinner as 0
+#   without a comm, never by a host pid (the host's own rtplacectl shows
+#   the host spinner there, so the 0 is a translation, not an absence);
+# - `rtplacectl watch --json` shows moves of the container's own thread by
+#   its tid in the container, and a claim's expiry by the owner's pid in
+#   the container; a move of a host thread is not delivered to it (it
+#   could not name that thread, and such records would fill its ring);
+# - a MOVE's refusal names the thread by the container's number.
+#
+# The spinners run at normal priority, pinned, and end by themselves
+# within 30 s; the container is deleted and the daemon killed on every
+# exit path.
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+require_root
+command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
+command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
+[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+. "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
+# Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
+rt_lock
+
+BUILD=$(cd "$top_builddir" && pwd)
+ID=rtplace-test-$$-views
+B=$TMP/bundle
+SOCKDIR=$TMP/sockdir
+mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
+printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
+SOCK=$SOCKDIR/rtplaced.sock
+CSOCK=/run/rtplace/rtplaced.sock
+CCTL="$BUILD/client/rtplacectl --socket $CSOCK"
+start_live_daemon --config "$TMP/rtplaced.conf"
+"$CTL" --socket "$SOCK" --json status | jq -e '.tracking == true' >/dev/null ||
+	skip "the daemon runs without the BPF tracker: CPUS replies carry no pids"
+
+# The container's pid 1: a main thread and a second thread that sleep; it
+# writes its own pid and that thread's tid, as its namespace numbers them.
+INIT_PROG='
+import os, threading, time
+def sleeper():
+    time.sleep(600)
+t = threading.Thread(target=sleeper, daemon=True)
+t.start()
+while t.native_id is None:
+    time.sleep(0.01)
+with open("/out/ids.tmp", "w") as f:
+    f.write("%d %d\n" % (os.getpid(), t.native_id))
+os.rename("/out/ids.tmp", "/out/ids")
+time.sleep(600)
+'
+# spin FILE CPU: spins on CPU for at most 30 s at normal priority, having
+# written its pid (as its namespace numbers it) to FILE.
+SPIN='
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[2])})
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d\n" % os.getpid())
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    pass
+'
+
+binds=$(oci_bundle "$B") || exit 1
+mkdir -p "$B/rootfs$BUILD" "$B/rootfs/run/rtplace" "$B/rootfs/out"
+oci_edit "$B" --arg prog "$INIT_PROG" --arg build "$BUILD" --arg sockdir "$SOCKDIR" --arg out "$TMP/out" \
+	--arg cg "/$ID" --argjson binds "$binds" '
+	.process.terminal = false
+	| .process.args = ["python3", "-c", $prog]
+	| .root.readonly = true
+	| .linux.cgroupsPath = $cg
+	| .mounts += [{destination: $build, type: "bind", source: $build, options: ["rbind", "ro"]},
+		      {destination: "/run/rtplace", type: "bind", source: $sockdir, options: ["rbind", "rw"]},
+		      {destination: "/out", type: "bind", source: $out, options: ["rbind", "rw"]}]
+	| '"$OCI_BIND_HOST"
+jq -e '.linux.namespaces | map(.type) | index("pid") != null' "$B/config.json" >/dev/null ||
+	fail "the bundle has no PID namespace of its own"
+
+CONTAINERS=$ID
+timeout 60 runc --root "$RUNC_ROOT" run -d --bundle "$B" "$ID" >"$TMP/runc.log" 2>&1 ||
+	fail "runc run: $(cat "$TMP/runc.log")"
+INIT=$(timeout 10 runc --root "$RUNC_ROOT" state "$ID" | jq -r .pid)
+[ -n "$INIT" ] && [ "$INIT" -gt 1 ] || fail "no init pid from runc state"
+wait_lines "$TMP/out/ids" 1
+read -r CPID CTID <"$TMP/out/ids"
+[ "$CPID" = 1 ] || fail "the container's program is pid $CPID in its namespace, not 1: no PID namespace?"
+
+# in_container CMD...: runs CMD in the container, output in $TMP/out.txt
+# and $TMP/err.txt; returns its status.
+in_container() {
+	timeout 60 runc --root "$RUNC_ROOT" exec "$ID" "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
+}
+
+# host_pid NSPID: the host pid of the container's task NSPID.
+host_pid() {
+	for st in /proc/[0-9]*/task/*/status; do
+		if [ "$(readlink "${st%/status}/ns/pid" 2>/dev/null)" = "$(readlink /proc/$INIT/ns/pid)" ] &&
+			sed -n 's/^NSpid:[[:space:]]*//p' "$st" 2>/dev/null | awk -v t="$1" '$NF == t { ok = 1 } END { exit !ok }'; then
+			basename "${st%/status}"
+			return
+		fi
+	done
+}
+HTID=$(host_pid "$CTID")
+[ -n "$HTID" ] && [ "$HTID" != "$CTID" ] || fail "no host tid for the container's thread $CTID"
+
+# --- CPUS: the container's spinner on CPU 1, a host spinner on CPU 0.
+timeout 60 runc --root "$RUNC_ROOT" exec -d "$ID" python3 -c "$SPIN" /out/cspin 1 >"$TMP/exec.log" 2>&1 ||
+	fail "starting the container's spinner: $(cat "$TMP/exec.log")"
+python3 -c "$SPIN" "$TMP/hspin" 0 &
+PIDS="$PIDS $!"
+wait_lines "$TMP/out/cspin" 1
+wait_lines "$TMP/hspin" 1
+read -r CSPIN <"$TMP/out/cspin"
+read -r HSPIN <"$TMP/hspin"
+HCSPIN=$(host_pid "$CSPIN")
+[ -n "$HCSPIN" ] && [ "$HCSPIN" != "$CSPIN" ] || fail "no host pid for the container's spinner $CSPIN"
+
+# Samples until each view has shown what it must: the running thread is a
+# hint, and whatever else runs on a CPU at a sample is shown at times.
+seen_own='' seen_zero='' seen_host=''
+i=0
+while [ -z "$seen_own" ] || [ -z "$seen_zero" ] || [ -z "$seen_host" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "after 100 samples: own spinner seen '$seen_own', host CPU shown 0 '$seen_zero'," \
+		"host spinner seen by the host '$seen_host'; last: $(cat "$TMP/out.txt")"
+	in_container taskset -c 1 $CCTL --json cpus || fail "rtplacectl cpus in the container: $(cat "$TMP/err.txt")"
+	jq -e --argjson h "$HSPIN" --argjson hc "$HCSPIN" '[.cpus[] | select(.pid == $h or .pid == $hc)] == []' \
+		"$TMP/out.txt" >/dev/null || fail "the container was shown a host pid ($HSPIN or $HCSPIN): $(cat "$TMP/out.txt")"
+	jq -e --argjson c "$CSPIN" '.cpus[] | select(.cpu == 1 and .pid == $c and .comm == "python3")' \
+		"$TMP/out.txt" >/dev/null && seen_own=yes
+	jq -e '.cpus[] | select(.cpu == 0 and .pid == 0 and .comm == "")' "$TMP/out.txt" >/dev/null && seen_zero=yes
+	"$CTL" --socket "$SOCK" --json cpus >"$TMP/host.txt" || fail "rtplacectl cpus on the host"
+	jq -e --argjson h "$HSPIN" '.cpus[] | select(.cpu == 0 and .pid == $h)' "$TMP/host.txt" >/dev/null &&
+		seen_host=yes
+done
+
+# --- Records: the container's watcher, bounded to 40 s.
+timeout 60 runc --root "$RUNC_ROOT" exec "$ID" timeout 40 $CCTL --json watch >"$TMP/watch.txt" 2>"$TMP/watch.err" &
+WATCH=$!
+PIDS="$PIDS $WATCH"
+# records_of TID [FILTER]: the watcher's records about TID (and FILTER).
+records_of() {
+	jq -c --argjson t "$1" "select(.tid == \$t ${2:+and $2})" "$TMP/watch.txt" 2>/dev/null
+}
+# JSON has no header: move until the watcher has printed its record.
+i=0
+until [ -n "$(records_of "$CTID" '.type == "moved"')" ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the container's watcher shows no move of its thread $CTID (host $HTID):" \
+		"$(cat "$TMP/watch.txt" "$TMP/watch.err")"
+	in_container $CCTL move --tid "$CTID" --cpu-list 0 || fail "move --tid $CTID: $(cat "$TMP/err.txt")"
+	sleep 0.1
+done
+# A host thread's move, then the container's thread again: records arrive
+# in order, so once the second is there the first would be too.
+sleep 300 &
+SLEEPER=$!
+PIDS="$PIDS $SLEEPER"
+"$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1 >/dev/null || fail "host move of $SLEEPER"
+in_container $CCTL move --tid "$CTID" --cpu-list 1 || fail "move --tid $CTID: $(cat "$TMP/err.txt")"
+i=0
+until [ -n "$(records_of "$CTID" '.type == "moved" and .to_cpu == 1')" ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "no record of the move of $CTID to CPU 1: $(cat "$TMP/watch.txt")"
+	sleep 0.05
+done
+[ -z "$(records_of "$SLEEPER")" ] && [ -z "$(records_of "$HTID")" ] && [ -z "$(records_of 0 '.type == "moved"')" ] ||
+	fail "the container's watcher got a record about a host thread or by a host tid: $(cat "$TMP/watch.txt")"
+
+# A refusal names the thread by the container's number: nobody in there
+# (in root's group, which the socket admits) may not move root's thread.
+timeout 60 runc --root "$RUNC_ROOT" exec --user 65534:0 "$ID" $CCTL move --tid "$CTID" --cpu-list 1 \
+	>"$TMP/out.txt" 2>"$TMP/err.txt" && fail "nobody in the container moved root's thread $CTID"
+grep -q "thread $CTID belongs to uid 0, not 65534" "$TMP/err.txt" ||
+	fail "the refusal does not name thread $CTID as the container numbers it: $(cat "$TMP/err.txt")"
+
+# A claim owned by a process of the container, with a lease: its expiry
+# names the owner (the shell, rtplacectl's parent) by its container pid.
+in_container sh -c "echo \$\$ >/out/owner; $CCTL query --prio 1 --cpus 1 --claim 200 >/dev/null && sleep 3" ||
+	fail "a claim in the container: $(cat "$TMP/err.txt")"
+read -r OWNER <"$TMP/out/owner"
+i=0
+until [ -n "$(records_of "$OWNER" '.type == "claim-expired"')" ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "no claim-expired record naming owner $OWNER: $(cat "$TMP/watch.txt")"
+	sleep 0.05
+done
+
+echo "PASS"
