@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What a client in a container's own PID namespace (DESIGN §15) sees, under
 # real runc, reaching the daemon through its bind-mounted socket folder:
 # - `rtplacectl cpus --json` shows the container's spinner by the pid the
