@@ -58,8 +58,10 @@
 #define CPUPRI_LINE_WORDS (CPUPRI_LINE / 8)
 #define CPUPRI_MAGIC 0x43505452u /* "RTPC" little-endian */
 #define CPUPRI_VERSION 2u /* 2: counts per shard */
-/* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16. */
-#define CPUPRI_MAX_CPUS 4096u
+/* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16.
+ * As many as rtplace names (RTPLACE_MAX_CPUS): the size formula below
+ * keeps every offset far inside the __u32 geometry. */
+#define CPUPRI_MAX_CPUS 8192u
 #define CPUPRI_MAX_SHARDS 256u
 
 #ifndef CPUPRI_PTR

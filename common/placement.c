@@ -102,7 +102,31 @@ struct placement_state {
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
-_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words and claim_free");
+/* A set of cpuset words, a bit each: which words a walk must read. */
+#define PLACEMENT_WORDSET_LEN ((CPUSET_WORDS + 63) / 64)
+struct placement_wordset {
+	uint64_t b[PLACEMENT_WORDSET_LEN];
+};
+
+static inline void placement_wordset_add(struct placement_wordset *ws, uint32_t i)
+{
+	ws->b[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* The first word of ws in from..below - 1, or below. */
+static inline uint32_t placement_wordset_next(const struct placement_wordset *ws, uint32_t from, uint32_t below)
+{
+	for (uint32_t j = from / 64; j * 64 < below; j++) {
+		uint64_t b = ws->b[j] & (j == from / 64 ? ~UINT64_C(0) << (from % 64) : ~UINT64_C(0));
+
+		if (b) {
+			uint32_t i = j * 64 + (uint32_t)__builtin_ctzll(b);
+
+			return i < below ? i : below;
+		}
+	}
+	return below;
+}
 
 struct placement_ctx {
 	struct placement_config cfg;
@@ -114,7 +138,7 @@ struct placement_ctx {
 	struct cpupri_mask base_mask;
 	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
 	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
-	uint32_t *llc_words;        /* [nllcs]: bit i set where cpuset word i holds CPUs of that LLC */
+	struct placement_wordset *llc_words; /* [nllcs]: the cpuset words that hold CPUs of that LLC */
 	uint32_t nllcs;             /* llc_words' length */
 	bool base_mixed;
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
@@ -148,7 +172,7 @@ struct placement_ctx {
 	 * claim_free_valid[a] is set: the only words a fast walk over the
 	 * claims must read (placement_claim_free_words()). */
 	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
-	uint32_t claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
+	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
 };
 
@@ -565,21 +589,21 @@ static inline const struct cpuset *placement_claim_pen(struct placement_ctx *x)
  * two sets, so the walk over a map whose free CPUs all sit beside claims
  * reads no set at all; for other candidates, worked out per answer.
  */
-static uint32_t placement_claim_free_words(struct placement_ctx *x, const struct cpuset *above,
-					   const struct cpuset *pen)
+static struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct cpuset *above,
+							   const struct cpuset *pen)
 {
 	const struct cpuset *cand = x->st.cand;
 	const uint32_t a = (uint32_t)(above - x->claim_set);
 	/* Under avoid-smt-siblings = never, pen is no set of the context. */
 	const uint32_t p = x->cfg.avoid_smt == PLACEMENT_SMT_NEVER ? PLACEMENT_CLAIM_SETS
 								     : (uint32_t)(pen - x->claim_pen);
-	uint32_t words = 0;
+	struct placement_wordset words = { { 0 } };
 
 	if (cand == &x->base && (x->claim_free_valid[a] >> p & 1))
 		return x->claim_free[a][p];
 	for (uint32_t i = 0; i < x->nwords; i++)
 		if (cand->w[i] & ~above->w[i] & ~pen->w[i])
-			words |= UINT32_C(1) << i;
+			placement_wordset_add(&words, i);
 	if (cand == &x->base) {
 		x->claim_free[a][p] = words;
 		x->claim_free_valid[a] |= UINT32_C(1) << p;
@@ -968,23 +992,36 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 	return from + k < nw ? from + k : from + k - nw;
 }
 
-/* The steps (a bit each, 0..nwords) of a walk in rotation order whose
- * cpuset word is in words (a bit per word): words rotated to start at the
- * origin's, which is also the last step. */
-static uint64_t placement_fast_steps(const struct placement_ctx *x, uint32_t words)
+/*
+ * The first step at or after k (0..nwords) of a walk in rotation order
+ * whose cpuset word is in words (NULL: every word), or nwords + 1. Steps
+ * 0..nwords - from - 1 are words from..nwords - 1, the next ones words
+ * 0..from - 1, and step nwords the origin's word again.
+ */
+static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_wordset *words,
+						uint32_t k)
 {
 	const uint32_t nw = x->nwords, from = x->st.start / 64;
-	const uint64_t all = (UINT64_C(1) << nw) - 1, w = words & all;
-	uint64_t steps = (w >> from | w << (nw - from)) & all;
 
-	return steps | (steps & 1) << nw;
-}
+	if (!words)
+		return k <= nw ? k : nw + 1;
+	if (k < nw - from) {
+		uint32_t i = placement_wordset_next(words, from + k, nw);
 
-/* The first of steps (placement_fast_steps()) at or after k, or past nwords. */
-static inline uint32_t placement_fast_next_step(uint64_t steps, uint32_t k)
-{
-	steps &= ~UINT64_C(0) << k;
-	return steps ? (uint32_t)__builtin_ctzll(steps) : 64;
+		if (i < nw)
+			return i - from;
+		k = nw - from;
+	}
+	if (k < nw) {
+		uint32_t i = placement_wordset_next(words, k - (nw - from), from);
+
+		if (i < from)
+			return i + nw - from;
+		k = nw;
+	}
+	if (k == nw && placement_wordset_next(words, from, from + 1) == from)
+		return nw;
+	return nw + 1;
 }
 
 /* The CPUs of a level (words, counts: the level's) among the candidates at
@@ -1067,7 +1104,8 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	const __u64 *words;
 	const __s32 *counts;
 	uint32_t level, at, i;
-	uint64_t steps = ~UINT64_C(0);
+	struct placement_wordset free_words;
+	const struct placement_wordset *steps = NULL;
 	int pick = -1;
 	__u32 slot;
 
@@ -1079,11 +1117,12 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
-		steps = placement_fast_steps(x, placement_claim_free_words(x, above, pen));
+		free_words = placement_claim_free_words(x, above, pen);
+		steps = &free_words;
 	}
 	/* Words with no candidate free of the claims are passed unread. */
-	for (uint32_t k = placement_fast_next_step(steps, at); k <= nw && pick < 0;
-	     k = placement_fast_next_step(steps, k + 1)) {
+	for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
+	     k = placement_fast_next_step(x, steps, k + 1)) {
 		uint64_t bits = placement_fast_step(x, words, counts, k, &i);
 
 		if (above)
@@ -1140,7 +1179,8 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct cpuset *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	struct cpuset low, free, taken;
+	/* low starts empty: the walk below writes the LLC's words only. */
+	struct cpuset low = { { 0 } }, free, taken;
 	uint16_t first[PLACEMENT_FAST_FIRST];
 	uint32_t level, at, wi, n = 0, nfirst = 0;
 	int32_t llc;
@@ -1201,12 +1241,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
-	placement_zero(x, &low);
-	for (uint32_t mw = x->llc_words[llc]; mw; mw &= mw - 1) {
-		wi = (uint32_t)__builtin_ctz(mw);
+	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
+	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
 		low.w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
 			    (above ? ~above->w[wi] : ~UINT64_C(0));
-	}
 	if (!placement_at_least(x, &low, count))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
@@ -1567,7 +1605,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	for (uint32_t llc = 0; llc < t->nllcs; llc++)
 		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
 			if (t->llc_cpus[llc].w[i])
-				x->llc_words[llc] |= UINT32_C(1) << i;
+				placement_wordset_add(&x->llc_words[llc], i);
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)

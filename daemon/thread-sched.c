@@ -14,10 +14,11 @@
 #include "thread-sched.h"
 
 /* glibc's cpu_set_t is an array of unsigned long with CPU i at bit i % 64
- * of word i / 64 on LP64, which is exactly struct cpuset: convert by copy
- * (a per-CPU loop cost more than the syscall it feeds). */
-_Static_assert(sizeof(cpu_set_t) == sizeof(struct cpuset), "cpu_set_t and cpuset are one bitmap");
+ * of word i / 64 on LP64, which is exactly struct cpuset: the kernel takes
+ * a set of any length, so a cpuset is passed as it is, every CPU rtplace
+ * names (a per-CPU loop cost more than the syscall it feeds). */
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "LP64: cpu_set_t words are 64-bit");
+_Static_assert(sizeof(struct cpuset) % sizeof(unsigned long) == 0, "a cpuset is whole cpu_set_t words");
 
 /* sched_getattr()'s struct, which glibc does not declare; the fields read
  * here are in every version of it. */
@@ -32,22 +33,9 @@ struct thread_sched_attr {
 };
 #define THREAD_SCHED_FLAG_RESET_ON_FORK 0x01
 
-static void thread_sched_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
-{
-	memcpy(ret, s, sizeof(*ret));
-}
-
-static void thread_sched_from_cpu_set(const cpu_set_t *set, struct cpuset *ret)
-{
-	memcpy(ret, set, sizeof(*ret));
-}
-
 static int thread_sched_set_affinity(pid_t tid, const struct cpuset *cpus)
 {
-	cpu_set_t set;
-
-	thread_sched_to_cpu_set(cpus, &set);
-	return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
+	return sched_setaffinity(tid, sizeof(*cpus), (const cpu_set_t *)(const void *)cpus) < 0 ? -errno : 0;
 }
 
 int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork)
@@ -65,11 +53,11 @@ int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_res
 
 static int thread_sched_get_affinity(pid_t tid, struct cpuset *ret)
 {
-	cpu_set_t set;
+	struct cpuset set;
 
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+	if (sched_getaffinity(tid, sizeof(set), (cpu_set_t *)(void *)&set) < 0)
 		return -errno;
-	thread_sched_from_cpu_set(&set, ret);
+	*ret = set;
 	return 0;
 }
 

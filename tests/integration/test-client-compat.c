@@ -169,19 +169,19 @@ static void test_falls_back_to_version_1(void **state)
 	assert_true(CPU_ISSET(3, &ans.set));
 	rtplace_close(rp);
 
-	/* a version-2 try, then version 1 for the rest of the connection */
+	/* a try in the newest version, then version 1 for the rest of the connection */
 	assert_int_equal(od->connections, 1);
 	assert_int_equal(od->nseen, 3);
-	assert_int_equal(od->seen[0], 2);
+	assert_int_equal(od->seen[0], RTPLACE_PROTO_VERSION);
 	assert_int_equal(od->seen[1], 1);
 	assert_int_equal(od->seen[2], 1);
 
-	/* a new connection tries version 2 again */
+	/* a new connection tries the newest version again */
 	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
 	assert_int_equal(rtplace_status(rp, &st), 0);
 	rtplace_close(rp);
 	assert_int_equal(od->nseen, 5);
-	assert_int_equal(od->seen[3], 2);
+	assert_int_equal(od->seen[3], RTPLACE_PROTO_VERSION);
 	assert_int_equal(od->seen[4], 1);
 }
 

@@ -280,9 +280,10 @@ static size_t exchange_raw(int fd, struct proto_msg *req, uint16_t version, stru
 }
 
 /*
- * Protocol versions 1 and 2 side by side on one connection: each request is
- * answered in its own version, a list reply from version 2 ending after its
- * count-th entry (236 bytes for one CPU, 1,256 in version 1); an ERROR takes
+ * Protocol versions 1, 2 and 3 side by side on one connection: each request
+ * is answered in its own version, a list reply from version 2 ending after
+ * its count-th entry (236 bytes for one CPU, 1,256 in version 1), a query
+ * reply of version 3 without the mask (108 bytes); an ERROR takes
  * the request's version, or version 1 when the version was unreadable; an
  * event goes out as version 1, which every client reads.
  */
@@ -299,6 +300,11 @@ static void test_protocol_versions(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(req.hdr.length, 24 + 24); /* no allowed CPU: no word */
+	assert_int_equal(exchange_raw(fd, &req, 3, &rep), 24 + 80 + 4);
+	assert_int_equal(rep.hdr.version, 3);
+	assert_int_equal(rep.query_reply.count, 1);
+	req.hdr.request_id = next_request++;
 	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 236);
 	assert_int_equal(rep.hdr.version, 2);
 	assert_int_equal(rep.query_reply.count, 1);
@@ -310,6 +316,17 @@ static void test_protocol_versions(void **state)
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 24 + 208 + 3 * 4);
 	assert_int_equal(rep.query_reply.count, 3);
+	/* allowed up to CPU 479: 8 words in version 3, 16 in 1 and 2 */
+	q.allowed.bits[479 / 64] = UINT64_C(1) << (479 % 64);
+	q.allowed.bits[0] = 0xff;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(req.hdr.length, 24 + 24 + 8 * 8);
+	assert_int_equal(exchange_raw(fd, &req, 3, &rep), 24 + 80 + 3 * 4);
+	assert_int_equal(rep.query_reply.count, 3);
+	req.hdr.request_id = next_request++;
+	assert_int_equal(exchange_raw(fd, &req, 1, &rep), 1256);
+	assert_int_equal(rep.query_reply.count, 3);
+	q.allowed = (struct rtplace_cpumask){ { 0 } };
 
 	/* the last page of 480 CPUs: 96 entries, 7,208 bytes in version 1 */
 	assert_int_equal(proto_encode_cpus(&req, next_request++, &page), 0);
@@ -552,10 +569,11 @@ static void test_bad_input(void **state)
 	m.query.prio = 50;
 	m.query.count = 0;
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
-	m.query.count = 1;
-	m.query.allowed.bits[480 / 64] = UINT64_C(1) << (480 % 64); /* CPU 480 of 0..479 */
+	q.allowed.bits[480 / 64] = UINT64_C(1) << (480 % 64); /* CPU 480 of 0..479 */
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
-	m.query.allowed.bits[480 / 64] = 0;
+	q.allowed.bits[480 / 64] = 0;
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
 	m.query.node = 2;
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
 

@@ -66,7 +66,7 @@ static void test_uevent_devpath(void **state)
 	static const char none[] = "offline@/x\0ACTION=offline\0SUBSYSTEM=cpu";
 	static const char other[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpufreq\0SUBSYSTEM=cpu";
 	static const char junk[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1x\0SUBSYSTEM=cpu";
-	static const char big[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1024\0SUBSYSTEM=cpu";
+	static const char big[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu8192\0SUBSYSTEM=cpu";
 	static const char huge[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu99999999999999999999\0"
 				   "SUBSYSTEM=cpu";
 	unsigned cpu = 0;

@@ -382,30 +382,31 @@ static void test_malformed(void **state)
 	}
 }
 
-/* One PU with id 1024, just above RTPLACE_MAX_CPUS. */
+/* One PU with id RTPLACE_MAX_CPUS, just above the CPUs rtplace names. */
 static void test_too_many_cpus(void **state)
 {
-	char set[160], xml[4096], path[256], want[400];
+	/* hwloc's sets: 32-bit words, the most significant first */
+	static char set[16 + 4 * (RTPLACE_MAX_CPUS / 32)], xml[6 * sizeof(set) + 1024];
+	char path[256], want[400];
 	struct topo *t = &untouched;
 	size_t len;
 
-	_Static_assert(RTPLACE_MAX_CPUS == 1024, "the XML below names CPU 1024");
 	len = (size_t)snprintf(set, sizeof(set), "0x1");
-	for (int w = 0; w < 32; w++)
+	for (int w = 0; w < RTPLACE_MAX_CPUS / 32; w++)
 		len += (size_t)snprintf(set + len, sizeof(set) - len, ",0x0");
 	assert_true(len < sizeof(set));
 	len = (size_t)snprintf(xml, sizeof(xml),
 		 "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
 		 "<object type=\"Machine\" os_index=\"0\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\" nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
 		 "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
-		 "<object type=\"PU\" os_index=\"1024\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\"/>\n"
+		 "<object type=\"PU\" os_index=\"%2$d\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\"/>\n"
 		 "</object>\n</topology>\n",
-		 set);
+		 set, RTPLACE_MAX_CPUS);
 	assert_true(len < sizeof(xml));
 	write_temp("big.xml", xml, path, sizeof(path));
 	assert_int_equal(topo_load(path, &why, &t), -E2BIG);
-	snprintf(want, sizeof(want), "%s has CPU ids up to 1024 (1025 CPUs); rtplace is built for at most 1024 "
-		 "(RTPLACE_MAX_CPUS)", path);
+	snprintf(want, sizeof(want), "%s has CPU ids up to %d (%d CPUs); rtplace is built for at most %d "
+		 "(RTPLACE_MAX_CPUS)", path, RTPLACE_MAX_CPUS, RTPLACE_MAX_CPUS + 1, RTPLACE_MAX_CPUS);
 	assert_string_equal(why.text, want);
 	assert_ptr_equal(t, &untouched);
 }
@@ -551,7 +552,7 @@ static void test_synthetic(void **state)
 	assert_int_equal(shard[3], 0);
 	topo_free(t);
 
-	assert_int_equal(topo_synthetic(2, 1, 1, 513, 1, &t), -E2BIG);
+	assert_int_equal(topo_synthetic(2, 1, 1, RTPLACE_MAX_CPUS / 2 + 1, 1, &t), -E2BIG);
 	assert_int_equal(topo_synthetic(0, 1, 1, 1, 1, &t), -E2BIG);
 }
 
