@@ -61,8 +61,12 @@ int cli_parse_cpus(const char *s, cpu_set_t *ret)
 	if (cpuset_empty(&set))
 		return -EINVAL;
 	CPU_ZERO(ret);
-	CPUSET_FOREACH(cpu, &set)
+	CPUSET_FOREACH(cpu, &set) {
+		/* a cpu_set_t holds no more: refused, not dropped */
+		if (cpu >= CPU_SETSIZE)
+			return -ERANGE;
 		CPU_SET((unsigned)cpu, ret);
+	}
 	return 0;
 }
 
@@ -71,7 +75,7 @@ void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len)
 	struct cpuset set;
 
 	cpuset_zero(&set);
-	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, s))
 			cpuset_set(&set, cpu);
 	if (cpuset_format(&set, buf, len) < 0)
