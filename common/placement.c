@@ -96,6 +96,7 @@ struct placement_state {
 	struct cpuset rank[LEVEL_COUNT];
 	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
 	struct cpuset cand_buf;
+	struct cpuset low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
 	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
@@ -133,6 +134,8 @@ struct placement_ctx {
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
+	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
+	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
 	struct cpuset kind0;        /* online CPUs of kind 0 */
 	struct cpuset base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
@@ -246,6 +249,17 @@ static bool placement_empty(const struct placement_ctx *x, const struct cpuset *
 		if (s->w[i])
 			return false;
 	return true;
+}
+
+/* Whether a request's allowed set holds no CPU below the topology's count:
+ * the CPUs past it are not read (placement.h). */
+static bool placement_allowed_empty(const struct placement_ctx *x, const struct cpuset *s)
+{
+	uint64_t any = 0;
+
+	for (uint32_t i = 0; i + 1 < x->nwords; i++)
+		any |= s->w[i];
+	return !(any | (s->w[x->nwords - 1] & x->last_word));
 }
 
 static void placement_zero(const struct placement_ctx *x, struct cpuset *s)
@@ -393,7 +407,7 @@ static void placement_candidates(struct placement_ctx *x)
 	const struct placement_request *req = st->req;
 	struct cpuset cand0;
 
-	if (cpuset_empty(&req->allowed)) {
+	if (placement_allowed_empty(x, &req->allowed)) {
 		st->cand = &x->base;
 		st->mask = req->node >= 0 ? &x->node_mask[req->node] : &x->base_mask;
 		if (req->node < 0) {
@@ -1179,8 +1193,7 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const struct cpuset *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	/* low starts empty: the walk below writes the LLC's words only. */
-	struct cpuset low = { { 0 } }, free, taken;
+	struct cpuset *low = &st->low_buf, free, taken;
 	uint16_t first[PLACEMENT_FAST_FIRST];
 	uint32_t level, at, wi, n = 0, nfirst = 0;
 	int32_t llc;
@@ -1241,14 +1254,15 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
+	placement_zero(x, low);
 	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
 	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
-		low.w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
+		low->w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
 			    (above ? ~above->w[wi] : ~UINT64_C(0));
-	if (!placement_at_least(x, &low, count))
+	if (!placement_at_least(x, low, count))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
-		free.w[i] = low.w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
+		free.w[i] = low->w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
 	for (n = 0; n < count; n++) {
 		int pick = -1;
 
@@ -1269,10 +1283,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		if (pick >= 0)
 			last = pick;
 		else
-			pick = low_last = low_last < 0 ? placement_rot_first(x, &low)
-							: placement_rot_next(x, &low, low_last);
+			pick = low_last = low_last < 0 ? placement_rot_first(x, low)
+							: placement_rot_next(x, low, low_last);
 		ret_cpus[n] = (uint16_t)pick;
-		cpuset_clear(&low, (unsigned)pick);
+		cpuset_clear(low, (unsigned)pick);
 		cpuset_clear(&free, (unsigned)pick);
 		/* The pick will run at rtP: its siblings are now busy. */
 		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
@@ -1426,15 +1440,18 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 				   struct placement_result *ret)
 {
 	const struct placement_config *c = &x->cfg;
-	enum placement_isolated mode = placement_isolated_mode(c, req);
-	struct placement_request iso = *req, rest = *req;
+	/* No isolated CPU (the context knows): no rule, and no set copied. */
+	enum placement_isolated mode = x->isolated_none ? PLACEMENT_ISOLATED_IGNORE : placement_isolated_mode(c, req);
+	struct placement_request iso, rest;
 	struct placement_result *other = NULL;
 	uint32_t rot_iso = rotor ? *rotor : 0, rot_rest = rot_iso;
 	int r, r_rest;
 
 	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, &ret->reason) < 0)
 		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, ret);
-	if (cpuset_empty(&iso.allowed))
+	iso = *req;
+	rest = *req;
+	if (placement_allowed_empty(x, &iso.allowed))
 		iso.allowed = c->managed;
 	rest.allowed = iso.allowed;
 	cpuset_and(&iso.allowed, &iso.allowed, &c->isolated);
@@ -1606,6 +1623,8 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
 			if (t->llc_cpus[llc].w[i])
 				placement_wordset_add(&x->llc_words[llc], i);
+	x->isolated_none = cpuset_empty(&cfg->isolated);
+	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)

@@ -111,7 +111,10 @@ struct placement_config {
 struct placement_request {
 	int prio;               /* RT priority 1..99 */
 	uint32_t count;         /* CPUs wanted, 1..PLACEMENT_MAX_COUNT */
-	struct cpuset allowed;  /* empty: every managed CPU */
+	/* CPUs of the topology: those at or above t->ncpus are not read, so
+	 * that a decision costs what the machine's size does, not
+	 * RTPLACE_MAX_CPUS; none below t->ncpus: every managed CPU */
+	struct cpuset allowed;
 	int32_t node;           /* NUMA node to stay on, -1 for none */
 	int32_t near_cpu;       /* CPU to be close to (need not be allowed), -1 for none */
 	bool normal;            /* for a thread without an RT policy: off isolated CPUs */

@@ -220,6 +220,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 	const struct placement_request *req = m->req;
 	const struct topo *t = m->t;
 	uint32_t ncand = 0, nkind0 = 0, n = 0;
+	bool allowed_empty;
 	int32_t anchor = req->near_cpu;
 
 	if (req->prio < 1 || req->prio > 99) {
@@ -240,6 +241,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 	}
 	m->below = LEVEL_RT1 + (uint32_t)req->prio - 1;
 	m->start = rotor ? *rotor % t->ncpus : 0;
+	allowed_empty = refmodel_allowed_empty(t, &req->allowed);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		m->core_head[c] = -1;
 	for (uint32_t c = 0; c < t->ncpus; c++) {
@@ -251,7 +253,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			m->core_head[t->cpus[c].core] = (int32_t)c;
 		}
 		x->cand = t->cpus[c].online && cpuset_test(&m->cfg->managed, c) &&
-			  (cpuset_empty(&req->allowed) || cpuset_test(&req->allowed, c)) &&
+			  (allowed_empty || cpuset_test(&req->allowed, c)) &&
 			  (req->node < 0 || t->cpus[c].node == req->node);
 		if (!x->cand)
 			continue;
@@ -517,6 +519,14 @@ void refmodel_random_levels(uint64_t *state, uint32_t ncpus, uint8_t *ret)
 			break;
 		}
 	}
+}
+
+bool refmodel_allowed_empty(const struct topo *t, const struct cpuset *allowed)
+{
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (cpuset_test(allowed, c))
+			return false;
+	return true;
 }
 
 void refmodel_random_set(uint64_t *state, const struct topo *t, struct cpuset *ret)

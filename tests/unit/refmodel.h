@@ -100,4 +100,8 @@ void refmodel_random_levels(uint64_t *state, uint32_t ncpus, uint8_t *ret);
  * beyond the machine). */
 void refmodel_random_set(uint64_t *state, const struct topo *t, struct cpuset *ret);
 
+/* Whether a request's allowed set holds no CPU of t (placement.h: its CPUs
+ * past the topology are not read), so that it means every managed CPU. */
+bool refmodel_allowed_empty(const struct topo *t, const struct cpuset *allowed);
+
 #endif

@@ -675,7 +675,7 @@ static void conc_check_place(struct conc *c, uint64_t *rng, uint64_t *g0, struct
 	below = level_from_rt_priority(req.prio);
 	cfg.managed = c->t->online;
 	refmodel_random_set(rng, c->t, &req.allowed);
-	cpuset_and(&cand, cpuset_empty(&req.allowed) ? &cfg.managed : &req.allowed, &cfg.managed);
+	cpuset_and(&cand, refmodel_allowed_empty(c->t, &req.allowed) ? &cfg.managed : &req.allowed, &cfg.managed);
 	CPUSET_FOREACH(cpu, &cand)
 		g0[cpu] = __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE);
 	r = placement_choose(&cfg, c->t, &c->m->view, NULL, rotor, &req, res);

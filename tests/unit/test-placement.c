@@ -89,7 +89,8 @@ static void diff_check_invariants(const struct diff_case *dc, const struct topo 
 	uint32_t below = level_from_rt_priority(req->prio), eligible = 0;
 	struct cpuset cand, seen;
 
-	cpuset_and(&cand, cpuset_empty(&req->allowed) ? &dc->cfg.managed : &req->allowed, &dc->cfg.managed);
+	cpuset_and(&cand, refmodel_allowed_empty(t, &req->allowed) ? &dc->cfg.managed : &req->allowed,
+		   &dc->cfg.managed);
 	cpuset_and(&cand, &cand, &t->online);
 	if (req->node >= 0)
 		cpuset_and(&cand, &cand, &t->node_cpus[req->node]);
