@@ -154,7 +154,7 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 {
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
-	struct cpuset given;
+	struct rtplace_cpumask given;
 	uint32_t rotor = 0;
 
 	if (!claimed)

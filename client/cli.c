@@ -53,7 +53,7 @@ int cli_parse_policy(const char *s, int *ret)
 
 int cli_parse_cpus(const char *s, cpu_set_t *ret)
 {
-	struct cpuset set;
+	struct rtplace_cpumask set;
 	int r = cpuset_parse(s, &set);
 
 	if (r < 0)
@@ -72,7 +72,7 @@ int cli_parse_cpus(const char *s, cpu_set_t *ret)
 
 void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len)
 {
-	struct cpuset set;
+	struct rtplace_cpumask set;
 
 	cpuset_zero(&set);
 	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)

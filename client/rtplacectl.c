@@ -187,7 +187,7 @@ struct ctl_host {
 
 static int ctl_host(struct ctl *c, struct ctl_host *ret)
 {
-	struct cpuset iso, nohz;
+	struct rtplace_cpumask iso, nohz;
 	struct rtplace_cpu *cpus = NULL;
 	size_t n = 0;
 	int r;
@@ -502,7 +502,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	struct rtplace_answer ans;
 	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
 	 * its size: the word layouts are the same. */
-	struct cpuset allowed, chosen;
+	struct rtplace_cpumask allowed, chosen;
 	bool have_prio = false, have_owner = false, strict = false;
 	char list[CPUSET_LIST_MAX];
 	long v;

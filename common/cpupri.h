@@ -388,7 +388,7 @@ int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret);
 void cpupri_mask_free(struct cpupri_mask *m);
 
 /* Fills m with the CPUs of set (CPUs outside the map are ignored), a run at a time. */
-void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
+void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct rtplace_cpumask *set, struct cpupri_mask *m);
 
 /* Word i (< CPUSET_WORDS) of m as a cpuset word: the CPUs 64 * i .. 64 * i + 63 that m holds. */
 static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const struct cpupri_mask *m, __u32 i)
@@ -463,7 +463,7 @@ static inline const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32
 }
 
 /* The CPUs m holds, into ret. */
-void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
+void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret);
 
 /*
  * The map's one reader, the kernel's cpupri_find() scan: from level `from`
@@ -484,7 +484,7 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 /* The CPUs of allowed whose bit is set at level, into ret (cpupri_find()'s
  * word AND for one level, converted). */
 void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
-		       struct cpuset *ret);
+		       struct rtplace_cpumask *ret);
 #endif
 
 #endif

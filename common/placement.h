@@ -100,10 +100,10 @@ enum placement_isolated {
 };
 
 struct placement_config {
-	struct cpuset managed; /* online CPUs minus housekeeping-cpus */
+	struct rtplace_cpumask managed; /* online CPUs minus housekeeping-cpus */
 	bool prefer_idle;      /* idle ranks below normal; off: they tie */
 	enum placement_smt avoid_smt;
-	struct cpuset isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
+	struct rtplace_cpumask isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
 	enum placement_isolated isolated_mode;
 	bool isolated_housekeeping; /* housekeeping-cpus unset: the non-isolated CPUs are housekeeping */
 };
@@ -114,7 +114,7 @@ struct placement_request {
 	/* CPUs of the topology: those at or above t->ncpus are not read, so
 	 * that a decision costs what the machine's size does, not
 	 * RTPLACE_MAX_CPUS; none below t->ncpus: every managed CPU */
-	struct cpuset allowed;
+	struct rtplace_cpumask allowed;
 	int32_t node;           /* NUMA node to stay on, -1 for none */
 	int32_t near_cpu;       /* CPU to be close to (need not be allowed), -1 for none */
 	bool normal;            /* for a thread without an RT policy: off isolated CPUs */

@@ -222,18 +222,6 @@ void proto_set_string(char *dst, size_t size, const char *src);
  */
 int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned level);
 
-static inline void proto_cpumask_to_cpuset(const struct rtplace_cpumask *m, struct cpuset *ret)
-{
-	for (int i = 0; i < CPUSET_WORDS; i++)
-		ret->w[i] = m->bits[i];
-}
-
-static inline void proto_cpumask_from_cpuset(const struct cpuset *s, struct rtplace_cpumask *ret)
-{
-	for (int i = 0; i < CPUSET_WORDS; i++)
-		ret->bits[i] = s->w[i];
-}
-
 /* Typed builders: proto_encode() for one type each, without the reason. */
 
 static inline int proto_encode_query(struct proto_msg *ret, uint32_t request_id, const struct rtplace_query *q)

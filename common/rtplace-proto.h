@@ -194,6 +194,8 @@ struct rtplace_msg_hdr {
 	uint32_t reserved;
 };
 
+/* A CPU set, on the wire and in rtplace's own code alike (cpuset.h works
+ * on this type): bit i of bits[i / 64] is CPU i. */
 struct rtplace_cpumask {
 	uint64_t bits[RTPLACE_CPUMASK_WORDS];
 };

@@ -53,7 +53,7 @@ struct dispatch {
 	struct config cfg;
 	struct dispatch_host host;     /* the host's RT configuration, as last read */
 	struct placement_config pcfg;
-	struct cpuset housekeeping;    /* housekeeping-cpus, or derived from isolation */
+	struct rtplace_cpumask housekeeping;    /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
 	struct proto_limits lim;
 	struct claims *claims;
@@ -415,12 +415,12 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			return;
 		}
 	}
-	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
+	req.allowed = q->allowed;
 	/* A client of protocol versions 1 and 2 can be told of no CPU past
 	 * 1023: on a larger machine it chooses among those it can name. */
 	if (m->hdr.version < 3 && s->topo->ncpus > RTPLACE_CPUMASK_V2_CPUS && cpuset_empty(&req.allowed))
 		for (uint32_t i = 0; i < RTPLACE_CPUMASK_V2_CPUS / 64; i++)
-			req.allowed.w[i] = ~UINT64_C(0);
+			req.allowed.bits[i] = ~UINT64_C(0);
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
 	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
@@ -474,7 +474,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
-			struct cpuset allowed = s->pcfg.managed;
+			struct rtplace_cpumask allowed = s->pcfg.managed;
 
 			if (!cpuset_empty(&req.allowed))
 				cpuset_and(&allowed, &allowed, &req.allowed);

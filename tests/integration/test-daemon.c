@@ -177,7 +177,7 @@ static void test_sixty_claims_disjoint(void **state)
 	struct rtplace_query q = query_for(99, 4, RTPLACE_QUERY_F_CLAIM);
 	static struct proto_msg req[60];
 	int fds[60];
-	struct cpuset seen;
+	struct rtplace_cpumask seen;
 
 	cpuset_zero(&seen);
 	for (int i = 0; i < 60; i++) {
@@ -629,7 +629,7 @@ static void test_moves_refused_in_simulation(void **state)
 	struct rtplace_move mv = { .tid = getpid(), .flags = RTPLACE_MOVE_F_SET_AFFINITY };
 	struct proto_msg req, rep;
 
-	cpuset_set((struct cpuset *)&mv.cpus, 0);
+	cpuset_set(&mv.cpus, 0);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);

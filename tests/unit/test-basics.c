@@ -55,7 +55,7 @@ static void test_level_names(void **state)
 
 static void test_cpuset_parse_format(void **state)
 {
-	struct cpuset s, t;
+	struct rtplace_cpumask s, t;
 	char buf[CPUSET_LIST_MAX];
 
 	assert_int_equal(cpuset_parse("0-3,8,10-11", &s), 0);

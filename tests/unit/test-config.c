@@ -140,7 +140,7 @@ static void test_every_key(void **state)
 		"max-managed-threads = 3840\n"
 		"max-managed-threads-per-user = 7\n";
 	struct config c, d;
-	struct cpuset hk;
+	struct rtplace_cpumask hk;
 
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_string_equal(c.daemon.socket, "/tmp/x/rtplaced.sock");

@@ -83,7 +83,7 @@ static void test_uevent_devpath(void **state)
 	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
 }
 
-static void set_of(const char *list, struct cpuset *ret)
+static void set_of(const char *list, struct rtplace_cpumask *ret)
 {
 	cpuset_zero(ret);
 	if (*list)
@@ -93,7 +93,7 @@ static void set_of(const char *list, struct cpuset *ret)
 static void check_changes(const char *was, const char *now, const char *offlined, bool lost, const char *gone,
 			  const char *came)
 {
-	struct cpuset w, n, o, g, c, want;
+	struct rtplace_cpumask w, n, o, g, c, want;
 
 	set_of(was, &w);
 	set_of(now, &n);
@@ -197,7 +197,7 @@ static void sysfs_remove(const struct sysfs *s)
 static void test_read_online(void **state)
 {
 	struct sysfs s;
-	struct cpuset set, want;
+	struct rtplace_cpumask set, want;
 
 	sysfs_make(&s);
 	assert_int_equal(hotplug_read_online(s.root, &set), -ENOENT);
@@ -225,7 +225,7 @@ static void test_open_consume_idle(void **state)
 {
 	struct sysfs s;
 	struct hotplug *h;
-	struct cpuset gone, came;
+	struct rtplace_cpumask gone, came;
 	bool lost;
 	int r;
 

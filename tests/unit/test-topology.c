@@ -144,9 +144,9 @@ static struct topo *load_shared(const char *name)
 	return t;
 }
 
-static void assert_set_is(const struct cpuset *set, const char *list)
+static void assert_set_is(const struct rtplace_cpumask *set, const char *list)
 {
-	struct cpuset want;
+	struct rtplace_cpumask want;
 	char got[CPUSET_LIST_MAX];
 
 	assert_int_equal(cpuset_parse(list, &want), 0);
@@ -177,7 +177,7 @@ static void assert_same_topo(const struct topo *a, const struct topo *b)
 static void test_shared_xml(void **state)
 {
 	const struct xml_expect *e = *state;
-	struct cpuset pkg0, sib, want;
+	struct rtplace_cpumask pkg0, sib, want;
 	struct topo *t = load_shared(e->name);
 
 	if (!t) {
@@ -270,7 +270,7 @@ static void test_hwloc_xmlfile(void **state)
 }
 
 /* Reads a kernel CPU list file; -errno when it cannot. */
-static int read_cpulist(const char *path, struct cpuset *ret)
+static int read_cpulist(const char *path, struct rtplace_cpumask *ret)
 {
 	char buf[CPUSET_LIST_MAX];
 	FILE *f = fopen(path, "r");
@@ -304,7 +304,7 @@ static void test_live(void **state)
 	/* Where the kernel says who shares a core and a node, agree with it. */
 	CPUSET_FOREACH(c, &t->online) {
 		char path[128];
-		struct cpuset sib, kernel;
+		struct rtplace_cpumask sib, kernel;
 
 		topo_siblings(t, (uint32_t)c, &sib);
 		assert_true(cpuset_test(&sib, (unsigned)c));
@@ -314,7 +314,7 @@ static void test_live(void **state)
 	}
 	for (int node = 0; node < RTPLACE_MAX_CPUS; node++) {
 		char path[128];
-		struct cpuset kernel;
+		struct rtplace_cpumask kernel;
 		int first;
 
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
@@ -453,7 +453,7 @@ static void test_hybrid_offline(void **state)
 {
 	char path[256];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 
 	assert_int_equal(topo_load(write_temp("hybrid.xml", hybrid_xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 8);
@@ -492,7 +492,7 @@ static void test_bare_pus(void **state)
 		"</object>\n</topology>\n";
 	char path[256];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 
 	assert_int_equal(topo_load(write_temp("bare.xml", xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 4);
@@ -513,7 +513,7 @@ static void test_synthetic(void **state)
 {
 	uint16_t shard[RTPLACE_MAX_CPUS];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 	uint32_t n;
 
 	/* 2 packages x 2 nodes x 2 LLCs x 4 cores x 2 threads */
