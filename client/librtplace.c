@@ -448,15 +448,18 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 			if (r < 0)
 				return r;
 		}
-		proto_msg_finish(&rp->req, rp->version);
-		r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+		/* -ERANGE: a CPU past 1023 for a daemon older than version 3 */
+		r = proto_msg_finish(&rp->req, rp->version);
+		if (r == 0)
+			r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		if (r == -EPROTONOSUPPORT && rp->version > RTPLACE_PROTO_VERSION_MIN) {
 			/* A daemon older than this library: its replies, in version
 			 * 1, say the same at greater length. */
 			rp->version = RTPLACE_PROTO_VERSION_MIN;
 			rp->reason[0] = '\0';
-			proto_msg_finish(&rp->req, rp->version);
-			r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+			r = proto_msg_finish(&rp->req, rp->version);
+			if (r == 0)
+				r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		}
 		if (!rtplace_is_disconnect(r))
 			return r;

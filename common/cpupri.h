@@ -42,7 +42,9 @@
  * Size: 64 + 64 * ncpus + 64 * LEVEL_COUNT * count_lines + 8 * LEVEL_COUNT *
  * nshards * shard_words bytes; for 480 CPUs in 2 node shards (240 CPUs, 4
  * words, padded to 8; one count line) that is 64 + 30720 + 6592 + 13184 =
- * 50560 bytes.
+ * 50560 bytes; for 8,192 CPUs (CPUPRI_MAX_CPUS) in 32 node shards (256
+ * CPUs, 4 words, padded to 8; two count lines) 64 + 524288 + 13184 +
+ * 210944 = 748480 bytes, the slots nearly all of it.
  *
  * This header is compiled by BPF C as well: no libc, __u32-style types,
  * and every map access goes through CPUPRI_PTR(map, off, len), which the
