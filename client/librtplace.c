@@ -1234,17 +1234,20 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 	struct rtplace_request q;
 	struct rtplace_answer a;
 	struct sched_param param = { 0 };
-	cpu_set_t old;
+	/* Affinities as wide as the CPUs rtplace names, passed to the kernel
+	 * at their own size: a cpu_set_t holds 1,024 CPUs, and the kernel
+	 * refuses to read an affinity into a set shorter than its CPU ids. */
+	struct rtplace_cpumask old, pin;
 	int r;
 
 	if (!rp || !req || (flags & ~RTPLACE_PLACE_F_SCHED))
 		return -EINVAL;
-	if (sched_getaffinity(0, sizeof(old), &old) < 0)
+	if (sched_getaffinity(0, sizeof(old), (cpu_set_t *)(void *)&old) < 0)
 		return -errno;
 	q = *req;
 	q.flags |= RTPLACE_QUERY_F_CLAIM;
 	if (!q.allowed) {
-		q.allowed = &old;
+		q.allowed = (const cpu_set_t *)(const void *)&old;
 		q.allowed_size = sizeof(old);
 	}
 	r = rtplace_query(rp, &q, &a);
@@ -1252,7 +1255,10 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 		return r;
 	if (a.count == 0)
 		return -EBUSY;
-	if (sched_setaffinity(0, sizeof(a.set), &a.set) < 0) {
+	cpuset_zero(&pin);
+	for (unsigned i = 0; i < a.count; i++)
+		cpuset_set(&pin, (unsigned)a.cpus[i]);
+	if (sched_setaffinity(0, sizeof(pin), (const cpu_set_t *)(const void *)&pin) < 0) {
 		r = -errno;
 		goto release;
 	}
@@ -1260,7 +1266,7 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 		param.sched_priority = req->prio;
 		if (sched_setscheduler(0, req->policy ? req->policy : SCHED_FIFO, &param) < 0) {
 			r = -errno;
-			sched_setaffinity(0, sizeof(old), &old);
+			sched_setaffinity(0, sizeof(old), (const cpu_set_t *)(const void *)&old);
 			goto release;
 		}
 	}
