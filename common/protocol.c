@@ -480,6 +480,13 @@ static int proto_check_claim_ended(const struct proto_msg *m, const struct proto
 /* Bytes of a CPU set in versions 1 and 2. */
 #define PROTO_V2_SET (RTPLACE_CPUMASK_V2_CPUS / 8)
 
+/* proto_decode() copies the wire bytes into the message before unpacking
+ * them: the longest wire form of a type with sets or a mask fits too. */
+_Static_assert(sizeof(struct rtplace_msg_hdr) + offsetof(struct rtplace_query_reply, list) + PROTO_V2_SET +
+			       sizeof(((struct rtplace_query_reply *)0)->list) <=
+		       offsetof(struct proto_msg, packed),
+	       "a version-1 query reply fits the message");
+
 /* The sets are the body's last fields, so version 3's trimmed sets and
  * versions 1 and 2's 16 words are each a prefix of the set in the body. */
 _Static_assert(offsetof(struct rtplace_query, allowed) + sizeof(struct rtplace_cpumask) ==
@@ -736,42 +743,39 @@ static int proto_check_header(const struct rtplace_msg_hdr *h, const void *body,
 }
 
 /*
- * The readable body of the wire message in buf (len bytes, its header
- * checked) into ret: the sets to their full width, the list to its field
- * (the entries not sent read as zero, as version 1 sends them). A set of
- * version 3 whose last word sent is zero is not the canonical encoding.
+ * Turns m, which holds a wire message of len bytes (its header checked),
+ * into its readable form in place: the sets to their full width (the last
+ * first, as each moves to a place at or after where it was sent), the
+ * list to its field (the entries not sent read as zero, as version 1
+ * sends them), the rest of the body zero. A set of version 3 whose last
+ * word sent is zero is not the canonical encoding.
  */
-static int proto_unpack(const void *buf, size_t len, const struct proto_type *t, struct proto_msg *ret,
-			const char **reason)
+static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type *t, const char **reason)
 {
-	const char *in = (const char *)buf + sizeof(ret->hdr);
-	char *body = (char *)ret + sizeof(ret->hdr);
-	uint16_t version;
+	char *body = (char *)m + sizeof(m->hdr);
+	size_t sent = len - sizeof(m->hdr);
 
-	memcpy(&ret->hdr, buf, sizeof(ret->hdr));
-	version = ret->hdr.version;
-	memset(body, 0, t->body_size);
-	ret->packed = false;
+	m->packed = false;
 	if (t->nsets) {
-		size_t words = (len - sizeof(ret->hdr) - t->set_offset) / t->nsets / 8;
+		size_t words = (sent - t->set_offset) / t->nsets / 8;
 		bool last = words == 0;
 
-		memcpy(body, in, t->set_offset);
-		for (uint32_t i = 0; i < t->nsets; i++) {
-			struct rtplace_cpumask *set = proto_set_at(ret, t, i);
+		for (uint32_t i = t->nsets; i-- > 0;) {
+			struct rtplace_cpumask *set = proto_set_at(m, t, i);
 
-			memcpy(set, in + t->set_offset + i * words * 8, words * 8);
+			memmove(set, body + t->set_offset + i * words * 8, words * 8);
+			memset(&set->bits[words], 0, (RTPLACE_CPUMASK_WORDS - words) * 8);
 			last |= words && set->bits[words - 1];
 		}
-		if (version >= 3 && !last)
+		if (m->hdr.version >= 3 && !last)
 			return proto_fail(reason, -EINVAL, "cpu set sent past its last cpu");
 	} else if (t->list_offset) {
-		size_t list_bytes = len - sizeof(ret->hdr) - proto_wire_list_offset(t, version);
+		size_t at = proto_wire_list_offset(t, m->hdr.version), list_bytes = sent - at;
 
-		memcpy(body, in, t->list_offset);
-		memcpy(body + t->list_offset, in + proto_wire_list_offset(t, version), list_bytes);
+		memmove(body + t->list_offset, body + at, list_bytes);
+		memset(body + t->list_offset + list_bytes, 0, t->body_size - t->list_offset - list_bytes);
 	} else {
-		memcpy(body, in, t->body_size);
+		memset(body + sent, 0, t->body_size - sent);
 	}
 	return 0;
 }
@@ -852,8 +856,11 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 	}
 	proto_bounds_from(lim, &b, &accept);
 	r = proto_check_header(&h, (const char *)buf + sizeof(h), len, accept, &t, &reason);
-	if (r == 0)
-		r = proto_unpack(buf, len, t, ret, &reason);
+	if (r == 0) {
+		/* len is the exact length of a known type, which fits *ret */
+		memcpy(ret, buf, len);
+		r = proto_unpack(ret, len, t, &reason);
+	}
 	if (r == 0)
 		r = proto_check_msg(ret, t, &b, &reason);
 	if (r == 0)
@@ -863,37 +870,48 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 	return r;
 }
 
-/* m's wire form into ret: m itself once packed, else packed in m's version. */
-static int proto_wire_copy(const struct proto_msg *m, struct proto_msg *ret)
+/* Why proto_shape() refused m. */
+static const char *proto_shape_reason(const struct proto_msg *m, const struct proto_type *t)
 {
-	const struct proto_type *t = proto_type_find(m->hdr.type);
-
-	if (!t)
-		return -EOPNOTSUPP;
-	if (!proto_version_ok(m->hdr.version))
-		return -EPROTONOSUPPORT;
-	memcpy(ret, m, sizeof(*ret));
-	return m->packed ? 0 : proto_pack(ret, t, m->hdr.version);
+	if (t->list_offset && proto_count_at(t, proto_msg_body(m)) > t->max_entries)
+		return "count beyond the list";
+	return "cpu beyond what the protocol version carries";
 }
 
 int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err)
 {
-	static _Thread_local struct proto_msg wire, out;
+	const struct proto_type *t = proto_type_find(m->hdr.type);
+	struct proto_bounds b;
+	const char *reason;
+	unsigned accept;
+	uint32_t words;
+	size_t len;
 	int r;
 
 	if (m->hdr.magic != RTPLACE_PROTO_MAGIC) {
 		proto_error_set(ret_err, "bad magic", NULL);
 		return -EPROTO;
 	}
-	r = proto_wire_copy(m, &wire);
-	if (r < 0) {
-		proto_error_set(ret_err,
-				r == -ERANGE ? "cpu beyond what the protocol version carries"
-					     : r == -EOPNOTSUPP ? "unknown message type" : "unsupported protocol version",
-				&m->hdr);
-		return r;
+	if (m->packed) {
+		/* Its bytes as a peer would receive them. */
+		struct proto_msg readable;
+
+		return proto_decode(m, m->hdr.length, lim, &readable, ret_err);
 	}
-	return proto_decode(&wire, wire.hdr.length, lim, &out, ret_err);
+	proto_bounds_from(lim, &b, &accept);
+	if (!proto_version_ok(m->hdr.version))
+		r = proto_fail(&reason, -EPROTONOSUPPORT, "unsupported protocol version");
+	else if (!t)
+		r = proto_fail(&reason, -EOPNOTSUPP, "unknown message type");
+	else if (!(t->accept & accept))
+		r = proto_fail(&reason, -EOPNOTSUPP, "message type not accepted here");
+	else if (proto_shape(m, t, m->hdr.version, &len, &words) < 0)
+		r = proto_fail(&reason, -ERANGE, proto_shape_reason(m, t));
+	else
+		r = proto_check_msg(m, t, &b, &reason);
+	if (r < 0)
+		proto_error_set(ret_err, reason, &m->hdr);
+	return r;
 }
 
 /* The header of m, whose body is complete, at RTPLACE_PROTO_VERSION. */
@@ -927,8 +945,9 @@ int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id)
 
 int proto_msg_finish(struct proto_msg *m, uint16_t version)
 {
-	static _Thread_local struct proto_msg readable;
 	const struct proto_type *t = proto_type_find(m->hdr.type);
+	uint16_t was = m->hdr.version;
+	bool packed = m->packed;
 	const char *reason;
 	int r;
 
@@ -936,16 +955,15 @@ int proto_msg_finish(struct proto_msg *m, uint16_t version)
 		return -EOPNOTSUPP;
 	if (!proto_version_ok(version))
 		return -EPROTONOSUPPORT;
-	if (m->packed) {
-		r = proto_unpack(m, m->hdr.length, t, &readable, &reason);
+	if (packed) {
+		r = proto_unpack(m, m->hdr.length, t, &reason);
 		if (r < 0)
 			return r;
-	} else {
-		memcpy(&readable, m, sizeof(readable));
 	}
-	r = proto_pack(&readable, t, version);
-	if (r == 0)
-		memcpy(m, &readable, sizeof(*m));
+	r = proto_pack(m, t, version);
+	/* Refused before anything moved: packed again as it came. */
+	if (r < 0 && packed)
+		proto_pack(m, t, was);
 	return r;
 }
 
@@ -1006,11 +1024,15 @@ size_t proto_wire_length(const void *buf, size_t len)
 
 size_t proto_msg_length_for(const struct proto_msg *m)
 {
-	static _Thread_local struct proto_msg wire;
+	const struct proto_type *t = proto_type_find(m->hdr.type);
+	uint32_t words;
+	size_t len;
 
 	if (m->packed)
 		return proto_wire_length(m, m->hdr.length);
-	return proto_wire_copy(m, &wire) == 0 ? wire.hdr.length : 0;
+	if (!t || !proto_version_ok(m->hdr.version) || proto_shape(m, t, m->hdr.version, &len, &words) < 0)
+		return 0;
+	return len;
 }
 
 const char *proto_type_name(uint16_t type)
