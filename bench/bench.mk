@@ -1,8 +1,10 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmarks (DESIGN §11): built with the rest, run by hand, never by
 # `make check` (timings are not assertions); bench/README.md has the
 # commands and the tables they printed.
 EXTRA_DIST += bench/README.md
 dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh bench/soak.sh
+EXTRA_DIST += bench/benchlib.sh
 
 # Clock, percentiles, medians and a private rtplaced, for every bench.
 noinst_LTLIBRARIES += bench/libbench.la
@@ -58,7 +60,7 @@ bench_bpf_stats_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 bench_bpf_stats_LDADD = $(LIBBPF_LIBS)
 
 # Claims at scale: one claiming query and every owner's exit with 10 and
-# with 10,000 claims (issue 14.3).
+# with 10,000 claims (DESIGN §14: neither may grow with the claim count).
 noinst_PROGRAMS += bench/claims-scale
 bench_claims_scale_SOURCES = bench/claims-scale.c
 bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
@@ -66,7 +68,7 @@ bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
 
 # Root's query latency while nobody claims and releases in a loop, two
-# daemons side by side (the claims state file's cost, issue 25.3).
+# daemons side by side (the claims state file's cost).
 noinst_PROGRAMS += bench/claims-journal
 bench_claims_journal_SOURCES = bench/claims-journal.c
 bench_claims_journal_CPPFLAGS = $(DAEMON_CPPFLAGS)
@@ -80,3 +82,11 @@ bench_sampler_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_sampler_cost_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_sampler_cost_LDADD = bench/libbench.la daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	common/libcommon.la $(HWLOC_LIBS) $(PTHREAD_LIBS)
+
+# MakeThreadRealtimeWithPID through rtplaced against Debian's rtkit-daemon,
+# each on a private system bus (bench/rtkit-roundtrip.sh, root).
+noinst_PROGRAMS += bench/rtkit-roundtrip
+bench_rtkit_roundtrip_SOURCES = bench/rtkit-roundtrip.c
+bench_rtkit_roundtrip_CFLAGS = $(AM_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+bench_rtkit_roundtrip_LDADD = bench/libbench.la $(LIBSYSTEMD_LIBS)
+dist_noinst_SCRIPTS += bench/rtkit-roundtrip.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the benches share (benchlib.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the benches share: the clock, sorting and percentiles of samples,
  * and starting an rtplaced of their own (a private socket and

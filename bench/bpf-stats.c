@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bpf-stats: what given BPF programs cost while a command runs, for
  * bench/tracker-overhead.sh. Run-time statistics are switched on through a

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What an unprivileged claim/release loop costs root's queries (issue
- * 25.3): root's QUERY round trip, p50 and p99, with nothing else running
+ * What an unprivileged claim/release loop costs root's queries: root's
+ * QUERY round trip, p50 and p99, with nothing else running
  * and while a client running as nobody claims a CPU for itself
  * (owner-bound, as rtplace-run does) and releases it as fast as it can;
  * each owner-bound claim's begin and end goes to the claims state file.
@@ -12,7 +13,7 @@
  *                   --topology XML [--seconds S] [--rounds N] [--rate R]
  *
  * The loop claims and releases R times a second (default 1000, about the
- * pace of the loop in the issue's report; 0: as fast as it can).
+ * pace of a client that claims per job; 0: as fast as it can).
  *
  * TMPDIR holds the daemons' folders: tmpfs, as /run is where the daemon
  * is installed. Root only (the loop runs as nobody).

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Claims at scale (issue 14.3, DESIGN §14): what the daemon does for one
+ * Claims at scale (DESIGN §14): what the daemon does for one
  * claiming query, and for every owner of an owner-bound claim exiting,
  * with 10 and with 10,000 live claims. In process, on the daemon's own
  * claims.c and placement over the production map of a 480-CPU machine

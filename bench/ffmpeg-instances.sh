@@ -1,5 +1,6 @@
 #!/bin/sh
-# k ffmpeg instances at once, three ways, side by side (DESIGN §11, issue 5):
+# SPDX-License-Identifier: GPL-2.0-or-later
+# k ffmpeg instances at once, three ways, side by side (DESIGN §11):
 #   unpinned      ffmpeg ...
 #   taskset       taskset -c <round-robin group of N CPUs> ffmpeg ...
 #   rtplace-run   rtplace-run --cpus N [--prio P] -- ffmpeg ...
@@ -23,37 +24,10 @@ frames=${3:-300}
 rounds=${4:-3}
 size=${SIZE:-640x360}
 prio=${PRIO:-}
-builddir=$(pwd)
-RUN=$builddir/client/.libs/rtplace-run
-if [ -x "$RUN" ]; then
-	LD_LIBRARY_PATH=$builddir/client/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-else
-	RUN=$builddir/client/rtplace-run
-fi
+. "$(dirname "$0")/benchlib.sh"
 command -v ffmpeg >/dev/null || { echo "needs ffmpeg (apt-get install ffmpeg)" >&2; exit 69; }
 
-tmp=$(mktemp -d /tmp/rtplace-ffbench.XXXXXX)
-daemon=
-cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-sock=${RTPLACE_SOCKET:-}
-if [ -z "$sock" ]; then
-	sock=$tmp/rtplaced.sock
-	lstopo --of xml "$tmp/machine.xml"
-	"$builddir/daemon/rtplaced" --socket "$sock" --topology "$tmp/machine.xml" >"$tmp/rtplaced.log" 2>&1 &
-	daemon=$!
-	i=0
-	until "$builddir/client/rtplacectl" --socket "$sock" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || { echo "rtplaced did not start" >&2; exit 70; }
-		sleep 0.05
-	done
-fi
+bench_daemon ffbench
 
 # One instance: prints its fps.
 instance() {

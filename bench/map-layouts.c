@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * map-layouts: what the layout of the cpupri map costs its writer and its
  * reader (DESIGN §11), every layout measured side by side in one run.

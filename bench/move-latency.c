@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Move latency through rtplaced against the bare system calls (DESIGN §11):
  * the time from a client's request until the thread's new affinity reads

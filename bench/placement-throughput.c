@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * placement-throughput: placement throughput and quality in simulation
  * (DESIGN §11), on a topology loaded from an hwloc XML file (by default the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Query round trip against the physical floor (DESIGN §11): the same
  * QUERY message sent to rtplaced, to a bare single-threaded SEQPACKET
@@ -22,8 +23,8 @@
  * interleaved blocks and slices, its ratios to the first and its memory
  * printed beside the first's.
  * --scrape-flood turns on [metrics] on a loopback port and runs N
- * processes that scrape it back to back while the rounds run (issue 25.8:
- * scrapes share the query loop).
+ * processes that scrape it back to back while the rounds run (scrapes
+ * share the query loop).
  */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What one sample of the /proc-sampled map costs (daemon/sampler.h): the
  * CPU time of sampler_sample() with the machine's own threads and with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Soak test of rtplaced (run by hand, never by make check): for MINUTES it
 # mixes plain and claiming queries, owner-bound claims through rtplace-run,
 # moves of a sleeping thread, subscribers that come and go, garbage packets,

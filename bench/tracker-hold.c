@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Holds the BPF tracker attached until SIGINT or SIGTERM, for
  * bench/tracker-overhead.sh to measure workloads with and without it.

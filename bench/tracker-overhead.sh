@@ -1,5 +1,6 @@
 #!/bin/sh
-# Tracking overhead (DESIGN §11, issue 3): what the BPF tracker costs the
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Tracking overhead (DESIGN §11): what the BPF tracker costs the
 # scheduler path. Runs as root from the build directory:
 #
 #   sudo bench/tracker-overhead.sh [PAIRS]        (default 5 pairs)
@@ -27,7 +28,7 @@
 #    figures include the statistics' own cost (two clock reads per event).
 #    A third workload, a ping-pong between processes pinned to CPUs 0 and 1,
 #    makes every switch change its CPU's class (idle <-> normal): the worst
-#    case of the time-by-class accounting (issue 12), which the pinned pipe
+#    case of the time-by-class accounting, which the pinned pipe
 #    (normal -> normal) never reaches.
 set -eu
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The BPF tracker (DESIGN §3): bpf/tracker.bpf.c compiled by clang for the
 # BPF target and turned by bpftool into a skeleton header in the build tree
 # (never committed); daemon/tracker.c, the loader, is its only includer.

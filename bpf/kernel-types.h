@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The kernel types tracker.bpf.c reads, written by hand instead of a
  * generated vmlinux.h: only the fields the tracker uses, under their kernel

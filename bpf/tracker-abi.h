@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the tracker's BPF programs (tracker.bpf.c) and its loader
  * (daemon/tracker.c) share: limits baked into the programs and the ring

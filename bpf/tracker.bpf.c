@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The tracker: keeps every managed CPU's priority level (levels.h) in the
  * cpupri map from the scheduler's own state, and reports the events the
@@ -65,6 +66,10 @@ static __always_inline void *tracker_map_ptr(void *map, __u32 off, __u32 len);
 #define CPUPRI_PTR(map, off, len) tracker_map_ptr((map), (off), (len))
 #include "cpupri.h"
 
+/*
+ * tp_btf programs and bpf_probe_read_kernel() load only under a
+ * GPL-compatible license; the file itself is GPL-2.0-or-later.
+ */
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load; read-only to the programs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Argument parsing and formatting shared by rtplacectl and rtplace-run, so
  * both tools accept and print numbers, policies and CPU lists the same way,

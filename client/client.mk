@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The clients (DESIGN §8): librtplace (shared, exporting only rtplace_*
 # through a version script), rtplacectl and rtplace-run, and their man pages.
 # Client sources see client/ (CLIENT_CPPFLAGS).
@@ -58,10 +59,13 @@ EXTRA_DIST += client/librtplace.sym client/rtplace.pc.in
 # person never does. The hooks.d file (podman, CRI-O) names it by its
 # installed path, so it is generated.
 pkglibexec_PROGRAMS = client/rtplace-oci-hook
-client_rtplace_oci_hook_SOURCES = client/rtplace-oci-hook.c client/cli.h client/cli.c
+client_rtplace_oci_hook_SOURCES = client/rtplace-oci-hook.c client/cli.h client/cli.c \
+	client/oci-rights.h client/oci-rights.c client/oci-spec.h client/oci-spec.c
 client_rtplace_oci_hook_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplace_oci_hook_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-client_rtplace_oci_hook_LDADD = client/librtplace.la common/libfile.la common/libcommon.la $(JSONC_LIBS)
+# The node's [containers] policy is read with the daemon's own parser.
+client_rtplace_oci_hook_LDADD = client/librtplace.la common/libconfig.la common/libfile.la common/libcommon.la \
+	$(JSONC_LIBS)
 
 ocihooksdir = $(datadir)/containers/oci/hooks.d
 ocihooks_DATA = client/rtplace-oci-hook.json

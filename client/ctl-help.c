@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplacectl's commands and options as data, and the help printed from
  * them. Each option's text sits beside its getopt entry, so the parser,

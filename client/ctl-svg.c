@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The picture of `rtplacectl cpus --svg`: a self-contained SVG document of
  * the machine. Packages (when known), nodes, LLCs and cores are nested

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `rtplacectl top`: a live per-CPU view in the habits of top(1). Every
  * delay it reads the daemon's status, the CPU snapshot and the time by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What rtplacectl's commands share (rtplacectl.c: the commands, the
  * common options and error reporting; ctl-help.c: the options and their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * librtplace: one connection to rtplaced, one request in flight at a time.
  * Requests are built and replies checked by the shared codec

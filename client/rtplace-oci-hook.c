@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplace-oci-hook: places a container's RT threads (DESIGN §15). An OCI
  * runtime (runc, crun; podman and CRI-O through hooks.d) runs it at the
@@ -8,7 +9,8 @@
  * container's cpuset with a claim owned by the init process, and pins the
  * init process to them at the RT policy the annotations ask for. The
  * program the init process then executes, and every thread it starts,
- * inherit both; the claim ends when the init process does, however it ends.
+ * inherit both; the claim ends when the init process does, however it ends
+ * (and, for a container without CAP_SYS_NICE, at its lease's end).
  *
  * Only the init process's main thread (the one with tid == pid) is changed:
  * that is the thread that executes the container's program (runc locks its
@@ -17,6 +19,11 @@
  *
  * The hook runs as root in the runtime's namespaces, so pids in the state
  * are the daemon's (the runtime and rtplaced share the host PID namespace).
+ * Being root, it would get from rtplaced whatever the annotations ask, and
+ * the annotations are the container author's: so it grants no more than
+ * the container's own spec would let its process do itself, narrowed by
+ * the node's [containers] policy (client/oci-rights.c), and asks the
+ * daemon only then.
  */
 #include "config.h"
 
@@ -38,46 +45,36 @@
 #include "rtplace.h"
 
 #include "cli.h"
+#include "conf.h"
 #include "cpuset.h"
 #include "file.h"
+#include "oci-rights.h"
+#include "oci-spec.h"
 
-#define HOOK_ANN_PREFIX "io.rtplace."
-#define HOOK_ANN_PRIORITY HOOK_ANN_PREFIX "priority"
-#define HOOK_ANN_POLICY HOOK_ANN_PREFIX "policy"
-#define HOOK_ANN_CPUS HOOK_ANN_PREFIX "cpus"
-#define HOOK_ANN_CPU_LIST HOOK_ANN_PREFIX "cpu-list"
-#define HOOK_ANN_NODE HOOK_ANN_PREFIX "node"
-#define HOOK_ANN_EXCLUSIVE HOOK_ANN_PREFIX "exclusive"
-#define HOOK_ANN_OPTIONAL HOOK_ANN_PREFIX "optional"
-
-/* The state is a few hundred bytes, but Kubernetes copies pod annotations
- * into it (up to 256 KiB); more than this is not a state. config.json
- * holds the same annotations and is held to the same bound. */
-#define HOOK_STATE_MAX (4u << 20)
+_Static_assert(CONFIG_CONTAINER_CPUS_MAX == RTPLACE_ANSWER_MAX, "[containers] max-cpus is bounded by a claim's size");
 
 /* What the runtime told us, and what the annotations ask for. */
 struct hook {
-	const char *id;           /* the container's id, for messages */
+	const char *id;           /* the container's id, for messages; NULL until read */
 	pid_t pid;                /* its init process, in our PID namespace */
 	const char *bundle;       /* folder of config.json */
-	int prio;                 /* 0: no io.rtplace.priority, nothing to do */
-	int policy;
-	unsigned count;
-	bool have_list;
-	cpu_set_t list;
-	int node;
-	bool exclusive, optional;
+	struct oci_ask ask;
+	uint32_t lease_ms;        /* what the rights allow (oci_rights_lease_ms()) */
 	const char *socket;
+	const char *config;       /* rtplaced.conf, for [containers] */
+	bool config_given;        /* --config: the file must exist */
 };
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: rtplace-oci-hook [--socket PATH] < STATE\n\n"
+	fprintf(f, "usage: rtplace-oci-hook [--socket PATH] [--config FILE] < STATE\n\n"
 		   "An OCI runtime hook (createRuntime stage): reads the container's state from stdin,\n"
 		   "claims CPUs from rtplaced for its init process and sets the RT policy that the\n"
 		   "container's io.rtplace.* annotations ask for. See rtplace-oci-hook(8).\n\n"
 		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
 		   RTPLACE_DEFAULT_SOCKET ")\n"
+		   "  --config FILE    the node's policy ([containers] of rtplaced.conf; default "
+		   CONFIG_DEFAULT_PATH ")\n"
 		   "  -h, --help       print this help and exit\n"
 		   "  -V, --version    print the version and exit\n");
 }
@@ -118,29 +115,42 @@ static int hook_unplaced(const struct hook *h, int status, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	hook_vmsg(h, h->optional ? "warning" : NULL, fmt, ap);
+	hook_vmsg(h, h->ask.optional ? "warning" : NULL, fmt, ap);
 	va_end(ap);
-	if (!h->optional)
+	if (!h->ask.optional)
 		return status;
-	fprintf(stderr, "rtplace-oci-hook: container %s: starting unplaced (" HOOK_ANN_OPTIONAL "=true)\n", h->id);
+	fprintf(stderr, "rtplace-oci-hook: container %s: starting unplaced (" OCI_ANN_OPTIONAL "=true)\n", h->id);
 	return 0;
 }
 
-/* Reads and parses the state from fd, streaming: no length is known. */
+/* Reads the state from fd (a pipe: no length is known) and parses it. */
 static int hook_read_state(const struct hook *h, int fd, json_object **ret)
 {
-	struct json_tokener *tok = json_tokener_new();
-	enum json_tokener_error jerr = json_tokener_continue;
-	json_object *obj = NULL;
-	size_t total = 0;
-	char buf[4096];
+	struct rtplace_reason reason;
+	size_t total = 0, room = 4096;
+	char *buf = malloc(room), *bigger;
 	ssize_t n;
-	int status = 0;
+	int status = 0, r;
 
-	if (!tok)
+	if (!buf)
 		return hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
-	while (!obj && jerr == json_tokener_continue) {
-		n = read(fd, buf, sizeof(buf));
+	for (;;) {
+		if (total == room) {
+			if (room > OCI_SPEC_JSON_MAX) {
+				status = hook_error(h, EX_DATAERR, "the state on stdin is longer than %u bytes",
+						    OCI_SPEC_JSON_MAX);
+				goto out;
+			}
+			/* One byte past the bound is enough to know. */
+			room = room * 2 > OCI_SPEC_JSON_MAX ? OCI_SPEC_JSON_MAX + 1 : room * 2;
+			bigger = realloc(buf, room);
+			if (!bigger) {
+				status = hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
+				goto out;
+			}
+			buf = bigger;
+		}
+		n = read(fd, buf + total, room - total);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -150,27 +160,17 @@ static int hook_read_state(const struct hook *h, int fd, json_object **ret)
 		if (n == 0)
 			break;
 		total += (size_t)n;
-		if (total > HOOK_STATE_MAX) {
-			status = hook_error(h, EX_DATAERR, "the state on stdin is longer than %u bytes",
-					    HOOK_STATE_MAX);
-			goto out;
-		}
-		obj = json_tokener_parse_ex(tok, buf, (int)n);
-		jerr = json_tokener_get_error(tok);
 	}
-	if (!obj) {
-		const char *why = json_tokener_error_desc(jerr);
-
-		if (!total)
-			why = "nothing was read (run by an OCI runtime?)";
-		else if (jerr == json_tokener_continue)
-			why = "it ends early";
-		status = hook_error(h, EX_DATAERR, "the state on stdin is not JSON: %s", why);
+	if (!total) {
+		status = hook_error(h, EX_DATAERR, "the state on stdin is not JSON: nothing was read (run by an OCI runtime?)");
 		goto out;
 	}
-	*ret = obj;
+	r = oci_spec_parse_json("the state on stdin", buf, total, ret, &reason);
+	if (r < 0)
+		status = hook_error(h, r == -ENOMEM ? EX_OSERR : EX_DATAERR, "%s",
+				    r == -ENOMEM ? strerror(ENOMEM) : reason.text);
 out:
-	json_tokener_free(tok);
+	free(buf);
 	return status;
 }
 
@@ -182,154 +182,20 @@ out:
  */
 static int hook_read_config(const struct hook *h, const char *path, json_object **ret)
 {
-	enum json_tokener_error jerr;
 	struct rtplace_reason reason;
-	json_object *obj;
 	char *text;
 	size_t size;
 	int r;
 
-	r = file_read_regular(path, HOOK_STATE_MAX, &reason, &text, &size);
+	r = file_read_regular(path, OCI_SPEC_JSON_MAX, &reason, &text, &size);
 	if (r < 0)
 		return hook_error(h, EX_NOINPUT, "cannot read the bundle's config: %s", reason.text);
-	obj = json_tokener_parse_verbose(text, &jerr);
+	r = oci_spec_parse_json(path, text, size, ret, &reason);
 	free(text);
-	if (!obj)
-		return hook_error(h, EX_NOINPUT, "cannot read the bundle's config: %s is not JSON: %s", path,
-				  json_tokener_error_desc(jerr));
-	*ret = obj;
-	return 0;
-}
-
-/* The string member key of obj, or NULL when absent or not a string. */
-static const char *hook_get_string(json_object *obj, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* id, pid and bundle of the state: required by the runtime spec (1.0.2). */
-static int hook_parse_state(struct hook *h, json_object *state)
-{
-	json_object *v;
-	int64_t pid;
-
-	if (!json_object_is_type(state, json_type_object))
-		return hook_error(h, EX_DATAERR, "the state on stdin is not a JSON object");
-	h->id = hook_get_string(state, "id");
-	if (!h->id || !*h->id)
-		return hook_error(h, EX_DATAERR, "the state has no \"id\" string");
-	if (!json_object_object_get_ex(state, "pid", &v) || !json_object_is_type(v, json_type_int))
-		return hook_error(h, EX_DATAERR, "the state has no \"pid\" number (is this the createRuntime stage?)");
-	pid = json_object_get_int64(v);
-	if (pid <= 0 || pid > INT_MAX)
-		return hook_error(h, EX_DATAERR, "the state's \"pid\" %" PRId64 " is not a process id", pid);
-	h->pid = (pid_t)pid;
-	h->bundle = hook_get_string(state, "bundle");
-	if (!h->bundle || !*h->bundle)
-		return hook_error(h, EX_DATAERR, "the state has no \"bundle\" string");
-	return 0;
-}
-
-static int hook_bad_annotation(const struct hook *h, const char *key, const char *value, const char *accepted)
-{
-	return hook_error(h, EX_DATAERR, "annotation %s=\"%s\": %s", key, value, accepted);
-}
-
-static int hook_parse_bool(const char *s, bool *ret)
-{
-	if (strcmp(s, "true") == 0)
-		*ret = true;
-	else if (strcmp(s, "false") == 0)
-		*ret = false;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * The io.rtplace.* annotations into h. Every value is checked, and an
- * unknown io.rtplace.* key is an error (a typo must not start a container
- * silently unplaced). Other annotations belong to others.
- */
-static int hook_parse_annotations(struct hook *h, json_object *ann)
-{
-	bool have_count = false;
-	long v;
-
-	json_object_object_foreach(ann, key, val) {
-		const char *s;
-
-		if (strncmp(key, HOOK_ANN_PREFIX, strlen(HOOK_ANN_PREFIX)) != 0)
-			continue;
-		if (!json_object_is_type(val, json_type_string))
-			return hook_error(h, EX_DATAERR, "annotation %s: not a string", key);
-		s = json_object_get_string(val);
-		if (strcmp(key, HOOK_ANN_PRIORITY) == 0) {
-			if (cli_parse_long(s, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
-				return hook_bad_annotation(h, key, s, "not an RT priority 1..99");
-			h->prio = (int)v;
-		} else if (strcmp(key, HOOK_ANN_POLICY) == 0) {
-			if (cli_parse_policy(s, &h->policy) < 0)
-				return hook_bad_annotation(h, key, s, "not fifo or rr");
-		} else if (strcmp(key, HOOK_ANN_CPUS) == 0) {
-			if (cli_parse_long(s, 1, RTPLACE_ANSWER_MAX, &v) < 0)
-				return hook_bad_annotation(h, key, s, "not a count 1..256");
-			h->count = (unsigned)v;
-			have_count = true;
-		} else if (strcmp(key, HOOK_ANN_CPU_LIST) == 0) {
-			if (cli_parse_cpus(s, &h->list) < 0)
-				return hook_bad_annotation(h, key, s, "not a CPU list (e.g. 2-5,8)");
-			h->have_list = true;
-		} else if (strcmp(key, HOOK_ANN_NODE) == 0) {
-			if (cli_parse_long(s, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
-				return hook_bad_annotation(h, key, s, "not a NUMA node id");
-			h->node = (int)v;
-		} else if (strcmp(key, HOOK_ANN_EXCLUSIVE) == 0) {
-			if (hook_parse_bool(s, &h->exclusive) < 0)
-				return hook_bad_annotation(h, key, s, "not true or false");
-		} else if (strcmp(key, HOOK_ANN_OPTIONAL) == 0) {
-			if (hook_parse_bool(s, &h->optional) < 0)
-				return hook_bad_annotation(h, key, s, "not true or false");
-		} else {
-			return hook_error(h, EX_DATAERR,
-					  "unknown annotation %s (known: " HOOK_ANN_PRIORITY ", " HOOK_ANN_POLICY
-					  ", " HOOK_ANN_CPUS ", " HOOK_ANN_CPU_LIST ", " HOOK_ANN_NODE
-					  ", " HOOK_ANN_EXCLUSIVE ", " HOOK_ANN_OPTIONAL ")", key);
-		}
-	}
-	if (have_count && h->have_list)
-		return hook_error(h, EX_DATAERR, "annotations " HOOK_ANN_CPUS " and " HOOK_ANN_CPU_LIST
-				  " exclude each other");
-	return 0;
-}
-
-/* The container's cpuset from config.json (linux.resources.cpu.cpus);
- * *ret_have false when the config sets none. */
-static int hook_read_cpuset(const struct hook *h, json_object *config, cpu_set_t *ret, bool *ret_have)
-{
-	json_object *linux_, *res, *cpu, *cpus;
-	const char *s;
-
-	*ret_have = false;
-	if (!json_object_object_get_ex(config, "linux", &linux_) ||
-	    !json_object_object_get_ex(linux_, "resources", &res) ||
-	    !json_object_object_get_ex(res, "cpu", &cpu) || !json_object_object_get_ex(cpu, "cpus", &cpus) ||
-	    json_object_is_type(cpus, json_type_null))
-		return 0;
-	s = json_object_is_type(cpus, json_type_string) ? json_object_get_string(cpus) : NULL;
-	if (!s)
-		return hook_error(h, EX_DATAERR, "%s/config.json: linux.resources.cpu.cpus is not a string",
-				  h->bundle);
-	if (!*s)
-		return 0;
-	if (cli_parse_cpus(s, ret) < 0)
-		return hook_error(h, EX_DATAERR, "%s/config.json: linux.resources.cpu.cpus \"%s\" is not a CPU list",
-				  h->bundle, s);
-	*ret_have = true;
+	if (r == -ENOMEM)
+		return hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
+	if (r < 0)
+		return hook_error(h, EX_NOINPUT, "cannot read the bundle's config: %s", reason.text);
 	return 0;
 }
 
@@ -341,32 +207,74 @@ static int hook_read_cpuset(const struct hook *h, json_object *config, cpu_set_t
 static int hook_allowed(struct hook *h, json_object *config, cpu_set_t *ret)
 {
 	char allowed_s[CPUSET_LIST_MAX], list_s[CPUSET_LIST_MAX];
+	struct rtplace_reason reason;
 	cpu_set_t cpuset, extra;
 	bool have;
-	int status;
 
+	if (oci_spec_cpuset(config, &cpuset, &have, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
 	if (sched_getaffinity(h->pid, sizeof(*ret), ret) < 0)
 		return hook_error(h, errno == ESRCH ? EX_DATAERR : EX_OSERR,
 				  "cannot read the affinity of the init process %d: %s", (int)h->pid, strerror(errno));
-	status = hook_read_cpuset(h, config, &cpuset, &have);
-	if (status)
-		return status;
 	if (have)
 		CPU_AND(ret, ret, &cpuset);
 	cli_format_cpus(ret, allowed_s, sizeof(allowed_s));
 	if (CPU_COUNT(ret) == 0)
 		return hook_error(h, EX_CONFIG, "the cpuset of config.json and the init process's affinity share no CPU");
-	if (!h->have_list)
+	if (!h->ask.have_list)
 		return 0;
-	CPU_XOR(&extra, &h->list, ret);
-	CPU_AND(&extra, &extra, &h->list);
+	CPU_XOR(&extra, &h->ask.list, ret);
+	CPU_AND(&extra, &extra, &h->ask.list);
 	if (CPU_COUNT(&extra)) {
-		cli_format_cpus(&h->list, list_s, sizeof(list_s));
-		return hook_error(h, EX_CONFIG, "annotation " HOOK_ANN_CPU_LIST "=\"%s\": not within the container's "
+		cli_format_cpus(&h->ask.list, list_s, sizeof(list_s));
+		return hook_error(h, EX_CONFIG, "annotation " OCI_ANN_CPU_LIST "=\"%s\": not within the container's "
 				  "CPUs %s", list_s, allowed_s);
 	}
-	*ret = h->list;
-	h->count = (unsigned)CPU_COUNT(ret);
+	*ret = h->ask.list;
+	h->ask.count = (unsigned)CPU_COUNT(ret);
+	return 0;
+}
+
+static void hook_config_error_cb(void *userdata, const char *message)
+{
+	const struct hook *h = userdata;
+
+	fprintf(stderr, "rtplace-oci-hook: container %s: %s\n", h->id, message);
+}
+
+/*
+ * Grants the request only within the container's own rights (its
+ * config.json) and the node's [containers] policy; a refusal names what
+ * is missing and how to grant it, and is final whatever
+ * io.rtplace.optional says: the container asked for more than it may.
+ */
+static int hook_check_rights(struct hook *h, json_object *config)
+{
+	const struct oci_request req = { .prio = h->ask.prio, .exclusive = h->ask.exclusive, .count = h->ask.count };
+	struct rtplace_reason reason;
+	struct oci_rights rights;
+	struct config node;
+	int r;
+
+	r = config_load(h->config, &reason, &node, hook_config_error_cb, (void *)h);
+	if (r == -ENOENT && !h->config_given)
+		config_defaults(&node);
+	else if (r == -EINVAL)
+		return hook_error(h, EX_CONFIG, "the node's policy %s has errors (above): fix them", h->config);
+	else if (r < 0)
+		return hook_error(h, EX_CONFIG, "cannot read the node's policy: %s",
+				  r == -ENOMEM ? strerror(ENOMEM) : reason.text);
+	r = oci_rights_parse(config, &rights, &reason);
+	if (r < 0)
+		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
+	r = oci_rights_check(&rights, &node.containers, &req, &reason);
+	if (r < 0)
+		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);
+	h->lease_ms = oci_rights_lease_ms(&rights, node.limits.max_lease_ms);
+	if (h->lease_ms != RTPLACE_LEASE_INFINITE)
+		fprintf(stderr, "rtplace-oci-hook: container %s: note: without CAP_SYS_NICE the claim lasts at most "
+				"[limits] max-lease-ms = %u ms, not the container's life\n",
+			h->id, (unsigned)h->lease_ms);
 	return 0;
 }
 
@@ -379,7 +287,7 @@ static bool hook_is_unreachable(int r)
 
 /*
  * Asks rtplaced for the CPUs, claimed for the init process for as long as
- * it lives. Returns 0 with the answer; otherwise what hook_unplaced() says,
+ * it lives, or the lease its rights allow. Returns 0 with the answer; otherwise what hook_unplaced() says,
  * with *ret_placed false.
  */
 static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtplace **rpp,
@@ -393,12 +301,12 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 	*ret_placed = false;
 	if (!path || !*path)
 		path = RTPLACE_DEFAULT_SOCKET;
-	req.prio = h->prio;
-	req.policy = h->policy;
-	req.count = h->count;
-	req.node = h->node;
-	req.flags = RTPLACE_QUERY_F_CLAIM | (h->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0);
-	req.lease_ms = RTPLACE_LEASE_INFINITE;
+	req.prio = h->ask.prio;
+	req.policy = h->ask.policy;
+	req.count = h->ask.count;
+	req.node = h->ask.node;
+	req.flags = RTPLACE_QUERY_F_CLAIM | (h->ask.exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0);
+	req.lease_ms = h->lease_ms;
 	req.owner_pid = h->pid;
 	req.allowed = allowed;
 	req.allowed_size = sizeof(*allowed);
@@ -415,7 +323,7 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 				     "rtplaced at %s refused: %s", path, reason);
 	}
 	if (ret->count == 0)
-		return hook_unplaced(h, EX_TEMPFAIL, "no CPU for priority %d: %s", h->prio, ret->reason);
+		return hook_unplaced(h, EX_TEMPFAIL, "no CPU for priority %d: %s", h->ask.prio, ret->reason);
 	if (ret->count < req.count) {
 		rtplace_release(*rpp, ret->claim_id, NULL);
 		return hook_unplaced(h, EX_TEMPFAIL, "got %u of %u CPUs: %s", ret->count, req.count, ret->reason);
@@ -432,7 +340,7 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
  */
 static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 {
-	struct sched_param param = { .sched_priority = h->prio };
+	struct sched_param param = { .sched_priority = h->ask.prio };
 	struct rtplace_reason why;
 	char list[CPUSET_LIST_MAX];
 	cpu_set_t prev;
@@ -444,7 +352,7 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 				       list, strerror(errno));
 		return status ? status : -1;
 	}
-	if (sched_setscheduler(h->pid, h->policy, &param) < 0) {
+	if (sched_setscheduler(h->pid, h->ask.policy, &param) < 0) {
 		e = errno;
 		/* The hook runs as root: EPERM here is the kernel's RT group
 		 * scheduling (CONFIG_RT_GROUP_SCHED, cgroup v1) refusing RT
@@ -457,7 +365,7 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 					    : "");
 		status = hook_unplaced(h, e == EPERM ? EX_CONFIG : EX_OSERR,
 				       "cannot set %s priority %d on the init process %d: %s",
-				       h->policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO", h->prio, (int)h->pid,
+				       h->ask.policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO", h->ask.prio, (int)h->pid,
 				       why.text);
 		sched_setaffinity(h->pid, sizeof(prev), &prev);
 		return status ? status : -1;
@@ -469,12 +377,15 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 'S' },
+		{ "config", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct hook h = { .policy = SCHED_FIFO, .count = 1, .node = -1 };
+	struct hook h = { .config = CONFIG_DEFAULT_PATH };
 	json_object *state = NULL, *config = NULL, *ann;
+	struct rtplace_reason reason;
+	struct oci_state st;
 	struct rtplace_answer *ans = NULL;
 	struct rtplace *rp = NULL;
 	char path[PATH_MAX];
@@ -488,6 +399,10 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'S':
 			h.socket = optarg;
+			break;
+		case 'C':
+			h.config = optarg;
+			h.config_given = true;
 			break;
 		case 'h':
 			hook_usage(stdout);
@@ -518,9 +433,13 @@ int main(int argc, char **argv)
 	status = hook_read_state(&h, STDIN_FILENO, &state);
 	if (status)
 		goto out;
-	status = hook_parse_state(&h, state);
-	if (status)
+	if (oci_spec_state(state, &st, &reason) < 0) {
+		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
 		goto out;
+	}
+	h.id = st.id;
+	h.pid = st.pid;
+	h.bundle = st.bundle;
 	if (snprintf(path, sizeof(path), "%s/config.json", h.bundle) >= (int)sizeof(path)) {
 		status = hook_error(&h, EX_DATAERR, "the bundle path is too long");
 		goto out;
@@ -528,19 +447,17 @@ int main(int argc, char **argv)
 	status = hook_read_config(&h, path, &config);
 	if (status)
 		goto out;
-	/* The state carries the config's annotations (runtime spec 1.0.2);
-	 * the config's own are the fallback for runtimes that leave them out. */
-	if (!json_object_object_get_ex(state, "annotations", &ann) &&
-	    !json_object_object_get_ex(config, "annotations", &ann))
+	ann = oci_spec_annotations(state, config);
+	if (!ann)
 		goto out;
-	/* Without a priority there is nothing to do: other runtimes' hooks.d
-	 * filters may run the hook for every container. */
-	if (!json_object_is_type(ann, json_type_object) || !json_object_object_get_ex(ann, HOOK_ANN_PRIORITY, NULL))
+	if (oci_spec_ask(ann, &h.ask, &reason) < 0) {
+		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
 		goto out;
-	status = hook_parse_annotations(&h, ann);
+	}
+	status = hook_allowed(&h, config, &allowed);
 	if (status)
 		goto out;
-	status = hook_allowed(&h, config, &allowed);
+	status = hook_check_rights(&h, config);
 	if (status)
 		goto out;
 	ans = malloc(sizeof(*ans));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplace-run: start a program on CPUs that rtplaced chose and claimed for
  * it (DESIGN §8). Asks for the CPUs with a claim tied to its own pid, sets
@@ -44,6 +45,9 @@
 /* As env(1): the command could not be found, or found but not run. */
 #define RUN_EXIT_NOT_FOUND 127
 #define RUN_EXIT_CANNOT_RUN 126
+/* Choices a CPU going offline before the pin may cost: each try drops the
+ * CPUs that went, so more tries only follow more hotplug. */
+#define RUN_PIN_TRIES 3
 
 struct run_opts {
 	int prio;            /* 0: keep the caller's policy */
@@ -369,6 +373,51 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 }
 
 /*
+ * Chooses the CPUs to pin to among allowed: the daemon's claimed answer,
+ * or without a daemon (and without --strict) a local choice. 0 with them
+ * in *chosen and the claim id in claim ("" for none), or the exit status
+ * after saying why.
+ */
+static int run_choose(struct run_opts *o, struct config *config, bool *have_config, const cpu_set_t *allowed,
+		      struct rtplace **rpp, struct rtplace_answer *ans, cpu_set_t *chosen, char *claim,
+		      size_t claim_len)
+{
+	struct rtplace_reason reason;
+	int r = run_ask_daemon(o, allowed, rpp, ans);
+
+	if (r < 0 && !run_may_fall_back(o, r))
+		return run_exit_status(r);
+	if (r == 0) {
+		*chosen = ans->set;
+		snprintf(claim, claim_len, "%" PRIu64, ans->claim_id);
+		return 0;
+	}
+	claim[0] = '\0';
+	if (!*have_config) {
+		if (run_load_config(o, config) < 0)
+			return EX_CONFIG;
+		*have_config = true;
+	}
+	r = run_choose_locally(o, config, allowed, chosen, &reason);
+	if (r == -ENOENT || r == -ENODEV) {
+		fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o->run_prio ? o->run_prio :
+			RTPLACE_PRIO_MIN, reason.text);
+		if (!cpuset_empty(&config->placement.housekeeping_cpus))
+			fprintf(stderr, " (housekeeping-cpus of %s)", o->config ? o->config : CONFIG_DEFAULT_PATH);
+		fprintf(stderr, "\n");
+		return EX_TEMPFAIL;
+	}
+	if (r < 0) {
+		fprintf(stderr, "rtplace-run: warning: no local choice either (%s); keeping the current "
+			"affinity\n", reason.text[0] ? reason.text : strerror(-r));
+		*chosen = *allowed;
+	} else if ((unsigned)r < o->count) {
+		fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o->count, reason.text);
+	}
+	return 0;
+}
+
+/*
  * Without --prio the command keeps the policy rtplace-run was started with
  * (chrt -f 10 rtplace-run ...): the CPUs are then chosen and claimed for
  * that RT priority, the level the command will really run at.
@@ -528,45 +577,36 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtplace-run: %s\n", strerror(ENOMEM));
 		return EX_OSERR;
 	}
-	r = run_ask_daemon(&o, &allowed, &rp, ans);
-	if (r < 0 && !run_may_fall_back(&o, r)) {
-		r = run_exit_status(r);
-		goto out;
-	}
-	if (r == 0) {
-		chosen = ans->set;
-		snprintf(claim, sizeof(claim), "%" PRIu64, ans->claim_id);
-	} else {
-		claim[0] = '\0';
-		if (!have_config && run_load_config(&o, &config) < 0) {
-			r = EX_CONFIG;
+	for (unsigned tries = 1;; tries++) {
+		r = run_choose(&o, &config, &have_config, &allowed, &rp, ans, &chosen, claim, sizeof(claim));
+		if (r)
 			goto out;
-		}
-		r = run_choose_locally(&o, &config, &allowed, &chosen, &reason);
-		if (r == -ENOENT || r == -ENODEV) {
-			fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o.run_prio ? o.run_prio :
-				RTPLACE_PRIO_MIN, reason.text);
-			if (!cpuset_empty(&config.placement.housekeeping_cpus))
-				fprintf(stderr, " (housekeeping-cpus of %s)", o.config ? o.config : CONFIG_DEFAULT_PATH);
-			fprintf(stderr, "\n");
-			r = EX_TEMPFAIL;
-			goto out;
-		}
-		if (r < 0) {
-			fprintf(stderr, "rtplace-run: warning: no local choice either (%s); keeping the current "
-				"affinity\n", reason.text[0] ? reason.text : strerror(-r));
-			chosen = allowed;
-		} else if ((unsigned)r < o.count) {
-			fprintf(stderr, "rtplace-run: warning: got %d of %u CPUs: %s\n", r, o.count, reason.text);
-		}
-	}
-
-	cli_format_cpus(&chosen, cpus, sizeof(cpus));
-	if (sched_setaffinity(0, sizeof(chosen), &chosen) < 0) {
+		cli_format_cpus(&chosen, cpus, sizeof(cpus));
+		if (sched_setaffinity(0, sizeof(chosen), &chosen) == 0)
+			break;
 		r = errno;
-		fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s\n", cpus, strerror(r));
-		r = r == EPERM ? EX_NOPERM : EX_OSERR;
-		goto release;
+		/* EINVAL: every chosen CPU went offline (or left this
+		 * process's cpuset) after the answer. Choose again among the
+		 * others, a bounded number of times. */
+		for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &chosen))
+				CPU_CLR(cpu, &allowed);
+		if (r != EINVAL || tries == RUN_PIN_TRIES || CPU_COUNT(&allowed) == 0 ||
+		    (o.strict && o.count > (unsigned)CPU_COUNT(&allowed))) {
+			fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s%s\n", cpus, strerror(r),
+				r == EINVAL ? "; they went offline or left this process's cpuset, and no other "
+					      "CPU is left to choose" : "");
+			r = r == EPERM ? EX_NOPERM : r == EINVAL ? EX_TEMPFAIL : EX_OSERR;
+			goto release;
+		}
+		fprintf(stderr, "rtplace-run: warning: CPUs %s went offline before they could be pinned to; "
+			"choosing again\n", cpus);
+		if (rp && claim[0])
+			rtplace_release(rp, ans->claim_id, NULL);
+		rtplace_close(rp);
+		rp = NULL;
+		if (o.count > (unsigned)CPU_COUNT(&allowed))
+			o.count = (unsigned)CPU_COUNT(&allowed);
 	}
 	if (o.prio) {
 		param.sched_priority = o.prio;

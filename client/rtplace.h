@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * librtplace: the client library of rtplaced (DESIGN §8). Ask which CPUs an
  * RT thread of priority P should run on, hold them as a claim, read the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplacectl: ask rtplaced from the command line (DESIGN §8). One command
  * per run; a human table by default, one JSON document with --json. Errors

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The shared core: pure code linked into the daemon, the clients and the
 # tests (the map header is also compiled by the BPF programs). No syscalls.
 # Everything here includes only common/ headers (scripts/check-layout.sh).
@@ -36,7 +37,7 @@ common_libfile_la_SOURCES += common/sysfs.h common/sysfs.c
 common_libfile_la_SOURCES += common/rtbudget.h common/rtbudget.c
 common_libtopohwloc_la_LIBADD += common/libfile.la
 
-# The one type in which failures are explained (common/reason.h).
+# The type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c
 
 # The configuration parser (common/conf.h), pure but for reading its file:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <ctype.h>
@@ -45,7 +46,7 @@ struct config_key {
 	{ section, name, NULL, CONFIG_BOOL_EXPECTED, CONFIG_FIELD(field, bool), 0, 0 }
 
 static const char *const config_sections[] = {
-	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics",
+	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics", "containers", "rtkit",
 };
 
 static const struct config_choice config_log_levels[] = {
@@ -114,6 +115,25 @@ void config_defaults(struct config *ret)
 	ret->limits.max_subscribers_per_user = 8;
 	ret->limits.max_managed_threads = 3072;
 	ret->limits.max_managed_threads_per_user = 1024;
+	/* Nothing narrower than the container's own rights until the node
+	 * says so: the hook always checks those. */
+	ret->containers.max_prio = 99;
+	ret->containers.allow_exclusive = true;
+	ret->containers.max_cpus = CONFIG_CONTAINER_CPUS_MAX;
+	/* rtkit's own defaults, so that its clients see the same limits. */
+	ret->rtkit.enable = false;
+	ret->rtkit.rttime_usec_max = 200000;
+	ret->rtkit.max_realtime_priority = 20;
+	ret->rtkit.min_nice_level = -15;
+	ret->rtkit.actions_burst_sec = 20;
+	ret->rtkit.actions_per_burst_max = 25;
+	ret->rtkit.max_threads_per_user = 25;
+	ret->rtkit.max_processes_per_user = 15;
+	/* A thread of an rtkit client (audio) runs a few percent of its CPU;
+	 * one that holds 90% for a second starves that CPU's normal work. */
+	ret->rtkit.watchdog_interval_ms = 1000;
+	ret->rtkit.watchdog_busy_percent = 90;
+	ret->rtkit.watchdog_refuse_sec = 300;
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -443,6 +463,33 @@ static int config_set_ring_records(struct config *c, const char *v)
 	return 0;
 }
 
+/* A nice level from -20 to 19 ([rtkit] min-nice-level). */
+static int config_set_rtkit_min_nice(struct config *c, const char *v)
+{
+	uint32_t n;
+	bool neg = v[0] == '-';
+	int r = config_parse_uint(neg ? v + 1 : v, 0, neg ? 20 : 19, &n);
+
+	if (r < 0)
+		return r;
+	c->rtkit.min_nice_level = neg ? -(int32_t)n : (int32_t)n;
+	return 0;
+}
+
+/* 0, or an interval from 100 ms ([rtkit] watchdog-interval-ms). */
+static int config_set_rtkit_watchdog(struct config *c, const char *v)
+{
+	uint32_t n;
+	int r = config_parse_uint(v, 0, 60000, &n);
+
+	if (r < 0)
+		return r;
+	if (n && n < 100)
+		return -ERANGE;
+	c->rtkit.watchdog_interval_ms = n;
+	return 0;
+}
+
 /*
  * HOST:PORT with a numeric host (an IPv4 address, or an IPv6 address in
  * brackets) and a port from 1 to 65535; nothing turns the endpoint off.
@@ -554,6 +601,29 @@ static const struct config_key config_keys[] = {
 		  "HOST:PORT with a numeric IPv4 address or an IPv6 address in brackets (127.0.0.1:9808, "
 		  "[::1]:9808) and a port from 1 to 65535, or nothing"),
 	CONFIG_BOOL("metrics", "bpf-stats", metrics.bpf_stats),
+	CONFIG_UINT("containers", "max-prio", containers.max_prio, 1, 99, "an integer from 1 to 99"),
+	CONFIG_BOOL("containers", "allow-exclusive", containers.allow_exclusive),
+	CONFIG_UINT("containers", "max-cpus", containers.max_cpus, 1, CONFIG_CONTAINER_CPUS_MAX,
+		    "an integer from 1 to " CONFIG_STR(CONFIG_CONTAINER_CPUS_MAX)),
+	CONFIG_BOOL("rtkit", "enable", rtkit.enable),
+	/* Never 0: a client sets its RLIMIT_RTTIME to what is advertised, and
+	 * a limit of 0 kills it at its first RT instant. */
+	CONFIG_UINT("rtkit", "rttime-usec-max", rtkit.rttime_usec_max, 1, 60000000,
+		    "microseconds from 1 to 60000000"),
+	CONFIG_UINT("rtkit", "max-realtime-priority", rtkit.max_realtime_priority, 1, 99,
+		    "an integer from 1 to 99"),
+	CONFIG_FN("rtkit", "min-nice-level", config_set_rtkit_min_nice, "an integer from -20 to 19"),
+	CONFIG_UINT("rtkit", "actions-burst-sec", rtkit.actions_burst_sec, 1, 86400, "seconds from 1 to 86400"),
+	CONFIG_UINT("rtkit", "actions-per-burst-max", rtkit.actions_per_burst_max, 1, 1000000,
+		    "an integer from 1 to 1000000"),
+	CONFIG_UINT("rtkit", "max-threads-per-user", rtkit.max_threads_per_user, 1, 4096,
+		    "an integer from 1 to 4096"),
+	CONFIG_UINT("rtkit", "max-processes-per-user", rtkit.max_processes_per_user, 1, 4096,
+		    "an integer from 1 to 4096"),
+	CONFIG_FN("rtkit", "watchdog-interval-ms", config_set_rtkit_watchdog,
+		  "0 (no watchdog) or milliseconds from 100 to 60000"),
+	CONFIG_UINT("rtkit", "watchdog-busy-percent", rtkit.watchdog_busy_percent, 1, 100, "an integer from 1 to 100"),
+	CONFIG_UINT("rtkit", "watchdog-refuse-sec", rtkit.watchdog_refuse_sec, 0, 86400, "seconds from 0 to 86400"),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -671,8 +741,8 @@ static void config_check_line(struct config_parser *p, char *line)
 		*close = '\0';
 		if (!config_section_known(line + 1)) {
 			config_error(p, p->lineno,
-				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits or "
-				     "metrics",
+				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits, "
+				     "metrics, containers or rtkit",
 				     config_printable(line + 1, shown, sizeof(shown)));
 			strcpy(line, "[?]");
 			return;
@@ -882,6 +952,17 @@ void config_placement(const struct config *c, const struct topo *t, const struct
 	ret->isolated_housekeeping = cpuset_empty(&c->placement.housekeeping_cpus) && !cpuset_empty(&ret->isolated);
 }
 
+static bool config_rtkit_equal(const struct config_rtkit *a, const struct config_rtkit *b)
+{
+	return a->enable == b->enable && a->rttime_usec_max == b->rttime_usec_max &&
+	       a->max_realtime_priority == b->max_realtime_priority && a->min_nice_level == b->min_nice_level &&
+	       a->actions_burst_sec == b->actions_burst_sec && a->actions_per_burst_max == b->actions_per_burst_max &&
+	       a->max_threads_per_user == b->max_threads_per_user &&
+	       a->max_processes_per_user == b->max_processes_per_user &&
+	       a->watchdog_interval_ms == b->watchdog_interval_ms &&
+	       a->watchdog_busy_percent == b->watchdog_busy_percent && a->watchdog_refuse_sec == b->watchdog_refuse_sec;
+}
+
 bool config_equal(const struct config *a, const struct config *b)
 {
 	if (strcmp(a->daemon.socket, b->daemon.socket) != 0 ||
@@ -930,7 +1011,10 @@ bool config_equal(const struct config *a, const struct config *b)
 	       a->limits.max_managed_threads == b->limits.max_managed_threads &&
 	       a->limits.max_managed_threads_per_user == b->limits.max_managed_threads_per_user &&
 	       strcmp(a->metrics.host, b->metrics.host) == 0 && a->metrics.port == b->metrics.port &&
-	       a->metrics.bpf_stats == b->metrics.bpf_stats;
+	       a->metrics.bpf_stats == b->metrics.bpf_stats &&
+	       a->containers.max_prio == b->containers.max_prio &&
+	       a->containers.allow_exclusive == b->containers.allow_exclusive &&
+	       a->containers.max_cpus == b->containers.max_cpus && config_rtkit_equal(&a->rtkit, &b->rtkit);
 }
 
 const char *config_restart_key(const struct config *old, const struct config *new)
@@ -955,5 +1039,7 @@ const char *config_restart_key(const struct config *old, const struct config *ne
 		return "metrics.listen";
 	if (old->metrics.bpf_stats != new->metrics.bpf_stats)
 		return "metrics.bpf-stats";
+	if (old->rtkit.enable != new->rtkit.enable)
+		return "rtkit.enable";
 	return NULL;
 }

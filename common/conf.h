@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced's configuration (DESIGN §9, rtplaced.conf(5)): a plain value
  * struct with a built-in default for every key, and an INI parser (inih)
@@ -44,6 +45,9 @@
  * parser does not include) and the part of it no user but root may take. */
 #define CONFIG_WATCHED_MAX 4096
 #define CONFIG_WATCHED_USERS_MAX 3840 /* 256 always root's */
+/* The most CPUs one claim holds (RTPLACE_ANSWER_MAX, which the parser
+ * does not include). */
+#define CONFIG_CONTAINER_CPUS_MAX 256
 /* Files above this are refused with -EFBIG before parsing. */
 #define CONFIG_FILE_MAX (1024 * 1024)
 
@@ -129,6 +133,30 @@ struct config {
 		uint16_t port;              /* 0: no metrics endpoint */
 		bool bpf_stats;             /* BPF_ENABLE_STATS while the endpoint runs */
 	} metrics;
+	/* The node's ceiling on what rtplace-oci-hook grants a container,
+	 * below what the container's own spec allows (rtplace-oci-hook(8)). */
+	struct config_containers {
+		uint32_t max_prio;    /* 1..99 */
+		bool allow_exclusive; /* io.rtplace.exclusive=true may be granted */
+		uint32_t max_cpus;    /* CPUs one container may claim, 1..CONFIG_CONTAINER_CPUS_MAX */
+	} containers;
+	/* org.freedesktop.RealtimeKit1 on the system bus (daemon/rtkit.c),
+	 * with rtkit's rules and defaults. */
+	struct config_rtkit {
+		bool enable;
+		uint32_t rttime_usec_max;       /* advertised and enforced; never 0 */
+		uint32_t max_realtime_priority; /* 1..99 */
+		int32_t min_nice_level;         /* -20..19 */
+		uint32_t actions_burst_sec;     /* the rate window */
+		uint32_t actions_per_burst_max; /* requests per uid per window */
+		uint32_t max_threads_per_user;  /* RT threads granted per uid at once */
+		uint32_t max_processes_per_user;
+		/* The starvation watchdog: every interval, a granted thread that
+		 * ran busy_percent of it is demoted and grants stop for refuse_sec. */
+		uint32_t watchdog_interval_ms;  /* 0: no watchdog */
+		uint32_t watchdog_busy_percent; /* 1..100 */
+		uint32_t watchdog_refuse_sec;
+	} rtkit;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

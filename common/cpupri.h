@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The cpupri map: for every priority level (levels.h), which CPUs are at that
  * level, shaped after kernel/sched/cpupri.c and the fixes that made it scale
@@ -468,7 +469,7 @@ static inline const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32
 void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret);
 
 /*
- * The map's one reader, the kernel's cpupri_find() scan: from level `from`
+ * The map's general scan, the kernel's cpupri_find(): from level `from`
  * (at least idle) upward to below - 1, the first level with a CPU in
  * allowed. Each level costs its count line, skipped when no shard of the
  * span has a positive count (the hints, cpupri_set()), and, as in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The CPU set of the pure code is the wire's, struct rtplace_cpumask of
  * rtplace-proto.h: one type from a request's bytes to the placement and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reading an input file whole, without blocking: the one way the daemon and
  * the clients read a file named from outside (a configuration, a topology,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Priority levels of a CPU (DESIGN §2), lowest to highest:
  *

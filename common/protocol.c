@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The wire codec. One table lists every message type with its body size,
  * which side takes it and its body check; decode, validate and encode all

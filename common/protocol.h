@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The wire codec: decode, validate and build the messages of rtplace-proto.h.
  * Used by rtplaced and every client, so both sides apply the same rules.

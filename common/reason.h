@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Why something failed, in words: the one type in which the daemon and the
+ * Why something failed, in words: the type in which the daemon and the
  * clients explain a failure. A function that explains its failures
  * returns 0 or -errno and, on failure, writes a reason into a
  * caller-supplied struct rtplace_reason; the caller logs it, prints it or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Notification records and the ring that carries them (DESIGN §7): the
  * contract between rtplaced (the producer) and each subscriber (the

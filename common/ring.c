@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Single-producer single-consumer record ring; layout and the pairing of
  * every barrier are described in record.h, next to the format they protect.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The notification ring's logic (single producer, single consumer) on a
  * memory region the caller provides: the daemon passes its memfd mapping,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why the kernel refused an RT policy: a cpu cgroup with no RT budget
  * (rtbudget.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why the kernel refused an RT policy: RT group scheduling
  * (CONFIG_RT_GROUP_SCHED, the cgroup v1 cpu controller) gives each cpu
@@ -18,8 +19,9 @@
 #include <limits.h>
 
 #include "reason.h"
+#include "sysfs.h"
 
-#define RTBUDGET_CGROUP_ROOT "/sys/fs/cgroup"
+#define RTBUDGET_CGROUP_ROOT SYSFS_ROOT "/fs/cgroup"
 
 /* How a reason sent in a reply starts when the cause is a missing budget:
  * the wire's reasons are too short for the fix, so the client that sees it

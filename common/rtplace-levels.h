@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The numbers every part of rtplace shares, defined once: the CPU-id limit,
  * the priority levels of DESIGN §2 and the RT priority range. Part of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rtplace wire protocol: the contract between rtplaced and its clients
  * (DESIGN §8). Installed; plain C11 (also usable from C++), depends on

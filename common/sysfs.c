@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The one reader of a sysfs tree (sysfs.h).
+ * The reader of the kernel's CPU list files in a sysfs tree (sysfs.h).
  */
 #include "config.h"
 

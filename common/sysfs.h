@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The one reader of a sysfs tree (sysfs(5)): the kernel's CPU list files
+ * The reader of the kernel's CPU list files in a sysfs tree (sysfs(5)):
  * under devices/system/cpu (online, isolated, nohz_full) and the cgroup v2
  * root's cpuset.cpus.isolated. Every caller passes the tree's root ("/sys"
- * in production, a fixture directory in tests), so nothing else names /sys
- * or parses a kernel CPU list.
+ * in production, a fixture directory in tests). Other files under /sys
+ * have readers of their own: the tracker's BTF and lockdown files
+ * (tracker.c) and the cgroups' RT budgets (rtbudget.c).
  *
  * sysfs_parse_cpulist() is pure; the readers make the system calls.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The topology loader: the only file that talks to hwloc. It reads the live
  * machine or an hwloc XML file (possibly captured on another machine) and

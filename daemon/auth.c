@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Credentials from a proc tree, and the move decision (rules in auth.h).
  */

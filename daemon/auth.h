@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Who may move which thread, and how high (DESIGN §7). Two halves:
  *
@@ -36,7 +37,7 @@
  * unprivileged sched_setscheduler, with the RLIMIT_RTPRIO of the requester
  * and of the target both applying (the lower wins): the kernel checks the
  * target's limit when the requester changes the thread itself, and the
- * issue asks for the requester's; honouring both can never exceed either.
+ * daemon acts for the requester, whose limit must hold too; honouring both can never exceed either.
  * Changing the policy needs a non-zero limit; raising the priority above
  * the thread's current one needs a limit at least as high. Members of an
  * rt-group may instead go up to max-prio. uid 0 without CAP_SYS_NICE gets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -16,15 +17,18 @@
 #include "procfs.h"
 
 #define CLAIMS_STATE_MAGIC_V1 "rtplace-claims 1"
-#define CLAIMS_STATE_MAGIC "rtplace-claims 2"
-/* One line: its fields take well under 128 bytes, then the CPU list. */
-#define CLAIMS_STATE_LINE_MAX (CPUSET_LIST_MAX + 128)
+#define CLAIMS_STATE_MAGIC_V2 "rtplace-claims 2"
+#define CLAIMS_STATE_MAGIC "rtplace-claims 3"
+/* What ends a MANAGE claim's line before the CPUs its threads may go to. */
+#define CLAIMS_STATE_MANAGE " manage "
+/* One line: its fields take well under 128 bytes, then two CPU lists. */
+#define CLAIMS_STATE_LINE_MAX (2 * CPUSET_LIST_MAX + 128)
 /* A journal holds at most CLAIMS_STATE_COMPACT_FACTOR lines per claim of a
  * full table (plus the minimum) before it is compacted, most CPU lists far
  * shorter than the longest: anything larger is not one this file wrote. */
 #define CLAIMS_STATE_FILE_MAX                                                                              \
 	(((size_t)CLAIMS_STATE_COMPACT_FACTOR * CLAIMS_MAX + CLAIMS_STATE_COMPACT_MIN) *                   \
-	 (128 + CPUSET_LIST_MAX / 64))
+	 (128 + 2 * CPUSET_LIST_MAX / 64))
 
 struct claims_state {
 	int fd;            /* the journal, O_APPEND; -1 until compacted, or after a failed write */
@@ -106,8 +110,10 @@ static uint32_t claims_state_next_id_of(const char *line)
 /* A "claim ..." line into ret. 0 or -EBADMSG. */
 static int claims_state_claim_of(const char *line, struct claim *ret)
 {
-	const char *q = line + strlen("claim ");
+	const char *q = line + strlen("claim "), *manage;
 	uint64_t id, pid, start, uid, level, expires;
+	char cpus[CPUSET_LIST_MAX];
+	size_t n;
 
 	if (!claims_state_number(&q, UINT32_MAX, ' ', &id) || !id || !claims_state_number(&q, INT32_MAX, ' ', &pid) ||
 	    !pid || !claims_state_number(&q, UINT64_MAX, ' ', &start) ||
@@ -122,7 +128,16 @@ static int claims_state_claim_of(const char *line, struct claim *ret)
 		.level = (uint8_t)level,
 		.expires_ms = expires,
 	};
-	return cpuset_parse(q, &ret->cpus) < 0 || cpuset_empty(&ret->cpus) ? -EBADMSG : 0;
+	manage = strstr(q, CLAIMS_STATE_MANAGE);
+	if (manage && (cpuset_parse(manage + strlen(CLAIMS_STATE_MANAGE), &ret->managed) < 0 ||
+		       cpuset_empty(&ret->managed)))
+		return -EBADMSG;
+	n = manage ? (size_t)(manage - q) : strlen(q);
+	if (n >= sizeof(cpus))
+		return -EBADMSG;
+	memcpy(cpus, q, n);
+	cpus[n] = '\0';
+	return cpuset_parse(cpus, &ret->cpus) < 0 || cpuset_empty(&ret->cpus) ? -EBADMSG : 0;
 }
 
 static int claims_state_fail(struct rtplace_reason *reason, unsigned line, const char *what)
@@ -191,8 +206,9 @@ int claims_state_parse(const char *text, size_t len, struct claim *ret, size_t m
 		if (r < 0)
 			return claims_state_fail(reason, line, r == -E2BIG ? "line too long" : "a NUL byte");
 		if (line == 1) {
-			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0 && strcmp(buf, CLAIMS_STATE_MAGIC_V1) != 0)
-				return claims_state_fail(reason, line, "not an rtplace claims file (version 1 or 2)");
+			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0 && strcmp(buf, CLAIMS_STATE_MAGIC_V2) != 0 &&
+			    strcmp(buf, CLAIMS_STATE_MAGIC_V1) != 0)
+				return claims_state_fail(reason, line, "not an rtplace claims file (version 1 to 3)");
 			continue;
 		}
 		if ((id = claims_state_next_id_of(buf))) {
@@ -207,7 +223,7 @@ int claims_state_parse(const char *text, size_t len, struct claim *ret, size_t m
 				return claims_state_fail(reason, line, "too many claims");
 			if (claims_state_claim_of(buf, &ret[n]) < 0)
 				return claims_state_fail(reason, line,
-							 "expected 'claim ID PID START UID LEVEL EXPIRES CPUS'");
+							 "expected 'claim ID PID START UID LEVEL EXPIRES CPUS [manage CPUS]'");
 			n++;
 			continue;
 		}
@@ -259,11 +275,15 @@ uint32_t claims_state_salvage_next_id(const char *text, size_t len)
 /* The journal line of claim cl, as snprintf(). */
 static int claims_state_format_claim(const struct claim *cl, char *buf, size_t len)
 {
-	char cpus[CPUSET_LIST_MAX];
+	char cpus[CPUSET_LIST_MAX], managed[CPUSET_LIST_MAX] = "";
+	bool manage = !cpuset_empty(&cl->managed);
 
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
-	return snprintf(buf, len, "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s\n", cl->id,
-			cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus);
+	if (manage)
+		cpuset_format(&cl->managed, managed, sizeof(managed));
+	return snprintf(buf, len, "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s%s%s\n", cl->id,
+			cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus,
+			manage ? CLAIMS_STATE_MANAGE : "", managed);
 }
 
 int claims_state_format(const struct claims *c, uint32_t next_id, uint32_t except_id, char *buf, size_t len)

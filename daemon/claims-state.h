@@ -1,13 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The claims state file (DESIGN §6, §14): owner-bound claims, and the ids
  * handed out, outlive a crash of the daemon. A claim is written before it
  * is acknowledged, so the file is a journal, one line per change, appended
  * with one write(2) each:
  *
- *   rtplace-claims 2
+ *   rtplace-claims 3
  *   next-id N                                    ids below N may be in use
  *   claim ID PID START UID LEVEL EXPIRES CPUS    an owner-bound claim began
+ *   claim ... CPUS manage ALLOWED                a MANAGE claim began: its
+ *                                                threads may be pushed to
+ *                                                ALLOWED, after a restart too
  *   end ID                                       it ended
+ *
+ * Versions 1 and 2 (no manage part) are read as well.
  *
  * What must be survived is the daemon's death, not the machine's: the file
  * lives in the runtime directory (tmpfs), where a write(2) that returned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Claims (DESIGN §6, §14): CPUs handed out by an answer count as being at
  * the claimer's level until the claim is released, its lease runs out, its
@@ -46,6 +47,7 @@ struct claim {
 	uint8_t level;       /* level the CPUs count as: normal .. dl */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
 	struct rtplace_cpumask cpus;
+	struct rtplace_cpumask managed; /* MANAGE claims: the CPUs its owner's threads may be pushed to; else empty */
 };
 
 struct claims;

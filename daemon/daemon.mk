@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced (DESIGN §8, §10): its convenience libraries (each unit tested or
 # benchmarked on its own), the daemon, its units, example configuration and
 # manual pages. Daemon sources see daemon/ and bpf/tracker-abi.h
@@ -23,6 +24,7 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/quota.h daemon/quota.c \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
+	daemon/clocks.h daemon/clocks.c \
 	daemon/procfs.h daemon/procfs.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.
@@ -91,3 +93,13 @@ daemon_rtplaced_SOURCES += \
 # Pids a client names, as the daemon's (DESIGN §15): pidfds and PID
 # namespaces, read through the one reader of /proc.
 daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c
+
+# org.freedesktop.RealtimeKit1 (DESIGN §18): the rules, pure, in libmoves
+# for their unit test; the bus edge (sd-bus on the daemon's loop) in the
+# daemon; the system bus policy that lets root own the name (named for
+# rtplace: rtkit's package ships org.freedesktop.RealtimeKit1.conf).
+daemon_libmoves_la_SOURCES += daemon/rtkit-rules.h daemon/rtkit-rules.c
+daemon_rtplaced_SOURCES += daemon/rtkit.h daemon/rtkit.c
+dbussystemddir = $(datadir)/dbus-1/system.d
+dbussystemd_DATA = dbus/rtplace-realtimekit.conf
+EXTRA_DIST += dbus/rtplace-realtimekit.conf

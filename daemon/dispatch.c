@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -442,6 +443,13 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		/* The CPUs placement chose, not the reply's encoding of them. */
 		for (uint32_t i = 0; i < res->n; i++)
 			cpuset_set(&tmpl.cpus, res->cpus[i]);
+		/* Where its threads may be pushed, kept with the claim so that
+		 * a restarted daemon manages them again. */
+		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
+			tmpl.managed = s->pcfg.managed;
+			if (!cpuset_empty(&req.allowed))
+				cpuset_and(&tmpl.managed, &tmpl.managed, &req.allowed);
+		}
 		if (tmpl.pid) {
 			struct procfs_stat st;
 
@@ -474,12 +482,8 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			proto_set_string(qr->reason, sizeof(qr->reason), note.text);
 		}
 		if (q->flags & RTPLACE_QUERY_F_MANAGE) {
-			struct rtplace_cpumask allowed = s->pcfg.managed;
-
-			if (!cpuset_empty(&req.allowed))
-				cpuset_and(&allowed, &allowed, &req.allowed);
 			note.text[0] = '\0';
-			manage_process(s->manage, owner, peer->uid, &allowed, &note);
+			manage_process(s->manage, owner, peer->uid, &tmpl.managed, &note);
 			/* Over a level note, which the log keeps: threads left
 			 * unwatched are what a MANAGE claimer cannot see. */
 			if (note.text[0])
@@ -896,6 +900,27 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 	return manage_new(&mgo, cfg, &s->manage);
 }
 
+/* The restored MANAGE claims' owners are managed again, on the terms
+ * their claims were made with. */
+static void dispatch_restore_managed(struct dispatch *s)
+{
+	const struct claim *cl;
+
+	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
+		struct rtplace_reason note = { .text = "" };
+		int r;
+
+		if (!cl->pid || cpuset_empty(&cl->managed))
+			continue;
+		r = manage_process(s->manage, cl->pid, cl->uid, &cl->managed, &note);
+		if (r < 0 && r != -EOPNOTSUPP)
+			log_warning("restored claim %u: cannot manage pid %d again: %s", cl->id, (int)cl->pid,
+				    strerror(-r));
+		else if (note.text[0])
+			log_info("restored claim %u: pid %d: %s", cl->id, (int)cl->pid, note.text);
+	}
+}
+
 /* Claims tied to processes that outlived the last daemon (DESIGN §14),
  * and the journal that keeps them from now on. */
 static int dispatch_restore_claims(struct dispatch *s)
@@ -914,6 +939,7 @@ static int dispatch_restore_claims(struct dispatch *s)
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
+	dispatch_restore_managed(s);
 	r = claims_state_new(s->state_path, &s->state);
 	if (r < 0)
 		return r;
@@ -1014,4 +1040,59 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 		.claimed_cpus = claimed,
 		.clients = s->server ? server_client_count(s->server) : 0,
 	};
+}
+
+int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
+		       int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason)
+{
+	struct claim tmpl = { .pid = pid, .uid = uid, .level = (uint8_t)level };
+	struct procfs_stat st;
+	uint32_t id;
+	int cpu, r;
+
+	if (!s->live) {
+		reason_set(reason, "placement runs on a simulated machine (--topology)");
+		return -EOPNOTSUPP;
+	}
+	r = dispatch_claims_quota(s, uid, reason);
+	if (r < 0)
+		return r;
+	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
+	r = moves_pick(s->moves, allowed, -1, level, claims_levels(s->claims), &cpu);
+	if (r < 0) {
+		moves_pick_reason(r, level, reason);
+		return r;
+	}
+	r = procfs_read_stat(s->proc_root, pid, 0, &st);
+	if (r == 0) {
+		tmpl.pid_start = st.start_time;
+		cpuset_set(&tmpl.cpus, (unsigned)cpu);
+		r = claims_add(s->claims, &tmpl, loop_now_ms(), 0, &id);
+	}
+	if (r < 0) {
+		reason_set(reason, r == -ESRCH ? "process %d is gone" : "cannot record a claim for process %d", (int)pid);
+		return r;
+	}
+	r = claims_state_added(s->state, s->claims, claims_find(s->claims, id));
+	if (r < 0) {
+		claims_release(s->claims, id, 0);
+		reason_set(reason, "cannot record the claim in %s: %s", s->state_path, strerror(-r));
+		return r;
+	}
+	s->claims_total++;
+	*ret_cpu = cpu;
+	*ret_id = id;
+	return 0;
+}
+
+void dispatch_end_claim(struct dispatch *s, uint32_t id)
+{
+	const struct claim *cl = claims_find(s->claims, id);
+	struct claim gone;
+
+	if (!cl)
+		return;
+	gone = *cl;
+	if (claims_release(s->claims, id, 0) == 0)
+		dispatch_claim_gone(s, &gone);
 }

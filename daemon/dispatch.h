@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What rtplaced answers: the request handlers behind the socket. Decodes
  * each packet with the shared codec, answers QUERY with placement over the
@@ -95,3 +96,20 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret);
 void dispatch_server_limits(const struct config *cfg, struct server_limits *ret);
 
 #endif
+
+/*
+ * A claim on one CPU of allowed for a thread granted RT outside the socket
+ * (rtkit.c): the best CPU below level (moves_pick()), owner-bound to
+ * process pid of uid and kept in the state file like any owner-bound
+ * claim, so it ends when the process does. uid's claim limits apply. 0
+ * with the CPU and claim id; -ENOENT when no CPU of allowed is below
+ * level, -ENODEV when allowed holds no managed CPU, -EOPNOTSUPP in
+ * simulation, -EDQUOT/-EUSERS/-ENOSPC at a limit, -ESRCH for a gone
+ * process, -ENOMEM or the state file's -errno; reason says which.
+ */
+int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
+		       int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason);
+
+/* Ends claim id made by dispatch_claim_cpu() (its thread is gone or was
+ * reset); one that has ended already is no error. */
+void dispatch_end_claim(struct dispatch *s, uint32_t id);

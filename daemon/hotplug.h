@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CPU hotplug as user space sees it: which CPUs the kernel has online (the
  * list in SYSFS/devices/system/cpu/online, read through sysfs.h), and,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Logging to stderr. Lines carry a syslog level prefix ("<3>") when stderr
  * is not a terminal, which journald turns into the record's priority; on a

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "log.h"
 #include "loop.h"
 
@@ -132,8 +133,5 @@ uint64_t loop_now_ms(void)
 
 uint64_t loop_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	return clocks_monotonic_ns();
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's one event loop (libevent): every descriptor, timer and signal
  * of rtplaced is an event on this base, so nothing sleeps and nothing polls.

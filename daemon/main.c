@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced: arguments, configuration, start-up order and shutdown. Start-up
  * follows what READY=1 promises: configuration, topology, tracker attached
@@ -23,6 +24,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "procfs.h"
+#include "rtkit.h"
 #include "sampler.h"
 #include "sysfs.h"
 #include "systemd.h"
@@ -54,6 +56,7 @@ struct daemon {
 	struct dispatch *dispatch;
 	struct server *server;
 	struct metrics *metrics; /* NULL without [metrics] listen */
+	struct rtkit *rtkit;     /* NULL without [rtkit] enable */
 };
 
 static void daemon_usage(FILE *out)
@@ -261,6 +264,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	d->cfg = cfg;
 	log_set_level(cfg.daemon.log_level);
 	dispatch_apply_config(d->dispatch, &cfg);
+	rtkit_apply_config(d->rtkit, &cfg);
 	daemon_read_host(d);
 	dispatch_server_limits(&cfg, &limits);
 	server_set_limits(d->server, &limits);
@@ -350,7 +354,7 @@ static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
  */
 static void daemon_hotplug_open(struct daemon *d)
 {
-	int r = hotplug_open("/sys", &d->hotplug);
+	int r = hotplug_open(SYSFS_ROOT, &d->hotplug);
 
 	if (r < 0)
 		log_warning("Not following CPU hotplug: %s", strerror(-r));
@@ -404,7 +408,7 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 	} else {
 		reason_set(&d->untracked, "[tracker] mode = sampled");
 	}
-	r = sampler_new(d->topo, d->cfg.topology.shard, PROCFS_ROOT, "/sys", &d->sampler);
+	r = sampler_new(d->topo, d->cfg.topology.shard, PROCFS_ROOT, SYSFS_ROOT, &d->sampler);
 	if (r < 0) {
 		log_error("Failed to sample the CPUs' levels from %s: %s", PROCFS_ROOT, strerror(-r));
 		return EXIT_FAILURE;
@@ -543,6 +547,12 @@ static int daemon_start(struct daemon *d)
 	daemon_read_host(d);
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
+	if (d->cfg.rtkit.enable) {
+		struct rtkit_opts ropts = { .base = sopts.base, .dispatch = d->dispatch, .proc_root = PROCFS_ROOT };
+
+		if (rtkit_new(&ropts, &d->cfg, &d->rtkit) < 0)
+			return EXIT_FAILURE;
+	}
 	if (d->cfg.metrics.port) {
 		struct metrics_opts mopts = {
 			.base = sopts.base,
@@ -554,6 +564,7 @@ static int daemon_start(struct daemon *d)
 			.sampler = d->sampler,
 			.sample_interval_ms = sopts.sample_interval_ms,
 			.untracked = sopts.untracked,
+			.rtkit = d->rtkit,
 		};
 
 		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
@@ -583,6 +594,7 @@ static void daemon_stop(struct daemon *d)
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	metrics_free(d->metrics);
+	rtkit_free(d->rtkit);
 	server_free(d->server);
 	if (d->ev_hotplug)
 		event_free(d->ev_hotplug);

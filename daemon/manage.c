@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Managed processes and their threads: who is managed and why (a claim or
  * a manage-* rule), which of their threads the tracker watches, and the
@@ -31,7 +32,7 @@ _Static_assert(MANAGE_MAX_THREADS == CONFIG_WATCHED_MAX, "the parser bounds shar
 /* New threads watched by one request or tick, all processes together:
  * each costs a map update and a /proc read, so a process with thousands
  * of threads is taken a batch a tick, never in one 50-90 ms turn of the
- * loop (issue 25.5). A MANAGE of 4,200 threads now answers in about
+ * loop. A MANAGE of 4,200 threads answers in about
  * 5 ms, most of it listing /proc/PID/task once. */
 #define MANAGE_WATCH_BATCH 64
 /* The manage-* rules look for new processes in /proc at most this often:

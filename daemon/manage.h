@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Managed processes (DESIGN §7): the processes whose threads the daemon
  * may push off a contended CPU. A process becomes managed through a claim

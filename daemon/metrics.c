@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -246,6 +247,34 @@ static void metrics_tracker(struct metrics *m, struct evbuffer *b)
 	}
 }
 
+/* What org.freedesktop.RealtimeKit1 granted and refused (rtkit.h). */
+static void metrics_rtkit(struct metrics *m, struct evbuffer *b)
+{
+	struct rtkit_stats st;
+
+	rtkit_get_stats(m->o.rtkit, &st);
+	metrics_family(b, "rtplace_rtkit_serving", "gauge", "1 while rtplaced owns org.freedesktop.RealtimeKit1.");
+	evbuffer_add_printf(b, "rtplace_rtkit_serving %d\n", st.serving);
+	metrics_family(b, "rtplace_rtkit_threads", "gauge", "Threads holding a RealtimeKit RT grant now.");
+	evbuffer_add_printf(b, "rtplace_rtkit_threads %u\n", st.threads);
+	metrics_family(b, "rtplace_rtkit_grants_total", "counter",
+		       "RealtimeKit requests granted: realtime (SCHED_RR), high_priority (a nice level), and "
+		       "unpinned (realtime without a CPU of its own).");
+	evbuffer_add_printf(b,
+			    "rtplace_rtkit_grants_total{kind=\"realtime\"} %llu\n"
+			    "rtplace_rtkit_grants_total{kind=\"high_priority\"} %llu\n"
+			    "rtplace_rtkit_grants_total{kind=\"unpinned\"} %llu\n",
+			    (unsigned long long)st.granted_rt, (unsigned long long)st.granted_nice,
+			    (unsigned long long)st.unpinned);
+	metrics_family(b, "rtplace_rtkit_watchdog_demotions_total", "counter",
+		       "Threads the RealtimeKit starvation watchdog sent back to SCHED_OTHER.");
+	evbuffer_add_printf(b, "rtplace_rtkit_watchdog_demotions_total %llu\n", (unsigned long long)st.demoted);
+	metrics_family(b, "rtplace_rtkit_refusals_total", "counter", "RealtimeKit requests refused, by reason.");
+	for (int i = 0; i < RTKIT_REFUSE_COUNT; i++)
+		evbuffer_add_printf(b, "rtplace_rtkit_refusals_total{reason=\"%s\"} %llu\n",
+				    rtkit_refusal_name((enum rtkit_refusal)i), (unsigned long long)st.refused[i]);
+}
+
 /* The whole page, in the text format 0.0.4: HELP and TYPE before each
  * family's samples, each family once. */
 static void metrics_page(struct metrics *m, struct evbuffer *b)
@@ -291,6 +320,8 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 	}
 	if (m->bpf_stats)
 		metrics_tracker(m, b);
+	if (m->o.rtkit)
+		metrics_rtkit(m, b);
 }
 
 /* The page into body: the last one built when it is recent enough, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The metrics endpoint (DESIGN §16): `GET /metrics` over HTTP in the
  * Prometheus text format 0.0.4, served through libevent's evhttp on the
@@ -28,6 +29,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "rtkit.h"
 #include "sampler.h"
 #include "topo.h"
 #include "tracker.h"
@@ -51,6 +53,7 @@ struct metrics_opts {
 	struct sampler *sampler;  /* NULL unless sampling */
 	uint32_t sample_interval_ms;
 	const char *untracked;    /* with the sampler: why not the tracker */
+	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
 };
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MOVE requests: authorise (auth.c), guard against moving init, kernel
  * threads or the daemon, re-check the target CPU against the live map,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MOVE requests, the daemon's side (DESIGN §7). A MOVE is authorised
  * (auth.c), re-checked against the live map, applied with rollback

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Record rings and doorbells per subscriber, and the registry of which
  * connection holds which subscription (a connection has at most one; it
@@ -13,9 +14,9 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/queue.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clocks.h"
 #include "notify.h"
 #include "ring.h"
 
@@ -210,7 +211,6 @@ int notify_publish(struct notify *n, struct rtplace_record *rec)
 int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
 		  uint8_t policy, uint8_t prio)
 {
-	struct timespec ts;
 	struct rtplace_record rec = {
 		.tid = tid,
 		.uid = uid,
@@ -221,8 +221,7 @@ int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int
 		.prio = prio,
 	};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	rec.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	rec.time_ns = clocks_monotonic_ns();
 	return notify_publish(n, &rec);
 }
 

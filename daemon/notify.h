@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Notification rings and doorbells, the daemon's side (DESIGN §7): one ring
  * (a sealed memfd, layout in record.h) and one eventfd doorbell per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Client-named pids as the daemon's (pidmap.h).
  */

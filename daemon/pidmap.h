@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The processes and threads a client names, as the daemon's own pids
  * (DESIGN §15). A pid written into a request (a claim's owner_pid, a

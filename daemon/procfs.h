@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's one reader of a proc tree (proc(5)): reading a file of a
  * process or thread, parsing a stat line, finding a field of a status
  * file. Every caller passes the tree's root ("/proc" in production, a
  * fixture directory in unit tests), so nothing else in the daemon names
- * /proc or parses its formats.
+ * /proc. The formats that several callers share are parsed here; a file
+ * that one caller alone reads is parsed by that caller from the text
+ * procfs_read() returns (auth.c: the limits file and a status file's id
+ * lists; rtbudget.c: a cgroup file).
  *
  * The parsers are pure; procfs_read*() (a process's files and the sysctls
  * under <root>/sys), procfs_list(), procfs_pidns(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The push policy: when to push a managed thread off a contended CPU and
  * where to. Owns the switch, the per-thread interval, the per-turn budget

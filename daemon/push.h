@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The push policy (DESIGN §7): a thread of a managed process that the
  * tracker saw queued behind an equal-or-higher RT task is moved to a CPU

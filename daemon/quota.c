@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Per-uid shares with room for root. The counts live in an open-addressed
  * hash of uids (linear probing, at most half full, a slot emptied by

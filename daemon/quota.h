@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Per-uid shares of a pool with room kept for root (DESIGN §14): every
  * pool that clients fill (connections, claims, subscriptions, managed

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clocks.h"
 #include "cpupri.h"
 #include "hotplug.h"
 #include "levels.h"
@@ -22,20 +23,10 @@ struct sampler {
 	struct sampler_stats stats;
 };
 
-/* The thread's CPU time: what a sample costs the machine, whatever the
- * loop's wall-clock delays. */
-static uint64_t sampler_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 int sampler_sample(struct sampler *s)
 {
 	const struct cpupri_geom *g = &((const struct cpupri_header *)s->map)->geom;
-	uint64_t start = sampler_cpu_ns();
+	uint64_t start = clocks_thread_cpu_ns();
 	struct rtplace_cpumask online;
 	int r = hotplug_read_online(s->sysfs, &online);
 
@@ -46,7 +37,7 @@ int sampler_sample(struct sampler *s)
 			cpupri_set(s->map, g, cpu, cpuset_test(&online, cpu) ? s->levels[cpu] : LEVEL_OFFLINE);
 	s->stats.samples++;
 	s->stats.failures += r < 0;
-	s->stats.last_ns = sampler_cpu_ns() - start;
+	s->stats.last_ns = clocks_thread_cpu_ns() - start;
 	s->stats.cpu_ns += s->stats.last_ns;
 	return r;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The cpupri map without BPF: the same map (cpupri.h) in the daemon's heap,
  * written by the daemon itself from /proc at every sample (seed.h, the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The level of every CPU, from /proc: what the map must say before the
  * first scheduler event reaches a CPU (the BPF writers only learn about a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The placement socket: AF_UNIX SOCK_SEQPACKET, one message per packet.
  * Owns the listening socket, the clients, their credentials, per-client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -6,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <systemd/sd-daemon.h>
 
+#include "clocks.h"
 #include "log.h"
 #include "systemd.h"
 
@@ -20,13 +21,10 @@ void systemd_ready(void)
 
 void systemd_reloading(void)
 {
-	struct timespec ts;
-
 	/* MONOTONIC_USEC lets systemd order this RELOADING=1 against the
 	 * READY=1 that ends the reload (Type=notify-reload needs it). */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%llu",
-		   (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
+		   (unsigned long long)(clocks_monotonic_ns() / 1000));
 }
 
 void systemd_stopping(void)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's side of the systemd protocols: readiness/status/watchdog
  * notifications and socket activation. The only libsystemd user. Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Moves threads with sched_setaffinity and sched_setscheduler, undoing the
  * first when the second fails (order and why in thread-sched.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Applies a move to one thread (DESIGN §7): affinity first, then policy and
  * priority, and if the second step fails the first is undone, so a move

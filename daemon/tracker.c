@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -7,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -15,17 +15,18 @@
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 
+#include "clocks.h"
 #include "cpupri.h"
 #include "hotplug.h"
 #include "procfs.h"
 #include "seed.h"
+#include "sysfs.h"
 #include "tracker.h"
 /* Generated from bpf/tracker.bpf.c by bpftool; needs cpupri.h first. */
 #include "tracker.skel.h"
 
-#define TRACKER_SYSFS "/sys"
-#define TRACKER_BTF "/sys/kernel/btf/vmlinux"
-#define TRACKER_LOCKDOWN "/sys/kernel/security/lockdown"
+#define TRACKER_BTF SYSFS_ROOT "/kernel/btf/vmlinux"
+#define TRACKER_LOCKDOWN SYSFS_ROOT "/kernel/security/lockdown"
 
 /* Capabilities that <linux/capability.h> of older headers lacks (5.8). */
 #ifndef CAP_PERFMON
@@ -269,7 +270,7 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 
 	if (!levels)
 		return -ENOMEM;
-	r = hotplug_read_online(TRACKER_SYSFS, &online);
+	r = hotplug_read_online(SYSFS_ROOT, &online);
 	if (r == 0)
 		r = seed_scan(PROCFS_ROOT, topo->ncpus, 0, levels);
 	if (r < 0)
@@ -277,7 +278,7 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 	CPUSET_FOREACH(cpu, &online)
 		if ((uint32_t)cpu < topo->ncpus)
 			cpupri_set_from(map, g, (__u32)cpu, LEVEL_OFFLINE, levels[cpu]);
-	r = hotplug_read_online(TRACKER_SYSFS, &after);
+	r = hotplug_read_online(SYSFS_ROOT, &after);
 	if (r < 0)
 		goto out;
 	CPUSET_FOREACH(cpu, &online)
@@ -286,14 +287,6 @@ static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_
 out:
 	free(levels);
 	return r;
-}
-
-static uint64_t tracker_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 /* Maps the time-by-class array read-only and freezes it against syscall
@@ -449,7 +442,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
-	t->start_ns = tracker_now_ns();
+	t->start_ns = clocks_monotonic_ns();
 	t->skel->rodata->tracker_start_ns = t->start_ns;
 	tracker_watch_progs(t->skel, watch_progs);
 	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
@@ -497,7 +490,7 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	 * event the programs see. */
 	r = tracker_seed(topo, rw, &g);
 	if (r < 0) {
-		reason_set(reason, "seeding from %s and %s failed: %s", PROCFS_ROOT, TRACKER_SYSFS, strerror(-r));
+		reason_set(reason, "seeding from %s and %s failed: %s", PROCFS_ROOT, SYSFS_ROOT, strerror(-r));
 		goto out;
 	}
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The BPF tracker's loader: the only user of the generated skeleton. It
  * sizes the cpupri map from the topology, loads and attaches the programs of

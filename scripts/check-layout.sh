@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Checks the include graph that the build relies on:
 #  - no two headers in the tree share a file name, and none is called
 #    config.h (that name is autoconf's generated header);
@@ -7,10 +8,22 @@
 #    daemon, the clients and the BPF programs;
 #  - no client source includes a daemon header: what both need is in
 #    common/;
+#  - in the daemon and the shared core, /proc and /sys are named only by
+#    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
+#    common/sysfs.h), which every other file is handed or builds on, and
+#    the clocks are read only by daemon/clocks.c;
 #  - no source reaches another folder with a relative "../" include;
 #  - no two source files of one folder have names one letter apart
 #    (mover.c/moves.c, notify.c/sdnotify.c): a newcomer finds a role by
 #    its name, not by telling near-twins apart.
+#  - every tracked source file (code, build files, scripts, units, config,
+#    man pages) names its license in an SPDX line among its first three
+#    lines: LGPL-2.1-or-later for what librtplace is built from and installs
+#    (client.mk's client_librtplace_la_SOURCES, include_HEADERS, its version
+#    script, pkg-config file and man page), GPL-2.0-or-later for the rest;
+#    and each BPF program declares a GPL-compatible license to the kernel;
+#  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)", a
+#    comment that opens with "14.2:"): a comment states the rule itself.
 # Prints every violation and exits 1 if there is any.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +65,22 @@ for f in $(git ls-files 'client/*.c' 'client/*.h'); do
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done
 
+# Code lines only: comments may name the files these roots lead to.
+code_hits() {
+	git grep -n -E "$1" -- 'daemon/*.[ch]' 'common/*.[ch]' |
+		grep -v -E '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' | grep -v -E "^($2):" |
+		sed -e 's|/\*.*\*/||g' -e 's|//.*||' | grep -E "$1"
+}
+while IFS= read -r hit; do
+	fail "/proc named outside daemon/procfs.h (use PROCFS_ROOT, or the proc root passed in): $hit"
+done < <(code_hits '"/proc' 'daemon/procfs.h')
+while IFS= read -r hit; do
+	fail "/sys named outside common/sysfs.h (use SYSFS_ROOT, or the sysfs root passed in): $hit"
+done < <(code_hits '"/sys' 'common/sysfs.h')
+while IFS= read -r hit; do
+	fail "a clock read outside daemon/clocks.c (use clocks.h or loop_now_ms()): $hit"
+done < <(code_hits '\<(clock_gettime|gettimeofday|time\(NULL\))' 'daemon/clocks.c')
+
 while IFS= read -r hit; do
 	fail "relative include: $hit"
 done < <(git grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./' -- '*.c' '*.h')
@@ -78,6 +107,56 @@ for d, stems in sorted(by_dir.items()):
         if near(a, b):
             print(f"{d}/{a} and {d}/{b}")
 ')
+
+# Licenses. Exempt: prose (*.md, NEWS), the license texts, data (fuzz
+# corpora and dictionary, the generated SVG), JSON (no comment syntax) and
+# the Debian packaging files that debian/copyright covers as a whole.
+licenses_checked=no
+while IFS= read -r hit; do
+	case "$hit" in
+	"#checked") licenses_checked=yes ;;
+	*) fail "$hit" ;;
+	esac
+done < <(git ls-files | python3 -c '
+import fnmatch, re, sys
+exempt = ["*.md", "NEWS", "COPYING*", ".gitignore", "*/.gitignore", "tests/fuzz/corpus/*",
+          "tests/fuzz/config.dict", "doc/*.svg", "*.json.in"]
+def make_list(path, var):
+    text = re.sub(r"\\\n", " ", open(path).read())
+    return [w for m in re.finditer(r"^" + var + r"\s*\+?=(.*)$", text, re.M) for w in m.group(1).split()]
+lgpl = set(make_list("client/client.mk", "client_librtplace_la_SOURCES"))
+for mk in ["Makefile.am", "client/client.mk", "common/common.mk"]:
+    lgpl.update(make_list(mk, "include_HEADERS"))
+lgpl.update(["client/librtplace.sym", "client/rtplace.pc.in", "man/librtplace.3"])
+spdx = re.compile(r"SPDX-License-Identifier: ([A-Za-z0-9.+-]+)")
+ticket = re.compile(r"\bissues?[ -]#?[0-9]|\(issue([ ,)]|$)|^\s*(/?\*|#|//)\s*[0-9]+\.[0-9]+: ", re.I)
+for path in sys.stdin.read().splitlines():
+    if any(fnmatch.fnmatch(path, p) for p in exempt):
+        continue
+    if path.startswith("debian/") and path != "debian/rules":
+        continue
+    want = "LGPL-2.1-or-later" if path in lgpl else "GPL-2.0-or-later"
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        print(f"{path}: unreadable: {e.strerror}")
+        continue
+    found = [m.group(1) for m in map(spdx.search, lines[:3]) if m]
+    if not found:
+        print(f"{path}: no SPDX-License-Identifier line among its first three lines (want {want})")
+    elif found[0] != want:
+        print(f"{path}: SPDX-License-Identifier {found[0]}, its role needs {want}")
+    for n, line in enumerate(lines, 1):
+        if ticket.search(line):
+            print(f"{path}:{n}: names a ticket; state the rule instead: {line.strip()}")
+    if path.startswith("bpf/") and path.endswith(".bpf.c"):
+        lic = re.search(r"SEC\(\"license\"\)\s*=\s*\"([^\"]*)\"", "\n".join(lines))
+        if not lic or lic.group(1) not in ("GPL", "Dual BSD/GPL", "GPL v2", "Dual MIT/GPL"):
+            print(f"{path}: the BPF license string must be GPL-compatible (\"GPL\" or \"Dual BSD/GPL\")")
+print("#checked")
+')
+[ $licenses_checked = yes ] || fail "the license and ticket checks did not run (python3?)"
 
 [ $status -eq 0 ] && echo "check-layout: ok ($(echo "$headers" | wc -w) headers)"
 exit $status

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Draws the README's picture, doc/cpus-480.svg: `rtplacectl cpus --svg` of
 # a simulated rtplaced on the 2-socket, 480-CPU topology of
 # ../shared/topologies, with four CPUs claimed at rt50 and two at rt90 on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the Debian 12 packages rtplace needs to build, test, package
 # (debian/: debhelper, lintian) and run.
 # Idempotent: packages already present are left alone.
@@ -8,8 +9,11 @@ packages="autoconf automake libtool pkg-config make gcc clang llvm bpftool
 libbpf-dev libevent-dev libhwloc-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
 libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps
 ffmpeg hyperfine runc jq python3-yaml prometheus
+dbus-daemon dbus-bin pipewire-bin rtkit
 git dpkg-dev debhelper fakeroot lintian
 qemu-system-x86 busybox-static kmod cpio xz-utils"
+# The OCI hook's test under a real container engine (test-oci-podman.sh).
+packages="$packages podman"
 
 missing=""
 for p in $packages; do

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Quick start: installs dependencies, builds rtplace and runs rtplaced in the
 # foreground with its built-in defaults (no config file needed). Extra
 # arguments go to rtplaced, e.g. --topology FILE.

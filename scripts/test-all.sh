@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the whole test suite from a fresh checkout, every way a user builds
 # rtplace:
 #   werror      out of tree with -Werror, `make check`

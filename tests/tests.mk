@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Unit tests (cmocka, no root), integration tests (real kernel, real daemon;
 # root for the live ones) and fuzz-corpus replays. Each test is a program
 # run by automake's parallel harness; 77 means skipped, 99 a hard error.
@@ -217,6 +218,16 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
 
+# rtplace-run when its CPU goes offline before the pin: the race injected
+# by a preloaded sched_setaffinity() (built without the sanitizers, which
+# would want to be loaded first).
+check_LTLIBRARIES += tests/integration/libofflinepin.la
+tests_integration_libofflinepin_la_SOURCES = tests/integration/test-client-offline-shim.c
+tests_integration_libofflinepin_la_CFLAGS = $(WARN_CFLAGS)
+tests_integration_libofflinepin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+TESTS += tests/integration/test-client-run-offline.sh
+EXTRA_DIST += tests/integration/test-client-run-offline.sh
+
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 
 # --- CPU hotplug (DESIGN §14): the pure parts without root; the live test
@@ -283,6 +294,14 @@ EXTRA_DIST += tests/integration/test-client-errors.sh
 # rtplace-oci-hook by hand and under real runc (root) against a live rtplaced.
 TESTS += tests/integration/test-oci-hook.sh
 EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-common.sh
+# What the hook grants: the container's own rights and the node's policy,
+# under real runc (root).
+TESTS += tests/integration/test-oci-rights.sh
+EXTRA_DIST += tests/integration/test-oci-rights.sh
+# The hook under a real podman (rootful, cgroupfs, runc) through the
+# generated hooks.d file (root).
+TESTS += tests/integration/test-oci-podman.sh
+EXTRA_DIST += tests/integration/test-oci-podman.sh
 
 # rtplaced itself under real runc as a DaemonSet runs it, and the DaemonSet
 # file checked against that configuration.
@@ -349,7 +368,7 @@ TESTS += tests/integration/test-client-userns.sh
 EXTRA_DIST += tests/integration/test-client-userns.sh
 
 # Time by class: level classes and the reader of the tracker's per-CPU
-# entries, racing a writer thread (issue 12).
+# entries, racing a writer thread.
 check_PROGRAMS += tests/unit/test-class-times
 tests_unit_test_class_times_SOURCES = tests/unit/test-class-times.c
 tests_unit_test_class_times_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -358,7 +377,7 @@ tests_unit_test_class_times_LDADD = $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/unit/test-class-times
 
 # rtplacectl top and cpus --svg on the simulated 480-CPU machine, and the
-# time by class of a live daemon in both views (issue 12).
+# time by class of a live daemon in both views.
 TESTS += tests/integration/test-client-top.sh
 EXTRA_DIST += tests/integration/test-client-top.sh
 
@@ -369,3 +388,43 @@ tests_integration_test_client_compat_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_client_compat_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_client_compat_LDADD = client/librtplace.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-client-compat
+
+# What rtplace-oci-hook grants a container (client/oci-rights.c), over
+# config.json fragments.
+check_PROGRAMS += tests/unit/test-oci-rights
+tests_unit_test_oci_rights_SOURCES = tests/unit/test-oci-rights.c client/oci-rights.h client/oci-rights.c
+tests_unit_test_oci_rights_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_rights_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_rights_LDADD = common/libconfig.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-rights
+
+# What rtplace-oci-hook reads from a runtime (client/oci-spec.c).
+check_PROGRAMS += tests/unit/test-oci-spec
+tests_unit_test_oci_spec_SOURCES = tests/unit/test-oci-spec.c client/oci-spec.h client/oci-spec.c client/cli.h \
+	client/cli.c
+tests_unit_test_oci_spec_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_unit_test_oci_spec_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_oci_spec_LDADD = common/libfile.la $(UNIT_LDADD) $(JSONC_LIBS)
+TESTS += tests/unit/test-oci-spec
+
+# RealtimeKit (DESIGN §18): the rules without root; the interface on a
+# private system bus with the live daemon (root, RT, under the RT lock),
+# then a real PipeWire as nobody.
+check_PROGRAMS += tests/unit/test-rtkit-rules
+tests_unit_test_rtkit_rules_SOURCES = tests/unit/test-rtkit-rules.c
+tests_unit_test_rtkit_rules_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtkit_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtkit_rules_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtkit-rules
+TESTS += tests/integration/test-rtkit.sh tests/integration/test-rtkit-pipewire.sh
+EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh \
+	tests/integration/test-rtkit-pipewire.sh
+
+check_PROGRAMS += tests/integration/test-rtkit-spin
+tests_integration_test_rtkit_spin_SOURCES = tests/integration/test-rtkit-spin.c
+TESTS += tests/integration/test-rtkit-watchdog.sh
+EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
+
+# The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
+# suite; it runs from the source tree, never from make check.
+EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the claims state file's parser: any bytes, as a
  * journal's text. Beyond "no crash, no leak" (the sanitizers' job) it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the config parser: any bytes, as a file's text.
  * Beyond "no crash, no leak" (the sanitizers' job) it checks the parser's
@@ -64,6 +65,9 @@ static void fuzz_config_check(const struct config *c)
 	if (c->limits.max_clients < 1 || c->limits.max_clients > 65536 || c->limits.max_claims_per_client < 1 ||
 	    c->limits.max_claims_per_client > RTPLACE_MAX_CPUS || c->limits.max_claims_per_user < 1 ||
 	    c->limits.max_claims_per_user > 65536 || c->limits.max_lease_ms < 1 || c->limits.max_lease_ms > 86400000)
+		abort();
+	if (c->containers.max_prio < 1 || c->containers.max_prio > 99 || c->containers.max_cpus < 1 ||
+	    c->containers.max_cpus > CONFIG_CONTAINER_CPUS_MAX)
 		abort();
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fuzz harness for the wire decoder. Every input is decoded as the daemon
  * (requests, against a small and the largest topology) and as a client

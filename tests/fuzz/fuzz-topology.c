@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the topology loader (common/topo.h): any bytes, as
  * the hwloc XML that `rtplaced --topology` hands to hwloc. hwloc's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the uevent parser (daemon/hotplug.h): any bytes,
  * as one netlink message. The kernel is the only sender the daemon

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The parsers' fuzz harnesses. `make check` runs them without libFuzzer:
 # replay.c feeds each harness every file of its committed corpus.
 #
@@ -133,3 +134,34 @@ fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
 .PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent fuzz-topology
 CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer \
 	tests/fuzz/fuzz-uevent-libfuzzer tests/fuzz/fuzz-topology-libfuzzer
+
+# What rtplace-oci-hook parses from a container's author (fuzz-oci.c,
+# corpus tests/fuzz/corpus/oci: states and config.json files as runc and
+# podman write them, and broken ones): each input is both a state and a
+# config.
+#   make fuzz-oci [FUZZ_OCI_SECONDS=60]
+#       the same; new inputs in tests/fuzz/corpus-oci-found.
+check_PROGRAMS += tests/fuzz/replay-oci
+tests_fuzz_replay_oci_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-oci.c client/oci-spec.h client/oci-spec.c \
+	client/oci-rights.h client/oci-rights.c client/cli.h client/cli.c
+tests_fuzz_replay_oci_CPPFLAGS = $(CLIENT_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/oci"'
+tests_fuzz_replay_oci_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_fuzz_replay_oci_LDADD = common/libfile.la common/libcommon.la $(JSONC_LIBS)
+TESTS += tests/fuzz/replay-oci
+EXTRA_DIST += tests/fuzz/corpus/oci
+
+FUZZ_OCI_SECONDS = 60
+FUZZ_OCI_SRC = $(srcdir)/tests/fuzz/fuzz-oci.c $(srcdir)/client/oci-spec.c $(srcdir)/client/oci-rights.c \
+	$(srcdir)/client/cli.c $(srcdir)/common/cpuset.c $(srcdir)/common/file.c $(srcdir)/common/reason.c \
+	$(srcdir)/common/rtbudget.c
+
+fuzz-oci: $(FUZZ_OCI_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(CLIENT_CPPFLAGS) $(CPPFLAGS) $(JSONC_CFLAGS) $(FUZZ_OCI_SRC) \
+		$(JSONC_LIBS) -o tests/fuzz/fuzz-oci-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-oci-found
+	tests/fuzz/fuzz-oci-libfuzzer -max_total_time=$(FUZZ_OCI_SECONDS) -max_len=8192 \
+		tests/fuzz/corpus-oci-found $(srcdir)/tests/fuzz/corpus/oci
+
+.PHONY: fuzz-oci
+CLEANFILES += tests/fuzz/fuzz-oci-libfuzzer

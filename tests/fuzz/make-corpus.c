@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The protocol fuzz corpus: every sample message (proto-samples.c) and a
  * set of broken ones, one file each.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Valid messages of every type, for the unit test and the fuzz corpus. */
 #include "config.h"
 

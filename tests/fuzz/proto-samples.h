@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Valid messages of every protocol type, a few shapes each, built through
  * the public encoders. The unit test round-trips them and mutates them;

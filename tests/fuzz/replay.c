@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Feeds every file of a fuzz corpus to LLVMFuzzerTestOneInput, so `make
  * check` runs a harness without libFuzzer (and under the sanitizers with

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Claims through the real rtplaced (simulated 480-CPU machine, so no BPF):
- * every request gets its own reply before any event (issue 14.1), limits
- * per user (14.3), claims within the requester's rights (14.4), claims
- * across a kill -9 of the daemon (14.8), release by the claim's uid
- * (14.9), every acknowledged claim kept across a SIGKILL, a state file
+ * every request gets its own reply before any event, limits per user,
+ * claims within the requester's rights, claims across a kill -9 of the
+ * daemon, release by the claim's uid, every acknowledged claim kept across a SIGKILL, a state file
  * refused unless the daemon's own, ids kept past a corrupt one. Tests that need another uid run a child as nobody when the test
  * runs as root, and as the test's own user (RLIMIT_RTPRIO lowered to 0)
  * otherwise.
@@ -236,7 +236,7 @@ static void expect_child_ok(pid_t pid)
 }
 
 /*
- * Issue 14.1: client A claims with 1 ms leases in a loop; client B claims
+ * Client A claims with 1 ms leases in a loop; client B claims
  * just after each. A's leases run out while B's request is served; B must
  * still get its own reply (its request id) as the first packet, never A's
  * CLAIM_ENDED in its place. The unfixed daemon failed 80 of 200 rounds.
@@ -278,7 +278,7 @@ static void test_reply_before_events(void **state)
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 }
 
-/* Issue 14.3: the per-user limit spans connections and outlives them
+/* The per-user limit spans connections and outlives them
  * (owner-bound claims); root is exempt. */
 static void test_claims_per_user(void **state)
 {
@@ -350,7 +350,7 @@ static void claim_refused_as(uid_t uid)
 }
 
 /*
- * Issue 25.5: the users other than root together hold at most
+ * The users other than root together hold at most
  * max-claims; what the table holds beyond is root's. One user fills the
  * users' part (2, below its own share of 64): its next claim and another
  * user's are refused naming the key, while root claims on.
@@ -408,7 +408,7 @@ static void test_claims_users_part(void **state)
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 }
 
-/* Issue 14.4: a requester with RLIMIT_RTPRIO 0 and no CAP_SYS_NICE gets
+/* A requester with RLIMIT_RTPRIO 0 and no CAP_SYS_NICE gets
  * claims at level normal, never exclusive, with a bounded lease; they never
  * stand in an RT query's way. With RLIMIT_RTPRIO 30 it may claim rt30. */
 static void test_claims_within_rights(void **state)
@@ -517,7 +517,7 @@ static int ctl_release_as(uid_t uid, const char *socket, uint64_t id)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Issue 14.9: any connection of the claim's uid may release it (here
+/* Any connection of the claim's uid may release it (here
  * rtplacectl, another process); another uid may not. */
 static void test_release_by_uid(void **state)
 {
@@ -604,7 +604,7 @@ static void kill_daemon(struct harness_daemon *d)
 }
 
 /*
- * Issue 14.8: owner-bound claims survive kill -9 of the daemon when their
+ * Owner-bound claims survive kill -9 of the daemon when their
  * owner is still the same process; a claim whose owner died meanwhile is
  * dropped; ids are not reused; a corrupt state file is reported and
  * ignored. The test's own group is an rt-group, so its claims hold rt50

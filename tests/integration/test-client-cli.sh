@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplacectl against a real rtplaced: every command in both output forms
 # (tables, and JSON that python3 -m json.tool accepts), claims made and
 # released from the command line, errors and their sysexits statuses;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by the test-client-*.sh tests: paths, skip/fail, a private
 # rtplaced (simulation mode on a shared topology) and cleanup of everything
 # started, on every exit path.

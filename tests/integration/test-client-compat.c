@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * librtplace against older daemons: one that speaks only protocol version
  * 1 (rtplaced before version 2 made list replies end after their count),

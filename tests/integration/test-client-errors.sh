@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Errors that name their fix (root, to act as another user): a socket the
 # user may not open names its group and the socket-group setting, in
 # rtplacectl and in rtplace-run's fallback warning; rtplaced started as a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The EXAMPLE program of librtplace(3), as printed, compiles and links
 # against this build's library with `pkg-config --cflags --libs rtplace`
 # and nothing else (no -D_GNU_SOURCE of its own).

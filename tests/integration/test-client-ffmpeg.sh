@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real ffmpeg transcode (x264, two threads) of a generated source through
 # rtplace-run: while it runs, every ffmpeg thread is at SCHED_FIFO 20 on the
 # claimed CPU and the daemon shows the claim; it completes with status 0; the

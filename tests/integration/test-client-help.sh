@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The help every binary prints, without a daemon: -V and --version on each,
 # `rtplacectl help COMMAND` the same as `COMMAND --help`, and the bash
 # completion: `complete -p rtplacectl`, then scripted completions of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The host's RT configuration (DESIGN §20) end to end, without root: a
 # simulated 480-CPU rtplaced reads a fixture host (--host-root) whose
 # isolated and nohz_full lists name the lowest CPU this test may run on and

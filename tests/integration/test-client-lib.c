@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * librtplace against the real rtplaced, in simulation mode on the shared
  * 480-CPU topology (no root needed): every call of the public API, claims
@@ -271,7 +272,7 @@ static void test_cpus_snapshot(void **state)
 	rtplace_cpus_free(cpus);
 }
 
-/* Issue 12: a simulated topology keeps no time by class, and says so. */
+/* A simulated topology keeps no time by class, and says so. */
 static void test_cpu_times_unsupported(void **state)
 {
 	struct rtplace_cpu_time *times = NULL;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplacectl move against rtplaced on the live machine (root): init (PID 1),
 # a kernel thread (kthreadd, PID 2) and the daemon itself are refused
 # without --force, with a reason naming the target, and stay as they were;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Clients in a container's own PID namespace (DESIGN §15), under real runc,
 # reaching the daemon through its bind-mounted socket folder:
 # - rtplace-run inside gets a claim owned by the right host process (the

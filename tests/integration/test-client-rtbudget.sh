@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A cpu cgroup with no RT budget (RT group scheduling, cgroup v1; root):
 # moving a process in it to SCHED_FIFO through the daemon, and rtplace-run
 # --prio started in it, fail with a message that names the cgroup and the

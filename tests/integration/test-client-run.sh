@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplace-run with real programs and a real rtplaced: two RT instances
 # started together get different CPUs and SCHED_FIFO 50 (read back from
 # the kernel); their claims end when they exit, however they exit; no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The "RT busy loop" of the rtplace-run tests: works in short bursts (200
  * µs) between 1 ms sleeps, so at SCHED_FIFO it is a real RT task that shows

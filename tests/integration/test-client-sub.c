@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * librtplace subscriptions against the real daemon on the live machine
  * (root): a move of one of our threads arrives as a MOVED record; the
@@ -405,17 +406,7 @@ static int start(void **state)
 	 * makes overflow cheap. */
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n[notify]\nring-records = 64\n";
 
-	/* This process and its sleepers stay on CPU 0, away from the spinner. */
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	test_kill_children();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, text);
 }
 
 int main(void)
@@ -429,5 +420,5 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	atexit(test_kill_children);
-	return cmocka_run_group_tests(tests, start, stop);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

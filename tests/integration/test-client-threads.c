@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A multi-threaded process for the `rtplacectl move --all` tests: the main
  * thread and NTHREADS - 1 more, all asleep. With "deadline", the last

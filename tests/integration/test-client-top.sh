@@ -1,5 +1,6 @@
 #!/bin/sh
-# Issue 12's views against a real rtplaced: `rtplacectl top` on the
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The time-by-class views against a real rtplaced: `rtplacectl top` on the
 # simulated 480-CPU machine (compact cells, no line wider than the
 # terminal, one JSON document per frame with every CPU), `cpus --svg`
 # (well-formed XML, one titled shape per CPU, claims in the titles), the

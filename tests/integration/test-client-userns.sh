@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Capabilities held in a user namespace of a client's own are no host
 # privilege (DESIGN §14). nobody runs a client under `unshare -Ur`, and
 # root runs one in a runc container whose user namespace maps its root to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplacectl move and watch against rtplaced on the live machine (root):
 # the move reply in both forms; the record of a `rtplacectl move` as a table
 # line with its wall-clock time and as one JSON object per line (an ISO time

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced in a container, as a Kubernetes DaemonSet runs it (DESIGN §15;
 # contrib/kubernetes/rtplaced-daemonset.yaml is this configuration
 # translated): under real runc, in the host PID namespace, with only the
@@ -135,7 +136,8 @@ until timeout 10 runc --root "$RUNC_ROOT" state "$ID" 2>/dev/null | grep -q '"st
 	[ $i -lt 200 ] || fail "rtplaced did not stop on SIGTERM"
 	sleep 0.05
 done
-grep -q "rtplaced 0.1.0 listening on /run/rtplace/rtplaced.sock" "$TMP/rtplaced.log" ||
+version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
+grep -q "rtplaced $version listening on /run/rtplace/rtplaced.sock" "$TMP/rtplaced.log" ||
 	fail "no listening line in the daemon's log"
 
 echo "PASS"

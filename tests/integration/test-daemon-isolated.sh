@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The host's isolated and nohz_full CPUs as the live kernel reports them
 # (root, the real sysfs, no fixture): the live daemon's status names
 # exactly the kernel's sets; where CPUs are isolated (the VM bed boots a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced under hostile load (DESIGN §14), on a simulated machine: client
  * limits per user and from RLIMIT_NOFILE with room for root, the refusal
@@ -272,7 +273,7 @@ static void kill_child(pid_t pid)
 }
 
 /*
- * 14.2: with few descriptors, a flood of connections from nobody is
+ * With few descriptors, a flood of connections from nobody is
  * refused below the limit (root is still answered), and root's own flood
  * up to EMFILE pauses accepting instead of spinning.
  */
@@ -417,7 +418,7 @@ static pid_t nobody_fills_its_share(const char *socket, int max, int *ret_verdic
 }
 
 /*
- * 14.5: nobody gets max-clients-per-user connections and no more; the
+ * Nobody gets max-clients-per-user connections and no more; the
  * one refused is told why, rtplacectl prints it, rtplace-run says it
  * runs unclaimed; root is still served.
  */
@@ -534,7 +535,7 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
 }
 
 /*
- * 25.5: subscriptions have a share per user and room for root. Eight
+ * Subscriptions have a share per user and room for root. Eight
  * users subscribe on every connection they may open (16 in all, what
  * max-clients lets them hold: before, the same number capped all
  * subscriptions, root's too, and refused root's `rtplacectl watch`); the
@@ -622,7 +623,7 @@ static unsigned long log_suppressed(const struct fixture *f)
 }
 
 /*
- * 14.10: 10,000 garbage packets leave a few dozen lines at most, and
+ * 10,000 garbage packets leave a few dozen lines at most, and
  * every one of them is accounted for: printed, or counted as suppressed.
  */
 static void test_garbage_log_rate_limited(void **state)
@@ -685,7 +686,7 @@ static int run_daemon_expecting_exit(const char *socket, char *out, size_t len)
 }
 
 /*
- * 14.6: a socket folder that another user could write to is refused with
+ * A socket folder that another user could write to is refused with
  * the fix named, before any socket is made there.
  */
 static void test_socket_dir_refused(void **state)
@@ -721,7 +722,7 @@ static void test_socket_dir_refused(void **state)
 }
 
 /*
- * 14.6: the socket appears at its path whole (renamed into place, never
+ * The socket appears at its path whole (renamed into place, never
  * created there), with the configured mode and group.
  */
 static void test_socket_made_in_place(void **state)
@@ -789,7 +790,7 @@ static void test_socket_made_in_place(void **state)
 }
 
 /*
- * 14.11: a FIFO swapped in for the configuration before SIGHUP: the
+ * A FIFO swapped in for the configuration before SIGHUP: the
  * reload fails at once with the reason, the daemon keeps answering.
  */
 static void test_reload_fifo_config(void **state)
@@ -882,12 +883,12 @@ static int error_reply(int sock, uint32_t id, char *reason)
 }
 
 /*
- * 14.1: every descriptor a client sends is closed, whatever the packet:
+ * Every descriptor a client sends is closed, whatever the packet:
  * empty, oversized, with more descriptors than the daemon takes (cut by
  * the kernel, MSG_CTRUNC), a request that takes none, or a connection
  * closed before the daemon read it. Done hundreds of times over, the
- * daemon holds as many descriptors as before (issue 25: an empty packet
- * with descriptors was taken for a hang-up and its descriptors kept, until
+ * daemon holds as many descriptors as before (an empty packet with
+ * descriptors once was taken for a hang-up and its descriptors kept, until
  * the daemon had none left).
  */
 static void test_received_descriptors_closed(void **state)

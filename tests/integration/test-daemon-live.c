@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced on the live machine with the real BPF tracker (root): answers
  * follow real RT threads. The test pins itself (and so the daemon it starts)
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -31,15 +31,6 @@
 static struct harness_daemon daemon_under_test;
 static pid_t spinner;
 static uint32_t next_request = 1;
-
-static void kill_spinner(void)
-{
-	if (spinner > 0) {
-		kill(spinner, SIGKILL);
-		waitpid(spinner, NULL, 0);
-		spinner = 0;
-	}
-}
 
 static struct rtplace_cpu_info cpu_info(int fd, unsigned cpu)
 {
@@ -100,7 +91,7 @@ static void test_answers_follow_rt_thread(void **state)
 	struct proto_msg rep;
 
 	assert_true(fd >= 0);
-	spinner = test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 5);
+	spinner = test_track_child(test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 5));
 	assert_true(spinner > 0);
 	assert_true(is_spin_level(wait_level(fd, SPIN_CPU, is_spin_level)));
 	ci = cpu_info(fd, SPIN_CPU);
@@ -122,7 +113,7 @@ static void test_answers_follow_rt_thread(void **state)
 	assert_int_equal(rep.query_reply.list[0].cpu, SPIN_CPU);
 	assert_int_equal(rep.query_reply.list[0].level, LEVEL_RT1 + SPIN_PRIO - 1);
 
-	kill_spinner();
+	test_kill_children();
 	assert_true(is_not_rt(wait_level(fd, SPIN_CPU, is_not_rt)));
 	rep = query(fd, 50, "1");
 	assert_int_equal(rep.query_reply.count, 1);
@@ -149,7 +140,7 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* Issue 12: a FIFO spinner on CPU 1 for 3 s adds at least 2 s of rt time
+/* A FIFO spinner on CPU 1 for 3 s adds at least 2 s of rt time
  * there, no counter ever goes back, and the CPU accumulates idle time
  * once the spinner is gone. */
 static void test_class_times_follow_rt_thread(void **state)
@@ -161,12 +152,12 @@ static void test_class_times_follow_rt_thread(void **state)
 
 	assert_true(fd >= 0);
 	before = class_times(fd, SPIN_CPU);
-	spinner = test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 6);
+	spinner = test_track_child(test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 6));
 	assert_true(spinner > 0);
 	assert_true(is_spin_level(wait_level(fd, SPIN_CPU, is_spin_level)));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sleep(3);
-	kill_spinner();
+	test_kill_children();
 	assert_true(is_not_rt(wait_level(fd, SPIN_CPU, is_not_rt)));
 	wall = seconds_since(&t0);
 	spun = class_times(fd, SPIN_CPU);
@@ -280,16 +271,7 @@ static void test_node_local_answers(void **state)
 
 static int start(void **state)
 {
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start(&daemon_under_test, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	kill_spinner();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, NULL);
 }
 
 int main(void)
@@ -302,6 +284,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	atexit(kill_spinner);
-	return cmocka_run_group_tests(tests, start, stop);
+	atexit(test_kill_children);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced end to end, on the simulated 480-CPU machine (--topology): no
  * root needed, so these run everywhere. The real daemon on a private socket,

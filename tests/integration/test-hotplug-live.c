@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * CPU hotplug followed live (DESIGN §14), root, real hotplug of one CPU
  * under the real daemon and BPF tracker. The CPU is the first of node 2, or

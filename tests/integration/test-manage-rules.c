@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * [moves] manage-comm through the real daemon on the live machine (root):
  * an RT process started after the daemon, matched only by its command name
@@ -61,7 +62,6 @@ static int start(void **state)
 	char comm[32], text[128];
 	FILE *f;
 
-	assert_int_equal(test_rt_begin(), 0);
 	/* The kernel's name for this process (what the rule compares),
 	 * whatever wrapper or truncation made it. */
 	f = fopen("/proc/self/comm", "re");
@@ -70,15 +70,7 @@ static int start(void **state)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 	snprintf(text, sizeof(text), "[moves]\nmanage-comm = %s\n", comm);
-	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	test_kill_children();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, text);
 }
 
 int main(void)
@@ -89,5 +81,5 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	atexit(test_kill_children);
-	return cmocka_run_group_tests(tests, start, stop);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The metrics endpoint against the real consumers: `promtool check metrics`
 # accepts the page, and a real Prometheus server (its own folder, config
 # and storage, loopback ports only) scrapes a simulated 480-CPU rtplaced
@@ -67,8 +68,8 @@ done
 [ "$(query 'count(rtplace_cpu_online == 1)')" = " 480" ] || fail "count(rtplace_cpu_online == 1): $(query 'count(rtplace_cpu_online == 1)')"
 [ "$(query 'up{job="rtplace"}')" = "__name__=up 1" ] || fail "up: $(query 'up{job="rtplace"}')"
 
-# The live daemon (root) on the same port adds the tracker's time by class
-# (issue 12): four counters per CPU that promtool accepts and Prometheus
+# The live daemon (root) on the same port adds the tracker's time by class:
+# four counters per CPU that promtool accepts and Prometheus
 # reads back, growing between scrapes.
 [ "$(id -u)" = 0 ] || exit 0
 stop_daemon

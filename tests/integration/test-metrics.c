@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The metrics endpoint (DESIGN §16) of the real daemon, over real TCP on
  * 127.0.0.1: the counters follow what clients do, every family has HELP and
@@ -46,20 +47,6 @@ struct fixture {
 	int client; /* a socket client, -1 when none */
 };
 
-/* A port nobody listens on now (the kernel's choice for port 0). */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 /* Starts the daemon with [metrics] listen on a free loopback port and
  * extra configuration lines; live (no --topology) when asked. */
 static struct fixture *fixture_start(bool live, const char *extra)
@@ -70,7 +57,7 @@ static struct fixture *fixture_start(bool live, const char *extra)
 
 	assert_non_null(f);
 	f->client = -1;
-	f->port = free_port();
+	assert_int_equal(harness_free_port(&f->port), 0);
 	snprintf(text, sizeof(text), "[metrics]\nlisten = 127.0.0.1:%u\n%s", f->port, extra ? extra : "");
 	assert_int_equal(harness_start_with_config(&f->d, text, live ? NULL : sim_args, NULL), 0);
 	return f;
@@ -461,7 +448,7 @@ static pid_t start_scraper(uint16_t port, int n)
 }
 
 /*
- * Issue 25.8: scrapes share the loop with the socket clients. Under a
+ * Scrapes share the loop with the socket clients. Under a
  * flood (scrapers connected and silent, four scraping back to back) every
  * query is answered, every scrape gets the whole page, and once the flood
  * is over the page counts what the clients did.

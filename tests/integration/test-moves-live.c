@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Moves and notification records through the real daemon on the live
  * machine (root): a client moves its own thread, another user is refused,
  * a subscriber receives the records through the shared ring and its
  * doorbell, and a managed RT thread queued behind a higher one on CPU 1 is
- * pushed to CPU 0; capabilities held over a user namespace of a client's
+ * pushed to CPU 0, also by a daemon restarted after kill -9 that restored
+ * the claim; capabilities held over a user namespace of a client's
  * own grant nothing on the host. RT threads run on CPU 1 only, or sleep;
  * the test holds the RT-test lock and kills every child at exit.
  */
@@ -489,7 +491,7 @@ static int userns_attempt(pid_t target, enum userns_when when)
 }
 
 /*
- * The issue's attack: nobody runs a client under unshare -U, where CapEff
+ * The attack: nobody runs a client under unshare -U, where CapEff
  * shows every capability, over a namespace of its own. The daemon must
  * count none of them, whether the client entered its namespace before it
  * connected or after (the namespace is read with each capability, not once
@@ -813,6 +815,65 @@ static void test_managed_thread_pushed(void **state)
 	close(fd);
 }
 
+/*
+ * A MANAGE claim restored after kill -9 of the daemon manages its owner's
+ * threads again: the managed thread queued behind a busy rt60 on CPU 1 is
+ * pushed to CPU 0 by the restarted daemon, which never saw the claim made.
+ */
+static void test_managed_thread_pushed_after_restart(void **state)
+{
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
+	};
+	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
+	char dir[] = "/tmp/test-moves-live.XXXXXX", socket[64];
+	const char *args[] = { "--socket", socket, NULL };
+	struct harness_daemon d = { .pid = 0 };
+	struct rtplace_record rec;
+	struct proto_msg req, rep;
+	struct harness_sub sub;
+	pid_t managed;
+	cpu_set_t set;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", dir);
+	assert_int_equal(harness_start_with_config(&d, text, args, NULL), 0);
+	fd = harness_connect(socket);
+	assert_true(fd >= 0);
+	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 20));
+	q.owner_pid = managed;
+	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	close(fd);
+
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	assert_int_equal(harness_stop(&d), 128 + SIGKILL);
+	assert_int_equal(harness_start_with_config(&d, text, args, NULL), 0);
+	fd = harness_connect(socket);
+	assert_true(fd >= 0);
+	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
+	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 15));
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
+	assert_int_equal(rec.from_cpu, 1);
+	assert_int_equal(rec.to_cpu, 0);
+	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
+	assert_true(CPU_ISSET(0, &set));
+	assert_false(CPU_ISSET(1, &set));
+	test_kill_children();
+	harness_unsubscribe(&sub);
+	close(fd);
+	assert_int_equal(harness_stop(&d), 0);
+	unlink(socket);
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock.claims", dir);
+	unlink(socket);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* What a user's MANAGE claim on its many-threaded process got. */
 struct manage_verdict {
 	int status;     /* 0, or why the child failed (its step) */
@@ -893,7 +954,7 @@ static pid_t uid_manages_threads(uid_t uid, int nthreads, struct manage_verdict 
 }
 
 /*
- * 25.5: one user's MANAGE claim on a process of 4,200 threads (more than
+ * One user's MANAGE claim on a process of 4,200 threads (more than
  * the tracker's 4,096-entry map) is granted with the user's share of
  * threads watched and says which key it met; root's managed thread is
  * still watched and pushed (it watched nothing: the map was full). The
@@ -924,16 +985,7 @@ static int start(void **state)
 	 * rules, not from the socket's mode. */
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
 
-	assert_int_equal(test_rt_begin(), 0);
-	assert_int_equal(harness_start_with_config(&daemon_under_test, text, NULL, NULL), 0);
-	return 0;
-}
-
-static int stop(void **state)
-{
-	test_kill_children();
-	assert_int_equal(harness_stop(&daemon_under_test), 0);
-	return 0;
+	return harness_live_start(&daemon_under_test, text);
 }
 
 int main(void)
@@ -949,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_recycled_tid_judged_anew),
 		cmocka_unit_test(test_kept_pidfds_bounded),
 		cmocka_unit_test(test_managed_thread_pushed),
+		cmocka_unit_test(test_managed_thread_pushed_after_restart),
 		cmocka_unit_test(test_managed_threads_per_user),
 		cmocka_unit_test(test_userns_caps_count_for_nothing),
 	};
@@ -958,5 +1011,5 @@ int main(void)
 	/* One test by name (a glob), to rerun what failed. */
 	if (getenv("RTPLACE_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, start, stop);
+	return cmocka_run_group_tests(tests, start, harness_live_stop);
 }

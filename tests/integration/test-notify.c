@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Integration tests for notification rings (no root needed): a consumer
  * process receives the memfd and eventfd over SCM_RIGHTS, as a client does,
@@ -429,7 +430,7 @@ static void test_limits_and_unsubscribe(void **state)
 }
 
 /* Users fill their shares and the users' part; root still subscribes,
- * and each refusal names the key to raise (issue 25.5). */
+ * and each refusal names the key to raise. */
 static void test_user_shares_keep_room_for_root(void **state)
 {
 	const struct quota_limits limits = {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced after test-client-common.sh by the tests that run containers
 # under runc: a private runc state folder, root file systems made of the
 # host's own /usr and /etc (read-only), and `runc delete -f` of every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplace-oci-hook, run by hand with a state on stdin (any user) and by
 # real runc at the createRuntime stage (root): bad annotations are refused
 # naming the annotation and what it accepts; no io.rtplace.priority, no
@@ -15,7 +16,7 @@
 # killed on every exit path.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
-HOOK=$(cd "$top_builddir/client" && pwd)/rtplace-oci-hook
+HOOK=${OCI_HOOK:-$(cd "$top_builddir/client" && pwd)/rtplace-oci-hook}
 [ -x "$HOOK" ] || skip "rtplace-oci-hook is not built"
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 
@@ -40,12 +41,16 @@ sleep 60 &
 INIT=$!
 PIDS="$PIDS $INIT"
 
-# hand_config CPUS: a config.json whose cpuset is CPUS ("" for none).
+# hand_config CPUS: a config.json whose cpuset is CPUS ("" for none), and
+# whose process has CAP_SYS_NICE (what the hook grants is
+# test-oci-rights.sh's).
+HAND_CAPS='"process":{"capabilities":{"bounding":["CAP_SYS_NICE"],"effective":["CAP_SYS_NICE"]}}'
 hand_config() {
 	if [ -n "$1" ]; then
-		printf '{"ociVersion":"1.0.2","linux":{"resources":{"cpu":{"cpus":"%s"}}}}\n' "$1" >"$HAND/config.json"
+		printf '{"ociVersion":"1.0.2",%s,"linux":{"resources":{"cpu":{"cpus":"%s"}}}}\n' "$HAND_CAPS" "$1" \
+			>"$HAND/config.json"
 	else
-		printf '{"ociVersion":"1.0.2"}\n' >"$HAND/config.json"
+		printf '{"ociVersion":"1.0.2",%s}\n' "$HAND_CAPS" >"$HAND/config.json"
 	fi
 }
 
@@ -54,7 +59,7 @@ hand_config() {
 hook_by_hand() {
 	printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":%s}\n' \
 		"$INIT" "$HAND" "$2" >"$TMP/state.json"
-	"$HOOK" --socket "$SOCK" <"$TMP/state.json" >"$TMP/out" 2>"$TMP/err"
+	"$HOOK" --socket "$SOCK" --config "$CONF" <"$TMP/state.json" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	[ "$got" = "$1" ] || fail "hook with $2 exited $got, want $1: $(cat "$TMP/err")"
 }
@@ -86,7 +91,7 @@ hand_config 0
 hook_by_hand 78 '{"io.rtplace.priority":"50","io.rtplace.cpu-list":"0-1"}'
 grep -qF "annotation io.rtplace.cpu-list=\"0-1\": not within the container's CPUs 0" "$TMP/err" ||
 	fail "cpu-list outside the cpuset: $(cat "$TMP/err")"
-printf '{"linux":{"resources":{"cpu":{"cpus":"two"}}}}\n' >"$HAND/config.json"
+printf '{%s,"linux":{"resources":{"cpu":{"cpus":"two"}}}}\n' "$HAND_CAPS" >"$HAND/config.json"
 hook_by_hand 65 '{"io.rtplace.priority":"50"}'
 grep -qF "linux.resources.cpu.cpus \"two\" is not a CPU list" "$TMP/err" || fail "bad cpuset: $(cat "$TMP/err")"
 
@@ -100,6 +105,10 @@ echo '{"id":"x","pid":1' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 [ $? = 65 ] && grep -q "not JSON: it ends early" "$TMP/err" || fail "truncated state: $(cat "$TMP/err")"
 echo '{"id":"x","bundle":"/"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
 [ $? = 65 ] && grep -q 'no "pid" number' "$TMP/err" || fail "state without pid: $(cat "$TMP/err")"
+# One document: what follows it is refused, not ignored.
+echo '{"id":"x","pid":1,"bundle":"/"} {"id":"y"}' | "$HOOK" --socket "$SOCK" >/dev/null 2>"$TMP/err"
+[ $? = 65 ] && grep -q "not JSON: more follows the document at byte 32" "$TMP/err" ||
+	fail "two documents: $(cat "$TMP/err")"
 
 # config.json may be a link, but to a regular file: one to /dev/zero was
 # read until the runtime killed the hook, a FIFO blocked it. Refused at
@@ -110,12 +119,12 @@ ln -s real.json "$HAND/config.json"
 hook_by_hand 0 '{}'
 rm "$HAND/config.json"
 ln -s /dev/zero "$HAND/config.json"
-expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" <"$TMP/state.json"
+expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" --config "$CONF" <"$TMP/state.json"
 grep -qF "cannot read the bundle's config: $HAND/config.json is not a regular file (a character device)" \
 	"$TMP/err" || fail "config.json -> /dev/zero: $(cat "$TMP/err")"
 rm "$HAND/config.json"
 mkfifo "$HAND/config.json"
-expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" <"$TMP/state.json"
+expect_status 66 timeout 10 "$HOOK" --socket "$SOCK" --config "$CONF" <"$TMP/state.json"
 grep -qF "$HAND/config.json is not a regular file (a FIFO)" "$TMP/err" || fail "FIFO config.json: $(cat "$TMP/err")"
 rm "$HAND/config.json" "$HAND/real.json"
 
@@ -153,7 +162,7 @@ for i in $(seq 50); do [ -e "$TMP/full.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/full.ready" ] || fail "no listener with a full backlog"
 printf '{"ociVersion":"1.0.2","id":"hand","status":"creating","pid":%d,"bundle":"%s","annotations":%s}\n' \
 	"$INIT" "$HAND" '{"io.rtplace.priority":"50","io.rtplace.optional":"true"}' >"$TMP/state.json"
-expect_status 0 timeout 30 "$HOOK" --socket "$FULL" <"$TMP/state.json"
+expect_status 0 timeout 30 "$HOOK" --socket "$FULL" --config "$CONF" <"$TMP/state.json"
 grep -qF "container hand: warning: cannot reach rtplaced at $FULL: Connection timed out" "$TMP/err" &&
 	grep -qF "starting unplaced (io.rtplace.optional=true)" "$TMP/err" || fail "full backlog: $(cat "$TMP/err")"
 kill "$FULL_PID"
@@ -173,19 +182,22 @@ RT_GROUP=
 [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] && RT_GROUP=1
 
 # make_bundle NAME ANNOTATIONS CPUSET [RT-RUNTIME-US]: a bundle in $TMP/NAME
-# whose program prints its affinity and policy, then sleeps.
+# whose program prints its affinity and policy, then sleeps, with
+# CAP_SYS_NICE (the right the hook requires: test-oci-rights.sh).
 make_bundle() {
 	b=$TMP/$1
 	binds=$(oci_bundle "$b") || exit 1
 	rt=${4:-}
 	[ -n "$RT_GROUP" ] && [ -z "$rt" ] && rt=10000
 	oci_edit "$b" --arg hook "$HOOK" --arg sock "$SOCK" --argjson ann "$2" --arg cpus "$3" --arg rt "$rt" \
-		--arg cg "/rtplace-test-$$-$1" --argjson binds "$binds" '
+		--arg cg "/rtplace-test-$$-$1" --argjson binds "$binds" --arg conf "$CONF" '
 		.process.terminal = false
 		| .process.args = ["sh", "-c", "grep Cpus_allowed_list /proc/self/status; chrt -p $$; exec sleep 60"]
 		| .root.readonly = true
 		| .annotations = $ann
-		| .hooks.createRuntime = [{path: $hook, args: ["rtplace-oci-hook", "--socket", $sock], timeout: 20}]
+		| .process.capabilities |= map_values(. + ["CAP_SYS_NICE"])
+		| .hooks.createRuntime = [{path: $hook, args: ["rtplace-oci-hook", "--socket", $sock, "--config", $conf],
+			timeout: 20}]
 		| .linux.cgroupsPath = $cg
 		| if $cpus != "" then .linux.resources.cpu.cpus = $cpus else . end
 		| if $rt != "" and $rt != "0" then .linux.resources.cpu.realtimeRuntime = ($rt | tonumber)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The configuration path is the one this build was configured with
 # ($sysconfdir/rtplace/rtplaced.conf), in `rtplaced --help` and in every
 # installed man page that names it.

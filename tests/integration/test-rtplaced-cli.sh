@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced's command line: --help, --version, bad usage (64, also a
 # --socket path that is relative or too long), and
 # --check-config on good and bad files (every error as file:line, status 78).

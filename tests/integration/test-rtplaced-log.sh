@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced's log lines: plain "rtplaced: LEVEL: message" on a file, pipe or
 # terminal; "<N>message" (the journal's level prefix) only when stderr is
 # the journal stream that JOURNAL_STREAM names.

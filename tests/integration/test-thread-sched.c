@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Integration tests for thread_sched_apply() on the real kernel (root): moves of a
  * sleeping thread, read back with sched_getaffinity/sched_getscheduler; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplaced without the BPF tracker (root): the map sampled from /proc
  * ([tracker] mode = sampled, and a tracker that really cannot load because
@@ -23,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -42,28 +42,6 @@ static const char *const no_bpf_caps[] = { "setpriv", "--bounding-set=-bpf,-perf
 static struct harness_daemon daemon_under_test;
 static pid_t spinner;
 static uint32_t next_request = 1;
-
-static void kill_spinner(void)
-{
-	if (spinner > 0) {
-		kill(spinner, SIGKILL);
-		waitpid(spinner, NULL, 0);
-		spinner = 0;
-	}
-}
-
-static uint16_t free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
 
 /* GET /metrics, the whole response (free it). */
 static char *scrape(uint16_t port)
@@ -149,13 +127,13 @@ static void check_sampled(uint16_t port, const char *why)
 	assert_true(rep.status_reply.flags & RTPLACE_STATUS_F_MOVES);
 	assert_int_equal(rep.status_reply.nonline, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 
-	spinner = test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 3);
+	spinner = test_track_child(test_spawn_rt(SPIN_CPU, SPIN_PRIO, TEST_RT_BUSY, 3));
 	assert_true(spinner > 0);
 	assert_int_equal(wait_level(fd, SPIN_CPU, LEVEL_RT1 + SPIN_PRIO - 1, true), LEVEL_RT1 + SPIN_PRIO - 1);
 	assert_int_equal(harness_query(fd, next_request++, 50, 1, NULL, false, &rep), 0);
 	assert_int_equal(rep.query_reply.count, 1);
 	assert_int_equal(rep.query_reply.list[0].cpu, 0);
-	kill_spinner();
+	test_kill_children();
 	assert_int_not_equal(wait_level(fd, SPIN_CPU, LEVEL_RT1 + SPIN_PRIO - 1, false), LEVEL_RT1 + SPIN_PRIO - 1);
 
 	page = scrape(port);
@@ -173,8 +151,9 @@ static void check_sampled(uint16_t port, const char *why)
 
 static void test_sampled_by_choice(void **state)
 {
-	uint16_t port = free_port();
+	uint16_t port;
 
+	assert_int_equal(harness_free_port(&port), 0);
 	start(NULL, true, port);
 	check_sampled(port, "[tracker] mode = sampled");
 }
@@ -183,8 +162,9 @@ static void test_sampled_by_choice(void **state)
  * names it and serves from samples. */
 static void test_sampled_when_bpf_is_refused(void **state)
 {
-	uint16_t port = free_port();
+	uint16_t port;
 
+	assert_int_equal(harness_free_port(&port), 0);
 	start(no_bpf_caps, false, port);
 	check_sampled(port, NO_CAPS_WHY);
 }
@@ -225,7 +205,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	kill_spinner();
+	test_kill_children();
 	harness_stop(&daemon_under_test);
 	return 0;
 }
@@ -239,6 +219,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	atexit(kill_spinner);
+	atexit(test_kill_children);
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The BPF tracker against the real kernel (root): real programs, real
  * SCHED_FIFO threads, the map read through tracker_map() as the daemon

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The systemd units: systemd-analyze verify accepts them (with ExecStart
 # pointed at this build's rtplaced), and the offline security score of the
 # service stays at "OK" or better (exposure below 4.0), also with the metrics

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -562,4 +565,45 @@ void harness_unsubscribe(struct harness_sub *s)
 		close(s->doorbell);
 	s->mem = NULL;
 	s->doorbell = -1;
+}
+
+static struct harness_daemon *harness_live;
+
+int harness_live_start(struct harness_daemon *d, const char *config)
+{
+	int r = test_rt_begin();
+
+	if (r < 0) {
+		fprintf(stderr, "harness: cannot take the RT-test lock: %s\n", strerror(-r));
+		return r;
+	}
+	r = harness_start_with_config(d, config, NULL, NULL);
+	if (r < 0)
+		fprintf(stderr, "harness: rtplaced did not start: %s\n", strerror(-r));
+	else
+		harness_live = d;
+	return r;
+}
+
+int harness_live_stop(void **state)
+{
+	(void)state;
+	test_kill_children();
+	return harness_live ? harness_stop(harness_live) : 0;
+}
+
+int harness_free_port(uint16_t *ret)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		r = -errno;
+	else
+		*ret = ntohs(sa.sin_port);
+	close(fd);
+	return r;
 }

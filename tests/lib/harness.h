@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Running the real rtplaced for integration tests: each test gets a private
  * folder with its own socket and its own NOTIFY_SOCKET, so it learns that
@@ -133,5 +134,20 @@ int harness_fd_count(pid_t pid);
  * after a reply may be one high. */
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms);
 long harness_rss_kb(pid_t pid);
+
+/*
+ * The group fixture of a test against a live daemon (cmocka's setup and
+ * teardown call these): harness_live_start() takes the RT-test lock and
+ * keeps this process on CPU 0, away from the spinners (test_rt_begin()),
+ * then starts d with config (NULL: none); harness_live_stop(), a
+ * teardown as it stands, kills every tracked child (test_kill_children())
+ * before it stops that daemon. 0 or -errno.
+ */
+int harness_live_start(struct harness_daemon *d, const char *config);
+int harness_live_stop(void **state);
+
+/* A loopback TCP port nobody listens on now (the kernel's choice for port
+ * 0), into *ret. 0 or -errno. */
+int harness_free_port(uint16_t *ret);
 
 #endif

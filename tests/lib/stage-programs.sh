@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # stage-programs.sh DIR PROGRAM...: copies programs of the build tree into
 # DIR (made mode 0755) for a test that runs them as another user, who may
 # not reach the build tree: a checkout under /root or any 0700 folder.

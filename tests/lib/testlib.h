@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers shared by the tests: where the shared topologies live, and the
  * root/BPF gate. A test that needs root or BPF and cannot have it exits 77

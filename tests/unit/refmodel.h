@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Naive reference models for the differential tests: the cpupri map as a
  * plain per-CPU level array scanned in full, and placement as the rules of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests for move authorisation: the proc readers on fake trees written
  * here (and once on the real /proc), and every rule of auth_move_allowed()

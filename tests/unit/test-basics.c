@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the small shared pieces: levels and CPU lists. */
 #include "config.h"
 

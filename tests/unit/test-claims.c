@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the claim table: lifetimes (release, connection, owner,
  * lease, revoked CPU), the indexes behind them, the per-CPU claimed levels
  * placement reads, and the loop edge (real pidfds and a
@@ -69,7 +70,7 @@ static void test_levels_are_max_of_claims(void **state)
 }
 
 /* DESIGN §6: any connection of the claim's uid, or root, may release it;
- * another user may not (issue 14.9). */
+ * another user may not. */
 static void test_release_rules(void **state)
 {
 	struct claims *c;
@@ -188,7 +189,7 @@ static void test_sixty_claims_distinct_ids(void **state)
 	claims_free(c);
 }
 
-/* Issue 14.3: the per-user count spans connections and owners. */
+/* The per-user count spans connections and owners. */
 static void test_count_per_uid(void **state)
 {
 	struct claims *c;

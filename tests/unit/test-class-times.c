@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Time by class (DESIGN §16): the class of each level, and the daemon's
  * reader of the tracker's per-CPU entries (bpf/tracker-abi.h) against

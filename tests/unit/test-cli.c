@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the helpers rtplacectl and rtplace-run share
  * (client/cli.c): one exit status per library error, whichever tool

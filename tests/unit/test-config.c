@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for rtplaced's configuration parser (common/conf.c). */
 #include "config.h"
 
@@ -138,7 +139,11 @@ static void test_every_key(void **state)
 		"max-subscribers = 3\n"
 		"max-subscribers-per-user = 1\n"
 		"max-managed-threads = 3840\n"
-		"max-managed-threads-per-user = 7\n";
+		"max-managed-threads-per-user = 7\n"
+		"[containers]\n"
+		"max-prio = 40\n"
+		"allow-exclusive = no\n"
+		"max-cpus = 2\n";
 	struct config c, d;
 	struct rtplace_cpumask hk;
 
@@ -173,6 +178,9 @@ static void test_every_key(void **state)
 	assert_int_equal(c.limits.max_subscribers_per_user, 1);
 	assert_int_equal(c.limits.max_managed_threads, 3840);
 	assert_int_equal(c.limits.max_managed_threads_per_user, 7);
+	assert_int_equal(c.containers.max_prio, 40);
+	assert_false(c.containers.allow_exclusive);
+	assert_int_equal(c.containers.max_cpus, 2);
 
 	config_defaults(&d);
 	assert_false(config_equal(&c, &d));
@@ -358,11 +366,11 @@ static void test_structure_errors(void **state)
 	test_one_error("socket = /x\n", "t.conf:1: key 'socket' outside of any section");
 	test_one_error("[deamon]\nsocket = /x\nbogus = 1\n",
 		       "t.conf:1: unknown section [deamon]: expected daemon, topology, tracker, placement, moves, notify, "
-		       "limits or metrics");
+		       "limits, metrics, containers or rtkit");
 	test_one_error("[daemon\nsocket = /x\n", "t.conf:1: malformed section header '[daemon': expected '[name]'");
 	test_one_error("[daemon] junk\n", "t.conf:1: malformed section header '[daemon] junk': expected '[name]'");
 	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, tracker, placement, moves, notify, "
-			       "limits or metrics");
+			       "limits, metrics, containers or rtkit");
 	test_one_error("[daemon]\nsockets = /x\n",
 		       "t.conf:2: unknown key 'sockets' in [daemon]: expected socket, socket-group, socket-mode, "
 		       "log-level");
@@ -449,7 +457,7 @@ static void test_all_errors_reported(void **state)
 		"t.conf:6: invalid value 'perhaps' for prefer-idle: expected yes, no, true, false, 1 or 0",
 		"t.conf:7: expected 'key = value', '[section]' or a comment, got 'this is not ini'",
 		"t.conf:8: invalid value '-1' for claim-timeout-ms: expected 0 (no lease) or milliseconds up to 86400000",
-		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits or metrics",
+		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits, metrics, containers or rtkit",
 		"t.conf:13: duplicate key 'max-clients' in [limits] (first set on line 12)",
 		"t.conf:15: ring-records = 100 is out of range: expected a power of two from 64 to 65536",
 		NULL,
@@ -592,7 +600,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 35);
+	assert_int_equal(keys, 49);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -757,6 +765,74 @@ static void test_metrics(void **state)
 		       "t.conf:2: invalid value 'sometimes' for bpf-stats: expected yes, no, true, false, 1 or 0");
 }
 
+static void test_rtkit(void **state)
+{
+	struct config c, d;
+
+	config_defaults(&c);
+	assert_false(c.rtkit.enable);
+	assert_int_equal(c.rtkit.rttime_usec_max, 200000);
+	assert_int_equal(c.rtkit.max_realtime_priority, 20);
+	assert_int_equal(c.rtkit.min_nice_level, -15);
+	assert_int_equal(c.rtkit.actions_burst_sec, 20);
+	assert_int_equal(c.rtkit.actions_per_burst_max, 25);
+	assert_int_equal(c.rtkit.max_threads_per_user, 25);
+	assert_int_equal(c.rtkit.max_processes_per_user, 15);
+	assert_int_equal(c.rtkit.watchdog_interval_ms, 1000);
+	assert_int_equal(c.rtkit.watchdog_busy_percent, 90);
+	assert_int_equal(c.rtkit.watchdog_refuse_sec, 300);
+	assert_int_equal(test_load("[rtkit]\nwatchdog-interval-ms = 0\nwatchdog-busy-percent = 100\n"
+				   "watchdog-refuse-sec = 0\n", &c, NULL),
+			 0);
+	assert_int_equal(c.rtkit.watchdog_interval_ms, 0);
+	assert_int_equal(c.rtkit.watchdog_busy_percent, 100);
+	assert_int_equal(c.rtkit.watchdog_refuse_sec, 0);
+	test_one_error("[rtkit]\nwatchdog-interval-ms = 99\n",
+		       "t.conf:2: watchdog-interval-ms = 99 is out of range: expected 0 (no watchdog) or milliseconds "
+		       "from 100 to 60000");
+	test_one_error("[rtkit]\nwatchdog-busy-percent = 0\n",
+		       "t.conf:2: watchdog-busy-percent = 0 is out of range: expected an integer from 1 to 100");
+	assert_int_equal(test_load("[rtkit]\nenable = yes\nrttime-usec-max = 1\nmax-realtime-priority = 99\n"
+				   "min-nice-level = -20\nactions-burst-sec = 1\nactions-per-burst-max = 3\n"
+				   "max-threads-per-user = 2\nmax-processes-per-user = 1\n",
+				   &c, NULL),
+			 0);
+	assert_true(c.rtkit.enable);
+	assert_int_equal(c.rtkit.rttime_usec_max, 1);
+	assert_int_equal(c.rtkit.max_realtime_priority, 99);
+	assert_int_equal(c.rtkit.min_nice_level, -20);
+	assert_int_equal(c.rtkit.actions_per_burst_max, 3);
+	assert_int_equal(c.rtkit.max_threads_per_user, 2);
+	assert_int_equal(c.rtkit.max_processes_per_user, 1);
+	assert_int_equal(test_load("[rtkit]\nmin-nice-level = 19\n", &c, NULL), 0);
+	assert_int_equal(c.rtkit.min_nice_level, 19);
+	assert_int_equal(test_load("[rtkit]\nmin-nice-level = 0\n", &c, NULL), 0);
+	assert_int_equal(c.rtkit.min_nice_level, 0);
+	/* 0 would tell clients to set RLIMIT_RTTIME 0, which kills them. */
+	test_one_error("[rtkit]\nrttime-usec-max = 0\n",
+		       "t.conf:2: rttime-usec-max = 0 is out of range: expected microseconds from 1 to 60000000");
+	test_one_error("[rtkit]\nmax-realtime-priority = 100\n",
+		       "t.conf:2: max-realtime-priority = 100 is out of range: expected an integer from 1 to 99");
+	test_one_error("[rtkit]\nmin-nice-level = -21\n",
+		       "t.conf:2: min-nice-level = -21 is out of range: expected an integer from -20 to 19");
+	test_one_error("[rtkit]\nmin-nice-level = 20\n",
+		       "t.conf:2: min-nice-level = 20 is out of range: expected an integer from -20 to 19");
+	test_one_error("[rtkit]\nmin-nice-level = --1\n",
+		       "t.conf:2: invalid value '--1' for min-nice-level: expected an integer from -20 to 19");
+	test_one_error("[rtkit]\nenable = maybe\n",
+		       "t.conf:2: invalid value 'maybe' for enable: expected yes, no, true, false, 1 or 0");
+	/* The bus name is taken at start; the rules follow a reload. */
+	config_defaults(&c);
+	d = c;
+	d.rtkit.enable = true;
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&c, &d), "rtkit.enable");
+	d = c;
+	d.rtkit.max_realtime_priority = 30;
+	assert_false(config_equal(&c, &d));
+	assert_null(config_restart_key(&c, &d));
+}
+
 static void test_tracker(void **state)
 {
 	static const char *const contradiction[] = {
@@ -854,6 +930,37 @@ static void test_equal_and_restart_key(void **state)
 	b.metrics.bpf_stats = true;
 	assert_false(config_equal(&a, &b));
 	assert_string_equal(config_restart_key(&a, &b), "metrics.bpf-stats");
+	/* The hook reads [containers] at every container start. */
+	config_defaults(&b);
+	b.containers.max_prio = 10;
+	assert_false(config_equal(&a, &b));
+	assert_null(config_restart_key(&a, &b));
+	config_defaults(&b);
+	b.containers.allow_exclusive = false;
+	assert_false(config_equal(&a, &b));
+	config_defaults(&b);
+	b.containers.max_cpus = 1;
+	assert_false(config_equal(&a, &b));
+}
+
+/* [containers]: defaults grant what the spec allows; each key's range. */
+static void test_containers(void **state)
+{
+	struct config c;
+
+	(void)state;
+	assert_int_equal(test_load("", &c, NULL), 0);
+	assert_int_equal(c.containers.max_prio, 99);
+	assert_true(c.containers.allow_exclusive);
+	assert_int_equal(c.containers.max_cpus, CONFIG_CONTAINER_CPUS_MAX);
+	test_one_error("[containers]\nmax-prio = 0\n",
+		       "t.conf:2: max-prio = 0 is out of range: expected an integer from 1 to 99");
+	test_one_error("[containers]\nmax-cpus = 257\n",
+		       "t.conf:2: max-cpus = 257 is out of range: expected an integer from 1 to 256");
+	test_one_error("[containers]\nallow-exclusive = maybe\n",
+		       "t.conf:2: invalid value 'maybe' for allow-exclusive: expected yes, no, true, false, 1 or 0");
+	test_one_error("[containers]\nmax-priority = 5\n",
+		       "t.conf:2: unknown key 'max-priority' in [containers]: expected max-prio, allow-exclusive, max-cpus");
 }
 
 int main(void)
@@ -878,6 +985,8 @@ int main(void)
 		cmocka_unit_test(test_manage_rules),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_tracker),
+		cmocka_unit_test(test_containers),
+		cmocka_unit_test(test_rtkit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The cpupri map against a naive model (a per-CPU level array scanned in
  * full): randomized differential runs on every shared topology in both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pure parts of CPU hotplug (daemon/hotplug.h), no root needed: which
  * uevents are about CPUs, and the online list read through a sysfs root of

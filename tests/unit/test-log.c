@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the log's rate limit: the pure window logic with a clock
  * the test drives, and log_msg_ratelimited() end to end into a file. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the CPU choice behind MOVE requests and pushes
  * (daemon/moves.c: moves_pick(), moves_pick_reason()) over a synthetic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests for the pids a client names (daemon/pidmap.c), on fixture
  * proc trees: a host, a container one namespace below it (its processes'

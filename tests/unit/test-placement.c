@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * placement_choose() against the naive reference placement (refmodel.c) on
  * every shared topology, with hybrid and hot-unplugged variants, over random

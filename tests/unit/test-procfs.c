@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the daemon's one reader of a proc tree (daemon/procfs.c),
  * on fixture trees and on the test's own /proc entry. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests for the wire codec: every message type round-trips byte for
  * byte, every validation rule refuses with its errno and reason, lengths

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* daemon/quota.c: per-uid shares with room for root, against a model. */
 #include "config.h"
 
@@ -42,7 +43,7 @@ static void test_check_names_the_narrowest_limit(void **state)
 }
 
 /* Eight users fill their shares; the ninth meets the users' part; root
- * still has its reserve (the issue 25.5 case, scaled down). */
+ * still has its reserve. */
 static void test_users_cannot_take_roots_room(void **state)
 {
 	struct rtplace_reason reason = { "" };

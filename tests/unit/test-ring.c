@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests for the record ring: layout as declared, order, no loss below
  * capacity, overflow counted exactly, doorbells only on empty-to-non-empty

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for the RT budget diagnosis (common/rtbudget.c): the cpu line
  * of /proc/TID/cgroup as the kernel writes it, and fixture cgroup trees
  * with and without budgets. */

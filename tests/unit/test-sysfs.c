@@ -1,4 +1,5 @@
-/* Unit tests for the one reader of a sysfs tree (common/sysfs.c): the
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for the reader of sysfs CPU list files (common/sysfs.c): the
  * isolation files on fixture trees, as the kernel writes them, missing, and
  * garbage. */
 #include "config.h"

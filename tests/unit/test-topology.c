@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests for the topology snapshot: topo_load() on the shared hwloc XML
  * files (skipped when ../shared is absent), on small XML files written

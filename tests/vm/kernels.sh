@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian kernels the VM tests boot, fetched from the archive with apt
 # and unpacked with dpkg -x into a cache (never installed on this machine):
 #

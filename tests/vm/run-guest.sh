@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Boots one Debian kernel in a qemu guest and runs a command in it as root,
 # against this machine's own files:
 #

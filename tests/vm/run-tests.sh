@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the project's root integration tests inside qemu guests on Debian's
 # own kernels, one guest at a time, from a build folder whose `make check`
 # programs are built:

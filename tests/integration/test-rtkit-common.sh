@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sourced by the test-rtkit-*.sh tests: a private system bus (a
+# dbus-daemon of the test's own, with the shipped policy file and
+# DBUS_SYSTEM_BUS_ADDRESS pointing at it) and a live rtplaced serving
+# org.freedesktop.RealtimeKit1 on it, as root under the RT-test lock.
+. "$top_srcdir/tests/integration/test-client-common.sh"
+
+require_root
+for tool in dbus-daemon busctl dbus-send setpriv prlimit chrt taskset; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (scripts/install-deps.sh)"
+done
+# nobody reaches the bus socket and the staged programs under $TMP.
+chmod 0755 "$TMP"
+BUS=$TMP/system_bus.sock
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
+RK_DEST=org.freedesktop.RealtimeKit1
+RK_PATH=/org/freedesktop/RealtimeKit1
+
+# A bus on socket $1 (default $BUS) with Debian's system bus defaults
+# (anyone may connect and talk to the bus itself, nothing else); who may
+# own and call RealtimeKit1 is the shipped policy's to say, included unless
+# $2 is "bare".
+start_bus() {
+	path=${1:-$BUS}
+	conf=$TMP/bus-${path##*/}.conf
+	include="<include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>"
+	[ "${2:-}" != bare ] || include=
+	cat >"$conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$path</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus"/>
+  </policy>
+  $include
+</busconfig>
+CONF
+	rm -f "$conf.addr"
+	dbus-daemon --config-file="$conf" --nofork --print-address=3 3>"$conf.addr" 9>&- &
+	PIDS="$PIDS $!"
+	wait_lines "$conf.addr" 1
+}
+
+# rtplaced on the live machine with [rtkit] enable = yes and the extra
+# [rtkit] lines "$@", after the sections in $RK_CONF_HEAD if set; returns
+# once it serves the name.
+start_rtkit_daemon() {
+	{
+		printf '%s\n[rtkit]\nenable = yes\n' "${RK_CONF_HEAD:-}"
+		for line in "$@"; do printf '%s\n' "$line"; done
+	} >"$TMP/rtkit.conf"
+	start_live_daemon --config "$TMP/rtkit.conf"
+	i=0
+	until grep -q "serving $RK_DEST" "$TMP/rtplaced.log"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "rtplaced did not take $RK_DEST"
+		sleep 0.05
+	done
+}
+
+# A command prefix that runs the rest as nobody (setpriv execs it: a
+# background command's $! is its own pid).
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"

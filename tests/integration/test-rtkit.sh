@@ -1,0 +1,209 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# org.freedesktop.RealtimeKit1 served by the live rtplaced on a private
+# system bus: every method and property with rtkit's types; a grant to
+# nobody's thread made SCHED_RR|SCHED_RESET_ON_FORK on the CPU of its claim,
+# which ends with the thread, or, without a CPU below its priority, made RT
+# where it is; refusals for another user's process, a thread
+# of another process, an unlimited RLIMIT_RTTIME, a priority above the
+# maximum, the root-only methods and a burst over the limit, each with
+# rtkit's error name (AccessDenied); a second rtplaced that finds the name
+# owned, or cannot reach a bus, or is refused the name, says so once and
+# runs without it. Grants and refusals are in the metrics.
+. "$top_srcdir/tests/integration/test-rtkit-common.sh"
+
+rt_lock
+# Without a bus, and on a bus without the shipped policy (which refuses
+# the name), rtplaced says so once and serves its socket without it.
+printf '[rtkit]\nenable = yes\n' >"$TMP/rtkit-off.conf"
+start_bus "$TMP/bare_bus.sock" bare
+for addr in "$TMP/no_bus.sock:cannot connect to the system bus" "$TMP/bare_bus.sock:the bus refused $RK_DEST"; do
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=${addr%%:*}
+	start_live_daemon --config "$TMP/rtkit-off.conf"
+	i=0
+	until grep -q "${addr#*:}" "$TMP/rtplaced.log"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "rtplaced did not say '${addr#*:}'"
+		sleep 0.05
+	done
+	[ "$(grep -c RealtimeKit "$TMP/rtplaced.log")" = 1 ] || fail "more than one line: $(cat "$TMP/rtplaced.log")"
+	"$CTL" --socket "$SOCK" status >/dev/null || fail "rtplaced stopped answering after '${addr#*:}'"
+	stop_daemon
+done
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
+start_bus
+METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RK_CONF_HEAD="[metrics]
+listen = 127.0.0.1:$METRICS_PORT"
+start_rtkit_daemon "actions-per-burst-max = 10"
+metric() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+rk() {
+	busctl --system "$@"
+}
+# dbus-send names the error: "Error org.freedesktop.DBus.Error.X: text".
+rk_call() {
+	dbus-send --system --print-reply --dest=$RK_DEST $RK_PATH "org.freedesktop.RealtimeKit1.$@" >"$TMP/out" 2>&1
+}
+nobody_call() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		dbus-send --system --print-reply --dest=$RK_DEST $RK_PATH "org.freedesktop.RealtimeKit1.$@" >"$TMP/out" 2>&1
+}
+expect_error() {
+	want=$1
+	shift
+	"$@" && fail "'$*' succeeded, want $want"
+	grep -q "^Error $want: " "$TMP/out" || fail "'$*' answered '$(cat "$TMP/out")', want $want"
+}
+
+# Properties, with their types, one by one and together; introspection.
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST RTTimeUSecMax)" = "x 200000" ] || fail "RTTimeUSecMax"
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 20" ] || fail "MaxRealtimePriority"
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MinNiceLevel)" = "i -15" ] || fail "MinNiceLevel"
+all=$(rk call $RK_DEST $RK_PATH org.freedesktop.DBus.Properties GetAll s $RK_DEST)
+for want in '"RTTimeUSecMax" x 200000' '"MaxRealtimePriority" i 20' '"MinNiceLevel" i -15'; do
+	case $all in *"$want"*) ;; *) fail "GetAll answered '$all', without $want" ;; esac
+done
+rk introspect --xml-interface $RK_DEST $RK_PATH >"$TMP/intro.xml" || fail "Introspect failed"
+for want in 'name="MakeThreadRealtime"' 'name="MakeThreadRealtimeWithPID"' 'name="MakeThreadHighPriority"' \
+	'name="MakeThreadHighPriorityWithPID"' 'name="ResetKnown"' 'name="ResetAll"' 'name="Exit"' \
+	'name="RTTimeUSecMax" type="x"' 'name="MaxRealtimePriority" type="i"' 'name="MinNiceLevel" type="i"' \
+	'type="t" name="process"' 'type="t" name="thread"' 'type="u" name="priority"' 'type="i" name="priority"'; do
+	grep -q "$want" "$TMP/intro.xml" || fail "introspection lacks $want: $(cat "$TMP/intro.xml")"
+done
+
+# nobody's processes, with a hard RLIMIT_RTTIME within the maximum, and
+# one without.
+$NOBODY prlimit --rttime=100000:200000 sleep 120 &
+LIMITED=$!
+$NOBODY prlimit --rttime=100000:200000 sleep 120 &
+OTHER=$!
+$NOBODY sleep 120 &
+UNLIMITED=$!
+PIDS="$PIDS $LIMITED $OTHER $UNLIMITED"
+sleep 0.2
+
+$NOBODY busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $LIMITED $LIMITED 10 ||
+	fail "MakeThreadRealtimeWithPID for nobody's own thread refused"
+chrt -p $LIMITED | grep -q "policy: SCHED_RR|SCHED_RESET_ON_FORK" || fail "not SCHED_RR|SCHED_RESET_ON_FORK: $(chrt -p $LIMITED)"
+chrt -p $LIMITED | grep -q "priority: 10" || fail "not at priority 10: $(chrt -p $LIMITED)"
+cpu=$(sed -n "s/.*thread $LIMITED of process $LIMITED (uid [0-9]*) is SCHED_RR 10 on CPU \([0-9]*\) .*/\1/p" \
+	"$TMP/rtplaced.log")
+[ -n "$cpu" ] || fail "rtplaced did not say which CPU it chose"
+mask=$(taskset -pc $LIMITED | sed 's/.*: //')
+[ "$mask" = "$cpu" ] || fail "thread on CPUs $mask, rtplace chose $cpu"
+"$CTL" --socket "$SOCK" cpus | awk -v c="$cpu" '$1 == c && $9 == "rt10" { found = 1 } END { exit !found }' ||
+	fail "no rt10 claim on CPU $cpu: $("$CTL" --socket "$SOCK" cpus)"
+wait_claims 1
+echo "# granted SCHED_RR 10 on CPU $cpu, claimed"
+
+# A nice level, within and beyond MinNiceLevel.
+$NOBODY busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadHighPriorityWithPID tti -- $OTHER $OTHER -10 ||
+	fail "MakeThreadHighPriorityWithPID -10 refused"
+[ "$(ps -o ni= -p $OTHER | tr -d ' ')" = -10 ] || fail "nice is $(ps -o ni= -p $OTHER), want -10"
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadHighPriorityWithPID \
+	uint64:$OTHER uint64:$OTHER int32:-16
+
+# Refusals, each with rtkit's error name.
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadRealtimeWithPID \
+	uint64:$$ uint64:$$ uint32:10
+grep -q "(not_owner)" "$TMP/rtplaced.log" || fail "another user's process: no not_owner refusal logged"
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadRealtimeWithPID \
+	uint64:$OTHER uint64:$LIMITED uint32:10
+grep -q "(foreign_thread)" "$TMP/rtplaced.log" || fail "another process's thread: no foreign_thread refusal"
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadRealtimeWithPID \
+	uint64:$UNLIMITED uint64:$UNLIMITED uint32:10
+grep -q "(rttime_unlimited)" "$TMP/rtplaced.log" || fail "unlimited RLIMIT_RTTIME: no rttime_unlimited refusal"
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadRealtimeWithPID \
+	uint64:$OTHER uint64:$OTHER uint32:21
+grep -q "(priority_above_max)" "$TMP/rtplaced.log" || fail "priority 21: no priority_above_max refusal"
+# The shipped policy keeps the root-only methods from nobody; rtplaced
+# refuses them too, which root's ResetKnown below passes.
+for m in ResetKnown ResetAll Exit; do
+	expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call $m
+done
+expect_error org.freedesktop.DBus.Error.InvalidArgs rk_call MakeThreadRealtimeWithPID uint64:0 uint64:1 uint32:1
+
+# MakeThreadRealtime names a thread of the caller's own process.
+$NOBODY prlimit --rttime=200000 sh -c "exec busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtime tu \$\$ 5" ||
+	fail "MakeThreadRealtime for the caller's own thread refused"
+
+# The burst: nobody has made 8 requests of its 10; the 11th is refused.
+nobody_call MakeThreadRealtimeWithPID uint64:$LIMITED uint64:$LIMITED uint32:11 || fail "9th request refused"
+nobody_call MakeThreadRealtimeWithPID uint64:$LIMITED uint64:$LIMITED uint32:12 || fail "10th request refused"
+expect_error org.freedesktop.DBus.Error.AccessDenied nobody_call MakeThreadRealtimeWithPID \
+	uint64:$LIMITED uint64:$LIMITED uint32:12
+grep -q "(burst)" "$TMP/rtplaced.log" || fail "11th request: no burst refusal logged"
+chrt -p $LIMITED | grep -q "priority: 12" || fail "the re-grant at 12 did not apply: $(chrt -p $LIMITED)"
+wait_claims 1
+
+# Every refusal counted by reason, every grant by kind.
+for want in 'refusals_total{reason="not_owner"} 1' 'refusals_total{reason="foreign_thread"} 1' \
+	'refusals_total{reason="rttime_unlimited"} 1' 'refusals_total{reason="priority_above_max"} 1' \
+	'refusals_total{reason="nice_below_min"} 1' 'refusals_total{reason="burst"} 1' \
+	'refusals_total{reason="root_only"} 0' 'grants_total{kind="realtime"} 4' \
+	'grants_total{kind="high_priority"} 1' 'grants_total{kind="unpinned"} 0'; do
+	got=$(metric "rtplace_rtkit_${want% *}")
+	[ "$got" = "${want##* }" ] || fail "rtplace_rtkit_${want% *} is '$got', want ${want##* }"
+done
+[ "$(metric rtplace_rtkit_serving)" = 1 ] || fail "rtplace_rtkit_serving is $(metric rtplace_rtkit_serving)"
+
+# ResetKnown (root): the thread is back to SCHED_OTHER, its claim ends.
+rk call $RK_DEST $RK_PATH $RK_DEST ResetKnown || fail "root's ResetKnown failed"
+chrt -p $LIMITED | grep -q "policy: SCHED_OTHER" || fail "ResetKnown left $(chrt -p $LIMITED)"
+wait_claims 0
+
+# A claim ends with its thread.
+rk call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $LIMITED $LIMITED 3 || fail "root's grant refused"
+wait_claims 1
+kill $LIMITED
+wait_claims 0
+
+# No CPU below the priority in the thread's affinity (root holds an rt50
+# claim on its one CPU): it is made RT where it is, and the log says so.
+# Another user than nobody, which has spent its burst.
+OTHER_USER="setpriv --reuid=daemon --regid=daemon --clear-groups"
+last=$(($(nproc) - 1))
+$OTHER_USER prlimit --rttime=200000 taskset -c $last sleep 120 &
+PINNED=$!
+PIDS="$PIDS $PINNED"
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 1 --cpu-list $last --claim 0 --owner $$
+wait_claims 1
+$OTHER_USER busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $PINNED $PINNED 10 ||
+	fail "a grant without a free CPU was refused"
+grep -q "thread $PINNED of process $PINNED gets rt10 without a CPU of its own" "$TMP/rtplaced.log" ||
+	fail "rtplaced did not say the grant is unpinned"
+chrt -p $PINNED | grep -q "priority: 10" || fail "the unpinned grant: $(chrt -p $PINNED)"
+[ "$(taskset -pc $PINNED | sed 's/.*: //')" = $last ] || fail "the unpinned thread moved: $(taskset -pc $PINNED)"
+[ "$(metric 'rtplace_rtkit_grants_total{kind="unpinned"}')" = 1 ] || fail "the unpinned grant is not counted"
+wait_claims 1
+
+# The name taken: a second rtplaced says so once and serves its socket.
+"$RTPLACED" --socket "$TMP/second.sock" --config "$TMP/rtkit-off.conf" >"$TMP/second.log" 2>&1 9>&- &
+PIDS="$PIDS $!"
+i=0
+until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$TMP/second.sock" status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "the second rtplaced did not say the name is owned: $(cat "$TMP/second.log")"
+	sleep 0.05
+done
+[ "$(grep -c "$RK_DEST" "$TMP/second.log")" = 1 ] || fail "the second rtplaced said more than once: $(cat "$TMP/second.log")"
+
+# A reload takes the new rules; the properties follow.
+printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
+	>"$TMP/rtkit.conf"
+kill -HUP "$DAEMON"
+i=0
+until grep -q "Configuration reloaded" "$TMP/rtplaced.log"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "rtplaced did not reload"
+	sleep 0.05
+done
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
+	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
+
+# rtplaced stops cleanly while serving (a sanitizer build checks its memory).
+stop_daemon
