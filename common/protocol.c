@@ -653,9 +653,11 @@ static int proto_shape(const struct proto_msg *m, const struct proto_type *t, ui
 	return 0;
 }
 
-/* Turns the readable body of m into its wire form in version, in place
- * (the sets and the list are prefixes of where the body holds them, or
- * move towards the front), and sets the header's version and length. */
+/* Turns the readable body of m into its wire form in version, in place,
+ * and sets the header's version and length: each set is cut to the
+ * words sent, the second one moving towards the front; before version 3
+ * a query reply's list moves 128 bytes back for the mask put before it
+ * (the message holds that longer form, see the assertion above). */
 static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t version)
 {
 	char *body = (char *)m + sizeof(m->hdr);
