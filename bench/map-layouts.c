@@ -150,7 +150,7 @@ _Static_assert(sizeof(struct ml_change) == 4, "the sequence is 4 bytes a change"
 struct ml_query {
 	char name[24];
 	__u32 below;
-	struct cpuset allowed;
+	struct rtplace_cpumask allowed;
 };
 
 /*
@@ -161,7 +161,7 @@ struct ml_query {
 #define ML_ANSWER_WORDS 256
 
 struct ml_answer {
-	struct cpuset cpus;
+	struct rtplace_cpumask cpus;
 	struct cpupri_mask words;
 	__u64 buf[ML_ANSWER_WORDS];
 };
@@ -279,7 +279,7 @@ static void ml_packed_set(struct ml_packed *p, __u32 cpu, __u32 level)
 /* The common reader of the unsharded layouts: count (acquire, pairs with
  * the writer's increment), then the mask words intersected with allowed. */
 static int ml_global_find(const __s32 *count, size_t count_stride, const __u64 *mask, size_t mask_stride,
-			  __u32 below, const struct cpuset *allowed, struct cpuset *ret, __u32 *ret_level)
+			  __u32 below, const struct rtplace_cpumask *allowed, struct rtplace_cpumask *ret, __u32 *ret_level)
 {
 	for (__u32 level = LEVEL_OFFLINE + 1; level < below; level++) {
 		const __s32 *c = (const __s32 *)((const char *)count + level * count_stride);
@@ -290,8 +290,8 @@ static int ml_global_find(const __s32 *count, size_t count_stride, const __u64 *
 			continue;
 		cpuset_zero(ret);
 		for (int i = 0; i < ML_MASK_WORDS; i++) {
-			ret->w[i] = __atomic_load_n(&m[i], __ATOMIC_RELAXED) & allowed->w[i];
-			any |= ret->w[i];
+			ret->bits[i] = __atomic_load_n(&m[i], __ATOMIC_RELAXED) & allowed->bits[i];
+			any |= ret->bits[i];
 		}
 		if (any) {
 			*ret_level = level;
@@ -301,7 +301,7 @@ static int ml_global_find(const __s32 *count, size_t count_stride, const __u64 *
 	return -ENOENT;
 }
 
-static int ml_packed_find(const struct ml_packed *p, __u32 below, const struct cpuset *allowed, struct cpuset *ret,
+static int ml_packed_find(const struct ml_packed *p, __u32 below, const struct rtplace_cpumask *allowed, struct rtplace_cpumask *ret,
 			  __u32 *ret_level)
 {
 	return ml_global_find(&p->vec[0].count, sizeof(p->vec[0]), p->vec[0].mask, sizeof(p->vec[0]), below,
@@ -325,7 +325,7 @@ static void ml_padded_set(struct ml_padded *p, __u32 cpu, __u32 level)
 	p->cpu_to_pri[cpu] = (__s32)level;
 }
 
-static int ml_padded_find(const struct ml_padded *p, __u32 below, const struct cpuset *allowed, struct cpuset *ret,
+static int ml_padded_find(const struct ml_padded *p, __u32 below, const struct rtplace_cpumask *allowed, struct rtplace_cpumask *ret,
 			  __u32 *ret_level)
 {
 	return ml_global_find(&p->count[0].count, sizeof(p->count[0]), p->mask[0].w, sizeof(p->mask[0]), below,
@@ -341,7 +341,7 @@ static void ml_byte_set(__u8 *levels, __u32 cpu, __u32 level)
 	__atomic_store_n(&levels[cpu], (__u8)level, __ATOMIC_RELAXED);
 }
 
-static int ml_byte_find(const __u8 *levels, __u32 below, const __u16 *cpus, __u32 ncpus, struct cpuset *ret,
+static int ml_byte_find(const __u8 *levels, __u32 below, const __u16 *cpus, __u32 ncpus, struct rtplace_cpumask *ret,
 			__u32 *ret_level)
 {
 	__u32 best = below;
@@ -590,7 +590,7 @@ static int ml_sequence(struct ml_shape *s)
 	return 0;
 }
 
-static void ml_query_init(struct ml_query *q, int prio, const char *set_name, const struct cpuset *allowed)
+static void ml_query_init(struct ml_query *q, int prio, const char *set_name, const struct rtplace_cpumask *allowed)
 {
 	snprintf(q->name, sizeof(q->name), "P%d, %s", prio, set_name);
 	q->below = level_from_rt_priority(prio);
@@ -631,7 +631,7 @@ static void ml_shape_free(struct ml_shape *s)
 }
 
 /* The answer computed from a plain array of levels, by the definition. */
-static int ml_reference_find(const __u8 *levels, __u32 ncpus, const struct ml_query *q, struct cpuset *ret,
+static int ml_reference_find(const __u8 *levels, __u32 ncpus, const struct ml_query *q, struct rtplace_cpumask *ret,
 			     __u32 *ret_level)
 {
 	__u32 best = LEVEL_COUNT;
@@ -677,7 +677,7 @@ static int ml_verify(struct ml_shape *s)
 			}
 		}
 		for (unsigned q = 0; q < ML_NQUERIES; q++) {
-			struct cpuset want;
+			struct rtplace_cpumask want;
 			struct ml_answer got;
 			__u32 want_level = 0, got_level = 0;
 			int want_r = ml_reference_find(levels, s->ncpus, &s->query[q], &want, &want_level);
@@ -795,7 +795,7 @@ static void *ml_reader_main(void *arg)
 	do {
 		for (unsigned i = 0; i < ML_BATCH; i++)
 			if (ml_find(m, q, j->query, a, &level) == 0)
-				sink += level + a->cpus.w[0] + a->buf[0];
+				sink += level + a->cpus.bits[0] + a->buf[0];
 		ops += ML_BATCH;
 		t = bench_now_ns();
 	} while (t - t0 < j->run_ns);
@@ -1065,7 +1065,7 @@ static unsigned ml_model_change(const struct ml_model *m, enum ml_layout l, __u3
 }
 
 /* Lines read for one level with CPUs, for allowed (all CPUs or node 0), averaged over the levels. */
-static double ml_model_read(const struct ml_model *m, enum ml_layout l, const struct cpuset *allowed)
+static double ml_model_read(const struct ml_model *m, enum ml_layout l, const struct rtplace_cpumask *allowed)
 {
 	const __u32 vsz = 8 + 8 * m->words, msz = ml_up(8 * m->words, ML_LINE);
 	__u32 lo = UINT32_MAX, hi = 0, sum = 0, n = 0;

@@ -31,6 +31,11 @@
  * thread's CPU time and the fastest repeat is shown: on a loaded host the
  * preemptions and the other work between them drop out.
  *
+ * --topology may be given up to PT_MAX_TOPOLOGIES times (480, 1,024,
+ * 4,096 and 8,192 CPUs, say): each runs in turn, and a last table sets
+ * their decision costs side by side, with the map's size, as ratios to the
+ * first topology's.
+ *
  * Exit 1 on a collision or a disagreement, 2 on a usage or system error.
  */
 #include "config.h"
@@ -54,6 +59,9 @@
 #define PT_INSTANCES 60
 #define PT_INSTANCE_CPUS 4
 #define PT_REPEATS 5
+#define PT_MAX_TOPOLOGIES 8
+#define PT_STATES 3
+#define PT_QUERIES 4
 
 struct pt_map {
 	void *mem;
@@ -62,9 +70,16 @@ struct pt_map {
 };
 
 struct pt_options {
-	const char *topology;
+	const char *topology[PT_MAX_TOPOLOGIES];
+	unsigned ntopologies;
 	unsigned repeat_ms;
 	bool cpu_time;
+};
+
+/* What one topology's run measured, for the scale table. */
+struct pt_scale {
+	uint32_t ncpus, nnodes, map_bytes;
+	double stamped_ns[PT_STATES][PT_QUERIES]; /* placement_ctx_choose_stamped(), as rtplaced decides */
 };
 
 static uint64_t pt_rand(uint64_t *s)
@@ -140,7 +155,7 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 {
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
-	struct cpuset given;
+	struct rtplace_cpumask given;
 	uint32_t rotor = 0;
 
 	if (!claimed)
@@ -228,9 +243,10 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 
 static void pt_usage(FILE *f)
 {
-	fprintf(f, "Usage: placement-throughput [--topology XMLFILE] [--quick] [--cpu-time]\n"
+	fprintf(f, "Usage: placement-throughput [--topology XMLFILE]... [--quick] [--cpu-time]\n"
 		   "Placement throughput and quality on a simulated topology (DESIGN §11).\n"
-		   "  --topology XMLFILE  hwloc XML (default %s)\n"
+		   "  --topology XMLFILE  hwloc XML (default %s); up to 8, each in turn, then a\n"
+		   "                      table of their decision costs side by side\n"
 		   "  --quick             short timing runs\n"
 		   "  --cpu-time          time by the thread's CPU time, fastest repeat (loaded hosts)\n",
 		BENCH_TOPOLOGY);
@@ -247,13 +263,17 @@ static int pt_parse(int argc, char **argv, struct pt_options *o)
 	};
 	int c;
 
-	o->topology = BENCH_TOPOLOGY;
+	o->ntopologies = 0;
 	o->repeat_ms = 200;
 	o->cpu_time = false;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			o->topology = optarg;
+			if (o->ntopologies == PT_MAX_TOPOLOGIES) {
+				fprintf(stderr, "placement-throughput: at most %d topologies\n", PT_MAX_TOPOLOGIES);
+				return -EINVAL;
+			}
+			o->topology[o->ntopologies++] = optarg;
 			break;
 		case 'q':
 			o->repeat_ms = 20;
@@ -273,6 +293,8 @@ static int pt_parse(int argc, char **argv, struct pt_options *o)
 		pt_usage(stderr);
 		return -EINVAL;
 	}
+	if (o->ntopologies == 0)
+		o->topology[o->ntopologies++] = BENCH_TOPOLOGY;
 	return 0;
 }
 
@@ -321,12 +343,12 @@ static int pt_quality(const struct topo *t, struct pt_map *m, struct placement_r
 
 /* The throughput table; see the top. */
 static int pt_throughput(const struct topo *t, struct pt_map *m, struct placement_result *res,
-			 const struct pt_options *o)
+			 const struct pt_options *o, struct pt_scale *scale)
 {
 	static const struct {
 		const char *name;
 		bool busy, claims;
-	} states[] = {
+	} states[PT_STATES] = {
 		{ "idle", false, false },
 		{ "busy mix", true, false },
 		{ "idle + 60x4 claims", false, true },
@@ -334,7 +356,7 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 	static const struct {
 		int prio;
 		uint32_t count;
-	} queries[] = { { 99, 1 }, { 99, 4 }, { 50, 1 }, { 50, 4 } };
+	} queries[PT_QUERIES] = { { 99, 1 }, { 99, 4 }, { 50, 1 }, { 50, 4 } };
 	const struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_ctx *ctx = NULL;
@@ -378,6 +400,7 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 			per_call = pt_rate(t, m, &cfg, NULL, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
 			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
 			with_stamp = pt_rate(t, m, &cfg, ctx, claimed, &stamped, &req, res, o->repeat_ms, o->cpu_time);
+			scale->stamped_ns[s][q] = 1e9 / with_stamp;
 			snprintf(name, sizeof(name), "rt%d count %u", queries[q].prio, queries[q].count);
 			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name,
 			       per_call, 1e9 / per_call, with_ctx, 1e9 / with_ctx, with_stamp, 1e9 / with_stamp);
@@ -389,46 +412,98 @@ out:
 	return r;
 }
 
-int main(int argc, char **argv)
+/* One topology's quality and throughput tables; what the scale table needs into *scale. */
+static int pt_run(const char *path, const struct pt_options *o, struct placement_result *res,
+		  struct placement_result *check, struct pt_scale *scale, bool *ret_bad)
 {
-	struct placement_result *res = NULL, *check = NULL;
-	struct pt_options o;
 	struct pt_map m = { 0 };
 	struct rtplace_reason reason;
 	struct topo *t = NULL;
-	bool bad = false;
 	int r;
 
-	if (pt_parse(argc, argv, &o) < 0)
-		return 2;
-	r = topo_load(o.topology, &reason, &t);
+	r = topo_load(path, &reason, &t);
 	if (r < 0) {
 		fprintf(stderr, "placement-throughput: %s\n", reason.text);
-		return 2;
+		return r;
 	}
 	r = pt_map_open(t, &m);
-	res = malloc(sizeof(*res));
-	check = malloc(sizeof(*check));
-	if (r == 0 && (!res || !check))
-		r = -ENOMEM;
 	if (r < 0) {
 		fprintf(stderr, "placement-throughput: cannot build the map: %s\n", strerror(-r));
-		goto out;
+		topo_free(t);
+		return r;
 	}
 	printf("placement-throughput: %s: %u CPUs (%u online), %u nodes, %u LLCs, %u cores; map %u bytes, %u node "
 	       "shards\n",
-	       o.topology, t->ncpus, cpuset_count(&t->online), t->nnodes, t->nllcs, t->ncores, m.geom.size,
-	       m.geom.nshards);
-	r = pt_quality(t, &m, res, check, &bad);
+	       path, t->ncpus, cpuset_count(&t->online), t->nnodes, t->nllcs, t->ncores, m.geom.size, m.geom.nshards);
+	*scale = (struct pt_scale){ .ncpus = t->ncpus, .nnodes = t->nnodes, .map_bytes = m.geom.size };
+	r = pt_quality(t, &m, res, check, ret_bad);
 	if (r == 0)
-		r = pt_throughput(t, &m, res, &o);
+		r = pt_throughput(t, &m, res, o, scale);
 	if (r < 0)
 		fprintf(stderr, "placement-throughput: %s\n", strerror(-r));
-out:
+	pt_map_close(&m);
+	topo_free(t);
+	return r;
+}
+
+/*
+ * The topologies side by side: rtplaced's decision (ctx, stamped claims)
+ * in ns for each state and query, the worst of them, and the worst and
+ * the map's size as ratios to the first topology's.
+ */
+static void pt_scale_table(const struct pt_scale *sc, unsigned n)
+{
+	static const char *const qnames[PT_QUERIES] = { "rt99x1", "rt99x4", "rt50x1", "rt50x4" };
+	static const char *const snames[PT_STATES] = { "idle", "busy", "claims" };
+	double worst0 = 0;
+
+	printf("\n== scale: ns per decision, ctx with stamped claims (rtplaced's), by CPU count ==\n");
+	printf("%6s %6s %10s", "cpus", "nodes", "map bytes");
+	for (int s = 0; s < PT_STATES; s++)
+		for (int q = 0; q < PT_QUERIES; q++) {
+			char h[32];
+
+			snprintf(h, sizeof(h), "%s %s", snames[s], qnames[q]);
+			printf(" %13s", h);
+		}
+	printf(" %8s %8s %8s\n", "worst", "x worst", "x map");
+	for (unsigned i = 0; i < n; i++) {
+		double worst = 0;
+
+		printf("%6u %6u %10u", sc[i].ncpus, sc[i].nnodes, sc[i].map_bytes);
+		for (int s = 0; s < PT_STATES; s++)
+			for (int q = 0; q < PT_QUERIES; q++) {
+				printf(" %13.1f", sc[i].stamped_ns[s][q]);
+				worst = sc[i].stamped_ns[s][q] > worst ? sc[i].stamped_ns[s][q] : worst;
+			}
+		if (i == 0)
+			worst0 = worst;
+		printf(" %8.1f %8.2f %8.2f\n", worst, worst / worst0, (double)sc[i].map_bytes / sc[0].map_bytes);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct placement_result *res = NULL, *check = NULL;
+	struct pt_scale scale[PT_MAX_TOPOLOGIES];
+	struct pt_options o;
+	bool bad = false;
+	int r = 0;
+
+	if (pt_parse(argc, argv, &o) < 0)
+		return 2;
+	res = malloc(sizeof(*res));
+	check = malloc(sizeof(*check));
+	if (!res || !check)
+		r = -ENOMEM;
+	for (unsigned i = 0; r == 0 && i < o.ntopologies; i++) {
+		if (i)
+			printf("\n");
+		r = pt_run(o.topology[i], &o, res, check, &scale[i], &bad);
+	}
+	if (r == 0 && o.ntopologies > 1)
+		pt_scale_table(scale, o.ntopologies);
 	free(check);
 	free(res);
-	if (m.mem)
-		pt_map_close(&m);
-	topo_free(t);
 	return r < 0 ? 2 : bad ? 1 : 0;
 }

@@ -11,13 +11,17 @@
  * /proc/PID/schedstat: what a loaded host's waiting does not inflate),
  * the daemon's time from exec to READY=1 and its resident memory.
  *
- *   bench/query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S]
- *                       [--protocol 1|2] [--scrape-flood N]
+ *   bench/query-latency [--rtplaced PATH] [--topology XML] [--against XML] [--rounds N]
+ *                       [--seconds S] [--protocol 1|2|3] [--scrape-flood N]
  *
  * Without --topology the daemon runs on the live machine (root: BPF).
  * --protocol sends the QUERY in that protocol version (default the
  * newest): the daemon answers in it, so 1 measures the full-length
- * version-1 reply (1,256 bytes) against version 2's (236 bytes).
+ * version-1 reply (1,256 bytes) against version 2's (236 bytes) and 3's
+ * (108 bytes). --against runs a second simulated rtplaced on another
+ * topology (8,192 CPUs against 480, say) as a fourth server in the same
+ * interleaved blocks and slices, its ratios to the first and its memory
+ * printed beside the first's.
  * --scrape-flood turns on [metrics] on a loopback port and runs N
  * processes that scrape it back to back while the rounds run (scrapes
  * share the query loop).
@@ -50,12 +54,12 @@
 /* Throughput runs in this many alternating slices per server. */
 #define BENCH_SLICES 5
 /* The servers compared, in the order of every table. */
-enum { BENCH_ECHO, BENCH_LIBEVENT_ECHO, BENCH_RTPLACED, BENCH_SERVERS };
+enum { BENCH_ECHO, BENCH_LIBEVENT_ECHO, BENCH_RTPLACED, BENCH_RTPLACED_B, BENCH_SERVERS };
 
 static char bench_dir[64];
 static char echo_path[100], levecho_path[100];
 static pid_t echo_pid, levecho_pid;
-static struct bench_daemon daemon_under_test;
+static struct bench_daemon daemon_under_test, daemon_against;
 static pid_t scrapers[BENCH_CLIENTS_MAX];
 
 static int bench_connect(const char *path)
@@ -228,6 +232,7 @@ static void bench_cleanup(void)
 		}
 	}
 	bench_daemon_stop(&daemon_under_test);
+	bench_daemon_stop(&daemon_against);
 	for (int i = 0; i < 2; i++) {
 		pid_t pid = i ? levecho_pid : echo_pid;
 
@@ -349,30 +354,36 @@ int main(int argc, char **argv)
 		{ "rtplaced", required_argument, NULL, 'r' }, { "topology", required_argument, NULL, 't' },
 		{ "rounds", required_argument, NULL, 'n' },   { "seconds", required_argument, NULL, 's' },
 		{ "protocol", required_argument, NULL, 'p' }, { "scrape-flood", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		{ "against", required_argument, NULL, 'a' },  { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	const char *bin = "daemon/rtplaced", *topology = NULL;
+	const char *bin = "daemon/rtplaced", *topology = NULL, *against = NULL;
 	long rounds = 20000;
 	double seconds = 2.0;
 	static unsigned char buf[RTPLACE_MSG_MAX];
 	uint64_t *lat[BENCH_SERVERS], ready_ns[5];
 	struct proto_msg m, reply;
 	ssize_t reply_len;
-	const char *names[BENCH_SERVERS] = { "echo floor", "libevent", "rtplaced" };
-	const char *paths[BENCH_SERVERS] = { echo_path, levecho_path, daemon_under_test.socket };
-	const char *extra[3] = { NULL };
-	long rss_start, rss_end;
-	int fds[BENCH_SERVERS], c, nscrapers = 0;
+	const char *names[BENCH_SERVERS] = { "echo floor", "libevent", "rtplaced", "rtplaced B" };
+	const char *paths[BENCH_SERVERS] = { echo_path, levecho_path, daemon_under_test.socket,
+					     daemon_against.socket };
+	const char *extra[3] = { NULL }, *extra_b[3] = { "--topology", NULL, NULL };
+	long rss_start, rss_end, rss_b_start = 0, rss_b_end = 0;
+	int fds[BENCH_SERVERS], c, nscrapers = 0, nservers = BENCH_RTPLACED + 1;
 	char config[64] = "";
 	uint16_t port = 0;
 
-	while ((c = getopt_long(argc, argv, "r:t:n:s:p:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:a:n:s:p:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			bin = optarg;
 			break;
 		case 't':
 			topology = optarg;
+			break;
+		case 'a':
+			against = optarg;
+			nservers = BENCH_SERVERS;
 			break;
 		case 'n':
 			rounds = strtol(optarg, NULL, 10);
@@ -396,8 +407,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--rounds N] [--seconds S] "
-			       "[--protocol 1|2] [--scrape-flood N]\n");
+			printf("Usage: query-latency [--rtplaced PATH] [--topology XML] [--against XML] [--rounds N] "
+			       "[--seconds S] [--protocol 1|2|3] [--scrape-flood N]\n");
 			return c == 'h' ? 0 : 64;
 		}
 	}
@@ -428,10 +439,15 @@ int main(int argc, char **argv)
 	}
 	qsort(ready_ns, 5, sizeof(ready_ns[0]), bench_cmp_u64);
 	rss_start = bench_rss_kb(daemon_under_test.pid);
+	if (against) {
+		extra_b[1] = against;
+		bench_daemon_start(&daemon_against, "query-latency", bin, config, extra_b);
+		rss_b_start = bench_rss_kb(daemon_against.pid);
+	}
 	echo_pid = bench_start_server(echo_path, bench_echo_server);
 	levecho_pid = bench_start_server(levecho_path, bench_levecho_server);
 
-	for (int k = 0; k < BENCH_SERVERS; k++) {
+	for (int k = 0; k < nservers; k++) {
 		fds[k] = bench_connect(paths[k]);
 		lat[k] = calloc((size_t)rounds, sizeof(uint64_t));
 	}
@@ -450,11 +466,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nscrapers; i++)
 		scrapers[i] = bench_start_scraper(port);
 	for (int i = 0; i < 1000; i++) /* warm every path */
-		for (int k = 0; k < BENCH_SERVERS; k++)
+		for (int k = 0; k < nservers; k++)
 			bench_round_trip(fds[k], &m, buf);
 	/* Alternate blocks of 500 so that drift in the host hits every side. */
 	for (long done = 0; done < rounds; done += 500) {
-		for (int k = 0; k < BENCH_SERVERS; k++) {
+		for (int k = 0; k < nservers; k++) {
 			for (long i = done; i < done + 500 && i < rounds; i++) {
 				uint64_t t0 = bench_now_ns();
 
@@ -463,10 +479,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	for (int k = 0; k < BENCH_SERVERS; k++)
+	for (int k = 0; k < nservers; k++)
 		close(fds[k]);
 
 	printf("rtplaced %s, %s\n", PACKAGE_VERSION, topology ? topology : "live machine (BPF tracker)");
+	if (against)
+		printf("rtplaced B: the same, simulating %s\n", against);
 	printf("protocol version %u: QUERY %u bytes, QUERY_REPLY %zd bytes (the echoes return the QUERY)\n",
 	       bench_protocol, m.hdr.length, reply_len);
 	if (nscrapers)
@@ -475,7 +493,7 @@ int main(int argc, char **argv)
 	       ready_ns[0] / 1e6, ready_ns[4] / 1e6);
 	printf("\nQUERY round trip, 1 client, %ld round trips each, interleaved:\n", rounds);
 	printf("%-12s %10s %10s\n", "", "p50 us", "p99 us");
-	for (int k = 0; k < BENCH_SERVERS; k++) {
+	for (int k = 0; k < nservers; k++) {
 		qsort(lat[k], (size_t)rounds, sizeof(uint64_t), bench_cmp_u64);
 		printf("%-12s %10.2f %10.2f\n", names[k], lat[k][rounds / 2] / 1e3, lat[k][rounds * 99 / 100] / 1e3);
 	}
@@ -483,17 +501,21 @@ int main(int argc, char **argv)
 		printf("%-12s %10.2f %10.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
 		       (double)lat[BENCH_RTPLACED][rounds / 2] / (double)lat[base][rounds / 2],
 		       (double)lat[BENCH_RTPLACED][rounds * 99 / 100] / (double)lat[base][rounds * 99 / 100]);
+	if (against)
+		printf("%-12s %10.2f %10.2f\n", "B to A",
+		       (double)lat[BENCH_RTPLACED_B][rounds / 2] / (double)lat[BENCH_RTPLACED][rounds / 2],
+		       (double)lat[BENCH_RTPLACED_B][rounds * 99 / 100] / (double)lat[BENCH_RTPLACED][rounds * 99 / 100]);
 
 	printf("\nthroughput, round trips/s (%.1f s each):\n", seconds);
 	printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
 	{
-		const pid_t pids[BENCH_SERVERS] = { echo_pid, levecho_pid, daemon_under_test.pid };
+		const pid_t pids[BENCH_SERVERS] = { echo_pid, levecho_pid, daemon_under_test.pid, daemon_against.pid };
 		uint64_t ops[BENCH_SERVERS][2] = { { 0 } }, cpu[BENCH_SERVERS][2] = { { 0 } };
 		double tp[BENCH_SERVERS][2], us[BENCH_SERVERS][2];
 
 		for (int slice = 0; slice < BENCH_SLICES; slice++) {
 			for (int j = 0; j < 2; j++) {
-				for (int k = 0; k < BENCH_SERVERS; k++) {
+				for (int k = 0; k < nservers; k++) {
 					uint64_t c0 = bench_cpu_ns(pids[k]);
 
 					ops[k][j] += bench_throughput(paths[k], j ? 32 : 1, seconds / BENCH_SLICES);
@@ -501,7 +523,7 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		for (int k = 0; k < BENCH_SERVERS; k++) {
+		for (int k = 0; k < nservers; k++) {
 			for (int j = 0; j < 2; j++) {
 				tp[k][j] = (double)ops[k][j] / seconds;
 				us[k][j] = ops[k][j] ? (double)cpu[k][j] / 1e3 / (double)ops[k][j] : 0;
@@ -511,17 +533,28 @@ int main(int argc, char **argv)
 		for (int base = BENCH_ECHO; base <= BENCH_LIBEVENT_ECHO; base++)
 			printf("%-12s %12.2f %12.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
 			       tp[BENCH_RTPLACED][0] / tp[base][0], tp[BENCH_RTPLACED][1] / tp[base][1]);
+		if (against)
+			printf("%-12s %12.2f %12.2f\n", "B to A", tp[BENCH_RTPLACED_B][0] / tp[BENCH_RTPLACED][0],
+			       tp[BENCH_RTPLACED_B][1] / tp[BENCH_RTPLACED][1]);
 		printf("\nserver CPU time per round trip, us (schedstat):\n");
 		printf("%-12s %12s %12s\n", "", "1 client", "32 clients");
-		for (int k = 0; k < BENCH_SERVERS; k++)
+		for (int k = 0; k < nservers; k++)
 			printf("%-12s %12.2f %12.2f\n", names[k], us[k][0], us[k][1]);
 		for (int base = BENCH_ECHO; base <= BENCH_LIBEVENT_ECHO; base++)
 			printf("%-12s %12.2f %12.2f\n", base == BENCH_ECHO ? "ratio" : "to libevent",
 			       us[BENCH_RTPLACED][0] / us[base][0], us[BENCH_RTPLACED][1] / us[base][1]);
+		if (against)
+			printf("%-12s %12.2f %12.2f\n", "B to A", us[BENCH_RTPLACED_B][0] / us[BENCH_RTPLACED][0],
+			       us[BENCH_RTPLACED_B][1] / us[BENCH_RTPLACED][1]);
 	}
 	rss_end = bench_rss_kb(daemon_under_test.pid);
 	printf("\nrtplaced VmRSS: %ld kB after start, %ld kB after the runs\n", rss_start, rss_end);
-	for (int k = 0; k < BENCH_SERVERS; k++)
+	if (against) {
+		rss_b_end = bench_rss_kb(daemon_against.pid);
+		printf("rtplaced B VmRSS: %ld kB after start, %ld kB after the runs (%.2fx A's)\n", rss_b_start,
+		       rss_b_end, (double)rss_b_end / (double)rss_end);
+	}
+	for (int k = 0; k < nservers; k++)
 		free(lat[k]);
 	return 0;
 }

@@ -182,7 +182,7 @@ static void bench_moves(void)
 	static uint64_t bare[BENCH_MOVES], affinity_ns[BENCH_MOVES], with_policy_ns[BENCH_MOVES];
 	struct bench_sleeper s;
 	struct thread_sched_result res;
-	struct cpuset sets[2];
+	struct rtplace_cpumask sets[2];
 	cpu_set_t ksets[2];
 	pthread_t th;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -54,7 +54,7 @@ int cli_parse_policy(const char *s, int *ret)
 
 int cli_parse_cpus(const char *s, cpu_set_t *ret)
 {
-	struct cpuset set;
+	struct rtplace_cpumask set;
 	int r = cpuset_parse(s, &set);
 
 	if (r < 0)
@@ -62,17 +62,21 @@ int cli_parse_cpus(const char *s, cpu_set_t *ret)
 	if (cpuset_empty(&set))
 		return -EINVAL;
 	CPU_ZERO(ret);
-	CPUSET_FOREACH(cpu, &set)
+	CPUSET_FOREACH(cpu, &set) {
+		/* a cpu_set_t holds no more: refused, not dropped */
+		if (cpu >= CPU_SETSIZE)
+			return -ERANGE;
 		CPU_SET((unsigned)cpu, ret);
+	}
 	return 0;
 }
 
 void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len)
 {
-	struct cpuset set;
+	struct rtplace_cpumask set;
 
 	cpuset_zero(&set);
-	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, s))
 			cpuset_set(&set, cpu);
 	if (cpuset_format(&set, buf, len) < 0)

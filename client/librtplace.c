@@ -39,7 +39,7 @@ _Static_assert(RTPLACE_ANSWER_MAX == RTPLACE_QUERY_MAX_COUNT, "an answer holds t
 _Static_assert(RTPLACE_REASON_LEN == RTPLACE_REASON_MAX, "reason strings");
 _Static_assert(RTPLACE_COMM_LEN == RTPLACE_COMM_MAX, "comm strings");
 _Static_assert(RTPLACE_VERSION_LEN == RTPLACE_VERSION_MAX, "version strings");
-_Static_assert(sizeof(cpu_set_t) * 8 >= RTPLACE_MAX_CPUS, "cpu_set_t names every CPU");
+_Static_assert(sizeof(cpu_set_t) % sizeof(uint64_t) == 0, "cpu_set_t is whole 64-bit words");
 _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CLAIM_EXPIRED == RTPLACE_RECORD_CLAIM_EXPIRED &&
 		       RTPLACE_NOTIFY_COLLISION == RTPLACE_RECORD_COLLISION &&
 		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED &&
@@ -449,15 +449,18 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 			if (r < 0)
 				return r;
 		}
-		proto_msg_finish(&rp->req, rp->version);
-		r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+		/* -ERANGE: a CPU past 1023 for a daemon older than version 3 */
+		r = proto_msg_finish(&rp->req, rp->version);
+		if (r == 0)
+			r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		if (r == -EPROTONOSUPPORT && rp->version > RTPLACE_PROTO_VERSION_MIN) {
 			/* A daemon older than this library: its replies, in version
 			 * 1, say the same at greater length. */
 			rp->version = RTPLACE_PROTO_VERSION_MIN;
 			rp->reason[0] = '\0';
-			proto_msg_finish(&rp->req, rp->version);
-			r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
+			r = proto_msg_finish(&rp->req, rp->version);
+			if (r == 0)
+				r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
 		}
 		if (!rtplace_is_disconnect(r))
 			return r;
@@ -586,25 +589,51 @@ static uint32_t rtplace_next_id(struct rtplace *rp)
 	return id;
 }
 
+/*
+ * The one conversion between glibc's CPU sets and the wire's, a word at a
+ * time: glibc's cpu_set_t is an array of unsigned long whose bit i is CPU
+ * i, which on a 64-bit little-endian machine (the only ones the wire's
+ * host byte order serves with 64-bit words) is the wire's word layout. A
+ * set of size bytes (CPU_ALLOC_SIZE()) may be shorter or longer than the
+ * wire's: CPUs past RTPLACE_MAX_CPUS are -ERANGE.
+ */
+_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "cpu_set_t words are the wire's");
+
 static int rtplace_mask_from_set(const cpu_set_t *set, size_t size, struct rtplace_cpumask *ret)
 {
+	size_t words = size / sizeof(uint64_t), tail = size % sizeof(uint64_t);
+	uint64_t w;
+
 	memset(ret, 0, sizeof(*ret));
-	for (size_t cpu = 0; cpu < size * 8; cpu++) {
-		if (!CPU_ISSET_S(cpu, size, set))
+	for (size_t i = 0; i < words; i++) {
+		memcpy(&w, (const char *)set + i * sizeof(w), sizeof(w));
+		if (i >= RTPLACE_CPUMASK_WORDS) {
+			if (w)
+				return -ERANGE;
 			continue;
-		if (cpu >= RTPLACE_MAX_CPUS)
+		}
+		ret->bits[i] = w;
+	}
+	if (tail) {
+		w = 0;
+		memcpy(&w, (const char *)set + words * sizeof(w), tail);
+		if (words >= RTPLACE_CPUMASK_WORDS && w)
 			return -ERANGE;
-		rtplace_cpumask_set(ret, (unsigned)cpu);
+		if (words < RTPLACE_CPUMASK_WORDS)
+			ret->bits[words] = w;
 	}
 	return 0;
 }
 
+/* The CPUs of m that a cpu_set_t can hold (below CPU_SETSIZE). */
 static void rtplace_mask_to_set(const struct rtplace_cpumask *m, cpu_set_t *ret)
 {
+	size_t words = sizeof(*ret) / sizeof(uint64_t);
+
+	if (words > RTPLACE_CPUMASK_WORDS)
+		words = RTPLACE_CPUMASK_WORDS;
 	CPU_ZERO(ret);
-	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
-		if (rtplace_cpumask_test(m, cpu))
-			CPU_SET(cpu, ret);
+	memcpy(ret, m->bits, words * sizeof(uint64_t));
 }
 
 static bool rtplace_is_zero(const void *p, size_t n)
@@ -671,11 +700,13 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 		ret->lease_ms = qr->lease_ms;
 		ret->count = qr->count;
 		ret->level = qr->level;
+		CPU_ZERO(&ret->set);
 		for (unsigned i = 0; i < qr->count; i++) {
 			ret->cpus[i] = qr->list[i].cpu;
 			ret->levels[i] = qr->list[i].level;
+			if (qr->list[i].cpu < CPU_SETSIZE)
+				CPU_SET(qr->list[i].cpu, &ret->set);
 		}
-		rtplace_mask_to_set(&qr->cpus, &ret->set);
 		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
 	}
 	if (close_pidfd)
@@ -1204,17 +1235,20 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 	struct rtplace_request q;
 	struct rtplace_answer a;
 	struct sched_param param = { 0 };
-	cpu_set_t old;
+	/* Affinities as wide as the CPUs rtplace names, passed to the kernel
+	 * at their own size: a cpu_set_t holds 1,024 CPUs, and the kernel
+	 * refuses to read an affinity into a set shorter than its CPU ids. */
+	struct rtplace_cpumask old, pin;
 	int r;
 
 	if (!rp || !req || (flags & ~RTPLACE_PLACE_F_SCHED))
 		return -EINVAL;
-	if (sched_getaffinity(0, sizeof(old), &old) < 0)
+	if (sched_getaffinity(0, sizeof(old), (cpu_set_t *)(void *)&old) < 0)
 		return -errno;
 	q = *req;
 	q.flags |= RTPLACE_QUERY_F_CLAIM;
 	if (!q.allowed) {
-		q.allowed = &old;
+		q.allowed = (const cpu_set_t *)(const void *)&old;
 		q.allowed_size = sizeof(old);
 	}
 	r = rtplace_query(rp, &q, &a);
@@ -1222,7 +1256,10 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 		return r;
 	if (a.count == 0)
 		return -EBUSY;
-	if (sched_setaffinity(0, sizeof(a.set), &a.set) < 0) {
+	cpuset_zero(&pin);
+	for (unsigned i = 0; i < a.count; i++)
+		cpuset_set(&pin, (unsigned)a.cpus[i]);
+	if (sched_setaffinity(0, sizeof(pin), (const cpu_set_t *)(const void *)&pin) < 0) {
 		r = -errno;
 		goto release;
 	}
@@ -1230,7 +1267,7 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 		param.sched_priority = req->prio;
 		if (sched_setscheduler(0, req->policy ? req->policy : SCHED_FIFO, &param) < 0) {
 			r = -errno;
-			sched_setaffinity(0, sizeof(old), &old);
+			sched_setaffinity(0, sizeof(old), (const cpu_set_t *)(const void *)&old);
 			goto release;
 		}
 	}

@@ -94,7 +94,7 @@ struct rtplace_request {
 	uint32_t lease_ms;        /* with CLAIM: RTPLACE_LEASE_DEFAULT, _INFINITE or ms */
 	pid_t owner_pid;          /* with CLAIM: process the claim lives with, 0 for none */
 	const cpu_set_t *allowed; /* CPUs to choose from, NULL for every managed CPU */
-	size_t allowed_size;      /* bytes at allowed (sizeof(cpu_set_t), CPU_ALLOC_SIZE()) */
+	size_t allowed_size;      /* bytes at allowed (sizeof(cpu_set_t), or CPU_ALLOC_SIZE() past 1,024 CPUs) */
 	uint32_t reserved[8];     /* zero */
 };
 
@@ -111,7 +111,10 @@ struct rtplace_answer {
 	unsigned level;           /* highest level among them (RTPLACE_LEVEL_*) */
 	int cpus[RTPLACE_ANSWER_MAX];
 	uint8_t levels[RTPLACE_ANSWER_MAX]; /* level of each, when chosen */
-	cpu_set_t set;            /* the same CPUs as a set, for sched_setaffinity() */
+	/* The same CPUs as a set, for sched_setaffinity(): those below
+	 * CPU_SETSIZE (1,024), which is all of them on a machine of up to
+	 * 1,024 CPUs; cpus[] names every one. */
+	cpu_set_t set;
 	char reason[RTPLACE_REASON_LEN];
 };
 
@@ -157,10 +160,11 @@ struct rtplace_move_request {
 	unsigned flags;           /* RTPLACE_MOVE_F_* */
 	int policy;               /* with SET_SCHED: SCHED_FIFO or SCHED_RR */
 	int prio;                 /* with SET_SCHED: 1..99 */
-	cpu_set_t cpus;           /* with SET_AFFINITY */
+	cpu_set_t cpus;           /* with SET_AFFINITY (CPUs below CPU_SETSIZE) */
 };
 
-/* The thread's scheduling after the move, and before it. */
+/* The thread's scheduling after the move, and before it (affinities: the
+ * CPUs below CPU_SETSIZE). */
 struct rtplace_move_result {
 	pid_t tid;
 	int policy, prio;         /* policy SCHED_OTHER (prio 0) for any non-RT policy */

@@ -188,7 +188,7 @@ struct ctl_host {
 
 static int ctl_host(struct ctl *c, struct ctl_host *ret)
 {
-	struct cpuset iso, nohz;
+	struct rtplace_cpumask iso, nohz;
 	struct rtplace_cpu *cpus = NULL;
 	size_t n = 0;
 	int r;
@@ -501,7 +501,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	struct ctl_getopt g = { 0 };
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
 	struct rtplace_answer ans;
-	cpu_set_t allowed;
+	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
+	 * its size: the word layouts are the same. */
+	struct rtplace_cpumask allowed, chosen;
 	bool have_prio = false, have_owner = false, strict = false;
 	char list[CPUSET_LIST_MAX];
 	long v;
@@ -527,9 +529,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			req.count = (unsigned)v;
 			break;
 		case 'c':
-			if (cli_parse_cpus(optarg, &allowed) < 0)
+			if (cpuset_parse(optarg, &allowed) < 0 || cpuset_empty(&allowed))
 				return ctl_usage_error(c, "--cpu-list %s: not a CPU list (e.g. 0-3,8)", optarg);
-			req.allowed = &allowed;
+			req.allowed = (const cpu_set_t *)(const void *)&allowed;
 			req.allowed_size = sizeof(allowed);
 			break;
 		case 'N':
@@ -582,7 +584,11 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
-	cli_format_cpus(&ans.set, list, sizeof(list));
+	cpuset_zero(&chosen);
+	for (unsigned i = 0; i < ans.count; i++)
+		cpuset_set(&chosen, (unsigned)ans.cpus[i]);
+	if (cpuset_format(&chosen, list, sizeof(list)) < 0)
+		snprintf(list, sizeof(list), "?");
 	if (c->json) {
 		printf("{\"count\": %u, \"cpus\": [", ans.count);
 		for (unsigned i = 0; i < ans.count; i++)

@@ -924,8 +924,8 @@ int config_load(const char *path, struct rtplace_reason *reason, struct config *
 	return r;
 }
 
-void config_housekeeping(const struct config *c, const struct topo *t, const struct cpuset *isolated,
-			 struct cpuset *ret)
+void config_housekeeping(const struct config *c, const struct topo *t, const struct rtplace_cpumask *isolated,
+			 struct rtplace_cpumask *ret)
 {
 	*ret = c->placement.housekeeping_cpus;
 	if (cpuset_empty(ret) && c->placement.isolated != PLACEMENT_ISOLATED_IGNORE)
@@ -935,7 +935,7 @@ void config_housekeeping(const struct config *c, const struct topo *t, const str
 		cpuset_zero(ret);
 }
 
-void config_placement(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+void config_placement(const struct config *c, const struct topo *t, const struct rtplace_cpumask *isolated,
 		      struct placement_config *ret)
 {
 	static const enum placement_smt smt[] = {

@@ -89,7 +89,7 @@ struct config {
 		uint32_t sample_interval_ms; /* the sampler's period */
 	} tracker;
 	struct config_placement {
-		struct cpuset housekeeping_cpus; /* never offered to RT threads */
+		struct rtplace_cpumask housekeeping_cpus; /* never offered to RT threads */
 		bool prefer_idle;
 		enum config_smt avoid_smt_siblings;
 		enum placement_isolated isolated; /* what RT answers do with isolated CPUs */
@@ -197,13 +197,13 @@ int config_load_buffer(const char *name, const void *data, size_t size, struct c
  * apply them: managed is the online CPUs minus housekeeping-cpus; with
  * housekeeping-cpus unset and CPUs isolated, the others are housekeeping.
  */
-void config_placement(const struct config *c, const struct topo *t, const struct cpuset *isolated,
+void config_placement(const struct config *c, const struct topo *t, const struct rtplace_cpumask *isolated,
 		      struct placement_config *ret);
 
 /* The housekeeping CPUs config_placement() gives: housekeeping-cpus, or
  * when unset and CPUs are isolated, the online CPUs not isolated. */
-void config_housekeeping(const struct config *c, const struct topo *t, const struct cpuset *isolated,
-			 struct cpuset *ret);
+void config_housekeeping(const struct config *c, const struct topo *t, const struct rtplace_cpumask *isolated,
+			 struct rtplace_cpumask *ret);
 
 bool config_equal(const struct config *a, const struct config *b);
 

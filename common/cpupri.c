@@ -282,7 +282,7 @@ void cpupri_mask_free(struct cpupri_mask *m)
 	m->w = NULL;
 }
 
-void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m)
+void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct rtplace_cpumask *set, struct cpupri_mask *m)
 {
 	m->lo = v->nwords;
 	m->hi = 0;
@@ -292,11 +292,11 @@ void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *s
 		for (__u32 i = v->word_runs[w]; i < v->word_runs[w + 1]; i++) {
 			const struct cpupri_run *run = &v->runs[i];
 			__u32 lo = run->cpu / 64, sh = run->cpu % 64;
-			__u64 bits = set->w[lo] >> sh;
+			__u64 bits = set->bits[lo] >> sh;
 
 			/* A run of up to 64 CPUs may straddle two cpuset words. */
 			if (sh && lo + 1 < CPUSET_WORDS)
-				bits |= set->w[lo + 1] << (64 - sh);
+				bits |= set->bits[lo + 1] << (64 - sh);
 			word |= (bits & cpupri_low_bits(run->len)) << run->bit;
 		}
 		m->w[w] = word;
@@ -311,10 +311,10 @@ void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *s
 	m->s1 = m->hi ? (m->hi - 1) / v->geom.shard_words : 0;
 }
 
-void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
+void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret)
 {
 	for (__u32 i = 0; i < CPUSET_WORDS; i++)
-		ret->w[i] = cpupri_mask_cpu_word(v, m, i);
+		ret->bits[i] = cpupri_mask_cpu_word(v, m, i);
 }
 
 int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const struct cpupri_mask *allowed,
@@ -368,7 +368,7 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 }
 
 void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
-		       struct cpuset *ret)
+		       struct rtplace_cpumask *ret)
 {
 	const __u64 *m = cpupri_level_words(v, level);
 
@@ -386,7 +386,7 @@ void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cp
 			 * callers that need the bits of the CPUs a count counts
 			 * load the count first. */
 			bits = __atomic_load_n(&m[p->word], __ATOMIC_RELAXED) & allowed->w[p->word];
-			ret->w[i] |= ((bits >> p->bit) & p->mask) << p->at;
+			ret->bits[i] |= ((bits >> p->bit) & p->mask) << p->at;
 		}
 	}
 }

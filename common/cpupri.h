@@ -43,7 +43,9 @@
  * Size: 64 + 64 * ncpus + 64 * LEVEL_COUNT * count_lines + 8 * LEVEL_COUNT *
  * nshards * shard_words bytes; for 480 CPUs in 2 node shards (240 CPUs, 4
  * words, padded to 8; one count line) that is 64 + 30720 + 6592 + 13184 =
- * 50560 bytes.
+ * 50560 bytes; for 8,192 CPUs (CPUPRI_MAX_CPUS) in 32 node shards (256
+ * CPUs, 4 words, padded to 8; two count lines) 64 + 524288 + 13184 +
+ * 210944 = 748480 bytes, the slots nearly all of it.
  *
  * This header is compiled by BPF C as well: no libc, __u32-style types,
  * and every map access goes through CPUPRI_PTR(map, off, len), which the
@@ -59,8 +61,10 @@
 #define CPUPRI_LINE_WORDS (CPUPRI_LINE / 8)
 #define CPUPRI_MAGIC 0x43505452u /* "RTPC" little-endian */
 #define CPUPRI_VERSION 2u /* 2: counts per shard */
-/* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16. */
-#define CPUPRI_MAX_CPUS 4096u
+/* A shard's CPUs are numbered by a __u16 bit index; CPU ids fit a __u16.
+ * As many as rtplace names (RTPLACE_MAX_CPUS): the size formula below
+ * keeps every offset far inside the __u32 geometry. */
+#define CPUPRI_MAX_CPUS 8192u
 #define CPUPRI_MAX_SHARDS 256u
 
 #ifndef CPUPRI_PTR
@@ -387,7 +391,7 @@ int cpupri_mask_new(const struct cpupri_view *v, struct cpupri_mask *ret);
 void cpupri_mask_free(struct cpupri_mask *m);
 
 /* Fills m with the CPUs of set (CPUs outside the map are ignored), a run at a time. */
-void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
+void cpupri_mask_from_cpuset(const struct cpupri_view *v, const struct rtplace_cpumask *set, struct cpupri_mask *m);
 
 /* Word i (< CPUSET_WORDS) of m as a cpuset word: the CPUs 64 * i .. 64 * i + 63 that m holds. */
 static inline __u64 cpupri_mask_cpu_word(const struct cpupri_view *v, const struct cpupri_mask *m, __u32 i)
@@ -462,7 +466,7 @@ static inline const __u64 *cpupri_level_words(const struct cpupri_view *v, __u32
 }
 
 /* The CPUs m holds, into ret. */
-void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
+void cpupri_mask_to_cpuset(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret);
 
 /*
  * The map's general scan, the kernel's cpupri_find(): from level `from`
@@ -483,7 +487,7 @@ int cpupri_find(const struct cpupri_view *v, __u32 from, __u32 below, const stru
 /* The CPUs of allowed whose bit is set at level, into ret (cpupri_find()'s
  * word AND for one level, converted). */
 void cpupri_level_cpus(const struct cpupri_view *v, __u32 level, const struct cpupri_mask *allowed,
-		       struct cpuset *ret);
+		       struct rtplace_cpumask *ret);
 #endif
 
 #endif

@@ -22,9 +22,9 @@ static int cpuset_parse_id(const char *s, char **end, unsigned *ret)
 	return 0;
 }
 
-int cpuset_parse(const char *list, struct cpuset *ret)
+int cpuset_parse(const char *list, struct rtplace_cpumask *ret)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 	const char *p = list;
 	int r;
 
@@ -58,7 +58,7 @@ int cpuset_parse(const char *list, struct cpuset *ret)
 	return 0;
 }
 
-int cpuset_format(const struct cpuset *s, char *buf, size_t len)
+int cpuset_format(const struct rtplace_cpumask *s, char *buf, size_t len)
 {
 	size_t used = 0;
 	int cpu = cpuset_next(s, 0);

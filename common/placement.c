@@ -78,44 +78,71 @@ struct placement_state {
 	const uint8_t *claimed;
 	__u32 below;                /* rtP: eligible levels are strictly lower */
 	uint32_t start;             /* rotation origin */
-	const struct cpuset *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
+	const struct rtplace_cpumask *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
 	const struct cpupri_mask *mask; /* cand in the map's bits */
 	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
 	/* [use kind 0][group kind]: some group can hold count candidates */
 	bool possible[2][2];
 	__u32 next;                 /* next level the scan reads */
-	struct cpuset seen;         /* met in the level scan */
-	struct cpuset eligible;     /* met below rtP, not dropped: the union of rank[] */
-	struct cpuset claims;       /* candidates claimed below rtP: ranked one by one */
-	struct cpuset barred;       /* candidates claimed at rtP or above: never eligible */
-	const struct cpuset *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
-	struct cpuset idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
-	struct cpuset pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	struct rtplace_cpumask seen;         /* met in the level scan */
+	struct rtplace_cpumask eligible;     /* met below rtP, not dropped: the union of rank[] */
+	struct rtplace_cpumask claims;       /* candidates claimed below rtP: ranked one by one */
+	struct rtplace_cpumask barred;       /* candidates claimed at rtP or above: never eligible */
+	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
+	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
+	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
 	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
 	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
-	struct cpuset rank[LEVEL_COUNT];
+	struct rtplace_cpumask rank[LEVEL_COUNT];
 	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
-	struct cpuset cand_buf;
+	struct rtplace_cpumask cand_buf;
+	struct rtplace_cpumask low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
 	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
 };
 
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
-_Static_assert(CPUSET_WORDS <= 32, "a cpuset's words fit placement_ctx.llc_words and claim_free");
+/* A set of cpuset words, a bit each: which words a walk must read. */
+#define PLACEMENT_WORDSET_LEN ((CPUSET_WORDS + 63) / 64)
+struct placement_wordset {
+	uint64_t b[PLACEMENT_WORDSET_LEN];
+};
+
+static inline void placement_wordset_add(struct placement_wordset *ws, uint32_t i)
+{
+	ws->b[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* The first word of ws in from..below - 1, or below. */
+static inline uint32_t placement_wordset_next(const struct placement_wordset *ws, uint32_t from, uint32_t below)
+{
+	for (uint32_t j = from / 64; j * 64 < below; j++) {
+		uint64_t b = ws->b[j] & (j == from / 64 ? ~UINT64_C(0) << (from % 64) : ~UINT64_C(0));
+
+		if (b) {
+			uint32_t i = j * 64 + (uint32_t)__builtin_ctzll(b);
+
+			return i < below ? i : below;
+		}
+	}
+	return below;
+}
 
 struct placement_ctx {
 	struct placement_config cfg;
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
-	struct cpuset kind0;        /* online CPUs of kind 0 */
-	struct cpuset base;         /* managed ∩ online ∩ in the map */
+	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
+	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
+	struct rtplace_cpumask kind0;        /* online CPUs of kind 0 */
+	struct rtplace_cpumask base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
 	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
 	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
-	uint32_t *llc_words;        /* [nllcs]: bit i set where cpuset word i holds CPUs of that LLC */
+	struct placement_wordset *llc_words; /* [nllcs]: the cpuset words that hold CPUs of that LLC */
 	uint32_t nllcs;             /* llc_words' length */
 	bool base_mixed;
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
@@ -127,7 +154,7 @@ struct placement_ctx {
 	 * away. nshifts is 0 when more than PLACEMENT_MAX_SHIFTS would do. */
 	uint32_t nshifts;
 	int32_t shift[PLACEMENT_MAX_SHIFTS];
-	struct cpuset shift_from[PLACEMENT_MAX_SHIFTS];
+	struct rtplace_cpumask shift_from[PLACEMENT_MAX_SHIFTS];
 	/* Sets derived from the claims, kept while the caller's claims stay
 	 * byte for byte what claim_copy holds (compared once per answer, a
 	 * few lines, where deriving a set reads and compares every claim):
@@ -138,18 +165,18 @@ struct placement_ctx {
 	bool claims_none;           /* claim_copy is all zero */
 	uint32_t nclaim_sets;
 	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
-	struct cpuset claim_set[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask claim_set[PLACEMENT_CLAIM_SETS];
 	/* claim_pen[k]: the CPUs with an SMT sibling in claim_set[k], valid
 	 * where bit k of claim_pen_valid is set. */
 	uint32_t claim_pen_valid;
-	struct cpuset claim_pen[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask claim_pen[PLACEMENT_CLAIM_SETS];
 	/* claim_free[a][p]: the cpuset words (a bit each) where a CPU of base
 	 * is neither in claim_set[a] nor in claim_pen[p] (p ==
 	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
 	 * claim_free_valid[a] is set: the only words a fast walk over the
 	 * claims must read (placement_claim_free_words()). */
 	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
-	uint32_t claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
+	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
 };
 
@@ -167,36 +194,36 @@ static inline uint32_t placement_popcount(uint64_t w)
 #endif
 }
 
-static uint32_t placement_popcount_and(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
+static uint32_t placement_popcount_and(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
 {
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < x->nwords; i++)
-		n += placement_popcount(a->w[i] & b->w[i]);
+		n += placement_popcount(a->bits[i] & b->bits[i]);
 	return n;
 }
 
-static bool placement_intersects(const struct placement_ctx *x, const struct cpuset *a, const struct cpuset *b)
+static bool placement_intersects(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
 {
 	for (uint32_t i = 0; i < x->nwords; i++)
-		if (a->w[i] & b->w[i])
+		if (a->bits[i] & b->bits[i])
 			return true;
 	return false;
 }
 
 /* Whether s holds at least n CPUs, counting no further than needed. */
-static bool placement_at_least(const struct placement_ctx *x, const struct cpuset *s, uint32_t n)
+static bool placement_at_least(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t n)
 {
 	uint32_t have = 0;
 
 	for (uint32_t i = 0; i < x->nwords && have < n; i++)
-		if (s->w[i])
-			have += placement_popcount(s->w[i]);
+		if (s->bits[i])
+			have += placement_popcount(s->bits[i]);
 	return have >= n;
 }
 
 /* ORs into out the CPUs of in moved by d (the callers' bits land inside the machine). */
-static void placement_or_shifted(const struct placement_ctx *x, struct cpuset *out, const struct cpuset *in,
+static void placement_or_shifted(const struct placement_ctx *x, struct rtplace_cpumask *out, const struct rtplace_cpumask *in,
 				 int32_t d)
 {
 	const uint32_t q = (uint32_t)(d < 0 ? -d : d) / 64, r = (uint32_t)(d < 0 ? -d : d) % 64;
@@ -205,37 +232,48 @@ static void placement_or_shifted(const struct placement_ctx *x, struct cpuset *o
 		uint64_t w = 0;
 
 		if (d > 0 && i >= q) {
-			w = in->w[i - q] << r;
+			w = in->bits[i - q] << r;
 			if (r && i >= q + 1)
-				w |= in->w[i - q - 1] >> (64 - r);
+				w |= in->bits[i - q - 1] >> (64 - r);
 		} else if (d < 0 && i + q < x->nwords) {
-			w = in->w[i + q] >> r;
+			w = in->bits[i + q] >> r;
 			if (r && i + q + 1 < x->nwords)
-				w |= in->w[i + q + 1] << (64 - r);
+				w |= in->bits[i + q + 1] << (64 - r);
 		}
-		out->w[i] |= w;
+		out->bits[i] |= w;
 	}
 }
 
-static bool placement_empty(const struct placement_ctx *x, const struct cpuset *s)
+static bool placement_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
 {
 	for (uint32_t i = 0; i < x->nwords; i++)
-		if (s->w[i])
+		if (s->bits[i])
 			return false;
 	return true;
 }
 
-static void placement_zero(const struct placement_ctx *x, struct cpuset *s)
+/* Whether a request's allowed set holds no CPU below the topology's count:
+ * the CPUs past it are not read (placement.h). */
+static bool placement_allowed_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
+{
+	uint64_t any = 0;
+
+	for (uint32_t i = 0; i + 1 < x->nwords; i++)
+		any |= s->bits[i];
+	return !(any | (s->bits[x->nwords - 1] & x->last_word));
+}
+
+static void placement_zero(const struct placement_ctx *x, struct rtplace_cpumask *s)
 {
 	for (uint32_t i = 0; i < x->nwords; i++)
-		s->w[i] = 0;
+		s->bits[i] = 0;
 }
 
 /* First CPU of s at or after from, or -1. */
-static int placement_next(const struct placement_ctx *x, const struct cpuset *s, uint32_t from)
+static int placement_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t from)
 {
 	for (uint32_t i = from / 64; i < x->nwords; i++) {
-		uint64_t w = s->w[i];
+		uint64_t w = s->bits[i];
 
 		if (i == from / 64)
 			w &= ~UINT64_C(0) << (from % 64);
@@ -246,7 +284,7 @@ static int placement_next(const struct placement_ctx *x, const struct cpuset *s,
 }
 
 /* The CPU of s nearest the rotation origin (smallest (cpu - start) mod ncpus), or -1. */
-static int placement_rot_first(const struct placement_ctx *x, const struct cpuset *s)
+static int placement_rot_first(const struct placement_ctx *x, const struct rtplace_cpumask *s)
 {
 	int c = placement_next(x, s, x->st.start);
 
@@ -254,7 +292,7 @@ static int placement_rot_first(const struct placement_ctx *x, const struct cpuse
 }
 
 /* The CPU of s after c in rotation order, or -1 once the walk is back at the origin. */
-static int placement_rot_next(const struct placement_ctx *x, const struct cpuset *s, int c)
+static int placement_rot_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, int c)
 {
 	const uint32_t start = x->st.start;
 	int n = placement_next(x, s, (uint32_t)c + 1);
@@ -272,7 +310,7 @@ static uint32_t placement_rotdist(const struct placement_ctx *x, uint32_t cpu)
 	return (cpu + x->topo->ncpus - x->st.start) % x->topo->ncpus;
 }
 
-static const struct cpuset *placement_groups(const struct placement_ctx *x, enum placement_group which,
+static const struct rtplace_cpumask *placement_groups(const struct placement_ctx *x, enum placement_group which,
 					     uint32_t *ret_n)
 {
 	*ret_n = which == PLACEMENT_GROUP_LLC ? x->topo->nllcs : x->topo->nnodes;
@@ -309,14 +347,14 @@ static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bit
 	struct placement_state *st = &x->st;
 	uint32_t r = placement_rank_of(x, level);
 
-	st->rank[r].w[i] |= bits;
-	st->eligible.w[i] |= bits;
+	st->rank[r].bits[i] |= bits;
+	st->eligible.bits[i] |= bits;
 	if (level == LEVEL_IDLE)
-		st->idle.w[i] |= bits;
+		st->idle.bits[i] |= bits;
 	st->cnt[r] += placement_popcount(bits);
 	/* Kind-0 counts matter only when the candidates mix kinds. */
 	if (st->mixed)
-		st->cnt0[r] += placement_popcount(bits & x->kind0.w[i]);
+		st->cnt0[r] += placement_popcount(bits & x->kind0.bits[i]);
 	st->used[r / 64] |= UINT64_C(1) << (r % 64);
 }
 
@@ -352,11 +390,11 @@ static uint32_t placement_rank_next(const struct placement_state *st, uint32_t f
 	for (uint32_t r = placement_rank_next((st), 0); r < LEVEL_COUNT; r = placement_rank_next((st), r + 1))
 
 /* Whether some group of kset holds at least count CPUs. */
-static bool placement_fits(const struct placement_ctx *x, const struct cpuset *kset, enum placement_group which,
+static bool placement_fits(const struct placement_ctx *x, const struct rtplace_cpumask *kset, enum placement_group which,
 			   uint32_t count)
 {
 	uint32_t n;
-	const struct cpuset *groups = placement_groups(x, which, &n);
+	const struct rtplace_cpumask *groups = placement_groups(x, which, &n);
 
 	for (uint32_t g = 0; g < n; g++)
 		if (placement_popcount_and(x, kset, &groups[g]) >= count)
@@ -368,9 +406,9 @@ static void placement_candidates(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 	const struct placement_request *req = st->req;
-	struct cpuset cand0;
+	struct rtplace_cpumask cand0;
 
-	if (cpuset_empty(&req->allowed)) {
+	if (placement_allowed_empty(x, &req->allowed)) {
 		st->cand = &x->base;
 		st->mask = req->node >= 0 ? &x->node_mask[req->node] : &x->base_mask;
 		if (req->node < 0) {
@@ -491,7 +529,7 @@ static uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
 	for (uint32_t a = 0; a < PLACEMENT_CLAIM_SETS; a++)
 		x->claim_free_valid[a] &= ~(UINT32_C(1) << k);
 	for (uint32_t i = 0; i < x->nwords; i++)
-		x->claim_set[k].w[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
+		x->claim_set[k].bits[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
 	return k;
 }
 
@@ -501,7 +539,7 @@ static uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
-static inline const struct cpuset *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+static inline const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
 {
 	uint32_t k = 0;
 
@@ -515,18 +553,18 @@ static inline const struct cpuset *placement_claims_at_least(struct placement_ct
 
 /* The CPUs with an SMT sibling in in, into out: the sibling relation as
  * set shifts, or sibling lists where it is irregular. */
-static void placement_siblings_of(const struct placement_ctx *x, const struct cpuset *in, struct cpuset *out)
+static void placement_siblings_of(const struct placement_ctx *x, const struct rtplace_cpumask *in, struct rtplace_cpumask *out)
 {
 	placement_zero(x, out);
 	for (uint32_t k = 0; k < x->nshifts; k++) {
-		struct cpuset from;
+		struct rtplace_cpumask from;
 
 		for (uint32_t i = 0; i < x->nwords; i++)
-			from.w[i] = in->w[i] & x->shift_from[k].w[i];
+			from.bits[i] = in->bits[i] & x->shift_from[k].bits[i];
 		placement_or_shifted(x, out, &from, x->shift[k]);
 	}
 	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
-		for (uint64_t bits = in->w[i]; bits; bits &= bits - 1) {
+		for (uint64_t bits = in->bits[i]; bits; bits &= bits - 1) {
 			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
 			for (uint32_t k = x->sib_off[c]; k < x->sib_off[c + 1]; k++)
@@ -540,10 +578,10 @@ static void placement_siblings_of(const struct placement_ctx *x, const struct cp
  * the penalty the claims give, derived with the claim set it comes from
  * and kept as long. None under avoid-smt-siblings = never.
  */
-static inline const struct cpuset *placement_claim_pen(struct placement_ctx *x)
+static inline const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x)
 {
-	static const struct cpuset none;
-	const struct cpuset *set;
+	static const struct rtplace_cpumask none;
+	const struct rtplace_cpumask *set;
 	uint32_t k;
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
@@ -566,21 +604,21 @@ static inline const struct cpuset *placement_claim_pen(struct placement_ctx *x)
  * two sets, so the walk over a map whose free CPUs all sit beside claims
  * reads no set at all; for other candidates, worked out per answer.
  */
-static uint32_t placement_claim_free_words(struct placement_ctx *x, const struct cpuset *above,
-					   const struct cpuset *pen)
+static struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
+							   const struct rtplace_cpumask *pen)
 {
-	const struct cpuset *cand = x->st.cand;
+	const struct rtplace_cpumask *cand = x->st.cand;
 	const uint32_t a = (uint32_t)(above - x->claim_set);
 	/* Under avoid-smt-siblings = never, pen is no set of the context. */
 	const uint32_t p = x->cfg.avoid_smt == PLACEMENT_SMT_NEVER ? PLACEMENT_CLAIM_SETS
 								     : (uint32_t)(pen - x->claim_pen);
-	uint32_t words = 0;
+	struct placement_wordset words = { { 0 } };
 
 	if (cand == &x->base && (x->claim_free_valid[a] >> p & 1))
 		return x->claim_free[a][p];
 	for (uint32_t i = 0; i < x->nwords; i++)
-		if (cand->w[i] & ~above->w[i] & ~pen->w[i])
-			words |= UINT32_C(1) << i;
+		if (cand->bits[i] & ~above->bits[i] & ~pen->bits[i])
+			placement_wordset_add(&words, i);
 	if (cand == &x->base) {
 		x->claim_free[a][p] = words;
 		x->claim_free_valid[a] |= UINT32_C(1) << p;
@@ -598,9 +636,9 @@ static uint32_t placement_claim_free_words(struct placement_ctx *x, const struct
 static void placement_claims(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
-	const struct cpuset *claimed, *high;
+	const struct rtplace_cpumask *claimed, *high;
 
-	static const struct cpuset none;
+	static const struct rtplace_cpumask none;
 
 	placement_zero(x, &st->claims);
 	placement_zero(x, &st->barred);
@@ -610,14 +648,14 @@ static void placement_claims(struct placement_ctx *x)
 	claimed = placement_claims_at_least(x, 1);
 	high = placement_claims_at_least(x, (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
-		st->claims.w[i] = claimed->w[i] & ~high->w[i] & st->cand->w[i];
-		st->barred.w[i] = high->w[i] & st->cand->w[i];
+		st->claims.bits[i] = claimed->bits[i] & ~high->bits[i] & st->cand->bits[i];
+		st->barred.bits[i] = high->bits[i] & st->cand->bits[i];
 	}
 	st->pen_claims = placement_claim_pen(x);
 }
 
 /* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
-static void placement_settled_set(const struct placement_ctx *x, bool use0, uint32_t level, struct cpuset *ret)
+static void placement_settled_set(const struct placement_ctx *x, bool use0, uint32_t level, struct rtplace_cpumask *ret)
 {
 	const struct placement_state *st = &x->st;
 
@@ -626,11 +664,11 @@ static void placement_settled_set(const struct placement_ctx *x, bool use0, uint
 		if (r > level)
 			break;
 		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->w[i] |= st->rank[r].w[i];
+			ret->bits[i] |= st->rank[r].bits[i];
 	}
 	if (use0)
 		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->w[i] &= x->kind0.w[i];
+			ret->bits[i] &= x->kind0.bits[i];
 }
 
 /*
@@ -646,7 +684,7 @@ static bool placement_decided(struct placement_ctx *x, uint32_t level)
 	const struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	uint32_t settled = 0, settled0 = 0;
-	struct cpuset s;
+	struct rtplace_cpumask s;
 	int use0;
 
 	PLACEMENT_FOREACH_RANK(r, st) {
@@ -688,7 +726,7 @@ static void placement_scan(struct placement_ctx *x)
 		return;
 	while (st->next < st->below) {
 		__u32 level;
-		struct cpuset cpus;
+		struct rtplace_cpumask cpus;
 		uint64_t any = 0;
 
 		if (cpupri_find(x->view, st->next, st->below, st->mask, &st->found, &level) < 0) {
@@ -700,20 +738,20 @@ static void placement_scan(struct placement_ctx *x)
 		 * sighting stands, the slot check in placement_ctx_choose()
 		 * catches a stale one. */
 		for (uint32_t i = 0; i < x->nwords; i++) {
-			uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i) & ~st->seen.w[i];
+			uint64_t bits = cpupri_mask_cpu_word(x->view, &st->found, i) & ~st->seen.bits[i];
 
-			cpus.w[i] = bits;
-			st->seen.w[i] |= bits;
+			cpus.bits[i] = bits;
+			st->seen.bits[i] |= bits;
 			any |= bits;
 			/* Unclaimed CPUs rank at the level met, all at once. */
-			bits &= ~st->claims.w[i] & ~st->barred.w[i];
+			bits &= ~st->claims.bits[i] & ~st->barred.bits[i];
 			if (bits)
 				placement_add_word(x, i, bits, level);
 		}
 		if (!any)
 			continue;
 		for (uint32_t i = 0; i < x->nwords; i++) {
-			for (uint64_t bits = cpus.w[i] & st->claims.w[i]; bits; bits &= bits - 1) {
+			for (uint64_t bits = cpus.bits[i] & st->claims.bits[i]; bits; bits &= bits - 1) {
 				uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 				uint32_t l = placement_claimed(st, c, level);
 
@@ -727,7 +765,7 @@ static void placement_scan(struct placement_ctx *x)
 }
 
 /* The count lowest ranks of the CPUs in m, ascending, into vec. */
-static void placement_sorted_ranks(const struct placement_ctx *x, const struct cpuset *m, uint8_t *vec)
+static void placement_sorted_ranks(const struct placement_ctx *x, const struct rtplace_cpumask *m, uint8_t *vec)
 {
 	const uint32_t count = x->st.req->count;
 	uint32_t i = 0;
@@ -746,27 +784,27 @@ static void placement_sorted_ranks(const struct placement_ctx *x, const struct c
  * The best group of kind `which` holding count CPUs of k, into ret.
  * Returns false when no group can.
  */
-static bool placement_best_group(struct placement_ctx *x, const struct cpuset *k, enum placement_group which,
-				 struct cpuset *ret)
+static bool placement_best_group(struct placement_ctx *x, const struct rtplace_cpumask *k, enum placement_group which,
+				 struct rtplace_cpumask *ret)
 {
 	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	const int32_t near = st->req->near_cpu;
 	int32_t near_group = near >= 0 ? placement_group_of(x, which, (uint32_t)near) : -1;
 	uint32_t ngroups, best_rot = 0;
-	const struct cpuset *groups = placement_groups(x, which, &ngroups);
+	const struct rtplace_cpumask *groups = placement_groups(x, which, &ngroups);
 	bool best_near = false;
 	int best = -1;
 
 	for (uint32_t g = 0; g < ngroups; g++) {
 		int cur = best < 0 ? 0 : 1;
-		struct cpuset m, low;
+		struct rtplace_cpumask m, low;
 		uint32_t rot;
 		int cmp = 0;
 		bool is_near;
 
 		for (uint32_t i = 0; i < x->nwords; i++)
-			m.w[i] = k->w[i] & groups[g].w[i];
+			m.bits[i] = k->bits[i] & groups[g].bits[i];
 		if (!placement_at_least(x, &m, count))
 			continue;
 		placement_sorted_ranks(x, &m, st->vec[cur]);
@@ -778,7 +816,7 @@ static bool placement_best_group(struct placement_ctx *x, const struct cpuset *k
 			if (r > st->vec[cur][count - 1])
 				break;
 			for (uint32_t i = 0; i < x->nwords; i++)
-				low.w[i] |= st->rank[r].w[i] & m.w[i];
+				low.bits[i] |= st->rank[r].bits[i] & m.bits[i];
 		}
 		rot = placement_rotdist(x, (uint32_t)placement_rot_first(x, &low));
 		is_near = near_group >= 0 && (uint32_t)near_group == g;
@@ -800,7 +838,7 @@ static bool placement_best_group(struct placement_ctx *x, const struct cpuset *k
 		best_near = is_near;
 		best_rot = rot;
 		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->w[i] = m.w[i];
+			ret->bits[i] = m.bits[i];
 	}
 	return best >= 0;
 }
@@ -850,10 +888,10 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
  * first of the first non-empty tier does. A walk that finds a free CPU
  * early reads only the sibling slots of the CPUs before it.
  */
-static int placement_pick(struct placement_ctx *x, const struct cpuset *g, int32_t anchor, uint32_t *ret_rank)
+static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask *g, int32_t anchor, uint32_t *ret_rank)
 {
 	const struct topo *t = x->topo;
-	struct cpuset tier[PLACEMENT_TIERS];
+	struct rtplace_cpumask tier[PLACEMENT_TIERS];
 	uint32_t r = LEVEL_COUNT, ntiers = 1;
 
 	PLACEMENT_FOREACH_RANK(rr, &x->st) {
@@ -866,32 +904,32 @@ static int placement_pick(struct placement_ctx *x, const struct cpuset *g, int32
 		return -1;
 	*ret_rank = r;
 	for (uint32_t i = 0; i < x->nwords; i++)
-		tier[0].w[i] = x->st.rank[r].w[i] & g->w[i];
+		tier[0].bits[i] = x->st.rank[r].bits[i] & g->bits[i];
 	if (anchor >= 0) {
 		/* The anchor, its LLC, its node, the rest (placement.h step 5).
 		 * The anchor need not be online: its LLC and node are those of
 		 * the online CPUs sharing its ids, if any. */
 		const struct topo_cpu *a = &t->cpus[anchor];
-		const struct cpuset *llc = a->llc >= 0 && (uint32_t)a->llc < t->nllcs ? &t->llc_cpus[a->llc] : NULL;
-		const struct cpuset *node = a->node >= 0 && (uint32_t)a->node < t->nnodes ? &t->node_cpus[a->node] : NULL;
+		const struct rtplace_cpumask *llc = a->llc >= 0 && (uint32_t)a->llc < t->nllcs ? &t->llc_cpus[a->llc] : NULL;
+		const struct rtplace_cpumask *node = a->node >= 0 && (uint32_t)a->node < t->nnodes ? &t->node_cpus[a->node] : NULL;
 
 		ntiers = PLACEMENT_TIERS;
 		for (uint32_t i = 0; i < x->nwords; i++) {
-			uint64_t all = tier[0].w[i], self = (uint32_t)anchor / 64 == i ? UINT64_C(1) << (anchor % 64) : 0;
-			uint64_t l = llc ? llc->w[i] & ~self : 0, n = node ? node->w[i] & ~self & ~l : 0;
+			uint64_t all = tier[0].bits[i], self = (uint32_t)anchor / 64 == i ? UINT64_C(1) << (anchor % 64) : 0;
+			uint64_t l = llc ? llc->bits[i] & ~self : 0, n = node ? node->bits[i] & ~self & ~l : 0;
 
-			tier[0].w[i] = all & self;
-			tier[1].w[i] = all & l;
-			tier[2].w[i] = all & n;
-			tier[3].w[i] = all & ~self & ~l & ~n;
+			tier[0].bits[i] = all & self;
+			tier[1].bits[i] = all & l;
+			tier[2].bits[i] = all & n;
+			tier[3].bits[i] = all & ~self & ~l & ~n;
 		}
 	}
 	/* CPUs already known to have a penalty are skipped a word at a time. */
 	for (uint32_t k = 0; k < ntiers; k++) {
-		struct cpuset free;
+		struct rtplace_cpumask free;
 
 		for (uint32_t i = 0; i < x->nwords; i++)
-			free.w[i] = tier[k].w[i] & ~x->st.pen.w[i];
+			free.bits[i] = tier[k].bits[i] & ~x->st.pen.bits[i];
 		for (int c = placement_rot_first(x, &free); c >= 0; c = placement_rot_next(x, &free, c))
 			if (!placement_penalty(x, (uint32_t)c))
 				return c;
@@ -912,7 +950,7 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
 	int32_t anchor = st->req->near_cpu;
-	struct cpuset k, g;
+	struct rtplace_cpumask k, g;
 	uint32_t n = 0;
 
 	cpuset_and(&k, &st->eligible, &x->kind0);
@@ -969,23 +1007,36 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 	return from + k < nw ? from + k : from + k - nw;
 }
 
-/* The steps (a bit each, 0..nwords) of a walk in rotation order whose
- * cpuset word is in words (a bit per word): words rotated to start at the
- * origin's, which is also the last step. */
-static uint64_t placement_fast_steps(const struct placement_ctx *x, uint32_t words)
+/*
+ * The first step at or after k (0..nwords) of a walk in rotation order
+ * whose cpuset word is in words (NULL: every word), or nwords + 1. Steps
+ * 0..nwords - from - 1 are words from..nwords - 1, the next ones words
+ * 0..from - 1, and step nwords the origin's word again.
+ */
+static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_wordset *words,
+						uint32_t k)
 {
 	const uint32_t nw = x->nwords, from = x->st.start / 64;
-	const uint64_t all = (UINT64_C(1) << nw) - 1, w = words & all;
-	uint64_t steps = (w >> from | w << (nw - from)) & all;
 
-	return steps | (steps & 1) << nw;
-}
+	if (!words)
+		return k <= nw ? k : nw + 1;
+	if (k < nw - from) {
+		uint32_t i = placement_wordset_next(words, from + k, nw);
 
-/* The first of steps (placement_fast_steps()) at or after k, or past nwords. */
-static inline uint32_t placement_fast_next_step(uint64_t steps, uint32_t k)
-{
-	steps &= ~UINT64_C(0) << k;
-	return steps ? (uint32_t)__builtin_ctzll(steps) : 64;
+		if (i < nw)
+			return i - from;
+		k = nw - from;
+	}
+	if (k < nw) {
+		uint32_t i = placement_wordset_next(words, k - (nw - from), from);
+
+		if (i < from)
+			return i + nw - from;
+		k = nw;
+	}
+	if (k == nw && placement_wordset_next(words, from, from + 1) == from)
+		return nw;
+	return nw + 1;
 }
 
 /* The CPUs of a level (words, counts: the level's) among the candidates at
@@ -1064,11 +1115,12 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	struct placement_state *st = &x->st;
 	const struct cpupri_view *v = x->view;
 	const uint32_t nw = x->nwords;
-	const struct cpuset *above = NULL, *pen = NULL;
+	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
 	uint32_t level, at, i;
-	uint64_t steps = ~UINT64_C(0);
+	struct placement_wordset free_words;
+	const struct placement_wordset *steps = NULL;
 	int pick = -1;
 	__u32 slot;
 
@@ -1080,15 +1132,16 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
-		steps = placement_fast_steps(x, placement_claim_free_words(x, above, pen));
+		free_words = placement_claim_free_words(x, above, pen);
+		steps = &free_words;
 	}
 	/* Words with no candidate free of the claims are passed unread. */
-	for (uint32_t k = placement_fast_next_step(steps, at); k <= nw && pick < 0;
-	     k = placement_fast_next_step(steps, k + 1)) {
+	for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
+	     k = placement_fast_next_step(x, steps, k + 1)) {
 		uint64_t bits = placement_fast_step(x, words, counts, k, &i);
 
 		if (above)
-			bits &= ~above->w[i] & ~pen->w[i];
+			bits &= ~above->bits[i] & ~pen->bits[i];
 		for (; bits && pick < 0; bits &= bits - 1) {
 			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
@@ -1097,7 +1150,7 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 		}
 	}
 	for (uint32_t k = at; k <= nw && pick < 0; k++) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->w[i] : ~UINT64_C(0));
+		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->bits[i] : ~UINT64_C(0));
 
 		if (bits)
 			pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
@@ -1138,10 +1191,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
 	const struct cpupri_view *v = x->view;
-	const struct cpuset *above = NULL, *pen = NULL;
+	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	struct cpuset low, free, taken;
+	struct rtplace_cpumask *low = &st->low_buf, free, taken;
 	uint16_t first[PLACEMENT_FAST_FIRST];
 	uint32_t level, at, wi, n = 0, nfirst = 0;
 	int32_t llc;
@@ -1157,7 +1210,7 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		pen = placement_claim_pen(x);
 	}
 	for (uint32_t k = at; k <= x->nwords && c < 0; k++) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &wi) & (above ? ~above->w[wi] : ~UINT64_C(0));
+		uint64_t bits = placement_fast_step(x, words, counts, k, &wi) & (above ? ~above->bits[wi] : ~UINT64_C(0));
 
 		if (bits)
 			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
@@ -1177,13 +1230,13 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		uint64_t bits, want;
 
 		wi = placement_fast_word(x, k);
-		want = t->llc_cpus[llc].w[wi] & (above ? ~above->w[wi] : ~UINT64_C(0));
-		if (!want || (nfirst == count && above && !(want & ~pen->w[wi])))
+		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+		if (!want || (nfirst == count && above && !(want & ~pen->bits[wi])))
 			continue;
 		bits = placement_fast_step(x, words, counts, k, &wi) & want;
 		for (uint64_t b = bits; b && nfirst < count && count <= PLACEMENT_FAST_FIRST; b &= b - 1)
 			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(b));
-		for (bits &= above ? ~pen->w[wi] : ~UINT64_C(0); bits && n < count; bits &= bits - 1) {
+		for (bits &= above ? ~pen->bits[wi] : ~UINT64_C(0); bits && n < count; bits &= bits - 1) {
 			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
 			if (cpuset_test(&taken, (unsigned)c) || (smt && placement_penalty_of(x, (uint32_t)c)))
 				continue;
@@ -1202,16 +1255,15 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
-	placement_zero(x, &low);
-	for (uint32_t mw = x->llc_words[llc]; mw; mw &= mw - 1) {
-		wi = (uint32_t)__builtin_ctz(mw);
-		low.w[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].w[wi] &
-			    (above ? ~above->w[wi] : ~UINT64_C(0));
-	}
-	if (!placement_at_least(x, &low, count))
+	placement_zero(x, low);
+	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
+	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
+		low->bits[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].bits[wi] &
+			    (above ? ~above->bits[wi] : ~UINT64_C(0));
+	if (!placement_at_least(x, low, count))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
-		free.w[i] = low.w[i] & (pen ? ~pen->w[i] : ~UINT64_C(0));
+		free.bits[i] = low->bits[i] & (pen ? ~pen->bits[i] : ~UINT64_C(0));
 	for (n = 0; n < count; n++) {
 		int pick = -1;
 
@@ -1232,10 +1284,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 		if (pick >= 0)
 			last = pick;
 		else
-			pick = low_last = low_last < 0 ? placement_rot_first(x, &low)
-							: placement_rot_next(x, &low, low_last);
+			pick = low_last = low_last < 0 ? placement_rot_first(x, low)
+							: placement_rot_next(x, low, low_last);
 		ret_cpus[n] = (uint16_t)pick;
-		cpuset_clear(&low, (unsigned)pick);
+		cpuset_clear(low, (unsigned)pick);
 		cpuset_clear(&free, (unsigned)pick);
 		/* The pick will run at rtP: its siblings are now busy. */
 		for (uint32_t i = x->sib_off[pick]; smt && i < x->sib_off[pick + 1]; i++)
@@ -1261,11 +1313,11 @@ check:
 static bool placement_all_offline(const struct placement_ctx *x)
 {
 	const struct placement_state *st = &x->st;
-	struct cpuset off;
+	struct rtplace_cpumask off;
 
 	cpupri_level_cpus(x->view, LEVEL_OFFLINE, st->mask, &off);
 	for (uint32_t i = 0; i < x->nwords; i++)
-		if (st->cand->w[i] & ~off.w[i])
+		if (st->cand->bits[i] & ~off.bits[i])
 			return false;
 	return true;
 }
@@ -1389,15 +1441,18 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 				   struct placement_result *ret)
 {
 	const struct placement_config *c = &x->cfg;
-	enum placement_isolated mode = placement_isolated_mode(c, req);
-	struct placement_request iso = *req, rest = *req;
+	/* No isolated CPU (the context knows): no rule, and no set copied. */
+	enum placement_isolated mode = x->isolated_none ? PLACEMENT_ISOLATED_IGNORE : placement_isolated_mode(c, req);
+	struct placement_request iso, rest;
 	struct placement_result *other = NULL;
 	uint32_t rot_iso = rotor ? *rotor : 0, rot_rest = rot_iso;
 	int r, r_rest;
 
 	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, &ret->reason) < 0)
 		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, ret);
-	if (cpuset_empty(&iso.allowed))
+	iso = *req;
+	rest = *req;
+	if (placement_allowed_empty(x, &iso.allowed))
 		iso.allowed = c->managed;
 	rest.allowed = iso.allowed;
 	cpuset_and(&iso.allowed, &iso.allowed, &c->isolated);
@@ -1542,7 +1597,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 		      struct placement_ctx **ret)
 {
 	struct placement_ctx *x = calloc(1, sizeof(*x));
-	struct cpuset base0;
+	struct rtplace_cpumask base0;
 	int r = -ENOMEM;
 
 	if (!x)
@@ -1567,8 +1622,10 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->nllcs = t->nllcs;
 	for (uint32_t llc = 0; llc < t->nllcs; llc++)
 		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
-			if (t->llc_cpus[llc].w[i])
-				x->llc_words[llc] |= UINT32_C(1) << i;
+			if (t->llc_cpus[llc].bits[i])
+				placement_wordset_add(&x->llc_words[llc], i);
+	x->isolated_none = cpuset_empty(&cfg->isolated);
+	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		if (t->cpus[c].online && t->cpus[c].kind == 0)
@@ -1579,7 +1636,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 		cpuset_clear(&x->base, (unsigned)c);
 	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
 	for (uint32_t node = 0; node < t->nnodes; node++) {
-		struct cpuset s;
+		struct rtplace_cpumask s;
 
 		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
 			goto out;
@@ -1591,7 +1648,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	for (int k = 0; k < 2; k++) {
 		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
 			uint32_t n;
-			const struct cpuset *groups = placement_groups(x, (enum placement_group)w, &n);
+			const struct rtplace_cpumask *groups = placement_groups(x, (enum placement_group)w, &n);
 
 			for (uint32_t g = 0; g < n; g++) {
 				uint32_t in = placement_popcount_and(x, k ? &base0 : &x->base, &groups[g]);

@@ -101,10 +101,10 @@ enum placement_isolated {
 };
 
 struct placement_config {
-	struct cpuset managed; /* online CPUs minus housekeeping-cpus */
+	struct rtplace_cpumask managed; /* online CPUs minus housekeeping-cpus */
 	bool prefer_idle;      /* idle ranks below normal; off: they tie */
 	enum placement_smt avoid_smt;
-	struct cpuset isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
+	struct rtplace_cpumask isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
 	enum placement_isolated isolated_mode;
 	bool isolated_housekeeping; /* housekeeping-cpus unset: the non-isolated CPUs are housekeeping */
 };
@@ -112,7 +112,10 @@ struct placement_config {
 struct placement_request {
 	int prio;               /* RT priority 1..99 */
 	uint32_t count;         /* CPUs wanted, 1..PLACEMENT_MAX_COUNT */
-	struct cpuset allowed;  /* empty: every managed CPU */
+	/* CPUs of the topology: those at or above t->ncpus are not read, so
+	 * that a decision costs what the machine's size does, not
+	 * RTPLACE_MAX_CPUS; none below t->ncpus: every managed CPU */
+	struct rtplace_cpumask allowed;
 	int32_t node;           /* NUMA node to stay on, -1 for none */
 	int32_t near_cpu;       /* CPU to be close to (need not be allowed), -1 for none */
 	bool normal;            /* for a thread without an RT policy: off isolated CPUs */

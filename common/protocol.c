@@ -35,6 +35,12 @@ struct proto_type {
 	uint32_t count_offset;
 	uint32_t count_size;
 	uint32_t max_entries;
+	/* CPU sets: how many (struct rtplace_cpumask, one after another from
+	 * set_offset), and whether versions 1 and 2 carry the list's CPUs as
+	 * a mask before the list (QUERY_REPLY). */
+	uint32_t nsets;
+	uint32_t set_offset;
+	bool list_mask;
 	const char *name;
 	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, const char **reason);
 };
@@ -63,6 +69,16 @@ static bool proto_string_ok(const char *s, size_t size, bool nonempty)
 	if (!nul || (nonempty && nul == s))
 		return false;
 	return proto_is_zero(nul, size - (size_t)(nul - s));
+}
+
+/* Words of m up to its last non-zero one: what version 3 sends. */
+static uint32_t proto_mask_used(const struct rtplace_cpumask *m)
+{
+	uint32_t n = RTPLACE_CPUMASK_WORDS;
+
+	while (n > 0 && !m->bits[n - 1])
+		n--;
+	return n;
 }
 
 /* Every set bit names a CPU below ncpus. */
@@ -252,8 +268,6 @@ static int proto_check_query_reply(const struct proto_msg *m, const struct proto
 	}
 	if (!proto_is_zero(&r->list[r->count], sizeof(r->list[0]) * (RTPLACE_QUERY_MAX_COUNT - r->count)))
 		return proto_fail(reason, -EINVAL, "entries past count not zero");
-	if (memcmp(&seen, &r->cpus, sizeof(seen)))
-		return proto_fail(reason, -EINVAL, "cpu mask does not match the list");
 	if (r->level != level)
 		return proto_fail(reason, -EINVAL, "level is not the highest listed");
 	return 0;
@@ -448,14 +462,44 @@ static int proto_check_claim_ended(const struct proto_msg *m, const struct proto
 #define PROTO_TYPE(t, side, body, nm, fn) \
 	{ .type = (t), .accept = (side), .body_size = (body), .name = (nm), .check = (fn) }
 
+/* A request or reply whose body (struct st) ends in n CPU sets, the first
+ * of them field first. */
+#define PROTO_SETS_TYPE(t, side, st, first, n, nm, fn)                                                     \
+	{ .type = (t), .accept = (side), .body_size = sizeof(struct st), .nsets = (n),                    \
+	  .set_offset = offsetof(struct st, first), .name = (nm), .check = (fn) }
+
 /* A reply whose body (struct st) ends in the list field list, counted by
- * field count. */
-#define PROTO_LIST_TYPE(t, st, list, count, nm, fn)                                                         \
+ * field count; with_mask: versions 1 and 2 send the list's CPUs as a mask
+ * before it. */
+#define PROTO_LIST_TYPE(t, st, list, count, with_mask, nm, fn)                                             \
 	{ .type = (t), .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct st),                      \
 	  .list_offset = offsetof(struct st, list), .entry_size = sizeof(((struct st *)0)->list[0]),        \
 	  .count_offset = offsetof(struct st, count), .count_size = sizeof(((struct st *)0)->count),       \
-	  .max_entries = sizeof(((struct st *)0)->list) / sizeof(((struct st *)0)->list[0]), .name = (nm), \
-	  .check = (fn) }
+	  .max_entries = sizeof(((struct st *)0)->list) / sizeof(((struct st *)0)->list[0]),               \
+	  .list_mask = (with_mask), .name = (nm), .check = (fn) }
+
+/* Bytes of a CPU set in versions 1 and 2. */
+#define PROTO_V2_SET (RTPLACE_CPUMASK_V2_CPUS / 8)
+
+/* proto_decode() copies the wire bytes into the message before unpacking
+ * them: the longest wire form of a type with sets or a mask fits too. */
+_Static_assert(sizeof(struct rtplace_msg_hdr) + offsetof(struct rtplace_query_reply, list) + PROTO_V2_SET +
+			       sizeof(((struct rtplace_query_reply *)0)->list) <=
+		       offsetof(struct proto_msg, packed),
+	       "a version-1 query reply fits the message");
+
+/* The sets are the body's last fields, so version 3's trimmed sets and
+ * versions 1 and 2's 16 words are each a prefix of the set in the body. */
+_Static_assert(offsetof(struct rtplace_query, allowed) + sizeof(struct rtplace_cpumask) ==
+		       sizeof(struct rtplace_query),
+	       "query ends in its set");
+_Static_assert(offsetof(struct rtplace_move, cpus) + sizeof(struct rtplace_cpumask) == sizeof(struct rtplace_move),
+	       "move ends in its set");
+_Static_assert(offsetof(struct rtplace_move_reply, prev_cpus) == offsetof(struct rtplace_move_reply, cpus) +
+										sizeof(struct rtplace_cpumask) &&
+		       offsetof(struct rtplace_move_reply, prev_cpus) + sizeof(struct rtplace_cpumask) ==
+			       sizeof(struct rtplace_move_reply),
+	       "move reply ends in its two sets");
 
 /* The list is the body's last field, so a version-2 message is a prefix
  * of the version-1 one. */
@@ -471,15 +515,14 @@ _Static_assert(offsetof(struct rtplace_cpu_times_reply, cpus) +
 	       "cpu times reply ends in its list");
 
 static const struct proto_type proto_types[] = {
-	PROTO_TYPE(RTPLACE_MSG_QUERY, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_query), "query",
-		   proto_check_query),
+	PROTO_SETS_TYPE(RTPLACE_MSG_QUERY, PROTO_ACCEPT_REQUESTS, rtplace_query, allowed, 1, "query",
+			proto_check_query),
 	PROTO_TYPE(RTPLACE_MSG_RELEASE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_release), "release",
 		   proto_check_release),
 	PROTO_TYPE(RTPLACE_MSG_CPUS, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpus",
 		   proto_check_cpus),
 	PROTO_TYPE(RTPLACE_MSG_STATUS, PROTO_ACCEPT_REQUESTS, 0, "status", proto_check_empty),
-	PROTO_TYPE(RTPLACE_MSG_MOVE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_move), "move",
-		   proto_check_move),
+	PROTO_SETS_TYPE(RTPLACE_MSG_MOVE, PROTO_ACCEPT_REQUESTS, rtplace_move, cpus, 1, "move", proto_check_move),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_subscribe), "subscribe",
 		   proto_check_subscribe),
 	PROTO_TYPE(RTPLACE_MSG_CPU_TIMES, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_cpus), "cpu-times",
@@ -488,19 +531,19 @@ static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_HOST, PROTO_ACCEPT_REQUESTS, 0, "host", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
-	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, "query-reply",
+	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, true, "query-reply",
 			proto_check_query_reply),
 	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
 		   "release-reply", proto_check_release_reply),
-	PROTO_LIST_TYPE(RTPLACE_MSG_CPUS_REPLY, rtplace_cpus_reply, cpus, count, "cpus-reply",
+	PROTO_LIST_TYPE(RTPLACE_MSG_CPUS_REPLY, rtplace_cpus_reply, cpus, count, false, "cpus-reply",
 			proto_check_cpus_reply),
 	PROTO_TYPE(RTPLACE_MSG_STATUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_status_reply),
 		   "status-reply", proto_check_status_reply),
-	PROTO_TYPE(RTPLACE_MSG_MOVE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_move_reply),
-		   "move-reply", proto_check_move_reply),
+	PROTO_SETS_TYPE(RTPLACE_MSG_MOVE_REPLY, PROTO_ACCEPT_REPLIES, rtplace_move_reply, cpus, 2, "move-reply",
+			proto_check_move_reply),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_subscribe_reply),
 		   "subscribe-reply", proto_check_subscribe_reply),
-	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, "cpu-times-reply",
+	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, false, "cpu-times-reply",
 			proto_check_cpu_times_reply),
 	PROTO_TYPE(RTPLACE_MSG_TRACKING_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_tracking_reply),
 		   "tracking-reply", proto_check_tracking_reply),
@@ -536,18 +579,10 @@ static bool proto_version_ok(uint16_t version)
 	return version >= RTPLACE_PROTO_VERSION_MIN && version <= RTPLACE_PROTO_VERSION;
 }
 
-/*
- * Bytes of the whole message of type t in version whose body starts at
- * body (any alignment): from version 2 a list reply's length follows its
- * count, read from body, which must hold the bytes before the list. 0
- * when that count is beyond the list.
- */
-static size_t proto_length_for(const struct proto_type *t, uint16_t version, const void *body)
+static uint32_t proto_count_at(const struct proto_type *t, const void *body)
 {
 	uint32_t count = 0;
 
-	if (!t->list_offset || version < 2)
-		return sizeof(struct rtplace_msg_hdr) + t->body_size;
 	if (t->count_size == sizeof(uint16_t)) {
 		uint16_t c16;
 
@@ -556,9 +591,132 @@ static size_t proto_length_for(const struct proto_type *t, uint16_t version, con
 	} else {
 		memcpy(&count, (const char *)body + t->count_offset, sizeof(count));
 	}
-	if (count > t->max_entries)
+	return count;
+}
+
+static struct rtplace_cpumask *proto_set_at(struct proto_msg *m, const struct proto_type *t, uint32_t i)
+{
+	return (struct rtplace_cpumask *)((char *)m + sizeof(m->hdr) + t->set_offset) + i;
+}
+
+/* List entries sent in version: every one in version 1, count from 2. */
+static uint32_t proto_list_sent(const struct proto_type *t, uint16_t version, uint32_t count)
+{
+	return version < 2 ? t->max_entries : count;
+}
+
+/* Where the list starts on the wire in version (after the mask of
+ * versions 1 and 2 where the type has one). */
+static uint32_t proto_wire_list_offset(const struct proto_type *t, uint16_t version)
+{
+	return t->list_offset + (t->list_mask && version < 3 ? PROTO_V2_SET : 0);
+}
+
+/*
+ * The wire form of m (the readable body, type t) in version: its length
+ * and, for a type with CPU sets, the words of each set. -ERANGE when a
+ * count is beyond its list or a CPU is beyond what the version can carry.
+ */
+static int proto_shape(const struct proto_msg *m, const struct proto_type *t, uint16_t version, size_t *ret_len,
+		       uint32_t *ret_words)
+{
+	const void *body = proto_msg_body(m);
+	uint32_t words = 0;
+
+	if (t->nsets) {
+		for (uint32_t i = 0; i < t->nsets; i++) {
+			uint32_t used = proto_mask_used(proto_set_at((struct proto_msg *)m, t, i));
+
+			words = used > words ? used : words;
+		}
+		if (version < 3) {
+			if (words > PROTO_V2_SET / 8)
+				return -ERANGE;
+			words = PROTO_V2_SET / 8;
+		}
+		*ret_len = sizeof(m->hdr) + t->set_offset + (size_t)t->nsets * words * 8;
+	} else if (t->list_offset) {
+		uint32_t count = proto_count_at(t, body);
+
+		if (count > t->max_entries)
+			return -ERANGE;
+		if (t->list_mask && version < 3)
+			for (uint32_t i = 0; i < count; i++)
+				if (m->query_reply.list[i].cpu >= RTPLACE_CPUMASK_V2_CPUS)
+					return -ERANGE;
+		*ret_len = sizeof(m->hdr) + proto_wire_list_offset(t, version) +
+			   (size_t)proto_list_sent(t, version, count) * t->entry_size;
+	} else {
+		*ret_len = sizeof(m->hdr) + t->body_size;
+	}
+	*ret_words = words;
+	return 0;
+}
+
+/* Turns the readable body of m into its wire form in version, in place,
+ * and sets the header's version and length: each set is cut to the
+ * words sent, the second one moving towards the front; before version 3
+ * a query reply's list moves 128 bytes back for the mask put before it
+ * (the message holds that longer form, see the assertion above). */
+static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t version)
+{
+	char *body = (char *)m + sizeof(m->hdr);
+	uint32_t words;
+	size_t len;
+	int r = proto_shape(m, t, version, &len, &words);
+
+	if (r < 0)
+		return r;
+	for (uint32_t i = 1; i < t->nsets; i++)
+		memmove(body + t->set_offset + (size_t)i * words * 8, proto_set_at(m, t, i), (size_t)words * 8);
+	if (t->list_mask && version < 3) {
+		uint64_t mask[PROTO_V2_SET / 8] = { 0 };
+		uint32_t count = m->query_reply.count;
+
+		for (uint32_t i = 0; i < count; i++)
+			mask[m->query_reply.list[i].cpu / 64] |= UINT64_C(1) << (m->query_reply.list[i].cpu % 64);
+		memmove(body + proto_wire_list_offset(t, version), body + t->list_offset,
+			(size_t)proto_list_sent(t, version, count) * t->entry_size);
+		memcpy(body + t->list_offset, mask, sizeof(mask));
+	}
+	m->hdr.version = version;
+	m->hdr.length = (uint32_t)len;
+	m->packed = true;
+	return 0;
+}
+
+/*
+ * The length a message whose header is h, of len bytes with its body at
+ * body, must have from its version, type and, for a list reply from
+ * version 2, its count; a message with CPU sets from version 3 may have
+ * any length that holds whole sets (len itself then). 0 when there is none.
+ */
+static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct proto_type *t, const void *body,
+				   size_t len)
+{
+	size_t fixed;
+
+	if (t->nsets) {
+		size_t set_bytes = (size_t)t->nsets * (h->version < 3 ? PROTO_V2_SET : 8);
+
+		fixed = sizeof(*h) + t->set_offset;
+		if (h->version < 3)
+			return fixed + set_bytes;
+		if (len < fixed || (len - fixed) % set_bytes ||
+		    (len - fixed) / set_bytes > RTPLACE_CPUMASK_WORDS)
+			return 0;
+		return len;
+	}
+	if (!t->list_offset || h->version < 2) {
+		if (t->list_offset)
+			return sizeof(*h) + proto_wire_list_offset(t, h->version) + (size_t)t->max_entries * t->entry_size;
+		return sizeof(*h) + t->body_size;
+	}
+	if (len < sizeof(*h) + t->list_offset)
 		return 0;
-	return sizeof(struct rtplace_msg_hdr) + t->list_offset + (size_t)count * t->entry_size;
+	if (proto_count_at(t, body) > t->max_entries)
+		return 0;
+	return sizeof(*h) + proto_wire_list_offset(t, h->version) + (size_t)proto_count_at(t, body) * t->entry_size;
 }
 
 /*
@@ -581,11 +739,69 @@ static int proto_check_header(const struct rtplace_msg_hdr *h, const void *body,
 		return proto_fail(reason, -EOPNOTSUPP, "unknown message type");
 	if (!(t->accept & accept))
 		return proto_fail(reason, -EOPNOTSUPP, "message type not accepted here");
-	if (t->list_offset && h->version >= 2 && len < sizeof(*h) + t->list_offset)
-		return proto_fail(reason, -EPROTO, "wrong length for the message type");
-	if (len != proto_length_for(t, h->version, body))
+	if (len != proto_wire_length_of(h, t, body, len))
 		return proto_fail(reason, -EPROTO, "wrong length for the message type");
 	*ret_type = t;
+	return 0;
+}
+
+/*
+ * Turns m, which holds a wire message of len bytes (its header checked),
+ * into its readable form in place: the sets to their full width (the last
+ * first, as each moves to a place at or after where it was sent), the
+ * list to its field (the entries not sent read as zero, as version 1
+ * sends them), the rest of the body zero. A set of version 3 whose last
+ * word sent is zero is not the canonical encoding.
+ */
+static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type *t, const char **reason)
+{
+	char *body = (char *)m + sizeof(m->hdr);
+	size_t sent = len - sizeof(m->hdr);
+
+	m->packed = false;
+	if (t->nsets) {
+		size_t words = (sent - t->set_offset) / t->nsets / 8;
+		bool last = words == 0;
+
+		for (uint32_t i = t->nsets; i-- > 0;) {
+			struct rtplace_cpumask *set = proto_set_at(m, t, i);
+
+			memmove(set, body + t->set_offset + i * words * 8, words * 8);
+			memset(&set->bits[words], 0, (RTPLACE_CPUMASK_WORDS - words) * 8);
+			last |= words && set->bits[words - 1];
+		}
+		if (m->hdr.version >= 3 && !last)
+			return proto_fail(reason, -EINVAL, "cpu set sent past its last cpu");
+	} else if (t->list_offset) {
+		size_t at = proto_wire_list_offset(t, m->hdr.version), list_bytes = sent - at;
+
+		memmove(body + t->list_offset, body + at, list_bytes);
+		memset(body + t->list_offset + list_bytes, 0, t->body_size - t->list_offset - list_bytes);
+	} else {
+		memset(body + sent, 0, t->body_size - sent);
+	}
+	return 0;
+}
+
+/* The mask versions 1 and 2 send before a QUERY_REPLY's list (in buf, the
+ * wire message) must be the list's CPUs, which the body rules checked. */
+static int proto_check_list_mask(const void *buf, const struct proto_type *t, const struct proto_msg *m,
+				 const char **reason)
+{
+	uint64_t mask[PROTO_V2_SET / 8], seen[PROTO_V2_SET / 8] = { 0 };
+
+	if (!t->list_mask || m->hdr.version >= 3)
+		return 0;
+	memcpy(mask, (const char *)buf + sizeof(m->hdr) + t->list_offset, sizeof(mask));
+	for (uint32_t i = 0; i < m->query_reply.count; i++) {
+		uint16_t cpu = m->query_reply.list[i].cpu;
+
+		if (cpu >= RTPLACE_CPUMASK_V2_CPUS)
+			return proto_fail(reason, -ERANGE, "cpu out of range");
+		seen[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+	}
+	if (memcmp(mask, seen, sizeof(mask)))
+		return proto_fail(reason, -EINVAL, "cpu mask does not match the list");
 	return 0;
 }
 
@@ -644,33 +860,57 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 	proto_bounds_from(lim, &b, &accept);
 	r = proto_check_header(&h, (const char *)buf + sizeof(h), len, accept, &t, &reason);
 	if (r == 0) {
-		/* len is the exact size of a known type, so it fits *ret; the
-		 * entries a version-2 list reply does not send read as zero,
-		 * as version 1 sends them, so *ret is the same in both */
+		/* len is the exact length of a known type, which fits *ret */
 		memcpy(ret, buf, len);
-		memset((char *)ret + len, 0, sizeof(h) + t->body_size - len);
-		r = proto_check_msg(ret, t, &b, &reason);
+		r = proto_unpack(ret, len, t, &reason);
 	}
+	if (r == 0)
+		r = proto_check_msg(ret, t, &b, &reason);
+	if (r == 0)
+		r = proto_check_list_mask(buf, t, ret, &reason);
 	if (r < 0)
 		proto_error_set(ret_err, reason, &h);
 	return r;
 }
 
+/* Why proto_shape() refused m. */
+static const char *proto_shape_reason(const struct proto_msg *m, const struct proto_type *t)
+{
+	if (t->list_offset && proto_count_at(t, proto_msg_body(m)) > t->max_entries)
+		return "count beyond the list";
+	return "cpu beyond what the protocol version carries";
+}
+
 int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err)
 {
-	const struct proto_type *t = NULL;
+	const struct proto_type *t = proto_type_find(m->hdr.type);
 	struct proto_bounds b;
 	const char *reason;
 	unsigned accept;
+	uint32_t words;
+	size_t len;
 	int r;
 
 	if (m->hdr.magic != RTPLACE_PROTO_MAGIC) {
 		proto_error_set(ret_err, "bad magic", NULL);
 		return -EPROTO;
 	}
+	if (m->packed) {
+		/* Its bytes as a peer would receive them. */
+		struct proto_msg readable;
+
+		return proto_decode(m, m->hdr.length, lim, &readable, ret_err);
+	}
 	proto_bounds_from(lim, &b, &accept);
-	r = proto_check_header(&m->hdr, proto_msg_body(m), m->hdr.length, accept, &t, &reason);
-	if (r == 0)
+	if (!proto_version_ok(m->hdr.version))
+		r = proto_fail(&reason, -EPROTONOSUPPORT, "unsupported protocol version");
+	else if (!t)
+		r = proto_fail(&reason, -EOPNOTSUPP, "unknown message type");
+	else if (!(t->accept & accept))
+		r = proto_fail(&reason, -EOPNOTSUPP, "message type not accepted here");
+	else if (proto_shape(m, t, m->hdr.version, &len, &words) < 0)
+		r = proto_fail(&reason, -ERANGE, proto_shape_reason(m, t));
+	else
 		r = proto_check_msg(m, t, &b, &reason);
 	if (r < 0)
 		proto_error_set(ret_err, reason, &m->hdr);
@@ -684,44 +924,57 @@ static void proto_hdr_set(struct proto_msg *m, const struct proto_type *t, uint3
 		.magic = RTPLACE_PROTO_MAGIC,
 		.version = RTPLACE_PROTO_VERSION,
 		.type = t->type,
-		.length = (uint32_t)proto_length_for(t, RTPLACE_PROTO_VERSION, proto_msg_body(m)),
 		.request_id = request_id,
 		.status = status,
 	};
+	m->packed = false;
 }
 
 int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id)
 {
 	const struct proto_type *t = proto_type_find(type);
+	uint32_t words;
+	size_t len;
 
 	if (!t)
 		return -EOPNOTSUPP;
 	memset((char *)m + sizeof(m->hdr), 0, t->body_size);
 	proto_hdr_set(m, t, request_id, 0);
+	/* The empty body's length: a type without sets or list is sent as it is. */
+	if (proto_shape(m, t, RTPLACE_PROTO_VERSION, &len, &words) == 0)
+		m->hdr.length = (uint32_t)len;
 	return 0;
 }
 
 int proto_msg_finish(struct proto_msg *m, uint16_t version)
 {
 	const struct proto_type *t = proto_type_find(m->hdr.type);
-	size_t len;
+	uint16_t was = m->hdr.version;
+	bool packed = m->packed;
+	const char *reason;
+	int r;
 
 	if (!t)
 		return -EOPNOTSUPP;
 	if (!proto_version_ok(version))
 		return -EPROTONOSUPPORT;
-	len = proto_length_for(t, version, proto_msg_body(m));
-	if (!len)
-		return -ERANGE;
-	m->hdr.version = version;
-	m->hdr.length = (uint32_t)len;
-	return 0;
+	if (packed) {
+		r = proto_unpack(m, m->hdr.length, t, &reason);
+		if (r < 0)
+			return r;
+	}
+	r = proto_pack(m, t, version);
+	/* Refused before anything moved: packed again as it came. */
+	if (r < 0 && packed)
+		proto_pack(m, t, was);
+	return r;
 }
 
 int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int32_t status, const void *body,
 		 struct proto_error *ret_err)
 {
 	const struct proto_type *t = proto_type_find(type);
+	int r;
 
 	if (!t) {
 		proto_error_set(ret_err, "unknown message type", NULL);
@@ -735,7 +988,10 @@ int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int3
 	if (t->body_size)
 		memmove((char *)ret + sizeof(ret->hdr), body, t->body_size);
 	proto_hdr_set(ret, t, request_id, status);
-	return proto_validate(ret, NULL, ret_err);
+	r = proto_validate(ret, NULL, ret_err);
+	if (r == 0)
+		r = proto_pack(ret, t, RTPLACE_PROTO_VERSION);
+	return r;
 }
 
 int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t request_type, int error,
@@ -750,15 +1006,36 @@ int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t requ
 size_t proto_msg_length(uint16_t type)
 {
 	const struct proto_type *t = proto_type_find(type);
+	struct rtplace_msg_hdr h = { .version = 1 };
 
-	return t ? sizeof(struct rtplace_msg_hdr) + t->body_size : 0;
+	return t ? proto_wire_length_of(&h, t, NULL, 0) : 0;
+}
+
+size_t proto_wire_length(const void *buf, size_t len)
+{
+	const struct proto_type *t;
+	struct rtplace_msg_hdr h;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, buf, sizeof(h));
+	t = proto_type_find(h.type);
+	if (!t || !proto_version_ok(h.version))
+		return 0;
+	return proto_wire_length_of(&h, t, (const char *)buf + sizeof(h), len);
 }
 
 size_t proto_msg_length_for(const struct proto_msg *m)
 {
 	const struct proto_type *t = proto_type_find(m->hdr.type);
+	uint32_t words;
+	size_t len;
 
-	return t && proto_version_ok(m->hdr.version) ? proto_length_for(t, m->hdr.version, proto_msg_body(m)) : 0;
+	if (m->packed)
+		return proto_wire_length(m, m->hdr.length);
+	if (!t || !proto_version_ok(m->hdr.version) || proto_shape(m, t, m->hdr.version, &len, &words) < 0)
+		return 0;
+	return len;
 }
 
 const char *proto_type_name(uint16_t type)
@@ -794,10 +1071,10 @@ int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned 
 		return -ERANGE;
 	if (r->count >= RTPLACE_QUERY_MAX_COUNT)
 		return -ENOSPC;
-	if (rtplace_cpumask_test(&r->cpus, cpu))
-		return -EEXIST;
+	for (unsigned i = 0; i < r->count; i++)
+		if (r->list[i].cpu == cpu)
+			return -EEXIST;
 	r->list[r->count] = (struct rtplace_cpu_choice){ .cpu = (uint16_t)cpu, .level = (uint8_t)level };
-	rtplace_cpumask_set(&r->cpus, cpu);
 	if (r->count == 0 || level > r->level)
 		r->level = (uint8_t)level;
 	r->count++;

@@ -4,12 +4,16 @@
  * Used by rtplaced and every client, so both sides apply the same rules.
  * Pure: no syscalls, no global state.
  *
- * struct proto_msg is the wire image of any message, aligned: the header at
- * offset 0 and the body at offset 24, exactly as on the socket. Decoding is
- * one memcpy from the (possibly unaligned) receive buffer into it (the
- * list entries a version-2 reply leaves out read as zero, as version 1
- * sends them), then validation in place; sending is
- * send(fd, &msg, msg.hdr.length, 0).
+ * struct proto_msg holds any message, aligned: the header at offset 0 and
+ * the body at offset 24. It is in one of two forms. Readable: the body's
+ * fields as rtplace-proto.h declares them, CPU sets at their full width
+ * (what proto_decode() gives and proto_msg_init() starts). Packed: the
+ * wire bytes of hdr.version, hdr.length of them (what proto_encode() and
+ * proto_msg_finish() leave); sending is send(fd, &msg, msg.hdr.length, 0).
+ * The wire form of most types is a prefix of the readable one (CPU sets
+ * trimmed, a list cut after its count); a MOVE_REPLY's second set and the
+ * mask that versions 1 and 2 put before a QUERY_REPLY's list are moved,
+ * so read a packed message only after decoding it again.
  *
  * Validation rejects everything that is not the one canonical encoding of a
  * meaningful message: reserved fields and padding must be zero, strings must
@@ -45,9 +49,6 @@
 #include "levels.h"
 #include "rtplace-proto.h"
 
-/* The public header restates what the core defines; they must agree. */
-_Static_assert(sizeof(struct rtplace_cpumask) == sizeof(struct cpuset), "one CPU bitmap");
-_Static_assert(RTPLACE_CPUMASK_WORDS == CPUSET_WORDS, "one CPU bitmap");
 _Static_assert(RTPLACE_LEVEL_OFFLINE == LEVEL_OFFLINE && RTPLACE_LEVEL_IDLE == LEVEL_IDLE &&
 	       RTPLACE_LEVEL_NORMAL == LEVEL_NORMAL && RTPLACE_LEVEL_RT1 == LEVEL_RT1 &&
 	       RTPLACE_LEVEL_RT99 == LEVEL_RT99 && RTPLACE_LEVEL_DL == LEVEL_DL &&
@@ -76,11 +77,14 @@ struct proto_msg {
 		struct rtplace_claim_ended claim_ended;
 		struct rtplace_cpu_times_reply cpu_times_reply;
 	};
+	bool packed; /* the wire form (see above), never sent itself */
 };
 
 _Static_assert(offsetof(struct proto_msg, query) == sizeof(struct rtplace_msg_hdr), "body follows the header");
 _Static_assert(_Alignof(struct proto_msg) == 8, "bodies are 8-aligned");
 _Static_assert(sizeof(struct proto_msg) <= RTPLACE_MSG_MAX, "any message fits");
+_Static_assert(sizeof(struct rtplace_msg_hdr) + sizeof(struct rtplace_move_reply) <= offsetof(struct proto_msg, packed),
+	       "the readable form holds every set of every type");
 
 /* Which message types a receiver takes. */
 enum proto_accept {
@@ -122,8 +126,10 @@ static inline bool proto_error_is_garbage(int r)
 int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, struct proto_msg *ret,
 		 struct proto_error *ret_err);
 
-/* Validates a message built in place (after proto_msg_init()) with the
- * rules of proto_decode(). 0 or -errno with *ret_err filled (may be NULL). */
+/* Validates a message built in place (after proto_msg_init()), or one
+ * packed, with the rules of proto_decode() (a readable one as packed in
+ * its hdr.version: -ERANGE for a CPU that version cannot carry). 0 or
+ * -errno with *ret_err filled (may be NULL). */
 int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, struct proto_error *ret_err);
 
 /*
@@ -145,39 +151,52 @@ static inline int proto_self_check(const struct proto_msg *m)
 }
 
 /*
- * Starts a message of type in m: the header (magic, version
- * RTPLACE_PROTO_VERSION, type, length, request_id, status 0) and a zeroed
- * body. Returns 0, or -EOPNOTSUPP for an unknown type. Fill the body, then
- * proto_msg_finish() it: a list reply's length follows the list's count.
+ * Starts a readable message of type in m: the header (magic, version
+ * RTPLACE_PROTO_VERSION, type, the length of the empty body, request_id,
+ * status 0) and a zeroed body. Returns 0, or -EOPNOTSUPP for an unknown
+ * type. Fill the body, then proto_msg_finish() it (a type without CPU sets
+ * or list may be sent as it is).
  */
 int proto_msg_init(struct proto_msg *m, uint16_t type, uint32_t request_id);
 
 /*
- * Finishes m, whose body is complete: sets its version (one of
+ * Packs m, readable and complete or packed already (then in another
+ * version), into the wire form of version (one of
  * RTPLACE_PROTO_VERSION_MIN..RTPLACE_PROTO_VERSION; a reply takes its
- * request's) and its length, which from version 2 follows a list reply's
- * count. 0, -EOPNOTSUPP for an unknown type, -EPROTONOSUPPORT for an
- * unknown version, -ERANGE for a count beyond the list.
+ * request's), setting its version and length. 0, -EOPNOTSUPP for an
+ * unknown type, -EPROTONOSUPPORT for an unknown version, -ERANGE for a
+ * count beyond the list or a CPU the version cannot carry (past 1023
+ * before version 3); m is unchanged on failure.
  */
 int proto_msg_finish(struct proto_msg *m, uint16_t version);
 
 /*
- * Builds the message of type from body (the type's body struct, copied;
- * NULL for a type without body) into ret at RTPLACE_PROTO_VERSION and
- * validates it against the protocol maxima: a bug of the sender never
- * reaches the wire. status is 0 except for RTPLACE_MSG_ERROR. 0 or -errno
- * with *ret_err filled. proto_msg_finish() gives it another version.
+ * Builds the message of type from body (the type's readable body struct,
+ * copied; NULL for a type without body) into ret, packed at
+ * RTPLACE_PROTO_VERSION, and validates it against the protocol maxima: a
+ * bug of the sender never reaches the wire. status is 0 except for
+ * RTPLACE_MSG_ERROR. 0 or -errno with *ret_err filled.
+ * proto_msg_finish() gives it another version.
  */
 int proto_encode(struct proto_msg *ret, uint16_t type, uint32_t request_id, int32_t status, const void *body,
 		 struct proto_error *ret_err);
 
-/* The most bytes a message of type has (header included): its length in
- * version 1. 0 for unknown types. */
+/* The bytes a message of type has in version 1 (header included), the
+ * longest of versions 1 and 2. 0 for unknown types. */
 size_t proto_msg_length(uint16_t type);
 
-/* The bytes m's header must give as its length, for m's type, version and
- * (from version 2, in a list reply) count; 0 when there are none. */
+/* The bytes m, packed or readable, has on the wire in its hdr.version; 0
+ * when it cannot be sent so. */
 size_t proto_msg_length_for(const struct proto_msg *m);
+
+/*
+ * The length the wire message in buf (len bytes) must have by its
+ * header's version and type and, in a list reply from version 2, its
+ * count; len itself when the type has CPU sets and len holds whole sets
+ * (version 3). 0 when there is none: an unknown type or version, or a
+ * length no message of the type can have.
+ */
+size_t proto_wire_length(const void *buf, size_t len);
 
 /* "query", "query-reply", ...; NULL for unknown types. */
 const char *proto_type_name(uint16_t type);
@@ -198,23 +217,11 @@ static inline const void *proto_msg_body(const struct proto_msg *m)
 void proto_set_string(char *dst, size_t size, const char *src);
 
 /*
- * Appends cpu at level to a QUERY reply, keeping cpus, count and level
+ * Appends cpu at level to a QUERY reply, keeping count and level
  * consistent. Returns 0, -ENOSPC when the list is full, -EEXIST when cpu is
  * listed already, -ERANGE for a CPU or level out of range.
  */
 int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned level);
-
-static inline void proto_cpumask_to_cpuset(const struct rtplace_cpumask *m, struct cpuset *ret)
-{
-	for (int i = 0; i < CPUSET_WORDS; i++)
-		ret->w[i] = m->bits[i];
-}
-
-static inline void proto_cpumask_from_cpuset(const struct cpuset *s, struct rtplace_cpumask *ret)
-{
-	for (int i = 0; i < CPUSET_WORDS; i++)
-		ret->bits[i] = s->w[i];
-}
 
 /* Typed builders: proto_encode() for one type each, without the reason. */
 

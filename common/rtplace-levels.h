@@ -11,7 +11,7 @@
 
 /* Highest CPU id + 1 that rtplace can name (the protocol, the cpupri map,
  * the BPF programs); a machine with more is refused at start-up. */
-#define RTPLACE_MAX_CPUS 1024
+#define RTPLACE_MAX_CPUS 8192
 
 /* Priority levels (DESIGN §2), lowest to highest. */
 #define RTPLACE_LEVEL_OFFLINE 0

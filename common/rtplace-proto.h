@@ -11,7 +11,9 @@
  *
  * Message. A fixed 24-byte header, then the body of the type. Every body is a
  * fixed-size struct below: the exact length of a message is known from its
- * type (and, for a list reply from version 2, its count: see Versions), fields are fixed-width integers, there are no pointers and no
+ * type (and, for a list reply from version 2, its count, for a CPU set from
+ * version 3 its words: see Versions), fields are fixed-width integers,
+ * there are no pointers and no
  * implicit padding (padding is explicit, named reserved*, and must be zero),
  * strings are fixed char arrays, NUL-terminated, zero after the NUL.
  *
@@ -36,15 +38,37 @@
  * Versions. Version 2 differs from version 1 in one thing: the three
  * replies whose body ends in a list (QUERY_REPLY's list, CPUS_REPLY's and
  * CPU_TIMES_REPLY's cpus) end after the list's count-th entry, so their
- * length is the header, the body up to the list, and count entries (a
- * one-CPU QUERY_REPLY is 236 bytes, not 1,256). In version 1 they carry
- * every entry, zero past count. Every other message is the same in both.
- * The daemon serves both and answers each request in the request's
- * version. Messages that answer no readable request (an ERROR refusing an
- * unreadable message or the connection) and events are sent as version 1,
- * which every client reads. A daemon that speaks only version 1 answers a
- * version-2 request with ERROR -EPROTONOSUPPORT (with its request_id): ask
- * again in version 1.
+ * length is the header, the body up to the list, and count entries. In
+ * version 1 they carry every entry, zero past count.
+ *
+ * Version 3 sizes CPU sets to the CPUs they hold rather than to a
+ * maximum, so that RTPLACE_MAX_CPUS (8,192) costs a small machine nothing:
+ * a CPU set (struct rtplace_cpumask) is sent as its words up to the last
+ * non-zero one, and no further (the empty set is no word). The sender
+ * trims, the receiver refuses a set whose last word sent is zero; the
+ * message's length tells the number of words, the same for every set of
+ * one message: QUERY is 48 + 8 n bytes (allowed), MOVE 40 + 8 n (cpus),
+ * MOVE_REPLY 32 + 16 n (cpus, then prev_cpus, n words each). QUERY_REPLY
+ * carries its CPUs once, as its list (80 + 4 count bytes of body): version
+ * 3 has no mask in it. Everything else is as in version 2.
+ *
+ * In versions 1 and 2 a CPU set is 16 words (CPUs 0..1023,
+ * RTPLACE_CPUMASK_V2_CPUS) wherever the body structs below have one, and
+ * QUERY_REPLY carries, between reason and list, a 16-word mask equal to the
+ * list's CPUs. A CPU past 1023 cannot be sent to such a peer: the daemon
+ * answers an older client's request whose reply would name one with ERROR
+ * -ERANGE.
+ *
+ * The body structs below are the messages as a program reads and fills
+ * them (protocol.h's codec packs and unpacks the wire form of each
+ * version): a CPU set there is the full RTPLACE_MAX_CPUS-bit bitmap.
+ *
+ * The daemon serves every version from RTPLACE_PROTO_VERSION_MIN and answers
+ * each request in the request's version. Messages that answer no readable
+ * request (an ERROR refusing an unreadable message or the connection) and
+ * events are sent as version 1, which every client reads. A daemon that
+ * does not speak a request's version answers ERROR -EPROTONOSUPPORT (with
+ * its request_id): ask again in version 1.
  *
  * Dialogue. Every request gets exactly one reply with the same request_id:
  * the request's reply type (request type + 0x0100) or RTPLACE_MSG_ERROR.
@@ -74,8 +98,8 @@
  * namespace, 0 for a task outside it.
  *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
- * CPU sets are the fixed 1024-bit bitmap struct rtplace_cpumask; bit i of
- * bits[i / 64] is CPU i.
+ * CPU sets are struct rtplace_cpumask, a bitmap: bit i of bits[i / 64] is
+ * CPU i, sent as Versions says.
  */
 #ifndef RTPLACE_PROTO_H
 #define RTPLACE_PROTO_H
@@ -94,13 +118,15 @@
 #endif
 
 #define RTPLACE_PROTO_MAGIC 0x4c505452u /* "RTPL" in little-endian memory */
-#define RTPLACE_PROTO_VERSION 2u      /* the newest version: what this header describes */
+#define RTPLACE_PROTO_VERSION 3u      /* the newest version: what this header describes */
 #define RTPLACE_PROTO_VERSION_MIN 1u  /* the oldest version still spoken */
 
 /* No message of any version is longer; a receive buffer this big never truncates. */
 #define RTPLACE_MSG_MAX 65536u
 
 #define RTPLACE_CPUMASK_WORDS (RTPLACE_MAX_CPUS / 64)
+/* CPUs a CPU set of versions 1 and 2 holds: 16 words. */
+#define RTPLACE_CPUMASK_V2_CPUS 1024u
 
 #define RTPLACE_REASON_MAX 64         /* reason strings, NUL included */
 #define RTPLACE_VERSION_MAX 32        /* the daemon's version string, NUL included */
@@ -170,6 +196,8 @@ struct rtplace_msg_hdr {
 	uint32_t reserved;
 };
 
+/* A CPU set, on the wire and in rtplace's own code alike (cpuset.h works
+ * on this type): bit i of bits[i / 64] is CPU i. */
 struct rtplace_cpumask {
 	uint64_t bits[RTPLACE_CPUMASK_WORDS];
 };
@@ -301,11 +329,12 @@ struct rtplace_cpu_choice {
 /*
  * The answer to a QUERY, best CPU first. count 0 is an answer (nothing below
  * the priority in the allowed set) and then reason says why; otherwise reason
- * may be empty. cpus is exactly the set of list[0..count-1]; level is the
- * highest (most contended) of their levels, RTPLACE_LEVEL_OFFLINE when count
- * is 0. claim_id and lease_ms are both non-zero when a claim was granted,
- * both zero otherwise. Entries past count are zero in version 1 and not
- * sent from version 2.
+ * may be empty. level is the highest (most contended) of the list's levels,
+ * RTPLACE_LEVEL_OFFLINE when count is 0. claim_id and lease_ms are both
+ * non-zero when a claim was granted, both zero otherwise. Entries past
+ * count are zero in version 1 and not sent from version 2. The list is
+ * the answer's one CPU set (versions 1 and 2 also send it as a mask, see
+ * Versions).
  */
 struct rtplace_query_reply {
 	uint64_t claim_id;
@@ -314,7 +343,6 @@ struct rtplace_query_reply {
 	uint8_t level;
 	uint8_t reserved;
 	char reason[RTPLACE_REASON_MAX];
-	struct rtplace_cpumask cpus;
 	struct rtplace_cpu_choice list[RTPLACE_QUERY_MAX_COUNT];
 };
 
@@ -499,13 +527,16 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_msg_hdr, reserved) == 20, "header l
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpumask) == RTPLACE_MAX_CPUS / 8, "cpumask is a plain bitmap");
 RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_cpumask) == 8, "cpumask is 8-aligned");
 
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query) == 152, "query layout");
+RTPLACE_PROTO_ASSERT(RTPLACE_MAX_CPUS % 64 == 0 && RTPLACE_CPUMASK_V2_CPUS % 64 == 0, "sets are whole words");
+RTPLACE_PROTO_ASSERT(RTPLACE_MAX_CPUS <= 65536, "CPU ids fit the choice's uint16_t");
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query) == 24 + RTPLACE_MAX_CPUS / 8, "query layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, flags) == 4, "query layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, owner_pid) == 20, "query layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query, allowed) == 24, "query layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release) == 8, "release layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus) == 8, "cpus layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move) == 144, "move layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move) == 16 + RTPLACE_MAX_CPUS / 8, "move layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, policy) == 8, "move layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, cpus) == 16, "move layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe) == 8, "subscribe layout");
@@ -513,11 +544,10 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe) == 8, "subscribe layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 72, "error layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_error, reason) == 8, "error layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_choice) == 4, "choice layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 208 + 4 * RTPLACE_QUERY_MAX_COUNT,
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 80 + 4 * RTPLACE_QUERY_MAX_COUNT,
 		     "query reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, reason) == 16, "query reply layout");
-RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, cpus) == 80, "query reply layout");
-RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 208, "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 80, "query reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 56, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, claim_id) == 24, "cpu info layout");
@@ -536,8 +566,10 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_host_reply) == 24, "host reply layout
 RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_host_reply) == 8, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_host_reply, flags) == 16, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_tracking_reply, why) == 32, "tracking reply layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 264, "move reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 8 + 2 * (RTPLACE_MAX_CPUS / 8), "move reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, cpus) == 8, "move reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, prev_cpus) == 8 + RTPLACE_MAX_CPUS / 8,
+		     "move reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe_reply) == 16, "subscribe reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_ended) == 16, "claim ended layout");
 

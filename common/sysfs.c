@@ -16,7 +16,7 @@
 /* Longest CPU list of RTPLACE_MAX_CPUS ids ("0,2,4,...") and a newline. */
 #define SYSFS_LIST_MAX (RTPLACE_MAX_CPUS * 5 + 2)
 
-int sysfs_parse_cpulist(const char *text, struct cpuset *ret)
+int sysfs_parse_cpulist(const char *text, struct rtplace_cpumask *ret)
 {
 	size_t n = strcspn(text, "\n");
 	char buf[SYSFS_LIST_MAX];
@@ -35,7 +35,7 @@ int sysfs_parse_cpulist(const char *text, struct cpuset *ret)
 }
 
 /* Reads and parses the CPU list file at path. */
-static int sysfs_read_path(const char *path, struct cpuset *ret)
+static int sysfs_read_path(const char *path, struct rtplace_cpumask *ret)
 {
 	char *buf = malloc(SYSFS_LIST_MAX);
 	ssize_t n = 0, got = 0;
@@ -61,7 +61,7 @@ out:
 	return r;
 }
 
-int sysfs_read_cpulist(const char *root, const char *name, struct cpuset *ret)
+int sysfs_read_cpulist(const char *root, const char *name, struct rtplace_cpumask *ret)
 {
 	char path[4096];
 
@@ -70,7 +70,7 @@ int sysfs_read_cpulist(const char *root, const char *name, struct cpuset *ret)
 }
 
 /* One part of the isolation: a missing file is the empty set. */
-static int sysfs_read_part(const char *root, const char *name, struct rtplace_reason *reason, struct cpuset *ret)
+static int sysfs_read_part(const char *root, const char *name, struct rtplace_reason *reason, struct rtplace_cpumask *ret)
 {
 	char path[4096];
 	int r;

@@ -23,11 +23,11 @@
  * kernels before 6.9), one trailing newline allowed. 0 or -EINVAL; *ret is
  * written only on success.
  */
-int sysfs_parse_cpulist(const char *text, struct cpuset *ret);
+int sysfs_parse_cpulist(const char *text, struct rtplace_cpumask *ret);
 
 /* Reads and parses <root>/devices/system/cpu/<name>. 0, -ENOENT when the
  * file does not exist, -EINVAL when it is not a CPU list, or -errno. */
-int sysfs_read_cpulist(const char *root, const char *name, struct cpuset *ret);
+int sysfs_read_cpulist(const char *root, const char *name, struct rtplace_cpumask *ret);
 
 /*
  * The host's isolation (DESIGN §20). isolated is what the scheduler never
@@ -37,9 +37,9 @@ int sysfs_read_cpulist(const char *root, const char *name, struct cpuset *ret);
  * set. A file the kernel does not have means none.
  */
 struct sysfs_isolation {
-	struct cpuset isolated;
-	struct cpuset partitions;
-	struct cpuset nohz_full;
+	struct rtplace_cpumask isolated;
+	struct rtplace_cpumask partitions;
+	struct rtplace_cpumask nohz_full;
 };
 
 /* Reads the isolation under root. 0, or -EINVAL / -errno with reason naming

@@ -28,9 +28,9 @@ int topo_new(uint32_t ncpus, struct topo **ret)
 	return 0;
 }
 
-static int topo_fill_sets(const struct topo *t, size_t field, uint32_t *ret_n, struct cpuset **ret_sets)
+static int topo_fill_sets(const struct topo *t, size_t field, uint32_t *ret_n, struct rtplace_cpumask **ret_sets)
 {
-	struct cpuset *sets;
+	struct rtplace_cpumask *sets;
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < t->ncpus; c++) {
@@ -96,7 +96,7 @@ void topo_free(struct topo *t)
 	free(t);
 }
 
-void topo_siblings(const struct topo *t, uint32_t cpu, struct cpuset *ret)
+void topo_siblings(const struct topo *t, uint32_t cpu, struct rtplace_cpumask *ret)
 {
 	cpuset_zero(ret);
 	if (cpu >= t->ncpus || !t->cpus[cpu].online)

@@ -34,12 +34,12 @@ struct topo {
 	uint32_t ncores;
 	uint32_t nkinds;
 	struct topo_cpu *cpus;   /* [ncpus] */
-	struct cpuset online;    /* CPUs present and online when loaded: those
+	struct rtplace_cpumask online;    /* CPUs present and online when loaded: those
 				  * whose place is known (the cpupri map says
 				  * which are online now, see DESIGN §14) */
-	struct cpuset *node_cpus; /* [nnodes] */
-	struct cpuset *llc_cpus;  /* [nllcs] */
-	struct cpuset *core_cpus; /* [ncores]: a core's SMT siblings */
+	struct rtplace_cpumask *node_cpus; /* [nnodes] */
+	struct rtplace_cpumask *llc_cpus;  /* [nllcs] */
+	struct rtplace_cpumask *core_cpus; /* [ncores]: a core's SMT siblings */
 };
 
 enum topo_shard {
@@ -60,7 +60,7 @@ int topo_finish(struct topo *t);
 void topo_free(struct topo *t);
 
 /* The SMT siblings of cpu, cpu included (empty set for an unknown CPU). */
-void topo_siblings(const struct topo *t, uint32_t cpu, struct cpuset *ret);
+void topo_siblings(const struct topo *t, uint32_t cpu, struct rtplace_cpumask *ret);
 
 /* Shard of every CPU id for the cpupri map (ret has t->ncpus entries;
  * offline CPUs go to shard 0) and the number of shards. */

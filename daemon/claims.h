@@ -46,8 +46,8 @@ struct claim {
 	uint32_t uid;        /* of the client that made it: who may release it, see its records */
 	uint8_t level;       /* level the CPUs count as: normal .. dl */
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
-	struct cpuset cpus;
-	struct cpuset managed; /* MANAGE claims: the CPUs its owner's threads may be pushed to; else empty */
+	struct rtplace_cpumask cpus;
+	struct rtplace_cpumask managed; /* MANAGE claims: the CPUs its owner's threads may be pushed to; else empty */
 };
 
 struct claims;

@@ -54,7 +54,7 @@ struct dispatch {
 	struct config cfg;
 	struct dispatch_host host;     /* the host's RT configuration, as last read */
 	struct placement_config pcfg;
-	struct cpuset housekeeping;    /* housekeeping-cpus, or derived from isolation */
+	struct rtplace_cpumask housekeeping;    /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
 	struct proto_limits lim;
 	struct claims *claims;
@@ -169,7 +169,15 @@ static void dispatch_send_error(struct dispatch *s, uint32_t client, uint32_t re
  * self-checking build (proto_self_check()). */
 static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
-	if (proto_msg_finish(&s->reply, s->reply_version) < 0 || proto_self_check(&s->reply) < 0) {
+	int r = proto_msg_finish(&s->reply, s->reply_version);
+
+	if (r == -ERANGE && s->reply_version < 3) {
+		/* a thread's affinity past CPU 1023, which the client's version cannot carry */
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ERANGE,
+				   "a cpu past 1023: ask in protocol version 3");
+		return;
+	}
+	if (r < 0 || proto_self_check(&s->reply) < 0) {
 		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
 		return;
@@ -430,7 +438,12 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			return;
 		}
 	}
-	proto_cpumask_to_cpuset(&q->allowed, &req.allowed);
+	req.allowed = q->allowed;
+	/* A client of protocol versions 1 and 2 can be told of no CPU past
+	 * 1023: on a larger machine it chooses among those it can name. */
+	if (m->hdr.version < 3 && s->topo->ncpus > RTPLACE_CPUMASK_V2_CPUS && cpuset_empty(&req.allowed))
+		for (uint32_t i = 0; i < RTPLACE_CPUMASK_V2_CPUS / 64; i++)
+			req.allowed.bits[i] = ~UINT64_C(0);
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
 	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
@@ -1073,7 +1086,7 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 	};
 }
 
-int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct cpuset *allowed,
+int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
 		       int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason)
 {
 	struct claim tmpl = { .pid = pid, .uid = uid, .level = (uint8_t)level };

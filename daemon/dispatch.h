@@ -107,7 +107,7 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
  * simulation, -EDQUOT/-EUSERS/-ENOSPC at a limit, -ESRCH for a gone
  * process, -ENOMEM or the state file's -errno; reason says which.
  */
-int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct cpuset *allowed,
+int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
 		       int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason);
 
 /* Ends claim id made by dispatch_claim_cpu() (its thread is gone or was

@@ -24,14 +24,14 @@
 struct hotplug {
 	const char *sysfs;
 	int fd;
-	struct cpuset online;   /* as last read */
-	struct cpuset offlined; /* named offline by uevents since that read */
+	struct rtplace_cpumask online;   /* as last read */
+	struct rtplace_cpumask offlined; /* named offline by uevents since that read */
 	bool lost;              /* uevents lost (ENOBUFS) since that read */
 };
 
-int hotplug_read_online(const char *sysfs, struct cpuset *ret)
+int hotplug_read_online(const char *sysfs, struct rtplace_cpumask *ret)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 	int r = sysfs_read_cpulist(sysfs, "online", &s);
 
 	/* The CPU reading it is online: an empty list is no list the kernel
@@ -86,10 +86,10 @@ enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *
 	return a;
 }
 
-void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined, bool lost,
-		     struct cpuset *ret_gone, struct cpuset *ret_came)
+void hotplug_changes(const struct rtplace_cpumask *was, const struct rtplace_cpumask *now, const struct rtplace_cpumask *offlined, bool lost,
+		     struct rtplace_cpumask *ret_gone, struct rtplace_cpumask *ret_came)
 {
-	struct cpuset back;
+	struct rtplace_cpumask back;
 
 	cpuset_andnot(ret_gone, was, now);
 	cpuset_or(ret_gone, ret_gone, offlined);
@@ -148,10 +148,10 @@ static bool hotplug_uevent_action(struct hotplug *h, const char *msg, size_t len
 	return a != HOTPLUG_NONE;
 }
 
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came, bool *ret_lost)
+int hotplug_consume(struct hotplug *h, struct rtplace_cpumask *ret_gone, struct rtplace_cpumask *ret_came, bool *ret_lost)
 {
 	char *msg = malloc(HOTPLUG_MSG_MAX);
-	struct cpuset now, gone, came;
+	struct rtplace_cpumask now, gone, came;
 	bool stale = h->lost, lost;
 	int r;
 

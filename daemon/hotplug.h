@@ -41,7 +41,7 @@ struct hotplug;
 
 /* The CPUs SYSFS/devices/system/cpu/online lists ("/sys" normally). 0,
  * -errno when it cannot be read, -EINVAL when it is not a CPU list. */
-int hotplug_read_online(const char *sysfs, struct cpuset *ret);
+int hotplug_read_online(const char *sysfs, struct rtplace_cpumask *ret);
 
 enum hotplug_action {
 	HOTPLUG_NONE,    /* not about a CPU coming or going */
@@ -63,8 +63,8 @@ enum hotplug_action hotplug_uevent_parse(const char *msg, size_t len, unsigned *
  * was, since any may have bounced unseen; came is every CPU online now
  * that was not, or that was gone meanwhile.
  */
-void hotplug_changes(const struct cpuset *was, const struct cpuset *now, const struct cpuset *offlined, bool lost,
-		     struct cpuset *ret_gone, struct cpuset *ret_came);
+void hotplug_changes(const struct rtplace_cpumask *was, const struct rtplace_cpumask *now, const struct rtplace_cpumask *offlined, bool lost,
+		     struct rtplace_cpumask *ret_gone, struct rtplace_cpumask *ret_came);
 
 /* Opens the uevent socket and reads the online list (sysfs is kept, not
  * copied). 0 or -errno; *ret written only on success. */
@@ -81,7 +81,7 @@ int hotplug_fd(const struct hotplug *h);
  * (the last one is kept, and the CPUs uevents named offline, and a loss,
  * are reported with the next read).
  */
-int hotplug_consume(struct hotplug *h, struct cpuset *ret_gone, struct cpuset *ret_came, bool *ret_lost);
+int hotplug_consume(struct hotplug *h, struct rtplace_cpumask *ret_gone, struct rtplace_cpumask *ret_came, bool *ret_lost);
 
 /* Closes the socket; accepts NULL. */
 void hotplug_close(struct hotplug *h);

@@ -313,7 +313,7 @@ static void daemon_topology_refresh(struct daemon *d)
 static void daemon_hotplug_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct cpuset gone, came;
+	struct rtplace_cpumask gone, came;
 	char list[256];
 	bool lost;
 	int r = hotplug_consume(d->hotplug, &gone, &came, &lost);

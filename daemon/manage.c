@@ -44,7 +44,7 @@ struct manage_proc {
 	struct manage_proc *next;
 	pid_t pid;
 	uid_t uid;
-	struct cpuset allowed; /* where pushes may take its threads */
+	struct rtplace_cpumask allowed; /* where pushes may take its threads */
 	bool by_rule;          /* managed by a [moves] manage-* rule, not by a claim */
 	/* Whose share its watched threads count in: the claimer's, root's
 	 * for a rule (the rules are root's). Fixed while it is managed. */
@@ -200,7 +200,7 @@ static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsign
 	return r;
 }
 
-static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, bool by_rule,
+static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const struct rtplace_cpumask *allowed, bool by_rule,
 			     struct rtplace_reason *note)
 {
 	struct rtplace_reason why = { "" };
@@ -240,7 +240,7 @@ static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const stru
 	return 0;
 }
 
-int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, struct rtplace_reason *note)
+int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct rtplace_cpumask *allowed, struct rtplace_reason *note)
 {
 	return manage_process_as(mg, pid, uid, allowed, false, note);
 }

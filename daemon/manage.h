@@ -69,7 +69,7 @@ int manage_apply_config(struct manage *mg, const struct config *cfg);
  * room comes free; note (may be NULL) then says which limit was met.
  * 0, -ENOMEM, or -EOPNOTSUPP in simulation.
  */
-int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct cpuset *allowed, struct rtplace_reason *note);
+int manage_process(struct manage *mg, pid_t pid, uid_t uid, const struct rtplace_cpumask *allowed, struct rtplace_reason *note);
 void manage_release(struct manage *mg, pid_t pid);
 
 /* Tracker collisions on managed threads since the daemon started. */

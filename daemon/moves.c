@@ -59,12 +59,12 @@ struct moves {
 };
 
 /* The one CPU of s, or -1 when s holds none or several. */
-static int moves_single_cpu(const struct cpuset *s)
+static int moves_single_cpu(const struct rtplace_cpumask *s)
 {
 	return cpuset_count(s) == 1 ? cpuset_next(s, 0) : -1;
 }
 
-int moves_pick(struct moves *m, const struct cpuset *allowed, int near, uint32_t level, const uint8_t *claimed,
+int moves_pick(struct moves *m, const struct rtplace_cpumask *allowed, int near, uint32_t level, const uint8_t *claimed,
 	       int *ret_cpu)
 {
 	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
@@ -105,12 +105,11 @@ int moves_pick_reason(int r, uint32_t level, struct rtplace_reason *reason)
  * longer below the thread's level, the daemon picks again near it.
  */
 static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, uint32_t level, int current_cpu,
-			     const uint8_t *claimed, struct cpuset *ret, struct rtplace_reason *reason)
+			     const uint8_t *claimed, struct rtplace_cpumask *ret, struct rtplace_reason *reason)
 {
-	struct cpuset asked;
+	struct rtplace_cpumask asked = req->cpus;
 	int cpu, r = 0;
 
-	proto_cpumask_to_cpuset(&req->cpus, &asked);
 	/* The kernel would refuse it with a bare EINVAL (hotplug, see the map). */
 	CPUSET_FOREACH(c, &asked) {
 		if ((uint32_t)c < m->o.topo->ncpus && cpupri_level(m->o.view, (uint32_t)c) == LEVEL_OFFLINE) {
@@ -307,8 +306,8 @@ static void moves_reply(pid_t tid, const struct thread_sched_result *res, struct
 		.prev_policy = (uint8_t)(rt_prev ? res->prev.policy : 0),
 		.prev_prio = (uint8_t)(rt_prev ? res->prev.prio : 0),
 	};
-	proto_cpumask_from_cpuset(&res->now.cpus, &ret->cpus);
-	proto_cpumask_from_cpuset(&res->prev.cpus, &ret->prev_cpus);
+	ret->cpus = res->now.cpus;
+	ret->prev_cpus = res->prev.cpus;
 }
 
 static void moves_publish_moved(struct moves *m, pid_t tid, uid_t euid, const struct thread_sched_result *res)
@@ -399,15 +398,14 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			      struct rtplace_reason *reason)
 {
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
-	struct cpuset cpus, *aff = NULL;
+	struct rtplace_cpumask cpus, *aff = NULL;
 	struct moves_done *done = NULL, *named = NULL;
 	struct procfs_ids tids = { 0 };
 	size_t ndone = 0, cap = 0;
 	int r = 0;
 
 	if (req->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
-		proto_cpumask_to_cpuset(&req->cpus, &cpus);
-		cpuset_and(&cpus, &cpus, &m->o.topo->online);
+		cpuset_and(&cpus, &req->cpus, &m->o.topo->online);
 		if (cpuset_empty(&cpus)) {
 			reason_set(reason, "no online CPU in the requested set");
 			return -EINVAL;
@@ -507,7 +505,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	struct moves_task task;
 	struct thread_sched_result res;
 	struct thread_sched_policy known;
-	struct cpuset cpus;
+	struct rtplace_cpumask cpus;
 	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	bool set_aff = req->flags & RTPLACE_MOVE_F_SET_AFFINITY;
 	int want_policy = set_sched ? req->policy : AUTH_SCHED_KEEP;

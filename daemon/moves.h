@@ -63,7 +63,7 @@ int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer
  * candidate is at or above level, -ENODEV when allowed holds no managed
  * online CPU, -EINVAL for a level that is not RT, -ENOMEM.
  */
-int moves_pick(struct moves *m, const struct cpuset *allowed, int near, uint32_t level, const uint8_t *claimed,
+int moves_pick(struct moves *m, const struct rtplace_cpumask *allowed, int near, uint32_t level, const uint8_t *claimed,
 	       int *ret_cpu);
 
 /* The reason for the ERROR reply when moves_pick() returned r (< 0) for

@@ -58,12 +58,12 @@ void push_new_turn(struct push *p)
 	p->budget = PUSH_BUDGET;
 }
 
-void push_thread(struct push *p, struct manage_thread *mt, const struct cpuset *allowed,
+void push_thread(struct push *p, struct manage_thread *mt, const struct rtplace_cpumask *allowed,
 		 const struct tracker_event *ev)
 {
 	uint64_t now = loop_now_ms();
 	struct thread_sched_result res;
-	struct cpuset to;
+	struct rtplace_cpumask to;
 	int cpu, r;
 
 	if (!p->enabled || p->budget == 0 || (mt->last_push_ms && now - mt->last_push_ms < p->interval_ms))

@@ -47,7 +47,7 @@ void push_new_turn(struct push *p);
  * is off, the turn's budget is spent, mt moved less than an interval ago
  * or no such CPU exists. Sets mt->last_push_ms when it tries.
  */
-void push_thread(struct push *p, struct manage_thread *mt, const struct cpuset *allowed,
+void push_thread(struct push *p, struct manage_thread *mt, const struct rtplace_cpumask *allowed,
 		 const struct tracker_event *ev);
 
 /* Pushes done and pushes that failed since the daemon started. */

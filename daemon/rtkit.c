@@ -298,7 +298,7 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
 	if (cpu >= 0) {
-		struct cpuset one = { 0 };
+		struct rtplace_cpumask one = { 0 };
 
 		cpuset_set(&one, (unsigned)cpu);
 		r = thread_sched_apply(tid, &one, THREAD_SCHED_KEEP_POLICY, 0, &res);
@@ -464,7 +464,7 @@ static void rtkit_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rtkit *k = arg;
 	uint64_t now = loop_now_ns(), interval = now - k->watchdog_ns;
-	struct cpuset starved = { 0 };
+	struct rtplace_cpumask starved = { 0 };
 	unsigned demoted = 0;
 
 	k->watchdog_ns = now;

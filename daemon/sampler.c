@@ -27,7 +27,7 @@ int sampler_sample(struct sampler *s)
 {
 	const struct cpupri_geom *g = &((const struct cpupri_header *)s->map)->geom;
 	uint64_t start = clocks_thread_cpu_ns();
-	struct cpuset online;
+	struct rtplace_cpumask online;
 	int r = hotplug_read_online(s->sysfs, &online);
 
 	if (r == 0)

@@ -15,10 +15,11 @@
 #include "thread-sched.h"
 
 /* glibc's cpu_set_t is an array of unsigned long with CPU i at bit i % 64
- * of word i / 64 on LP64, which is exactly struct cpuset: convert by copy
- * (a per-CPU loop cost more than the syscall it feeds). */
-_Static_assert(sizeof(cpu_set_t) == sizeof(struct cpuset), "cpu_set_t and cpuset are one bitmap");
+ * of word i / 64 on LP64, which is exactly struct rtplace_cpumask: the kernel takes
+ * a set of any length, so a cpuset is passed as it is, every CPU rtplace
+ * names (a per-CPU loop cost more than the syscall it feeds). */
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "LP64: cpu_set_t words are 64-bit");
+_Static_assert(sizeof(struct rtplace_cpumask) % sizeof(unsigned long) == 0, "a cpuset is whole cpu_set_t words");
 
 /* sched_getattr()'s struct, which glibc does not declare; the fields read
  * here are in every version of it. */
@@ -33,22 +34,9 @@ struct thread_sched_attr {
 };
 #define THREAD_SCHED_FLAG_RESET_ON_FORK 0x01
 
-static void thread_sched_to_cpu_set(const struct cpuset *s, cpu_set_t *ret)
+static int thread_sched_set_affinity(pid_t tid, const struct rtplace_cpumask *cpus)
 {
-	memcpy(ret, s, sizeof(*ret));
-}
-
-static void thread_sched_from_cpu_set(const cpu_set_t *set, struct cpuset *ret)
-{
-	memcpy(ret, set, sizeof(*ret));
-}
-
-static int thread_sched_set_affinity(pid_t tid, const struct cpuset *cpus)
-{
-	cpu_set_t set;
-
-	thread_sched_to_cpu_set(cpus, &set);
-	return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
+	return sched_setaffinity(tid, sizeof(*cpus), (const cpu_set_t *)(const void *)cpus) < 0 ? -errno : 0;
 }
 
 int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_reset_on_fork)
@@ -64,13 +52,13 @@ int thread_sched_getattr(pid_t tid, int *ret_policy, int *ret_prio, int *ret_res
 	return 0;
 }
 
-static int thread_sched_get_affinity(pid_t tid, struct cpuset *ret)
+static int thread_sched_get_affinity(pid_t tid, struct rtplace_cpumask *ret)
 {
-	cpu_set_t set;
+	struct rtplace_cpumask set;
 
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+	if (sched_getaffinity(tid, sizeof(set), (cpu_set_t *)(void *)&set) < 0)
 		return -errno;
-	thread_sched_from_cpu_set(&set, ret);
+	*ret = set;
 	return 0;
 }
 
@@ -96,13 +84,13 @@ int thread_sched_read(pid_t tid, struct thread_sched_state *ret)
 	return thread_sched_read_flags(tid, ret, &reset_on_fork);
 }
 
-int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+int thread_sched_apply(pid_t tid, const struct rtplace_cpumask *cpus, int want_policy, int want_prio,
 		struct thread_sched_result *ret)
 {
 	return thread_sched_apply_known(tid, NULL, cpus, want_policy, want_prio, ret);
 }
 
-int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct cpuset *cpus,
+int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct rtplace_cpumask *cpus,
 			     int want_policy, int want_prio, struct thread_sched_result *ret)
 {
 	struct thread_sched_result res = { 0 };

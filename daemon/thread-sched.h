@@ -23,7 +23,7 @@
 #define THREAD_SCHED_KEEP_POLICY (-1)
 
 struct thread_sched_state {
-	struct cpuset cpus;  /* affinity (CPU ids below RTPLACE_MAX_CPUS) */
+	struct rtplace_cpumask cpus;  /* affinity (CPU ids below RTPLACE_MAX_CPUS) */
 	int policy;          /* SCHED_*, the reset-on-fork flag not included */
 	int prio;            /* sched_priority: 1..99 for FIFO/RR, else 0 */
 };
@@ -53,7 +53,7 @@ int thread_sched_read(pid_t tid, struct thread_sched_state *ret);
  * step failed. -ENOTRECOVERABLE when even that restore failed (and not
  * because the thread vanished): the thread is left on the new CPUs.
  */
-int thread_sched_apply(pid_t tid, const struct cpuset *cpus, int want_policy, int want_prio,
+int thread_sched_apply(pid_t tid, const struct rtplace_cpumask *cpus, int want_policy, int want_prio,
 		struct thread_sched_result *ret);
 
 /* Policy, priority and reset-on-fork flag of a thread as its caller just
@@ -69,7 +69,7 @@ struct thread_sched_policy {
  * authorise the move): known is taken as the state before the move
  * instead of reading it again; only the affinity is read.
  */
-int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct cpuset *cpus,
+int thread_sched_apply_known(pid_t tid, const struct thread_sched_policy *known, const struct rtplace_cpumask *cpus,
 			     int want_policy, int want_prio, struct thread_sched_result *ret);
 
 /*

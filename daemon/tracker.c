@@ -265,7 +265,7 @@ static int tracker_ring_cb(void *ctx, void *data, size_t size)
 static int tracker_seed(const struct topo *topo, void *map, const struct cpupri_geom *g)
 {
 	__u32 *levels = calloc(topo->ncpus, sizeof(*levels));
-	struct cpuset online, after;
+	struct rtplace_cpumask online, after;
 	int r;
 
 	if (!levels)

@@ -30,18 +30,6 @@ static const struct proto_limits fuzz_limits[] = {
 	{ .ncpus = RTPLACE_MAX_CPUS, .nnodes = RTPLACE_MAX_CPUS, .accept = PROTO_ACCEPT_REPLIES },
 };
 
-/* The length the header of data (size bytes, a readable header) must
- * give, from the codec's own rule (for a list reply from version 2, its
- * count); 0 when there is none. */
-static size_t fuzz_length_for(const uint8_t *data, size_t size)
-{
-	static struct proto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	memcpy(&m, data, size < sizeof(m) ? size : sizeof(m));
-	return proto_msg_length_for(&m);
-}
-
 static void fuzz_check_refusal(int r, const struct proto_error *err, const uint8_t *data, size_t size)
 {
 	struct rtplace_msg_hdr h;
@@ -66,7 +54,7 @@ static void fuzz_check_refusal(int r, const struct proto_error *err, const uint8
 	if (err->request_id != h.request_id || err->type != h.type)
 		abort();
 	intact = h.version >= RTPLACE_PROTO_VERSION_MIN && h.version <= RTPLACE_PROTO_VERSION && h.length == size &&
-		 fuzz_length_for(data, size) == size;
+		 proto_wire_length(data, size) == size;
 	if (intact && r == -EPROTO)
 		abort();
 }

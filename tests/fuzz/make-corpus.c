@@ -9,7 +9,8 @@
  *                             byte for byte
  *
  * The check runs under `make check`: the committed files are versions 1
- * (valid-*, and the broken ones) and 2 (v2-*) of the wire format, so a
+ * (valid-*, and the broken ones), 2 (v2-*) and 3 (v3-*) of the wire
+ * format (a sample that names a CPU past 1023 in version 3 only), so a
  * change to a struct, a type number or a length rule that would break
  * deployed clients fails here first. Other files in DIR (inputs found by
  * fuzzing) are left alone.
@@ -88,16 +89,33 @@ static void corpus_msg(struct corpus *c, const char *name, const struct proto_ms
 	corpus_file(c, name, m, m->hdr.length);
 }
 
-/* The sample in version, whose list replies differ in length. */
-static const struct proto_msg *corpus_sample_in(uint16_t type, unsigned shape, uint16_t version)
+/* The sample in version (packed: its wire bytes), or NULL when it names
+ * a CPU that version cannot carry. */
+static const struct proto_msg *corpus_sample_or_null(uint16_t type, unsigned shape, uint16_t version)
 {
 	static struct proto_msg m;
+	int r = proto_sample(type, shape, &m);
 
-	if (proto_sample(type, shape, &m) < 0 || proto_msg_finish(&m, version) < 0) {
+	if (r == 0)
+		r = proto_msg_finish(&m, version);
+	if (r == -ERANGE && version < 3)
+		return NULL;
+	if (r < 0) {
 		fprintf(stderr, "make-corpus: cannot build %s shape %u\n", proto_type_name(type), shape);
 		exit(EXIT_FAILURE);
 	}
 	return &m;
+}
+
+static const struct proto_msg *corpus_sample_in(uint16_t type, unsigned shape, uint16_t version)
+{
+	const struct proto_msg *m = corpus_sample_or_null(type, shape, version);
+
+	if (!m) {
+		fprintf(stderr, "make-corpus: %s shape %u is for version 3 only\n", proto_type_name(type), shape);
+		exit(EXIT_FAILURE);
+	}
+	return m;
 }
 
 /* The broken files were written in version 1, and stay so. */
@@ -115,10 +133,15 @@ static void corpus_valid(struct corpus *c)
 		uint16_t type = proto_sample_types[i];
 
 		for (unsigned shape = 0; proto_sample(type, shape, &m) == 0; shape++) {
-			snprintf(name, sizeof(name), "valid-%s-%u", proto_type_name(type), shape);
-			corpus_msg(c, name, corpus_sample_in(type, shape, 1));
-			snprintf(name, sizeof(name), "v2-valid-%s-%u", proto_type_name(type), shape);
-			corpus_msg(c, name, corpus_sample_in(type, shape, 2));
+			static const char *const prefix[] = { "", "v2-", "v3-" };
+
+			for (uint16_t v = 1; v <= 3; v++) {
+				const struct proto_msg *s = corpus_sample_or_null(type, shape, v);
+
+				snprintf(name, sizeof(name), "%svalid-%s-%u", prefix[v - 1], proto_type_name(type), shape);
+				if (s)
+					corpus_msg(c, name, s);
+			}
 		}
 	}
 }
@@ -190,9 +213,17 @@ static void corpus_broken(struct corpus *c)
 	m = *corpus_sample(RTPLACE_MSG_ERROR, 0);
 	m.hdr.status = 0;
 	corpus_msg(c, "error-status-0", &m);
-	m = *corpus_sample(RTPLACE_MSG_QUERY_REPLY, 0);
-	m.query_reply.list[1].cpu = m.query_reply.list[0].cpu;
-	corpus_msg(c, "query-reply-cpu-twice", &m);
+	{
+		/* on the wire of version 1, the list follows the mask */
+		struct rtplace_cpu_choice list[2];
+		size_t at = sizeof(m.hdr) + offsetof(struct rtplace_query_reply, list) + RTPLACE_CPUMASK_V2_CPUS / 8;
+
+		m = *corpus_sample(RTPLACE_MSG_QUERY_REPLY, 0);
+		memcpy(list, (char *)&m + at, sizeof(list));
+		list[1].cpu = list[0].cpu;
+		memcpy((char *)&m + at, list, sizeof(list));
+		corpus_msg(c, "query-reply-cpu-twice", &m);
+	}
 	m = *corpus_sample(RTPLACE_MSG_CPUS_REPLY, 0);
 	m.cpus_reply.cpus[1].cpu = 7;
 	corpus_msg(c, "cpus-reply-out-of-order", &m);
@@ -211,6 +242,22 @@ static void corpus_broken(struct corpus *c)
 	m = *corpus_sample_in(RTPLACE_MSG_QUERY_REPLY, 0, 2);
 	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
 	corpus_msg(c, "v2-query-reply-count-257", &m);
+
+	/* version 3's sets: a zero last word, a part of a word, a CPU past
+	 * 1023 under version 2's length, two sets of a move reply cut apart */
+	m = *corpus_sample_in(RTPLACE_MSG_QUERY, 1, 3);
+	memset((char *)&m + m.hdr.length, 0, 8);
+	m.hdr.length += 8;
+	corpus_msg(c, "v3-query-set-past-last-cpu", &m);
+	m = *corpus_sample_in(RTPLACE_MSG_QUERY, 1, 3);
+	m.hdr.length -= 4;
+	corpus_msg(c, "v3-query-part-word", &m);
+	m = *corpus_sample_in(RTPLACE_MSG_QUERY, 3, 3);
+	m.hdr.version = 2;
+	corpus_msg(c, "v2-query-v3-length", &m);
+	m = *corpus_sample_in(RTPLACE_MSG_MOVE_REPLY, 0, 3);
+	m.hdr.length -= 8;
+	corpus_msg(c, "v3-move-reply-half-set", &m);
 }
 
 int main(int argc, char **argv)

@@ -49,6 +49,11 @@ static int sample_query(unsigned shape, struct proto_msg *ret)
 		q.count = RTPLACE_QUERY_MAX_COUNT;
 		q.flags = RTPLACE_QUERY_F_CLAIM;
 		q.lease_ms = RTPLACE_LEASE_DEFAULT;
+		rtplace_cpumask_set(&q.allowed, RTPLACE_CPUMASK_V2_CPUS - 1);
+		break;
+	case 3:
+		/* the last CPU rtplace names: version 3 only */
+		sample_mask_range(&q.allowed, 1000, 1100);
 		rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
 		break;
 	default:
@@ -76,6 +81,11 @@ static int sample_move(unsigned shape, struct proto_msg *ret)
 		mv.flags = RTPLACE_MOVE_F_SET_SCHED;
 		mv.policy = RTPLACE_POLICY_RR;
 		mv.prio = 1;
+		break;
+	case 3:
+		/* past 1023: version 3 only */
+		mv.flags = RTPLACE_MOVE_F_SET_AFFINITY;
+		sample_mask_range(&mv.cpus, 4000, 4100);
 		break;
 	default:
 		return -ENOENT;
@@ -113,7 +123,13 @@ static int sample_query_reply(unsigned shape, struct proto_msg *ret)
 		break;
 	case 2:
 		for (unsigned i = 0; i < RTPLACE_QUERY_MAX_COUNT && err == 0; i++)
-			err = proto_query_reply_add(&r, RTPLACE_MAX_CPUS - 1 - i, RTPLACE_LEVEL_IDLE + i % 40);
+			err = proto_query_reply_add(&r, RTPLACE_CPUMASK_V2_CPUS - 1 - i, RTPLACE_LEVEL_IDLE + i % 40);
+		break;
+	case 3:
+		/* the last CPU rtplace names: version 3 only */
+		err = proto_query_reply_add(&r, RTPLACE_MAX_CPUS - 1, RTPLACE_LEVEL_RT1);
+		if (err == 0)
+			err = proto_query_reply_add(&r, 1024, RTPLACE_LEVEL_IDLE);
 		break;
 	default:
 		return -ENOENT;
@@ -175,8 +191,12 @@ static int sample_cpus_reply(unsigned shape, struct proto_msg *ret)
 		r->first = 384;
 		break;
 	case 2:
-		r->total = RTPLACE_MAX_CPUS;
+		r->total = RTPLACE_CPUMASK_V2_CPUS;
 		r->first = 0;
+		break;
+	case 3:
+		r->total = RTPLACE_MAX_CPUS;
+		r->first = RTPLACE_MAX_CPUS - RTPLACE_CPUS_PAGE;
 		break;
 	default:
 		return -ENOENT;
@@ -278,11 +298,20 @@ static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 		.tid = 4321, .policy = RTPLACE_POLICY_FIFO, .prio = 80, .prev_policy = RTPLACE_POLICY_OTHER,
 	};
 
-	if (shape > 0)
+	switch (shape) {
+	case 0:
+		rtplace_cpumask_set(&r.cpus, 1);
+		sample_mask_range(&r.prev_cpus, 0, PROTO_SAMPLE_NCPUS - 1);
+		break;
+	case 1:
+		/* sets of different lengths, one past 1023: version 3 only */
+		rtplace_cpumask_set(&r.cpus, 5000);
+		sample_mask_range(&r.prev_cpus, 0, 3);
+		break;
+	default:
 		return -ENOENT;
-	rtplace_cpumask_set(&r.cpus, 1);
-	sample_mask_range(&r.prev_cpus, 0, PROTO_SAMPLE_NCPUS - 1);
-	return proto_encode_move_reply(ret, 10, &r);
+	}
+	return proto_encode_move_reply(ret, 10 + shape, &r);
 }
 
 int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)

@@ -453,8 +453,8 @@ static void test_claims_within_rights(void **state)
 	/* The CPU nobody claimed at normal is still offered to an RT query. */
 	fd = connect_to(daemon_under_test.socket);
 	q.flags = 0;
-	cpuset_zero((struct cpuset *)&q.allowed);
-	cpuset_set((struct cpuset *)&q.allowed, cpu);
+	cpuset_zero(&q.allowed);
+	cpuset_set(&q.allowed, cpu);
 	query(fd, &q, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(rep.query_reply.count, 1);
@@ -652,8 +652,8 @@ static void test_claims_survive_restart(void **state)
 	assert_int_equal(ci.claim_id, kept_id);
 	assert_int_equal(ci.claim_level, level_from_rt_priority(50));
 	/* A new query does not get the restored claim's CPU. */
-	cpuset_zero((struct cpuset *)&probe.allowed);
-	cpuset_set((struct cpuset *)&probe.allowed, kept_cpu);
+	cpuset_zero(&probe.allowed);
+	cpuset_set(&probe.allowed, kept_cpu);
 	probe.flags = 0;
 	query(fd, &probe, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);

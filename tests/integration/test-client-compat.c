@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * librtplace against a daemon that speaks only protocol version 1 (rtplaced
- * before version 2 made list replies end after their count). Such a daemon
- * is not in this tree, so a thread here answers as it does, with the
- * codec's own messages: a request of any other version gets ERROR
- * -EPROTONOSUPPORT "unsupported protocol version" with its request id (what
- * the version-1 codec's proto_decode() reported and its dispatch sent);
- * a version-1 request gets its version-1 reply. The library must ask again
- * in version 1, keep asking in version 1 on that connection, and try
- * version 2 again on its next connection (the daemon may be upgraded by
- * then). The real daemon's side of both versions is in test-daemon.
+ * librtplace against older daemons: one that speaks only protocol version
+ * 1 (rtplaced before version 2 made list replies end after their count),
+ * and one that speaks versions 1 and 2 (rtplaced 0.1.0, before version 3
+ * sized CPU sets to their CPUs). Neither is in this tree, so a thread here
+ * answers as they do, with the codec's own messages: a request of a
+ * version the daemon does not speak gets ERROR -EPROTONOSUPPORT
+ * "unsupported protocol version" with its request id (what the old
+ * codecs' proto_decode() reported and their dispatch sent); a request of
+ * a version it speaks gets its reply in that version. The library must
+ * ask again in version 1, keep asking in version 1 on that connection,
+ * send there a version-1 QUERY (16-word allowed set, 176 bytes), and try
+ * the newest version again on its next connection (the daemon may be
+ * upgraded by then). The real daemon's side of every version is in
+ * test-daemon.
  */
 #include "config.h"
 
@@ -39,13 +43,17 @@ struct old_daemon {
 	int listen_fd;
 	int client_fd; /* the connection being served, -1 between */
 	pthread_t thread;
+	uint16_t max_version; /* it speaks 1..max_version */
 	/* the version of each request, in order, over all connections */
 	uint16_t seen[COMPAT_MAX_SEEN];
 	unsigned nseen;
 	unsigned connections;
+	/* the last QUERY it answered: its length and allowed set */
+	size_t query_len;
+	struct rtplace_cpumask query_allowed;
 };
 
-/* The version-1 reply to m (a version-1 request) in rep. */
+/* The reply to m (a request of a version the daemon speaks), in m's version, in rep. */
 static void old_reply(const struct proto_msg *m, struct proto_msg *rep)
 {
 	struct rtplace_status_reply st = { .ncpus = COMPAT_NCPUS, .nonline = COMPAT_NCPUS, .nnodes = 1 };
@@ -66,7 +74,7 @@ static void old_reply(const struct proto_msg *m, struct proto_msg *rep)
 						    "unknown request"), 0);
 		break;
 	}
-	assert_int_equal(proto_msg_finish(rep, 1), 0);
+	assert_int_equal(proto_msg_finish(rep, m->hdr.version), 0);
 }
 
 static void old_serve(struct old_daemon *od, int fd)
@@ -81,12 +89,16 @@ static void old_serve(struct old_daemon *od, int fd)
 		memcpy(&h, buf, sizeof(h));
 		if (od->nseen < COMPAT_MAX_SEEN)
 			od->seen[od->nseen++] = h.version;
-		if (h.version != 1) {
+		if (h.version < 1 || h.version > od->max_version) {
 			assert_int_equal(proto_encode_error(&rep, h.request_id, h.type, -EPROTONOSUPPORT,
 							    "unsupported protocol version"), 0);
 			assert_int_equal(proto_msg_finish(&rep, 1), 0);
 		} else {
 			assert_int_equal(proto_decode(buf, (size_t)n, &lim, &m, NULL), 0);
+			if (m.hdr.type == RTPLACE_MSG_QUERY) {
+				od->query_len = (size_t)n;
+				od->query_allowed = m.query.allowed;
+			}
 			old_reply(&m, &rep);
 		}
 		if (send(fd, &rep, rep.hdr.length, MSG_NOSIGNAL) != (ssize_t)rep.hdr.length)
@@ -109,11 +121,12 @@ static void *old_daemon_main(void *arg)
 	return NULL;
 }
 
-static int setup(void **state)
+static int setup_version(void **state, uint16_t max_version)
 {
 	static struct old_daemon od;
 
 	memset(&od, 0, sizeof(od));
+	od.max_version = max_version;
 	od.client_fd = -1;
 	snprintf(od.dir, sizeof(od.dir), "/tmp/rtplace-compat-XXXXXX");
 	assert_non_null(mkdtemp(od.dir));
@@ -126,6 +139,16 @@ static int setup(void **state)
 	assert_int_equal(pthread_create(&od.thread, NULL, old_daemon_main, &od), 0);
 	*state = &od;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_version(state, 1);
+}
+
+static int setup_v2(void **state)
+{
+	return setup_version(state, 2);
 }
 
 static int teardown(void **state)
@@ -170,26 +193,64 @@ static void test_falls_back_to_version_1(void **state)
 	assert_true(CPU_ISSET(3, &ans.set));
 	rtplace_close(rp);
 
-	/* a version-2 try, then version 1 for the rest of the connection */
+	/* a try in the newest version, then version 1 for the rest of the connection */
 	assert_int_equal(od->connections, 1);
 	assert_int_equal(od->nseen, 3);
-	assert_int_equal(od->seen[0], 2);
+	assert_int_equal(od->seen[0], RTPLACE_PROTO_VERSION);
 	assert_int_equal(od->seen[1], 1);
 	assert_int_equal(od->seen[2], 1);
 
-	/* a new connection tries version 2 again */
+	/* a new connection tries the newest version again */
 	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
 	assert_int_equal(rtplace_status(rp, &st), 0);
 	rtplace_close(rp);
 	assert_int_equal(od->nseen, 5);
-	assert_int_equal(od->seen[3], 2);
+	assert_int_equal(od->seen[3], RTPLACE_PROTO_VERSION);
 	assert_int_equal(od->seen[4], 1);
+}
+
+/* rtplaced 0.1.0 (versions 1 and 2): the newest version refused, then
+ * version 1, whose QUERY carries the allowed set in 16 words. */
+static void test_version_2_daemon(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	size_t size = CPU_ALLOC_SIZE(RTPLACE_MAX_CPUS);
+	cpu_set_t *allowed = CPU_ALLOC(RTPLACE_MAX_CPUS);
+	struct rtplace_answer ans;
+	struct rtplace *rp;
+
+	assert_non_null(allowed);
+	CPU_ZERO_S(size, allowed);
+	for (int cpu = 2; cpu <= 4; cpu++)
+		CPU_SET_S(cpu, size, allowed);
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	req.prio = 50;
+	req.count = 3;
+	req.allowed = allowed;
+	req.allowed_size = size;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 3);
+	assert_int_equal(ans.cpus[0], 2);
+	assert_true(CPU_ISSET(4, &ans.set));
+	assert_int_equal(od->nseen, 2);
+	assert_int_equal(od->seen[0], RTPLACE_PROTO_VERSION);
+	assert_int_equal(od->seen[1], 1);
+	assert_int_equal(od->query_len, 176);
+	assert_int_equal(cpuset_count(&od->query_allowed), 3);
+	assert_true(cpuset_test(&od->query_allowed, 4));
+	/* a CPU the old versions cannot carry is refused here, not sent */
+	CPU_SET_S(1024, size, allowed);
+	assert_int_equal(rtplace_query(rp, &req, &ans), -ERANGE);
+	rtplace_close(rp);
+	CPU_FREE(allowed);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_falls_back_to_version_1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_2_daemon, setup_v2, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,7 +35,7 @@
 #include "harness.h"
 #include "testlib.h"
 
-static char topo480[4096];
+static char topo480[4096], topo8192[4096];
 static struct harness_daemon daemon_sim;
 
 static int start_sim(struct harness_daemon *d)
@@ -677,6 +677,68 @@ static void test_place_self(void **state)
 	close(lock);
 }
 
+/*
+ * librtplace on a simulated machine of 8,192 CPUs: an allowed set of
+ * CPU_ALLOC_SIZE() bytes names CPUs past 1023, and the answer's cpus[]
+ * holds them (its cpu_set_t only the CPUs below CPU_SETSIZE); a set that
+ * names a CPU past what rtplace names is -ERANGE.
+ */
+static void test_past_1024_cpus(void **state)
+{
+	struct harness_daemon d;
+	const char *args[] = { "--topology", topo8192, NULL };
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	size_t size = CPU_ALLOC_SIZE(RTPLACE_MAX_CPUS), wide = CPU_ALLOC_SIZE(RTPLACE_MAX_CPUS + 64);
+	cpu_set_t *set = CPU_ALLOC(RTPLACE_MAX_CPUS + 64);
+	struct rtplace_answer ans;
+	struct rtplace_status st;
+	struct rtplace *rp;
+	unsigned ncpus;
+
+	(void)state;
+	assert_non_null(set);
+	if (!topo8192[0]) {
+		CPU_FREE(set);
+		skip();
+	}
+	assert_int_equal(harness_start(&d, args, NULL), 0);
+	assert_int_equal(rtplace_connect(d.socket, &rp), 0);
+	assert_int_equal(rtplace_status(rp, &st), 0);
+	assert_int_equal(st.ncpus, RTPLACE_MAX_CPUS);
+
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(5000, size, set);
+	CPU_SET_S(RTPLACE_MAX_CPUS - 1, size, set);
+	req.prio = 50;
+	req.count = 2;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	req.allowed = set;
+	req.allowed_size = size;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 2);
+	assert_true((ans.cpus[0] == 5000 && ans.cpus[1] == RTPLACE_MAX_CPUS - 1) ||
+		    (ans.cpus[1] == 5000 && ans.cpus[0] == RTPLACE_MAX_CPUS - 1));
+	assert_int_equal(CPU_COUNT(&ans.set), 0);
+	assert_int_not_equal(ans.claim_id, 0);
+	assert_int_equal(rtplace_release(rp, ans.claim_id, &ncpus), 0);
+	assert_int_equal(ncpus, 2);
+
+	/* a set wider than rtplace's: fine while its extra CPUs are unset */
+	CPU_ZERO_S(wide, set);
+	CPU_SET_S(8000, wide, set);
+	req.flags = 0;
+	req.count = 1;
+	req.allowed_size = wide;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.cpus[0], 8000);
+	CPU_SET_S(RTPLACE_MAX_CPUS, wide, set);
+	assert_int_equal(rtplace_query(rp, &req, &ans), -ERANGE);
+
+	rtplace_close(rp);
+	CPU_FREE(set);
+	assert_int_equal(harness_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,9 +760,12 @@ int main(void)
 		cmocka_unit_test(test_shared_handle),
 		cmocka_unit_test(test_place_self),
 		cmocka_unit_test(test_reconnect),
+		cmocka_unit_test(test_past_1024_cpus),
 	};
 
 	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480)))
 		test_skip("../shared/topologies/2s-240c-480t.xml not found");
+	if (!test_topology_path("synth-16s-32n-8192t", topo8192, sizeof(topo8192)))
+		topo8192[0] = '\0';
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

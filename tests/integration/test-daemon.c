@@ -26,7 +26,7 @@
 #include "harness.h"
 #include "testlib.h"
 
-static char topo480[4096];
+static char topo480[4096], topo8192[4096];
 static uint32_t next_request = 1;
 
 static int start_sim(void **state)
@@ -178,7 +178,7 @@ static void test_sixty_claims_disjoint(void **state)
 	struct rtplace_query q = query_for(99, 4, RTPLACE_QUERY_F_CLAIM);
 	static struct proto_msg req[60];
 	int fds[60];
-	struct cpuset seen;
+	struct rtplace_cpumask seen;
 
 	cpuset_zero(&seen);
 	for (int i = 0; i < 60; i++) {
@@ -281,9 +281,10 @@ static size_t exchange_raw(int fd, struct proto_msg *req, uint16_t version, stru
 }
 
 /*
- * Protocol versions 1 and 2 side by side on one connection: each request is
- * answered in its own version, a list reply from version 2 ending after its
- * count-th entry (236 bytes for one CPU, 1,256 in version 1); an ERROR takes
+ * Protocol versions 1, 2 and 3 side by side on one connection: each request
+ * is answered in its own version, a list reply from version 2 ending after
+ * its count-th entry (236 bytes for one CPU, 1,256 in version 1), a query
+ * reply of version 3 without the mask (108 bytes); an ERROR takes
  * the request's version, or version 1 when the version was unreadable; an
  * event goes out as version 1, which every client reads.
  */
@@ -300,6 +301,11 @@ static void test_protocol_versions(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(req.hdr.length, 24 + 24); /* no allowed CPU: no word */
+	assert_int_equal(exchange_raw(fd, &req, 3, &rep), 24 + 80 + 4);
+	assert_int_equal(rep.hdr.version, 3);
+	assert_int_equal(rep.query_reply.count, 1);
+	req.hdr.request_id = next_request++;
 	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 236);
 	assert_int_equal(rep.hdr.version, 2);
 	assert_int_equal(rep.query_reply.count, 1);
@@ -311,6 +317,17 @@ static void test_protocol_versions(void **state)
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(exchange_raw(fd, &req, 2, &rep), 24 + 208 + 3 * 4);
 	assert_int_equal(rep.query_reply.count, 3);
+	/* allowed up to CPU 479: 8 words in version 3, 16 in 1 and 2 */
+	q.allowed.bits[479 / 64] = UINT64_C(1) << (479 % 64);
+	q.allowed.bits[0] = 0xff;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(req.hdr.length, 24 + 24 + 8 * 8);
+	assert_int_equal(exchange_raw(fd, &req, 3, &rep), 24 + 80 + 3 * 4);
+	assert_int_equal(rep.query_reply.count, 3);
+	req.hdr.request_id = next_request++;
+	assert_int_equal(exchange_raw(fd, &req, 1, &rep), 1256);
+	assert_int_equal(rep.query_reply.count, 3);
+	q.allowed = (struct rtplace_cpumask){ { 0 } };
 
 	/* the last page of 480 CPUs: 96 entries, 7,208 bytes in version 1 */
 	assert_int_equal(proto_encode_cpus(&req, next_request++, &page), 0);
@@ -553,10 +570,11 @@ static void test_bad_input(void **state)
 	m.query.prio = 50;
 	m.query.count = 0;
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
-	m.query.count = 1;
-	m.query.allowed.bits[480 / 64] = UINT64_C(1) << (480 % 64); /* CPU 480 of 0..479 */
+	q.allowed.bits[480 / 64] = UINT64_C(1) << (480 % 64); /* CPU 480 of 0..479 */
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
-	m.query.allowed.bits[480 / 64] = 0;
+	q.allowed.bits[480 / 64] = 0;
+	assert_int_equal(proto_encode_query(&m, 7, &q), 0);
 	m.query.node = 2;
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
 
@@ -612,7 +630,7 @@ static void test_moves_refused_in_simulation(void **state)
 	struct rtplace_move mv = { .tid = getpid(), .flags = RTPLACE_MOVE_F_SET_AFFINITY };
 	struct proto_msg req, rep;
 
-	cpuset_set((struct cpuset *)&mv.cpus, 0);
+	cpuset_set(&mv.cpus, 0);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
@@ -666,6 +684,86 @@ static void test_cpus_snapshot_pages(void **state)
 	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
 	assert_string_equal(rep.error.reason, "time by class needs the BPF tracker");
 	close(fd);
+}
+
+/*
+ * A simulated machine of RTPLACE_MAX_CPUS (8,192) CPUs, 32 nodes: queries
+ * and claims anywhere on it in version 3, each CPU set on the wire as long
+ * as the CPUs it holds; a client of version 2, which can name no CPU past
+ * 1023, is answered from CPUs 0..1023.
+ */
+static void test_8192_cpus(void **state)
+{
+	struct harness_daemon d;
+	const char *args[] = { "--topology", topo8192, NULL };
+	struct rtplace_cpus page = { .first = RTPLACE_MAX_CPUS - RTPLACE_CPUS_PAGE };
+	struct rtplace_query q;
+	struct proto_msg req, rep;
+	int fd;
+
+	if (!topo8192[0])
+		skip();
+	assert_int_equal(harness_start(&d, args, NULL), 0);
+	fd = harness_connect(d.socket);
+	assert_true(fd >= 0);
+	assert_int_equal(status_of(fd).ncpus, RTPLACE_MAX_CPUS);
+	assert_int_equal(status_of(fd).nnodes, 32);
+
+	/* the last CPU, claimed: its set is all 128 words, the reply 108 bytes */
+	q = query_for(50, 1, RTPLACE_QUERY_F_CLAIM);
+	rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(req.hdr.length, 24 + 24 + RTPLACE_MAX_CPUS / 8);
+	assert_int_equal(exchange_raw(fd, &req, 3, &rep), 24 + 80 + 4);
+	assert_int_equal(rep.query_reply.count, 1);
+	assert_int_equal(rep.query_reply.list[0].cpu, RTPLACE_MAX_CPUS - 1);
+	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	/* held at rt50: no longer below rt50 */
+	q = query_for(50, 1, 0);
+	rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	exchange_raw(fd, &req, 3, &rep);
+	assert_int_equal(rep.query_reply.count, 0);
+
+	/* four CPUs of the last node (7936..8191), claimed, in one LLC */
+	q = query_for(60, 4, RTPLACE_QUERY_F_CLAIM);
+	q.node = 31;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	exchange_raw(fd, &req, 3, &rep);
+	assert_int_equal(rep.query_reply.count, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_true(rep.query_reply.list[i].cpu >= RTPLACE_MAX_CPUS - 256);
+		assert_true(rep.query_reply.list[i].cpu / 64 == rep.query_reply.list[0].cpu / 64);
+	}
+	assert_int_equal(status_of(fd).claims_active, 2);
+
+	/* node 5 is CPUs 1280..1535: version 3 finds them, version 2 cannot */
+	q = query_for(50, 8, 0);
+	q.node = 5;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	exchange_raw(fd, &req, 3, &rep);
+	assert_int_equal(rep.query_reply.count, 8);
+	assert_true(rep.query_reply.list[0].cpu >= 1280 && rep.query_reply.list[0].cpu < 1536);
+	req.hdr.request_id = next_request++;
+	exchange_raw(fd, &req, 2, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(rep.query_reply.count, 0);
+	q = query_for(50, RTPLACE_QUERY_MAX_COUNT, 0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	exchange_raw(fd, &req, 2, &rep);
+	assert_int_equal(rep.query_reply.count, RTPLACE_QUERY_MAX_COUNT);
+	for (unsigned i = 0; i < RTPLACE_QUERY_MAX_COUNT; i++)
+		assert_true(rep.query_reply.list[i].cpu < RTPLACE_CPUMASK_V2_CPUS);
+
+	/* the last page of the snapshot */
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &page), 0);
+	exchange_raw(fd, &req, 3, &rep);
+	assert_int_equal(rep.cpus_reply.total, RTPLACE_MAX_CPUS);
+	assert_int_equal(rep.cpus_reply.count, RTPLACE_CPUS_PAGE);
+	assert_int_equal(rep.cpus_reply.cpus[RTPLACE_CPUS_PAGE - 1].cpu, RTPLACE_MAX_CPUS - 1);
+	assert_int_equal(rep.cpus_reply.cpus[RTPLACE_CPUS_PAGE - 1].claim_id, 1);
+	close(fd);
+	assert_int_equal(harness_stop(&d), 0);
 }
 
 static void test_watchdog_and_reload(void **state)
@@ -790,6 +888,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_moves_refused_in_simulation, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
+		cmocka_unit_test(test_8192_cpus),
 		cmocka_unit_test(test_watchdog_and_reload),
 		cmocka_unit_test(test_reload_changes_answers),
 		cmocka_unit_test(test_socket_activation),
@@ -798,5 +897,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480)))
 		topo480[0] = '\0';
+	if (!test_topology_path("synth-16s-32n-8192t", topo8192, sizeof(topo8192)))
+		topo8192[0] = '\0';
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

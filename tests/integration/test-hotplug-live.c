@@ -151,7 +151,7 @@ static int hp_choose_cpu(void)
 
 	for (int node = HP_NODE; node >= 0; node--) {
 		char path[128], list[4096];
-		struct cpuset set;
+		struct rtplace_cpumask set;
 		FILE *f;
 		int cpu = -1;
 
@@ -420,7 +420,7 @@ static void test_offline_under_running_daemon(void **state)
 	sleeper = spawn_sleeper();
 	assert_true(sleeper > 0);
 	mv.tid = sleeper;
-	assert_int_equal(cpuset_parse(hp_list, (struct cpuset *)&mv.cpus), 0);
+	assert_int_equal(cpuset_parse(hp_list, &mv.cpus), 0);
 	assert_int_equal(proto_encode_move(&req, next_request++, &mv), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);

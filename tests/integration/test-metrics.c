@@ -247,7 +247,7 @@ static void test_counters(void **state)
 {
 	struct fixture *f = fixture_start(false, "[placement]\nhousekeeping-cpus = 0\n");
 	struct rtplace_query q = make_query(RTPLACE_QUERY_F_CLAIM);
-	struct cpuset cpu0;
+	struct rtplace_cpumask cpu0;
 	struct rtplace_move mv = { .tid = (int32_t)getpid(), .flags = RTPLACE_MOVE_F_SET_SCHED,
 				   .policy = RTPLACE_POLICY_FIFO, .prio = 10 };
 	struct proto_msg req, rep;
@@ -278,7 +278,7 @@ static void test_counters(void **state)
 	q.count = 1;
 	cpuset_zero(&cpu0);
 	cpuset_set(&cpu0, 0);
-	proto_cpumask_from_cpuset(&cpu0, &q.allowed);
+	q.allowed = cpu0;
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);

@@ -52,7 +52,7 @@ static struct rtplace_move move_req(pid_t tid, const char *cpus, int prio)
 
 	if (cpus) {
 		mv.flags |= RTPLACE_MOVE_F_SET_AFFINITY;
-		assert_int_equal(cpuset_parse(cpus, (struct cpuset *)&mv.cpus), 0);
+		assert_int_equal(cpuset_parse(cpus, &mv.cpus), 0);
 	}
 	if (prio) {
 		mv.flags |= RTPLACE_MOVE_F_SET_SCHED;
@@ -428,7 +428,7 @@ static int userns_requester(pid_t target, enum userns_when when, int ready, int 
 	if (host ? rep.hdr.type != RTPLACE_MSG_MOVE_REPLY : rep.hdr.status != -EPERM)
 		return 21;
 
-	if (cpuset_parse("0-1", (struct cpuset *)&q.allowed) < 0 || proto_encode_query(&req, 2, &q) < 0 ||
+	if (cpuset_parse("0-1", &q.allowed) < 0 || proto_encode_query(&req, 2, &q) < 0 ||
 	    harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY ||
 	    rep.query_reply.count != 1)
 		return 30;
@@ -797,7 +797,7 @@ static void test_managed_thread_pushed(void **state)
 	 * missed 5 s): the spinners end themselves, the wait ends sooner. */
 	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 15));
 	q.owner_pid = managed;
-	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
+	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
@@ -844,7 +844,7 @@ static void test_managed_thread_pushed_after_restart(void **state)
 	assert_true(fd >= 0);
 	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 20));
 	q.owner_pid = managed;
-	assert_int_equal(cpuset_parse("0-1", (struct cpuset *)&q.allowed), 0);
+	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);

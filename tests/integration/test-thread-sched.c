@@ -109,9 +109,9 @@ static void sleeper_stop(struct sleeper *s)
 		usleep(1000);
 }
 
-static struct cpuset kernel_affinity(pid_t tid)
+static struct rtplace_cpumask kernel_affinity(pid_t tid)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 	cpu_set_t set;
 
 	cpuset_zero(&s);
@@ -126,7 +126,7 @@ static struct cpuset kernel_affinity(pid_t tid)
  * whenever there are two CPUs or more. */
 static unsigned last_allowed_cpu(void)
 {
-	struct cpuset s = kernel_affinity(0);
+	struct rtplace_cpumask s = kernel_affinity(0);
 	unsigned last = 0;
 
 	for (unsigned cpu = 0; cpu < RTPLACE_MAX_CPUS; cpu++)
@@ -139,7 +139,7 @@ static void test_move_own_thread(void **state)
 {
 	struct sleeper s;
 	struct thread_sched_result res;
-	struct cpuset orig, target;
+	struct rtplace_cpumask orig, target;
 	struct sched_param sp;
 	unsigned cpu = last_allowed_cpu();
 
@@ -159,7 +159,7 @@ static void test_move_own_thread(void **state)
 	assert_int_equal(res.now.prio, 10);
 
 	/* What the kernel says, not what thread_sched_apply says. */
-	struct cpuset now = kernel_affinity(s.tid);
+	struct rtplace_cpumask now = kernel_affinity(s.tid);
 	assert_true(cpuset_equal(&now, &target));
 	assert_int_equal(sched_getscheduler(s.tid), SCHED_FIFO);
 	assert_int_equal(sched_getparam(s.tid, &sp), 0);
@@ -210,7 +210,7 @@ static void test_apply_known_from_live_read(void **state)
 	struct thread_sched_result res;
 	struct thread_sched_policy known;
 	struct auth_target t;
-	struct cpuset orig, target;
+	struct rtplace_cpumask orig, target;
 	struct sleeper s;
 	int pidfd;
 
@@ -253,7 +253,7 @@ static void test_rollback_bad_prio(void **state)
 {
 	struct sleeper s;
 	struct thread_sched_result res;
-	struct cpuset orig, target, now;
+	struct rtplace_cpumask orig, target, now;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	orig = kernel_affinity(s.tid);
@@ -274,7 +274,7 @@ static int unprivileged_child(pid_t root_tid)
 {
 	struct rlimit rl = { 0, 0 };
 	struct thread_sched_result res;
-	struct cpuset orig, target, now;
+	struct rtplace_cpumask orig, target, now;
 	struct sleeper s;
 
 	alarm(30);
@@ -312,7 +312,7 @@ static int unprivileged_child(pid_t root_tid)
 static void test_rollback_unprivileged(void **state)
 {
 	struct sleeper root_thread;
-	struct cpuset orig, now;
+	struct rtplace_cpumask orig, now;
 	int status;
 	pid_t pid;
 
@@ -335,7 +335,7 @@ static void test_vanished_and_invalid(void **state)
 	struct sleeper s;
 	struct thread_sched_result res;
 	struct thread_sched_state st;
-	struct cpuset any, empty;
+	struct rtplace_cpumask any, empty;
 
 	assert_int_equal(sleeper_start(&s), 0);
 	sleeper_stop(&s);
@@ -365,7 +365,7 @@ static void test_live_readers_agree_with_proc(void **state)
 	const struct auth_creds *creds;
 	struct auth_peer ap = { 0 };
 	struct thread_sched_result res;
-	struct cpuset target;
+	struct rtplace_cpumask target;
 	struct sleeper s;
 	int pidfd;
 
@@ -466,7 +466,7 @@ static void test_proc_fallback_without_thread_pidfd(void **state)
 {
 	struct thread_sched_result res;
 	struct auth_target proc;
-	struct cpuset target;
+	struct rtplace_cpumask target;
 	struct sleeper s;
 	int pidfd;
 

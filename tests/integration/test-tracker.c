@@ -397,7 +397,7 @@ static __u32 test_wait_level(const struct cpupri_view *v, unsigned cpu, __u32 wa
 static bool test_map_consistent(const struct cpupri_view *v, const struct cpupri_mask *all, char *why, size_t len)
 {
 	for (__u32 level = 0; level < LEVEL_COUNT; level++) {
-		struct cpuset want, got;
+		struct rtplace_cpumask want, got;
 		__s32 n = 0;
 
 		cpuset_zero(&want);
@@ -792,7 +792,7 @@ int main(void)
 	struct rtplace_reason reason;
 	struct cpupri_view view = { 0 };
 	struct cpupri_mask all = { 0 };
-	struct cpuset every;
+	struct rtplace_cpumask every;
 	const void *map;
 	pid_t watchdog;
 	cpu_set_t set;

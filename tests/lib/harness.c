@@ -402,7 +402,7 @@ int harness_query(int fd, uint32_t request_id, int prio, unsigned count, const c
 		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
 	};
 	struct proto_msg req;
-	int r = allowed ? cpuset_parse(allowed, (struct cpuset *)&q.allowed) : 0;
+	int r = allowed ? cpuset_parse(allowed, &q.allowed) : 0;
 
 	if (r == 0)
 		r = proto_encode_query(&req, request_id, &q);

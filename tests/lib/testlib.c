@@ -53,6 +53,10 @@ static const char *test_topology_synthetic(const char *name)
 		{ "2s-snc2-192c-384t", "pack:2 group:2 [numa] l3:1 core:48 pu:2(indexes=core:group:pack)" },
 		{ "4n-64c-nosmt", "pack:2 group:2 [numa] l3:2 core:8 pu:1" },
 		{ "epyc-2s-16ccx-256t", "pack:2 [numa] l3:8 core:8 pu:2" },
+		/* past 1,024 CPUs, up to RTPLACE_MAX_CPUS */
+		{ "synth-2s-8n-1024t", "pack:2 numa:4 l3:4 core:16 pu:2" },
+		{ "synth-8s-16n-4096t", "pack:8 numa:2 l3:4 core:32 pu:2" },
+		{ "synth-16s-32n-8192t", "pack:16 numa:2 l3:4 core:32 pu:2" },
 	};
 
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)

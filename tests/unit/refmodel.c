@@ -11,11 +11,11 @@
 #include "refmodel.h"
 #include "testlib.h"
 
-int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct cpuset *allowed,
-		  struct cpuset *ret_cpus, uint32_t *ret_level)
+int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct rtplace_cpumask *allowed,
+		  struct rtplace_cpumask *ret_cpus, uint32_t *ret_level)
 {
 	for (uint32_t level = LEVEL_IDLE; level < below && level < LEVEL_COUNT; level++) {
-		struct cpuset s;
+		struct rtplace_cpumask s;
 
 		cpuset_zero(&s);
 		for (uint32_t c = 0; c < ncpus; c++)
@@ -39,7 +39,7 @@ static void refmodel_bit_of(const struct cpupri_view *v, uint32_t cpu, uint32_t 
 	*ret_bit = UINT64_C(1) << (slot->bit % 64);
 }
 
-void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m)
+void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct rtplace_cpumask *set, struct cpupri_mask *m)
 {
 	memset(m->w, 0, m->nwords * sizeof(*m->w));
 	m->lo = 0;
@@ -54,7 +54,7 @@ void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset 
 	}
 }
 
-void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret)
+void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret)
 {
 	cpuset_zero(ret);
 	for (uint32_t c = 0; c < v->geom.ncpus && c < RTPLACE_MAX_CPUS; c++) {
@@ -68,7 +68,7 @@ void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m
 }
 
 void refmodel_level_cpus(const struct cpupri_view *v, uint32_t level, const struct cpupri_mask *allowed,
-			 struct cpuset *ret)
+			 struct rtplace_cpumask *ret)
 {
 	cpuset_zero(ret);
 	for (uint32_t c = 0; level < LEVEL_COUNT && c < v->geom.ncpus && c < RTPLACE_MAX_CPUS; c++) {
@@ -221,6 +221,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 	const struct placement_request *req = m->req;
 	const struct topo *t = m->t;
 	uint32_t ncand = 0, nkind0 = 0, n = 0;
+	bool allowed_empty;
 	int32_t anchor = req->near_cpu;
 
 	if (req->prio < 1 || req->prio > 99) {
@@ -241,6 +242,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 	}
 	m->below = LEVEL_RT1 + (uint32_t)req->prio - 1;
 	m->start = rotor ? *rotor % t->ncpus : 0;
+	allowed_empty = refmodel_allowed_empty(t, &req->allowed);
 	for (uint32_t c = 0; c < t->ncpus; c++)
 		m->core_head[c] = -1;
 	for (uint32_t c = 0; c < t->ncpus; c++) {
@@ -252,7 +254,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			m->core_head[t->cpus[c].core] = (int32_t)c;
 		}
 		x->cand = t->cpus[c].online && cpuset_test(&m->cfg->managed, c) &&
-			  (cpuset_empty(&req->allowed) || cpuset_test(&req->allowed, c)) &&
+			  (allowed_empty || cpuset_test(&req->allowed, c)) &&
 			  (req->node < 0 || t->cpus[c].node == req->node);
 		if (!x->cand)
 			continue;
@@ -520,7 +522,15 @@ void refmodel_random_levels(uint64_t *state, uint32_t ncpus, uint8_t *ret)
 	}
 }
 
-void refmodel_random_set(uint64_t *state, const struct topo *t, struct cpuset *ret)
+bool refmodel_allowed_empty(const struct topo *t, const struct rtplace_cpumask *allowed)
+{
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (cpuset_test(allowed, c))
+			return false;
+	return true;
+}
+
+void refmodel_random_set(uint64_t *state, const struct topo *t, struct rtplace_cpumask *ret)
 {
 	static const uint32_t per64[] = { 1, 8, 32, 56 };
 	uint32_t a, b;

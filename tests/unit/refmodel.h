@@ -21,8 +21,8 @@
  * (ncpus entries): the lowest level in idle..below-1 that has a CPU in
  * allowed, and those CPUs. 0 or -ENOENT.
  */
-int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct cpuset *allowed,
-		  struct cpuset *ret_cpus, uint32_t *ret_level);
+int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const struct rtplace_cpumask *allowed,
+		  struct rtplace_cpumask *ret_cpus, uint32_t *ret_level);
 
 /*
  * The per-CPU reference reader of a live map, for the production one
@@ -32,10 +32,10 @@ int refmodel_find(const uint8_t *levels, uint32_t ncpus, uint32_t below, const s
  *   refmodel_mask_cpus: the CPUs whose bits are set in m's words lo..hi;
  *   refmodel_level_cpus: the CPUs of allowed whose bit is set at level.
  */
-void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct cpuset *set, struct cpupri_mask *m);
-void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct cpuset *ret);
+void refmodel_mask_from_cpuset(const struct cpupri_view *v, const struct rtplace_cpumask *set, struct cpupri_mask *m);
+void refmodel_mask_cpus(const struct cpupri_view *v, const struct cpupri_mask *m, struct rtplace_cpumask *ret);
 void refmodel_level_cpus(const struct cpupri_view *v, uint32_t level, const struct cpupri_mask *allowed,
-			 struct cpuset *ret);
+			 struct rtplace_cpumask *ret);
 
 /* What placement_choose() answers when the map's slots hold levels[]
  * (t->ncpus entries, the map holding exactly those CPUs). */
@@ -99,6 +99,10 @@ void refmodel_random_levels(uint64_t *state, uint32_t ncpus, uint8_t *ret);
 /* A random CPU set shaped like what callers ask for: empty, everything, a
  * node, an LLC, one CPU, a range, a random sprinkle (sometimes with ids
  * beyond the machine). */
-void refmodel_random_set(uint64_t *state, const struct topo *t, struct cpuset *ret);
+void refmodel_random_set(uint64_t *state, const struct topo *t, struct rtplace_cpumask *ret);
+
+/* Whether a request's allowed set holds no CPU of t (placement.h: its CPUs
+ * past the topology are not read), so that it means every managed CPU. */
+bool refmodel_allowed_empty(const struct topo *t, const struct rtplace_cpumask *allowed);
 
 #endif

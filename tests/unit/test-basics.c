@@ -56,7 +56,7 @@ static void test_level_names(void **state)
 
 static void test_cpuset_parse_format(void **state)
 {
-	struct cpuset s, t;
+	struct rtplace_cpumask s, t;
 	char buf[CPUSET_LIST_MAX];
 
 	assert_int_equal(cpuset_parse("0-3,8,10-11", &s), 0);
@@ -65,9 +65,12 @@ static void test_cpuset_parse_format(void **state)
 	assert_false(cpuset_test(&s, 9));
 	assert_int_equal(cpuset_format(&s, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "0-3,8,10-11");
-	assert_int_equal(cpuset_parse("1023", &t), 0);
-	assert_int_equal(cpuset_next(&t, 0), 1023);
-	assert_int_equal(cpuset_parse("1024", &t), -ERANGE);
+	_Static_assert(RTPLACE_MAX_CPUS == 8192, "the lists below name the last CPU and the one past it");
+	assert_int_equal(cpuset_parse("8191", &t), 0);
+	assert_int_equal(cpuset_next(&t, 0), 8191);
+	assert_int_equal(cpuset_parse("1023-1024,8191", &t), 0);
+	assert_int_equal(cpuset_count(&t), 3);
+	assert_int_equal(cpuset_parse("8192", &t), -ERANGE);
 	assert_int_equal(cpuset_parse("3-1", &t), -EINVAL);
 	assert_int_equal(cpuset_parse("1,,2", &t), -EINVAL);
 	assert_int_equal(cpuset_parse("a", &t), -EINVAL);

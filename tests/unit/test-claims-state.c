@@ -26,9 +26,9 @@
 
 static char tmpdir[64];
 
-static struct cpuset cpus_of(const char *list)
+static struct rtplace_cpumask cpus_of(const char *list)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 
 	assert_int_equal(cpuset_parse(list, &s), 0);
 	return s;

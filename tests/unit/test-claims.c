@@ -28,9 +28,9 @@
 #include "rtplace-proto.h"
 #include "topo.h"
 
-static struct cpuset cpus_of(const char *list)
+static struct rtplace_cpumask cpus_of(const char *list)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 
 	assert_int_equal(cpuset_parse(list, &s), 0);
 	return s;
@@ -249,7 +249,7 @@ struct model_claim {
 	int32_t pid;
 	uint8_t level;
 	uint64_t expires;
-	struct cpuset cpus;
+	struct rtplace_cpumask cpus;
 };
 
 static void model_check(struct claims *c, const struct model_claim *m, unsigned n, uint32_t ncpus)

@@ -145,7 +145,7 @@ static void test_every_key(void **state)
 		"allow-exclusive = no\n"
 		"max-cpus = 2\n";
 	struct config c, d;
-	struct cpuset hk;
+	struct rtplace_cpumask hk;
 
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_string_equal(c.daemon.socket, "/tmp/x/rtplaced.sock");
@@ -293,10 +293,10 @@ static void test_bad_values(void **state)
 		       "file, or nothing for the live machine");
 	test_one_error("[placement]\nhousekeeping-cpus = 0-1, 4\n",
 		       "t.conf:2: invalid value '0-1, 4' for housekeeping-cpus: expected a CPU list such as 0-1,4 "
-		       "with CPU ids below 1024, or nothing");
-	test_one_error("[placement]\nhousekeeping-cpus = 1024\n",
-		       "t.conf:2: housekeeping-cpus = 1024 is out of range: expected a CPU list such as 0-1,4 "
-		       "with CPU ids below 1024, or nothing");
+		       "with CPU ids below 8192, or nothing");
+	test_one_error("[placement]\nhousekeeping-cpus = 8192\n",
+		       "t.conf:2: housekeeping-cpus = 8192 is out of range: expected a CPU list such as 0-1,4 "
+		       "with CPU ids below 8192, or nothing");
 	test_one_error("[placement]\nprefer-idle = maybe\n",
 		       "t.conf:2: invalid value 'maybe' for prefer-idle: expected yes, no, true, false, 1 or 0");
 	test_one_error("[placement]\navoid-smt-siblings = sometimes\n",
@@ -331,8 +331,8 @@ static void test_bad_values(void **state)
 		       "t.conf:2: max-clients = 0 is out of range: expected an integer from 1 to 65536");
 	test_one_error("[limits]\nmax-clients-per-user = 0\n",
 		       "t.conf:2: max-clients-per-user = 0 is out of range: expected an integer from 1 to 65536");
-	test_one_error("[limits]\nmax-claims-per-client = 1025\n",
-		       "t.conf:2: max-claims-per-client = 1025 is out of range: expected an integer from 1 to 1024");
+	test_one_error("[limits]\nmax-claims-per-client = 8193\n",
+		       "t.conf:2: max-claims-per-client = 8193 is out of range: expected an integer from 1 to 8192");
 	/* The tracker's map keeps 256 threads for root whatever users hold. */
 	test_one_error("[limits]\nmax-managed-threads = 3841\n",
 		       "t.conf:2: max-managed-threads = 3841 is out of range: expected an integer from 1 to 3840");

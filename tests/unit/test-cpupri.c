@@ -36,7 +36,7 @@ struct diff_stats {
 /* The same through cpupri_level_live() and cpupri_level_cpu_word(), as
  * placement's fast path reads the map: level by level, a word at a time. */
 static int walk_cpus(const struct cpupri_view *v, uint32_t below, const struct cpupri_mask *allowed,
-		     struct cpuset *ret, uint32_t *ret_level)
+		     struct rtplace_cpumask *ret, uint32_t *ret_level)
 {
 	for (uint32_t level = LEVEL_IDLE; level < below && level < LEVEL_COUNT; level++) {
 		uint64_t any = 0;
@@ -44,9 +44,9 @@ static int walk_cpus(const struct cpupri_view *v, uint32_t below, const struct c
 		if (!cpupri_level_live(v, level, allowed))
 			continue;
 		for (uint32_t i = 0; i < CPUSET_WORDS; i++) {
-			ret->w[i] = cpupri_level_cpu_word(v, cpupri_level_words(v, level), cpupri_level_counts(v, level),
+			ret->bits[i] = cpupri_level_cpu_word(v, cpupri_level_words(v, level), cpupri_level_counts(v, level),
 							  allowed, i);
-			any |= ret->w[i];
+			any |= ret->bits[i];
 		}
 		if (any) {
 			*ret_level = level;
@@ -58,7 +58,7 @@ static int walk_cpus(const struct cpupri_view *v, uint32_t below, const struct c
 
 /* cpupri_find() from idle, its answer converted by the reference model. */
 static int find_cpus(const struct cpupri_view *v, uint32_t below, const struct cpupri_mask *allowed,
-		     struct cpuset *ret, uint32_t *ret_level)
+		     struct rtplace_cpumask *ret, uint32_t *ret_level)
 {
 	struct cpupri_mask found;
 	int r;
@@ -77,7 +77,7 @@ static void check_exact(const struct refmodel_map *m, const struct cpupri_mask *
 	uint32_t ncpus = m->geom.ncpus;
 
 	for (uint32_t level = 0; level < LEVEL_COUNT; level++) {
-		struct cpuset got, want;
+		struct rtplace_cpumask got, want;
 		int32_t n = 0;
 
 		cpuset_zero(&want);
@@ -116,7 +116,7 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 	struct cpupri_mask all, mask;
 	struct refmodel_map *m;
 	uint8_t next[RTPLACE_MAX_CPUS];
-	struct cpuset full;
+	struct rtplace_cpumask full;
 	bool skew;
 
 	m = malloc(sizeof(*m));
@@ -157,7 +157,7 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 			refmodel_map_skew_hints(m, 1);
 
 		for (unsigned q = 0; q < DIFF_QUERIES; q++) {
-			struct cpuset allowed, got, want, walked;
+			struct rtplace_cpumask allowed, got, want, walked;
 			uint32_t below = random_below(&rng), got_level = 0, want_level = 0;
 			int r, rr;
 
@@ -176,7 +176,7 @@ static void diff_one(const char *label, struct topo *t, enum topo_shard mode, st
 			 * hints say the level is live where it has them. */
 			assert_true(cpupri_level_live(&m->view, want_level, &mask));
 			for (uint32_t i = 0; i < CPUSET_WORDS; i++)
-				walked.w[i] = cpupri_level_cpu_word(&m->view, cpupri_level_words(&m->view, want_level),
+				walked.bits[i] = cpupri_level_cpu_word(&m->view, cpupri_level_words(&m->view, want_level),
 								    cpupri_level_counts(&m->view, want_level), &mask, i);
 			if (!cpuset_equal(&walked, &want))
 				fail_msg("%s shard %d state %u query %u%s: cpupri_level_cpu_word() differs at level %u",
@@ -251,7 +251,7 @@ static void test_xlate(void **state)
 									    : refmodel_rand_below(&rng, LEVEL_COUNT));
 		maps++;
 		for (unsigned q = 0; q < 20; q++) {
-			struct cpuset set, want, got;
+			struct rtplace_cpumask set, want, got;
 
 			cpuset_zero(&set);
 			for (uint32_t c = 0; c < RTPLACE_MAX_CPUS; c++)
@@ -332,7 +332,7 @@ static void test_find_rules(void **state)
 	struct topo *t = small_topology();
 	struct refmodel_map m;
 	struct cpupri_mask mask;
-	struct cpuset allowed, got;
+	struct rtplace_cpumask allowed, got;
 	uint32_t level;
 
 	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &m), 0);
@@ -398,7 +398,7 @@ static void test_find_skips_zero_count(void **state)
 	struct topo *t = small_topology();
 	struct refmodel_map m;
 	struct cpupri_mask mask;
-	struct cpuset all, got;
+	struct rtplace_cpumask all, got;
 	const struct cpupri_slot *slot;
 	uint32_t level;
 
@@ -612,7 +612,7 @@ static void conc_check_find(struct conc *c, uint64_t *rng, struct cpupri_mask *m
 {
 	const struct cpupri_view *v = &c->m->view;
 	uint32_t below = random_below(rng), level = 0;
-	struct cpuset allowed, got;
+	struct rtplace_cpumask allowed, got;
 	int r;
 
 	refmodel_random_set(rng, c->t, &allowed);
@@ -667,7 +667,7 @@ static void conc_check_place(struct conc *c, uint64_t *rng, uint64_t *g0, struct
 {
 	struct placement_config cfg = { .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
 	struct placement_request req = { .node = -1, .near_cpu = -1 };
-	struct cpuset cand;
+	struct rtplace_cpumask cand;
 	uint32_t below;
 	int r;
 
@@ -676,7 +676,7 @@ static void conc_check_place(struct conc *c, uint64_t *rng, uint64_t *g0, struct
 	below = level_from_rt_priority(req.prio);
 	cfg.managed = c->t->online;
 	refmodel_random_set(rng, c->t, &req.allowed);
-	cpuset_and(&cand, cpuset_empty(&req.allowed) ? &cfg.managed : &req.allowed, &cfg.managed);
+	cpuset_and(&cand, refmodel_allowed_empty(c->t, &req.allowed) ? &cfg.managed : &req.allowed, &cfg.managed);
 	CPUSET_FOREACH(cpu, &cand)
 		g0[cpu] = __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE);
 	r = placement_choose(&cfg, c->t, &c->m->view, NULL, rotor, &req, res);
@@ -742,7 +742,7 @@ static void conc_run(const struct topo *t, enum topo_shard mode)
 	struct conc_thread writers[CONC_WRITERS], readers[CONC_READERS];
 	pthread_t wt[CONC_WRITERS], rt[CONC_READERS];
 	struct cpupri_mask all;
-	struct cpuset full;
+	struct rtplace_cpumask full;
 	struct conc *c;
 
 	c = calloc(1, sizeof(*c));

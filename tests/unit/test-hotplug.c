@@ -67,7 +67,7 @@ static void test_uevent_devpath(void **state)
 	static const char none[] = "offline@/x\0ACTION=offline\0SUBSYSTEM=cpu";
 	static const char other[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpufreq\0SUBSYSTEM=cpu";
 	static const char junk[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1x\0SUBSYSTEM=cpu";
-	static const char big[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu1024\0SUBSYSTEM=cpu";
+	static const char big[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu8192\0SUBSYSTEM=cpu";
 	static const char huge[] = "offline@/x\0ACTION=offline\0DEVPATH=/devices/system/cpu/cpu99999999999999999999\0"
 				   "SUBSYSTEM=cpu";
 	unsigned cpu = 0;
@@ -84,7 +84,7 @@ static void test_uevent_devpath(void **state)
 	assert_int_equal(cpu, RTPLACE_MAX_CPUS);
 }
 
-static void set_of(const char *list, struct cpuset *ret)
+static void set_of(const char *list, struct rtplace_cpumask *ret)
 {
 	cpuset_zero(ret);
 	if (*list)
@@ -94,7 +94,7 @@ static void set_of(const char *list, struct cpuset *ret)
 static void check_changes(const char *was, const char *now, const char *offlined, bool lost, const char *gone,
 			  const char *came)
 {
-	struct cpuset w, n, o, g, c, want;
+	struct rtplace_cpumask w, n, o, g, c, want;
 
 	set_of(was, &w);
 	set_of(now, &n);
@@ -198,7 +198,7 @@ static void sysfs_remove(const struct sysfs *s)
 static void test_read_online(void **state)
 {
 	struct sysfs s;
-	struct cpuset set, want;
+	struct rtplace_cpumask set, want;
 
 	sysfs_make(&s);
 	assert_int_equal(hotplug_read_online(s.root, &set), -ENOENT);
@@ -226,7 +226,7 @@ static void test_open_consume_idle(void **state)
 {
 	struct sysfs s;
 	struct hotplug *h;
-	struct cpuset gone, came;
+	struct rtplace_cpumask gone, came;
 	bool lost;
 	int r;
 

@@ -101,7 +101,7 @@ static void test_pick_no_managed_cpu(void **state)
 {
 	struct fixture *f = *state;
 	struct rtplace_reason reason;
-	struct cpuset housekeeping = { 0 };
+	struct rtplace_cpumask housekeeping = { 0 };
 	int cpu = -1, r;
 
 	cpuset_set(&housekeeping, 3);

@@ -39,7 +39,7 @@ struct diff_case {
 
 static void diff_random_config(uint64_t *rng, const struct topo *t, struct placement_config *cfg)
 {
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 
 	cfg->managed = t->online;
 	switch (refmodel_rand_below(rng, 4)) {
@@ -88,9 +88,10 @@ static void diff_check_invariants(const struct diff_case *dc, const struct topo 
 				  const struct placement_request *req, const struct placement_result *res)
 {
 	uint32_t below = level_from_rt_priority(req->prio), eligible = 0;
-	struct cpuset cand, seen;
+	struct rtplace_cpumask cand, seen;
 
-	cpuset_and(&cand, cpuset_empty(&req->allowed) ? &dc->cfg.managed : &req->allowed, &dc->cfg.managed);
+	cpuset_and(&cand, refmodel_allowed_empty(t, &req->allowed) ? &dc->cfg.managed : &req->allowed,
+		   &dc->cfg.managed);
 	cpuset_and(&cand, &cand, &t->online);
 	if (req->node >= 0)
 		cpuset_and(&cand, &cand, &t->node_cpus[req->node]);
@@ -372,7 +373,7 @@ static void stamp_new_claims(uint64_t *rng, const struct topo *t, uint8_t *claim
 {
 	uint32_t dice = refmodel_rand_below(rng, 12), level = LEVEL_IDLE + refmodel_rand_below(rng, LEVEL_COUNT - 1);
 	uint8_t word_level[CPUSET_WORDS];
-	struct cpuset cores_met;
+	struct rtplace_cpumask cores_met;
 
 	for (uint32_t i = 0; i < CPUSET_WORDS; i++)
 		word_level[i] = (uint8_t)(LEVEL_NORMAL + refmodel_rand_below(rng, LEVEL_COUNT - LEVEL_NORMAL));
@@ -842,7 +843,7 @@ static void test_smt_always(void **state)
 static void test_rotation_spreads(void **state)
 {
 	struct fixture *f = *state;
-	struct cpuset seen;
+	struct rtplace_cpumask seen;
 
 	cpuset_zero(&seen);
 	for (int i = 0; i < 16; i++) {

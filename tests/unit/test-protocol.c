@@ -59,40 +59,64 @@ static void check_refused(const void *data, size_t len, const struct proto_limit
 	assert_string_equal(err.reason, reason);
 }
 
-/* Refused as sent: the message's own length. */
-#define REFUSED(m, lim, want, reason) check_refused((m), (m)->hdr.length, (lim), (want), (reason), __LINE__)
+/*
+ * The wire form of m, a readable message the test edited, in its version
+ * (the header's other fields as the test left them); m's own bytes where it
+ * cannot be packed (a version or type the codec does not know, a count
+ * beyond its list), as a peer might send them.
+ */
+static const struct proto_msg *wire_of(const struct proto_msg *m)
+{
+	static struct proto_msg w;
 
+	w = *m;
+	if (m->packed || proto_msg_finish(&w, m->hdr.version) < 0)
+		w = *m;
+	return &w;
+}
+
+/* Refused as sent: packed in its version, with its own length. */
+#define REFUSED(m, lim, want, reason) \
+	check_refused(wire_of(m), wire_of(m)->hdr.length, (lim), (want), (reason), __LINE__)
+
+/* A readable message as the codec reads it back from its wire form. */
 static void check_accepted(const struct proto_msg *m, const struct proto_limits *lim, int line)
 {
-	static struct proto_msg out;
+	static struct proto_msg out, sent;
 	struct proto_error err = { 0 };
-	int r = decode_bytes(m, m->hdr.length, lim, &out, &err);
+	int r;
 
+	sent = *wire_of(m);
+	r = decode_bytes(&sent, sent.hdr.length, lim, &out, &err);
 	if (r != 0)
 		print_error("line %d: refused %d (%s)\n", line, r, err.reason);
 	assert_int_equal(r, 0);
-	assert_memory_equal(&out, m, m->hdr.length);
+	assert_memory_equal(wire_of(&out), &sent, sent.hdr.length);
 }
 
 #define ACCEPTED(m, lim) check_accepted((m), (lim), __LINE__)
 
+/* A sample, readable (decoded from its wire form) for the test to edit. */
 static struct proto_msg sample(uint16_t type, unsigned shape)
 {
-	struct proto_msg m;
+	static struct proto_msg m, out;
 
 	assert_int_equal(proto_sample(type, shape, &m), 0);
-	return m;
+	assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
+	return out;
 }
 
 /* The sample in version 1, where a list reply carries every entry: the
  * rules of its fields, count included, apply without the length moving. */
 static struct proto_msg sample_v1(uint16_t type, unsigned shape)
 {
-	struct proto_msg m = sample(type, shape);
+	static struct proto_msg m, out;
 
+	assert_int_equal(proto_sample(type, shape, &m), 0);
 	assert_int_equal(proto_msg_finish(&m, 1), 0);
 	assert_int_equal(m.hdr.length, proto_msg_length(type));
-	return m;
+	assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
+	return out;
 }
 
 static void test_layout(void **state)
@@ -160,7 +184,7 @@ static void test_layout(void **state)
 static void test_roundtrip(void **state)
 {
 	static struct proto_msg m, out, again;
-	unsigned nsamples = 0;
+	unsigned nsamples = 0, nwide = 0;
 
 	for (size_t i = 0; i < proto_sample_ntypes; i++) {
 		uint16_t type = proto_sample_types[i];
@@ -169,22 +193,40 @@ static void test_roundtrip(void **state)
 
 		for (shape = 0; proto_sample(type, shape, &m) == 0; shape++) {
 			assert_int_equal(m.hdr.version, RTPLACE_PROTO_VERSION);
+			assert_true(m.packed);
 			assert_int_equal(m.hdr.length, proto_msg_length_for(&m));
-			assert_true(m.hdr.length <= proto_msg_length(type));
+			assert_int_equal(m.hdr.length, proto_wire_length(&m, m.hdr.length));
+			assert_true(m.hdr.length <= RTPLACE_MSG_MAX);
 			assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
-			assert_memory_equal(&out, &m, m.hdr.length);
+			assert_false(out.packed);
+			assert_int_equal(proto_msg_length_for(&out), m.hdr.length);
 			assert_int_equal(proto_encode(&again, type, out.hdr.request_id, out.hdr.status,
 						      proto_msg_body(&out), NULL), 0);
 			assert_memory_equal(&again, &m, m.hdr.length);
 			assert_int_equal(proto_validate(&m, NULL, NULL), 0);
-			/* version 1: every type at its full length, decoded to the same body */
-			again = m;
-			assert_int_equal(proto_msg_finish(&again, 1), 0);
-			assert_int_equal(again.hdr.length, proto_msg_length(type));
-			assert_int_equal(decode_bytes(&again, again.hdr.length, NULL, &out, NULL), 0);
-			assert_int_equal(out.hdr.version, 1);
-			assert_memory_equal(proto_msg_body(&out), proto_msg_body(&m),
-					    proto_msg_length(type) - sizeof(m.hdr));
+			assert_int_equal(proto_validate(&out, NULL, NULL), 0);
+			/* versions 1 and 2: version 1 at its full length, both read
+			 * back as the same message */
+			for (uint16_t v = 1; v < RTPLACE_PROTO_VERSION; v++) {
+				int r;
+
+				again = m;
+				r = proto_msg_finish(&again, v);
+				if (r == -ERANGE) {
+					/* it names a CPU past 1023: version 3 only */
+					assert_int_equal(proto_msg_finish(&out, v), -ERANGE);
+					nwide++;
+					continue;
+				}
+				assert_int_equal(r, 0);
+				assert_true(again.hdr.length <= proto_msg_length(type));
+				if (v == 1)
+					assert_int_equal(again.hdr.length, proto_msg_length(type));
+				assert_int_equal(decode_bytes(&again, again.hdr.length, NULL, &out, NULL), 0);
+				assert_int_equal(out.hdr.version, v);
+				assert_int_equal(proto_msg_finish(&out, RTPLACE_PROTO_VERSION), 0);
+				assert_memory_equal(&out, &m, m.hdr.length);
+			}
 			if (shape == 0)
 				ACCEPTED(&m, request ? &lim_server : &lim_client);
 			/* the other side does not take it */
@@ -194,6 +236,7 @@ static void test_roundtrip(void **state)
 		assert_int_not_equal(shape, 0);
 	}
 	assert_true(nsamples > proto_sample_ntypes);
+	assert_true(nwide > 0);
 }
 
 static void test_header(void **state)
@@ -237,12 +280,12 @@ static void test_header(void **state)
 	assert_int_equal(RTPLACE_MSG_BLOCK(err.type), RTPLACE_MSG_BLOCK_EVENT);
 	m.hdr.request_id = 4;
 	m.hdr.type = RTPLACE_MSG_QUERY; /* a known type with the wrong length */
-	REFUSED(&m, &lim_server, -EPROTO, "wrong length for the message type");
+	check_refused(&m, m.hdr.length, &lim_server, -EPROTO, "wrong length for the message type", __LINE__);
 	/* a readable header's version is the answer's */
 	m = sample(RTPLACE_MSG_QUERY, 0);
 	m.query.prio = 0;
 	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -ERANGE);
-	assert_int_equal(err.version, 2);
+	assert_int_equal(err.version, RTPLACE_PROTO_VERSION);
 	assert_int_equal(proto_msg_finish(&m, 1), 0);
 	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_server, &out, &err), -ERANGE);
 	assert_int_equal(err.version, 1);
@@ -551,9 +594,10 @@ static void test_query_reply_rules(void **state)
 	m = base;
 	m.query_reply.list[2].cpu = 9;
 	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
-	m = base;
-	rtplace_cpumask_set(&m.query_reply.cpus, 9);
-	REFUSED(&m, &lim_client, -EINVAL, "cpu mask does not match the list");
+	/* version 1's mask before the list, CPU 9 added: bit 1 of its byte 1 */
+	m = *wire_of(&base);
+	((unsigned char *)&m)[sizeof(m.hdr) + offsetof(struct rtplace_query_reply, list) + 1] |= 2;
+	check_refused(&m, m.hdr.length, &lim_client, -EINVAL, "cpu mask does not match the list", __LINE__);
 	m = base;
 	m.query_reply.level = RTPLACE_LEVEL_IDLE;
 	REFUSED(&m, &lim_client, -EINVAL, "level is not the highest listed");
@@ -692,12 +736,13 @@ static void test_list_reply_lengths(void **state)
 		uint16_t type;
 		size_t list_offset, entry_size;
 	} lists[] = {
+		/* version 3's offset: no mask before the list */
 		{ RTPLACE_MSG_QUERY_REPLY, offsetof(struct rtplace_query_reply, list), sizeof(struct rtplace_cpu_choice) },
 		{ RTPLACE_MSG_CPUS_REPLY, offsetof(struct rtplace_cpus_reply, cpus), sizeof(struct rtplace_cpu_info) },
 		{ RTPLACE_MSG_CPU_TIMES_REPLY, offsetof(struct rtplace_cpu_times_reply, cpus),
 		  sizeof(struct rtplace_class_times) },
 	};
-	static struct proto_msg m, v1, out, out1;
+	static struct proto_msg m, v1, v2, out, out1;
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		for (unsigned shape = 0; proto_sample(lists[i].type, shape, &m) == 0; shape++) {
@@ -708,15 +753,20 @@ static void test_list_reply_lengths(void **state)
 			assert_int_equal(m.hdr.length, len);
 			assert_int_equal(decode_bytes(&m, len, NULL, &out, NULL), 0);
 			v1 = m;
-			assert_int_equal(proto_msg_finish(&v1, 1), 0);
+			if (proto_msg_finish(&v1, 1) == -ERANGE)
+				continue; /* a CPU past 1023: test_roundtrip */
 			assert_int_equal(decode_bytes(&v1, v1.hdr.length, NULL, &out1, NULL), 0);
-			assert_memory_equal(proto_msg_body(&out), proto_msg_body(&out1),
-					    proto_msg_length(lists[i].type) - sizeof(m.hdr));
+			assert_int_equal(proto_msg_finish(&out1, RTPLACE_PROTO_VERSION), 0);
+			assert_memory_equal(&out1, &m, len);
+			v1 = m;
+			assert_int_equal(proto_msg_finish(&v1, 1), 0);
 
 			/* the version-1 length (unless the list is full), or one entry
 			 * more or less, under version 2 */
 			v1.hdr.version = 2;
-			if (v1.hdr.length != len)
+			v2 = m;
+			assert_int_equal(proto_msg_finish(&v2, 2), 0);
+			if (v1.hdr.length != v2.hdr.length)
 				check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type",
 					      __LINE__);
 			v1 = m;
@@ -745,19 +795,24 @@ static void test_list_reply_lengths(void **state)
 	m.cpus_reply.count = RTPLACE_CPUS_PAGE + 1;
 	assert_int_equal(proto_msg_length_for(&m), 0);
 
-	/* every other type is the same in both versions */
+	/* every other type without CPU sets is the same in every version */
 	for (size_t i = 0; i < proto_sample_ntypes; i++) {
 		m = sample(proto_sample_types[i], 0);
 		if (m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
-		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY)
+		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY || m.hdr.type == RTPLACE_MSG_QUERY ||
+		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY)
 			continue;
 		assert_int_equal(m.hdr.length, proto_msg_length(m.hdr.type));
 	}
-	/* a one-CPU answer: 236 bytes, not 1,256 */
+	/* a one-CPU answer: 108 bytes in version 3, 236 in 2, 1,256 in 1 */
 	m = sample(RTPLACE_MSG_QUERY_REPLY, 0);
 	m.query_reply.count = 1;
 	m.query_reply.list[1] = (struct rtplace_cpu_choice){ 0 };
+	assert_int_equal(proto_msg_length_for(&m), 108);
+	m.hdr.version = 2;
 	assert_int_equal(proto_msg_length_for(&m), 236);
+	m.hdr.version = 1;
+	assert_int_equal(proto_msg_length_for(&m), 1256);
 }
 
 static void test_other_reply_rules(void **state)
@@ -882,7 +937,6 @@ static void test_encoders(void **state)
 	struct rtplace_query_reply r = { 0 };
 	struct proto_error err = { 0 };
 	struct proto_msg m;
-	struct cpuset set, back;
 	char s[8];
 
 	/* a sender's bug never reaches the wire */
@@ -907,21 +961,34 @@ static void test_encoders(void **state)
 	assert_string_equal(err.reason, "bad reason string");
 	assert_int_equal(err.request_id, 9);
 	assert_int_equal(proto_query_reply_add(&m.query_reply, 4, RTPLACE_LEVEL_NORMAL), 0);
-	/* its length still says no entry: finishing gives it the one */
-	assert_int_equal(proto_validate(&m, NULL, &err), -EPROTO);
-	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
-	assert_int_equal(m.hdr.length, 24 + 208 + 4);
+	/* readable until finished, its length set when packed */
+	assert_int_equal(m.hdr.length, 24 + 80);
 	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+	assert_int_equal(m.hdr.length, 24 + 80 + 4);
+	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+	m.packed = false; /* a version-3 reply reads as it is sent */
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY_REPLY, 9, 0, &m.query_reply, NULL), 0);
+	assert_int_equal(m.hdr.length, 24 + 80 + 4);
+	assert_int_equal(proto_msg_finish(&m, 2), 0);
 	assert_int_equal(m.hdr.length, 24 + 208 + 4);
 	assert_int_equal(proto_msg_finish(&m, 1), 0);
 	assert_int_equal(m.hdr.length, 1256);
 	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
 	assert_int_equal(proto_msg_finish(&m, 0), -EPROTONOSUPPORT);
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION + 1), -EPROTONOSUPPORT);
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+	m.packed = false;
 	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -ERANGE);
-	assert_int_equal(m.hdr.length, 1256); /* untouched when refused */
+	assert_int_equal(m.hdr.length, 24 + 80 + 4); /* untouched when refused */
+	/* a CPU past 1023 is for version 3 only */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
+	assert_int_equal(proto_query_reply_add(&m.query_reply, RTPLACE_MAX_CPUS - 1, RTPLACE_LEVEL_IDLE), 0);
+	assert_int_equal(proto_msg_finish(&m, 2), -ERANGE);
+	assert_int_equal(proto_msg_finish(&m, 1), -ERANGE);
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+	assert_int_equal(proto_msg_finish(&m, 2), -ERANGE);
 	m.hdr.type = MSG_UNKNOWN;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -EOPNOTSUPP);
 
@@ -946,14 +1013,14 @@ static void test_encoders(void **state)
 		assert_int_equal(proto_query_reply_add(&r, cpu, RTPLACE_LEVEL_IDLE), 0);
 	assert_int_equal(proto_query_reply_add(&r, 1000, RTPLACE_LEVEL_IDLE), -ENOSPC);
 
-	assert_int_equal(cpuset_parse("0,5,64-66,1023", &set), 0);
-	proto_cpumask_from_cpuset(&set, &q.allowed);
+	/* the core's sets are the wire's: parsed straight into a request */
+	assert_int_equal(cpuset_parse("0,5,64-66,1023,8191", &q.allowed), 0);
 	assert_true(rtplace_cpumask_test(&q.allowed, 65));
 	assert_true(rtplace_cpumask_test(&q.allowed, 1023));
+	assert_true(rtplace_cpumask_test(&q.allowed, 8191));
 	assert_false(rtplace_cpumask_test(&q.allowed, 6));
 	assert_false(rtplace_cpumask_test(&q.allowed, RTPLACE_MAX_CPUS));
-	proto_cpumask_to_cpuset(&q.allowed, &back);
-	assert_true(cpuset_equal(&set, &back));
+	assert_int_equal(cpuset_count(&q.allowed), 7);
 }
 
 /* xorshift64*: a fixed seed, so a failure reproduces */

@@ -25,9 +25,9 @@ static void write_file(const char *rel, const char *text)
 	assert_int_equal(test_write_fixture(root, rel, text), 0);
 }
 
-static void assert_set(const struct cpuset *s, const char *list)
+static void assert_set(const struct rtplace_cpumask *s, const char *list)
 {
-	struct cpuset want;
+	struct rtplace_cpumask want;
 
 	if (list[0])
 		assert_int_equal(cpuset_parse(list, &want), 0);
@@ -50,7 +50,7 @@ static int teardown(void **state)
 
 static void test_parse_cpulist(void **state)
 {
-	struct cpuset s;
+	struct rtplace_cpumask s;
 
 	assert_int_equal(sysfs_parse_cpulist("2-7\n", &s), 0);
 	assert_set(&s, "2-7");

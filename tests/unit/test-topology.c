@@ -145,9 +145,9 @@ static struct topo *load_shared(const char *name)
 	return t;
 }
 
-static void assert_set_is(const struct cpuset *set, const char *list)
+static void assert_set_is(const struct rtplace_cpumask *set, const char *list)
 {
-	struct cpuset want;
+	struct rtplace_cpumask want;
 	char got[CPUSET_LIST_MAX];
 
 	assert_int_equal(cpuset_parse(list, &want), 0);
@@ -178,7 +178,7 @@ static void assert_same_topo(const struct topo *a, const struct topo *b)
 static void test_shared_xml(void **state)
 {
 	const struct xml_expect *e = *state;
-	struct cpuset pkg0, sib, want;
+	struct rtplace_cpumask pkg0, sib, want;
 	struct topo *t = load_shared(e->name);
 
 	if (!t) {
@@ -271,7 +271,7 @@ static void test_hwloc_xmlfile(void **state)
 }
 
 /* Reads a kernel CPU list file; -errno when it cannot. */
-static int read_cpulist(const char *path, struct cpuset *ret)
+static int read_cpulist(const char *path, struct rtplace_cpumask *ret)
 {
 	char buf[CPUSET_LIST_MAX];
 	FILE *f = fopen(path, "r");
@@ -305,7 +305,7 @@ static void test_live(void **state)
 	/* Where the kernel says who shares a core and a node, agree with it. */
 	CPUSET_FOREACH(c, &t->online) {
 		char path[128];
-		struct cpuset sib, kernel;
+		struct rtplace_cpumask sib, kernel;
 
 		topo_siblings(t, (uint32_t)c, &sib);
 		assert_true(cpuset_test(&sib, (unsigned)c));
@@ -315,7 +315,7 @@ static void test_live(void **state)
 	}
 	for (int node = 0; node < RTPLACE_MAX_CPUS; node++) {
 		char path[128];
-		struct cpuset kernel;
+		struct rtplace_cpumask kernel;
 		int first;
 
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
@@ -383,30 +383,31 @@ static void test_malformed(void **state)
 	}
 }
 
-/* One PU with id 1024, just above RTPLACE_MAX_CPUS. */
+/* One PU with id RTPLACE_MAX_CPUS, just above the CPUs rtplace names. */
 static void test_too_many_cpus(void **state)
 {
-	char set[160], xml[4096], path[256], want[400];
+	/* hwloc's sets: 32-bit words, the most significant first */
+	static char set[16 + 4 * (RTPLACE_MAX_CPUS / 32)], xml[6 * sizeof(set) + 1024];
+	char path[256], want[400];
 	struct topo *t = &untouched;
 	size_t len;
 
-	_Static_assert(RTPLACE_MAX_CPUS == 1024, "the XML below names CPU 1024");
 	len = (size_t)snprintf(set, sizeof(set), "0x1");
-	for (int w = 0; w < 32; w++)
+	for (int w = 0; w < RTPLACE_MAX_CPUS / 32; w++)
 		len += (size_t)snprintf(set + len, sizeof(set) - len, ",0x0");
 	assert_true(len < sizeof(set));
 	len = (size_t)snprintf(xml, sizeof(xml),
 		 "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
 		 "<object type=\"Machine\" os_index=\"0\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\" nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
 		 "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
-		 "<object type=\"PU\" os_index=\"1024\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\"/>\n"
+		 "<object type=\"PU\" os_index=\"%2$d\" cpuset=\"%1$s\" complete_cpuset=\"%1$s\"/>\n"
 		 "</object>\n</topology>\n",
-		 set);
+		 set, RTPLACE_MAX_CPUS);
 	assert_true(len < sizeof(xml));
 	write_temp("big.xml", xml, path, sizeof(path));
 	assert_int_equal(topo_load(path, &why, &t), -E2BIG);
-	snprintf(want, sizeof(want), "%s has CPU ids up to 1024 (1025 CPUs); rtplace is built for at most 1024 "
-		 "(RTPLACE_MAX_CPUS)", path);
+	snprintf(want, sizeof(want), "%s has CPU ids up to %d (%d CPUs); rtplace is built for at most %d "
+		 "(RTPLACE_MAX_CPUS)", path, RTPLACE_MAX_CPUS, RTPLACE_MAX_CPUS + 1, RTPLACE_MAX_CPUS);
 	assert_string_equal(why.text, want);
 	assert_ptr_equal(t, &untouched);
 }
@@ -453,7 +454,7 @@ static void test_hybrid_offline(void **state)
 {
 	char path[256];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 
 	assert_int_equal(topo_load(write_temp("hybrid.xml", hybrid_xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 8);
@@ -492,7 +493,7 @@ static void test_bare_pus(void **state)
 		"</object>\n</topology>\n";
 	char path[256];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 
 	assert_int_equal(topo_load(write_temp("bare.xml", xml, path, sizeof(path)), &why, &t), 0);
 	assert_int_equal(t->ncpus, 4);
@@ -513,7 +514,7 @@ static void test_synthetic(void **state)
 {
 	uint16_t shard[RTPLACE_MAX_CPUS];
 	struct topo *t = NULL;
-	struct cpuset sib;
+	struct rtplace_cpumask sib;
 	uint32_t n;
 
 	/* 2 packages x 2 nodes x 2 LLCs x 4 cores x 2 threads */
@@ -552,7 +553,7 @@ static void test_synthetic(void **state)
 	assert_int_equal(shard[3], 0);
 	topo_free(t);
 
-	assert_int_equal(topo_synthetic(2, 1, 1, 513, 1, &t), -E2BIG);
+	assert_int_equal(topo_synthetic(2, 1, 1, RTPLACE_MAX_CPUS / 2 + 1, 1, &t), -E2BIG);
 	assert_int_equal(topo_synthetic(0, 1, 1, 1, 1, &t), -E2BIG);
 }
 
