@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +502,10 @@ static int daemon_start(struct daemon *d)
 		log_error("Failed to load the topology: %s", reason.text);
 		return EXIT_FAILURE;
 	}
+	/* hwloc's parse peaks far above what the daemon keeps (36 MB for an
+	 * 8,192-CPU machine's 5 MB of XML, all freed by now): give the heap
+	 * back rather than carry it for the daemon's life. */
+	malloc_trim(0);
 	log_info("Topology%s%s: %u CPUs online of %u, %u NUMA nodes, %u LLCs, %u cores", file ? " from " : "",
 		 file ? file : "", cpuset_count(&d->topo->online), d->topo->ncpus, d->topo->nnodes, d->topo->nllcs,
 		 d->topo->ncores);
