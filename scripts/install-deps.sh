@@ -5,7 +5,7 @@
 set -eu
 
 packages="autoconf automake libtool pkg-config make gcc clang llvm bpftool
-libbpf-dev libevent-dev libhwloc-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
+libbpf-dev libevent-dev libhwloc-dev libxml2-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
 libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps
 ffmpeg hyperfine runc jq python3-yaml prometheus
 git dpkg-dev debhelper fakeroot lintian

@@ -67,6 +67,9 @@ tests_fuzz_replay_topology_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuz
 tests_fuzz_replay_topology_LDADD = common/libtopohwloc.la common/libcommon.la
 TESTS += tests/fuzz/replay-topology
 EXTRA_DIST += tests/fuzz/corpus/topology
+# What rtplaced says of the corpus' unsafe files (hwloc crashed on some).
+TESTS += tests/fuzz/test-topology-refused.sh
+EXTRA_DIST += tests/fuzz/test-topology-refused.sh
 
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
@@ -124,8 +127,8 @@ FUZZ_TOPOLOGY_SRC = $(srcdir)/tests/fuzz/fuzz-topology.c $(srcdir)/common/topo-h
 
 fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(HWLOC_CFLAGS) $(FUZZ_TOPOLOGY_SRC) \
-		$(HWLOC_LIBS) -o tests/fuzz/fuzz-topology-libfuzzer
+		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(HWLOC_CFLAGS) $(LIBXML2_CFLAGS) $(FUZZ_TOPOLOGY_SRC) \
+		$(HWLOC_LIBS) $(LIBXML2_LIBS) -o tests/fuzz/fuzz-topology-libfuzzer
 	$(MKDIR_P) tests/fuzz/corpus-topology-found
 	tests/fuzz/fuzz-topology-libfuzzer -max_total_time=$(FUZZ_TOPOLOGY_SECONDS) -max_len=16384 \
 		tests/fuzz/corpus-topology-found $(srcdir)/tests/fuzz/corpus/topology
@@ -133,3 +136,4 @@ fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
 .PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent fuzz-topology
 CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer \
 	tests/fuzz/fuzz-uevent-libfuzzer tests/fuzz/fuzz-topology-libfuzzer
+
