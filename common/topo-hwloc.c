@@ -234,10 +234,14 @@ static const struct topo_hwloc_element *topo_hwloc_element(const xmlNode *node)
 
 static bool topo_hwloc_may_hold(const struct topo_hwloc_element *e, const xmlNode *child)
 {
-	const char *at = strstr(e->children, (const char *)child->name);
-	size_t n = strlen((const char *)child->name);
+	const char *name = (const char *)child->name;
+	size_t n = strlen(name);
 
-	return n > 0 && at && at[-1] == ' ' && at[n] == ' ';
+	/* a whole word of the list, not the start of a longer one */
+	for (const char *at = strstr(e->children, name); n > 0 && at; at = strstr(at + 1, name))
+		if (at[-1] == ' ' && at[n] == ' ')
+			return true;
+	return false;
 }
 
 /* Every child of node is one hwloc expects there (see above). */
