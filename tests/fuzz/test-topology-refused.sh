@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced --topology with XML that hwloc would crash on (an object with a
 # set but not its complete counterpart: hwloc 2.9 dereferences NULL) or
 # whose attributes hwloc's parser would stop short of, or holding what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `rtplacectl top` on a terminal (a tmux pane of 80x24) against the
 # simulated 480-CPU machine: no frame is taller than the terminal, the
 # summary stays on its first lines, the CPUs come a page at a time (space
