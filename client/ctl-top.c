@@ -13,6 +13,14 @@
  * (more than CTL_TOP_WIDE_MAX CPUs, or a terminal narrower than a row),
  * cells of CTL_TOP_CELL columns, several per line. No line is wider than
  * the terminal ($COLUMNS, else 80, when stdout is not one).
+ *
+ * On a terminal (stdout one, not -b or --json) a frame is also never
+ * taller than it: the two summary lines stay at the top, the CPUs below
+ * are shown a page at a time with a last line naming the page, and keys
+ * read from a terminal on stdin move between pages (space, f or PgDn
+ * forward, b or PgUp back) or quit (q), without waiting for Enter; a key
+ * brings the next frame at once. The terminal's mode is put back on every
+ * way out.
  */
 #include "config.h"
 
@@ -23,8 +31,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sysexits.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +52,9 @@
 #define CTL_TOP_LINE_MAX 1024
 /* Notification records taken per read. */
 #define CTL_TOP_RECORDS 64
+/* Lines of a frame on a terminal that are not the CPUs: the two summary
+ * lines and the page line. */
+#define CTL_TOP_FIXED_ROWS 3
 
 struct top_reading {
 	struct rtplace_status st;
@@ -59,6 +73,13 @@ struct top {
 	bool batch, clear;
 	unsigned width, height;
 	size_t *order; /* CPU indices grouped by node, LLC, core */
+	int sigfd; /* SIGINT and SIGTERM, blocked */
+	bool keys; /* stdin is a terminal in non-canonical mode, saved_tty its mode before */
+	struct termios saved_tty;
+	/* Paging, on a terminal only (clear): the page shown, the CPU lines
+	 * of the frame being printed so far and how many fit a page. */
+	unsigned page, body_line, body_rows;
+	bool in_body;
 };
 
 static uint64_t top_now_ns(void)
@@ -128,14 +149,21 @@ static int top_read(struct top *t, struct top_reading *ret)
 	return 0;
 }
 
-/* Prints one line of text, cut at the terminal's width. */
-static void top_line(const struct top *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints one line of text, cut at the terminal's width; on a terminal, a
+ * line of the CPUs only when it falls on the page shown. */
+static void top_line(struct top *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void top_line(const struct top *t, const char *fmt, ...)
+static void top_line(struct top *t, const char *fmt, ...)
 {
 	char buf[CTL_TOP_LINE_MAX];
 	va_list ap;
 
+	if (t->clear && t->in_body) {
+		unsigned line = t->body_line++;
+
+		if (line / t->body_rows != t->page)
+			return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -187,7 +215,7 @@ static double top_rate(uint64_t before, uint64_t after, double seconds)
 	return after >= before && seconds > 0 ? (double)(after - before) / seconds : 0;
 }
 
-static void top_json(const struct top *t, const struct top_reading *prev, const struct top_reading *cur,
+static void top_json(struct top *t, const struct top_reading *prev, const struct top_reading *cur,
 		     double seconds)
 {
 	printf("{\"interval_s\": %.3f, \"claims\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
@@ -259,7 +287,7 @@ static bool top_same_group(const struct rtplace_cpu *a, const struct rtplace_cpu
 	return a->node == b->node && a->llc == b->llc;
 }
 
-static void top_wide(const struct top *t, const struct top_reading *prev, const struct top_reading *cur)
+static void top_wide(struct top *t, const struct top_reading *prev, const struct top_reading *cur)
 {
 	char group[48];
 
@@ -313,7 +341,7 @@ static void top_cell(const struct top_reading *prev, const struct top_reading *c
 		 letters[top], sh[top] * 100 > 999 ? 999 : sh[top] * 100);
 }
 
-static void top_compact(const struct top *t, const struct top_reading *prev, const struct top_reading *cur)
+static void top_compact(struct top *t, const struct top_reading *prev, const struct top_reading *cur)
 {
 	unsigned per_line = t->width / CTL_TOP_CELL ? t->width / CTL_TOP_CELL : 1;
 	char line[CTL_TOP_LINE_MAX], cell[CTL_TOP_CELL + 8], group[48];
@@ -345,7 +373,7 @@ static void top_compact(const struct top *t, const struct top_reading *prev, con
 		top_line(t, "%s", line);
 }
 
-static void top_text(const struct top *t, const struct top_reading *prev, const struct top_reading *cur,
+static void top_text(struct top *t, const struct top_reading *prev, const struct top_reading *cur,
 		     double seconds)
 {
 	bool compact = cur->n > CTL_TOP_WIDE_MAX || t->width < CTL_TOP_WIDE_COLS ||
@@ -364,35 +392,100 @@ static void top_text(const struct top *t, const struct top_reading *prev, const 
 		 cur->st.claims_active, top_rate(prev->st.queries, cur->st.queries, seconds),
 		 top_rate(prev->st.moves, cur->st.moves, seconds), coll, cur->st.clients,
 		 cur->times ? "" : "; no time by class (no BPF tracker)");
+	t->in_body = true;
+	t->body_line = 0;
 	if (compact)
 		top_compact(t, prev, cur);
 	else
 		top_wide(t, prev, cur);
+	t->in_body = false;
+	if (t->clear) {
+		unsigned pages = (t->body_line + t->body_rows - 1) / t->body_rows;
+
+		/* past the last page (a key, or fewer CPUs than when the
+		 * page was chosen): the first again, printed at once */
+		if (t->page >= pages && pages > 0) {
+			t->page = 0;
+			top_text(t, prev, cur, seconds);
+			return;
+		}
+		printf("page %u of %u%s", t->page + 1, pages ? pages : 1,
+		       t->keys ? " (space next, b back, q quit)" : "");
+	}
 	if (t->batch)
 		printf("\n");
 }
 
-/* Waits seconds; false when SIGINT or SIGTERM (blocked by the caller)
- * arrived instead, which ends top with status 0 between two frames, never
- * inside one. */
-static bool top_wait(const sigset_t *sigs, double seconds)
+/* What ends a wait early. */
+enum top_wake { TOP_WAKE_TIME, TOP_WAKE_KEY, TOP_WAKE_QUIT };
+
+/* A key read from the terminal: q quits; space, f and PgDn (ESC [ 6 ~)
+ * turn to the next page (after the last, the first), b and PgUp (ESC [ 5
+ * ~) to the one before; any other key only brings the next frame. */
+static enum top_wake top_key(struct top *t)
+{
+	char k[8];
+	ssize_t n = read(STDIN_FILENO, k, sizeof(k));
+
+	if (n <= 0)
+		return TOP_WAKE_KEY;
+	if (k[0] == 'q' || k[0] == 'Q')
+		return TOP_WAKE_QUIT;
+	if (k[0] == ' ' || k[0] == 'f' || (n >= 4 && memcmp(k, "\033[6~", 4) == 0))
+		t->page++;
+	else if ((k[0] == 'b' || (n >= 4 && memcmp(k, "\033[5~", 4) == 0)) && t->page > 0)
+		t->page--;
+	return TOP_WAKE_KEY;
+}
+
+/* Waits seconds, for SIGINT or SIGTERM (blocked by the caller, read from
+ * t->sigfd) or, on a terminal, a key. A signal or q ends top with status
+ * 0 between two frames, never inside one. */
+static enum top_wake top_wait(struct top *t, double seconds)
 {
 	uint64_t end = top_now_ns() + (uint64_t)(seconds * 1e9);
 
 	for (;;) {
+		struct pollfd fds[2] = { { .fd = t->sigfd, .events = POLLIN },
+					 { .fd = t->keys ? STDIN_FILENO : -1, .events = POLLIN } };
 		uint64_t now = top_now_ns();
-		struct timespec ts;
+		int ms, n;
 
 		if (now >= end)
-			return true;
-		ts = (struct timespec){ .tv_sec = (time_t)((end - now) / 1000000000),
-					.tv_nsec = (long)((end - now) % 1000000000) };
-		if (sigtimedwait(sigs, NULL, &ts) >= 0)
-			return false;
-		/* EAGAIN: the time is up; EINTR: another signal, wait on */
-		if (errno != EAGAIN && errno != EINTR)
-			return true;
+			return TOP_WAKE_TIME;
+		ms = (int)((end - now + 999999) / 1000000);
+		n = poll(fds, 2, ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || fds[0].revents)
+			return TOP_WAKE_QUIT;
+		if (fds[1].revents & POLLIN)
+			return top_key(t);
+		if (fds[1].revents)
+			t->keys = false;
 	}
+}
+
+/* Keys without Enter or echo, when stdin is a terminal and frames go to
+ * one; top_keys_off() puts the mode back. */
+static void top_keys_on(struct top *t)
+{
+	struct termios raw;
+
+	if (!t->clear || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &t->saved_tty) < 0)
+		return;
+	raw = t->saved_tty;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	t->keys = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+}
+
+static void top_keys_off(struct top *t)
+{
+	if (t->keys)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved_tty);
+	t->keys = false;
 }
 
 /* The terminal's size, from stdout when it is one, else $COLUMNS/$LINES,
@@ -415,10 +508,17 @@ static void top_size(struct top *t)
 		t->height = (unsigned)v;
 }
 
+/* How many lines of CPUs a page holds: the terminal's rows less the fixed
+ * ones, one at least. */
+static unsigned top_body_rows(const struct top *t)
+{
+	return t->height > CTL_TOP_FIXED_ROWS + 1 ? t->height - CTL_TOP_FIXED_ROWS : 1;
+}
+
 int ctl_top(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
-	struct top t = { .c = c, .delay = 1 };
+	struct top t = { .c = c, .delay = 1, .sigfd = -1 };
 	struct top_reading prev = { 0 }, cur = { 0 };
 	long frames = 0, v;
 	sigset_t sigs;
@@ -448,14 +548,21 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
 	top_size(&t);
 	t.clear = !t.batch && !c->json && isatty(STDOUT_FILENO);
+	t.body_rows = top_body_rows(&t);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0)
 		return ctl_fail(c, "cannot wait for signals", -errno);
+	t.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (t.sigfd < 0)
+		return ctl_fail(c, "cannot wait for signals", -errno);
 	r = ctl_connect(c);
-	if (r)
+	if (r) {
+		close(t.sigfd);
 		return r;
+	}
+	top_keys_on(&t);
 	/* Without records (a simulated topology, the subscriber limit) the
 	 * collisions are unknown; everything else works. */
 	if (rtplace_subscribe(c->rp, &t.sub) < 0)
@@ -464,7 +571,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
 		double seconds;
 
-		if (!top_wait(&sigs, t.delay))
+		if (top_wait(&t, t.delay) == TOP_WAKE_QUIT)
 			break;
 		r = top_read(&t, &cur);
 		if (r)
@@ -484,9 +591,13 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 		prev = cur;
 		cur = (struct top_reading){ 0 };
 	}
+	if (t.clear)
+		printf("\n");
+	top_keys_off(&t);
 	top_reading_free(&prev);
 	top_reading_free(&cur);
 	rtplace_sub_free(t.sub);
 	free(t.order);
+	close(t.sigfd);
 	return r;
 }

@@ -36,6 +36,9 @@ common_libfile_la_SOURCES += common/sysfs.h common/sysfs.c
 # shared by the daemon's moves and the clients that set a policy.
 common_libfile_la_SOURCES += common/rtbudget.h common/rtbudget.c
 common_libtopohwloc_la_LIBADD += common/libfile.la
+# libxml2 checks XML before hwloc reads it.
+common_libtopohwloc_la_CFLAGS += $(LIBXML2_CFLAGS)
+common_libtopohwloc_la_LIBADD += $(LIBXML2_LIBS)
 
 # The type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c

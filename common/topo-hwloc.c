@@ -10,6 +10,12 @@
  * densely in that order (hwloc logical order within a type), counting only
  * objects that hold at least one online CPU. Later types in a list are
  * fallbacks for topologies that lack the earlier ones.
+ *
+ * hwloc trusts the XML it is given: an object with a set but not its
+ * complete counterpart makes hwloc_topology_load() dereference NULL
+ * (hwloc 2.9). So XML text is read with libxml2 first, a file hwloc could
+ * not take safely is refused naming the object and what it lacks, and
+ * hwloc reads only the checked tree.
  */
 #include "config.h"
 
@@ -21,6 +27,8 @@
 #include <string.h>
 
 #include <hwloc.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
 #include "file.h"
 #include "topo.h"
@@ -146,6 +154,249 @@ static int topo_hwloc_errno(void)
 	return errno > 0 ? -errno : -EINVAL;
 }
 
+/* An attribute of an hwloc object that must come with another: hwloc
+ * reads the second whenever the first is there. */
+struct topo_hwloc_pair {
+	const char *has;
+	const char *needs;
+};
+
+static const struct topo_hwloc_pair topo_hwloc_pairs[] = {
+	{ "cpuset", "complete_cpuset" },
+	{ "nodeset", "complete_nodeset" },
+};
+
+static const xmlAttr *topo_hwloc_attr(const xmlNode *node, const char *name)
+{
+	for (const xmlAttr *a = node->properties; a; a = a->next)
+		if (strcmp((const char *)a->name, name) == 0)
+			return a;
+	return NULL;
+}
+
+static const char *topo_hwloc_attr_text(const xmlNode *node, const char *name)
+{
+	const xmlAttr *a = topo_hwloc_attr(node, name);
+
+	if (a && a->children && a->children->type == XML_TEXT_NODE && a->children->content)
+		return (const char *)a->children->content;
+	return "?";
+}
+
+/* hwloc's own parser reads an element's attributes up to the first whose
+ * name is not lower-case letters and underscores and takes the rest as
+ * absent: such a name (or a namespace, written as one) would hide from
+ * hwloc an attribute the checks below saw. hwloc never writes one. */
+static bool topo_hwloc_plain_name(const xmlChar *name)
+{
+	size_t n = strspn((const char *)name, "abcdefghijklmnopqrstuvwxyz_");
+
+	return n > 0 && name[n] == '\0';
+}
+
+/*
+ * The elements hwloc's XML holds (its DTDs, hwloc.dtd for version 1 and
+ * hwloc2.dtd): each with the children it may hold and whether it holds
+ * text. hwloc fails on anything else and, for an unknown element or text
+ * before a child, leaks the objects it was building (hwloc 2.9).
+ */
+struct topo_hwloc_element {
+	const char *name;
+	const char *children; /* space-separated, with a space at each end */
+	bool text;
+};
+
+static const struct topo_hwloc_element topo_hwloc_elements[] = {
+	{ "topology", " object distances2 distances2hetero support memattr cpukind ", false },
+	{ "root", " object ", false },
+	{ "object", " page_type info distances userdata object ", false },
+	{ "distances", " latency ", false },
+	{ "distances2", " indexes u64values ", false },
+	{ "distances2hetero", " indexes u64values ", false },
+	{ "memattr", " memattr_value ", false },
+	{ "cpukind", " info ", false },
+	{ "page_type", " ", false },
+	{ "info", " ", false },
+	{ "latency", " ", false },
+	{ "memattr_value", " ", false },
+	{ "support", " ", false },
+	{ "indexes", " ", true },
+	{ "u64values", " ", true },
+	{ "userdata", " ", true },
+};
+
+static const struct topo_hwloc_element *topo_hwloc_element(const xmlNode *node)
+{
+	for (size_t i = 0; i < TOPO_HWLOC_NTYPES(topo_hwloc_elements); i++)
+		if (strcmp((const char *)node->name, topo_hwloc_elements[i].name) == 0)
+			return &topo_hwloc_elements[i];
+	return NULL;
+}
+
+static bool topo_hwloc_may_hold(const struct topo_hwloc_element *e, const xmlNode *child)
+{
+	const char *name = (const char *)child->name;
+	size_t n = strlen(name);
+
+	/* a whole word of the list, not the start of a longer one */
+	for (const char *at = strstr(e->children, name); n > 0 && at; at = strstr(at + 1, name))
+		if (at[-1] == ' ' && at[n] == ' ')
+			return true;
+	return false;
+}
+
+/* Every child of node is one hwloc expects there (see above). */
+static int topo_hwloc_check_children(const xmlNode *node, const char *what, struct rtplace_reason *reason)
+{
+	const struct topo_hwloc_element *e = topo_hwloc_element(node);
+
+	/* the walk reaches an element only once its parent held it */
+	if (!e) {
+		reason_set(reason, "cannot load %s: line %ld: hwloc has no element %s", what, xmlGetLineNo(node),
+			   (const char *)node->name);
+		return -EINVAL;
+	}
+	for (const xmlNode *c = node->children; c; c = c->next) {
+		if (c->type == XML_ELEMENT_NODE && topo_hwloc_may_hold(e, c))
+			continue;
+		if (c->type == XML_TEXT_NODE &&
+		    (e->text || !c->content ||
+		     strspn((const char *)c->content, " \t\r\n") == strlen((const char *)c->content)))
+			continue;
+		if (c->type == XML_ELEMENT_NODE)
+			reason_set(reason, "cannot load %s: line %ld: element %s holds an element %s, which hwloc "
+				   "does not read there", what, xmlGetLineNo(c), e->name, (const char *)c->name);
+		else
+			reason_set(reason, "cannot load %s: line %ld: element %s holds %s, which hwloc does not "
+				   "read there", what, xmlGetLineNo(c), e->name,
+				   c->type == XML_TEXT_NODE ? "text" : c->type == XML_COMMENT_NODE ? "a comment" :
+				   c->type == XML_CDATA_SECTION_NODE ? "a CDATA section" :
+				   c->type == XML_PI_NODE ? "a processing instruction" : "an entity reference");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Checks one element. 0 or -EINVAL with the reason. */
+static int topo_hwloc_check_element(const xmlNode *node, const char *what, struct rtplace_reason *reason)
+{
+	int r;
+
+	if (node->ns || node->nsDef) {
+		reason_set(reason, "cannot load %s: line %ld: element %s uses an XML namespace, which hwloc "
+			   "does not read", what, xmlGetLineNo(node), (const char *)node->name);
+		return -EINVAL;
+	}
+	for (const xmlAttr *a = node->properties; a; a = a->next) {
+		if (a->ns || !topo_hwloc_plain_name(a->name)) {
+			reason_set(reason, "cannot load %s: line %ld: element %s has an attribute %s%s%s that "
+				   "hwloc does not read (names are lower-case letters and '_')", what,
+				   xmlGetLineNo(node), (const char *)node->name,
+				   a->ns && a->ns->prefix ? (const char *)a->ns->prefix : "",
+				   a->ns && a->ns->prefix ? ":" : "", (const char *)a->name);
+			return -EINVAL;
+		}
+	}
+	r = topo_hwloc_check_children(node, what, reason);
+	if (r < 0 || strcmp((const char *)node->name, "object") != 0)
+		return r;
+	for (size_t i = 0; i < TOPO_HWLOC_NTYPES(topo_hwloc_pairs); i++) {
+		const struct topo_hwloc_pair *p = &topo_hwloc_pairs[i];
+
+		if (!topo_hwloc_attr(node, p->has) || topo_hwloc_attr(node, p->needs))
+			continue;
+		reason_set(reason, "cannot load %s: line %ld: object %s (os_index %s) has a %s but no %s; "
+			   "hwloc needs both (export the topology again with lstopo)", what, xmlGetLineNo(node),
+			   topo_hwloc_attr_text(node, "type"), topo_hwloc_attr_text(node, "os_index"),
+			   p->has, p->needs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Checks every element from root down, depth first without recursion (a
+ * hostile file may nest deeply). 0 or -EINVAL with the reason. */
+static int topo_hwloc_check_tree(const xmlNode *root, const char *what, struct rtplace_reason *reason)
+{
+	const xmlNode *node = root;
+	int r = 0;
+
+	while (node && r == 0) {
+		if (node->type == XML_ELEMENT_NODE)
+			r = topo_hwloc_check_element(node, what, reason);
+		if (node->children && node->type == XML_ELEMENT_NODE) {
+			node = node->children;
+			continue;
+		}
+		while (node && node != root && !node->next)
+			node = node->parent;
+		node = node && node != root ? node->next : NULL;
+	}
+	return r;
+}
+
+/*
+ * hwloc trusts the XML it is given (see the file's header), so it never
+ * sees the caller's text: libxml2 reads it (no network, no entities
+ * substituted, no DTD loaded), the tree is checked, and what hwloc reads
+ * is that tree written out again by libxml2, in the one form hwloc's own
+ * parser reads as libxml2 does (double quotes, single spaces, no
+ * character references but for newline, return and tab). So hwloc sees
+ * exactly the elements and attributes that were checked. A file libxml2
+ * cannot read is refused: hwloc writes well-formed XML. On success
+ * *ret_xml (free with xmlFree) holds *ret_size bytes and a NUL.
+ */
+static int topo_hwloc_rewrite_xml(const char *xml, size_t size, const char *what, struct rtplace_reason *reason,
+				  xmlChar **ret_xml, int *ret_size)
+{
+	xmlDoc *doc = NULL;
+	xmlNode *root;
+	xmlChar *out = NULL;
+	int out_size = 0, r = 0;
+
+	doc = xmlReadMemory(xml, (int)size, NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc) {
+		xmlErrorPtr e = xmlGetLastError();
+
+		/* libxml2's messages end in a newline */
+		if (e && e->message && e->line > 0)
+			reason_set(reason, "cannot load %s: not an hwloc XML topology (line %d: %.*s)", what,
+				   e->line, (int)strcspn(e->message, "\n"), e->message);
+		else
+			reason_set(reason, "cannot load %s: not an hwloc XML topology (no XML element in it)", what);
+		r = -EINVAL;
+		goto out;
+	}
+	if (doc->intSubset && doc->intSubset->children) {
+		reason_set(reason, "cannot load %s: not an hwloc XML topology (it declares a DTD of its own)", what);
+		r = -EINVAL;
+		goto out;
+	}
+	root = xmlDocGetRootElement(doc);
+	if (!root || (strcmp((const char *)root->name, "topology") != 0 &&
+		      strcmp((const char *)root->name, "root") != 0)) {
+		reason_set(reason, "cannot load %s: not an hwloc XML topology (its first element is %s, not "
+			   "topology)", what, root ? (const char *)root->name : "missing");
+		r = -EINVAL;
+		goto out;
+	}
+	r = topo_hwloc_check_tree(root, what, reason);
+	if (r < 0)
+		goto out;
+	xmlDocDumpMemoryEnc(doc, &out, &out_size, "UTF-8");
+	if (!out) {
+		r = -ENOMEM;
+		reason_set(reason, "cannot load %s: %s", what, strerror(ENOMEM));
+		goto out;
+	}
+	*ret_xml = out;
+	*ret_size = out_size;
+out:
+	xmlFreeDoc(doc);
+	xmlResetLastError();
+	return r;
+}
+
 int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo **ret)
 {
 	char *xml = NULL;
@@ -168,7 +419,8 @@ int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtp
 	hwloc_topology_t ht = NULL;
 	hwloc_const_cpuset_t online;
 	struct topo *t = NULL;
-	int last, r;
+	xmlChar *checked = NULL;
+	int checked_size = 0, last, r;
 
 	if (!xml)
 		what = "the machine's topology";
@@ -176,6 +428,11 @@ int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtp
 		r = -EFBIG;
 		reason_set(reason, "cannot load %s: larger than %u bytes", what, TOPO_HWLOC_FILE_MAX);
 		goto out;
+	}
+	if (xml) {
+		r = topo_hwloc_rewrite_xml(xml, xml_size, what, reason, &checked, &checked_size);
+		if (r < 0)
+			goto out;
 	}
 	if (hwloc_topology_init(&ht) < 0) {
 		ht = NULL;
@@ -196,7 +453,7 @@ int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtp
 	 * silently fall back to the live machine, so stop here. The size
 	 * counts the NUL, as hwloc's own exported buffers do. */
 	if (r == 0 && xml)
-		r = hwloc_topology_set_xmlbuffer(ht, xml, (int)xml_size + 1);
+		r = hwloc_topology_set_xmlbuffer(ht, (const char *)checked, checked_size + 1);
 	if (r == 0)
 		r = hwloc_topology_load(ht);
 	if (r < 0) {
@@ -252,5 +509,6 @@ out:
 	topo_free(t);
 	if (ht)
 		hwloc_topology_destroy(ht);
+	xmlFree(checked);
 	return r;
 }

@@ -6,9 +6,9 @@
 set -eu
 
 packages="autoconf automake libtool pkg-config make gcc clang llvm bpftool
-libbpf-dev libevent-dev libhwloc-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
+libbpf-dev libevent-dev libhwloc-dev libxml2-dev libsystemd-dev libinih-dev libcmocka-dev libjson-c-dev
 libclang-rt-14-dev hwloc systemd rt-tests linux-perf python3 util-linux procps
-ffmpeg hyperfine runc jq python3-yaml prometheus
+ffmpeg hyperfine runc jq python3-yaml prometheus tmux
 dbus-daemon dbus-bin pipewire-bin rtkit
 git dpkg-dev debhelper fakeroot lintian
 qemu-system-x86 busybox-static kmod cpio xz-utils"

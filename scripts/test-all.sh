@@ -10,6 +10,10 @@
 #               restrictive rtplaced.conf at that build's default path: every
 #               test result must equal the werror run's (tests are hermetic)
 #   distcheck   `make distcheck`
+#   fuzz        a bounded libFuzzer run of every harness in FUZZ_TARGETS
+#               (tests/fuzz/fuzz.mk) in the werror step's build, with
+#               Debian's clang; a crash, leak or hang fails it, and the
+#               input that caused it is printed (base64) in the log
 #   install     (root) `make install` onto the live system, the installed
 #               rtplacectl and rtplaced run, `make uninstall` leaves nothing
 #   package     (root) the Debian packages from a clean copy, lintian,
@@ -170,6 +174,26 @@ distcheck() {
 	make -j"$(nproc)" --no-print-directory distcheck >distcheck.log 2>&1 || { tail -60 distcheck.log; return 1; }
 }
 
+# libFuzzer for RTPLACE_FUZZ_SECONDS (default 20) per harness; what it finds is
+# kept under build-test-werror/fuzz-found and printed here.
+fuzz() {
+	local build=$top/build-test-werror rc=0 f
+
+	cd "$build" || return 1
+	rm -f crash-* leak-* timeout-* oom-* slow-unit-*
+	echo "== fuzz: make fuzz-ci FUZZ_CI_SECONDS=${RTPLACE_FUZZ_SECONDS:-20}"
+	make --no-print-directory fuzz-ci FUZZ_CI_SECONDS="${RTPLACE_FUZZ_SECONDS:-20}" || rc=1
+	for f in crash-* leak-* timeout-* oom-*; do
+		[ -f "$f" ] || continue
+		mkdir -p fuzz-found && cp "$f" fuzz-found/
+		echo "fuzz: input $f ($(wc -c <"$f") bytes, kept in $build/fuzz-found), base64:"
+		base64 "$f" | head -c 65536
+		echo
+		rc=1
+	done
+	return $rc
+}
+
 # `make install` as a user does it, onto the live system, as root. What it
 # installs is listed first by a staged install; a file already there stops
 # the step, so nothing of the machine's is replaced, and every file and
@@ -310,12 +334,12 @@ vm() {
 werror() { run_variant werror --enable-werror; }
 sanitizers() { run_variant sanitizers --enable-werror --enable-sanitizers; }
 
-# Arguments name steps to run alone (intree, distcheck and install use the
-# werror step's build); none: all of them.
-steps=${*:-werror sanitizers intree distcheck install package vm}
+# Arguments name steps to run alone (intree, distcheck, fuzz and install
+# use the werror step's build); none: all of them.
+steps=${*:-werror sanitizers intree distcheck fuzz install package vm}
 for s in $steps; do
 	case $s in
-	werror | sanitizers | intree | distcheck) step "$s" "$s" ;;
+	werror | sanitizers | intree | distcheck | fuzz) step "$s" "$s" ;;
 	install | package | vm)
 		if [ $root = yes ]; then
 			[ $s = install ] && step install live_install
@@ -325,7 +349,7 @@ for s in $steps; do
 			skip_step "$s" "needs root"
 		fi
 		;;
-	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck install package vm)" >&2; exit 64 ;;
+	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm)" >&2; exit 64 ;;
 	esac
 done
 

@@ -386,6 +386,9 @@ TESTS += tests/unit/test-class-times
 # time by class of a live daemon in both views.
 TESTS += tests/integration/test-client-top.sh
 EXTRA_DIST += tests/integration/test-client-top.sh
+# top on a terminal (tmux): pages, q, the terminal's mode put back.
+TESTS += tests/integration/test-client-top-keys.sh
+EXTRA_DIST += tests/integration/test-client-top-keys.sh
 
 # librtplace against a daemon of protocol version 1.
 check_PROGRAMS += tests/integration/test-client-compat

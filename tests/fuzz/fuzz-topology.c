@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the topology loader (common/topo.h): any bytes, as
- * the hwloc XML that `rtplaced --topology` hands to hwloc. hwloc's own
- * parser is fuzzed with it, since that is what outside input reaches.
+ * the hwloc XML that `rtplaced --topology` reads. libxml2, the checks
+ * made before hwloc reads the text, and hwloc's own parser are fuzzed with
+ * it, since that is what outside input reaches.
  * Beyond "no crash, no leak" (the sanitizers' job) it checks the loader's
  * contract: a failure is -EINVAL, -E2BIG or -ENOMEM with a reason naming
  * the input; a success is a snapshot inside RTPLACE_MAX_CPUS whose online

@@ -68,6 +68,9 @@ tests_fuzz_replay_topology_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuz
 tests_fuzz_replay_topology_LDADD = common/libtopohwloc.la common/libcommon.la
 TESTS += tests/fuzz/replay-topology
 EXTRA_DIST += tests/fuzz/corpus/topology
+# What rtplaced says of the corpus' unsafe files (hwloc crashed on some).
+TESTS += tests/fuzz/test-topology-refused.sh
+EXTRA_DIST += tests/fuzz/test-topology-refused.sh
 
 FUZZ_SECONDS = 60
 FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c
@@ -84,7 +87,8 @@ fuzz-protocol: $(FUZZ_PROTOCOL_SRC)
 		tests/fuzz/corpus-protocol-found $(srcdir)/tests/fuzz/corpus/protocol
 
 FUZZ_CONFIG_SECONDS = 60
-FUZZ_CONFIG_SRC = $(srcdir)/tests/fuzz/fuzz-config.c $(srcdir)/common/conf.c $(srcdir)/common/cpuset.c
+FUZZ_CONFIG_SRC = $(srcdir)/tests/fuzz/fuzz-config.c $(srcdir)/common/conf.c $(srcdir)/common/cpuset.c \
+	$(srcdir)/common/file.c $(srcdir)/common/reason.c
 
 fuzz-config: $(FUZZ_CONFIG_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -125,8 +129,8 @@ FUZZ_TOPOLOGY_SRC = $(srcdir)/tests/fuzz/fuzz-topology.c $(srcdir)/common/topo-h
 
 fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(HWLOC_CFLAGS) $(FUZZ_TOPOLOGY_SRC) \
-		$(HWLOC_LIBS) -o tests/fuzz/fuzz-topology-libfuzzer
+		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(HWLOC_CFLAGS) $(LIBXML2_CFLAGS) $(FUZZ_TOPOLOGY_SRC) \
+		$(HWLOC_LIBS) $(LIBXML2_LIBS) -o tests/fuzz/fuzz-topology-libfuzzer
 	$(MKDIR_P) tests/fuzz/corpus-topology-found
 	tests/fuzz/fuzz-topology-libfuzzer -max_total_time=$(FUZZ_TOPOLOGY_SECONDS) -max_len=16384 \
 		tests/fuzz/corpus-topology-found $(srcdir)/tests/fuzz/corpus/topology
@@ -165,3 +169,29 @@ fuzz-oci: $(FUZZ_OCI_SRC)
 
 .PHONY: fuzz-oci
 CLEANFILES += tests/fuzz/fuzz-oci-libfuzzer
+
+# The bounded run CI makes (scripts/test-all.sh, step fuzz): every harness
+# named in FUZZ_TARGETS (its `make fuzz-NAME` target, whose time is
+# FUZZ_NAME_SECONDS) for FUZZ_CI_SECONDS each, all of them even when one
+# fails. A harness joins CI by adding its name here.
+#   make fuzz-ci [FUZZ_CI_SECONDS=20]
+#       fails when a harness crashed, leaked or hung; libFuzzer leaves the
+#       input in the build folder as crash-*, leak-*, timeout-* or oom-*.
+#       Leaks inside libhwloc are suppressed (tests/fuzz/lsan.supp).
+FUZZ_TARGETS = protocol config claims-state uevent topology oci
+FUZZ_CI_SECONDS = 20
+
+fuzz-ci:
+	@failed=; for t in $(FUZZ_TARGETS); do \
+		v=FUZZ_`echo $$t | tr 'a-z-' 'A-Z_'`_SECONDS; \
+		echo "== fuzz-$$t: $(FUZZ_CI_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(abs_srcdir)/tests/fuzz/lsan.supp:print_suppressions=1 \
+		$(MAKE) --no-print-directory fuzz-$$t FUZZ_SECONDS=$(FUZZ_CI_SECONDS) $$v=$(FUZZ_CI_SECONDS) \
+			>tests/fuzz/fuzz-$$t.log 2>&1 || failed="$$failed $$t"; \
+		grep -E '^Done|ERROR|SUMMARY|Suppressions used|Test unit written|^make' tests/fuzz/fuzz-$$t.log; \
+	done; \
+	[ -z "$$failed" ] || { echo "fuzz-ci: failed:$$failed (logs in tests/fuzz/fuzz-NAME.log)"; exit 1; }
+
+.PHONY: fuzz-ci
+CLEANFILES += tests/fuzz/fuzz-*.log
+EXTRA_DIST += tests/fuzz/lsan.supp
