@@ -381,7 +381,7 @@ static int manage_tracker_event_cb(const struct tracker_event *ev, void *ctx)
 			      prio ? SCHED_FIFO : 0, prio);
 		mp = manage_find_process(mg, mt->pid);
 		if (mp)
-			push_thread(mg->o.push, mt, &mp->allowed, ev);
+			push_thread(mg->o.push, mt->tid, mt->pid, mt->uid, &mt->push, &mp->allowed, ev);
 		break;
 	default:
 		break;

@@ -22,18 +22,18 @@
 #include "cpuset.h"
 #include "notify.h"
 #include "placement.h"
+#include "push.h"
 #include "topo.h"
 #include "tracker.h"
 
 struct manage;
-struct push;
 
 /* A watched thread of a managed process. */
 struct manage_thread {
 	pid_t tid;
 	pid_t pid;
 	uid_t uid;
-	uint64_t last_push_ms; /* push.c's: when it last tried to move it, 0 never */
+	struct push_rate push; /* push.c's, per thread */
 };
 
 struct manage_opts {

@@ -58,34 +58,34 @@ void push_new_turn(struct push *p)
 	p->budget = PUSH_BUDGET;
 }
 
-void push_thread(struct push *p, struct manage_thread *mt, const struct rtplace_cpumask *allowed,
-		 const struct tracker_event *ev)
+void push_thread(struct push *p, pid_t tid, pid_t pid, uid_t uid, struct push_rate *rate,
+		 const struct rtplace_cpumask *allowed, const struct tracker_event *ev)
 {
 	uint64_t now = loop_now_ms();
 	struct thread_sched_result res;
 	struct rtplace_cpumask to;
 	int cpu, r;
 
-	if (!p->enabled || p->budget == 0 || (mt->last_push_ms && now - mt->last_push_ms < p->interval_ms))
+	if (!p->enabled || p->budget == 0 || (rate->last_try_ms && now - rate->last_try_ms < p->interval_ms))
 		return;
-	r = moves_pick(p->o.moves, allowed, (int)ev->cpu, ev->level, claims_levels_except(p->o.claims, mt->pid),
+	r = moves_pick(p->o.moves, allowed, (int)ev->cpu, ev->level, claims_levels_except(p->o.claims, pid),
 		       &cpu);
 	if (r == -ENOMEM)
-		log_warning_ratelimited("Failed to pick a CPU to push thread %d to: out of memory", (int)mt->tid);
+		log_warning_ratelimited("Failed to pick a CPU to push thread %d to: out of memory", (int)tid);
 	if (r < 0 || (uint32_t)cpu == ev->cpu || cpupri_level(p->o.view, (uint32_t)cpu) >= ev->level)
 		return;
 	cpuset_zero(&to);
 	cpuset_set(&to, (unsigned)cpu);
 	p->budget--;
-	mt->last_push_ms = now;
-	if (thread_sched_apply(mt->tid, &to, THREAD_SCHED_KEEP_POLICY, 0, &res) < 0) {
+	rate->last_try_ms = now;
+	if (thread_sched_apply(tid, &to, THREAD_SCHED_KEEP_POLICY, 0, &res) < 0) {
 		p->failed++;
 		return;
 	}
 	p->moved++;
-	log_debug("pushed thread %d of pid %d from CPU %u (%u) to CPU %d", (int)mt->tid, (int)mt->pid, ev->cpu,
+	log_debug("pushed thread %d of pid %d from CPU %u (%u) to CPU %d", (int)tid, (int)pid, ev->cpu,
 		  ev->cpu_level, cpu);
-	notify_record(p->o.notify, RTPLACE_RECORD_MOVED, mt->tid, mt->uid, (int)ev->cpu, cpu, (uint8_t)res.now.policy,
+	notify_record(p->o.notify, RTPLACE_RECORD_MOVED, tid, uid, (int)ev->cpu, cpu, (uint8_t)res.now.policy,
 		      (uint8_t)res.now.prio);
 }
 

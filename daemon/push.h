@@ -13,17 +13,23 @@
 #define RTPLACE_PUSH_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "claims.h"
 #include "conf.h"
 #include "cpupri.h"
 #include "cpuset.h"
-#include "manage.h"
 #include "moves.h"
 #include "notify.h"
 #include "tracker.h"
 
 struct push;
+
+/* What the policy keeps per thread it may push, stored by whoever keeps
+ * the thread (manage.c's table, which owns the threads' lifetimes). */
+struct push_rate {
+	uint64_t last_try_ms; /* when a push of the thread was last tried, 0 never */
+};
 
 struct push_opts {
 	const struct cpupri_view *view; /* the live map */
@@ -42,13 +48,14 @@ void push_apply_config(struct push *p, const struct config *cfg);
 void push_new_turn(struct push *p);
 
 /*
- * The collision ev happened to mt, a thread allowed on the CPUs of
- * allowed: moves it to a CPU of allowed below ev->level, unless pushing
- * is off, the turn's budget is spent, mt moved less than an interval ago
- * or no such CPU exists. Sets mt->last_push_ms when it tries.
+ * The collision ev happened to thread tid of process pid (owned by uid),
+ * allowed on the CPUs of allowed: moves it to a CPU of allowed below
+ * ev->level, unless pushing is off, the turn's budget is spent, a push of
+ * it was tried less than an interval ago (rate) or no such CPU exists.
+ * Updates rate when it tries.
  */
-void push_thread(struct push *p, struct manage_thread *mt, const struct rtplace_cpumask *allowed,
-		 const struct tracker_event *ev);
+void push_thread(struct push *p, pid_t tid, pid_t pid, uid_t uid, struct push_rate *rate,
+		 const struct rtplace_cpumask *allowed, const struct tracker_event *ev);
 
 /* Pushes done and pushes that failed since the daemon started. */
 void push_get_counts(const struct push *p, uint64_t *ret_moved, uint64_t *ret_failed);
