@@ -23,6 +23,8 @@
 
 #include "auth.h"
 #include "levels.h"
+#include "log.h"
+#include "rtplace-proto.h"
 #include "thread-sched.h"
 #include "procfs.h"
 
@@ -517,4 +519,48 @@ uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_
 bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct auth_policy *policy)
 {
 	return auth_is_privileged(requester) || auth_in_rt_groups(requester, policy);
+}
+
+void auth_policy_from_config(const struct config *cfg, struct auth_policy *ret)
+{
+	*ret = (struct auth_policy){
+		.allow = cfg->moves.allow == CONFIG_MOVES_ROOT ? AUTH_ALLOW_ROOT : AUTH_ALLOW_OWNER,
+		.max_prio = cfg->moves.max_prio,
+	};
+	for (uint32_t i = 0; i < cfg->moves.n_rt_groups; i++)
+		if (auth_policy_add_group(ret, cfg->moves.rt_groups[i]) < 0)
+			log_warning("[moves] rt-groups: no group named '%s'; ignored", cfg->moves.rt_groups[i]);
+}
+
+void auth_claim_terms(const struct auth_creds *requester, const struct auth_policy *policy, const struct config *cfg,
+		      int prio, bool exclusive, uint32_t lease_ms, uint8_t *ret_level, uint64_t *ret_lease,
+		      struct rtplace_reason *note)
+{
+	uint64_t lease = 0;
+
+	*ret_level = (uint8_t)auth_claim_level(requester, policy, prio, exclusive, note);
+	if (lease_ms == RTPLACE_LEASE_DEFAULT)
+		lease = cfg->placement.claim_timeout_ms;
+	else if (lease_ms != RTPLACE_LEASE_INFINITE)
+		lease = lease_ms;
+	if (!auth_claim_lease_unbounded(requester, policy) && (!lease || lease > cfg->limits.max_lease_ms)) {
+		lease = cfg->limits.max_lease_ms;
+		/* The level's note, when there is one, says more. */
+		if (!note->text[0])
+			reason_set(note, "lease cut to max-lease-ms %u", (unsigned)cfg->limits.max_lease_ms);
+	}
+	*ret_lease = lease;
+}
+
+int auth_may_own(const char *proc_root, pid_t peer_pid, uid_t peer_uid, pid_t pid)
+{
+	uid_t owner;
+	int r;
+
+	if (pid == peer_pid || peer_uid == 0)
+		return 0;
+	r = procfs_owner(proc_root, pid, &owner);
+	if (r < 0)
+		return -ESRCH;
+	return owner == peer_uid ? 0 : -EPERM;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Who may move which thread, and how high (DESIGN §7). Two halves:
+ * Every rights decision of the daemon: who may move which thread and how
+ * high (DESIGN §7), and what a claim may hold and who may own it (§6,
+ * §14). Two halves:
  *
  * - readers that turn a pid/tid into plain structs, reading only files
  *   under a proc root the caller passes ("/proc" in the daemon, a fake tree
@@ -11,7 +13,8 @@
  *   the same facts from system calls on the live kernel (auth_peer_creds()
  *   after a connection's first read, auth_peer_move_creds(),
  *   auth_target_read_live()), which format no text;
- * - auth_move_allowed(), a pure decision on those structs.
+ * - the decisions on those structs: auth_move_allowed(), auth_claim_terms()
+ *   and the policy from the configuration, auth_policy_from_config().
  *
  * The rules mirror the kernel's own checks for sched_setaffinity and
  * sched_setscheduler, so the daemon (which holds CAP_SYS_NICE) never lets a
@@ -50,6 +53,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conf.h"
 #include "reason.h"
 
 /* Supplementary groups kept per requester; beyond these, membership is not
@@ -224,5 +228,26 @@ uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_
 /* May requester's claims have leases beyond [limits] max-lease-ms (or
  * none)? Root, CAP_SYS_NICE, or an rt-groups member. */
 bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct auth_policy *policy);
+
+/* The [moves] rules (allow, rt-groups, max-prio) that moves and claims are
+ * judged by; a group that does not exist is logged and left out. */
+void auth_policy_from_config(const struct config *cfg, struct auth_policy *ret);
+
+/*
+ * What a claim may hold (DESIGN §14): the level from auth_claim_level() for
+ * prio and exclusive, and the lease for lease_ms as the wire gives it
+ * (RTPLACE_LEASE_DEFAULT: [placement] claim-timeout-ms;
+ * RTPLACE_LEASE_INFINITE: none), cut to [limits] max-lease-ms unless
+ * auth_claim_lease_unbounded(). 0 in *ret_lease means no lease. note says
+ * what the claim got less of, "" when nothing.
+ */
+void auth_claim_terms(const struct auth_creds *requester, const struct auth_policy *policy, const struct config *cfg,
+		      int prio, bool exclusive, uint32_t lease_ms, uint8_t *ret_level, uint64_t *ret_lease,
+		      struct rtplace_reason *note);
+
+/* May the client with pid peer_pid and uid peer_uid tie a claim to process
+ * pid? Its own process, any of its uid's, or any with root. 0, -EPERM, or
+ * -ESRCH when pid does not exist. */
+int auth_may_own(const char *proc_root, pid_t peer_pid, uid_t peer_uid, pid_t pid);
 
 #endif

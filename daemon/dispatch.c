@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -54,6 +53,7 @@ struct dispatch {
 	struct config cfg;
 	struct dispatch_host host;     /* the host's RT configuration, as last read */
 	struct placement_config pcfg;
+	struct auth_policy policy; /* [moves]: what moves and claims may do */
 	struct rtplace_cpumask housekeeping;    /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
 	struct proto_limits lim;
@@ -142,8 +142,7 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 	dispatch_subscriber_limits(cfg, &subscribers);
 	if (s->notify)
 		notify_set_limits(s->notify, &subscribers);
-	if (s->moves)
-		moves_apply_config(s->moves, cfg);
+	auth_policy_from_config(cfg, &s->policy);
 	if (s->push)
 		push_apply_config(s->push, cfg);
 	if (s->manage)
@@ -281,20 +280,6 @@ static struct auth_peer *dispatch_auth_peer(struct server_peer *peer)
 	return peer->data;
 }
 
-/* May peer tie a claim to pid? Its own processes, or any with root. */
-static int dispatch_may_own(const struct dispatch *s, const struct server_peer *peer, pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	if (pid == peer->pid || peer->uid == 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
-	if (stat(path, &st) < 0)
-		return -ESRCH;
-	return st.st_uid == peer->uid ? 0 : -EPERM;
-}
-
 /*
  * What a claim by peer for q may hold (DESIGN §14): its level and lease,
  * and a note for the reply when it gets less than it asked for.
@@ -302,28 +287,16 @@ static int dispatch_may_own(const struct dispatch *s, const struct server_peer *
 static void dispatch_claim_terms(struct dispatch *s, struct server_peer *peer, const struct rtplace_query *q,
 				uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
 {
-	const struct auth_policy *policy = moves_auth_policy(s->moves);
 	struct auth_peer *ap = dispatch_auth_peer(peer);
 	const struct auth_creds *creds = NULL;
 	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
-	uint64_t lease = 0;
 
 	/* A requester whose process is gone or unreadable is judged by its
 	 * uid alone: root keeps its rights, anyone else has none. */
 	if (!ap || auth_peer_creds(ap, s->proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &creds) < 0)
 		creds = &uid_only;
-	*ret_level = (uint8_t)auth_claim_level(creds, policy, q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, note);
-	if (q->lease_ms == RTPLACE_LEASE_DEFAULT)
-		lease = s->cfg.placement.claim_timeout_ms;
-	else if (q->lease_ms != RTPLACE_LEASE_INFINITE)
-		lease = q->lease_ms;
-	if (!auth_claim_lease_unbounded(creds, policy) && (!lease || lease > s->cfg.limits.max_lease_ms)) {
-		lease = s->cfg.limits.max_lease_ms;
-		/* The level's note, when there is one, says more. */
-		if (!note->text[0])
-			reason_set(note, "lease cut to max-lease-ms %u", (unsigned)s->cfg.limits.max_lease_ms);
-	}
-	*ret_lease = lease;
+	auth_claim_terms(creds, &s->policy, &s->cfg, q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, q->lease_ms,
+			 ret_level, ret_lease, note);
 }
 
 /* How peer sees the daemon's pids (pidmap.h). */
@@ -431,7 +404,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	if (claim && q->owner_pid) {
 		if (dispatch_resolve_pid(s, peer, m, q->owner_pid, false, &owner) < 0)
 			return;
-		r = dispatch_may_own(s, peer, owner);
+		r = auth_may_own(s->proc_root, peer->pid, peer->uid, owner);
 		if (r < 0) {
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   r == -EPERM ? "owner_pid belongs to another user" : "owner_pid does not exist");
@@ -915,6 +888,7 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 		.placement = &s->pctx,
 		.live = opts->tracker || opts->sampler,
 		.proc_root = s->proc_root,
+		.policy = &s->policy,
 	};
 	struct push_opts po = { .view = &s->view, .claims = s->claims };
 	struct manage_opts mgo = {
@@ -933,7 +907,7 @@ static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *op
 	if (r < 0)
 		return r;
 	mo.notify = po.notify = mgo.notify = s->notify;
-	r = moves_new(&mo, cfg, &s->moves);
+	r = moves_new(&mo, &s->moves);
 	if (r < 0)
 		return r;
 	po.moves = s->moves;

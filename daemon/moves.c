@@ -3,8 +3,7 @@
  * MOVE requests: authorise (auth.c), guard against moving init, kernel
  * threads or the daemon, re-check the target CPU against the live map,
  * apply with rollback (thread-sched.c), publish the records (notify.c).
- * Owns the [moves] authorisation policy, the counts of MOVE requests and
- * the choice of a CPU for a thread at a level (moves_pick(), push.c's
+ * Owns the counts of MOVE requests and the choice of a CPU for a thread at a level (moves_pick(), push.c's
  * too).
  */
 #include "config.h"
@@ -48,7 +47,6 @@ struct moves_pidfd {
 
 struct moves {
 	struct moves_opts o;
-	struct auth_policy policy;
 	pid_t self; /* the daemon's pid: the guard's, read once (it never forks) */
 	struct moves_pidfd pidfds[MOVES_PIDFDS];
 	unsigned pidfd_next; /* the slot a new pidfd takes: the oldest */
@@ -280,7 +278,7 @@ static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_
 		reason_set(reason, "thread %d does not exist", (int)tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
-	return auth_move_allowed(creds, ret_target, &m->policy, want_policy, req->prio, reason);
+	return auth_move_allowed(creds, ret_target, m->o.policy, want_policy, req->prio, reason);
 }
 
 /* What target's read saw of its policy, for thread_sched_apply_known():
@@ -519,7 +517,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	/* A process-wide move authorises each thread with the same policy:
 	 * what one decision consults, they all do. */
-	r = auth_peer_move_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, &m->policy,
+	r = auth_peer_move_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, m->o.policy,
 				 want_policy, &creds);
 	if (r < 0) {
 		reason_set(reason, "cannot read the credentials of pid %d", (int)peer->pid);
@@ -546,7 +544,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	if (req->flags & RTPLACE_MOVE_F_PROCESS)
 		return moves_move_process(m, creds, task.tgid, req, ret, reason);
-	r = auth_move_allowed(creds, &target, &m->policy, want_policy, req->prio, reason);
+	r = auth_move_allowed(creds, &target, m->o.policy, want_policy, req->prio, reason);
 	if (r < 0)
 		return r;
 	if (set_sched)
@@ -587,20 +585,7 @@ int moves_move(struct moves *m, const struct server_peer *peer, struct auth_peer
 	return r;
 }
 
-void moves_apply_config(struct moves *m, const struct config *cfg)
-{
-	struct auth_policy policy = {
-		.allow = cfg->moves.allow == CONFIG_MOVES_ROOT ? AUTH_ALLOW_ROOT : AUTH_ALLOW_OWNER,
-		.max_prio = cfg->moves.max_prio,
-	};
-
-	for (uint32_t i = 0; i < cfg->moves.n_rt_groups; i++)
-		if (auth_policy_add_group(&policy, cfg->moves.rt_groups[i]) < 0)
-			log_warning("[moves] rt-groups: no group named '%s'; ignored", cfg->moves.rt_groups[i]);
-	m->policy = policy;
-}
-
-int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret)
+int moves_new(const struct moves_opts *opts, struct moves **ret)
 {
 	struct moves *m = calloc(1, sizeof(*m));
 
@@ -608,7 +593,6 @@ int moves_new(const struct moves_opts *opts, const struct config *cfg, struct mo
 		return -ENOMEM;
 	m->o = *opts;
 	m->self = getpid();
-	moves_apply_config(m, cfg);
 	*ret = m;
 	return 0;
 }
@@ -620,11 +604,6 @@ void moves_free(struct moves *m)
 	for (unsigned i = 0; i < MOVES_PIDFDS; i++)
 		moves_pidfd_drop(&m->pidfds[i]);
 	free(m);
-}
-
-const struct auth_policy *moves_auth_policy(const struct moves *m)
-{
-	return &m->policy;
 }
 
 void moves_get_counts(const struct moves *m, uint64_t *ret_moved, uint64_t *ret_failed)

@@ -37,14 +37,13 @@ struct moves_opts {
 	bool live;                            /* false: simulation (--topology), moves are refused */
 	const char *proc_root;
 	struct notify *notify;                /* each move is published as a record */
+	/* Who may move what ([moves] allow, rt-groups, max-prio): dispatch.c's,
+	 * kept current on reload, by which claims are judged too. */
+	const struct auth_policy *policy;
 };
 
-int moves_new(const struct moves_opts *opts, const struct config *cfg, struct moves **ret);
+int moves_new(const struct moves_opts *opts, struct moves **ret);
 void moves_free(struct moves *m);
-
-/* Takes the [moves] authorisation settings; a group that does not exist
- * is logged and ignored. */
-void moves_apply_config(struct moves *m, const struct config *cfg);
 
 /*
  * Serves a MOVE from peer, whose credentials ap keeps for its connection
@@ -74,9 +73,5 @@ int moves_pick_reason(int r, uint32_t level, struct rtplace_reason *reason);
 /* MOVE requests that moved threads (a thread each) and that failed or were
  * refused, since the daemon started. */
 void moves_get_counts(const struct moves *m, uint64_t *ret_moved, uint64_t *ret_failed);
-
-/* Who may do what under [moves] (rt-groups, max-prio, allow): the same
- * rules decide what a claim may hold. */
-const struct auth_policy *moves_auth_policy(const struct moves *m);
 
 #endif

@@ -170,6 +170,19 @@ ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, si
 	return n == -ENOENT ? -ESRCH : n;
 }
 
+int procfs_owner(const char *root, pid_t pid, uid_t *ret)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%d", root, (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
 int procfs_parse_sysctl(const char *text, int64_t *ret)
 {
 	char *end;

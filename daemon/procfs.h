@@ -61,6 +61,10 @@ int procfs_status_u64(const char *status, const char *key, int base, uint64_t *r
  */
 ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size);
 
+/* The owner of process pid (the uid of <root>/<pid>, its effective uid as
+ * the kernel shows it). 0, -ESRCH when the process is gone, or -errno. */
+int procfs_owner(const char *root, pid_t pid, uid_t *ret);
+
 /* Parses a sysctl file's integer (one line, a trailing newline allowed).
  * 0 or -EBADMSG. */
 int procfs_parse_sysctl(const char *text, int64_t *ret);

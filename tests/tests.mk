@@ -121,7 +121,7 @@ check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_auth_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_auth_LDADD = $(MOVES_TEST_LDADD)
+tests_unit_test_auth_LDADD = common/libconfig.la $(MOVES_TEST_LDADD)
 TESTS += tests/unit/test-auth
 
 # --- integration tests: the daemon's edges on the real kernel.

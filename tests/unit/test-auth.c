@@ -376,6 +376,61 @@ static void test_rt_groups(void **state)
 }
 
 /* DESIGN §14: a claim never gives more than its requester could do. */
+/* A claim's lease: the default and "none" become what the requester may
+ * hold, cut to max-lease-ms for a requester without the rights. */
+static void test_claim_terms(void **state)
+{
+	/* RLIMIT_RTPRIO grants the levels but no unbounded lease. */
+	struct auth_creds root = user(0, 0), limited = user(65534, 99), plain = user(1000, 0);
+	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .max_prio = 49 };
+	struct rtplace_reason why;
+	struct config cfg;
+	uint64_t lease;
+	uint8_t level;
+
+	config_defaults(&cfg);
+	cfg.placement.claim_timeout_ms = 3000;
+	cfg.limits.max_lease_ms = 60000;
+	why.text[0] = '\0';
+	auth_claim_terms(&root, &p, &cfg, 50, false, RTPLACE_LEASE_INFINITE, &level, &lease, &why);
+	assert_int_equal(lease, 0);
+	assert_int_equal(level, level_from_rt_priority(50));
+	assert_string_equal(why.text, "");
+	auth_claim_terms(&root, &p, &cfg, 50, false, RTPLACE_LEASE_DEFAULT, &level, &lease, &why);
+	assert_int_equal(lease, 3000);
+	auth_claim_terms(&limited, &p, &cfg, 10, false, RTPLACE_LEASE_INFINITE, &level, &lease, &why);
+	assert_int_equal(lease, 60000);
+	assert_int_equal(level, level_from_rt_priority(10));
+	assert_string_equal(why.text, "lease cut to max-lease-ms 60000");
+	why.text[0] = '\0';
+	auth_claim_terms(&limited, &p, &cfg, 10, false, 90000, &level, &lease, &why);
+	assert_int_equal(lease, 60000);
+	why.text[0] = '\0';
+	auth_claim_terms(&limited, &p, &cfg, 10, false, 500, &level, &lease, &why);
+	assert_int_equal(lease, 500);
+	assert_string_equal(why.text, "");
+	/* A level it may not hold says so, over the lease's note. */
+	auth_claim_terms(&plain, &p, &cfg, 50, false, RTPLACE_LEASE_INFINITE, &level, &lease, &why);
+	assert_int_equal(level, LEVEL_NORMAL);
+	assert_int_equal(lease, 60000);
+	assert_non_null(strstr(why.text, "RLIMIT_RTPRIO"));
+}
+
+/* Who may own a claim: its own process, its uid's, anything for root. */
+static void test_may_own(void **state)
+{
+	char buf[512], dir[PATH_MAX + 16];
+
+	write_file(300, "status", status_text(buf, sizeof(buf), 1000, 1000, "", "0"));
+	snprintf(dir, sizeof(dir), "%s/300", proc_root);
+	assert_int_equal(chown(dir, 1000, 1000), 0);
+	assert_int_equal(auth_may_own(proc_root, 77, 1000, 300), 0);
+	assert_int_equal(auth_may_own(proc_root, 77, 1001, 300), -EPERM);
+	assert_int_equal(auth_may_own(proc_root, 77, 0, 300), 0);
+	assert_int_equal(auth_may_own(proc_root, 300, 1001, 300), 0);
+	assert_int_equal(auth_may_own(proc_root, 77, 1001, 999), -ESRCH);
+}
+
 static void test_claim_levels(void **state)
 {
 	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 40 };
@@ -501,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_userns_caps),
 		cmocka_unit_test(test_reason_lengths),
 		cmocka_unit_test(test_policy_add_group),
+		cmocka_unit_test(test_claim_terms),
+		cmocka_unit_test(test_may_own),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

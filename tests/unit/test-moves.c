@@ -26,6 +26,7 @@ struct fixture {
 	struct refmodel_map map;
 	struct placement_config cfg;
 	struct placement_ctx *ctx;
+	struct auth_policy policy;
 	struct moves *m;
 };
 
@@ -45,14 +46,16 @@ static int setup(void **state)
 	if (placement_ctx_new(&f->cfg, f->t, &f->map.view, &f->ctx) < 0)
 		return -1;
 	config_defaults(&cfg);
+	auth_policy_from_config(&cfg, &f->policy);
 	o = (struct moves_opts){
 		.topo = f->t,
 		.view = &f->map.view,
 		.pcfg = &f->cfg,
 		.placement = &f->ctx,
 		.proc_root = "/nonexistent",
+		.policy = &f->policy,
 	};
-	if (moves_new(&o, &cfg, &f->m) < 0)
+	if (moves_new(&o, &f->m) < 0)
 		return -1;
 	*state = f;
 	return 0;
