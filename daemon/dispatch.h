@@ -95,8 +95,6 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret);
 /* Server limits that follow from a configuration. */
 void dispatch_server_limits(const struct config *cfg, struct server_limits *ret);
 
-#endif
-
 /*
  * A claim on one CPU of allowed for a thread granted RT outside the socket
  * (rtkit.c): the best CPU below level (moves_pick()), owner-bound to
@@ -113,3 +111,5 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
 /* Ends claim id made by dispatch_claim_cpu() (its thread is gone or was
  * reset); one that has ended already is no error. */
 void dispatch_end_claim(struct dispatch *s, uint32_t id);
+
+#endif
