@@ -4,7 +4,8 @@
  * (loop timers, records, the tracker's epoch, systemd's MONOTONIC_USEC) is
  * CLOCK_MONOTONIC, which the BPF programs' bpf_ktime_get_ns() also reads,
  * so times from the kernel and from the daemon compare; the sampler's own
- * cost is the thread's CPU time.
+ * cost is the thread's CPU time; the boot time dates processes for the
+ * metrics.
  */
 #ifndef RTPLACE_DAEMON_CLOCKS_H
 #define RTPLACE_DAEMON_CLOCKS_H
@@ -13,6 +14,10 @@
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t clocks_monotonic_ns(void);
+
+/* When the machine booted, in ns since the epoch (CLOCK_REALTIME less
+ * CLOCK_BOOTTIME): what a process's start time in ticks counts from. */
+uint64_t clocks_boot_time_ns(void);
 
 /* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns. */
 uint64_t clocks_thread_cpu_ns(void);

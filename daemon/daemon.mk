@@ -25,6 +25,7 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
 	daemon/clocks.h daemon/clocks.c \
+	daemon/histogram.h daemon/histogram.c \
 	daemon/procfs.h daemon/procfs.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.

@@ -64,6 +64,9 @@ struct dispatch {
 	uint32_t rotor;
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
+	uint64_t claims_ended[DISPATCH_END_COUNT];
+	uint64_t claims_refused[DISPATCH_LIMIT_COUNT];
+	struct histogram query_time;
 	uint64_t queries_placed, queries_empty; /* QUERY replies with CPUs, without */
 	/*
 	 * Every request gets exactly its own reply, before any event it causes
@@ -235,6 +238,9 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 	struct dispatch *s = ctx;
 	char cpus[64];
 
+	s->claims_ended[why == RTPLACE_CLAIM_ENDED_EXPIRED	  ? DISPATCH_END_EXPIRED
+			: why == RTPLACE_CLAIM_ENDED_OWNER_EXITED ? DISPATCH_END_OWNER_EXITED
+								  : DISPATCH_END_REVOKED]++;
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
 	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
 		notify_record(s->notify,
@@ -346,8 +352,9 @@ static int dispatch_resolve_pid(struct dispatch *s, const struct server_peer *pe
  * table's room, counted by the table itself (claims end on their own).
  * 0, or quota_check()'s -errno with why naming the key.
  */
-static int dispatch_claims_quota(const struct dispatch *s, uid_t uid, struct rtplace_reason *why)
+static int dispatch_claims_quota(struct dispatch *s, uid_t uid, struct rtplace_reason *why)
 {
+	int r;
 	const struct quota_limits limits = {
 		.size = CLAIMS_MAX,
 		.users = s->cfg.limits.max_claims,
@@ -361,7 +368,12 @@ static int dispatch_claims_quota(const struct dispatch *s, uid_t uid, struct rtp
 		.all = claims_count(s->claims),
 	};
 
-	return quota_check(&limits, uid, &use, 1, why);
+	r = quota_check(&limits, uid, &use, 1, why);
+	if (r < 0)
+		s->claims_refused[r == -EDQUOT ? DISPATCH_LIMIT_PER_USER
+				  : r == -EUSERS ? DISPATCH_LIMIT_USERS
+						 : DISPATCH_LIMIT_TABLE]++;
+	return r;
 }
 
 static void dispatch_query(struct dispatch *s, struct server_peer *peer, const struct proto_msg *m)
@@ -391,6 +403,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	}
 	if (claim && claims_count_client(s->claims, peer->id) >= s->cfg.limits.max_claims_per_client) {
 		reason_set(&why, "[limits] max-claims-per-client = %u reached", s->cfg.limits.max_claims_per_client);
+		s->claims_refused[DISPATCH_LIMIT_PER_CLIENT]++;
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EDQUOT, why.text);
 		return;
 	}
@@ -515,6 +528,7 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 				   r == -EPERM ? "claim belongs to another user" : "no such claim");
 		return;
 	}
+	s->claims_ended[DISPATCH_END_RELEASED]++;
 	dispatch_claim_gone(s, &gone);
 	dispatch_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
 	dispatch_send_reply(s, peer, m);
@@ -788,7 +802,7 @@ static void dispatch_disconnect(struct dispatch *s, struct server_peer *peer)
 {
 	free(peer->data);
 	peer->data = NULL;
-	claims_drop_client(s->claims, peer->id);
+	s->claims_ended[DISPATCH_END_DISCONNECTED] += claims_drop_client(s->claims, peer->id);
 	notify_client_gone(s->notify, peer->id);
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
@@ -837,9 +851,13 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		goto done;
 	}
 	switch (m->hdr.type) {
-	case RTPLACE_MSG_QUERY:
+	case RTPLACE_MSG_QUERY: {
+		uint64_t start = loop_now_ns();
+
 		dispatch_query(s, peer, m);
+		histogram_observe(&s->query_time, loop_now_ns() - start);
 		break;
+	}
 	case RTPLACE_MSG_RELEASE:
 		dispatch_release(s, peer, m);
 		break;
@@ -1041,6 +1059,11 @@ void dispatch_free(struct dispatch *s)
 	free(s);
 }
 
+const uint8_t *dispatch_claimed_levels(const struct dispatch *s)
+{
+	return claims_levels(s->claims);
+}
+
 void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 {
 	struct dispatch_move_stats ms;
@@ -1057,7 +1080,11 @@ void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret)
 		.claims_active = claims_count(s->claims),
 		.claimed_cpus = claimed,
 		.clients = s->server ? server_client_count(s->server) : 0,
+		.claims_created = s->claims_total,
+		.query_time = &s->query_time,
 	};
+	memcpy(ret->claims_ended, s->claims_ended, sizeof(ret->claims_ended));
+	memcpy(ret->claims_refused, s->claims_refused, sizeof(ret->claims_refused));
 }
 
 int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
@@ -1111,6 +1138,8 @@ void dispatch_end_claim(struct dispatch *s, uint32_t id)
 	if (!cl)
 		return;
 	gone = *cl;
-	if (claims_release(s->claims, id, 0) == 0)
+	if (claims_release(s->claims, id, 0) == 0) {
+		s->claims_ended[DISPATCH_END_RELEASED]++;
 		dispatch_claim_gone(s, &gone);
+	}
 }

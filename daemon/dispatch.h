@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "conf.h"
+#include "histogram.h"
 #include "procfs.h"
 #include "sysfs.h"
 #include "sampler.h"
@@ -79,6 +80,25 @@ struct dispatch_move_stats {
 	uint64_t records_lost; /* records that found a subscriber's ring full */
 };
 
+/* Why claims ended, as the metrics count them. */
+enum dispatch_claim_end {
+	DISPATCH_END_RELEASED,     /* RELEASE, or its RealtimeKit thread ended */
+	DISPATCH_END_DISCONNECTED, /* a connection-bound claim's connection closed */
+	DISPATCH_END_EXPIRED,
+	DISPATCH_END_OWNER_EXITED,
+	DISPATCH_END_REVOKED,      /* a CPU went offline */
+	DISPATCH_END_COUNT,
+};
+
+/* The limits a claim can be refused at, as the metrics count them. */
+enum dispatch_claim_limit {
+	DISPATCH_LIMIT_PER_CLIENT, /* [limits] max-claims-per-client */
+	DISPATCH_LIMIT_PER_USER,   /* [limits] max-claims-per-user */
+	DISPATCH_LIMIT_USERS,      /* [limits] max-claims */
+	DISPATCH_LIMIT_TABLE,      /* the table's CLAIMS_MAX */
+	DISPATCH_LIMIT_COUNT,
+};
+
 struct dispatch_stats {
 	uint64_t queries_placed;  /* answered with CPUs */
 	uint64_t queries_empty;   /* answered without a CPU */
@@ -87,10 +107,19 @@ struct dispatch_stats {
 	unsigned claims_active;
 	unsigned claimed_cpus;    /* CPUs some claim holds */
 	unsigned clients;         /* connected now */
+	uint64_t claims_created;
+	uint64_t claims_ended[DISPATCH_END_COUNT];
+	uint64_t claims_refused[DISPATCH_LIMIT_COUNT];
+	/* The time from a QUERY's decoding to its reply queued, of every QUERY
+	 * decoded (refused ones too). */
+	const struct histogram *query_time;
 };
 
 /* The counters and gauges the metrics endpoint exports. */
 void dispatch_get_stats(const struct dispatch *s, struct dispatch_stats *ret);
+
+/* Per CPU, the level its highest claim holds it at; 0 when unclaimed. */
+const uint8_t *dispatch_claimed_levels(const struct dispatch *s);
 
 /* Server limits that follow from a configuration. */
 void dispatch_server_limits(const struct config *cfg, struct server_limits *ret);

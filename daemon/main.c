@@ -58,6 +58,7 @@ struct daemon {
 	struct server *server;
 	struct metrics *metrics; /* NULL without [metrics] listen */
 	struct rtkit *rtkit;     /* NULL without [rtkit] enable */
+	struct metrics_reloads reloads;
 };
 
 static void daemon_usage(FILE *out)
@@ -256,6 +257,8 @@ static void daemon_reload_cb(int signo, void *ctx)
 	systemd_reloading();
 	if (daemon_load_config(&d->args, false, &cfg, NULL) < 0) {
 		log_error("Reload failed; keeping the running configuration");
+		d->reloads.refused++;
+		d->reloads.last_ok = false;
 		systemd_ready();
 		return;
 	}
@@ -270,6 +273,8 @@ static void daemon_reload_cb(int signo, void *ctx)
 	dispatch_server_limits(&cfg, &limits);
 	server_set_limits(d->server, &limits);
 	log_info("Configuration reloaded");
+	d->reloads.applied++;
+	d->reloads.last_ok = true;
 	systemd_ready();
 }
 
@@ -570,6 +575,7 @@ static int daemon_start(struct daemon *d)
 			.sample_interval_ms = sopts.sample_interval_ms,
 			.untracked = sopts.untracked,
 			.rtkit = d->rtkit,
+			.reloads = &d->reloads,
 		};
 
 		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
@@ -614,7 +620,7 @@ static void daemon_stop(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { 0 };
+	struct daemon d = { .reloads.last_ok = true };
 	bool defaulted;
 	int status;
 

@@ -14,11 +14,13 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include "clocks.h"
 #include "cpupri.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "procfs.h"
 #include "server.h"
 
 /* Every program of bpf/tracker.bpf.c fits, with room for more. */
@@ -33,6 +35,7 @@ struct metrics {
 	struct evbuffer *page; /* the last page built, empty before the first */
 	uint64_t page_ns;      /* when it was built (loop_now_ns()) */
 	bool bpf_stats;        /* the tracker's statistics are on */
+	uint64_t boot_ns;      /* when the machine booted: process_start_time_seconds counts from it */
 };
 
 /*
@@ -100,6 +103,50 @@ static void metrics_family(struct evbuffer *b, const char *name, const char *typ
 	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Where each CPU sits, so that any per-CPU series can be summed by node,
+ * LLC or package with a join on this one. */
+static void metrics_cpu_places(struct metrics *m, struct evbuffer *b)
+{
+	const struct topo *t = m->o.topo;
+
+	metrics_family(b, "rtplace_cpu_info", "gauge",
+		       "Where the CPU sits: its NUMA node, package, LLC and core (-1: unknown); always 1.");
+	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++)
+		evbuffer_add_printf(b,
+				    "rtplace_cpu_info{cpu=\"%u\",node=\"%d\",package=\"%d\",llc=\"%d\",core=\"%d\"} 1\n",
+				    cpu, t->cpus[cpu].node, t->cpus[cpu].package, t->cpus[cpu].llc, t->cpus[cpu].core);
+}
+
+static void metrics_cpu_claims(struct metrics *m, struct evbuffer *b)
+{
+	const uint8_t *claimed = dispatch_claimed_levels(m->o.dispatch);
+	uint32_t ncpus = m->o.topo->ncpus;
+
+	metrics_family(b, "rtplace_cpu_claimed", "gauge", "1 when a claim holds the CPU, else 0.");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_claimed{cpu=\"%u\"} %d\n", cpu, claimed[cpu] != 0);
+	metrics_family(b, "rtplace_cpu_claim_rt_priority", "gauge",
+		       "RT priority the CPU's highest claim holds it at (0: a normal-level claim, or none; 100: deadline).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_claim_rt_priority{cpu=\"%u\"} %u\n", cpu,
+				    claimed[cpu] ? metrics_rt_priority(claimed[cpu]) : 0);
+}
+
+/* RT contention anywhere, not only on managed threads: more than one RT
+ * task queued on a CPU means all but one wait. */
+static void metrics_cpu_rt_queued(struct metrics *m, struct evbuffer *b)
+{
+	metrics_family(b, "rtplace_cpu_rt_queued", "gauge",
+		       "RT tasks queued on the CPU at its last scheduler event (above 1: RT tasks wait there).");
+	for (uint32_t cpu = 0; cpu < m->o.topo->ncpus && cpu < m->view.geom.ncpus; cpu++) {
+		const struct cpupri_slot *slot = cpupri_slot_ptr((void *)m->view.map, &m->view.geom, cpu);
+
+		/* Relaxed: a gauge read once, from the CPU's own writer. */
+		evbuffer_add_printf(b, "rtplace_cpu_rt_queued{cpu=\"%u\"} %u\n", cpu,
+				    __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED));
+	}
+}
+
 static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
 	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
@@ -121,6 +168,11 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_cpu_nohz_full", "gauge", "1 when the CPU is in nohz_full=, else 0.");
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
 		evbuffer_add_printf(b, "rtplace_cpu_nohz_full{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.nohz_full, cpu));
+	metrics_cpu_places(m, b);
+	metrics_cpu_claims(m, b);
+	/* Only a tracker or the sampler counts the RT tasks queued. */
+	if (m->o.tracker || m->o.sampler)
+		metrics_cpu_rt_queued(m, b);
 }
 
 /* RT throttling, left out when the sysctls could not be read: a made-up
@@ -142,10 +194,16 @@ static void metrics_rt_throttle(struct metrics *m, struct evbuffer *b)
 }
 
 /* Nanoseconds as seconds with every digit: counters of ns stay exact. */
+static void metrics_seconds_value(struct evbuffer *b, uint64_t ns)
+{
+	evbuffer_add_printf(b, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
+			    (unsigned long long)(ns % 1000000000u));
+}
+
 static void metrics_seconds(struct evbuffer *b, uint64_t ns)
 {
-	evbuffer_add_printf(b, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000u),
-			    (unsigned long long)(ns % 1000000000u));
+	metrics_seconds_value(b, ns);
+	evbuffer_add_printf(b, "\n");
 }
 
 /* Time by class from the tracker, all CPUs at one instant read before
@@ -277,6 +335,101 @@ static void metrics_rtkit(struct metrics *m, struct evbuffer *b)
 
 /* The whole page, in the text format 0.0.4: HELP and TYPE before each
  * family's samples, each family once. */
+static void metrics_claims(const struct dispatch_stats *st, struct evbuffer *b)
+{
+	static const char *const why[DISPATCH_END_COUNT] = {
+		[DISPATCH_END_RELEASED] = "released",
+		[DISPATCH_END_DISCONNECTED] = "disconnected",
+		[DISPATCH_END_EXPIRED] = "expired",
+		[DISPATCH_END_OWNER_EXITED] = "owner_exited",
+		[DISPATCH_END_REVOKED] = "revoked",
+	};
+
+	metrics_family(b, "rtplace_claims_created_total", "counter",
+		       "Claims made since the daemon started, the ones restored at start included.");
+	evbuffer_add_printf(b, "rtplace_claims_created_total %llu\n", (unsigned long long)st->claims_created);
+	metrics_family(b, "rtplace_claims_ended_total", "counter",
+		       "Claims ended, by why: released, disconnected (a connection-bound claim's connection closed), "
+		       "expired, owner_exited, revoked (a CPU went offline).");
+	static const char *const limit[DISPATCH_LIMIT_COUNT] = {
+		[DISPATCH_LIMIT_PER_CLIENT] = "max-claims-per-client",
+		[DISPATCH_LIMIT_PER_USER] = "max-claims-per-user",
+		[DISPATCH_LIMIT_USERS] = "max-claims",
+		[DISPATCH_LIMIT_TABLE] = "table",
+	};
+
+	for (int i = 0; i < DISPATCH_END_COUNT; i++)
+		evbuffer_add_printf(b, "rtplace_claims_ended_total{reason=\"%s\"} %llu\n", why[i],
+				    (unsigned long long)st->claims_ended[i]);
+	metrics_family(b, "rtplace_claims_refused_total", "counter",
+		       "Claims refused at a limit, by the [limits] key met (table: the daemon's whole table).");
+	for (int i = 0; i < DISPATCH_LIMIT_COUNT; i++)
+		evbuffer_add_printf(b, "rtplace_claims_refused_total{limit=\"%s\"} %llu\n", limit[i],
+				    (unsigned long long)st->claims_refused[i]);
+}
+
+/* Seconds with the ns digits: bucket bounds and sums stay exact. */
+static void metrics_query_time(const struct histogram *h, struct evbuffer *b)
+{
+	metrics_family(b, "rtplace_query_duration_seconds", "histogram",
+		       "Time the daemon took to answer a QUERY, from its decoding to its reply queued.");
+	for (unsigned i = 0; i <= HISTOGRAM_BUCKETS; i++) {
+		evbuffer_add_printf(b, "rtplace_query_duration_seconds_bucket{le=\"");
+		if (i < HISTOGRAM_BUCKETS)
+			metrics_seconds_value(b, histogram_bounds_ns[i]);
+		else
+			evbuffer_add_printf(b, "+Inf");
+		evbuffer_add_printf(b, "\"} %llu\n", (unsigned long long)histogram_cumulative(h, i));
+	}
+	evbuffer_add_printf(b, "rtplace_query_duration_seconds_sum ");
+	metrics_seconds(b, h->sum_ns);
+	evbuffer_add_printf(b, "rtplace_query_duration_seconds_count %llu\n", (unsigned long long)h->count);
+}
+
+static void metrics_reloads(const struct metrics_reloads *r, struct evbuffer *b)
+{
+	metrics_family(b, "rtplace_config_reloads_total", "counter",
+		       "Configuration reloads (SIGHUP): applied, or refused for an error in the file.");
+	evbuffer_add_printf(b, "rtplace_config_reloads_total{result=\"applied\"} %llu\n"
+			    "rtplace_config_reloads_total{result=\"refused\"} %llu\n",
+			    (unsigned long long)r->applied, (unsigned long long)r->refused);
+	metrics_family(b, "rtplace_config_last_reload_successful", "gauge",
+		       "1 when the last reload applied (or none was asked for), 0 when it was refused.");
+	evbuffer_add_printf(b, "rtplace_config_last_reload_successful %d\n", r->last_ok);
+}
+
+/* The process_* series of Prometheus' client libraries, from the daemon's
+ * own /proc entries; a figure that cannot be read is left out. */
+static void metrics_process(struct metrics *m, struct evbuffer *b)
+{
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct procfs_stat st;
+	struct rlimit rl;
+	uint32_t fds;
+
+	if (tck > 0 && page > 0 && procfs_read_stat(PROCFS_ROOT, getpid(), 0, &st) == 0) {
+		metrics_family(b, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+		evbuffer_add_printf(b, "process_cpu_seconds_total %.2f\n", (double)(st.utime + st.stime) / (double)tck);
+		metrics_family(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+		evbuffer_add_printf(b, "process_virtual_memory_bytes %llu\n", (unsigned long long)st.vsize);
+		metrics_family(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+		evbuffer_add_printf(b, "process_resident_memory_bytes %llu\n",
+				    (unsigned long long)st.rss * (unsigned long long)page);
+		metrics_family(b, "process_start_time_seconds", "gauge",
+			       "Start time of the process since unix epoch in seconds.");
+		evbuffer_add_printf(b, "process_start_time_seconds %.2f\n",
+				    (double)m->boot_ns / 1e9 + (double)st.start_time / (double)tck);
+	}
+	if (procfs_count_fds(PROCFS_ROOT, getpid(), &fds) == 0) {
+		metrics_family(b, "process_open_fds", "gauge", "Number of open file descriptors.");
+		evbuffer_add_printf(b, "process_open_fds %u\n", fds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		metrics_family(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		evbuffer_add_printf(b, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+}
+
 static void metrics_page(struct metrics *m, struct evbuffer *b)
 {
 	struct dispatch_stats st;
@@ -290,6 +443,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 	evbuffer_add_printf(b, "rtplace_claims_active %u\n", st.claims_active);
 	metrics_family(b, "rtplace_claimed_cpus", "gauge", "CPUs some claim holds now.");
 	evbuffer_add_printf(b, "rtplace_claimed_cpus %u\n", st.claimed_cpus);
+	metrics_claims(&st, b);
 	metrics_family(b, "rtplace_clients", "gauge", "Socket clients connected now.");
 	evbuffer_add_printf(b, "rtplace_clients %u\n", st.clients);
 	metrics_family(b, "rtplace_queries_total", "counter",
@@ -300,6 +454,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 			    "rtplace_queries_total{result=\"refused\"} %llu\n",
 			    (unsigned long long)st.queries_placed, (unsigned long long)st.queries_empty,
 			    (unsigned long long)st.queries_refused);
+	metrics_query_time(st.query_time, b);
 	metrics_family(b, "rtplace_moves_total", "counter",
 		       "Threads moved (by MOVE requests and rebalancing pushes), and MOVE requests and pushes that failed.");
 	evbuffer_add_printf(b, "rtplace_moves_total{result=\"moved\"} %llu\nrtplace_moves_total{result=\"failed\"} %llu\n",
@@ -322,6 +477,9 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 		metrics_tracker(m, b);
 	if (m->o.rtkit)
 		metrics_rtkit(m, b);
+	if (m->o.reloads)
+		metrics_reloads(m->o.reloads, b);
+	metrics_process(m, b);
 }
 
 /* The page into body: the last one built when it is recent enough, so that
@@ -402,6 +560,7 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 	if (!m)
 		return -ENOMEM;
 	m->o = *opts;
+	m->boot_ns = clocks_boot_time_ns();
 	m->page = evbuffer_new();
 	if (!m->page) {
 		r = -ENOMEM;

@@ -23,7 +23,9 @@
 #ifndef RTPLACE_METRICS_H
 #define RTPLACE_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 
@@ -43,6 +45,13 @@
 
 struct metrics;
 
+/* Configuration reloads (SIGHUP), counted by main.c. */
+struct metrics_reloads {
+	uint64_t applied;
+	uint64_t refused; /* the file had an error: the running configuration stayed */
+	bool last_ok;     /* true at start, then whether the last reload applied */
+};
+
 struct metrics_opts {
 	struct event_base *base;
 	const struct topo *topo;
@@ -54,6 +63,7 @@ struct metrics_opts {
 	uint32_t sample_interval_ms;
 	const char *untracked;    /* with the sampler: why not the tracker */
 	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
+	const struct metrics_reloads *reloads;
 };
 
 /*

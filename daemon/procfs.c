@@ -23,8 +23,12 @@ enum {
 	PROCFS_FIELD_STATE = 3,
 	PROCFS_FIELD_PPID = 4,
 	PROCFS_FIELD_FLAGS = 9,
+	PROCFS_FIELD_UTIME = 14,
+	PROCFS_FIELD_STIME = 15,
 	PROCFS_FIELD_PRIORITY = 18, /* task_struct.prio - MAX_RT_PRIO */
 	PROCFS_FIELD_STARTTIME = 22,
+	PROCFS_FIELD_VSIZE = 23,
+	PROCFS_FIELD_RSS = 24,
 	PROCFS_FIELD_PROCESSOR = 39,
 	PROCFS_FIELD_RT_PRIORITY = 40,
 	PROCFS_FIELD_POLICY = 41,
@@ -52,6 +56,8 @@ int procfs_parse_stat(const char *line, struct procfs_stat *ret)
 		errno = 0;
 		if (field == PROCFS_FIELD_STARTTIME)
 			s.start_time = strtoull(p, &end, 10);
+		else if (field == PROCFS_FIELD_VSIZE)
+			s.vsize = strtoull(p, &end, 10);
 		else
 			v = strtoll(p, &end, 10);
 		if (end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
@@ -63,6 +69,15 @@ int procfs_parse_stat(const char *line, struct procfs_stat *ret)
 			break;
 		case PROCFS_FIELD_FLAGS:
 			s.flags = (unsigned)v;
+			break;
+		case PROCFS_FIELD_UTIME:
+			s.utime = v < 0 ? 0 : (uint64_t)v;
+			break;
+		case PROCFS_FIELD_STIME:
+			s.stime = v < 0 ? 0 : (uint64_t)v;
+			break;
+		case PROCFS_FIELD_RSS:
+			s.rss = v < 0 ? 0 : (uint64_t)v;
 			break;
 		case PROCFS_FIELD_PRIORITY:
 			s.prio = (int)v + PROCFS_MAX_RT_PRIO;
@@ -168,6 +183,27 @@ ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, si
 		return -ENAMETOOLONG;
 	n = procfs_read_path(path, buf, size);
 	return n == -ENOENT ? -ESRCH : n;
+}
+
+int procfs_count_fds(const char *root, pid_t pid, uint32_t *ret)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	uint32_t n = 0;
+	DIR *d;
+
+	if (snprintf(path, sizeof(path), "%s/%d/fd", root, (int)pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	/* The directory stream's own descriptor is among them. */
+	*ret = n ? n - 1 : 0;
+	return 0;
 }
 
 int procfs_owner(const char *root, pid_t pid, uid_t *ret)

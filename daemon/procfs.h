@@ -34,6 +34,10 @@ struct procfs_stat {
 	uint32_t cpu;        /* field 39: the CPU it last ran on */
 	int rt_priority;     /* field 40: 1..99 under SCHED_FIFO/RR, else 0 */
 	int policy;          /* field 41: SCHED_* */
+	uint64_t utime;      /* field 14: user CPU time, clock ticks */
+	uint64_t stime;      /* field 15: system CPU time, clock ticks */
+	uint64_t vsize;      /* field 23: virtual memory, bytes */
+	uint64_t rss;        /* field 24: resident pages */
 };
 
 /* PF_KTHREAD of include/linux/sched.h: a kernel thread. */
@@ -60,6 +64,10 @@ int procfs_status_u64(const char *status, const char *key, int base, uint64_t *r
  * -EFBIG when the file does not fit in size - 1 bytes, or -errno.
  */
 ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size);
+
+/* How many descriptors process pid has open (the entries of
+ * <root>/<pid>/fd). 0 or -errno. */
+int procfs_count_fds(const char *root, pid_t pid, uint32_t *ret);
 
 /* The owner of process pid (the uid of <root>/<pid>, its effective uid as
  * the kernel shows it). 0, -ESRCH when the process is gone, or -errno. */

@@ -87,6 +87,13 @@ tests_unit_test_claims_CFLAGS = $(UNIT_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_claims_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/unit/test-claims
 
+check_PROGRAMS += tests/unit/test-histogram
+tests_unit_test_histogram_SOURCES = tests/unit/test-histogram.c
+tests_unit_test_histogram_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_histogram_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_histogram_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/unit/test-histogram
+
 check_PROGRAMS += tests/unit/test-claims-state
 tests_unit_test_claims_state_SOURCES = tests/unit/test-claims-state.c
 tests_unit_test_claims_state_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -226,6 +233,10 @@ tests_integration_libofflinepin_la_SOURCES = tests/integration/test-client-offli
 tests_integration_libofflinepin_la_CFLAGS = $(WARN_CFLAGS)
 tests_integration_libofflinepin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 TESTS += tests/integration/test-client-run-offline.sh
+# The Prometheus alerting rules (contrib/prometheus) under promtool.
+TESTS += tests/integration/test-prometheus-rules.sh
+EXTRA_DIST += tests/integration/test-prometheus-rules.sh contrib/prometheus/rtplace-alerts.yml \
+	contrib/prometheus/rtplace-alerts.test.yml
 EXTRA_DIST += tests/integration/test-client-run-offline.sh
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk

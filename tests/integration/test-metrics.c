@@ -181,7 +181,7 @@ static bool has_family(const char *page, const char *name)
  */
 static void check_format(const char *page)
 {
-	char family[128] = "", help[128] = "", seen[64][128];
+	char family[128] = "", help[128] = "", type[32] = "", seen[128][128];
 	unsigned nseen = 0;
 	const char *body = strstr(page, "\r\n\r\n");
 
@@ -197,18 +197,27 @@ static void check_format(const char *page)
 		line[n] = '\0';
 		if (sscanf(line, "# HELP %127s", help) == 1)
 			continue;
-		if (sscanf(line, "# TYPE %127s", family) == 1) {
+		if (sscanf(line, "# TYPE %127s %31s", family, type) == 2) {
 			assert_string_equal(family, help);
 			for (unsigned i = 0; i < nseen; i++)
 				assert_string_not_equal(seen[i], family);
-			assert_true(nseen < 64);
+			assert_true(nseen < 128);
 			snprintf(seen[nseen++], sizeof(seen[0]), "%s", family);
 			continue;
 		}
 		assert_true(family[0]);
-		if (strncmp(line, family, strlen(family)) != 0 ||
-		    (line[strlen(family)] != ' ' && line[strlen(family)] != '{'))
+		if (strncmp(line, family, strlen(family)) != 0)
 			fail_msg("sample outside its family %s: %s", family, line);
+		/* A histogram's samples are its _bucket, _sum and _count. */
+		if (strcmp(type, "histogram") == 0) {
+			const char *rest = line + strlen(family);
+
+			if (strncmp(rest, "_bucket{le=\"", 12) != 0 && strncmp(rest, "_sum ", 5) != 0 &&
+			    strncmp(rest, "_count ", 7) != 0)
+				fail_msg("not a histogram sample of %s: %s", family, line);
+		} else if (line[strlen(family)] != ' ' && line[strlen(family)] != '{') {
+			fail_msg("sample outside its family %s: %s", family, line);
+		}
 		if (strstr(line, "cpu=\"")) {
 			const char *v = strstr(line, "cpu=\"") + 5;
 
@@ -308,6 +317,89 @@ static void test_counters(void **state)
 	assert_true(sample(page, "rtplace_clients") == 1);
 	assert_true(sample(page, "rtplace_collisions_total") == 0);
 	assert_true(sample(page, "rtplace_records_lost_total") == 0);
+	free(page);
+}
+
+/*
+ * What an operator alerts and aggregates on: claims made and ended by why,
+ * the query time histogram (cumulative, counting every query), the claimed
+ * level and the place of each CPU, reloads applied and refused, and the
+ * process_* series.
+ */
+static void test_operator_series(void **state)
+{
+	struct fixture *f = fixture_start(false, "[limits]\nmax-claims-per-client = 1\n");
+	struct rtplace_query q = make_query(RTPLACE_QUERY_F_CLAIM);
+	struct proto_msg req, rep;
+	uint64_t claim;
+	char *page, series[128];
+	FILE *conf;
+
+	*state = f;
+	f->client = harness_connect(f->d.socket);
+	assert_true(f->client >= 0);
+	q.count = 1;
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	claim = rep.query_reply.claim_id;
+	snprintf(series, sizeof(series), "rtplace_cpu_claim_rt_priority{cpu=\"%u\"}", rep.query_reply.list[0].cpu);
+	/* A second claim on the connection meets max-claims-per-client. */
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
+	q = make_query(0);
+	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
+	usleep((METRICS_PAGE_MAX_AGE_MS + 20) * 1000);
+	page = scrape(f->port);
+	check_format(page);
+	assert_true(sample(page, "rtplace_claims_created_total") == 1);
+	assert_true(sample(page, series) == 50);
+	assert_true(sample(page, "rtplace_claims_refused_total{limit=\"max-claims-per-client\"}") == 1);
+	assert_true(sample(page, "rtplace_claims_refused_total{limit=\"max-claims\"}") == 0);
+	assert_true(sample(page, "rtplace_query_duration_seconds_count") == 3);
+	assert_true(sample(page, "rtplace_query_duration_seconds_bucket{le=\"+Inf\"}") == 3);
+	assert_true(sample(page, "rtplace_query_duration_seconds_bucket{le=\"0.000001000\"}") <=
+		    sample(page, "rtplace_query_duration_seconds_bucket{le=\"0.010000000\"}"));
+	assert_true(sample(page, "rtplace_query_duration_seconds_sum") > 0);
+	/* The 16-CPU topology: one place per CPU, node 0, two per core. */
+	assert_true(sample(page, "rtplace_cpu_info{cpu=\"15\",node=\"0\",package=\"0\",llc=\"0\",core=\"7\"}") == 1);
+	assert_true(sample(page, "rtplace_config_last_reload_successful") == 1);
+	assert_true(sample(page, "process_resident_memory_bytes") > 0);
+	assert_true(sample(page, "process_open_fds") > 0);
+	assert_true(sample(page, "process_start_time_seconds") > 1.7e9);
+	free(page);
+
+	assert_int_equal(proto_encode_release(&req, next_request++, &(struct rtplace_release){ .claim_id = claim }), 0);
+	assert_int_equal(harness_call(f->client, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
+	/* A reload applied, then one refused for a bad file. */
+	assert_int_equal(kill(f->d.pid, SIGHUP), 0);
+	status_ok(f->client);
+	conf = fopen(f->d.config, "a");
+	assert_non_null(conf);
+	fputs("[nowhere]\n", conf);
+	fclose(conf);
+	assert_int_equal(kill(f->d.pid, SIGHUP), 0);
+	status_ok(f->client);
+	close(f->client);
+	f->client = -1;
+	for (int i = 0; i < 100; i++) {
+		usleep((METRICS_PAGE_MAX_AGE_MS + 20) * 1000);
+		page = scrape(f->port);
+		if (sample(page, "rtplace_config_reloads_total{result=\"refused\"}") == 1 &&
+		    sample(page, "rtplace_claims_ended_total{reason=\"disconnected\"}") == 0 &&
+		    sample(page, "rtplace_clients") == 0)
+			break;
+		free(page);
+		page = NULL;
+	}
+	assert_non_null(page);
+	assert_true(sample(page, "rtplace_claims_ended_total{reason=\"released\"}") == 1);
+	assert_true(sample(page, "rtplace_config_reloads_total{result=\"applied\"}") == 1);
+	assert_true(sample(page, "rtplace_config_last_reload_successful") == 0);
+	assert_true(sample(page, series) == 0);
 	free(page);
 }
 
@@ -617,6 +709,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_counters, teardown),
+		cmocka_unit_test_teardown(test_operator_series, teardown),
 		cmocka_unit_test_teardown(test_refusals, teardown),
 		cmocka_unit_test_teardown(test_stuck_scrapers, teardown),
 		cmocka_unit_test_teardown(test_scrape_flood, teardown),

@@ -70,6 +70,12 @@ static void test_parse_stat(void **state)
 	assert_int_equal(st.cpu, 7);
 	assert_int_equal(st.rt_priority, 50);
 	assert_int_equal(st.policy, 1);
+	/* The process's own figures the metrics export: utime (14), stime
+	 * (15), vsize (23), rss (24). */
+	assert_int_equal(st.utime, 5);
+	assert_int_equal(st.stime, 6);
+	assert_int_equal(st.vsize, 2000);
+	assert_int_equal(st.rss, 300);
 
 	stat_line(line, sizeof(line), 2, "kthreadd", 'S', PROCFS_PF_KTHREAD | 0x40u, 20, 1, 0, 0, 0);
 	assert_int_equal(procfs_parse_stat(line, &st), 0);
