@@ -573,7 +573,7 @@ static int rtplace_pidfd_for(struct rtplace *rp, pid_t pid, bool thread, int *re
 		*ret_close = r == 0;
 	}
 	if (r == -ESRCH)
-		snprintf(rp->reason, sizeof(rp->reason), thread ? "thread %d does not exist" : "owner_pid does not exist",
+		snprintf(rp->reason, sizeof(rp->reason), thread ? "thread %d does not exist" : "the owner process does not exist",
 			 (int)pid);
 	else if (r < 0)
 		snprintf(rp->reason, sizeof(rp->reason), "cannot open a pidfd of %d: %s", (int)pid, strerror(-r));

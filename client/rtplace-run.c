@@ -566,9 +566,9 @@ int main(int argc, char **argv)
 		}
 		o.count = (unsigned)CPU_COUNT(&allowed);
 	} else if (o.count > (unsigned)CPU_COUNT(&allowed)) {
-		fprintf(stderr, "rtplace-run: --cpus %u: this process may run on %d CPUs (the machine has %ld online); "
-			"ask for at most %d\n", o.count, CPU_COUNT(&allowed), sysconf(_SC_NPROCESSORS_ONLN),
-			CPU_COUNT(&allowed));
+		fprintf(stderr, "rtplace-run: --cpus %u: this process may run on %d CPU%s (the machine has %ld online); "
+			"ask for at most %d\n", o.count, CPU_COUNT(&allowed), CPU_COUNT(&allowed) == 1 ? "" : "s",
+			sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
 		return EX_USAGE;
 	}
 

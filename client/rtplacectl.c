@@ -487,7 +487,7 @@ static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const s
 	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s", strict ? "error" : "warning", ans->count,
 		req->count, ans->reason);
 	if (rtplace_status(c->rp, &st) == 0 && req->count > st.nonline)
-		fprintf(stderr, " (rtplaced manages %u CPUs)", st.nonline);
+		fprintf(stderr, " (rtplaced manages %u CPU%s)", st.nonline, st.nonline == 1 ? "" : "s");
 	fprintf(stderr, "\n");
 	if (!strict)
 		return EX_OK;
@@ -657,7 +657,7 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	if (c->json)
 		printf("{\"claim\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
 	else
-		printf("released claim %" PRIu64 " (%u CPUs)\n", id, ncpus);
+		printf("released claim %" PRIu64 " (%u CPU%s)\n", id, ncpus, ncpus == 1 ? "" : "s");
 	return EX_OK;
 }
 

@@ -420,7 +420,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		r = auth_may_own(s->proc_root, peer->pid, peer->uid, owner);
 		if (r < 0) {
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
-					   r == -EPERM ? "owner_pid belongs to another user" : "owner_pid does not exist");
+					   r == -EPERM ? "the owner process belongs to another user" : "the owner process does not exist");
 			return;
 		}
 	}
@@ -470,7 +470,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 			r = claims_add(s->claims, &tmpl, loop_now_ms(), lease, &claim_id);
 		if (r < 0) {
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
-					   r == -ESRCH ? "owner_pid does not exist" : "cannot record the claim");
+					   r == -ESRCH ? "the owner process does not exist" : "cannot record the claim");
 			return;
 		}
 		/* Durable before it is acknowledged: a claim the state file
@@ -847,7 +847,7 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	    (peer->nfds == 1 && !(m->hdr.type == RTPLACE_MSG_MOVE ||
 				  (m->hdr.type == RTPLACE_MSG_QUERY && m->query.owner_pid)))) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EINVAL,
-				   "one pidfd, only with a MOVE or a QUERY's owner_pid");
+				   "one pidfd, only with a MOVE or a claim's owner process");
 		goto done;
 	}
 	switch (m->hdr.type) {

@@ -587,6 +587,16 @@ static int server_open_dir(const char *dir, int *ret_dfd)
 		log_error("Failed to stat the socket's folder %s: %m", dir);
 		goto fail;
 	}
+	/* A sticky folder (/tmp, /var/tmp) is shared on purpose: the fix is a
+	 * folder of the daemon's own, never to close the shared one. */
+	if (st.st_mode & (S_IWGRP | S_IWOTH) && st.st_mode & S_ISVTX) {
+		log_error("The socket's folder %s is a shared folder (mode %04o) where others may create files; "
+			  "put the socket in a folder of its own that only root may write, e.g. "
+			  "mkdir -m 0755 /run/rtplace and [daemon] socket = /run/rtplace/rtplaced.sock",
+			  dir, (unsigned)(st.st_mode & 07777));
+		r = -EPERM;
+		goto fail;
+	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		log_error("The socket's folder %s is writable by %s (mode %04o); it must be writable by root only: "
 			  "chmod go-w %s, or choose another [daemon] socket",

@@ -78,6 +78,10 @@ expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpu-list 7-8
 json_ok empty
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 1 --claim 0 --owner $$
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
+grep -q "^released claim $claim (1 CPU)\$" "$TMP/out" || fail "release of one CPU: $(cat "$TMP/out")"
 
 # Refusals, usage errors, help.
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5

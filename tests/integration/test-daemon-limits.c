@@ -707,7 +707,14 @@ static void test_socket_dir_refused(void **state)
 		assert_int_not_equal(run_daemon_expecting_exit(sock, out, sizeof(out)), 0);
 		print_message("mode %04o: %s", (unsigned)modes[i], out);
 		assert_non_null(strstr(out, sockdir));
-		assert_non_null(strstr(out, "chmod go-w"));
+		/* A shared (sticky) folder such as /tmp is never to be closed:
+		 * the fix is a folder of the daemon's own. */
+		if (modes[i] & S_ISVTX) {
+			assert_null(strstr(out, "chmod"));
+			assert_non_null(strstr(out, "a folder of its own"));
+		} else {
+			assert_non_null(strstr(out, "chmod go-w"));
+		}
 		assert_int_equal(lstat(sock, &st), -1);
 	}
 	if (geteuid() == 0) {

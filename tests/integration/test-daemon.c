@@ -471,7 +471,7 @@ static void test_descriptors_own_namespace(void **state)
 	assert_int_equal(call_with_fds(fd, &req, (int[]){ pidfd, pidfd }, 2, reason), -EINVAL);
 	assert_int_equal(proto_encode_status(&req, next_request++), 0);
 	assert_int_equal(call_with_fds(fd, &req, &pidfd, 1, reason), -EINVAL);
-	assert_string_equal(reason, "one pidfd, only with a MOVE or a QUERY's owner_pid");
+	assert_string_equal(reason, "one pidfd, only with a MOVE or a claim's owner process");
 	assert_int_equal(status_of(fd).claims_active, 0);
 	assert_int_equal(harness_wait_fd_count(d->pid, fds0, 5000), fds0);
 
