@@ -91,6 +91,7 @@ struct placement_state {
 	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
 	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
 	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
 	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
 	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
@@ -137,6 +138,7 @@ struct placement_ctx {
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
 	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
 	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
+	bool noisy_none;            /* cfg.noisy is empty: no CPU is last for its noise */
 	struct rtplace_cpumask kind0;        /* online CPUs of kind 0 */
 	struct rtplace_cpumask base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
@@ -882,7 +884,8 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 }
 
 /*
- * The smallest CPU of g by (rank, penalty, tier, rotation distance), or -1.
+ * The smallest CPU of g by (rank, penalty, tier, noise, rotation
+ * distance), or -1.
  * Among the lowest rank, the tiers in order, each walked in rotation order:
  * the first CPU without a penalty wins; if every one has a penalty, the
  * first of the first non-empty tier does. A walk that finds a free CPU
@@ -891,7 +894,7 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask *g, int32_t anchor, uint32_t *ret_rank)
 {
 	const struct topo *t = x->topo;
-	struct rtplace_cpumask tier[PLACEMENT_TIERS];
+	struct rtplace_cpumask tier[2 * PLACEMENT_TIERS];
 	uint32_t r = LEVEL_COUNT, ntiers = 1;
 
 	PLACEMENT_FOREACH_RANK(rr, &x->st) {
@@ -923,6 +926,20 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 			tier[2].bits[i] = all & n;
 			tier[3].bits[i] = all & ~self & ~l & ~n;
 		}
+	}
+	/* Interrupt noise orders CPUs within a tier only: each tier becomes
+	 * its quiet CPUs, then its noisy ones. From the last tier down, so
+	 * that no tier is overwritten before it is split. */
+	if (x->st.noisy) {
+		for (uint32_t k = ntiers; k-- > 0;) {
+			for (uint32_t i = 0; i < x->nwords; i++) {
+				uint64_t all = tier[k].bits[i];
+
+				tier[2 * k + 1].bits[i] = all & x->cfg.noisy.bits[i];
+				tier[2 * k].bits[i] = all & ~x->cfg.noisy.bits[i];
+			}
+		}
+		ntiers *= 2;
 	}
 	/* CPUs already known to have a penalty are skipped a word at a time. */
 	for (uint32_t k = 0; k < ntiers; k++) {
@@ -1358,7 +1375,10 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
 		goto out;
 	}
-	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
+	/* The fast paths walk rotation order alone: noise among the
+	 * candidates needs the general path's tiers. */
+	st->noisy = !x->noisy_none && placement_intersects(x, st->cand, &x->cfg.noisy);
+	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed && !st->noisy) {
 		uint32_t level;
 
 		if (req->count == 1) {
@@ -1625,6 +1645,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 			if (t->llc_cpus[llc].bits[i])
 				placement_wordset_add(&x->llc_words[llc], i);
 	x->isolated_none = cpuset_empty(&cfg->isolated);
+	x->noisy_none = cpuset_empty(&cfg->noisy);
 	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
@@ -1665,6 +1686,12 @@ out:
 	else
 		placement_ctx_free(x);
 	return r;
+}
+
+void placement_ctx_set_noisy(struct placement_ctx *x, const struct rtplace_cpumask *noisy)
+{
+	x->cfg.noisy = *noisy;
+	x->noisy_none = cpuset_empty(noisy);
 }
 
 void placement_ctx_free(struct placement_ctx *x)
