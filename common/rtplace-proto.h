@@ -356,8 +356,12 @@ struct rtplace_release_reply {
 /* Only when the request had RTPLACE_CPUS_F_HOST: */
 #define RTPLACE_CPU_F_ISOLATED (1u << 2)     /* isolcpus= or an isolated cgroup partition */
 #define RTPLACE_CPU_F_NOHZ_FULL (1u << 3)    /* nohz_full= */
+/* From version 3: irq_share and softirq_share are measured (not when
+ * simulating a topology) */
+#define RTPLACE_CPU_F_IRQ (1u << 4)
 #define RTPLACE_CPU_F_ALL \
-	(RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING | RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL)
+	(RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING | RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL | \
+	 RTPLACE_CPU_F_IRQ)
 
 /* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
  * when unknown: the CPU was offline when the daemon last loaded the

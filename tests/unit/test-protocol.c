@@ -692,7 +692,7 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.cpus[3].flags |= RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL;
 	ACCEPTED(&m, &lim_client);
-	m.cpus_reply.cpus[3].flags = RTPLACE_CPU_F_ONLINE | 1u << 4;
+	m.cpus_reply.cpus[3].flags = RTPLACE_CPU_F_ONLINE | 1u << 5;
 	REFUSED(&m, &lim_client, -EINVAL, "unknown cpu flags");
 	m = base;
 	m.cpus_reply.cpus[3].flags = 0;
