@@ -15,6 +15,7 @@
 #include <event2/listener.h>
 
 #include "cpupri.h"
+#include "irqnoise.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
@@ -100,6 +101,26 @@ static void metrics_family(struct evbuffer *b, const char *name, const char *typ
 	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Interrupt time since boot as /proc/stat counts it (ticks on kernels
+ * without CONFIG_IRQ_TIME_ACCOUNTING): counters, so any window's share is
+ * a rate() away. */
+static void metrics_irq(struct metrics *m, struct evbuffer *b)
+{
+	const struct irqnoise_cpu *n = irqnoise_cpus(m->o.irqnoise);
+	uint32_t ncpus = m->o.topo->ncpus;
+
+	metrics_family(b, "rtplace_cpu_irq_seconds_total", "counter",
+		       "Time the CPU spent in hardware interrupts since boot (/proc/stat irq).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_irq_seconds_total{cpu=\"%u\"} %.3f\n", cpu,
+				    (double)n[cpu].irq_ns / 1e9);
+	metrics_family(b, "rtplace_cpu_softirq_seconds_total", "counter",
+		       "Time the CPU spent in softirqs since boot (/proc/stat softirq).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_softirq_seconds_total{cpu=\"%u\"} %.3f\n", cpu,
+				    (double)n[cpu].softirq_ns / 1e9);
+}
+
 static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
 	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
@@ -121,6 +142,8 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_cpu_nohz_full", "gauge", "1 when the CPU is in nohz_full=, else 0.");
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
 		evbuffer_add_printf(b, "rtplace_cpu_nohz_full{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.nohz_full, cpu));
+	if (m->o.irqnoise)
+		metrics_irq(m, b);
 }
 
 /* RT throttling, left out when the sysctls could not be read: a made-up

@@ -54,6 +54,7 @@ struct metrics_opts {
 	uint32_t sample_interval_ms;
 	const char *untracked;    /* with the sampler: why not the tracker */
 	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
+	const struct irqnoise *irqnoise; /* NULL when simulating: no interrupt series */
 };
 
 /*
