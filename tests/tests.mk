@@ -436,3 +436,7 @@ tests_unit_test_irqnoise_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_irqnoise_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_irqnoise_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-irqnoise
+
+# Interrupt noise as a tie-breaker on the live machine (root).
+TESTS += tests/integration/test-daemon-irqnoise.sh
+EXTRA_DIST += tests/integration/test-daemon-irqnoise.sh
