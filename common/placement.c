@@ -36,7 +36,10 @@
  * of one kind) the common answers need none of that: one CPU is the first
  * free CPU of the lowest level in rotation order (placement_fast_one()), and
  * count CPUs that one LLC holds at the lowest level are that LLC's first
- * free ones (placement_fast_many()). Both walk the map a cpuset word at a
+ * free ones (placement_fast_many()); with interrupt noise among the
+ * candidates, both take the quiet CPUs first, and placement_fast_many()
+ * leaves an LLC without count quiet free CPUs to the general path. Both
+ * walk the map a cpuset word at a
  * time from the rotation origin (placement_fast_level()), reading each word
  * straight from the map words it gathers from, skipping shards whose count
  * says they hold no CPU at the level, and stop where their picks are made;
@@ -1152,25 +1155,36 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 		free_words = placement_claim_free_words(x, above, pen);
 		steps = &free_words;
 	}
-	/* Words with no candidate free of the claims are passed unread. */
-	for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
-	     k = placement_fast_next_step(x, steps, k + 1)) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &i);
+	/* Words with no candidate free of the claims are passed unread. With
+	 * noise among the candidates, the quiet CPUs are walked first, then
+	 * the noisy ones: key order (penalty, noise, rotation). */
+	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
+		for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
+		     k = placement_fast_next_step(x, steps, k + 1)) {
+			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
 
-		if (above)
-			bits &= ~above->bits[i] & ~pen->bits[i];
-		for (; bits && pick < 0; bits &= bits - 1) {
-			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (above)
+				bits &= ~above->bits[i] & ~pen->bits[i];
+			if (st->noisy)
+				bits &= pass ? x->cfg.noisy.bits[i] : ~x->cfg.noisy.bits[i];
+			for (; bits && pick < 0; bits &= bits - 1) {
+				uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			if (!placement_penalty_of(x, c))
-				pick = (int)c;
+				if (!placement_penalty_of(x, c))
+					pick = (int)c;
+			}
 		}
 	}
-	for (uint32_t k = at; k <= nw && pick < 0; k++) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->bits[i] : ~UINT64_C(0));
+	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
+		for (uint32_t k = at; k <= nw && pick < 0; k++) {
+			uint64_t bits = placement_fast_step(x, words, counts, k, &i) &
+					(above ? ~above->bits[i] : ~UINT64_C(0));
 
-		if (bits)
-			pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+			if (st->noisy)
+				bits &= pass ? x->cfg.noisy.bits[i] : ~x->cfg.noisy.bits[i];
+			if (bits)
+				pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+		}
 	}
 	if (pick < 0)
 		return -1;
@@ -1248,6 +1262,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 
 		wi = placement_fast_word(x, k);
 		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+		/* With noise, this walk takes quiet CPUs only: count of them
+		 * without a penalty are what the picks, quiet first, are. */
+		if (st->noisy)
+			want &= ~x->cfg.noisy.bits[wi];
 		if (!want || (nfirst == count && above && !(want & ~pen->bits[wi])))
 			continue;
 		bits = placement_fast_step(x, words, counts, k, &wi) & want;
@@ -1265,6 +1283,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	}
 	if (n == count)
 		goto check;
+	/* Fewer quiet CPUs without a penalty: the general path orders the
+	 * rest. */
+	if (st->noisy)
+		return 0;
 	/* Every CPU there has a penalty: the picks are the first count in
 	 * rotation order, as the rules below would take them one by one. */
 	if (n == 0 && nfirst == count) {
@@ -1375,10 +1397,10 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
 		goto out;
 	}
-	/* The fast paths walk rotation order alone: noise among the
-	 * candidates needs the general path's tiers. */
+	/* Noise among the candidates: the fast paths walk the quiet CPUs
+	 * first, or leave the answer to the general path's tiers. */
 	st->noisy = !x->noisy_none && placement_intersects(x, st->cand, &x->cfg.noisy);
-	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed && !st->noisy) {
+	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
 		uint32_t level;
 
 		if (req->count == 1) {
