@@ -135,7 +135,6 @@ static inline uint32_t placement_wordset_next(const struct placement_wordset *ws
 }
 
 struct placement_ctx {
-	struct placement_config cfg;
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
@@ -183,6 +182,8 @@ struct placement_ctx {
 	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
 	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
+	/* Last: its sets are read by the rules that need them only. */
+	struct placement_config cfg;
 };
 
 /* The hardware instruction where the build allows it; otherwise inline
