@@ -191,7 +191,7 @@ static void test_every_key(void **state)
 
 static void test_values(void **state)
 {
-	struct config c;
+	struct config c, d;
 
 	/* Booleans, any case; choices too. */
 	assert_int_equal(test_load("[placement]\nprefer-idle = false\n", &c, NULL), 0);
@@ -223,6 +223,13 @@ static void test_values(void **state)
 	assert_int_equal(test_load("[placement]\nirq-tiebreak = no\nirq-window-ms = 100\n", &c, NULL), 0);
 	assert_false(c.placement.irq_tiebreak);
 	assert_int_equal(c.placement.irq_window_ms, 100);
+	/* The window's timer is set at start; the tie-breaker follows a reload. */
+	config_defaults(&d);
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&d, &c), "placement.irq-window-ms");
+	d.placement.irq_window_ms = c.placement.irq_window_ms;
+	assert_false(config_equal(&c, &d));
+	assert_null(config_restart_key(&d, &c));
 	assert_int_equal(test_load("[moves]\nmax-prio = 1\nrebalance-interval-ms = 10\n", &c, NULL), 0);
 	assert_int_equal(c.moves.max_prio, 1);
 	assert_int_equal(c.moves.rebalance_interval_ms, 10);
