@@ -90,3 +90,30 @@ bench_rtkit_roundtrip_SOURCES = bench/rtkit-roundtrip.c
 bench_rtkit_roundtrip_CFLAGS = $(AM_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 bench_rtkit_roundtrip_LDADD = bench/libbench.la $(LIBSYSTEMD_LIBS)
 dist_noinst_SCRIPTS += bench/rtkit-roundtrip.sh
+
+# The interrupt shares' sample (/proc/stat read, parse, update) at this
+# host's, 480 and 8,192 CPUs.
+noinst_PROGRAMS += bench/irqnoise-cost
+bench_irqnoise_cost_SOURCES = bench/irqnoise-cost.c
+bench_irqnoise_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_irqnoise_cost_LDADD = bench/libbench.la daemon/libdaemoncore.la common/libcommon.la
+
+# The same interrupt time from the irq and softirq tracepoints, for
+# bench/irqnoise-cost.sh to weigh against /proc/stat: a bench-only BPF
+# object and its holder (the daemon reads /proc/stat, bench/README.md).
+bench/irqtime.bpf.o: $(srcdir)/bench/irqtime.bpf.c $(srcdir)/bench/irqtime-abi.h $(srcdir)/bpf/kernel-types.h
+	$(AM_V_at)$(MKDIR_P) bench
+	$(AM_V_GEN)$(CLANG) $(TRACKER_BPF_CFLAGS) -I$(top_srcdir)/bench -c $(srcdir)/bench/irqtime.bpf.c -o $@
+
+bench/irqtime.skel.h: bench/irqtime.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton bench/irqtime.bpf.o name irqtime_bpf > $@.tmp && mv $@.tmp $@
+
+noinst_PROGRAMS += bench/irqtime-hold
+bench_irqtime_hold_SOURCES = bench/irqtime-hold.c bench/irqtime-abi.h
+nodist_bench_irqtime_hold_SOURCES = bench/irqtime.skel.h
+bench_irqtime_hold_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bench
+bench_irqtime_hold_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+bench_irqtime_hold_LDADD = $(LIBBPF_LIBS)
+BUILT_SOURCES += bench/irqtime.skel.h
+CLEANFILES += bench/irqtime.bpf.o bench/irqtime.skel.h bench/irqtime.skel.h.tmp
+EXTRA_DIST += bench/irqtime.bpf.c bench/irqnoise-cost.sh

@@ -25,8 +25,9 @@
  * placement_ctx_choose_stamped() (the same context, the claims under a
  * stamp as daemon/claims.c keeps them: compared only when the stamp is
  * new), for count 1 and count 4 at rt99 and rt50, the rotation cursor
- * advancing as in the daemon, on the idle map, the busy map and the idle map
- * with the 60 x 4 claims in place. Median of the repeats; each repeat runs
+ * advancing as in the daemon, on the idle map, the busy map, the idle map
+ * with the 60 x 4 claims in place, and the idle map with every 16th CPU
+ * noisy (interrupt noise, placement.h: the general path's tiers). Median of the repeats; each repeat runs
  * queries back to back for a fixed time. With --cpu-time the clock is the
  * thread's CPU time and the fastest repeat is shown: on a loaded host the
  * preemptions and the other work between them drop out.
@@ -60,7 +61,7 @@
 #define PT_INSTANCE_CPUS 4
 #define PT_REPEATS 5
 #define PT_MAX_TOPOLOGIES 8
-#define PT_STATES 3
+#define PT_STATES 4
 #define PT_QUERIES 4
 
 struct pt_map {
@@ -347,17 +348,19 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 {
 	static const struct {
 		const char *name;
-		bool busy, claims;
+		bool busy, claims, noise;
 	} states[PT_STATES] = {
-		{ "idle", false, false },
-		{ "busy mix", true, false },
-		{ "idle + 60x4 claims", false, true },
+		{ "idle", false, false, false },
+		{ "busy mix", true, false, false },
+		{ "idle + 60x4 claims", false, true, false },
+		{ "idle + irq noise", false, false, true },
 	};
 	static const struct {
 		int prio;
 		uint32_t count;
 	} queries[PT_QUERIES] = { { 99, 1 }, { 99, 4 }, { 50, 1 }, { 50, 4 } };
-	const struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	struct rtplace_cpumask noisy;
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_ctx *ctx = NULL;
 	int r = -ENOMEM;
@@ -377,6 +380,12 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 
 		pt_map_fill(t, m, states[s].busy);
 		memset(claimed, 0, t->ncpus);
+		/* Interrupt noise as a NIC's queues give it: every 16th CPU. */
+		cpuset_zero(&noisy);
+		for (uint32_t c = 0; states[s].noise && c < t->ncpus; c += 16)
+			cpuset_set(&noisy, c);
+		cfg.noisy = noisy;
+		placement_ctx_set_noisy(ctx, &noisy);
 		if (states[s].claims) {
 			/* The claims the quality run leaves: 60 answers of 4 at rt99. */
 			struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
@@ -454,7 +463,7 @@ static int pt_run(const char *path, const struct pt_options *o, struct placement
 static void pt_scale_table(const struct pt_scale *sc, unsigned n)
 {
 	static const char *const qnames[PT_QUERIES] = { "rt99x1", "rt99x4", "rt50x1", "rt50x4" };
-	static const char *const snames[PT_STATES] = { "idle", "busy", "claims" };
+	static const char *const snames[PT_STATES] = { "idle", "busy", "claims", "noise" };
 	double worst0 = 0;
 
 	printf("\n== scale: ns per decision, ctx with stamped claims (rtplaced's), by CPU count ==\n");

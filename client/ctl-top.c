@@ -46,6 +46,9 @@
 #define CTL_TOP_WIDE_MAX 64
 /* Columns of a wide row ("%4d %-8s %-12s %7d %-15s" and four "%6s"). */
 #define CTL_TOP_WIDE_COLS 78
+/* The wide row with its IRQ% and SIRQ% columns; narrower, they are left
+ * out (--json always has them). */
+#define CTL_TOP_WIDE_IRQ_COLS 92
 /* Columns of a compact cell, its separator included. */
 #define CTL_TOP_CELL 16
 /* Longest line built, whatever the terminal's width. */
@@ -244,6 +247,11 @@ static void top_json(struct top *t, const struct top_reading *prev, const struct
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
 		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
 		ctl_json_string(ci->comm);
+		if (ci->flags & RTPLACE_CPU_F_IRQ)
+			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
+			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
+		else
+			printf(", \"irq\": null, \"softirq\": null");
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			if (have)
 				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)c), sh[c]);
@@ -289,14 +297,15 @@ static bool top_same_group(const struct rtplace_cpu *a, const struct rtplace_cpu
 
 static void top_wide(struct top *t, const struct top_reading *prev, const struct top_reading *cur)
 {
+	const bool irq = t->width >= CTL_TOP_WIDE_IRQ_COLS;
 	char group[48];
 
-	top_line(t, "%4s %-7s %-12s %7s %-15s %6s %6s %6s %6s", "CPU", "LEVEL", "CLAIM", "PID", "COMM", "IDLE%",
-		 "NORM%", "RT%", "DL%");
+	top_line(t, "%4s %-7s %-12s %7s %-15s %6s %6s %6s %6s%s", "CPU", "LEVEL", "CLAIM", "PID", "COMM", "IDLE%",
+		 "NORM%", "RT%", "DL%", irq ? "   IRQ%  SIRQ%" : "");
 	for (size_t k = 0; k < cur->n; k++) {
 		const struct rtplace_cpu *ci = &cur->cpus[t->order[k]];
 		double sh[RTPLACE_CLASS_COUNT];
-		char claim[32], share[4][8];
+		char claim[32], share[4][8], irqs[16] = "";
 		bool have = top_shares(prev, cur, t->order[k], sh);
 
 		if (k == 0 || !top_same_group(ci, &cur->cpus[t->order[k - 1]])) {
@@ -312,9 +321,14 @@ static void top_wide(struct top *t, const struct top_reading *prev, const struct
 				snprintf(share[c], sizeof(share[c]), "%.1f", sh[c] * 100);
 			else
 				snprintf(share[c], sizeof(share[c]), "-");
-		top_line(t, "%4d%c%-7s %-12.12s %7d %-15.15s %6s %6s %6s %6s", ci->cpu, top_host_mark(ci),
+		if (irq && ci->flags & RTPLACE_CPU_F_IRQ)
+			snprintf(irqs, sizeof(irqs), " %6.2f %6.2f", (double)ci->irq_share * 100 / RTPLACE_SHARE_ONE,
+				 (double)ci->softirq_share * 100 / RTPLACE_SHARE_ONE);
+		else if (irq)
+			snprintf(irqs, sizeof(irqs), " %6s %6s", "-", "-");
+		top_line(t, "%4d%c%-7s %-12.12s %7d %-15.15s %6s %6s %6s %6s%s", ci->cpu, top_host_mark(ci),
 			 rtplace_level_name(ci->level), claim,
-			 (int)ci->pid, ci->comm[0] ? ci->comm : "-", share[0], share[1], share[2], share[3]);
+			 (int)ci->pid, ci->comm[0] ? ci->comm : "-", share[0], share[1], share[2], share[3], irqs);
 	}
 }
 

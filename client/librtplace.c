@@ -747,6 +747,8 @@ static void rtplace_cpu_from_wire(const struct rtplace_cpu_info *ci, bool have_p
 		.rt_queued = ci->rt_queued,
 		.claim_id = ci->claim_id,
 		.claim_level = ci->claim_level,
+		.irq_share = ci->irq_share,
+		.softirq_share = ci->softirq_share,
 	};
 	memcpy(ret->comm, ci->comm, sizeof(ret->comm));
 }

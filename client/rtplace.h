@@ -131,6 +131,11 @@ struct rtplace_cpu {
 	uint64_t claim_id;        /* claim holding the CPU, 0 for none */
 	unsigned claim_level;     /* level the claim holds it at */
 	char comm[RTPLACE_COMM_LEN]; /* comm of pid, "" when unknown */
+	/* The CPU's hardirq and softirq time in the daemon's last interrupt
+	 * window, in hundredths of a percent (RTPLACE_SHARE_ONE: all of it),
+	 * where flags has RTPLACE_CPU_F_IRQ (not from a simulating daemon or
+	 * one before protocol version 3: then 0). */
+	unsigned irq_share, softirq_share;
 };
 
 /* Time one CPU spent in each class (DESIGN §16): ns[RTPLACE_CLASS_IDLE],

@@ -376,6 +376,11 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
 		ctl_json_string(ci->comm);
+		if (ci->flags & RTPLACE_CPU_F_IRQ)
+			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
+			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
+		else
+			printf(", \"irq\": null, \"softirq\": null");
 		printf(", \"claim\": %" PRIu64, ci->claim_id);
 		if (ci->claim_id)
 			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
@@ -398,6 +403,11 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 			printf(" %6.1f", shares[k] * 100);
 		else
 			printf(" %6s", "-");
+	if (ci->flags & RTPLACE_CPU_F_IRQ)
+		printf(" %6.2f %6.2f", (double)ci->irq_share * 100 / RTPLACE_SHARE_ONE,
+		       (double)ci->softirq_share * 100 / RTPLACE_SHARE_ONE);
+	else
+		printf(" %6s %6s", "-", "-");
 	printf(" %s%s%s%s\n", ci->flags & RTPLACE_CPU_F_ONLINE ? "online" : "offline",
 	       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",housekeeping" : "",
 	       ci->flags & RTPLACE_CPU_F_ISOLATED ? ",isolated" : "", ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? ",nohz_full" : "");
@@ -456,8 +466,9 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	else if (c->json)
 		printf("{\"interval_s\": null, \"cpus\": [");
 	else
-		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %6s %6s %6s %6s %s\n", "CPU", "NODE", "LLC", "CORE",
-		       "LEVEL", "PID", "COMM", "CLAIM", "CLAIM-AT", "IDLE%", "NORM%", "RT%", "DL%", "FLAGS");
+		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %6s %6s %6s %6s %6s %6s %s\n", "CPU", "NODE", "LLC",
+		       "CORE", "LEVEL", "PID", "COMM", "CLAIM", "CLAIM-AT", "IDLE%", "NORM%", "RT%", "DL%", "IRQ%",
+		       "SIRQ%", "FLAGS");
 	for (size_t i = 0; i < n; i++) {
 		double shares[RTPLACE_CLASS_COUNT];
 		bool have = times && i < ntimes &&

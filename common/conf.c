@@ -98,6 +98,10 @@ void config_defaults(struct config *ret)
 	ret->placement.avoid_smt_siblings = CONFIG_SMT_RT;
 	ret->placement.isolated = PLACEMENT_ISOLATED_PREFER;
 	ret->placement.claim_timeout_ms = 30000;
+	ret->placement.irq_tiebreak = true;
+	/* A hundred USER_HZ ticks: /proc/stat's interrupt columns are tick
+	 * samples on most kernels, 1% a tick. */
+	ret->placement.irq_window_ms = 1000;
 	ret->moves.allow = CONFIG_MOVES_OWNER;
 	ret->moves.n_rt_groups = 0;
 	/* Below threaded interrupt handlers, which run at 50. */
@@ -561,6 +565,9 @@ static const struct config_key config_keys[] = {
 	CONFIG_FN("placement", "isolated", config_set_isolated, "prefer, only, avoid or ignore"),
 	CONFIG_UINT("placement", "claim-timeout-ms", placement.claim_timeout_ms, 0, 86400000,
 		    "0 (no lease) or milliseconds up to 86400000"),
+	CONFIG_BOOL("placement", "irq-tiebreak", placement.irq_tiebreak),
+	CONFIG_UINT("placement", "irq-window-ms", placement.irq_window_ms, 100, 60000,
+		    "an integer from 100 to 60000"),
 	CONFIG_FN("moves", "allow", config_set_allow, "owner or root"),
 	CONFIG_FN("moves", "rt-groups", config_set_rt_groups,
 		  "group names separated by commas or blanks, each once, at most "
@@ -950,6 +957,8 @@ void config_placement(const struct config *c, const struct topo *t, const struct
 	cpuset_and(&ret->isolated, isolated, &t->online);
 	ret->isolated_mode = c->placement.isolated;
 	ret->isolated_housekeeping = cpuset_empty(&c->placement.housekeeping_cpus) && !cpuset_empty(&ret->isolated);
+	/* Measured by the daemon, which sets it (placement_ctx_set_noisy()). */
+	cpuset_zero(&ret->noisy);
 }
 
 static bool config_rtkit_equal(const struct config_rtkit *a, const struct config_rtkit *b)
@@ -978,7 +987,9 @@ bool config_equal(const struct config *a, const struct config *b)
 	    a->placement.prefer_idle != b->placement.prefer_idle ||
 	    a->placement.avoid_smt_siblings != b->placement.avoid_smt_siblings ||
 	    a->placement.isolated != b->placement.isolated ||
-	    a->placement.claim_timeout_ms != b->placement.claim_timeout_ms)
+	    a->placement.claim_timeout_ms != b->placement.claim_timeout_ms ||
+	    a->placement.irq_tiebreak != b->placement.irq_tiebreak ||
+	    a->placement.irq_window_ms != b->placement.irq_window_ms)
 		return false;
 	if (a->moves.allow != b->moves.allow || a->moves.n_rt_groups != b->moves.n_rt_groups ||
 	    a->moves.max_prio != b->moves.max_prio || a->moves.rebalance != b->moves.rebalance ||
@@ -1035,6 +1046,8 @@ const char *config_restart_key(const struct config *old, const struct config *ne
 		return "tracker.required";
 	if (old->tracker.sample_interval_ms != new->tracker.sample_interval_ms)
 		return "tracker.sample-interval-ms";
+	if (old->placement.irq_window_ms != new->placement.irq_window_ms)
+		return "placement.irq-window-ms";
 	if (strcmp(old->metrics.host, new->metrics.host) != 0 || old->metrics.port != new->metrics.port)
 		return "metrics.listen";
 	if (old->metrics.bpf_stats != new->metrics.bpf_stats)

@@ -94,6 +94,8 @@ struct config {
 		enum config_smt avoid_smt_siblings;
 		enum placement_isolated isolated; /* what RT answers do with isolated CPUs */
 		uint32_t claim_timeout_ms; /* default lease; 0 = no lease */
+		bool irq_tiebreak;         /* within a level, CPUs with less interrupt time first */
+		uint32_t irq_window_ms;    /* the interrupt shares' window (read at start) */
 	} placement;
 	struct config_moves {
 		enum config_moves_allow allow;

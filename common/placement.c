@@ -36,7 +36,10 @@
  * of one kind) the common answers need none of that: one CPU is the first
  * free CPU of the lowest level in rotation order (placement_fast_one()), and
  * count CPUs that one LLC holds at the lowest level are that LLC's first
- * free ones (placement_fast_many()). Both walk the map a cpuset word at a
+ * free ones (placement_fast_many()); with interrupt noise among the
+ * candidates, both take the quiet CPUs first, and placement_fast_many()
+ * leaves an LLC without count quiet free CPUs to the general path. Both
+ * walk the map a cpuset word at a
  * time from the rotation origin (placement_fast_level()), reading each word
  * straight from the map words it gathers from, skipping shards whose count
  * says they hold no CPU at the level, and stop where their picks are made;
@@ -91,6 +94,7 @@ struct placement_state {
 	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
 	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
 	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
 	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
 	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
@@ -131,12 +135,12 @@ static inline uint32_t placement_wordset_next(const struct placement_wordset *ws
 }
 
 struct placement_ctx {
-	struct placement_config cfg;
 	const struct topo *topo;
 	const struct cpupri_view *view;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
 	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
 	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
+	bool noisy_none;            /* cfg.noisy is empty: no CPU is last for its noise */
 	struct rtplace_cpumask kind0;        /* online CPUs of kind 0 */
 	struct rtplace_cpumask base;         /* managed ∩ online ∩ in the map */
 	struct cpupri_mask base_mask;
@@ -178,6 +182,8 @@ struct placement_ctx {
 	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
 	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
+	/* Last: its sets are read by the rules that need them only. */
+	struct placement_config cfg;
 };
 
 /* The hardware instruction where the build allows it; otherwise inline
@@ -882,7 +888,8 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 }
 
 /*
- * The smallest CPU of g by (rank, penalty, tier, rotation distance), or -1.
+ * The smallest CPU of g by (rank, penalty, tier, noise, rotation
+ * distance), or -1.
  * Among the lowest rank, the tiers in order, each walked in rotation order:
  * the first CPU without a penalty wins; if every one has a penalty, the
  * first of the first non-empty tier does. A walk that finds a free CPU
@@ -891,7 +898,7 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
 static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask *g, int32_t anchor, uint32_t *ret_rank)
 {
 	const struct topo *t = x->topo;
-	struct rtplace_cpumask tier[PLACEMENT_TIERS];
+	struct rtplace_cpumask tier[2 * PLACEMENT_TIERS];
 	uint32_t r = LEVEL_COUNT, ntiers = 1;
 
 	PLACEMENT_FOREACH_RANK(rr, &x->st) {
@@ -923,6 +930,20 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 			tier[2].bits[i] = all & n;
 			tier[3].bits[i] = all & ~self & ~l & ~n;
 		}
+	}
+	/* Interrupt noise orders CPUs within a tier only: each tier becomes
+	 * its quiet CPUs, then its noisy ones. From the last tier down, so
+	 * that no tier is overwritten before it is split. */
+	if (x->st.noisy) {
+		for (uint32_t k = ntiers; k-- > 0;) {
+			for (uint32_t i = 0; i < x->nwords; i++) {
+				uint64_t all = tier[k].bits[i];
+
+				tier[2 * k + 1].bits[i] = all & x->cfg.noisy.bits[i];
+				tier[2 * k].bits[i] = all & ~x->cfg.noisy.bits[i];
+			}
+		}
+		ntiers *= 2;
 	}
 	/* CPUs already known to have a penalty are skipped a word at a time. */
 	for (uint32_t k = 0; k < ntiers; k++) {
@@ -1135,25 +1156,36 @@ static int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 		free_words = placement_claim_free_words(x, above, pen);
 		steps = &free_words;
 	}
-	/* Words with no candidate free of the claims are passed unread. */
-	for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
-	     k = placement_fast_next_step(x, steps, k + 1)) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &i);
+	/* Words with no candidate free of the claims are passed unread. With
+	 * noise among the candidates, the quiet CPUs are walked first, then
+	 * the noisy ones: key order (penalty, noise, rotation). */
+	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
+		for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
+		     k = placement_fast_next_step(x, steps, k + 1)) {
+			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
 
-		if (above)
-			bits &= ~above->bits[i] & ~pen->bits[i];
-		for (; bits && pick < 0; bits &= bits - 1) {
-			uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (above)
+				bits &= ~above->bits[i] & ~pen->bits[i];
+			if (st->noisy)
+				bits &= pass ? x->cfg.noisy.bits[i] : ~x->cfg.noisy.bits[i];
+			for (; bits && pick < 0; bits &= bits - 1) {
+				uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			if (!placement_penalty_of(x, c))
-				pick = (int)c;
+				if (!placement_penalty_of(x, c))
+					pick = (int)c;
+			}
 		}
 	}
-	for (uint32_t k = at; k <= nw && pick < 0; k++) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &i) & (above ? ~above->bits[i] : ~UINT64_C(0));
+	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
+		for (uint32_t k = at; k <= nw && pick < 0; k++) {
+			uint64_t bits = placement_fast_step(x, words, counts, k, &i) &
+					(above ? ~above->bits[i] : ~UINT64_C(0));
 
-		if (bits)
-			pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+			if (st->noisy)
+				bits &= pass ? x->cfg.noisy.bits[i] : ~x->cfg.noisy.bits[i];
+			if (bits)
+				pick = (int)(i * 64 + (uint32_t)__builtin_ctzll(bits));
+		}
 	}
 	if (pick < 0)
 		return -1;
@@ -1231,6 +1263,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 
 		wi = placement_fast_word(x, k);
 		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+		/* With noise, this walk takes quiet CPUs only: count of them
+		 * without a penalty are what the picks, quiet first, are. */
+		if (st->noisy)
+			want &= ~x->cfg.noisy.bits[wi];
 		if (!want || (nfirst == count && above && !(want & ~pen->bits[wi])))
 			continue;
 		bits = placement_fast_step(x, words, counts, k, &wi) & want;
@@ -1248,6 +1284,10 @@ static uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus,
 	}
 	if (n == count)
 		goto check;
+	/* Fewer quiet CPUs without a penalty: the general path orders the
+	 * rest. */
+	if (st->noisy)
+		return 0;
 	/* Every CPU there has a penalty: the picks are the first count in
 	 * rotation order, as the rules below would take them one by one. */
 	if (n == 0 && nfirst == count) {
@@ -1358,6 +1398,9 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
 		goto out;
 	}
+	/* Noise among the candidates: the fast paths walk the quiet CPUs
+	 * first, or leave the answer to the general path's tiers. */
+	st->noisy = !x->noisy_none && placement_intersects(x, st->cand, &x->cfg.noisy);
 	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
 		uint32_t level;
 
@@ -1625,6 +1668,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 			if (t->llc_cpus[llc].bits[i])
 				placement_wordset_add(&x->llc_words[llc], i);
 	x->isolated_none = cpuset_empty(&cfg->isolated);
+	x->noisy_none = cpuset_empty(&cfg->noisy);
 	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
 	cpuset_zero(&x->kind0);
 	for (uint32_t c = 0; c < t->ncpus; c++)
@@ -1665,6 +1709,12 @@ out:
 	else
 		placement_ctx_free(x);
 	return r;
+}
+
+void placement_ctx_set_noisy(struct placement_ctx *x, const struct rtplace_cpumask *noisy)
+{
+	x->cfg.noisy = *noisy;
+	x->noisy_none = cpuset_empty(noisy);
 }
 
 void placement_ctx_free(struct placement_ctx *x)

@@ -27,13 +27,16 @@
  *     holds the near CPU, then comes first in rotation order (its nearest
  *     CPU among those at or below its worst level).
  *  5. CPUs are then picked one at a time, each the smallest by
- *       (level, SMT penalty, locality, rotation distance)
+ *       (level, SMT penalty, locality, noise, rotation distance)
  *     where locality is 0 for the near CPU, 1 for its LLC, 2 for its node,
  *     3 for the rest (with no near CPU, the first pick becomes the anchor of
  *     the next ones, so a multi-CPU answer clusters); the SMT penalty marks
  *     a CPU whose SMT sibling is at a level >= rtP (PLACEMENT_SMT_RT) or at
  *     a level above idle (PLACEMENT_SMT_ALWAYS), or was picked earlier in
- *     this answer; rotation distance is (cpu - *rotor) mod ncpus, as
+ *     this answer; noise is 1 for a CPU of cfg->noisy (recent hardirq and
+ *     softirq time above the quietest CPU's), else 0, so that within one
+ *     level, after every other preference, the quiet CPUs come first;
+ *     rotation distance is (cpu - *rotor) mod ncpus, as
  *     cpumask_any_distribute() spreads concurrent answers.
  *  6. Each pick's slot level is re-read: the map can carry a stale bit (see
  *     cpupri_set()), and a CPU whose slot is offline or >= rtP is dropped and
@@ -107,6 +110,9 @@ struct placement_config {
 	struct rtplace_cpumask isolated; /* the host's isolated CPUs (an input: sysfs.h reads them) */
 	enum placement_isolated isolated_mode;
 	bool isolated_housekeeping; /* housekeeping-cpus unset: the non-isolated CPUs are housekeeping */
+	/* CPUs with recent interrupt noise (an input: the daemon measures
+	 * it, see irqnoise.h): last within their locality tier */
+	struct rtplace_cpumask noisy;
 };
 
 struct placement_request {
@@ -179,6 +185,11 @@ struct placement_ctx;
 int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		      struct placement_ctx **ret);
 void placement_ctx_free(struct placement_ctx *ctx);
+
+/* Replaces the context's copy of cfg->noisy: the noise is measured more
+ * often than the rest of the configuration changes, and needs no rebuild.
+ * Copies one set (O(CPUSET_WORDS)). */
+void placement_ctx_set_noisy(struct placement_ctx *ctx, const struct rtplace_cpumask *noisy);
 
 /* placement_choose() with the context's cfg, t and v: same answers, same
  * returns (never -ENOMEM: the context holds all it needs). The claims are

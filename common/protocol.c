@@ -35,6 +35,9 @@ struct proto_type {
 	uint32_t count_offset;
 	uint32_t count_size;
 	uint32_t max_entries;
+	/* Bytes of each entry sent before version 3, a prefix of the entry
+	 * (0: all of it): fields added in version 3 end the entry. */
+	uint32_t v2_entry_size;
 	/* CPU sets: how many (struct rtplace_cpumask, one after another from
 	 * set_offset), and whether versions 1 and 2 carry the list's CPUs as
 	 * a mask before the list (QUERY_REPLY). */
@@ -304,8 +307,10 @@ static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, 
 		return proto_fail(reason, -ERANGE, "pid out of range");
 	if (!c->claim_id != !c->claim_level)
 		return proto_fail(reason, -EINVAL, "claim id and level disagree");
-	if (!proto_is_zero(c->reserved, sizeof(c->reserved)))
+	if (!proto_is_zero(c->reserved, sizeof(c->reserved)) || c->reserved3)
 		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (c->irq_share > RTPLACE_SHARE_ONE || c->softirq_share > RTPLACE_SHARE_ONE)
+		return proto_fail(reason, -ERANGE, "interrupt share out of range");
 	if (!proto_string_ok(c->comm, sizeof(c->comm), false))
 		return proto_fail(reason, -EINVAL, "bad comm string");
 	return 0;
@@ -535,8 +540,12 @@ static const struct proto_type proto_types[] = {
 			proto_check_query_reply),
 	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
 		   "release-reply", proto_check_release_reply),
-	PROTO_LIST_TYPE(RTPLACE_MSG_CPUS_REPLY, rtplace_cpus_reply, cpus, count, false, "cpus-reply",
-			proto_check_cpus_reply),
+	{ .type = RTPLACE_MSG_CPUS_REPLY, .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct rtplace_cpus_reply),
+	  .list_offset = offsetof(struct rtplace_cpus_reply, cpus), .entry_size = sizeof(struct rtplace_cpu_info),
+	  .count_offset = offsetof(struct rtplace_cpus_reply, count),
+	  .count_size = sizeof(((struct rtplace_cpus_reply *)0)->count), .max_entries = RTPLACE_CPUS_PAGE,
+	  .v2_entry_size = offsetof(struct rtplace_cpu_info, irq_share), .name = "cpus-reply",
+	  .check = proto_check_cpus_reply },
 	PROTO_TYPE(RTPLACE_MSG_STATUS_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_status_reply),
 		   "status-reply", proto_check_status_reply),
 	PROTO_SETS_TYPE(RTPLACE_MSG_MOVE_REPLY, PROTO_ACCEPT_REPLIES, rtplace_move_reply, cpus, 2, "move-reply",
@@ -605,6 +614,12 @@ static uint32_t proto_list_sent(const struct proto_type *t, uint16_t version, ui
 	return version < 2 ? t->max_entries : count;
 }
 
+/* Bytes of each list entry on the wire in version. */
+static uint32_t proto_entry_size(const struct proto_type *t, uint16_t version)
+{
+	return t->v2_entry_size && version < 3 ? t->v2_entry_size : t->entry_size;
+}
+
 /* Where the list starts on the wire in version (after the mask of
  * versions 1 and 2 where the type has one). */
 static uint32_t proto_wire_list_offset(const struct proto_type *t, uint16_t version)
@@ -645,7 +660,7 @@ static int proto_shape(const struct proto_msg *m, const struct proto_type *t, ui
 				if (m->query_reply.list[i].cpu >= RTPLACE_CPUMASK_V2_CPUS)
 					return -ERANGE;
 		*ret_len = sizeof(m->hdr) + proto_wire_list_offset(t, version) +
-			   (size_t)proto_list_sent(t, version, count) * t->entry_size;
+			   (size_t)proto_list_sent(t, version, count) * proto_entry_size(t, version);
 	} else {
 		*ret_len = sizeof(m->hdr) + t->body_size;
 	}
@@ -679,6 +694,14 @@ static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t 
 			(size_t)proto_list_sent(t, version, count) * t->entry_size);
 		memcpy(body + t->list_offset, mask, sizeof(mask));
 	}
+	/* Entries cut to their older prefix move towards the front. */
+	if (proto_entry_size(t, version) < t->entry_size) {
+		uint32_t es = proto_entry_size(t, version), sent = proto_list_sent(t, version, proto_count_at(t, body));
+
+		for (uint32_t i = 1; i < sent; i++)
+			memmove(body + t->list_offset + (size_t)i * es, body + t->list_offset + (size_t)i * t->entry_size,
+				es);
+	}
 	m->hdr.version = version;
 	m->hdr.length = (uint32_t)len;
 	m->packed = true;
@@ -709,14 +732,16 @@ static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct
 	}
 	if (!t->list_offset || h->version < 2) {
 		if (t->list_offset)
-			return sizeof(*h) + proto_wire_list_offset(t, h->version) + (size_t)t->max_entries * t->entry_size;
+			return sizeof(*h) + proto_wire_list_offset(t, h->version) +
+			       (size_t)t->max_entries * proto_entry_size(t, h->version);
 		return sizeof(*h) + t->body_size;
 	}
 	if (len < sizeof(*h) + t->list_offset)
 		return 0;
 	if (proto_count_at(t, body) > t->max_entries)
 		return 0;
-	return sizeof(*h) + proto_wire_list_offset(t, h->version) + (size_t)proto_count_at(t, body) * t->entry_size;
+	return sizeof(*h) + proto_wire_list_offset(t, h->version) +
+	       (size_t)proto_count_at(t, body) * proto_entry_size(t, h->version);
 }
 
 /*
@@ -775,7 +800,21 @@ static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type
 	} else if (t->list_offset) {
 		size_t at = proto_wire_list_offset(t, m->hdr.version), list_bytes = sent - at;
 
-		memmove(body + t->list_offset, body + at, list_bytes);
+		uint32_t es = proto_entry_size(t, m->hdr.version);
+
+		if (es < t->entry_size) {
+			/* Entries sent as their older prefix widen, the last
+			 * first, the fields not sent zero. */
+			size_t n = list_bytes / es;
+
+			for (size_t i = n; i-- > 0;) {
+				memmove(body + t->list_offset + i * t->entry_size, body + at + i * es, es);
+				memset(body + t->list_offset + i * t->entry_size + es, 0, t->entry_size - es);
+			}
+			list_bytes = n * t->entry_size;
+		} else {
+			memmove(body + t->list_offset, body + at, list_bytes);
+		}
 		memset(body + t->list_offset + list_bytes, 0, t->body_size - t->list_offset - list_bytes);
 	} else {
 		memset(body + sent, 0, t->body_size - sent);

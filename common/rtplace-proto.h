@@ -357,8 +357,12 @@ struct rtplace_release_reply {
 /* Only when the request had RTPLACE_CPUS_F_HOST: */
 #define RTPLACE_CPU_F_ISOLATED (1u << 2)     /* isolcpus= or an isolated cgroup partition */
 #define RTPLACE_CPU_F_NOHZ_FULL (1u << 3)    /* nohz_full= */
+/* From version 3: irq_share and softirq_share are measured (not when
+ * simulating a topology) */
+#define RTPLACE_CPU_F_IRQ (1u << 4)
 #define RTPLACE_CPU_F_ALL \
-	(RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING | RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL)
+	(RTPLACE_CPU_F_ONLINE | RTPLACE_CPU_F_HOUSEKEEPING | RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL | \
+	 RTPLACE_CPU_F_IRQ)
 
 /* One CPU in a CPUS reply. Node, LLC and core ids are dense (0..n-1), -1
  * when unknown: the CPU was offline when the daemon last loaded the
@@ -381,7 +385,16 @@ struct rtplace_cpu_info {
 	int32_t package;     /* dense package id, -1 when unknown, if the request
 				had RTPLACE_CPUS_F_PACKAGE; else 0 */
 	char comm[RTPLACE_COMM_MAX]; /* comm of pid, "" when unknown */
+	/* From version 3 (versions 1 and 2 end each entry before them): the
+	 * CPU's share of the daemon's last interrupt window in hundredths of
+	 * a percent (0..RTPLACE_SHARE_ONE), hardirq and softirq time. */
+	uint16_t irq_share;
+	uint16_t softirq_share;
+	uint32_t reserved3;
 };
+
+/* All of a window, in the units of rtplace_cpu_info.irq_share. */
+#define RTPLACE_SHARE_ONE 10000u
 
 /* A page of the snapshot: entries for CPU ids first..first+count-1, where
  * count is min(RTPLACE_CPUS_PAGE, total - first); entries past count are zero
@@ -549,11 +562,12 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 80 + 4 * RTPLACE_QUER
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, reason) == 16, "query reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 80, "query reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 56, "cpu info layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 64, "cpu info layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, irq_share) == 56, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, claim_id) == 24, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, package) == 36, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, comm) == 40, "cpu info layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus_reply) == 16 + 56 * RTPLACE_CPUS_PAGE, "cpus reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpus_reply) == 16 + 64 * RTPLACE_CPUS_PAGE, "cpus reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpus_reply, cpus) == 16, "cpus reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_class_times) == 8 * RTPLACE_CLASS_COUNT, "cpu time layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_times_reply) == 24 + 32 * RTPLACE_CPUS_PAGE, "cpu times reply layout");
@@ -573,8 +587,10 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, prev_cpus) == 8 + RTPLA
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe_reply) == 16, "subscribe reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_ended) == 16, "claim ended layout");
 
-/* The biggest message fits the bound with room for later versions. */
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_msg_hdr) + sizeof(struct rtplace_cpus_reply) <= RTPLACE_MSG_MAX / 8,
+/* The biggest message fits the bound with room for later versions (a
+ * quarter of it: version 3's CPUS reply, with its interrupt shares, is
+ * just past an eighth). */
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_msg_hdr) + sizeof(struct rtplace_cpus_reply) <= RTPLACE_MSG_MAX / 4,
 		     "messages stay small");
 
 #undef RTPLACE_PROTO_ASSERT

@@ -26,7 +26,8 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/log.h daemon/log.c \
 	daemon/clocks.h daemon/clocks.c \
 	daemon/histogram.h daemon/histogram.c \
-	daemon/procfs.h daemon/procfs.c
+	daemon/procfs.h daemon/procfs.c \
+	daemon/irqnoise.h daemon/irqnoise.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.
 daemon_libdaemoncore_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)

@@ -25,6 +25,7 @@
 #include "protocol.h"
 #include "push.h"
 #include "dispatch.h"
+#include "irqnoise.h"
 
 /* Replies a client may leave unread before it is dropped: a few CPUS pages. */
 #define DISPATCH_MAX_PENDING_BYTES (8 * sizeof(struct proto_msg))
@@ -56,6 +57,7 @@ struct dispatch {
 	struct auth_policy policy; /* [moves]: what moves and claims may do */
 	struct rtplace_cpumask housekeeping;    /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx; /* derived from pcfg, topo and view; rebuilt on reload */
+	const struct irqnoise *irqnoise; /* NULL when simulating */
 	struct proto_limits lim;
 	struct claims *claims;
 	struct server *server;
@@ -88,10 +90,28 @@ struct dispatch {
 	size_t nevents, events_cap;
 };
 
+/* pcfg's noisy CPUs from the last interrupt shares: none without them or
+ * with the tie-breaker off. */
+static void dispatch_noisy(struct dispatch *s)
+{
+	if (s->irqnoise && s->cfg.placement.irq_tiebreak)
+		irqnoise_noisy(s->irqnoise, &s->pcfg.managed, &s->pcfg.noisy);
+	else
+		cpuset_zero(&s->pcfg.noisy);
+}
+
 static void dispatch_placement_config(struct dispatch *s, const struct config *cfg)
 {
 	config_placement(cfg, s->topo, &s->host.iso.isolated, &s->pcfg);
 	config_housekeeping(cfg, s->topo, &s->host.iso.isolated, &s->housekeeping);
+	dispatch_noisy(s);
+}
+
+void dispatch_irqnoise_sampled(struct dispatch *s)
+{
+	dispatch_noisy(s);
+	if (s->pctx)
+		placement_ctx_set_noisy(s->pctx, &s->pcfg.noisy);
 }
 
 void dispatch_set_host(struct dispatch *s, const struct dispatch_host *h)
@@ -609,6 +629,14 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 			ci->claim_id = cl->id;
 			ci->claim_level = cl->level;
 		}
+		/* Clients before version 3 know neither the flag nor the shares. */
+		if (online && s->irqnoise && m->hdr.version >= 3) {
+			const struct irqnoise_cpu *n = &irqnoise_cpus(s->irqnoise)[cpu];
+
+			ci->irq_share = (uint16_t)(n->irq_ppm / (IRQNOISE_PPM / RTPLACE_SHARE_ONE));
+			ci->softirq_share = (uint16_t)(n->softirq_ppm / (IRQNOISE_PPM / RTPLACE_SHARE_ONE));
+			ci->flags |= RTPLACE_CPU_F_IRQ;
+		}
 	}
 	dispatch_send_reply(s, peer, m);
 }
@@ -1005,6 +1033,7 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	s->sample_interval_ms = opts->sample_interval_ms;
 	s->untracked = opts->untracked;
 	s->proc_root = opts->proc_root;
+	s->irqnoise = opts->irqnoise;
 	s->start_ms = loop_now_ms();
 	s->lim = (struct proto_limits){
 		.ncpus = opts->topo->ncpus,

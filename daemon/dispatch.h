@@ -38,6 +38,7 @@ struct dispatch_opts {
 	uint32_t sample_interval_ms; /* the sampler's period */
 	const char *untracked;   /* with the sampler: why not the tracker; outlives the dispatch */
 	const char *proc_root; /* "/proc", or a test's own */
+	const struct irqnoise *irqnoise; /* the interrupt shares; NULL when simulating */
 };
 
 int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, struct dispatch **ret);
@@ -66,6 +67,10 @@ struct dispatch_host {
 void dispatch_set_host(struct dispatch *s, const struct dispatch_host *h);
 
 const struct dispatch_host *dispatch_get_host(const struct dispatch *s);
+
+/* The interrupt shares were sampled again: under [placement] irq-tiebreak
+ * the next answer ranks the managed CPUs by them (irqnoise_noisy()). */
+void dispatch_irqnoise_sampled(struct dispatch *s);
 
 /* CPU cpu went offline: every claim covering it ends, with a CLAIM_ENDED
  * event (REVOKED) to its connection and a claim-revoked record to its

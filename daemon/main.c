@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "cpupri.h"
 #include "hotplug.h"
+#include "irqnoise.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -59,6 +60,7 @@ struct daemon {
 	struct metrics *metrics; /* NULL without [metrics] listen */
 	struct rtkit *rtkit;     /* NULL without [rtkit] enable */
 	struct metrics_reloads reloads;
+	struct irqnoise *irqnoise; /* live machine only */
 };
 
 static void daemon_usage(FILE *out)
@@ -387,6 +389,40 @@ static void daemon_sample_cb(void *ctx)
 					PROCFS_ROOT, strerror(-r));
 }
 
+static void daemon_irqnoise_cb(void *ctx)
+{
+	struct daemon *d = ctx;
+	int r = irqnoise_sample(d->irqnoise, loop_now_ns());
+
+	if (r < 0)
+		log_warning_ratelimited("Failed to read the interrupt time from %s/stat: %s; keeping the last shares",
+					PROCFS_ROOT, strerror(-r));
+	else
+		dispatch_irqnoise_sampled(d->dispatch);
+}
+
+/* The interrupt shares (irqnoise.h), sampled every [placement]
+ * irq-window-ms from the first sample on. */
+static int daemon_irqnoise_start(struct daemon *d, struct dispatch_opts *o)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+	int r;
+
+	if (tick <= 0)
+		tick = 100;
+	r = irqnoise_new(d->topo->ncpus, 1000000000u / (uint64_t)tick, PROCFS_ROOT, &d->irqnoise);
+	if (r == 0)
+		r = irqnoise_sample(d->irqnoise, loop_now_ns());
+	if (r < 0) {
+		log_error("Failed to read the interrupt time from %s/stat: %s", PROCFS_ROOT, strerror(-r));
+		return r;
+	}
+	if (loop_every(d->loop, (uint64_t)d->cfg.placement.irq_window_ms * 1000, daemon_irqnoise_cb, d) < 0)
+		return -ENOMEM;
+	o->irqnoise = d->irqnoise;
+	return 0;
+}
+
 /*
  * The map's source on the live machine: the BPF tracker, or where it cannot
  * load (and [tracker] required = no) or is not wanted (mode = sampled), the
@@ -532,6 +568,8 @@ static int daemon_start(struct daemon *d)
 		r = daemon_track(d, &sopts);
 		if (r != EXIT_SUCCESS)
 			return r;
+		if (daemon_irqnoise_start(d, &sopts) < 0)
+			return EXIT_FAILURE;
 	}
 	r = dispatch_new(&sopts, &d->cfg, &d->dispatch);
 	if (r < 0) {
@@ -576,6 +614,7 @@ static int daemon_start(struct daemon *d)
 			.untracked = sopts.untracked,
 			.rtkit = d->rtkit,
 			.reloads = &d->reloads,
+			.irqnoise = d->irqnoise,
 		};
 
 		if (metrics_new(&mopts, &d->cfg.metrics, &d->metrics) < 0)
@@ -613,6 +652,7 @@ static void daemon_stop(struct daemon *d)
 	dispatch_free(d->dispatch);
 	tracker_close(d->tracker);
 	sampler_free(d->sampler);
+	irqnoise_free(d->irqnoise);
 	free(d->sim_map);
 	loop_free(d->loop);
 	topo_free(d->topo);

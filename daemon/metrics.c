@@ -16,6 +16,7 @@
 
 #include "clocks.h"
 #include "cpupri.h"
+#include "irqnoise.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
@@ -147,6 +148,26 @@ static void metrics_cpu_rt_queued(struct metrics *m, struct evbuffer *b)
 	}
 }
 
+/* Interrupt time since boot as /proc/stat counts it (ticks on kernels
+ * without CONFIG_IRQ_TIME_ACCOUNTING): counters, so any window's share is
+ * a rate() away. */
+static void metrics_irq(struct metrics *m, struct evbuffer *b)
+{
+	const struct irqnoise_cpu *n = irqnoise_cpus(m->o.irqnoise);
+	uint32_t ncpus = m->o.topo->ncpus;
+
+	metrics_family(b, "rtplace_cpu_irq_seconds_total", "counter",
+		       "Time the CPU spent in hardware interrupts since boot (/proc/stat irq).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_irq_seconds_total{cpu=\"%u\"} %.3f\n", cpu,
+				    (double)n[cpu].irq_ns / 1e9);
+	metrics_family(b, "rtplace_cpu_softirq_seconds_total", "counter",
+		       "Time the CPU spent in softirqs since boot (/proc/stat softirq).");
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_softirq_seconds_total{cpu=\"%u\"} %.3f\n", cpu,
+				    (double)n[cpu].softirq_ns / 1e9);
+}
+
 static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
 	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
@@ -173,6 +194,8 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 	/* Only a tracker or the sampler counts the RT tasks queued. */
 	if (m->o.tracker || m->o.sampler)
 		metrics_cpu_rt_queued(m, b);
+	if (m->o.irqnoise)
+		metrics_irq(m, b);
 }
 
 /* RT throttling, left out when the sysctls could not be read: a made-up

@@ -64,6 +64,7 @@ struct metrics_opts {
 	const char *untracked;    /* with the sampler: why not the tracker */
 	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
 	const struct metrics_reloads *reloads;
+	const struct irqnoise *irqnoise; /* NULL when simulating: no interrupt series */
 };
 
 /*

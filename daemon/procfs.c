@@ -505,3 +505,61 @@ int procfs_pidns_up(const char *root, pid_t pid, unsigned up, struct procfs_ns *
 		close(fd);
 	return r;
 }
+
+int procfs_parse_cpu_irq(const char *text, uint32_t ncpus, struct procfs_cpu_irq *ret)
+{
+	/* The per-CPU lines follow the "cpu " total line, one per online CPU. */
+	for (const char *p = strstr(text, "\ncpu"); p; p = strstr(p, "\ncpu")) {
+		uint64_t v[7];
+		unsigned long cpu;
+		char *end;
+
+		p += 4;
+		if (*p < '0' || *p > '9')
+			break;
+		errno = 0;
+		cpu = strtoul(p, &end, 10);
+		if (errno || *end != ' ')
+			return -EBADMSG;
+		p = end;
+		/* user nice system idle iowait irq softirq */
+		for (int i = 0; i < 7; i++) {
+			errno = 0;
+			v[i] = strtoull(p, &end, 10);
+			if (end == p || errno)
+				return -EBADMSG;
+			p = end;
+		}
+		if (cpu < ncpus) {
+			ret[cpu].irq = v[5];
+			ret[cpu].softirq = v[6];
+		}
+	}
+	return 0;
+}
+
+int procfs_read_cpu_irq(const char *root, char **buf, size_t *cap, uint32_t ncpus, struct procfs_cpu_irq *ret)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/stat", root) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	/* The file's size is unknown until read: the buffer doubles until
+	 * it fits, and is kept for the next read. */
+	for (;;) {
+		if (!*buf) {
+			*cap = *cap ? *cap : 16384;
+			*buf = malloc(*cap);
+			if (!*buf)
+				return -ENOMEM;
+		}
+		n = procfs_read_path(path, *buf, *cap);
+		if (n != -EFBIG)
+			break;
+		free(*buf);
+		*buf = NULL;
+		*cap *= 2;
+	}
+	return n < 0 ? (int)n : procfs_parse_cpu_irq(*buf, ncpus, ret);
+}

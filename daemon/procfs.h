@@ -93,6 +93,27 @@ struct procfs_rt_throttle {
  * -errno. */
 int procfs_read_rt_throttle(const char *root, struct procfs_rt_throttle *ret);
 
+/* One CPU's interrupt time as /proc/stat counts it: USER_HZ ticks of
+ * hardirq and softirq. Without CONFIG_IRQ_TIME_ACCOUNTING (Debian's
+ * kernels) the kernel samples them at each tick, so they are counts of
+ * ticks that found the CPU in an interrupt, not measured time. */
+struct procfs_cpu_irq {
+	uint64_t irq;
+	uint64_t softirq;
+};
+
+/*
+ * Parses the "cpuN" lines of a /proc/stat text into ret[0 .. ncpus - 1]:
+ * a CPU without a line (offline) or at or above ncpus is left as it was.
+ * Returns 0 or -EBADMSG (a cpuN line with fewer than seven numbers).
+ */
+int procfs_parse_cpu_irq(const char *text, uint32_t ncpus, struct procfs_cpu_irq *ret);
+
+/* Reads <root>/stat into *buf (grown as needed, *cap its size, the
+ * caller's to free) and parses it as procfs_parse_cpu_irq() does. 0,
+ * -EBADMSG, -ENOMEM or -errno. */
+int procfs_read_cpu_irq(const char *root, char **buf, size_t *cap, uint32_t ncpus, struct procfs_cpu_irq *ret);
+
 /* Reads and parses the stat file of thread tid of process pid, or of
  * process pid when tid is 0. Returns 0, -ESRCH, -EBADMSG or -errno. */
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret);

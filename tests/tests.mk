@@ -448,3 +448,15 @@ EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.
 EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
+
+# Interrupt noise from /proc/stat deltas: the parser and the shares.
+check_PROGRAMS += tests/unit/test-irqnoise
+tests_unit_test_irqnoise_SOURCES = tests/unit/test-irqnoise.c
+tests_unit_test_irqnoise_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_irqnoise_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_irqnoise_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-irqnoise
+
+# Interrupt noise as a tie-breaker on the live machine (root).
+TESTS += tests/integration/test-daemon-irqnoise.sh
+EXTRA_DIST += tests/integration/test-daemon-irqnoise.sh

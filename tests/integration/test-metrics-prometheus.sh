@@ -34,6 +34,8 @@ start_live_daemon --config "$TMP/rtplaced.conf" --topology "$TOPO480"
 get "http://127.0.0.1:$METRICS_PORT/metrics" >"$TMP/page"
 promtool check metrics <"$TMP/page" >"$TMP/promtool.out" 2>&1 || fail "promtool check metrics: $(cat "$TMP/promtool.out")"
 [ "$(grep -c '^rtplace_cpu_online{cpu="[0-9]*"} 1$' "$TMP/page")" = 480 ] || fail "not 480 online CPUs in the page"
+# A simulated machine's interrupts are not measured: no series.
+! grep -q '^rtplace_cpu_\(soft\)\?irq_seconds_total' "$TMP/page" || fail "interrupt series for a simulated machine"
 
 cat >"$TMP/prometheus.yml" <<CONF
 global:
@@ -79,6 +81,25 @@ get "http://127.0.0.1:$METRICS_PORT/metrics" >"$TMP/page"
 promtool check metrics <"$TMP/page" >"$TMP/promtool.out" 2>&1 || fail "promtool check metrics (live): $(cat "$TMP/promtool.out")"
 [ "$(grep -c '^rtplace_cpu_class_seconds_total{cpu="[0-9]*",class="\(idle\|normal\|rt\|dl\)"} [0-9]*\.[0-9]\{9\}$' "$TMP/page")" = $((ncpus * 4)) ] ||
 	fail "not 4 class counters for each of $ncpus CPUs: $(grep class_seconds "$TMP/page" | head -8)"
+# /proc/stat's interrupt time: a hardirq and a softirq counter per CPU,
+# the same seconds /proc/stat counts (within the ticks between the two
+# reads: the daemon's sample is older).
+for kind in irq softirq; do
+	[ "$(grep -c "^rtplace_cpu_${kind}_seconds_total{cpu=\"[0-9]*\"} [0-9]*\.[0-9]\{3\}\$" "$TMP/page")" = "$ncpus" ] ||
+		fail "not one $kind counter for each of $ncpus CPUs: $(grep "${kind}_seconds" "$TMP/page" | head -4)"
+done
+python3 - "$TMP/page" <<'PY' || fail "softirq seconds do not follow /proc/stat: $(grep softirq_seconds "$TMP/page" | head -4)"
+import os, re, sys
+page = open(sys.argv[1]).read()
+hz = os.sysconf("SC_CLK_TCK")
+for line in open("/proc/stat"):
+    m = re.match(r"cpu(\d+) (.*)", line)
+    if m:
+        now = int(m.group(2).split()[6]) / hz
+        got = float(re.search(r'^rtplace_cpu_softirq_seconds_total\{cpu="%s"\} (\S+)$' % m.group(1), page, re.M).group(1))
+        assert got <= now + 1e-6, (m.group(1), got, now)
+        assert got > 0 or now < 2, (m.group(1), got, now)
+PY
 i=0
 until [ "$(query 'count(rtplace_cpu_class_seconds_total)')" = " $((ncpus * 4))" ]; do
 	i=$((i + 1))

@@ -280,10 +280,10 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 		refmodel_best_group(m, false);
 	while (n < req->count) {
 		int32_t best = -1;
-		uint32_t bk[4] = { 0 };
+		uint32_t bk[5] = { 0 };
 
 		for (uint32_t c = 0; c < t->ncpus; c++) {
-			uint32_t k[4];
+			uint32_t k[5];
 			int cmp = 0;
 
 			if (!m->cpu[c].in_g || m->cpu[c].chosen)
@@ -291,12 +291,13 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			k[0] = m->cpu[c].rank;
 			k[1] = refmodel_penalty(m, c);
 			k[2] = refmodel_tier(m, anchor, c);
-			k[3] = refmodel_rotdist(m, c);
-			for (int i = 0; i < 4 && cmp == 0; i++)
+			k[3] = cpuset_test(&m->cfg->noisy, c);
+			k[4] = refmodel_rotdist(m, c);
+			for (int i = 0; i < 5 && cmp == 0; i++)
 				cmp = refmodel_cmp_u32(&k[i], &bk[i]);
 			if (best < 0 || cmp < 0) {
 				best = (int32_t)c;
-				for (int i = 0; i < 4; i++)
+				for (int i = 0; i < 5; i++)
 					bk[i] = k[i];
 			}
 		}

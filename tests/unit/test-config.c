@@ -75,6 +75,8 @@ static void test_defaults(void **state)
 	assert_true(c.placement.prefer_idle);
 	assert_int_equal(c.placement.avoid_smt_siblings, CONFIG_SMT_RT);
 	assert_int_equal(c.placement.claim_timeout_ms, 30000);
+	assert_true(c.placement.irq_tiebreak);
+	assert_int_equal(c.placement.irq_window_ms, 1000);
 	assert_int_equal(c.moves.allow, CONFIG_MOVES_OWNER);
 	assert_int_equal(c.moves.n_rt_groups, 0);
 	assert_int_equal(c.moves.max_prio, 49);
@@ -189,7 +191,7 @@ static void test_every_key(void **state)
 
 static void test_values(void **state)
 {
-	struct config c;
+	struct config c, d;
 
 	/* Booleans, any case; choices too. */
 	assert_int_equal(test_load("[placement]\nprefer-idle = false\n", &c, NULL), 0);
@@ -218,6 +220,16 @@ static void test_values(void **state)
 	assert_int_equal(c.notify.ring_records, 64);
 	assert_int_equal(test_load("[placement]\nclaim-timeout-ms = 86400000\n", &c, NULL), 0);
 	assert_int_equal(c.placement.claim_timeout_ms, 86400000);
+	assert_int_equal(test_load("[placement]\nirq-tiebreak = no\nirq-window-ms = 100\n", &c, NULL), 0);
+	assert_false(c.placement.irq_tiebreak);
+	assert_int_equal(c.placement.irq_window_ms, 100);
+	/* The window's timer is set at start; the tie-breaker follows a reload. */
+	config_defaults(&d);
+	assert_false(config_equal(&c, &d));
+	assert_string_equal(config_restart_key(&d, &c), "placement.irq-window-ms");
+	d.placement.irq_window_ms = c.placement.irq_window_ms;
+	assert_false(config_equal(&c, &d));
+	assert_null(config_restart_key(&d, &c));
 	assert_int_equal(test_load("[moves]\nmax-prio = 1\nrebalance-interval-ms = 10\n", &c, NULL), 0);
 	assert_int_equal(c.moves.max_prio, 1);
 	assert_int_equal(c.moves.rebalance_interval_ms, 10);
@@ -314,6 +326,8 @@ static void test_bad_values(void **state)
 	test_one_error("[moves]\nrt-groups = audio;video\n",
 		       "t.conf:2: invalid value 'audio;video' for rt-groups: expected group names separated by "
 		       "commas or blanks, each once, at most 16");
+	test_one_error("[placement]\nirq-window-ms = 99\n",
+		       "t.conf:2: irq-window-ms = 99 is out of range: expected an integer from 100 to 60000");
 	test_one_error("[moves]\nmax-prio = 0\n", "t.conf:2: max-prio = 0 is out of range: expected an integer from 1 to 99");
 	test_one_error("[moves]\nmax-prio = 100\n",
 		       "t.conf:2: max-prio = 100 is out of range: expected an integer from 1 to 99");
@@ -600,7 +614,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 49);
+	assert_int_equal(keys, 51);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));

@@ -59,6 +59,9 @@ static void diff_random_config(uint64_t *rng, const struct topo *t, struct place
 	}
 	cfg->prefer_idle = refmodel_rand_below(rng, 4) != 0;
 	cfg->avoid_smt = (enum placement_smt)refmodel_rand_below(rng, 3);
+	cpuset_zero(&cfg->noisy);
+	if (refmodel_rand_below(rng, 3) == 0)
+		refmodel_random_set(rng, t, &cfg->noisy);
 }
 
 static void diff_random_request(uint64_t *rng, const struct topo *t, struct placement_request *req)
@@ -1188,6 +1191,74 @@ static void test_bad_requests(void **state)
 	}
 }
 
+/* Interrupt noise breaks ties within a level, after locality. */
+static void test_irq_tiebreak(void **state)
+{
+	struct fixture *f = *state;
+	struct placement_ctx *x = NULL;
+	uint32_t rotor = 0;
+
+	cpuset_set(&f->cfg.noisy, 0);
+	assert_int_equal(place1(f), 1);
+	/* A lower level still beats a quieter CPU. */
+	set_all(f, LEVEL_NORMAL);
+	refmodel_map_set(&f->map, 0, LEVEL_IDLE);
+	f->rotor = 0;
+	assert_int_equal(place1(f), 0);
+	/* Two CPUs of one level, the noisy one first in rotation order. */
+	set_all(f, LEVEL_IDLE);
+	cpuset_zero(&f->cfg.noisy);
+	cpuset_set(&f->cfg.noisy, 1);
+	cpuset_set(&f->req.allowed, 0);
+	cpuset_set(&f->req.allowed, 1);
+	f->rotor = 1;
+	assert_int_equal(place1(f), 0);
+	/* Every candidate noisy: rotation order decides again. */
+	cpuset_set(&f->cfg.noisy, 0);
+	f->rotor = 1;
+	assert_int_equal(place1(f), 1);
+	/* The near CPU and its LLC come before quiet CPUs elsewhere; within
+	 * the LLC, quiet first. */
+	cpuset_zero(&f->req.allowed);
+	cpuset_zero(&f->cfg.noisy);
+	cpuset_set(&f->cfg.noisy, 6);
+	cpuset_set(&f->cfg.noisy, 7);
+	f->req.near_cpu = 6;
+	f->rotor = 0;
+	assert_int_equal(place1(f), 6);
+	refmodel_map_set(&f->map, 6, LEVEL_NORMAL);
+	f->rotor = 0;
+	assert_int_equal(place1(f), 14);
+	/* count > 1: the group's quiet CPUs first. */
+	f->req.near_cpu = -1;
+	set_all(f, LEVEL_IDLE);
+	cpuset_zero(&f->cfg.noisy);
+	cpuset_set(&f->cfg.noisy, 0);
+	cpuset_set(&f->cfg.noisy, 1);
+	f->req.count = 2;
+	f->rotor = 0;
+	assert_int_equal(place(f), 0);
+	for (uint32_t i = 0; i < f->res.n; i++)
+		assert_false(cpuset_test(&f->cfg.noisy, f->res.cpus[i]));
+	/* A context takes new noise without a rebuild. */
+	cpuset_zero(&f->cfg.noisy);
+	f->req.count = 1;
+	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(f->res.cpus[0], 0);
+	cpuset_set(&f->cfg.noisy, 0);
+	placement_ctx_set_noisy(x, &f->cfg.noisy);
+	rotor = 0;
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(f->res.cpus[0], 1);
+	cpuset_zero(&f->cfg.noisy);
+	placement_ctx_set_noisy(x, &f->cfg.noisy);
+	rotor = 0;
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(f->res.cpus[0], 0);
+	placement_ctx_free(x);
+}
+
 #define FIXTURE_TEST(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
@@ -1211,6 +1282,7 @@ int main(void)
 		FIXTURE_TEST(test_stale_bit_fast),
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
+		FIXTURE_TEST(test_irq_tiebreak),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_isolated_modes),
 		cmocka_unit_test(test_ctx_reuse),

@@ -692,7 +692,7 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.cpus[3].flags |= RTPLACE_CPU_F_ISOLATED | RTPLACE_CPU_F_NOHZ_FULL;
 	ACCEPTED(&m, &lim_client);
-	m.cpus_reply.cpus[3].flags = RTPLACE_CPU_F_ONLINE | 1u << 4;
+	m.cpus_reply.cpus[3].flags = RTPLACE_CPU_F_ONLINE | 1u << 5;
 	REFUSED(&m, &lim_client, -EINVAL, "unknown cpu flags");
 	m = base;
 	m.cpus_reply.cpus[3].flags = 0;
@@ -723,6 +723,54 @@ static void test_cpus_reply_rules(void **state)
 	m = base;
 	m.cpus_reply.cpus[PROTO_SAMPLE_NCPUS].cpu = PROTO_SAMPLE_NCPUS;
 	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
+	/* Fields of version 3 alone. */
+	m = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	m.cpus_reply.cpus[3].reserved3 = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	m.cpus_reply.cpus[3].softirq_share = RTPLACE_SHARE_ONE + 1;
+	REFUSED(&m, &lim_client, -ERANGE, "interrupt share out of range");
+}
+
+/* The interrupt shares end each CPUS entry in version 3; versions 1 and 2
+ * send the entries without them, as before. */
+static void test_cpus_reply_shares(void **state)
+{
+	static struct proto_msg base, m, out;
+	struct proto_error err = { 0 };
+	size_t v3_len;
+
+	(void)state;
+	base = sample(RTPLACE_MSG_CPUS_REPLY, 0);
+	for (uint32_t i = 0; i < base.cpus_reply.count; i++) {
+		base.cpus_reply.cpus[i].irq_share = (uint16_t)(i + 1);
+		base.cpus_reply.cpus[i].softirq_share = (uint16_t)(RTPLACE_SHARE_ONE - i);
+	}
+	m = base;
+	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+	v3_len = m.hdr.length;
+	assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_client, &out, &err), 0);
+	assert_memory_equal(&out.cpus_reply, &base.cpus_reply, sizeof(base.cpus_reply));
+	for (uint16_t v = 1; v < 3; v++) {
+		m = base;
+		assert_int_equal(proto_msg_finish(&m, v), 0);
+		assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_client, &out, &err), 0);
+		for (uint32_t i = 0; i < base.cpus_reply.count; i++) {
+			struct rtplace_cpu_info want = base.cpus_reply.cpus[i];
+
+			want.irq_share = want.softirq_share = 0;
+			assert_memory_equal(&out.cpus_reply.cpus[i], &want, sizeof(want));
+		}
+		if (v == 2)
+			assert_int_equal(v3_len - m.hdr.length,
+					 base.cpus_reply.count * (sizeof(struct rtplace_cpu_info) -
+								  offsetof(struct rtplace_cpu_info, irq_share)));
+		/* Packed in one version, repacked in the other. */
+		assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
+		assert_int_equal(decode_bytes(&m, m.hdr.length, &lim_client, &out, &err), 0);
+		assert_int_equal(out.cpus_reply.cpus[1].irq_share, 0);
+		assert_int_equal(out.cpus_reply.cpus[1].cpu, base.cpus_reply.cpus[1].cpu);
+	}
 }
 
 /*
@@ -1107,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_string_rules),
 		cmocka_unit_test(test_query_reply_rules),
 		cmocka_unit_test(test_cpus_reply_rules),
+		cmocka_unit_test(test_cpus_reply_shares),
 		cmocka_unit_test(test_cpu_times_reply_rules),
 		cmocka_unit_test(test_list_reply_lengths),
 		cmocka_unit_test(test_other_reply_rules),
