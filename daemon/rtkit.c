@@ -20,6 +20,7 @@
 #include "log.h"
 #include "loop.h"
 #include "procfs.h"
+#include "rtbudget.h"
 #include "thread-sched.h"
 #include "rtkit.h"
 
@@ -231,6 +232,24 @@ static int rtkit_target_read(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid
 	return 0;
 }
 
+/*
+ * After the kernel refused tid SCHED_RR with EPERM although the rules
+ * allowed it: a cpu cgroup without an RT budget is the usual cause, and
+ * the caller (PipeWire's log, a user's terminal) gets the folder and the
+ * fix in the error. Returns whether that was the cause.
+ */
+static bool rtkit_explain_budget(const struct rtkit *k, pid_t tid, struct rtplace_reason *reason)
+{
+	char cgroup[4096];
+	struct rtbudget_finding f;
+
+	if (procfs_read(k->o.proc_root, tid, "cgroup", cgroup, sizeof(cgroup)) < 0 ||
+	    rtbudget_find(cgroup, RTBUDGET_CGROUP_ROOT, &f) < 0)
+		return false;
+	rtbudget_explain(&f, reason);
+	return true;
+}
+
 /* The process behind pfd still lives: what was read by its pid was its. */
 static int rtkit_confirm(struct rtkit *k, int pfd, pid_t pid, struct rtplace_reason *reason)
 {
@@ -318,7 +337,8 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		if (claim_id)
 			dispatch_end_claim(k->o.dispatch, claim_id);
 		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
-		reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));
+		if (!(r == -EPERM && rtkit_explain_budget(k, tid, reason)))
+			reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));
 		goto out;
 	}
 	res.prev = st;

@@ -181,6 +181,37 @@ chrt -p $PINNED | grep -q "priority: 10" || fail "the unpinned grant: $(chrt -p 
 [ "$(metric 'rtplace_rtkit_grants_total{kind="unpinned"}')" = 1 ] || fail "the unpinned grant is not counted"
 wait_claims 1
 
+# A thread in a cpu cgroup without an RT budget (RT group scheduling,
+# cgroup v1): the kernel refuses SCHED_RR although the rules allow it, and
+# the error names the folder and the fix; the CPU claimed for it is given
+# back. The folder is removed on every exit path.
+V1=/sys/fs/cgroup/cpu
+if [ -f "$V1/cpu.rt_runtime_us" ]; then
+	CG=$V1/rtplace-rtkit-budget.$$
+	mkdir "$CG" || fail "cannot create $CG"
+	trap 'cleanup; rmdir "$CG" 2>/dev/null' EXIT
+	# A uid of its own: nobody's requests may have met the burst limit.
+	AS_OTHER="setpriv --reuid=daemon --regid=daemon --clear-groups"
+	$AS_OTHER prlimit --rttime=100000:200000 sleep 60 &
+	BUDGETLESS=$!
+	PIDS="$PIDS $BUDGETLESS"
+	echo "$BUDGETLESS" >"$CG/cgroup.procs" || fail "cannot move the sleeper into $CG"
+	before=$(status_field claims_active)
+	$AS_OTHER dbus-send --system --print-reply --dest=$RK_DEST $RK_PATH \
+		org.freedesktop.RealtimeKit1.MakeThreadRealtimeWithPID uint64:$BUDGETLESS uint64:$BUDGETLESS uint32:5 \
+		>"$TMP/out" 2>&1 && fail "a thread in $CG was made RT"
+	grep -q "^Error org.freedesktop.DBus.Error.Failed: " "$TMP/out" || fail "the budget refusal answered $(cat "$TMP/out")"
+	grep -q "rtplace-rtkit-budget.$$" "$TMP/out" || fail "the error does not name the cgroup: $(cat "$TMP/out")"
+	grep -q "cpu.rt_runtime_us" "$TMP/out" || fail "the error does not name the fix: $(cat "$TMP/out")"
+	chrt -p $BUDGETLESS | grep -q "policy: SCHED_OTHER" || fail "the refused thread changed: $(chrt -p $BUDGETLESS)"
+	[ "$(status_field claims_active)" = "$before" ] || fail "the refused grant kept its claim"
+	kill $BUDGETLESS
+	wait $BUDGETLESS 2>/dev/null
+	rmdir "$CG" || fail "cannot remove $CG"
+else
+	echo "# no cgroup v1 cpu controller with RT group scheduling at $V1: the budget refusal is not checked"
+fi
+
 # The name taken: a second rtplaced says so once and serves its socket.
 "$RTPLACED" --socket "$TMP/second.sock" --config "$TMP/rtkit-off.conf" >"$TMP/second.log" 2>&1 9>&- &
 PIDS="$PIDS $!"
