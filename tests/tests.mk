@@ -428,3 +428,15 @@ EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.
 EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
+
+# Local reads (DESIGN §19): librtplace's local answers against the
+# daemon's decision over random map states, claims and requests on the
+# 480-CPU and 16-LLC topologies, and the descriptors' seals.
+check_PROGRAMS += tests/unit/test-local-read
+tests_unit_test_local_read_SOURCES = tests/unit/test-local-read.c client/local-read.h client/local-read.c \
+	daemon/snapshot.h daemon/snapshot.c
+tests_unit_test_local_read_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_srcdir)/client -I$(top_srcdir)/tests/lib
+tests_unit_test_local_read_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_unit_test_local_read_LDADD = daemon/libdaemoncore.la common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD) \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+TESTS += tests/unit/test-local-read
