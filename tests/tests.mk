@@ -440,3 +440,12 @@ tests_unit_test_local_read_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
 tests_unit_test_local_read_LDADD = daemon/libdaemoncore.la common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD) \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 TESTS += tests/unit/test-local-read
+
+# Local reads against the simulated daemon over the socket, and the
+# descriptors LOCAL hands out.
+check_PROGRAMS += tests/integration/test-local-reads
+tests_integration_test_local_reads_SOURCES = tests/integration/test-local-reads.c
+tests_integration_test_local_reads_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_local_reads_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_local_reads_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-local-reads
