@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
 #include "snapshot.h"
 #include "snap.h"
 
@@ -43,7 +44,7 @@ int snapshot_region_new(const char *name, size_t size, struct snapshot_region *r
 		log_error("Failed to seal the memfd %s (F_SEAL_FUTURE_WRITE needs Linux 5.1): %m", name);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, sizeof(path), PROCFS_ROOT "/self/fd/%d", fd);
 	ro = open(path, O_RDONLY | O_CLOEXEC);
 	if (ro < 0) {
 		r = -errno;
