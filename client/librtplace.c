@@ -680,9 +680,10 @@ static int rtplace_build_query(const struct rtplace_request *req, struct rtplace
 	return 0;
 }
 
+/* Entries of cpus[] and levels[] past count are left as they were: a
+ * local answer costs what its CPUs do, not RTPLACE_ANSWER_MAX. */
 static void rtplace_answer_from(const struct rtplace_query_reply *qr, struct rtplace_answer *ret)
 {
-	memset(ret, 0, sizeof(*ret));
 	ret->claim_id = qr->claim_id;
 	ret->lease_ms = qr->lease_ms;
 	ret->count = qr->count;
@@ -732,12 +733,26 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 	if (!rp || !req || !ret)
 		return -EINVAL;
 	qr = &rp->reply.query_reply;
+	local = rp->local;
+	/* The common case without a request to build: rtplace_build_query()'s
+	 * checks, then the answer. */
+	if (local && !req->allowed && !(req->flags & (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE)) &&
+	    (req->policy == 0 || req->policy == SCHED_FIFO || req->policy == SCHED_RR) &&
+	    rtplace_is_zero(req->reserved, sizeof(req->reserved)) && req->prio >= RTPLACE_PRIO_MIN &&
+	    req->prio <= RTPLACE_PRIO_MAX && req->count <= RTPLACE_ANSWER_MAX) {
+		const struct rtplace_query_reply *lr;
+
+		if (local_query_any(local, req->prio, req->count ? req->count : 1, req->flags, req->node,
+				    req->near_cpu, &lr) == 0) {
+			rtplace_answer_from(lr, ret);
+			return 0;
+		}
+	}
 	r = rtplace_build_query(req, &q);
 	if (r < 0)
 		return r;
 	/* Local reads: no lock, no syscall; a claim, or a snapshot being
 	 * published at every try, goes to the daemon. */
-	local = rp->local;
 	if (local && !(q.flags & (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE))) {
 		const struct rtplace_query_reply *lr;
 

@@ -21,10 +21,14 @@
 
 struct local_thread {
 	struct local_thread *next;
+	uint64_t seq;                /* the count claimed and snap_shape were copied under; 1: none yet */
+	uint64_t snap_shape;         /* the snapshot's shape under seq */
+	uint64_t stamp;              /* claimed's stamp for the context: new whenever seq is */
 	uint64_t shape;              /* of topo and ctx; 0 before the first build */
 	struct topo *topo;
 	struct placement_ctx *ctx;
 	uint8_t *claimed;            /* [ncpus] */
+	struct placement_request req;
 	struct placement_result res;
 	struct rtplace_query_reply reply;
 };
@@ -125,6 +129,7 @@ static struct local_thread *local_thread(struct rtplace_local *l)
 	th = calloc(1, sizeof(*th));
 	if (!th)
 		return NULL;
+	th->seq = 1; /* odd: never a published count */
 	th->claimed = calloc(l->ncpus, 1);
 	if (!th->claimed || pthread_setspecific(l->key, th) != 0) {
 		free(th->claimed);
@@ -163,33 +168,33 @@ static int local_rebuild(struct rtplace_local *l, struct local_thread *th)
 	return 0;
 }
 
-int local_query(struct rtplace_local *l, const struct rtplace_query *q, const struct rtplace_query_reply **ret)
+/* th->req's answer. */
+static int local_answer(struct rtplace_local *l, struct local_thread *th, const struct rtplace_query_reply **ret)
 {
-	struct placement_request req = {
-		.prio = q->prio,
-		.count = q->count,
-		.allowed = q->allowed,
-		.node = q->node,
-		.near_cpu = q->near_cpu,
-		.normal = q->flags & RTPLACE_QUERY_F_NORMAL,
-	};
-	struct local_thread *th = local_thread(l);
-	uint64_t shape = 0;
+	struct placement_claims claims;
 	uint32_t rotor = 0;
-	int r = th ? 0 : -EAGAIN;
+	int r = 0;
 
 	/* A new shape is read again after the rebuild: its claims belong to it. */
 	for (int i = 0; r == 0 && i < 2; i++) {
-		r = snap_read(l->snap, LOCAL_TRIES, th->claimed, NULL, &rotor, &shape);
-		if (r < 0 || shape == th->shape)
+		uint64_t seq = th->seq;
+
+		r = snap_read(l->snap, LOCAL_TRIES, th->claimed, &rotor, &th->snap_shape, &th->seq);
+		if (r == 0 && th->seq != seq)
+			th->stamp++;
+		if (r < 0 || th->snap_shape == th->shape)
 			break;
 		r = local_rebuild(l, th) < 0 ? -EAGAIN : 0;
+		th->seq = 1;
 	}
-	if (r == 0 && shape != th->shape)
+	if (r == 0 && th->snap_shape != th->shape)
 		r = -EAGAIN;
 	if (r < 0)
 		return -EAGAIN;
-	r = placement_ctx_choose(th->ctx, th->claimed, &rotor, &req, &th->res);
+	/* The thread's own stamps, new with every count it copies under:
+	 * equal stamps are one copy, and the context is the thread's alone. */
+	claims = (struct placement_claims){ .level = th->claimed, .stamp = th->stamp };
+	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, list));
@@ -198,4 +203,38 @@ int local_query(struct rtplace_local *l, const struct rtplace_query *q, const st
 	proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
 	*ret = &th->reply;
 	return 0;
+}
+
+static void local_request_head(struct local_thread *th, int prio, unsigned count, unsigned flags, int node,
+			       int near_cpu)
+{
+	th->req.prio = prio;
+	th->req.count = count;
+	th->req.node = node;
+	th->req.near_cpu = near_cpu;
+	th->req.normal = flags & RTPLACE_QUERY_F_NORMAL;
+}
+
+int local_query(struct rtplace_local *l, const struct rtplace_query *q, const struct rtplace_query_reply **ret)
+{
+	struct local_thread *th = local_thread(l);
+
+	if (!th)
+		return -EAGAIN;
+	local_request_head(th, q->prio, q->count, q->flags, q->node, q->near_cpu);
+	th->req.allowed = q->allowed;
+	return local_answer(l, th, ret);
+}
+
+int local_query_any(struct rtplace_local *l, int prio, unsigned count, unsigned flags, int node, int near_cpu,
+		    const struct rtplace_query_reply **ret)
+{
+	struct local_thread *th = local_thread(l);
+
+	if (!th)
+		return -EAGAIN;
+	local_request_head(th, prio, count, flags, node, near_cpu);
+	/* Placement reads no word of the set past the topology's CPUs. */
+	memset(th->req.allowed.bits, 0, (l->ncpus + 63) / 64 * sizeof(uint64_t));
+	return local_answer(l, th, ret);
 }

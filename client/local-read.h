@@ -33,4 +33,9 @@ void local_close(struct rtplace_local *l);
  * request: the caller asks the socket then. */
 int local_query(struct rtplace_local *l, const struct rtplace_query *q, const struct rtplace_query_reply **ret);
 
+/* local_query() with every managed CPU allowed, without building (and
+ * clearing) a whole request. */
+int local_query_any(struct rtplace_local *l, int prio, unsigned count, unsigned flags, int node, int near_cpu,
+		    const struct rtplace_query_reply **ret);
+
 #endif

@@ -63,7 +63,7 @@ void snap_publish(void *snap, const struct topo *t, const struct placement_confi
 	};
 	struct snap_cpu *cpus = snap_cpus(snap);
 	uint32_t n = s->header.ncpus;
-	uint32_t seq = __atomic_load_n(&s->seq.seq, __ATOMIC_RELAXED);
+	uint64_t seq = __atomic_load_n(&s->seq.seq, __ATOMIC_RELAXED);
 	bool same = true;
 
 	c.shape = s->config.shape;
@@ -110,34 +110,38 @@ int snap_check(const void *snap, size_t size)
 	return 0;
 }
 
-static uint32_t snap_begin(const struct snap *s)
+static uint64_t snap_begin(const struct snap *s)
 {
 	return __atomic_load_n(&s->seq.seq, __ATOMIC_ACQUIRE);
 }
 
-static bool snap_end(const struct snap *s, uint32_t seq)
+static bool snap_end(const struct snap *s, uint64_t seq)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return __atomic_load_n(&s->seq.seq, __ATOMIC_RELAXED) == seq;
 }
 
-int snap_read(const void *snap, unsigned tries, uint8_t *claimed, struct snap_config *cfg, uint32_t *rotor,
-	      uint64_t *shape)
+int snap_read(const void *snap, unsigned tries, uint8_t *claimed, uint32_t *rotor, uint64_t *shape,
+	      uint64_t *seq)
 {
 	const struct snap *s = snap;
 
 	for (unsigned i = 0; i < tries; i++) {
-		uint32_t seq = snap_begin(s);
+		uint64_t now = snap_begin(s);
 
-		if (seq & 1)
+		if (now & 1)
 			continue;
+		if (now == *seq) {
+			*rotor = __atomic_load_n(&s->rotor.rotor, __ATOMIC_RELAXED);
+			return 0;
+		}
 		*shape = s->config.shape;
-		if (cfg)
-			*cfg = s->config;
 		memcpy(claimed, snap_claims(snap), s->header.ncpus);
 		*rotor = __atomic_load_n(&s->rotor.rotor, __ATOMIC_RELAXED);
-		if (snap_end(s, seq))
+		if (snap_end(s, now)) {
+			*seq = now;
 			return 0;
+		}
 	}
 	return -EAGAIN;
 }
@@ -153,7 +157,7 @@ int snap_read_shape(const void *snap, unsigned tries, struct snap_config *cfg, s
 		return r;
 	r = -EAGAIN;
 	for (unsigned i = 0; i < tries && r == -EAGAIN; i++) {
-		uint32_t seq = snap_begin(s);
+		uint64_t seq = snap_begin(s);
 		const struct snap_cpu *cpus = snap_cpus(snap);
 
 		if (seq & 1)

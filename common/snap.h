@@ -65,8 +65,11 @@ struct snap_header {
 } __attribute__((aligned(SNAP_LINE)));
 
 struct snap_seq {
-	uint32_t seq;        /* odd while a publish is under way */
-	uint8_t reserved[SNAP_LINE - 4];
+	/* odd while a publish is under way; 64 bits, so that equal values
+	 * mean the same publish (a reader keeps what it copied while the
+	 * count stays the same) */
+	uint64_t seq;
+	uint8_t reserved[SNAP_LINE - 8];
 } __attribute__((aligned(SNAP_LINE)));
 
 struct snap_rotor {
@@ -104,6 +107,8 @@ struct snap {
 
 _Static_assert(sizeof(struct snap_header) == SNAP_LINE, "header is one line");
 _Static_assert(sizeof(struct snap_seq) == SNAP_LINE, "the count has a line of its own");
+_Static_assert(offsetof(struct snap_seq, seq) == 0 && sizeof(((struct snap_seq *)0)->seq) == 8,
+	       "the count is 8-aligned: one load");
 _Static_assert(sizeof(struct snap_rotor) == SNAP_LINE, "the rotor has a line of its own");
 _Static_assert(offsetof(struct snap, seq) == SNAP_LINE, "count on line 1");
 _Static_assert(offsetof(struct snap, rotor) == 2 * SNAP_LINE, "rotor on line 2");
@@ -134,12 +139,14 @@ int snap_check(const void *snap, size_t size);
 
 /*
  * A reader's consistent copy: the claimed levels into claimed (ncpus
- * bytes), the configuration into cfg (NULL: not copied), the rotor into
- * *rotor, and the shape. Up to tries attempts; 0, or -EAGAIN when every
+ * bytes), the rotor into *rotor, the shape and the count it was copied
+ * under into *seq. When *seq already holds the current count on entry,
+ * claimed (copied under it before) and the shape are left as they are and
+ * only the rotor is read. Up to tries attempts; 0, or -EAGAIN when every
  * one overlapped a publish.
  */
-int snap_read(const void *snap, unsigned tries, uint8_t *claimed, struct snap_config *cfg, uint32_t *rotor,
-	      uint64_t *shape);
+int snap_read(const void *snap, unsigned tries, uint8_t *claimed, uint32_t *rotor, uint64_t *shape,
+	      uint64_t *seq);
 
 /* The configuration and the topology, copied under the count (up to tries
  * attempts): the configuration into *cfg, the topology into a new *ret
