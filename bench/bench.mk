@@ -90,3 +90,11 @@ bench_rtkit_roundtrip_SOURCES = bench/rtkit-roundtrip.c
 bench_rtkit_roundtrip_CFLAGS = $(AM_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 bench_rtkit_roundtrip_LDADD = bench/libbench.la $(LIBSYSTEMD_LIBS)
 dist_noinst_SCRIPTS += bench/rtkit-roundtrip.sh
+
+# Local reads (rtplace_local_open()) against the socket query, and 32
+# threads querying locally at once.
+noinst_PROGRAMS += bench/local-query
+bench_local_query_SOURCES = bench/local-query.c
+bench_local_query_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_local_query_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_local_query_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
