@@ -220,7 +220,8 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
  * placement refuses (the daemon then gives the reason). Each thread's
  * first local query builds its own state (the topology, a placement
  * context), kept until rtplace_close(). Returns 0 (also when already
- * open); -EOPNOTSUPP from a daemon that offers no map (an older one);
+ * open); -EOPNOTSUPP from a daemon that offers no map (an older one, or
+ * one sampling levels from /proc);
  * -EPROTONOSUPPORT when the snapshot's layout is one this library does
  * not know; -ENOMEM; a connection error. On failure queries keep asking
  * the socket.

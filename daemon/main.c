@@ -399,6 +399,9 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &d->tracker);
 		if (r == 0) {
 			o->map = tracker_map(d->tracker, &o->map_size);
+			o->map_fd = tracker_map_ro_fd(d->tracker);
+			if (o->map_fd < 0)
+				log_notice("No descriptor of the cpupri map to hand out: no local reads");
 			o->tracker = d->tracker;
 			return EXIT_SUCCESS;
 		}

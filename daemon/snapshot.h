@@ -33,8 +33,9 @@ int snapshot_region_new(const char *name, size_t size, struct snapshot_region *r
 void snapshot_region_free(struct snapshot_region *r);
 
 /*
- * What the daemon offers local readers: the read-only map descriptor it
- * was given (-1: none, no local reads) and the placement snapshot, kept
+ * What the daemon offers local readers: the map descriptor it was given,
+ * one that maps read-only only (a sealed memfd, or the frozen BPF map;
+ * -1: none, no local reads) and the placement snapshot, kept
  * current by snapshot_publish() after every change of the claims, the
  * configuration, the isolation or the topology.
  */

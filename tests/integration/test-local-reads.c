@@ -178,38 +178,6 @@ static void test_same_answers_16llc(void **state)
 	same_answers("epyc-2s-16ccx-256t", 256, 2, 0x94d049bb133111ebull);
 }
 
-/* LOCAL in version: its reply and, when it carries them, the two fds. */
-static int local_raw(int fd, uint16_t version, struct proto_msg *rep, int fds[2])
-{
-	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
-	static unsigned char buf[RTPLACE_MSG_MAX];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cm;
-	struct proto_msg req;
-	ssize_t n;
-
-	if (proto_encode_local(&req, 7) < 0 || proto_msg_finish(&req, version) < 0 || harness_send(fd, &req) < 0)
-		return -EIO;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return -EIO;
-	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm)
-		return 0;
-	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
-	return 2;
-}
-
 static void assert_read_only(int fd, size_t size)
 {
 	char byte = 0;
@@ -233,10 +201,10 @@ static void test_descriptors(void **state)
 	fd = harness_connect(daemon_sim.socket);
 	assert_true(fd >= 0);
 	/* An older client's version: an error, no descriptors. */
-	assert_int_equal(local_raw(fd, 2, &rep, fds), 0);
+	assert_int_equal(harness_local(fd, 2, &rep, fds), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_ERROR);
 	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
-	assert_int_equal(local_raw(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
+	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_LOCAL_REPLY);
 	assert_read_only(fds[0], (size_t)rep.local_reply.map_size);
 	assert_read_only(fds[1], (size_t)rep.local_reply.snap_size);
