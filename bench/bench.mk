@@ -117,3 +117,11 @@ bench_irqtime_hold_LDADD = $(LIBBPF_LIBS)
 BUILT_SOURCES += bench/irqtime.skel.h
 CLEANFILES += bench/irqtime.bpf.o bench/irqtime.skel.h bench/irqtime.skel.h.tmp
 EXTRA_DIST += bench/irqtime.bpf.c bench/irqnoise-cost.sh
+
+# Local reads (rtplace_local_open()) against the socket query, and 32
+# threads querying locally at once.
+noinst_PROGRAMS += bench/local-query
+bench_local_query_SOURCES = bench/local-query.c
+bench_local_query_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_local_query_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_local_query_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)

@@ -11,6 +11,11 @@ lib_LTLIBRARIES += client/librtplace.la
 include_HEADERS += client/rtplace.h
 client_librtplace_la_SOURCES = \
 	client/rtplace.h client/librtplace.c \
+	client/local-read.h client/local-read.c \
+	common/cpupri.h common/cpupri.c \
+	common/topo.h common/topo.c \
+	common/placement.h common/placement.c \
+	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/cpuset.h common/cpuset.c \
 	common/levels.h common/levels.c \

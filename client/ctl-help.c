@@ -62,6 +62,9 @@ static const struct ctl_option ctl_query_options[] = {
 	{ "owner", 'o', false, "PID", "the process the claim lives with (default: the calling shell or script)" },
 	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" },
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },
+	{ "local", 'L', false, NULL,
+	  "answer in this process from the daemon's map and snapshot, read-only, without a round trip (not with "
+	  "--claim)" },
 	{ 0 },
 };
 

@@ -32,6 +32,7 @@
 #include "rtplace.h"
 
 #include "levels.h"
+#include "local-read.h"
 #include "protocol.h"
 #include "ring.h"
 
@@ -75,6 +76,9 @@ struct rtplace {
 	 * initial PID namespace; see rtplace_needs_pidfds(). */
 	bool initial_pidns;
 	pid_t pidns_pid;
+	/* The daemon's map and snapshot after rtplace_local_open(), NULL
+	 * before: set once, under lock, and read without it by queries. */
+	struct rtplace_local *_Atomic local;
 };
 
 /* The initial PID namespace's inode number, fixed by the kernel since 3.8
@@ -223,6 +227,7 @@ void rtplace_close(struct rtplace *rp)
 		close(rp->fd);
 	if (rp->self_pidfd >= 0)
 		close(rp->self_pidfd);
+	local_close(rp->local);
 	pthread_mutex_destroy(&rp->lock);
 	free(rp);
 }
@@ -675,9 +680,52 @@ static int rtplace_build_query(const struct rtplace_request *req, struct rtplace
 	return 0;
 }
 
+/* Entries of cpus[] and levels[] past count are left as they were: a
+ * local answer costs what its CPUs do, not RTPLACE_ANSWER_MAX. */
+static void rtplace_answer_from(const struct rtplace_query_reply *qr, struct rtplace_answer *ret)
+{
+	ret->claim_id = qr->claim_id;
+	ret->lease_ms = qr->lease_ms;
+	ret->count = qr->count;
+	ret->level = qr->level;
+	CPU_ZERO(&ret->set);
+	for (unsigned i = 0; i < qr->count; i++) {
+		ret->cpus[i] = qr->list[i].cpu;
+		ret->levels[i] = qr->list[i].level;
+		if (qr->list[i].cpu < CPU_SETSIZE)
+			CPU_SET(qr->list[i].cpu, &ret->set);
+	}
+	memcpy(ret->reason, qr->reason, sizeof(ret->reason));
+}
+
+int rtplace_local_open(struct rtplace *rp)
+{
+	struct rtplace_local *l = NULL;
+	int fds[2] = { -1, -1 };
+	int r;
+
+	if (!rp)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	if (rp->local) {
+		pthread_mutex_unlock(&rp->lock);
+		return 0;
+	}
+	r = proto_encode_local(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call_fds(rp, RTPLACE_MSG_LOCAL_REPLY, -1, fds, 2);
+	if (r == 0)
+		r = local_open(&rp->reply.local_reply, fds[0], fds[1], &l);
+	if (r == 0)
+		rp->local = l;
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
 int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_answer *ret)
 {
 	const struct rtplace_query_reply *qr;
+	struct rtplace_local *local;
 	struct rtplace_query q;
 	bool close_pidfd = false;
 	int pidfd = -1, r;
@@ -685,30 +733,42 @@ int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct 
 	if (!rp || !req || !ret)
 		return -EINVAL;
 	qr = &rp->reply.query_reply;
+	local = rp->local;
+	/* The common case without a request to build: rtplace_build_query()'s
+	 * checks, then the answer. */
+	if (local && !req->allowed && !(req->flags & (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE)) &&
+	    (req->policy == 0 || req->policy == SCHED_FIFO || req->policy == SCHED_RR) &&
+	    rtplace_is_zero(req->reserved, sizeof(req->reserved)) && req->prio >= RTPLACE_PRIO_MIN &&
+	    req->prio <= RTPLACE_PRIO_MAX && req->count <= RTPLACE_ANSWER_MAX) {
+		const struct rtplace_query_reply *lr;
+
+		if (local_query_any(local, req->prio, req->count ? req->count : 1, req->flags, req->node,
+				    req->near_cpu, &lr) == 0) {
+			rtplace_answer_from(lr, ret);
+			return 0;
+		}
+	}
 	r = rtplace_build_query(req, &q);
 	if (r < 0)
 		return r;
+	/* Local reads: no lock, no syscall; a claim, or a snapshot being
+	 * published at every try, goes to the daemon. */
+	if (local && !(q.flags & (RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE))) {
+		const struct rtplace_query_reply *lr;
+
+		if (local_query(local, &q, &lr) == 0) {
+			rtplace_answer_from(lr, ret);
+			return 0;
+		}
+	}
 	pthread_mutex_lock(&rp->lock);
 	r = q.owner_pid ? rtplace_pidfd_for(rp, q.owner_pid, false, &pidfd, &close_pidfd) : 0;
 	if (r == 0)
 		r = proto_encode_query(&rp->req, rtplace_next_id(rp), &q);
 	if (r == 0)
 		r = rtplace_call_fds(rp, RTPLACE_MSG_QUERY_REPLY, pidfd, NULL, 0);
-	if (r == 0) {
-		memset(ret, 0, sizeof(*ret));
-		ret->claim_id = qr->claim_id;
-		ret->lease_ms = qr->lease_ms;
-		ret->count = qr->count;
-		ret->level = qr->level;
-		CPU_ZERO(&ret->set);
-		for (unsigned i = 0; i < qr->count; i++) {
-			ret->cpus[i] = qr->list[i].cpu;
-			ret->levels[i] = qr->list[i].level;
-			if (qr->list[i].cpu < CPU_SETSIZE)
-				CPU_SET(qr->list[i].cpu, &ret->set);
-		}
-		memcpy(ret->reason, qr->reason, sizeof(ret->reason));
-	}
+	if (r == 0)
+		rtplace_answer_from(qr, ret);
 	if (close_pidfd)
 		close(pidfd);
 	pthread_mutex_unlock(&rp->lock);

@@ -215,6 +215,24 @@ int rtplace_set_timeout(struct rtplace *rp, unsigned timeout_ms);
  */
 int rtplace_query(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_answer *ret);
 
+/*
+ * Local reads (DESIGN §19): asks the daemon for read-only descriptors of
+ * its cpupri map and placement snapshot and maps them PROT_READ. From then
+ * on rtplace_query() without RTPLACE_QUERY_F_CLAIM (or _MANAGE) is answered
+ * in the calling thread by the daemon's own placement code, with no
+ * syscall and no lock; a claim still goes to the daemon, and so does a
+ * query while the snapshot is being rewritten at every try, or one that
+ * placement refuses (the daemon then gives the reason). Each thread's
+ * first local query builds its own state (the topology, a placement
+ * context), kept until rtplace_close(). Returns 0 (also when already
+ * open); -EOPNOTSUPP from a daemon that offers no map (an older one, or
+ * one sampling levels from /proc);
+ * -EPROTONOSUPPORT when the snapshot's layout is one this library does
+ * not know; -ENOMEM; a connection error. On failure queries keep asking
+ * the socket.
+ */
+int rtplace_local_open(struct rtplace *rp);
+
 /* Ends a claim. ret_ncpus (may be NULL) gets how many CPUs it held.
  * -ENOENT for no such claim, -EPERM for another client's claim. */
 int rtplace_release(struct rtplace *rp, uint64_t claim_id, unsigned *ret_ncpus);

@@ -515,7 +515,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
 	 * its size: the word layouts are the same. */
 	struct rtplace_cpumask allowed, chosen;
-	bool have_prio = false, have_owner = false, strict = false;
+	bool have_prio = false, have_owner = false, strict = false, local = false;
 	char list[CPUSET_LIST_MAX];
 	long v;
 	int o, r, li = 0;
@@ -573,6 +573,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		case 's':
 			strict = true;
 			break;
+		case 'L':
+			local = true;
+			break;
 		default:
 			r = ctl_common_option(c, o, argc, argv);
 			if (r)
@@ -585,6 +588,8 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error(c, "%s", "--prio is required");
 	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
 		return ctl_usage_error(c, "%s", "--owner and --exclusive need --claim");
+	if (local && req.flags & RTPLACE_QUERY_F_CLAIM)
+		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
 	/* rtplacectl exits at once: a claim tied to its connection would end
 	 * with it, so it lives with the calling shell or script instead. */
 	if (req.flags & RTPLACE_QUERY_F_CLAIM && !have_owner)
@@ -592,6 +597,13 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = ctl_connect(c);
 	if (r)
 		return r;
+	if (local) {
+		r = rtplace_local_open(c->rp);
+		if (r < 0)
+			return ctl_fail(c, r == -EOPNOTSUPP ? "the daemon offers no map to read locally (drop --local)"
+							    : "cannot read the daemon's map locally",
+					r);
+	}
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);

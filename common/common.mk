@@ -9,6 +9,7 @@ common_libcommon_la_SOURCES = \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \
 	common/placement.h common/placement.c \
+	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/record.h common/ring.h common/ring.c
 

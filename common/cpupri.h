@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The cpupri map: for every priority level (levels.h), which CPUs are at that
  * level, shaped after kernel/sched/cpupri.c and the fixes that made it scale

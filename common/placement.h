@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Placement: which CPUs for an RT thread of priority P (DESIGN §5). Pure
  * code: it reads the cpupri map through a view, the topology snapshot and

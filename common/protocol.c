@@ -386,6 +386,16 @@ static int proto_check_status_reply(const struct proto_msg *m, const struct prot
 	return 0;
 }
 
+static int proto_check_local_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+{
+	const struct rtplace_local_reply *l = &m->local_reply;
+
+	(void)b;
+	if (l->reserved || !l->map_size || !l->snap_size)
+		return proto_fail(reason, -EINVAL, "bad local reply");
+	return 0;
+}
+
 static int proto_check_host_reply(const struct proto_msg *m, const struct proto_bounds *b,
 				  const char **reason)
 {
@@ -534,6 +544,7 @@ static const struct proto_type proto_types[] = {
 		   proto_check_cpus),
 	PROTO_TYPE(RTPLACE_MSG_TRACKING, PROTO_ACCEPT_REQUESTS, 0, "tracking", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_HOST, PROTO_ACCEPT_REQUESTS, 0, "host", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_LOCAL, PROTO_ACCEPT_REQUESTS, 0, "local", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
 		   proto_check_error),
 	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, true, "query-reply",
@@ -558,6 +569,8 @@ static const struct proto_type proto_types[] = {
 		   "tracking-reply", proto_check_tracking_reply),
 	PROTO_TYPE(RTPLACE_MSG_HOST_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_host_reply), "host-reply",
 		   proto_check_host_reply),
+	PROTO_TYPE(RTPLACE_MSG_LOCAL_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_local_reply), "local-reply",
+		   proto_check_local_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
 };

@@ -72,6 +72,7 @@ struct proto_msg {
 		struct rtplace_status_reply status_reply;
 		struct rtplace_tracking_reply tracking_reply;
 		struct rtplace_host_reply host_reply;
+		struct rtplace_local_reply local_reply;
 		struct rtplace_move_reply move_reply;
 		struct rtplace_subscribe_reply subscribe_reply;
 		struct rtplace_claim_ended claim_ended;
@@ -257,6 +258,11 @@ static inline int proto_encode_host(struct proto_msg *ret, uint32_t request_id)
 	return proto_encode(ret, RTPLACE_MSG_HOST, request_id, 0, NULL, NULL);
 }
 
+static inline int proto_encode_local(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_LOCAL, request_id, 0, NULL, NULL);
+}
+
 static inline int proto_encode_tracking(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_TRACKING, request_id, 0, NULL, NULL);
@@ -320,6 +326,12 @@ static inline int proto_encode_host_reply(struct proto_msg *ret, uint32_t reques
 					  const struct rtplace_host_reply *r)
 {
 	return proto_encode(ret, RTPLACE_MSG_HOST_REPLY, request_id, 0, r, NULL);
+}
+
+static inline int proto_encode_local_reply(struct proto_msg *ret, uint32_t request_id,
+					   const struct rtplace_local_reply *r)
+{
+	return proto_encode(ret, RTPLACE_MSG_LOCAL_REPLY, request_id, 0, r, NULL);
 }
 
 static inline int proto_encode_move_reply(struct proto_msg *ret, uint32_t request_id,

@@ -161,6 +161,10 @@ enum {
 	/* Added to version 2 later; a daemon without it answers ERROR
 	 * -EOPNOTSUPP ("unknown message type"). */
 	RTPLACE_MSG_HOST = 0x0109,
+	/* Added to version 3; a daemon without it answers ERROR -EOPNOTSUPP
+	 * ("unknown message type"), and one that speaks it answers a request
+	 * of an older version so too: the client then asks the socket. */
+	RTPLACE_MSG_LOCAL = 0x010a,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -173,6 +177,7 @@ enum {
 	RTPLACE_MSG_CPU_TIMES_REPLY = 0x0207,
 	RTPLACE_MSG_TRACKING_REPLY = 0x0208,
 	RTPLACE_MSG_HOST_REPLY = 0x0209,
+	RTPLACE_MSG_LOCAL_REPLY = 0x020a,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -489,6 +494,20 @@ struct rtplace_host_reply {
 	uint32_t reserved;
 };
 
+/*
+ * Local reads (DESIGN §19). The packet carrying this reply also carries
+ * two read-only descriptors as SCM_RIGHTS, in this order: the cpupri map
+ * (cpupri.h, map_size bytes) and the placement snapshot (snapshot.h,
+ * snap_size bytes of layout snap_layout). Map both PROT_READ and
+ * MAP_SHARED: a writable mapping of either fails.
+ */
+struct rtplace_local_reply {
+	uint64_t map_size;
+	uint64_t snap_size;
+	uint32_t snap_layout;
+	uint32_t reserved;
+};
+
 /* The thread's scheduling after the move, and before it (for undo). */
 struct rtplace_move_reply {
 	int32_t tid;
@@ -580,6 +599,8 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_host_reply) == 24, "host reply layout
 RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_host_reply) == 8, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_host_reply, flags) == 16, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_tracking_reply, why) == 32, "tracking reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_local_reply) == 24, "local reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_local_reply, snap_layout) == 16, "local reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_move_reply) == 8 + 2 * (RTPLACE_MAX_CPUS / 8), "move reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, cpus) == 8, "move reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, prev_cpus) == 8 + RTPLACE_MAX_CPUS / 8,

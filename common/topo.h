@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A plain snapshot of the machine's topology, produced by topo_load()
  * (topo-hwloc.c, the only hwloc user) and consumed by the pure code

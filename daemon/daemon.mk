@@ -47,6 +47,7 @@ daemon_rtplaced_SOURCES = \
 	daemon/loop.h daemon/loop.c \
 	daemon/server.h daemon/server.c \
 	daemon/dispatch.h daemon/dispatch.c \
+	daemon/snapshot.h daemon/snapshot.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)

@@ -24,6 +24,7 @@
 #include "procfs.h"
 #include "protocol.h"
 #include "push.h"
+#include "snapshot.h"
 #include "dispatch.h"
 #include "irqnoise.h"
 
@@ -64,6 +65,8 @@ struct dispatch {
 	char state_path[CONFIG_SOCKET_MAX + 16]; /* owner-bound claims across restarts */
 	struct claims_state *state;
 	uint32_t rotor;
+	struct snapshot snap;          /* what LOCAL hands out; kept current after every change */
+	struct event *snap_later;      /* publishes once a claim that is ending has gone */
 	uint64_t start_ms;
 	uint64_t queries, errors, claims_total, clients_dropped;
 	uint64_t claims_ended[DISPATCH_END_COUNT];
@@ -112,6 +115,9 @@ void dispatch_irqnoise_sampled(struct dispatch *s)
 	dispatch_noisy(s);
 	if (s->pctx)
 		placement_ctx_set_noisy(s->pctx, &s->pcfg.noisy);
+	/* Local readers answer with the same noise. */
+	if (s->claims)
+		snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), true);
 }
 
 void dispatch_set_host(struct dispatch *s, const struct dispatch_host *h)
@@ -170,6 +176,8 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 		push_apply_config(s->push, cfg);
 	if (s->manage)
 		manage_apply_config(s->manage, cfg);
+	if (s->claims)
+		snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), true);
 }
 
 static void dispatch_send(struct dispatch *s, uint32_t client, const struct proto_msg *m)
@@ -204,6 +212,9 @@ static void dispatch_send_reply(struct dispatch *s, const struct server_peer *pe
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
 		return;
 	}
+	/* A client that got the reply to its claim or release reads the
+	 * snapshot next: it must already hold the change. */
+	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
 	dispatch_send(s, peer->id, &s->reply);
 }
 
@@ -289,6 +300,40 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 	};
 	if (!s->serving)
 		dispatch_flush_events(s);
+	/* The table drops the claim after this report: publish then. */
+	if (s->snap_later)
+		event_active(s->snap_later, EV_TIMEOUT, 0);
+}
+
+static void dispatch_snap_later_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dispatch *s = arg;
+
+	(void)fd;
+	(void)what;
+	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
+}
+
+/* LOCAL: the descriptors for reads without a round trip (DESIGN §19),
+ * from protocol version 3 on, so that a client of an older version
+ * keeps asking the socket. */
+static void dispatch_local(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_local_reply lr;
+	int fds[2];
+	int r = m->hdr.version < 3 ? -EOPNOTSUPP : snapshot_offer(&s->snap, &lr, fds);
+
+	if (r < 0) {
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
+				   m->hdr.version < 3 ? "local reads need protocol version 3"
+						      : "this daemon offers no map to read locally");
+		return;
+	}
+	proto_encode_local_reply(&s->reply, m->hdr.request_id, &lr);
+	proto_msg_finish(&s->reply, s->reply_version);
+	r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
+	if (r < 0)
+		log_debug("client %u: cannot send the local-read descriptors: %s", peer->id, strerror(-r));
 }
 
 void dispatch_revoke_cpu(struct dispatch *s, uint32_t cpu)
@@ -454,6 +499,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	 * wait until it is sent. */
 	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
 	r_choose = placement_ctx_choose_stamped(s->pctx, claims_stamped(s->claims), &s->rotor, &req, res);
+	snapshot_rotor(&s->snap, s->rotor);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
 		return;
@@ -845,6 +891,7 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 
 	if (!msg) {
 		dispatch_disconnect(s, peer);
+		snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
 		return 0;
 	}
 	s->serving = true;
@@ -910,6 +957,9 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	case RTPLACE_MSG_SUBSCRIBE:
 		dispatch_subscribe(s, peer, m);
 		break;
+	case RTPLACE_MSG_LOCAL:
+		dispatch_local(s, peer, m);
+		break;
 	default:
 		/* proto_decode() accepts only the request types above. */
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP, "unknown request");
@@ -920,6 +970,7 @@ done:
 out:
 	s->serving = false;
 	dispatch_flush_events(s);
+	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
 	return r;
 }
 
@@ -1026,6 +1077,7 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 		return -ENOMEM;
 	s->base = opts->base;
 	s->topo = opts->topo;
+	s->snap = (struct snapshot){ .map_fd = -1 };
 	s->tracking = opts->tracker != NULL;
 	s->live = opts->tracker || opts->sampler;
 	s->tracker = opts->tracker;
@@ -1060,6 +1112,15 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	r = dispatch_restore_claims(s);
 	if (r < 0)
 		goto fail;
+	r = snapshot_new(s->topo, opts->map_fd, opts->map_size, &s->snap);
+	if (r < 0)
+		goto fail;
+	s->snap_later = event_new(s->base, -1, 0, dispatch_snap_later_cb, s);
+	if (!s->snap_later) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), true);
 	*ret = s;
 	return 0;
 fail:
@@ -1084,6 +1145,9 @@ void dispatch_free(struct dispatch *s)
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
+	if (s->snap_later)
+		event_free(s->snap_later);
+	snapshot_free(&s->snap);
 	free(s->events);
 	free(s);
 }

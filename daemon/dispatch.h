@@ -33,6 +33,7 @@ struct dispatch_opts {
 	const struct topo *topo;
 	const void *map;      /* the cpupri map, read-only */
 	size_t map_size;
+	int map_fd;           /* the map for local readers, mappable read-only only; -1 for none (kept open) */
 	struct tracker *tracker; /* the live BPF tracker; NULL when simulating or sampling */
 	struct sampler *sampler; /* the map's writer without BPF; NULL with the tracker or simulating */
 	uint32_t sample_interval_ms; /* the sampler's period */

@@ -32,6 +32,7 @@
 #include "systemd.h"
 #include "server.h"
 #include "dispatch.h"
+#include "snapshot.h"
 #include "topo.h"
 #include "tracker.h"
 
@@ -53,6 +54,7 @@ struct daemon {
 	struct hotplug *hotplug; /* live machine only */
 	struct event *ev_hotplug;
 	void *sim_map; /* the map when simulating a --topology machine */
+	struct snapshot_region sim_region; /* sim_map's sealed memfd */
 	size_t sim_map_size;
 	struct loop *loop;
 	struct dispatch *dispatch;
@@ -439,6 +441,9 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &d->tracker);
 		if (r == 0) {
 			o->map = tracker_map(d->tracker, &o->map_size);
+			o->map_fd = tracker_map_ro_fd(d->tracker);
+			if (o->map_fd < 0)
+				log_notice("No descriptor of the cpupri map to hand out: no local reads");
 			o->tracker = d->tracker;
 			return EXIT_SUCCESS;
 		}
@@ -476,19 +481,25 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 }
 
 /* A map for a machine we do not run on: every online CPU idle, for claims
- * and placement to act on (--topology). */
+ * and placement to act on (--topology). A sealed memfd, so that clients
+ * read it locally as they read the BPF map. */
 static int daemon_sim_map(struct daemon *d)
 {
-	const struct cpupri_geom *g;
-	int r;
+	__u16 *shard_of = calloc(d->topo->ncpus, sizeof(*shard_of));
+	struct cpupri_geom g;
+	int r = shard_of ? cpupri_geom_for_topo(d->topo, d->cfg.topology.shard, shard_of, &g) : -ENOMEM;
 
-	r = cpupri_map_new(d->topo, d->cfg.topology.shard, &d->sim_map, &d->sim_map_size);
-	if (r < 0)
-		return r;
-	g = &((const struct cpupri_header *)d->sim_map)->geom;
-	CPUSET_FOREACH(cpu, &d->topo->online)
-		cpupri_set(d->sim_map, g, (uint32_t)cpu, LEVEL_IDLE);
-	return 0;
+	if (r == 0)
+		r = snapshot_region_new("rtplace-map", g.size, &d->sim_region);
+	if (r == 0) {
+		d->sim_map = d->sim_region.map;
+		d->sim_map_size = g.size;
+		cpupri_init(d->sim_map, &g, shard_of);
+		CPUSET_FOREACH(cpu, &d->topo->online)
+			cpupri_set(d->sim_map, &g, (uint32_t)cpu, LEVEL_IDLE);
+	}
+	free(shard_of);
+	return r;
 }
 
 static int daemon_socket_gid(const struct config *cfg, gid_t *ret)
@@ -529,7 +540,7 @@ static int daemon_socket_dir(const char *path)
 
 static int daemon_start(struct daemon *d)
 {
-	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT };
+	struct dispatch_opts sopts = { .proc_root = PROCFS_ROOT, .map_fd = -1 };
 	struct server_socket_opts sock = { .path = d->cfg.daemon.socket, .mode = d->cfg.daemon.socket_mode };
 	struct server_limits limits;
 	const char *file = d->cfg.topology.file[0] ? d->cfg.topology.file : NULL;
@@ -564,6 +575,7 @@ static int daemon_start(struct daemon *d)
 		log_notice("Simulating %s: BPF tracking is off, every CPU starts idle", file);
 		sopts.map = d->sim_map;
 		sopts.map_size = d->sim_map_size;
+		sopts.map_fd = d->sim_region.ro_fd;
 	} else {
 		r = daemon_track(d, &sopts);
 		if (r != EXIT_SUCCESS)
@@ -653,7 +665,7 @@ static void daemon_stop(struct daemon *d)
 	tracker_close(d->tracker);
 	sampler_free(d->sampler);
 	irqnoise_free(d->irqnoise);
-	free(d->sim_map);
+	snapshot_region_free(&d->sim_region);
 	loop_free(d->loop);
 	topo_free(d->topo);
 }

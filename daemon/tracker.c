@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ struct tracker {
 	bool saw_exit;         /* an exit event, whose thread BPF unwatched itself */
 	struct ring_buffer *ring;
 	const void *map;       /* read-only mapping of the cpupri map */
+	int map_ro_fd;         /* of the frozen map, for local readers; -1 for none */
 	size_t map_len;        /* bytes mapped, a page multiple */
 	size_t map_size;       /* bytes of the region (geometry) */
 	const struct tracker_cpu_time *times; /* read-only mapping of tracker_times */
@@ -420,8 +422,10 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	shard_of = calloc(topo->ncpus, sizeof(*shard_of));
 	t = calloc(1, sizeof(*t));
-	if (t)
+	if (t) {
 		t->stats_fd = -1;
+		t->map_ro_fd = -1;
+	}
 	if (!shard_of || !t) {
 		r = -ENOMEM;
 		goto out;
@@ -509,6 +513,14 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	}
 
+	/* What LOCAL hands out. Not a BPF_F_RDONLY descriptor: mmap() of a
+	 * file opened without write drops VM_SHARED, which bpf_map_mmap()
+	 * requires, so such a descriptor cannot be mapped at all. The frozen
+	 * map refuses writes through any descriptor instead: a writable
+	 * mapping (EPERM), mprotect() to write (a read-only mapping loses
+	 * VM_MAYWRITE), write(2) (a map has no write) and map updates. */
+	t->map_ro_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
 	r = tracker_map_times(t, topo->ncpus, (size_t)page);
 	if (r < 0) {
 		reason_set(reason, "mapping or freezing the time-by-class map failed: %s", strerror(-r));
@@ -539,6 +551,11 @@ const void *tracker_map(const struct tracker *t, size_t *ret_size)
 {
 	*ret_size = t->map_size;
 	return t->map;
+}
+
+int tracker_map_ro_fd(const struct tracker *t)
+{
+	return t->map_ro_fd;
 }
 
 int tracker_cpu_times(const struct tracker *t, uint32_t cpu, uint64_t now_ns, uint64_t ret[RTPLACE_CLASS_COUNT])
@@ -654,6 +671,8 @@ void tracker_close(struct tracker *t)
 	ring_buffer__free(t->ring);
 	if (t->map)
 		munmap((void *)t->map, t->map_len);
+	if (t->map_ro_fd >= 0)
+		close(t->map_ro_fd);
 	if (t->times)
 		munmap((void *)t->times, t->times_len);
 	tracker_bpf__destroy(t->skel);

@@ -51,6 +51,9 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 
 /* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
 const void *tracker_map(const struct tracker *t, size_t *ret_size);
+/* A descriptor of the frozen map for local readers, which can map it
+ * PROT_READ only; the tracker keeps it. -1 when none could be made. */
+int tracker_map_ro_fd(const struct tracker *t);
 
 /*
  * The nanoseconds cpu spent in each class (RTPLACE_CLASS_*) at now_ns

@@ -460,3 +460,24 @@ TESTS += tests/unit/test-irqnoise
 # Interrupt noise as a tie-breaker on the live machine (root).
 TESTS += tests/integration/test-daemon-irqnoise.sh
 EXTRA_DIST += tests/integration/test-daemon-irqnoise.sh
+
+# Local reads (DESIGN §19): librtplace's local answers against the
+# daemon's decision over random map states, claims and requests on the
+# 480-CPU and 16-LLC topologies, and the descriptors' seals.
+check_PROGRAMS += tests/unit/test-local-read
+tests_unit_test_local_read_SOURCES = tests/unit/test-local-read.c client/local-read.h client/local-read.c \
+	daemon/snapshot.h daemon/snapshot.c
+tests_unit_test_local_read_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_srcdir)/client -I$(top_srcdir)/tests/lib
+tests_unit_test_local_read_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_LIBS)
+tests_unit_test_local_read_LDADD = daemon/libdaemoncore.la common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD) \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+TESTS += tests/unit/test-local-read
+
+# Local reads against the simulated daemon over the socket, and the
+# descriptors LOCAL hands out.
+check_PROGRAMS += tests/integration/test-local-reads
+tests_integration_test_local_reads_SOURCES = tests/integration/test-local-reads.c
+tests_integration_test_local_reads_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_local_reads_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_local_reads_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-local-reads

@@ -15,6 +15,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_SUBSCRIBE_REPLY, RTPLACE_MSG_CLAIM_ENDED, RTPLACE_MSG_CPU_TIMES,
 	RTPLACE_MSG_CPU_TIMES_REPLY, RTPLACE_MSG_TRACKING, RTPLACE_MSG_TRACKING_REPLY,
 	RTPLACE_MSG_HOST,         RTPLACE_MSG_HOST_REPLY,
+	RTPLACE_MSG_LOCAL,        RTPLACE_MSG_LOCAL_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -363,6 +364,15 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return proto_encode_host(ret, 12);
 	case RTPLACE_MSG_HOST_REPLY:
 		return sample_host_reply(shape, ret);
+	case RTPLACE_MSG_LOCAL:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_local(ret, 13);
+	case RTPLACE_MSG_LOCAL_REPLY:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_local_reply(ret, 13, &(struct rtplace_local_reply){
+			.map_size = 50560, .snap_size = 16064, .snap_layout = 1 });
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

@@ -48,6 +48,17 @@ d = json.load(open('$TMP/out'))
 assert d['count'] == 4 and d['claim'] == 0
 assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
 " || fail "query JSON content: $(cat "$TMP/out")"
+# The same query answered in this process from the daemon's map.
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 4 --cpu-list 10-20 --local
+json_ok "query --local"
+python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+assert d['count'] == 4 and d['claim'] == 0
+assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
+" || fail "query --local JSON content: $(cat "$TMP/out")"
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 50 --local --claim 0
+grep -q -- '--local answers without claiming' "$TMP/err" || fail "query --local --claim: $(cat "$TMP/err")"
 
 # A claim from the command line lives with --owner (this shell) and shows
 # in the snapshot until released.

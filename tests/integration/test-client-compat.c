@@ -246,11 +246,32 @@ static void test_version_2_daemon(void **state)
 	CPU_FREE(allowed);
 }
 
+/* A daemon without local reads: rtplace_local_open() fails and every
+ * query keeps going to the daemon. */
+static void test_local_reads_unoffered(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer ans;
+	struct rtplace *rp;
+
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_local_open(rp), -EOPNOTSUPP);
+	req.prio = 50;
+	req.count = 2;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 2);
+	assert_int_equal(ans.cpus[0], 2);
+	assert_int_equal(od->query_len > 0, 1);
+	rtplace_close(rp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_falls_back_to_version_1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version_2_daemon, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_local_reads_unoffered, setup_v2, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

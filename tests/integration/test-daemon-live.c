@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cpupri.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -269,6 +271,38 @@ static void test_node_local_answers(void **state)
 	close(fd);
 }
 
+/* The live daemon hands out its BPF map read-only: it maps PROT_READ and
+ * shows the CPUs online, a writable mapping, mprotect() to write and
+ * write(2) fail. */
+static void test_local_map_read_only(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), fds[2];
+	struct cpupri_view view;
+	struct proto_msg rep;
+	size_t size;
+	char byte = 0;
+	void *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_LOCAL_REPLY);
+	size = (size_t)rep.local_reply.map_size;
+	assert_true(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0) == MAP_FAILED);
+	assert_int_equal(write(fds[0], &byte, 1), -1);
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[0], 0);
+	if (p == MAP_FAILED)
+		fail_msg("mapping the map's read-only descriptor (%zu bytes): %s", size, strerror(errno));
+	assert_int_equal(mprotect(p, size, PROT_READ | PROT_WRITE), -1);
+	assert_int_equal(cpupri_view_open(p, size, &view), 0);
+	assert_int_not_equal(cpupri_level(&view, 0), LEVEL_OFFLINE);
+	cpupri_view_close(&view);
+	munmap(p, size);
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+}
+
 static int start(void **state)
 {
 	return harness_live_start(&daemon_under_test, NULL);
@@ -281,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_answers_follow_rt_thread),
 		cmocka_unit_test(test_class_times_follow_rt_thread),
 		cmocka_unit_test(test_node_local_answers),
+		cmocka_unit_test(test_local_map_read_only),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

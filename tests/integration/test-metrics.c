@@ -374,9 +374,19 @@ static void test_operator_series(void **state)
 	assert_int_equal(proto_encode_release(&req, next_request++, &(struct rtplace_release){ .claim_id = claim }), 0);
 	assert_int_equal(harness_call(f->client, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_RELEASE_REPLY);
-	/* A reload applied, then one refused for a bad file. */
+	/* A reload applied, then one refused for a bad file: the signal is
+	 * taken on the loop's next turn, so the second waits for the first. */
 	assert_int_equal(kill(f->d.pid, SIGHUP), 0);
-	status_ok(f->client);
+	for (int i = 0; i < 100; i++) {
+		usleep((METRICS_PAGE_MAX_AGE_MS + 20) * 1000);
+		page = scrape(f->port);
+		if (sample(page, "rtplace_config_reloads_total{result=\"applied\"}") == 1)
+			break;
+		free(page);
+		page = NULL;
+	}
+	assert_non_null(page);
+	free(page);
 	conf = fopen(f->d.config, "a");
 	assert_non_null(conf);
 	fputs("[nowhere]\n", conf);

@@ -607,3 +607,34 @@ int harness_free_port(uint16_t *ret)
 	close(fd);
 	return r;
 }
+
+int harness_local(int fd, uint16_t version, struct proto_msg *rep, int fds[2])
+{
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *cm;
+	struct proto_msg req;
+	ssize_t n;
+
+	if (proto_encode_local(&req, 7) < 0 || proto_msg_finish(&req, version) < 0 || harness_send(fd, &req) < 0)
+		return -EIO;
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return -EIO;
+	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
+		return -EPROTO;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm)
+		return 0;
+	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
+	return 2;
+}

@@ -119,6 +119,11 @@ struct harness_sub {
  * and attaches to the ring. 0 or -errno (-EPROTO for a bad reply). */
 int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret);
 
+/* Sends LOCAL in protocol version and reads its reply into ret: 2 with the
+ * two descriptors it carried in fds (the map's, the snapshot's), 0 for a
+ * reply without them (an ERROR), or -errno. */
+int harness_local(int fd, uint16_t version, struct proto_msg *ret, int fds[2]);
+
 /* Waits up to timeout_ms for a record of type about tid, draining all it
  * finds. 0 with the record, or -ETIMEDOUT. */
 int harness_wait_record(struct harness_sub *s, uint8_t type, int32_t tid, int timeout_ms,

@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The next request type no daemon knows yet: bump it when it is taken. */
-#define MSG_UNKNOWN 0x010a
+#define MSG_UNKNOWN 0x010b
 
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
@@ -146,6 +146,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_TRACKING_REPLY, 312, "tracking-reply" },
 		{ RTPLACE_MSG_HOST, 24, "host" },
 		{ RTPLACE_MSG_HOST_REPLY, 48, "host-reply" },
+		{ RTPLACE_MSG_LOCAL, 24, "local" },
+		{ RTPLACE_MSG_LOCAL_REPLY, 48, "local-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -173,6 +175,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_ERROR, 0x0200);
 	assert_int_equal(RTPLACE_MSG_CLAIM_ENDED, 0x0301);
 	assert_int_equal(RTPLACE_MSG_HOST, 0x0109);
+	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
 	assert_int_equal(RTPLACE_CPUS_F_HOST, 1u << 1);
 	assert_int_equal(RTPLACE_CPU_F_ISOLATED, 1u << 2);
@@ -913,6 +916,14 @@ static void test_other_reply_rules(void **state)
 	m = sample(RTPLACE_MSG_TRACKING_REPLY, 0);
 	m.tracking_reply.why[0] = 'x';
 	REFUSED(&m, &lim_client, -EINVAL, "why without sampling");
+
+	m = sample(RTPLACE_MSG_LOCAL_REPLY, 0);
+	ACCEPTED(&m, &lim_client);
+	m.local_reply.reserved = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "bad local reply");
+	m = sample(RTPLACE_MSG_LOCAL_REPLY, 0);
+	m.local_reply.snap_size = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "bad local reply");
 
 	m = sample(RTPLACE_MSG_HOST_REPLY, 0);
 	m.host_reply.flags |= 1u << 1;
