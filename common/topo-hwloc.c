@@ -166,6 +166,44 @@ static const struct topo_hwloc_pair topo_hwloc_pairs[] = {
 	{ "nodeset", "complete_nodeset" },
 };
 
+/*
+ * Whether v is a bitmap as hwloc writes one: words of 1 to 8 hex digits,
+ * each "0x"-prefixed, separated by commas, the first after an optional
+ * "0xf...f," (an infinite set); a word of zeros after the first may be
+ * left empty ("0xff,,0x1"). hwloc 2.9 asserts, and so aborts, on a word
+ * that is neither ",x0000ffff".
+ */
+static bool topo_hwloc_bitmap_ok(const char *v)
+{
+	bool first = true;
+
+	if (strncmp(v, "0xf...f", 7) == 0) {
+		v += 7;
+		if (*v == '\0')
+			return true;
+		if (*v++ != ',')
+			return false;
+	}
+	for (;;) {
+		size_t digits;
+
+		if (v[0] == '0' && v[1] == 'x') {
+			v += 2;
+			digits = strspn(v, "0123456789abcdefABCDEF");
+			if (digits < 1 || digits > 8)
+				return false;
+			v += digits;
+		} else if (first || (*v != ',' && *v != '\0')) {
+			return false;
+		}
+		if (*v == '\0')
+			return true;
+		if (*v++ != ',')
+			return false;
+		first = false;
+	}
+}
+
 static const xmlAttr *topo_hwloc_attr(const xmlNode *node, const char *name)
 {
 	for (const xmlAttr *a = node->properties; a; a = a->next)
@@ -300,6 +338,24 @@ static int topo_hwloc_check_element(const xmlNode *node, const char *what, struc
 	r = topo_hwloc_check_children(node, what, reason);
 	if (r < 0 || strcmp((const char *)node->name, "object") != 0)
 		return r;
+	/* Every set of an object (cpuset, complete_nodeset, ...) is a bitmap. */
+	for (const xmlAttr *a = node->properties; a; a = a->next) {
+		size_t n = strlen((const char *)a->name);
+		xmlChar *v;
+		bool ok;
+
+		if (n < 3 || strcmp((const char *)a->name + n - 3, "set") != 0)
+			continue;
+		v = xmlNodeGetContent(a->children);
+		ok = v && topo_hwloc_bitmap_ok((const char *)v);
+		xmlFree(v);
+		if (ok)
+			continue;
+		reason_set(reason, "cannot load %s: line %ld: object %s (os_index %s) has a %s that is not a bitmap "
+			   "(0x-prefixed hex words separated by commas, as lstopo writes them)", what, xmlGetLineNo(node),
+			   topo_hwloc_attr_text(node, "type"), topo_hwloc_attr_text(node, "os_index"), (const char *)a->name);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < TOPO_HWLOC_NTYPES(topo_hwloc_pairs); i++) {
 		const struct topo_hwloc_pair *p = &topo_hwloc_pairs[i];
 

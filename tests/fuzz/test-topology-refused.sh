@@ -29,6 +29,8 @@ refused invalid-numanode-without-complete-nodeset.xml \
 	"line 11: object NUMANode (os_index 0) has a nodeset but no complete_nodeset; hwloc needs both"
 refused invalid-pu-without-complete-cpuset.xml \
 	"line 8: object PU (os_index 1) has a cpuset but no complete_cpuset; hwloc needs both"
+refused invalid-pu-malformed-cpuset.xml \
+	"line 8: object PU (os_index 1) has a cpuset that is not a bitmap"
 refused invalid-upper-case-attribute.xml \
 	"line 11: element object has an attribute Nodeset that hwloc does not read"
 refused invalid-namespaced-attribute.xml \
