@@ -136,6 +136,9 @@ start_daemon() {
 # runs tests in parallel and they queue here, each one bounded while it
 # holds the lock: the wait is idle time, so it may be long, and the test's
 # own bound starts again once the lock is held.
+# A test that needs CPU 1 counts the machine's CPUs with _NPROCESSORS_CONF
+# before it takes the lock, never the online ones: a hotplug test may hold
+# CPU 1 offline until it lets the lock go.
 RT_LOCK_WAIT_S=${RT_LOCK_WAIT_S:-900}
 rt_lock() {
 	lock=/run/lock/rtplace-rt-tests.lock

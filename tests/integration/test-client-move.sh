@@ -12,7 +12,7 @@
 THREADS=$top_builddir/tests/integration/test-client-threads
 
 require_root
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 [ -x "$THREADS" ] || skip "test-client-threads is not built"
 # Threads move to CPU 1 (at RT priorities, asleep), and CPU 1 must stay
 # online while affinities are compared: hold the RT-test lock.

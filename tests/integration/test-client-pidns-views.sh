@@ -20,7 +20,7 @@
 require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 . "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
 # Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
 rt_lock

@@ -177,7 +177,7 @@ PY
 
 # A FIFO task on CPU 1 (bursts of 200 us between 1 ms sleeps, ending itself
 # after 4 s; CPU 1 only, under the RT-test lock) shows as rt time there.
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || exit 0
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || exit 0
 rt_lock
 taskset -c 1 chrt -f 50 "$SPIN" 4 &
 spin=$!

@@ -11,7 +11,7 @@
 
 require_root
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
 stage_programs "$CTL"

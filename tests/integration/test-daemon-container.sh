@@ -42,7 +42,7 @@ require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no /sys/kernel/btf/vmlinux (the tracker needs BTF)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 . "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
 
 DAEMON_BIN=$(cd "$top_builddir/daemon" && pwd)/rtplaced

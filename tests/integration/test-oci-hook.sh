@@ -170,7 +170,7 @@ kill "$FULL_PID"
 # --- Real containers under runc.
 require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 rt_lock
 
 # No housekeeping CPUs: both CPUs of a 2-CPU machine may be given out.

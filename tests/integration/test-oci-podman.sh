@@ -27,7 +27,7 @@ command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 RUNC=$(command -v runc) || skip "runc is not installed (apt-get install runc)"
 BUSYBOX=$(command -v busybox) || skip "busybox is not installed (apt-get install busybox-static)"
 ldd "$BUSYBOX" >/dev/null 2>&1 && skip "$BUSYBOX is not static (apt-get install busybox-static)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 
 PM=$TMP/podman
 mkdir -p "$PM/root" "$PM/runroot" "$PM/tmp" "$PM/hooks.d" "$TMP/rootfs/bin" "$TMP/rootfs/proc" \

@@ -23,7 +23,7 @@ HOOK=${OCI_HOOK:-$(cd "$top_builddir/client" && pwd)/rtplace-oci-hook}
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+[ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
 
 . "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
 

@@ -7,7 +7,7 @@
 # with AccessDenied for watchdog-refuse-sec, and the metrics count it.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (the runaway keeps off CPU 0)"
+[ "$(nproc --all)" -ge 2 ] || skip "needs 2 CPUs (the runaway keeps off CPU 0)"
 SPINNER=$top_builddir/tests/integration/test-rtkit-spin
 [ -x "$SPINNER" ] || skip "test-rtkit-spin is not built"
 stage_programs "$SPINNER"
