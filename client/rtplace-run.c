@@ -48,6 +48,10 @@
 /* Choices a CPU going offline before the pin may cost: each try drops the
  * CPUs that went, so more tries only follow more hotplug. */
 #define RUN_PIN_TRIES 3
+/* A refusal names this many holders of the CPUs at the most, within a
+ * line of this many bytes, and counts the rest. */
+#define RUN_HOLDERS_MAX 8
+#define RUN_HOLDERS_LEN 1024
 
 struct run_opts {
 	int prio;            /* 0: keep the caller's policy */
@@ -283,6 +287,120 @@ static int run_exit_status(int r)
 	return run_is_unreachable(r) ? EX_UNAVAILABLE : cli_exit_status(r);
 }
 
+/* What found no CPU, in the user's words: the priority, or for a pin
+ * alone the kind of what (the wire's rt1 is no priority the user gave). */
+static void run_describe_ask(const struct run_opts *o, const char *what, char *buf, size_t len)
+{
+	if (o->run_prio)
+		snprintf(buf, len, "no CPU for priority %d", o->run_prio);
+	else
+		snprintf(buf, len, "no free CPU for a pinned%s %s", run_is_normal(o) ? " (normal-level)" : "", what);
+}
+
+/* Appends to buf (of len bytes, NUL-terminated) as snprintf would, keeping
+ * what fits. */
+static void run_append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void run_append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Why each CPU of allowed was not given, as the daemon's snapshot shows
+ * it: the claim holding it (its id, and who runs there where the daemon
+ * shows it to this caller), else an RT task, isolation, housekeeping or
+ * hotplug. One entry per claim, at most RUN_HOLDERS_MAX entries, the rest
+ * counted. Returns how many entries were written (0: the snapshot said
+ * nothing, or could not be read).
+ */
+static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
+				   char *buf, size_t len)
+{
+	struct rtplace_cpu *cpus = NULL;
+	/* The lowest level that refuses this claim: rtP for priority P,
+	 * any RT for a pin alone. */
+	const unsigned blocking = RTPLACE_LEVEL_RT1 + (unsigned)(o->run_prio ? o->run_prio : 1) - 1;
+	unsigned entries = 0, more = 0;
+	cpu_set_t listed;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (rtplace_cpus(rp, &cpus, &n) < 0)
+		return 0;
+	CPU_ZERO(&listed);
+	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++) {
+		const struct rtplace_cpu *c = &cpus[i];
+		char what[128], list[CPUSET_LIST_MAX];
+		cpu_set_t these;
+
+		if (!CPU_ISSET(i, allowed) || CPU_ISSET(i, &listed))
+			continue;
+		CPU_ZERO(&these);
+		CPU_SET(i, &these);
+		if (c->claim_id) {
+			for (size_t j = i + 1; j < n && j < CPU_SETSIZE; j++)
+				if (cpus[j].claim_id == c->claim_id && CPU_ISSET(j, allowed))
+					CPU_SET(j, &these);
+			snprintf(what, sizeof(what), "held by claim %" PRIu64 " (%s%s", c->claim_id,
+				 c->claim_level == RTPLACE_LEVEL_DL ? "exclusive" : "at ",
+				 c->claim_level == RTPLACE_LEVEL_DL ? "" : rtplace_level_name(c->claim_level));
+			if (c->pid > 0)
+				run_append(what, sizeof(what), ", running pid %d %s", (int)c->pid,
+					   c->comm[0] ? c->comm : "?");
+			run_append(what, sizeof(what), ")");
+		} else if (c->level == RTPLACE_LEVEL_OFFLINE) {
+			snprintf(what, sizeof(what), "offline");
+		} else if (c->level >= blocking) {
+			snprintf(what, sizeof(what), "running %s", rtplace_level_name(c->level));
+			if (c->pid > 0)
+				run_append(what, sizeof(what), " (pid %d %s)", (int)c->pid, c->comm[0] ? c->comm : "?");
+		} else if (c->flags & RTPLACE_CPU_F_HOUSEKEEPING) {
+			snprintf(what, sizeof(what), "a housekeeping CPU");
+		} else if (c->flags & RTPLACE_CPU_F_ISOLATED && run_is_normal(o)) {
+			snprintf(what, sizeof(what), "isolated (kept for RT threads)");
+		} else {
+			continue;
+		}
+		CPU_OR(&listed, &listed, &these);
+		if (entries == RUN_HOLDERS_MAX) {
+			more++;
+			continue;
+		}
+		cli_format_cpus(&these, list, sizeof(list));
+		run_append(buf, len, "%sCPU%s %s %s", entries ? ", " : "", CPU_COUNT(&these) == 1 ? "" : "s", list,
+			   what);
+		entries++;
+	}
+	if (more)
+		run_append(buf, len, ", and %u more ('rtplacectl cpus' lists them)", more);
+	rtplace_cpus_free(cpus);
+	return entries;
+}
+
+/* The refusal of a claim that got no CPU: what was asked, among which
+ * CPUs, and who holds them; the daemon's own reason when the snapshot
+ * names no holder. */
+static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
+			    const char *reason)
+{
+	char ask[96], list[CPUSET_LIST_MAX], holders[RUN_HOLDERS_LEN];
+
+	run_describe_ask(o, "claim", ask, sizeof(ask));
+	cli_format_cpus(allowed, list, sizeof(list));
+	if (!run_format_holders(rp, o, allowed, holders, sizeof(holders)))
+		snprintf(holders, sizeof(holders), "%s", reason);
+	fprintf(stderr, "rtplace-run: %s %s %s: %s\n", ask, CPU_COUNT(allowed) == 1 ? "on CPU" : "among CPUs",
+		list, holders);
+}
+
 /*
  * Asks the daemon. Returns 0 with the answer in *ret, or -errno after
  * reporting it: as a warning when run_may_fall_back(), else as the error
@@ -358,7 +476,7 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 		return r;
 	}
 	if (ret->count == 0) {
-		fprintf(stderr, "rtplace-run: no CPU for priority %d: %s\n", req.prio, ret->reason);
+		run_say_refused(*rpp, o, allowed, ret->reason);
 		return -EBUSY;
 	}
 	if (ret->count < req.count) {
@@ -400,8 +518,10 @@ static int run_choose(struct run_opts *o, struct config *config, bool *have_conf
 	}
 	r = run_choose_locally(o, config, allowed, chosen, &reason);
 	if (r == -ENOENT || r == -ENODEV) {
-		fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o->run_prio ? o->run_prio :
-			RTPLACE_PRIO_MIN, reason.text);
+		char ask[96];
+
+		run_describe_ask(o, "placement", ask, sizeof(ask));
+		fprintf(stderr, "rtplace-run: %s here: %s", ask, reason.text);
 		if (!cpuset_empty(&config->placement.housekeeping_cpus))
 			fprintf(stderr, " (housekeeping-cpus of %s)", o->config ? o->config : CONFIG_DEFAULT_PATH);
 		fprintf(stderr, "\n");
