@@ -66,6 +66,7 @@ struct run_opts {
 	cpu_set_t list;
 	int node;
 	bool exclusive, manage, strict, verbose;
+	bool manage_granted; /* the claim made the daemon manage this process */
 	const char *socket;
 };
 
@@ -83,7 +84,10 @@ static void run_usage(FILE *f)
 		   "  -c, --cpu-list LIST   run on the CPUs of LIST (e.g. 2-5), claimed\n"
 		   "  --node N              stay on NUMA node N\n"
 		   "  --exclusive           no other query gets these CPUs, whatever its priority\n"
-		   "  --manage              let the daemon move COMMAND's threads when they collide\n"
+		   "  --manage              let the daemon move COMMAND's threads when they collide:\n"
+		   "                        those of COMMAND's own process only, not of processes it\n"
+		   "                        starts (a wrapper that forks, such as timeout or a shell\n"
+		   "                        running several commands, leaves its program unmanaged)\n"
 		   "  --strict              fail (exit 69) instead of choosing locally when no daemon\n"
 		   "                        answers, and (exit 75) when fewer CPUs than asked are free\n"
 		   "                        (without it: a warning, and COMMAND runs on those found)\n"
@@ -406,7 +410,7 @@ static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const 
  * reporting it: as a warning when run_may_fall_back(), else as the error
  * (-EBUSY: no CPU, or fewer than asked under --strict).
  */
-static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
+static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
 			  struct rtplace_answer *ret)
 {
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
@@ -414,6 +418,7 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	struct rtplace_reason reason;
 	int r;
 
+	o->manage_granted = false;
 	if (!path || !*path)
 		path = RTPLACE_DEFAULT_SOCKET;
 	req.prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN;
@@ -487,6 +492,7 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 			return -EBUSY;
 		}
 	}
+	o->manage_granted = req.flags & RTPLACE_QUERY_F_MANAGE;
 	return 0;
 }
 
@@ -753,6 +759,11 @@ int main(int argc, char **argv)
 				o.prio ? "" : " (inherited)");
 		else
 			fprintf(stderr, "normal policy\n");
+		/* The daemon watches one process, this one, which the exec keeps:
+		 * a wrapper's child is another. */
+		if (o.manage_granted)
+			fprintf(stderr, "rtplace-run: managed: the threads of process %d (%s) only, not those of "
+				"the processes it starts\n", (int)getpid(), argv[optind]);
 	}
 	/* For scripts and rtplacectl release: what this process was given. */
 	if (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0)) {
