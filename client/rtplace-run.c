@@ -149,16 +149,11 @@ static const char *run_policy_name(int policy)
 /* A map of the live topology with every online CPU idle. */
 static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
 {
-	const struct cpupri_geom *g;
-	int r;
+	int r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
 
-	r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
-	if (r < 0)
-		return r;
-	g = &((const struct cpupri_header *)*ret_map)->geom;
-	CPUSET_FOREACH(cpu, &t->online)
-		cpupri_set(*ret_map, g, (uint32_t)cpu, LEVEL_IDLE);
-	return 0;
+	if (r == 0)
+		cpupri_set_online_idle(*ret_map, &((const struct cpupri_header *)*ret_map)->geom, t);
+	return r;
 }
 
 static void run_config_error_cb(void *userdata, const char *message)
@@ -176,7 +171,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 {
 	const char *path = o->config ? o->config : CONFIG_DEFAULT_PATH;
 	struct rtplace_reason reason;
-	int r = config_load(path, &reason, ret, run_config_error_cb, NULL);
+	int r = config_load_default(o->config, &reason, ret, run_config_error_cb, NULL, NULL);
 
 	if (r == 0)
 		return 0;
@@ -184,10 +179,10 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 		fprintf(stderr, "rtplace-run: %s: invalid configuration; fix the errors above\n", path);
 		return r;
 	}
-	if (!o->config && (r == -ENOENT || r == -EACCES)) {
-		if (r == -EACCES)
-			fprintf(stderr, "rtplace-run: warning: %s; the local choice ignores its rules\n",
-				reason.text);
+	/* The daemon's file may be root's alone: its rules are then unknown
+	 * here, which is no reason not to run. */
+	if (!o->config && r == -EACCES) {
+		fprintf(stderr, "rtplace-run: warning: %s; the local choice ignores its rules\n", reason.text);
 		config_defaults(ret);
 		return 0;
 	}
