@@ -480,8 +480,15 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 		return -EBUSY;
 	}
 	if (ret->count < req.count) {
+		char holders[RUN_HOLDERS_LEN];
+		cpu_set_t given, others;
+
+		CPU_AND(&given, allowed, &ret->set);
+		CPU_XOR(&others, allowed, &given);
+		if (!run_format_holders(*rpp, o, &others, holders, sizeof(holders)))
+			snprintf(holders, sizeof(holders), "%s", ret->reason);
 		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
-			ret->count, req.count, ret->reason);
+			ret->count, req.count, holders);
 		if (o->strict) {
 			rtplace_release(*rpp, ret->claim_id, NULL);
 			return -EBUSY;

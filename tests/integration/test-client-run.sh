@@ -136,7 +136,8 @@ if [ "$ncpus" = 2 ]; then
 	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
 	expect_status 0 "$RUN" --socket "$SOCK" --cpus 2 -- sh -c 'echo "$RTPLACE_CPUS"'
 	[ "$(cat "$TMP/out")" = 0 ] || fail "partial answer ran on $(cat "$TMP/out")"
-	grep -q "warning: got 1 of 2 CPUs" "$TMP/err" || fail "partial answer warning: $(cat "$TMP/err")"
+	grep -qx "rtplace-run: warning: got 1 of 2 CPUs: CPU 1 held by claim $held (.*)" "$TMP/err" ||
+		fail "partial answer warning does not name claim $held: $(cat "$TMP/err")"
 	expect_status 75 "$RUN" --socket "$SOCK" --cpus 2 --strict -- echo ran
 	[ ! -s "$TMP/out" ] || fail "--strict ran the command on a partial answer"
 	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
