@@ -48,6 +48,10 @@
 /* Choices a CPU going offline before the pin may cost: each try drops the
  * CPUs that went, so more tries only follow more hotplug. */
 #define RUN_PIN_TRIES 3
+/* A refusal names this many holders of the CPUs at the most, within a
+ * line of this many bytes, and counts the rest. */
+#define RUN_HOLDERS_MAX 8
+#define RUN_HOLDERS_LEN 1024
 
 struct run_opts {
 	int prio;            /* 0: keep the caller's policy */
@@ -62,6 +66,7 @@ struct run_opts {
 	cpu_set_t list;
 	int node;
 	bool exclusive, manage, strict, verbose;
+	bool manage_granted; /* the claim made the daemon manage this process */
 	const char *socket;
 };
 
@@ -79,7 +84,10 @@ static void run_usage(FILE *f)
 		   "  -c, --cpu-list LIST   run on the CPUs of LIST (e.g. 2-5), claimed\n"
 		   "  --node N              stay on NUMA node N\n"
 		   "  --exclusive           no other query gets these CPUs, whatever its priority\n"
-		   "  --manage              let the daemon move COMMAND's threads when they collide\n"
+		   "  --manage              let the daemon move COMMAND's threads when they collide:\n"
+		   "                        those of COMMAND's own process only, not of processes it\n"
+		   "                        starts (a wrapper that forks, such as timeout or a shell\n"
+		   "                        running several commands, leaves its program unmanaged)\n"
 		   "  --strict              fail (exit 69) instead of choosing locally when no daemon\n"
 		   "                        answers, and (exit 75) when fewer CPUs than asked are free\n"
 		   "                        (without it: a warning, and COMMAND runs on those found)\n"
@@ -141,16 +149,11 @@ static const char *run_policy_name(int policy)
 /* A map of the live topology with every online CPU idle. */
 static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
 {
-	const struct cpupri_geom *g;
-	int r;
+	int r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
 
-	r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
-	if (r < 0)
-		return r;
-	g = &((const struct cpupri_header *)*ret_map)->geom;
-	CPUSET_FOREACH(cpu, &t->online)
-		cpupri_set(*ret_map, g, (uint32_t)cpu, LEVEL_IDLE);
-	return 0;
+	if (r == 0)
+		cpupri_set_online_idle(*ret_map, &((const struct cpupri_header *)*ret_map)->geom, t);
+	return r;
 }
 
 static void run_config_error_cb(void *userdata, const char *message)
@@ -168,7 +171,7 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 {
 	const char *path = o->config ? o->config : CONFIG_DEFAULT_PATH;
 	struct rtplace_reason reason;
-	int r = config_load(path, &reason, ret, run_config_error_cb, NULL);
+	int r = config_load_default(o->config, &reason, ret, run_config_error_cb, NULL, NULL);
 
 	if (r == 0)
 		return 0;
@@ -176,10 +179,10 @@ static int run_load_config(const struct run_opts *o, struct config *ret)
 		fprintf(stderr, "rtplace-run: %s: invalid configuration; fix the errors above\n", path);
 		return r;
 	}
-	if (!o->config && (r == -ENOENT || r == -EACCES)) {
-		if (r == -EACCES)
-			fprintf(stderr, "rtplace-run: warning: %s; the local choice ignores its rules\n",
-				reason.text);
+	/* The daemon's file may be root's alone: its rules are then unknown
+	 * here, which is no reason not to run. */
+	if (!o->config && r == -EACCES) {
+		fprintf(stderr, "rtplace-run: warning: %s; the local choice ignores its rules\n", reason.text);
 		config_defaults(ret);
 		return 0;
 	}
@@ -283,12 +286,126 @@ static int run_exit_status(int r)
 	return run_is_unreachable(r) ? EX_UNAVAILABLE : cli_exit_status(r);
 }
 
+/* What found no CPU, in the user's words: the priority, or for a pin
+ * alone the kind of what (the wire's rt1 is no priority the user gave). */
+static void run_describe_ask(const struct run_opts *o, const char *what, char *buf, size_t len)
+{
+	if (o->run_prio)
+		snprintf(buf, len, "no CPU for priority %d", o->run_prio);
+	else
+		snprintf(buf, len, "no free CPU for a pinned%s %s", run_is_normal(o) ? " (normal-level)" : "", what);
+}
+
+/* Appends to buf (of len bytes, NUL-terminated) as snprintf would, keeping
+ * what fits. */
+static void run_append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void run_append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Why each CPU of allowed was not given, as the daemon's snapshot shows
+ * it: the claim holding it (its id, and who runs there where the daemon
+ * shows it to this caller), else an RT task, isolation, housekeeping or
+ * hotplug. One entry per claim, at most RUN_HOLDERS_MAX entries, the rest
+ * counted. Returns how many entries were written (0: the snapshot said
+ * nothing, or could not be read).
+ */
+static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
+				   char *buf, size_t len)
+{
+	struct rtplace_cpu *cpus = NULL;
+	/* The lowest level that refuses this claim: rtP for priority P,
+	 * any RT for a pin alone. */
+	const unsigned blocking = RTPLACE_LEVEL_RT1 + (unsigned)(o->run_prio ? o->run_prio : 1) - 1;
+	unsigned entries = 0, more = 0;
+	cpu_set_t listed;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (rtplace_cpus(rp, &cpus, &n) < 0)
+		return 0;
+	CPU_ZERO(&listed);
+	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++) {
+		const struct rtplace_cpu *c = &cpus[i];
+		char what[128], list[CPUSET_LIST_MAX];
+		cpu_set_t these;
+
+		if (!CPU_ISSET(i, allowed) || CPU_ISSET(i, &listed))
+			continue;
+		CPU_ZERO(&these);
+		CPU_SET(i, &these);
+		if (c->claim_id) {
+			for (size_t j = i + 1; j < n && j < CPU_SETSIZE; j++)
+				if (cpus[j].claim_id == c->claim_id && CPU_ISSET(j, allowed))
+					CPU_SET(j, &these);
+			snprintf(what, sizeof(what), "held by claim %" PRIu64 " (%s%s", c->claim_id,
+				 c->claim_level == RTPLACE_LEVEL_DL ? "exclusive" : "at ",
+				 c->claim_level == RTPLACE_LEVEL_DL ? "" : rtplace_level_name(c->claim_level));
+			if (c->pid > 0)
+				run_append(what, sizeof(what), ", running pid %d %s", (int)c->pid,
+					   c->comm[0] ? c->comm : "?");
+			run_append(what, sizeof(what), ")");
+		} else if (c->level == RTPLACE_LEVEL_OFFLINE) {
+			snprintf(what, sizeof(what), "offline");
+		} else if (c->level >= blocking) {
+			snprintf(what, sizeof(what), "running %s", rtplace_level_name(c->level));
+			if (c->pid > 0)
+				run_append(what, sizeof(what), " (pid %d %s)", (int)c->pid, c->comm[0] ? c->comm : "?");
+		} else if (c->flags & RTPLACE_CPU_F_HOUSEKEEPING) {
+			snprintf(what, sizeof(what), "a housekeeping CPU");
+		} else if (c->flags & RTPLACE_CPU_F_ISOLATED && run_is_normal(o)) {
+			snprintf(what, sizeof(what), "isolated (kept for RT threads)");
+		} else {
+			continue;
+		}
+		CPU_OR(&listed, &listed, &these);
+		if (entries == RUN_HOLDERS_MAX) {
+			more++;
+			continue;
+		}
+		cli_format_cpus(&these, list, sizeof(list));
+		run_append(buf, len, "%sCPU%s %s %s", entries ? ", " : "", CPU_COUNT(&these) == 1 ? "" : "s", list,
+			   what);
+		entries++;
+	}
+	if (more)
+		run_append(buf, len, ", and %u more ('rtplacectl cpus' lists them)", more);
+	rtplace_cpus_free(cpus);
+	return entries;
+}
+
+/* The refusal of a claim that got no CPU: what was asked, among which
+ * CPUs, and who holds them; the daemon's own reason when the snapshot
+ * names no holder. */
+static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
+			    const char *reason)
+{
+	char ask[96], list[CPUSET_LIST_MAX], holders[RUN_HOLDERS_LEN];
+
+	run_describe_ask(o, "claim", ask, sizeof(ask));
+	cli_format_cpus(allowed, list, sizeof(list));
+	if (!run_format_holders(rp, o, allowed, holders, sizeof(holders)))
+		snprintf(holders, sizeof(holders), "%s", reason);
+	fprintf(stderr, "rtplace-run: %s %s %s: %s\n", ask, CPU_COUNT(allowed) == 1 ? "on CPU" : "among CPUs",
+		list, holders);
+}
+
 /*
  * Asks the daemon. Returns 0 with the answer in *ret, or -errno after
  * reporting it: as a warning when run_may_fall_back(), else as the error
  * (-EBUSY: no CPU, or fewer than asked under --strict).
  */
-static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
+static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
 			  struct rtplace_answer *ret)
 {
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
@@ -296,6 +413,7 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 	struct rtplace_reason reason;
 	int r;
 
+	o->manage_granted = false;
 	if (!path || !*path)
 		path = RTPLACE_DEFAULT_SOCKET;
 	req.prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN;
@@ -358,17 +476,25 @@ static int run_ask_daemon(const struct run_opts *o, const cpu_set_t *allowed, st
 		return r;
 	}
 	if (ret->count == 0) {
-		fprintf(stderr, "rtplace-run: no CPU for priority %d: %s\n", req.prio, ret->reason);
+		run_say_refused(*rpp, o, allowed, ret->reason);
 		return -EBUSY;
 	}
 	if (ret->count < req.count) {
+		char holders[RUN_HOLDERS_LEN];
+		cpu_set_t given, others;
+
+		CPU_AND(&given, allowed, &ret->set);
+		CPU_XOR(&others, allowed, &given);
+		if (!run_format_holders(*rpp, o, &others, holders, sizeof(holders)))
+			snprintf(holders, sizeof(holders), "%s", ret->reason);
 		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
-			ret->count, req.count, ret->reason);
+			ret->count, req.count, holders);
 		if (o->strict) {
 			rtplace_release(*rpp, ret->claim_id, NULL);
 			return -EBUSY;
 		}
 	}
+	o->manage_granted = req.flags & RTPLACE_QUERY_F_MANAGE;
 	return 0;
 }
 
@@ -400,8 +526,10 @@ static int run_choose(struct run_opts *o, struct config *config, bool *have_conf
 	}
 	r = run_choose_locally(o, config, allowed, chosen, &reason);
 	if (r == -ENOENT || r == -ENODEV) {
-		fprintf(stderr, "rtplace-run: no CPU for priority %d here: %s", o->run_prio ? o->run_prio :
-			RTPLACE_PRIO_MIN, reason.text);
+		char ask[96];
+
+		run_describe_ask(o, "placement", ask, sizeof(ask));
+		fprintf(stderr, "rtplace-run: %s here: %s", ask, reason.text);
 		if (!cpuset_empty(&config->placement.housekeeping_cpus))
 			fprintf(stderr, " (housekeeping-cpus of %s)", o->config ? o->config : CONFIG_DEFAULT_PATH);
 		fprintf(stderr, "\n");
@@ -633,6 +761,11 @@ int main(int argc, char **argv)
 				o.prio ? "" : " (inherited)");
 		else
 			fprintf(stderr, "normal policy\n");
+		/* The daemon watches one process, this one, which the exec keeps:
+		 * a wrapper's child is another. */
+		if (o.manage_granted)
+			fprintf(stderr, "rtplace-run: managed: the threads of process %d (%s) only, not those of "
+				"the processes it starts\n", (int)getpid(), argv[optind]);
 	}
 	/* For scripts and rtplacectl release: what this process was given. */
 	if (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0)) {

@@ -931,6 +931,22 @@ int config_load(const char *path, struct rtplace_reason *reason, struct config *
 	return r;
 }
 
+int config_load_default(const char *path, struct rtplace_reason *reason, struct config *ret,
+			config_error_fn *on_error, void *userdata, bool *ret_defaulted)
+{
+	bool defaulted = false;
+	int r = config_load(path ? path : CONFIG_DEFAULT_PATH, reason, ret, on_error, userdata);
+
+	if (r == -ENOENT && !path) {
+		config_defaults(ret);
+		defaulted = true;
+		r = 0;
+	}
+	if (r == 0 && ret_defaulted)
+		*ret_defaulted = defaulted;
+	return r;
+}
+
 void config_housekeeping(const struct config *c, const struct topo *t, const struct rtplace_cpumask *isolated,
 			 struct rtplace_cpumask *ret)
 {

@@ -183,6 +183,16 @@ void config_defaults(struct config *ret);
 int config_load(const char *path, struct rtplace_reason *reason, struct config *ret, config_error_fn *on_error,
 		void *userdata);
 
+/*
+ * config_load() of path, or of CONFIG_DEFAULT_PATH when path is NULL, where
+ * no file means the built-in defaults (*ret_defaulted, may be NULL, says
+ * so on success): the daemon and rtplace-run's fallback read their
+ * configuration by this one rule. A file named by path must exist.
+ * Returns as config_load().
+ */
+int config_load_default(const char *path, struct rtplace_reason *reason, struct config *ret,
+			config_error_fn *on_error, void *userdata, bool *ret_defaulted);
+
 /* As config_load, for text in memory; name stands in for the file name in
  * messages. Returns 0, -EINVAL or -ENOMEM. */
 int config_load_string(const char *name, const char *text, struct config *ret,

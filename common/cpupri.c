@@ -104,6 +104,12 @@ out:
 	return r;
 }
 
+void cpupri_set_online_idle(void *map, const struct cpupri_geom *g, const struct topo *topo)
+{
+	CPUSET_FOREACH(cpu, &topo->online)
+		cpupri_set(map, g, (__u32)cpu, LEVEL_IDLE);
+}
+
 /* A map bit that holds no CPU, in the bit -> CPU table view_open builds. */
 #define CPUPRI_NO_CPU UINT16_MAX
 

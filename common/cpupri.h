@@ -301,6 +301,13 @@ int cpupri_geom_for_topo(const struct topo *topo, enum topo_shard mode, __u16 *s
 int cpupri_map_new(const struct topo *topo, enum topo_shard mode, void **ret_map, size_t *ret_size);
 
 /*
+ * Puts every CPU online in topo at LEVEL_IDLE in map (made for topo): the
+ * levels of a machine nothing is known to run on, the daemon's simulated
+ * topology and rtplace-run's choice without a daemon alike.
+ */
+void cpupri_set_online_idle(void *map, const struct cpupri_geom *g, const struct topo *topo);
+
+/*
  * A reader's translation between CPU ids and the map's shard-local bits,
  * derived once when the view is opened (the slots' shard and bit never
  * change after cpupri_init()). cpupri_init() numbers a shard's bits in

@@ -183,19 +183,13 @@ static void daemon_config_error_cb(void *userdata, const char *message)
 static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret,
 			      bool *ret_defaulted)
 {
-	const char *path = args->config_path ? args->config_path : CONFIG_DEFAULT_PATH;
 	struct rtplace_reason reason;
 	struct config cfg;
-	bool defaulted = false;
-	int r = config_load(path, &reason, &cfg, daemon_config_error_cb, &to_stderr);
+	bool defaulted;
+	int r = config_load_default(args->config_path, &reason, &cfg, daemon_config_error_cb, &to_stderr, &defaulted);
 
-	if (r == -ENOENT && !args->config_path) {
-		config_defaults(&cfg);
-		defaulted = true;
-		r = 0;
-	} else if (r < 0 && r != -EINVAL) {
+	if (r < 0 && r != -EINVAL)
 		daemon_config_error_cb(&to_stderr, reason.text);
-	}
 	if (r < 0)
 		return r;
 	if (args->socket_path)
@@ -495,8 +489,7 @@ static int daemon_sim_map(struct daemon *d)
 		d->sim_map = d->sim_region.map;
 		d->sim_map_size = g.size;
 		cpupri_init(d->sim_map, &g, shard_of);
-		CPUSET_FOREACH(cpu, &d->topo->online)
-			cpupri_set(d->sim_map, &g, (uint32_t)cpu, LEVEL_IDLE);
+		cpupri_set_online_idle(d->sim_map, &g, d->topo);
 	}
 	free(shard_of);
 	return r;

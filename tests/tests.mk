@@ -238,6 +238,10 @@ TESTS += tests/integration/test-prometheus-rules.sh
 EXTRA_DIST += tests/integration/test-prometheus-rules.sh contrib/prometheus/rtplace-alerts.yml \
 	contrib/prometheus/rtplace-alerts.test.yml
 EXTRA_DIST += tests/integration/test-client-run-offline.sh
+# rtplace-run --manage on the live machine: the program's own threads are
+# managed, a forked child's are not.
+TESTS += tests/integration/test-client-run-manage.sh
+EXTRA_DIST += tests/integration/test-client-run-manage.sh
 
 include $(top_srcdir)/tests/fuzz/fuzz.mk
 

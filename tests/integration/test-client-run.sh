@@ -5,7 +5,9 @@
 # the kernel); their claims end when they exit, however they exit; no
 # helper process remains; the local fallback (under the daemon's
 # configuration: housekeeping CPUs) and --strict with no daemon; partial
-# answers (a warning, or 75 with --strict); an RT policy inherited from chrt
+# answers (a warning, or 75 with --strict); refusals that name the claims
+# holding the CPUs, in words without a priority for a pin alone; an RT
+# policy inherited from chrt
 # claimed at its level; --manage refused by a simulated daemon; one-line
 # usage errors; exit statuses 64, 69, 75, 77, 78, 127.
 # (--manage on the live machine: test-client-sub.)
@@ -83,6 +85,13 @@ if [ "$ncpus" -ge 2 ]; then
 	grep -q "warning: got $((ncpus - 1)) of 2 CPUs" "$TMP/err" || [ "$ncpus" -gt 2 ] ||
 		fail "no partial-answer warning: $(cat "$TMP/err")"
 fi
+# Every CPU housekeeping: a pin alone (no --prio) is refused (75) in its own
+# words, not as a priority the user never gave.
+printf '[placement]\nhousekeeping-cpus = 0-%d\n' $((ncpus - 1)) >"$TMP/allhk.conf"
+expect_status 75 "$RUN" --socket "$SOCK" --config "$TMP/allhk.conf" -- echo ran
+[ ! -s "$TMP/out" ] || fail "the command ran with every CPU housekeeping"
+grep -q "^rtplace-run: no free CPU for a pinned (normal-level) placement here: .*(housekeeping-cpus of $TMP/allhk.conf)\$" \
+	"$TMP/err" && ! grep -q "priority 1" "$TMP/err" || fail "local refusal of a pin: $(cat "$TMP/err")"
 # A configuration with errors, or one that is not there, is refused (78),
 # naming the file (and the line).
 printf '[placement]\nhousekeeping-cpu = 0\n' >"$TMP/bad.conf"
@@ -127,7 +136,8 @@ if [ "$ncpus" = 2 ]; then
 	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
 	expect_status 0 "$RUN" --socket "$SOCK" --cpus 2 -- sh -c 'echo "$RTPLACE_CPUS"'
 	[ "$(cat "$TMP/out")" = 0 ] || fail "partial answer ran on $(cat "$TMP/out")"
-	grep -q "warning: got 1 of 2 CPUs" "$TMP/err" || fail "partial answer warning: $(cat "$TMP/err")"
+	grep -qx "rtplace-run: warning: got 1 of 2 CPUs: CPU 1 held by claim $held (.*)" "$TMP/err" ||
+		fail "partial answer warning does not name claim $held: $(cat "$TMP/err")"
 	expect_status 75 "$RUN" --socket "$SOCK" --cpus 2 --strict -- echo ran
 	[ ! -s "$TMP/out" ] || fail "--strict ran the command on a partial answer"
 	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
@@ -145,6 +155,35 @@ if command -v setpriv >/dev/null; then
 	grep -q "CAP_SYS_NICE" "$TMP/err" && grep -q "RLIMIT_RTPRIO" "$TMP/err" || fail "77 message: $(cat "$TMP/err")"
 	wait_claims 0
 fi
+
+# Every CPU held by claims of another process: a pin alone (no --prio)
+# exits 75 naming the claims that hold them, never "priority 1" (its wire
+# priority, which the user did not give); --cpu-list and --prio say the
+# same of their CPUs.
+sleep 60 &
+holder=$!
+PIDS="$PIDS $holder"
+claim_of() {
+	python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim'])" "$TMP/out"
+}
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 1 -c 0 --claim 600000 --owner $holder --exclusive
+c0=$(claim_of)
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 -c 1 --claim 600000 --owner $holder
+c1=$(claim_of)
+expect_status 75 taskset -c 0,1 "$RUN" --socket "$SOCK" -- echo ran
+[ ! -s "$TMP/out" ] || fail "a pin ran on held CPUs"
+grep -qx "rtplace-run: no free CPU for a pinned (normal-level) claim among CPUs 0-1: CPU 0 held by claim $c0 \
+(exclusive), CPU 1 held by claim $c1 (at rt50)" "$TMP/err" && ! grep -q "priority 1" "$TMP/err" ||
+	fail "refused pin does not name claims $c0 and $c1: $(cat "$TMP/err")"
+expect_status 75 "$RUN" --socket "$SOCK" --cpu-list 1 -- true
+grep -qx "rtplace-run: no free CPU for a pinned claim on CPU 1: CPU 1 held by claim $c1 (at rt50)" "$TMP/err" ||
+	fail "refused --cpu-list 1: $(cat "$TMP/err")"
+expect_status 75 taskset -c 0,1 "$RUN" --socket "$SOCK" --prio 40 -- true
+grep -qx "rtplace-run: no CPU for priority 40 among CPUs 0-1: CPU 0 held by claim $c0 (exclusive), CPU 1 held by \
+claim $c1 (at rt50)" "$TMP/err" || fail "refused --prio 40: $(cat "$TMP/err")"
+kill "$holder"
+wait "$holder" 2>/dev/null
+wait_claims 0
 
 # Started under chrt without --prio: the policy stays, and the CPUs are
 # chosen and claimed at the level it runs at (rt10), not at rt1.

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -567,6 +568,47 @@ static void test_load_file(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The default path's rule: no file there is the defaults; a file named
+ * must exist. The default path itself is read only where no file lies at
+ * it (it belongs to the machine, not to the test). */
+static void test_load_default(void **state)
+{
+	char dir[] = "/tmp/test-config.XXXXXX";
+	char path[256];
+	struct rtplace_reason reason;
+	struct config c, defaults, before;
+	bool defaulted = true;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	config_defaults(&defaults);
+	snprintf(path, sizeof(path), "%s/absent.conf", dir);
+	memset(&c, 0x5a, sizeof(c));
+	memcpy(&before, &c, sizeof(c));
+	assert_int_equal(config_load_default(path, &reason, &c, NULL, NULL, &defaulted), -ENOENT);
+	assert_memory_equal(&c, &before, sizeof(c));
+	assert_true(defaulted);
+
+	snprintf(path, sizeof(path), "%s/rtplaced.conf", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[moves]\nrebalance = yes\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(config_load_default(path, &reason, &c, NULL, NULL, &defaulted), 0);
+	assert_false(defaulted);
+	assert_true(c.moves.rebalance);
+	assert_int_equal(config_load_default(path, &reason, &c, NULL, NULL, NULL), 0);
+
+	if (access(CONFIG_DEFAULT_PATH, F_OK) < 0 && errno == ENOENT) {
+		memcpy(&c, &before, sizeof(c));
+		assert_int_equal(config_load_default(NULL, &reason, &c, NULL, NULL, &defaulted), 0);
+		assert_true(defaulted);
+		assert_memory_equal(&c, &defaults, sizeof(c));
+	}
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* A file of the source tree, NUL-terminated; its size in *ret_size. */
 static char *test_read_source(const char *rel, size_t *ret_size)
 {
@@ -993,6 +1035,7 @@ int main(void)
 		cmocka_unit_test(test_all_errors_reported),
 		cmocka_unit_test(test_ret_untouched_on_failure),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_default),
 		cmocka_unit_test(test_example_is_the_defaults),
 		cmocka_unit_test(test_corpus_expectations),
 		cmocka_unit_test(test_equal_and_restart_key),

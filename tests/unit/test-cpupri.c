@@ -464,6 +464,28 @@ static void test_set_edges(void **state)
 	topo_free(t);
 }
 
+/* A map of a machine nothing is known to run on: its online CPUs idle,
+ * the others left offline. */
+static void test_set_online_idle(void **state)
+{
+	struct topo *t = small_topology();
+	struct cpupri_view v;
+	size_t size;
+	void *map;
+
+	cpuset_clear(&t->online, 5);
+	assert_int_equal(cpupri_map_new(t, TOPO_SHARD_NODE, &map, &size), 0);
+	cpupri_set_online_idle(map, &((const struct cpupri_header *)map)->geom, t);
+	assert_int_equal(cpupri_view_open(map, size, &v), 0);
+	assert_int_equal(cpupri_count(&v, LEVEL_IDLE), (__s32)t->ncpus - 1);
+	assert_int_equal(cpupri_count(&v, LEVEL_OFFLINE), 1);
+	assert_int_equal(cpupri_level(&v, 5), LEVEL_OFFLINE);
+	assert_int_equal(cpupri_level(&v, 4), LEVEL_IDLE);
+	cpupri_view_close(&v);
+	free(map);
+	topo_free(t);
+}
+
 /* The one constructor gives line-aligned maps, and a view refuses a map
  * that does not start on a line: its padding would not keep writers apart. */
 static void test_map_new_aligned(void **state)
@@ -827,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_find_rules),
 		cmocka_unit_test(test_find_skips_zero_count),
 		cmocka_unit_test(test_set_edges),
+		cmocka_unit_test(test_set_online_idle),
 		cmocka_unit_test(test_map_new_aligned),
 		cmocka_unit_test(test_layout_480),
 		cmocka_unit_test(test_differential),
