@@ -19,7 +19,9 @@
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
+#include "notify.h"
 #include "procfs.h"
+#include "record.h"
 #include "rtbudget.h"
 #include "thread-sched.h"
 #include "rtkit.h"
@@ -55,7 +57,8 @@ struct rtkit_call {
 /* A thread made RT through the interface. */
 struct rtkit_thread {
 	pid_t pid, tid;
-	uid_t uid;
+	uid_t uid;         /* the caller's: its limits count the thread */
+	uid_t owner;       /* tid's effective uid: who may see its records */
 	int pidfd;         /* the thread's (PIDFD_THREAD), -1 on kernels without */
 	struct event *ev;  /* the pidfd turns readable when the thread exits */
 	uint32_t claim_id; /* 0: not pinned */
@@ -346,7 +349,8 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 	res.set_sched = true;
 	t = &k->threads[k->nthreads++];
 	*t = (struct rtkit_thread){
-		.pid = pid, .tid = tid, .uid = caller, .pidfd = tfd, .claim_id = claim_id, .res = res, .cpu = -1,
+		.pid = pid, .tid = tid, .uid = caller, .owner = target.euid, .pidfd = tfd, .claim_id = claim_id,
+		.res = res, .cpu = -1,
 	};
 	tfd = -1;
 	rtkit_thread_ran(k, t, &t->ran_ns, &t->cpu);
@@ -459,18 +463,29 @@ out:
 	procfs_ids_free(&tids);
 }
 
-/* Back to SCHED_OTHER, on the CPUs it had before its grant. */
+/* Back to SCHED_OTHER, on the CPUs it had before its grant; subscribers
+ * who may see the thread get a record naming the CPU it starved and the
+ * policy it had. */
 static void rtkit_demote(struct rtkit *k, unsigned i)
 {
 	struct rtkit_thread *t = &k->threads[i];
 	struct thread_sched_result affinity = t->res;
 	struct sched_param sp = { 0 };
+	int policy, prio, reset_on_fork;
 
 	affinity.set_sched = false;
-	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0 && errno != ESRCH)
-		log_warning("RealtimeKit watchdog: failed to demote thread %d: %m", (int)t->tid);
-	else if (affinity.set_affinity)
-		thread_sched_undo(t->tid, &affinity);
+	if (thread_sched_getattr(t->tid, &policy, &prio, &reset_on_fork) < 0)
+		policy = prio = 0;
+	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0) {
+		if (errno != ESRCH)
+			log_warning("RealtimeKit watchdog: failed to demote thread %d: %m", (int)t->tid);
+	} else {
+		if (affinity.set_affinity)
+			thread_sched_undo(t->tid, &affinity);
+		notify_record(dispatch_notify(k->o.dispatch), RTPLACE_RECORD_WATCHDOG, t->tid, t->owner, t->cpu, -1,
+			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? policy : 0),
+			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? prio : 0));
+	}
 	rtkit_thread_drop(k, i);
 }
 
