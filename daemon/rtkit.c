@@ -74,6 +74,7 @@ struct rtkit {
 	sd_bus_slot *vtable_slot, *name_slot;
 	struct event *ev;
 	bool serving, closing;
+	bool exited; /* root called Exit: off the bus until a reload */
 	struct rtkit_call *calls;
 	unsigned ncalls;
 	struct rtkit_thread *threads;
@@ -578,6 +579,40 @@ static void rtkit_reply_error(struct rtkit_call *c, int r, enum rtkit_refusal wh
 	sd_bus_reply_method_errorf(c->msg, name, "%s", text);
 }
 
+/* The bus's answer to ReleaseName: the reply to Exit went out before the
+ * request, so the connection can close now. */
+static int rtkit_released_cb(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit *k = userdata;
+
+	k->closing = true;
+	return 0;
+}
+
+/*
+ * rtkit's Exit ends rtkit-daemon; rtplaced serves its socket, claims and
+ * records besides, so Exit ends only the interface: the vtable goes at
+ * once (calls still in flight get UnknownObject), the name is released
+ * without waiting, and the connection closes on the bus's answer. The
+ * threads granted keep their policy, CPU and claim, and the watchdog keeps
+ * watching them. A reload serves the name again.
+ */
+static void rtkit_exit(struct rtkit *k, pid_t caller_pid, const char *sender)
+{
+	int r;
+
+	log_notice("RealtimeKit: Exit called by root (pid %d, bus name %s); no longer serving %s until a reload "
+		   "(SIGHUP) or restart",
+		   (int)caller_pid, sender ? sender : "?", RTKIT_BUS_NAME);
+	k->vtable_slot = sd_bus_slot_unref(k->vtable_slot);
+	k->name_slot = sd_bus_slot_unref(k->name_slot);
+	k->serving = false;
+	k->exited = true;
+	r = sd_bus_release_name_async(k->bus, &k->name_slot, RTKIT_BUS_NAME, rtkit_released_cb, k);
+	if (r < 0)
+		k->closing = true;
+}
+
 static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t caller_pid)
 {
 	struct rtplace_reason reason = { { 0 } };
@@ -596,10 +631,8 @@ static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t 
 		else if (c->method == RTKIT_M_RESET_ALL)
 			rtkit_reset_all(k);
 		sd_bus_reply_method_return(c->msg, NULL);
-		if (c->method == RTKIT_M_EXIT) {
-			log_notice("RealtimeKit: Exit called by root; no longer serving %s", RTKIT_BUS_NAME);
-			k->closing = true;
-		}
+		if (c->method == RTKIT_M_EXIT)
+			rtkit_exit(k, caller_pid, sd_bus_message_get_sender(c->msg));
 		return;
 	}
 	if (rtkit_rules_refusing(&k->cfg, k->watchdog_fired_ms, loop_now_ms())) {
@@ -964,6 +997,12 @@ void rtkit_apply_config(struct rtkit *k, const struct config *cfg)
 	k->cfg = cfg->rtkit;
 	if (rearm && rtkit_watchdog_arm(k) < 0)
 		log_warning("RealtimeKit: out of memory; the watchdog keeps its old interval");
+	if (k->exited && !k->bus && cfg->rtkit.enable) {
+		k->exited = false;
+		k->closing = false;
+		if (rtkit_connect(k) < 0)
+			log_warning("RealtimeKit: out of memory; %s stays unserved", RTKIT_BUS_NAME);
+	}
 }
 
 void rtkit_get_stats(const struct rtkit *k, struct rtkit_stats *ret)

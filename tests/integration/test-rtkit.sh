@@ -7,7 +7,8 @@
 # where it is; refusals for another user's process, a thread
 # of another process, an unlimited RLIMIT_RTTIME, a priority above the
 # maximum, the root-only methods and a burst over the limit, each with
-# rtkit's error name (AccessDenied); a second rtplaced that finds the name
+# rtkit's error name (AccessDenied); root's Exit releases the name until a
+# reload while the socket keeps serving; a second rtplaced that finds the name
 # owned, or cannot reach a bus, or is refused the name, says so once and
 # runs without it. Grants and refusals are in the metrics.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
@@ -235,6 +236,35 @@ until grep -q "Configuration reloaded" "$TMP/rtplaced.log"; do
 done
 [ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
 	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
+
+# Exit (root): rtplaced answers, logs who asked, releases the name and
+# keeps serving its socket; a call to the name then finds no owner. A
+# reload serves it again.
+rk call $RK_DEST $RK_PATH $RK_DEST Exit || fail "root's Exit failed"
+has_owner() {
+	dbus-send --system --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+		org.freedesktop.DBus.NameHasOwner string:$RK_DEST | tr -d ' '
+}
+i=0
+until [ "$(has_owner)" = "booleanfalse" ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "$RK_DEST is still owned after Exit"
+	sleep 0.05
+done
+grep -q "Exit called by root (pid [0-9]*, bus name :[0-9.]*); no longer serving $RK_DEST" "$TMP/rtplaced.log" ||
+	fail "Exit did not log who asked: $(grep Exit "$TMP/rtplaced.log")"
+expect_error org.freedesktop.DBus.Error.ServiceUnknown rk_call MakeThreadRealtimeWithPID \
+	uint64:$OTHER uint64:$OTHER uint32:5
+"$CTL" --socket "$SOCK" status >/dev/null || fail "rtplaced stopped answering its socket after Exit"
+[ "$(metric rtplace_rtkit_serving)" = 0 ] || fail "rtplace_rtkit_serving after Exit: $(metric rtplace_rtkit_serving)"
+kill -HUP "$DAEMON"
+i=0
+until [ "$(grep -c "serving $RK_DEST on the system bus" "$TMP/rtplaced.log")" = 2 ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "the reload after Exit did not serve $RK_DEST again: $(grep RealtimeKit "$TMP/rtplaced.log")"
+	sleep 0.05
+done
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] || fail "no properties after the reload"
 
 # rtplaced stops cleanly while serving (a sanitizer build checks its memory).
 stop_daemon
