@@ -7,10 +7,12 @@
 # where it is; refusals for another user's process, a thread
 # of another process, an unlimited RLIMIT_RTTIME, a priority above the
 # maximum, the root-only methods and a burst over the limit, each with
-# rtkit's error name (AccessDenied); root's Exit releases the name until a
-# reload while the socket keeps serving; a second rtplaced that finds the name
-# owned, or cannot reach a bus, or is refused the name, says so once and
-# runs without it. Grants and refusals are in the metrics.
+# rtkit's error name (AccessDenied), the root-only methods refused by
+# rtplaced itself where the bus lets them through; root's Exit releases
+# the name until a reload while the socket keeps serving; a second
+# rtplaced that finds the name owned, or cannot reach a bus, or is
+# refused the name, says so once and runs without it. Grants and
+# refusals are in the metrics.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
 rt_lock
@@ -223,6 +225,41 @@ until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$
 	sleep 0.05
 done
 [ "$(grep -c "$RK_DEST" "$TMP/second.log")" = 1 ] || fail "the second rtplaced said more than once: $(cat "$TMP/second.log")"
+
+# rtplaced refuses the root-only methods itself: on a bus whose policy
+# lets everyone call them, nobody's ResetKnown, ResetAll and Exit are
+# AccessDenied by rtplaced (counted as root_only) and the name stays
+# owned.
+cat >"$TMP/open-policy.conf" <<'CONF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <policy user="root"><allow own="org.freedesktop.RealtimeKit1"/></policy>
+  <policy context="default"><allow send_destination="org.freedesktop.RealtimeKit1"/></policy>
+</busconfig>
+CONF
+start_bus "$TMP/open_bus.sock" "$TMP/open-policy.conf"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock "$RTPLACED" --socket "$TMP/open.sock" \
+	--config "$TMP/rtkit-off.conf" >"$TMP/open.log" 2>&1 9>&- &
+OPEN=$!
+PIDS="$PIDS $OPEN"
+i=0
+until grep -q "serving $RK_DEST" "$TMP/open.log"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "rtplaced did not take $RK_DEST on the open bus: $(cat "$TMP/open.log")"
+	sleep 0.05
+done
+for m in ResetKnown ResetAll Exit; do
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock expect_error org.freedesktop.DBus.Error.AccessDenied \
+		nobody_call $m
+done
+[ "$(grep -c "refused to uid $(id -u nobody) (root_only)" "$TMP/open.log")" = 3 ] ||
+	fail "rtplaced did not refuse the root-only methods itself: $(grep RealtimeKit "$TMP/open.log")"
+owner=$(DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock dbus-send --system --print-reply=literal \
+	--dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:$RK_DEST | tr -d ' ')
+[ "$owner" = booleantrue ] || fail "nobody's Exit released the name: $owner"
+kill $OPEN
+wait $OPEN 2>/dev/null
 
 # A reload takes the new rules; the properties follow.
 printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
