@@ -5,9 +5,13 @@
 #
 #   sudo bench/irqnoise-cost.sh [SECONDS]        (default 5)
 #
-# 1. bench/irqnoise-cost: one /proc/stat sample (read, parse, update, the
-#    noisy set) at this host's CPU count and on written files of 480 and
-#    8,192 CPUs.
+# 1. bench/irqnoise-cost --daemons: one /proc/stat sample (read, parse,
+#    update, the noisy set) at this host's CPU count and on written files
+#    of 480 and 8,192 CPUs; then four live rtplaced with sampling off
+#    (irq-window-ms 60000) and its twin (the noise floor), at the default
+#    1000 ms and at 100 ms, side by side: their CPU time per second idle
+#    over the same SECONDS x 2, and the QUERY round trip interleaved
+#    between them, with ratios to off.
 # 2. A known softirq load: a loopback UDP flood pinned to CPU 1 (a local
 #    send runs NET_RX on the sending CPU) for SECONDS, bounded by timeout
 #    from this normal-priority shell, while bench/irqtime-hold holds the
@@ -29,8 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== one /proc/stat sample =="
-bench/irqnoise-cost
+echo "== one /proc/stat sample; the daemon's cost with sampling off and on =="
+bench/irqnoise-cost --daemons --seconds $((secs * 2)) 2>"$tmp/daemons.log" ||
+	{ cat "$tmp/daemons.log" >&2; exit 1; }
 
 cat >"$tmp/flood.py" <<'EOP'
 import socket, sys, time

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "cpuset.h"
 #include "ctl.h"
+#include "record.h"
 #include "rtbudget.h"
 
 static void ctl_error(const struct ctl *c, const char *what, int r)
@@ -816,6 +817,17 @@ static int64_t ctl_clock_offset_ns(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
+/* The library's names, and the daemon's record types it has no name for. */
+static const char *ctl_watch_type_name(unsigned type)
+{
+	switch (type) {
+	case RTPLACE_RECORD_WATCHDOG:
+		return "watchdog";
+	default:
+		return rtplace_notification_name(type);
+	}
+}
+
 static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
 {
 	char when[48];
@@ -825,12 +837,12 @@ static void ctl_watch_print(const struct ctl *c, const struct rtplace_notificati
 		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
 		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
 		       "\"policy\": \"%s\", \"prio\": %d}\n",
-		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
+		       n->seq, when, n->time_ns, ctl_watch_type_name(n->type), n->type, (int)n->tid,
 		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio);
 		return;
 	}
 	printf("%8" PRIu64 " %-26s %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq, when,
-	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
+	       ctl_watch_type_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
 	       ctl_policy_name(n->policy), n->prio);
 }
 

@@ -21,11 +21,15 @@
  *   16      4     tid       thread concerned (for CLAIM_EXPIRED and
  *                           CLAIM_REVOKED: the claim's owner pid, 0 for none)
  *   20      4     uid       effective uid owning tid: the filter key
- *   24      2     from_cpu  CPU before (-1: unknown / not applicable)
+ *   24      2     from_cpu  CPU before (-1: unknown / not applicable; for
+ *                           WATCHDOG: the CPU the thread kept from normal work)
  *   26      2     to_cpu    CPU after (-1: unknown / several)
  *   28      1     type      RTPLACE_RECORD_*
- *   29      1     policy    RTPLACE_POLICY_* after the event
- *   30      1     prio      1..99, 0 with OTHER
+ *   29      1     policy    RTPLACE_POLICY_* after the event (for WATCHDOG:
+ *                           the RT policy the thread was demoted from; it is
+ *                           SCHED_OTHER after)
+ *   30      1     prio      1..99, 0 with OTHER (for WATCHDOG: the RT
+ *                           priority it was demoted from)
  *   31      1     reserved  zero
  *
  * Ring. One memfd per subscriber: a 192-byte header (three 64-byte lines)
@@ -110,6 +114,7 @@ enum {
 	RTPLACE_RECORD_COLLISION = 3,     /* tid waited behind an equal or higher RT task on from_cpu */
 	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
 	RTPLACE_RECORD_CLAIM_REVOKED = 5, /* a claim's CPU went offline; from_cpu: its first CPU */
+	RTPLACE_RECORD_WATCHDOG = 6,      /* the RealtimeKit starvation watchdog demoted tid (from_cpu) */
 };
 
 struct rtplace_record {

@@ -19,7 +19,9 @@
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
+#include "notify.h"
 #include "procfs.h"
+#include "record.h"
 #include "rtbudget.h"
 #include "thread-sched.h"
 #include "rtkit.h"
@@ -55,7 +57,8 @@ struct rtkit_call {
 /* A thread made RT through the interface. */
 struct rtkit_thread {
 	pid_t pid, tid;
-	uid_t uid;
+	uid_t uid;         /* the caller's: its limits count the thread */
+	uid_t owner;       /* tid's effective uid: who may see its records */
 	int pidfd;         /* the thread's (PIDFD_THREAD), -1 on kernels without */
 	struct event *ev;  /* the pidfd turns readable when the thread exits */
 	uint32_t claim_id; /* 0: not pinned */
@@ -71,6 +74,7 @@ struct rtkit {
 	sd_bus_slot *vtable_slot, *name_slot;
 	struct event *ev;
 	bool serving, closing;
+	bool exited; /* root called Exit: off the bus until a reload */
 	struct rtkit_call *calls;
 	unsigned ncalls;
 	struct rtkit_thread *threads;
@@ -346,7 +350,8 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 	res.set_sched = true;
 	t = &k->threads[k->nthreads++];
 	*t = (struct rtkit_thread){
-		.pid = pid, .tid = tid, .uid = caller, .pidfd = tfd, .claim_id = claim_id, .res = res, .cpu = -1,
+		.pid = pid, .tid = tid, .uid = caller, .owner = target.euid, .pidfd = tfd, .claim_id = claim_id,
+		.res = res, .cpu = -1,
 	};
 	tfd = -1;
 	rtkit_thread_ran(k, t, &t->ran_ns, &t->cpu);
@@ -459,18 +464,29 @@ out:
 	procfs_ids_free(&tids);
 }
 
-/* Back to SCHED_OTHER, on the CPUs it had before its grant. */
+/* Back to SCHED_OTHER, on the CPUs it had before its grant; subscribers
+ * who may see the thread get a record naming the CPU it starved and the
+ * policy it had. */
 static void rtkit_demote(struct rtkit *k, unsigned i)
 {
 	struct rtkit_thread *t = &k->threads[i];
 	struct thread_sched_result affinity = t->res;
 	struct sched_param sp = { 0 };
+	int policy, prio, reset_on_fork;
 
 	affinity.set_sched = false;
-	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0 && errno != ESRCH)
-		log_warning("RealtimeKit watchdog: failed to demote thread %d: %m", (int)t->tid);
-	else if (affinity.set_affinity)
-		thread_sched_undo(t->tid, &affinity);
+	if (thread_sched_getattr(t->tid, &policy, &prio, &reset_on_fork) < 0)
+		policy = prio = 0;
+	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0) {
+		if (errno != ESRCH)
+			log_warning("RealtimeKit watchdog: failed to demote thread %d: %m", (int)t->tid);
+	} else {
+		if (affinity.set_affinity)
+			thread_sched_undo(t->tid, &affinity);
+		notify_record(dispatch_notify(k->o.dispatch), RTPLACE_RECORD_WATCHDOG, t->tid, t->owner, t->cpu, -1,
+			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? policy : 0),
+			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? prio : 0));
+	}
 	rtkit_thread_drop(k, i);
 }
 
@@ -563,6 +579,40 @@ static void rtkit_reply_error(struct rtkit_call *c, int r, enum rtkit_refusal wh
 	sd_bus_reply_method_errorf(c->msg, name, "%s", text);
 }
 
+/* The bus's answer to ReleaseName: the reply to Exit went out before the
+ * request, so the connection can close now. */
+static int rtkit_released_cb(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit *k = userdata;
+
+	k->closing = true;
+	return 0;
+}
+
+/*
+ * rtkit's Exit ends rtkit-daemon; rtplaced serves its socket, claims and
+ * records besides, so Exit ends only the interface: the vtable goes at
+ * once (calls still in flight get UnknownObject), the name is released
+ * without waiting, and the connection closes on the bus's answer. The
+ * threads granted keep their policy, CPU and claim, and the watchdog keeps
+ * watching them. A reload serves the name again.
+ */
+static void rtkit_exit(struct rtkit *k, pid_t caller_pid, const char *sender)
+{
+	int r;
+
+	log_notice("RealtimeKit: Exit called by root (pid %d, bus name %s); no longer serving %s until a reload "
+		   "(SIGHUP) or restart",
+		   (int)caller_pid, sender ? sender : "?", RTKIT_BUS_NAME);
+	k->vtable_slot = sd_bus_slot_unref(k->vtable_slot);
+	k->name_slot = sd_bus_slot_unref(k->name_slot);
+	k->serving = false;
+	k->exited = true;
+	r = sd_bus_release_name_async(k->bus, &k->name_slot, RTKIT_BUS_NAME, rtkit_released_cb, k);
+	if (r < 0)
+		k->closing = true;
+}
+
 static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t caller_pid)
 {
 	struct rtplace_reason reason = { { 0 } };
@@ -581,10 +631,8 @@ static void rtkit_serve(struct rtkit *k, struct rtkit_call *c, uid_t uid, pid_t 
 		else if (c->method == RTKIT_M_RESET_ALL)
 			rtkit_reset_all(k);
 		sd_bus_reply_method_return(c->msg, NULL);
-		if (c->method == RTKIT_M_EXIT) {
-			log_notice("RealtimeKit: Exit called by root; no longer serving %s", RTKIT_BUS_NAME);
-			k->closing = true;
-		}
+		if (c->method == RTKIT_M_EXIT)
+			rtkit_exit(k, caller_pid, sd_bus_message_get_sender(c->msg));
 		return;
 	}
 	if (rtkit_rules_refusing(&k->cfg, k->watchdog_fired_ms, loop_now_ms())) {
@@ -949,6 +997,12 @@ void rtkit_apply_config(struct rtkit *k, const struct config *cfg)
 	k->cfg = cfg->rtkit;
 	if (rearm && rtkit_watchdog_arm(k) < 0)
 		log_warning("RealtimeKit: out of memory; the watchdog keeps its old interval");
+	if (k->exited && !k->bus && cfg->rtkit.enable) {
+		k->exited = false;
+		k->closing = false;
+		if (rtkit_connect(k) < 0)
+			log_warning("RealtimeKit: out of memory; %s stays unserved", RTKIT_BUS_NAME);
+	}
 }
 
 void rtkit_get_stats(const struct rtkit *k, struct rtkit_stats *ret)

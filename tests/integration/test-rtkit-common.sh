@@ -19,12 +19,15 @@ RK_PATH=/org/freedesktop/RealtimeKit1
 # A bus on socket $1 (default $BUS) with Debian's system bus defaults
 # (anyone may connect and talk to the bus itself, nothing else); who may
 # own and call RealtimeKit1 is the shipped policy's to say, included unless
-# $2 is "bare".
+# $2 is "bare" (none) or the path of another policy file.
 start_bus() {
 	path=${1:-$BUS}
 	conf=$TMP/bus-${path##*/}.conf
 	include="<include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>"
-	[ "${2:-}" != bare ] || include=
+	case ${2:-} in
+	bare) include= ;;
+	/*) include="<include>$2</include>" ;;
+	esac
 	cat >"$conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">

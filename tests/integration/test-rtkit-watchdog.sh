@@ -5,22 +5,46 @@
 # CPU 1, bounded by a normal-priority timeout on CPU 0) is sent back to
 # SCHED_OTHER within its bound, its claim ends, the next request is refused
 # with AccessDenied for watchdog-refuse-sec, and the metrics count it.
+# Subscribers see a watchdog record naming the thread, the CPU it starved
+# and the policy it had: root's watcher, and nobody's (the thread's owner).
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
 [ "$(nproc --all)" -ge 2 ] || skip "needs 2 CPUs (the runaway keeps off CPU 0)"
 SPINNER=$top_builddir/tests/integration/test-rtkit-spin
 [ -x "$SPINNER" ] || skip "test-rtkit-spin is not built"
-stage_programs "$SPINNER"
+stage_programs "$SPINNER" "$CTL"
 rt_lock
 start_bus
 METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-RK_CONF_HEAD="[metrics]
+RK_CONF_HEAD="[daemon]
+socket-mode = 0666
+[metrics]
 listen = 127.0.0.1:$METRICS_PORT"
 start_rtkit_daemon "watchdog-interval-ms = 500" "watchdog-refuse-sec = 30"
 metric() {
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
 		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
 }
+
+# Two JSON watchers, root's and nobody's, bounded in time; both are
+# subscribed once a move of nobody's sleeper reaches them.
+$NOBODY sleep 60 &
+SLEEPER=$!
+PIDS="$PIDS $SLEEPER"
+timeout 30 "$CTL" --socket "$SOCK" --json watch >"$TMP/watch-root" 2>"$TMP/watch-root.err" &
+PIDS="$PIDS $!"
+timeout 30 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" --json watch >"$TMP/watch-nobody" \
+	2>"$TMP/watch-nobody.err" &
+PIDS="$PIDS $!"
+cpu=0
+i=0
+until grep -q "\"tid\": $SLEEPER," "$TMP/watch-root" && grep -q "\"tid\": $SLEEPER," "$TMP/watch-nobody"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "the watchers saw no move: $(cat "$TMP/watch-root.err" "$TMP/watch-nobody.err")"
+	"$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list $cpu >/dev/null || fail "cannot move the sleeper"
+	cpu=$((1 - cpu))
+	sleep 0.05
+done
 
 # The bound: 8 s from a normal-priority timeout on CPU 0, and the spinner's
 # own 6 s.
@@ -63,4 +87,24 @@ grep -q "^Error org.freedesktop.DBus.Error.AccessDenied: " "$TMP/out" || fail "r
 [ "$(metric 'rtplace_rtkit_refusals_total{reason="watchdog"}')" = 1 ] || fail "the watchdog refusal is not counted"
 chrt -p $SPIN | grep -q "policy: SCHED_OTHER" || fail "the refused request changed $(chrt -p $SPIN)"
 kill $SPIN
+
+# The records, read by root's watcher and by nobody's (the thread's
+# owner): type 6, the spinner, nobody's uid, CPU 1 starved, rr 5 before
+# the demotion.
+for w in root nobody; do
+	i=0
+	until grep -q '"type": "watchdog"' "$TMP/watch-$w"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$w's watcher saw no watchdog record: $(cat "$TMP/watch-$w" "$TMP/watch-$w.err")"
+		sleep 0.05
+	done
+	python3 -c "
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if '\"watchdog\"' in l]
+assert len(recs) == 1, recs
+r = recs[0]
+assert r['type_id'] == 6 and r['tid'] == int(sys.argv[2]) and r['uid'] == int(sys.argv[3]), r
+assert r['from_cpu'] == 1 and r['to_cpu'] == -1 and r['policy'] == 'rr' and r['prio'] == 5, r
+" "$TMP/watch-$w" $SPIN "$(id -u nobody)" || fail "$w's watchdog record: $(grep watchdog "$TMP/watch-$w")"
+done
 stop_daemon

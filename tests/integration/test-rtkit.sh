@@ -7,9 +7,12 @@
 # where it is; refusals for another user's process, a thread
 # of another process, an unlimited RLIMIT_RTTIME, a priority above the
 # maximum, the root-only methods and a burst over the limit, each with
-# rtkit's error name (AccessDenied); a second rtplaced that finds the name
-# owned, or cannot reach a bus, or is refused the name, says so once and
-# runs without it. Grants and refusals are in the metrics.
+# rtkit's error name (AccessDenied), the root-only methods refused by
+# rtplaced itself where the bus lets them through; root's Exit releases
+# the name until a reload while the socket keeps serving; a second
+# rtplaced that finds the name owned, or cannot reach a bus, or is
+# refused the name, says so once and runs without it. Grants and
+# refusals are in the metrics.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
 rt_lock
@@ -223,6 +226,41 @@ until grep -q "owned by another process" "$TMP/second.log" && "$CTL" --socket "$
 done
 [ "$(grep -c "$RK_DEST" "$TMP/second.log")" = 1 ] || fail "the second rtplaced said more than once: $(cat "$TMP/second.log")"
 
+# rtplaced refuses the root-only methods itself: on a bus whose policy
+# lets everyone call them, nobody's ResetKnown, ResetAll and Exit are
+# AccessDenied by rtplaced (counted as root_only) and the name stays
+# owned.
+cat >"$TMP/open-policy.conf" <<'CONF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <policy user="root"><allow own="org.freedesktop.RealtimeKit1"/></policy>
+  <policy context="default"><allow send_destination="org.freedesktop.RealtimeKit1"/></policy>
+</busconfig>
+CONF
+start_bus "$TMP/open_bus.sock" "$TMP/open-policy.conf"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock "$RTPLACED" --socket "$TMP/open.sock" \
+	--config "$TMP/rtkit-off.conf" >"$TMP/open.log" 2>&1 9>&- &
+OPEN=$!
+PIDS="$PIDS $OPEN"
+i=0
+until grep -q "serving $RK_DEST" "$TMP/open.log"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "rtplaced did not take $RK_DEST on the open bus: $(cat "$TMP/open.log")"
+	sleep 0.05
+done
+for m in ResetKnown ResetAll Exit; do
+	DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock expect_error org.freedesktop.DBus.Error.AccessDenied \
+		nobody_call $m
+done
+[ "$(grep -c "refused to uid $(id -u nobody) (root_only)" "$TMP/open.log")" = 3 ] ||
+	fail "rtplaced did not refuse the root-only methods itself: $(grep RealtimeKit "$TMP/open.log")"
+owner=$(DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock dbus-send --system --print-reply=literal \
+	--dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:$RK_DEST | tr -d ' ')
+[ "$owner" = booleantrue ] || fail "nobody's Exit released the name: $owner"
+kill $OPEN
+wait $OPEN 2>/dev/null
+
 # A reload takes the new rules; the properties follow.
 printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
 	>"$TMP/rtkit.conf"
@@ -235,6 +273,35 @@ until grep -q "Configuration reloaded" "$TMP/rtplaced.log"; do
 done
 [ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
 	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
+
+# Exit (root): rtplaced answers, logs who asked, releases the name and
+# keeps serving its socket; a call to the name then finds no owner. A
+# reload serves it again.
+rk call $RK_DEST $RK_PATH $RK_DEST Exit || fail "root's Exit failed"
+has_owner() {
+	dbus-send --system --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+		org.freedesktop.DBus.NameHasOwner string:$RK_DEST | tr -d ' '
+}
+i=0
+until [ "$(has_owner)" = "booleanfalse" ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "$RK_DEST is still owned after Exit"
+	sleep 0.05
+done
+grep -q "Exit called by root (pid [0-9]*, bus name :[0-9.]*); no longer serving $RK_DEST" "$TMP/rtplaced.log" ||
+	fail "Exit did not log who asked: $(grep Exit "$TMP/rtplaced.log")"
+expect_error org.freedesktop.DBus.Error.ServiceUnknown rk_call MakeThreadRealtimeWithPID \
+	uint64:$OTHER uint64:$OTHER uint32:5
+"$CTL" --socket "$SOCK" status >/dev/null || fail "rtplaced stopped answering its socket after Exit"
+[ "$(metric rtplace_rtkit_serving)" = 0 ] || fail "rtplace_rtkit_serving after Exit: $(metric rtplace_rtkit_serving)"
+kill -HUP "$DAEMON"
+i=0
+until [ "$(grep -c "serving $RK_DEST on the system bus" "$TMP/rtplaced.log")" = 2 ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "the reload after Exit did not serve $RK_DEST again: $(grep RealtimeKit "$TMP/rtplaced.log")"
+	sleep 0.05
+done
+[ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] || fail "no properties after the reload"
 
 # rtplaced stops cleanly while serving (a sanitizer build checks its memory).
 stop_daemon

@@ -5,7 +5,10 @@
  * 4-CPU machine and a map the test sets: a found CPU, every candidate at
  * or above the level, no managed CPU in the set and a level that is not RT
  * are told apart, and each failure becomes its own reply (no root, no
- * daemon).
+ * daemon). With CPUs isolated in a fixture sysfs tree and housekeeping-cpus
+ * unset, the non-isolated CPUs are the housekeeping set for every pick
+ * (MOVE with PLACE, its re-pick, pushes of managed threads, RealtimeKit
+ * claims): the same answers as with housekeeping-cpus naming them.
  */
 #include "config.h"
 
@@ -14,12 +17,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "moves.h"
 #include "refmodel.h"
+#include "sysfs.h"
 
 struct fixture {
 	struct topo *t;
@@ -133,6 +140,105 @@ static void test_pick_reason_out_of_memory(void **state)
 	assert_string_equal(reason.text, "out of memory");
 }
 
+/*
+ * A 4-CPU machine whose fixture sysfs isolates CPUs 2-3, all idle, its
+ * placement configured from config_text as the daemon configures it
+ * (config_placement()); the picks a MOVE, a push and a RealtimeKit claim
+ * make over the managed CPUs.
+ */
+static void isolated_picks(const char *config_text, int *ret_free, int *ret_busy, int *ret_rest_only)
+{
+	char root[] = "/tmp/test-moves.XXXXXX", path[128];
+	struct sysfs_isolation iso;
+	struct rtplace_reason reason;
+	struct placement_config pcfg;
+	struct placement_ctx *ctx;
+	struct refmodel_map map;
+	struct auth_policy policy;
+	struct config cfg;
+	struct moves_opts o;
+	struct moves *m;
+	struct rtplace_cpumask rest = { 0 };
+	struct topo *t;
+	FILE *f;
+	int cpu;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/devices", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/isolated", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("2-3\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), 0);
+	unlink(path);
+	for (int depth = 0; depth < 3; depth++) {
+		*strrchr(path, '/') = '\0';
+		rmdir(path);
+	}
+	rmdir(root);
+
+	assert_int_equal(topo_synthetic(1, 1, 1, 4, 1, &t), 0);
+	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &map), 0);
+	for (uint32_t c = 0; c < 4; c++)
+		refmodel_map_set(&map, c, LEVEL_IDLE);
+	config_defaults(&cfg);
+	if (config_text)
+		assert_int_equal(config_load_string("t.conf", config_text, &cfg, NULL, NULL), 0);
+	config_placement(&cfg, t, &iso.isolated, &pcfg);
+	assert_int_equal(placement_ctx_new(&pcfg, t, &map.view, &ctx), 0);
+	auth_policy_from_config(&cfg, &policy);
+	o = (struct moves_opts){
+		.topo = t,
+		.view = &map.view,
+		.pcfg = &pcfg,
+		.placement = &ctx,
+		.proc_root = "/nonexistent",
+		.policy = &policy,
+	};
+	assert_int_equal(moves_new(&o, &m), 0);
+
+	/* Near CPU 0, a housekeeping CPU: the pick still goes to an isolated one. */
+	*ret_free = -1;
+	assert_int_equal(moves_pick(m, &pcfg.managed, 0, LEVEL_RT1 + 49, NULL, ret_free), 0);
+	/* The isolated CPUs busy above: no pick, not a housekeeping CPU. */
+	refmodel_map_set(&map, 2, LEVEL_RT1 + 59);
+	refmodel_map_set(&map, 3, LEVEL_RT1 + 59);
+	cpu = -1;
+	*ret_busy = moves_pick(m, &pcfg.managed, 0, LEVEL_RT1 + 49, NULL, &cpu);
+	assert_int_equal(cpu, -1);
+	/* Only housekeeping CPUs asked for. */
+	cpuset_set(&rest, 0);
+	cpuset_set(&rest, 1);
+	*ret_rest_only = moves_pick(m, &rest, -1, LEVEL_RT1 + 49, NULL, &cpu);
+	assert_int_equal(cpu, -1);
+
+	moves_free(m);
+	placement_ctx_free(ctx);
+	refmodel_map_close(&map);
+	topo_free(t);
+}
+
+static void test_pick_isolated_housekeeping(void **state)
+{
+	int derived_free, derived_busy, derived_rest, named_free, named_busy, named_rest;
+
+	(void)state;
+	isolated_picks(NULL, &derived_free, &derived_busy, &derived_rest);
+	assert_true(derived_free == 2 || derived_free == 3);
+	assert_int_equal(derived_busy, -ENOENT);
+	assert_int_equal(derived_rest, -ENODEV);
+	isolated_picks("[placement]\nhousekeeping-cpus = 0-1\n", &named_free, &named_busy, &named_rest);
+	assert_true(named_free == 2 || named_free == 3);
+	assert_int_equal(named_busy, derived_busy);
+	assert_int_equal(named_rest, derived_rest);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +247,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pick_no_managed_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pick_not_rt, setup, teardown),
 		cmocka_unit_test(test_pick_reason_out_of_memory),
+		cmocka_unit_test(test_pick_isolated_housekeeping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
