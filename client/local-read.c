@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -197,10 +198,12 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
-	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, list));
+	/* The reply is read here only, up to the reason's NUL: the bytes past
+	 * it are not cleared, as no message is built of them. */
+	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
+	snprintf(th->reply.reason, sizeof(th->reply.reason), "%s", th->res.reason);
 	*ret = &th->reply;
 	return 0;
 }

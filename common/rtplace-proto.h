@@ -49,15 +49,20 @@
  * message's length tells the number of words, the same for every set of
  * one message: QUERY is 48 + 8 n bytes (allowed), MOVE 40 + 8 n (cpus),
  * MOVE_REPLY 32 + 16 n (cpus, then prev_cpus, n words each). QUERY_REPLY
- * carries its CPUs once, as its list (80 + 4 count bytes of body): version
- * 3 has no mask in it. Everything else is as in version 2.
+ * carries its CPUs once, as its list: version 3 has no mask in it. A
+ * reason (ERROR's and QUERY_REPLY's, up to RTPLACE_REASON_MAX) is sent at
+ * the end of the message, after the list, as its characters and one NUL:
+ * ERROR is 32 + r bytes, QUERY_REPLY 40 + 4 count + r, where r is the
+ * reason's length + 1; the receiver refuses a reason with a NUL before
+ * its last byte. Everything else is as in version 2.
  *
  * In versions 1 and 2 a CPU set is 16 words (CPUs 0..1023,
  * RTPLACE_CPUMASK_V2_CPUS) wherever the body structs below have one, and
  * QUERY_REPLY carries, between reason and list, a 16-word mask equal to the
  * list's CPUs. A CPU past 1023 cannot be sent to such a peer: the daemon
  * answers an older client's request whose reply would name one with ERROR
- * -ERANGE.
+ * -ERANGE. A reason there is a field of RTPLACE_REASON_V2_MAX bytes in its
+ * place in the body struct, cut to fit.
  *
  * The body structs below are the messages as a program reads and fills
  * them (protocol.h's codec packs and unpacks the wire form of each
@@ -128,7 +133,12 @@
 /* CPUs a CPU set of versions 1 and 2 holds: 16 words. */
 #define RTPLACE_CPUMASK_V2_CPUS 1024u
 
-#define RTPLACE_REASON_MAX 64         /* reason strings, NUL included */
+/* Why a request failed or an answer is short, NUL included: an ERROR's
+ * reason and a QUERY_REPLY's (see Versions for their length on the wire).
+ * Large enough for a reason that names a cgroup folder and its fix. */
+#define RTPLACE_REASON_MAX 512
+/* The reasons' field in versions 1 and 2: a longer one is cut to fit. */
+#define RTPLACE_REASON_V2_MAX 64
 #define RTPLACE_VERSION_MAX 32        /* the daemon's version string, NUL included */
 #define RTPLACE_COMM_MAX 16           /* a task's comm, as the kernel's TASK_COMM_LEN */
 #define RTPLACE_QUERY_MAX_COUNT 256   /* most CPUs one query may ask for */
@@ -322,7 +332,7 @@ struct rtplace_subscribe {
 struct rtplace_error {
 	uint16_t request_type; /* type of the failed message, 0 when unreadable */
 	uint16_t reserved[3];
-	char reason[RTPLACE_REASON_MAX]; /* short, non-empty: "prio out of range 1..99" */
+	char reason[RTPLACE_REASON_MAX]; /* non-empty: "prio out of range 1..99" */
 };
 
 struct rtplace_cpu_choice {
@@ -573,13 +583,14 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, policy) == 8, "move layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, cpus) == 16, "move layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe) == 8, "subscribe layout");
 
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 72, "error layout");
+RTPLACE_PROTO_ASSERT(RTPLACE_REASON_MAX == 512 && RTPLACE_REASON_V2_MAX == 64, "reason sizes");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 8 + RTPLACE_REASON_MAX, "error layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_error, reason) == 8, "error layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_choice) == 4, "choice layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 80 + 4 * RTPLACE_QUERY_MAX_COUNT,
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 16 + RTPLACE_REASON_MAX + 4 * RTPLACE_QUERY_MAX_COUNT,
 		     "query reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, reason) == 16, "query reply layout");
-RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 80, "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 16 + RTPLACE_REASON_MAX, "query reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 64, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, irq_share) == 56, "cpu info layout");
