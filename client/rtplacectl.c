@@ -30,7 +30,6 @@
 #include "cli.h"
 #include "cpuset.h"
 #include "ctl.h"
-#include "rtbudget.h"
 
 static void ctl_error(const struct ctl *c, const char *what, int r)
 {
@@ -684,22 +683,6 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-/* A refusal for want of an RT budget names only the cgroup (the reply's
- * reason is short): the fix is looked up here, where the thread's cgroup
- * is most likely the one the daemon saw. */
-static int ctl_move_fail(const struct ctl *c, pid_t tid, int r)
-{
-	char reason[RTPLACE_REASON_LEN];
-	struct rtplace_reason why;
-
-	ctl_error(c, "move refused", r);
-	if (r == -EPERM && rtplace_last_reason(c->rp, reason, sizeof(reason)) == 0 &&
-	    !strncmp(reason, RTBUDGET_REASON_PREFIX, strlen(RTBUDGET_REASON_PREFIX)) &&
-	    cli_explain_rtbudget(tid, &why) == 0)
-		fprintf(stderr, "rtplacectl: %s: %s\n", c->command, why.text);
-	return cli_exit_status(r);
-}
-
 static int ctl_move(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -763,7 +746,7 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	/* A daemon on a simulated topology says why it moves nothing. */
 	r = rtplace_move(c->rp, &mv, &res);
 	if (r < 0)
-		return ctl_move_fail(c, mv.tid, r);
+		return ctl_fail(c, "move refused", r);
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
 	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)
