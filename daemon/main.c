@@ -433,12 +433,13 @@ static int daemon_irqnoise_start(struct daemon *d, struct dispatch_opts *o)
 static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 {
 	const struct config_tracker *tc = &d->cfg.tracker;
+	struct rtplace_reason said; /* what libbpf said, logged beside the reason */
 	struct sampler_stats st;
 	int r;
 
 	if (tc->mode == CONFIG_TRACKER_AUTO) {
 		systemd_status("Loading BPF tracker");
-		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &d->tracker);
+		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &said, &d->tracker);
 		if (r == 0) {
 			o->map = tracker_map(d->tracker, &o->map_size);
 			o->map_fd = tracker_map_ro_fd(d->tracker);
@@ -448,10 +449,12 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 			return EXIT_SUCCESS;
 		}
 		if (tc->required) {
-			log_error("Failed to start the BPF tracker: %s", d->untracked.text);
+			log_error("Failed to start the BPF tracker: %s%s%s%s", d->untracked.text, said.text[0] ? " (" : "",
+				  said.text, said.text[0] ? ")" : "");
 			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		}
-		log_warning("Failed to start the BPF tracker: %s", d->untracked.text);
+		log_warning("Failed to start the BPF tracker: %s%s%s%s", d->untracked.text, said.text[0] ? " (" : "",
+			    said.text, said.text[0] ? ")" : "");
 	} else {
 		reason_set(&d->untracked, "[tracker] mode = sampled");
 	}
