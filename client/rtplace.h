@@ -74,7 +74,7 @@ extern "C" {
 #define RTPLACE_REASON_LEN RTPLACE_REASON_MAX /* 512 (64 before 0.2.0) */
 #define RTPLACE_COMM_LEN 16
 #define RTPLACE_VERSION_LEN 32
-#define RTPLACE_WHY_LEN RTPLACE_TRACKING_WHY_MAX
+#define RTPLACE_WHY_LEN RTPLACE_REASON_LEN
 
 /* A connection to rtplaced. */
 struct rtplace;

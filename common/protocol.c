@@ -49,10 +49,11 @@ struct proto_type {
 	bool list_mask;
 	/* A reason field of RTPLACE_REASON_MAX bytes at reason_offset, the
 	 * body's last field or the one before its list: versions 1 and 2 send
-	 * it there as RTPLACE_REASON_V2_MAX bytes, version 3 at the end of the
-	 * message up to its NUL. */
+	 * it there as reason_v2 bytes, version 3 at the end of the message up
+	 * to its NUL. */
 	bool has_reason;
 	uint32_t reason_offset;
+	uint32_t reason_v2;
 	const char *name;
 	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason);
 };
@@ -539,6 +540,9 @@ _Static_assert(offsetof(struct rtplace_move_reply, prev_cpus) == offsetof(struct
  * the count: the codec takes it out and puts it back whole. */
 _Static_assert(offsetof(struct rtplace_error, reason) + RTPLACE_REASON_MAX == sizeof(struct rtplace_error),
 	       "error ends in its reason");
+_Static_assert(offsetof(struct rtplace_tracking_reply, why) + RTPLACE_REASON_MAX ==
+		       sizeof(struct rtplace_tracking_reply),
+	       "tracking reply ends in its why");
 _Static_assert(offsetof(struct rtplace_query_reply, reason) + RTPLACE_REASON_MAX ==
 			       offsetof(struct rtplace_query_reply, list) &&
 		       offsetof(struct rtplace_query_reply, count) < offsetof(struct rtplace_query_reply, reason),
@@ -574,14 +578,15 @@ static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_HOST, PROTO_ACCEPT_REQUESTS, 0, "host", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_LOCAL, PROTO_ACCEPT_REQUESTS, 0, "local", proto_check_empty),
 	{ .type = RTPLACE_MSG_ERROR, .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct rtplace_error),
-	  .has_reason = true, .reason_offset = offsetof(struct rtplace_error, reason), .name = "error",
+	  .has_reason = true, .reason_offset = offsetof(struct rtplace_error, reason),
+	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "error",
 	  .check = proto_check_error },
 	{ .type = RTPLACE_MSG_QUERY_REPLY, .accept = PROTO_ACCEPT_REPLIES,
 	  .body_size = sizeof(struct rtplace_query_reply), .list_offset = offsetof(struct rtplace_query_reply, list),
 	  .entry_size = sizeof(struct rtplace_cpu_choice), .count_offset = offsetof(struct rtplace_query_reply, count),
 	  .count_size = sizeof(((struct rtplace_query_reply *)0)->count), .max_entries = RTPLACE_QUERY_MAX_COUNT,
 	  .list_mask = true, .has_reason = true, .reason_offset = offsetof(struct rtplace_query_reply, reason),
-	  .name = "query-reply", .check = proto_check_query_reply },
+	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "query-reply", .check = proto_check_query_reply },
 	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
 		   "release-reply", proto_check_release_reply),
 	{ .type = RTPLACE_MSG_CPUS_REPLY, .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct rtplace_cpus_reply),
@@ -598,8 +603,10 @@ static const struct proto_type proto_types[] = {
 		   "subscribe-reply", proto_check_subscribe_reply),
 	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, "cpu-times-reply",
 			proto_check_cpu_times_reply),
-	PROTO_TYPE(RTPLACE_MSG_TRACKING_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_tracking_reply),
-		   "tracking-reply", proto_check_tracking_reply),
+	{ .type = RTPLACE_MSG_TRACKING_REPLY, .accept = PROTO_ACCEPT_REPLIES,
+	  .body_size = sizeof(struct rtplace_tracking_reply), .has_reason = true,
+	  .reason_offset = offsetof(struct rtplace_tracking_reply, why), .reason_v2 = RTPLACE_TRACKING_WHY_MAX,
+	  .name = "tracking-reply", .check = proto_check_tracking_reply },
 	PROTO_TYPE(RTPLACE_MSG_HOST_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_host_reply), "host-reply",
 		   proto_check_host_reply),
 	PROTO_TYPE(RTPLACE_MSG_LOCAL_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_local_reply), "local-reply",
@@ -818,7 +825,7 @@ static size_t proto_reason_sent(const struct proto_msg *m, const struct proto_ty
 	const char *field = (const char *)proto_msg_body(m) + t->reason_offset;
 	size_t n = strnlen(field, RTPLACE_REASON_MAX - 1);
 
-	return version < 3 ? RTPLACE_REASON_V2_MAX : n + 1;
+	return version < 3 ? t->reason_v2 : n + 1;
 }
 
 static int proto_shape(const struct proto_msg *m, const struct proto_type *t, uint16_t version, size_t *ret_len,
@@ -881,7 +888,7 @@ static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct
 	if (!fixed)
 		return 0;
 	if (h->version < 3)
-		return fixed + RTPLACE_REASON_V2_MAX;
+		return fixed + t->reason_v2;
 	return len > fixed && len - fixed <= RTPLACE_REASON_MAX ? len : 0;
 }
 
@@ -981,7 +988,7 @@ static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type
 		return proto_unpack_plain(m, len, t, reason);
 	proto_sans_reason(t, &plain);
 	if (m->hdr.version < 3) {
-		n = RTPLACE_REASON_V2_MAX;
+		n = t->reason_v2;
 		memcpy(text, field, n);
 		memmove(field, field + n, len - sizeof(m->hdr) - t->reason_offset - n);
 		if (text[n - 1])
@@ -1010,7 +1017,7 @@ static int proto_check_list_mask(const void *buf, const struct proto_type *t, co
 	if (!t->list_mask || m->hdr.version >= 3)
 		return 0;
 	/* after the reason's field of versions 1 and 2 */
-	memcpy(mask, (const char *)buf + sizeof(m->hdr) + t->reason_offset + RTPLACE_REASON_V2_MAX, sizeof(mask));
+	memcpy(mask, (const char *)buf + sizeof(m->hdr) + t->reason_offset + t->reason_v2, sizeof(mask));
 	for (uint32_t i = 0; i < m->query_reply.count; i++) {
 		uint16_t cpu = m->query_reply.list[i].cpu;
 

@@ -334,10 +334,12 @@ static void test_length_off_by_one(void **state)
 		struct proto_msg m = sample(proto_sample_types[i], 0);
 		size_t len = m.hdr.length;
 
-		/* A reason ends version 3's ERROR and QUERY_REPLY: a byte more
-		 * or less is a reason with a NUL before its end, or without one,
-		 * unless the reason is empty (one NUL) and the byte is gone. */
-		bool tail = m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_QUERY_REPLY;
+		/* A reason ends version 3's ERROR, QUERY_REPLY and
+		 * TRACKING_REPLY: a byte more or less is a reason with a NUL
+		 * before its end, or without one, unless the reason is empty
+		 * (one NUL) and the byte is gone. */
+		bool tail = m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_QUERY_REPLY ||
+			    m.hdr.type == RTPLACE_MSG_TRACKING_REPLY;
 
 		/* one byte more, length field agreeing */
 		memcpy(buf, &m, len);
@@ -588,14 +590,17 @@ static const char *reason_read(const struct proto_msg *w, size_t len)
 	static struct proto_msg out;
 
 	assert_int_equal(decode_bytes(w, len, &lim_client, &out, NULL), 0);
+	if (out.hdr.type == RTPLACE_MSG_TRACKING_REPLY)
+		return out.tracking_reply.why;
 	return out.hdr.type == RTPLACE_MSG_ERROR ? out.error.reason : out.query_reply.reason;
 }
 
 /*
  * A reason of up to RTPLACE_REASON_MAX - 1 characters crosses version 3
  * whole, as its characters and one NUL at the end of the message; to
- * versions 1 and 2 it is cut to RTPLACE_REASON_V2_MAX - 1 characters, in
- * its field. Every other form of it is refused.
+ * versions 1 and 2 it is cut to its field (RTPLACE_REASON_V2_MAX bytes,
+ * RTPLACE_TRACKING_WHY_MAX for TRACKING_REPLY's why). Every other form of
+ * it is refused.
  */
 static void test_reason_lengths(void **state)
 {
@@ -680,6 +685,20 @@ static void test_reason_lengths(void **state)
 		assert_int_equal(proto_msg_finish(&out, v), 0);
 		assert_memory_equal(&out, &w, w.hdr.length);
 	}
+
+	/* TRACKING_REPLY's why: whole in version 3, its 256 bytes before */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_TRACKING_REPLY, 9), 0);
+	m.tracking_reply.mode = RTPLACE_TRACKING_SAMPLED;
+	m.tracking_reply.interval_ms = 10;
+	proto_set_string(m.tracking_reply.why, sizeof(m.tracking_reply.why), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 3), 0);
+	assert_int_equal(w.hdr.length, sizeof(w.hdr) + 32 + RTPLACE_REASON_MAX);
+	assert_string_equal(reason_read(&w, w.hdr.length), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 2), 0);
+	assert_int_equal(w.hdr.length, sizeof(w.hdr) + 32 + RTPLACE_TRACKING_WHY_MAX);
+	assert_int_equal(strlen(reason_read(&w, w.hdr.length)), RTPLACE_TRACKING_WHY_MAX - 1);
 }
 
 static void test_query_reply_rules(void **state)
@@ -963,11 +982,12 @@ static void test_list_reply_lengths(void **state)
 	assert_int_equal(proto_msg_length_for(&m), 0);
 
 	/* every other type without CPU sets is the same in every version
-	 * (ERROR's reason ends it in version 3: test_reason_lengths) */
+	 * (a reason ends ERROR and TRACKING_REPLY in version 3:
+	 * test_reason_lengths) */
 	for (size_t i = 0; i < proto_sample_ntypes; i++) {
 		m = sample(proto_sample_types[i], 0);
-		if (m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_QUERY_REPLY ||
-		    m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
+		if (m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_TRACKING_REPLY ||
+		    m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
 		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY || m.hdr.type == RTPLACE_MSG_QUERY ||
 		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY)
 			continue;
