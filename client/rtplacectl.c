@@ -98,7 +98,7 @@ int ctl_connect(struct ctl *c)
 
 	if (r < 0) {
 		const char *path = c->socket ? c->socket : getenv(RTPLACE_SOCKET_ENV);
-		char hint[256];
+		struct rtplace_reason hint;
 
 		if (!path || !*path)
 			path = RTPLACE_DEFAULT_SOCKET;
@@ -107,9 +107,9 @@ int ctl_connect(struct ctl *c)
 		if (r == -ENAMETOOLONG)
 			return ctl_usage_error(c, "socket path %s has %zu bytes; a UNIX socket path holds at most %zu",
 					       path, strlen(path), sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
-		cli_explain_connect(path, r, hint, sizeof(hint));
+		cli_explain_connect(path, r, &hint);
 		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
-			hint);
+			hint.text);
 		return r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r);
 	}
 	return 0;

@@ -46,7 +46,7 @@ struct dispatch {
 	const struct tracker *tracker; /* time by class; NULL when simulating or sampling */
 	const struct sampler *sampler; /* NULL unless sampling */
 	uint32_t sample_interval_ms;
-	const char *untracked;
+	const struct rtplace_reason *untracked;
 	struct notify *notify;
 	struct moves *moves;
 	struct push *push;
@@ -791,7 +791,7 @@ static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer
 		t.samples = st.samples;
 		t.failures = st.failures;
 		t.cpu_ns = st.cpu_ns;
-		proto_set_string(t.why, sizeof(t.why), s->untracked);
+		proto_set_string(t.why, sizeof(t.why), s->untracked->text);
 	}
 	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
 	dispatch_send_reply(s, peer, m);

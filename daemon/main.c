@@ -479,7 +479,7 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 	o->map = sampler_map(d->sampler, &o->map_size);
 	o->sampler = d->sampler;
 	o->sample_interval_ms = tc->sample_interval_ms;
-	o->untracked = d->untracked.text;
+	o->untracked = &d->untracked;
 	return EXIT_SUCCESS;
 }
 
