@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -174,6 +173,7 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 {
 	struct placement_claims claims;
 	uint32_t rotor = 0;
+	size_t n;
 	int r = 0;
 
 	/* A new shape is read again after the rebuild: its claims belong to it. */
@@ -203,7 +203,9 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	snprintf(th->reply.reason, sizeof(th->reply.reason), "%s", th->res.reason);
+	n = strnlen(th->res.reason, sizeof(th->reply.reason) - 1);
+	memcpy(th->reply.reason, th->res.reason, n);
+	th->reply.reason[n] = '\0';
 	*ret = &th->reply;
 	return 0;
 }

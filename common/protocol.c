@@ -860,7 +860,10 @@ static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t 
 	memcpy(text, field, sizeof(text));
 	text[n - 1] = '\0';
 	proto_sans_reason(t, &plain);
-	memmove(field, field + RTPLACE_REASON_MAX, plain.body_size - t->reason_offset);
+	/* what follows the field: the list entries sent, or nothing */
+	if (t->list_offset)
+		memmove(field, field + RTPLACE_REASON_MAX,
+			(size_t)proto_list_sent(t, version, proto_count_at(t, body)) * t->entry_size);
 	proto_pack_plain(m, &plain, version);
 	wire = m->hdr.length - sizeof(m->hdr);
 	if (version < 3) {
