@@ -54,6 +54,10 @@ _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CL
 
 #define RTPLACE_TIMEOUT_DEFAULT_MS 5000u
 
+/* Bytes of a reason that hold most whole (placement's, the daemon's
+ * usual ones): copied first, and the rest only when they do not. */
+#define RTPLACE_REASON_SHORT 64
+
 struct rtplace {
 	pthread_mutex_t lock;   /* one request and its reply at a time */
 	int fd;                 /* -1 after the daemon went away */
@@ -696,8 +700,12 @@ static void rtplace_answer_from(const struct rtplace_query_reply *qr, struct rtp
 		if (qr->list[i].cpu < CPU_SETSIZE)
 			CPU_SET(qr->list[i].cpu, &ret->set);
 	}
-	/* up to the NUL: a local answer copies no more than its reason */
-	memcpy(ret->reason, qr->reason, strnlen(qr->reason, sizeof(ret->reason) - 1) + 1);
+	/* A reply's reason is zero after its NUL (decoded, or so kept by local
+	 * reads): one short copy of fixed size holds the usual one whole. */
+	memcpy(ret->reason, qr->reason, RTPLACE_REASON_SHORT);
+	if (ret->reason[RTPLACE_REASON_SHORT - 1])
+		memcpy(ret->reason + RTPLACE_REASON_SHORT, qr->reason + RTPLACE_REASON_SHORT,
+		       sizeof(ret->reason) - RTPLACE_REASON_SHORT);
 }
 
 int rtplace_local_open(struct rtplace *rp)

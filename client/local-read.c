@@ -31,6 +31,7 @@ struct local_thread {
 	struct placement_request req;
 	struct placement_result res;
 	struct rtplace_query_reply reply;
+	const char *reason_of;       /* the placement reason reply.reason holds, NULL before the first */
 };
 
 struct rtplace_local {
@@ -173,7 +174,6 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 {
 	struct placement_claims claims;
 	uint32_t rotor = 0;
-	size_t n;
 	int r = 0;
 
 	/* A new shape is read again after the rebuild: its claims belong to it. */
@@ -198,14 +198,16 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
-	/* The reply is read here only, up to the reason's NUL: the bytes past
-	 * it are not cleared, as no message is built of them. */
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	n = strnlen(th->res.reason, sizeof(th->reply.reason) - 1);
-	memcpy(th->reply.reason, th->res.reason, n);
-	th->reply.reason[n] = '\0';
+	/* Placement's reasons are static strings (placement.h): the field is
+	 * written, zero after its NUL as a decoded reply's is, only when the
+	 * reason changes. */
+	if (th->res.reason != th->reason_of) {
+		proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
+		th->reason_of = th->res.reason;
+	}
 	*ret = &th->reply;
 	return 0;
 }
