@@ -18,7 +18,7 @@
  * --protocol sends the QUERY in that protocol version (default the
  * newest): the daemon answers in it, so 1 measures the full-length
  * version-1 reply (1,256 bytes) against version 2's (236 bytes) and 3's
- * (108 bytes). --against runs a second simulated rtplaced on another
+ * (76 bytes). --against runs a second simulated rtplaced on another
  * topology (8,192 CPUs against 480, say) as a fourth server in the same
  * interleaved blocks and slices, its ratios to the first and its memory
  * printed beside the first's.

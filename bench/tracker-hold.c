@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracker-hold: %s\n", reason.text);
 		return 1;
 	}
-	r = tracker_open(topo, TOPO_SHARD_NODE, &reason, &t);
+	r = tracker_open(topo, TOPO_SHARD_NODE, &reason, NULL, &t);
 	if (r < 0) {
 		fprintf(stderr, "tracker-hold: %s\n", reason.text);
 		topo_free(topo);

@@ -83,34 +83,34 @@ void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-void cli_explain_connect(const char *path, int r, char *buf, size_t len)
+void cli_explain_connect(const char *path, int r, struct rtplace_reason *hint)
 {
 	struct group gr, *found = NULL;
 	char grbuf[1024];
 	struct stat st;
 
-	buf[0] = '\0';
+	hint->text[0] = '\0';
 	if (r == -ENOENT || r == -ECONNREFUSED) {
-		snprintf(buf, len, " (is rtplaced running?)");
+		reason_set(hint, " (is rtplaced running?)");
 		return;
 	}
 	if (r != -EACCES)
 		return;
 	if (stat(path, &st) < 0) {
-		snprintf(buf, len, " (a directory above the socket is closed to this user)");
+		reason_set(hint, " (a directory above the socket is closed to this user)");
 		return;
 	}
 	if (getgrgid_r(st.st_gid, &gr, grbuf, sizeof(grbuf), &found) != 0)
 		found = NULL;
 	if (st.st_gid == 0)
-		snprintf(buf, len, " (the socket belongs to group root: set socket-group in [daemon] of "
-			 "rtplaced.conf to a group such as rtplace and join it, or run as root)");
+		reason_set(hint, " (the socket belongs to group root: set socket-group in [daemon] of "
+			   "rtplaced.conf to a group such as rtplace and join it, or run as root)");
 	else if (found)
-		snprintf(buf, len, " (join group %s, the socket's group as socket-group in rtplaced.conf sets it, "
-			 "and log in again; or run as root)", found->gr_name);
+		reason_set(hint, " (join group %s, the socket's group as socket-group in rtplaced.conf sets it, "
+			   "and log in again; or run as root)", found->gr_name);
 	else
-		snprintf(buf, len, " (join group %u, the socket's group as socket-group in rtplaced.conf sets it, "
-			 "and log in again; or run as root)", (unsigned)st.st_gid);
+		reason_set(hint, " (join group %u, the socket's group as socket-group in rtplaced.conf sets it, "
+			   "and log in again; or run as root)", (unsigned)st.st_gid);
 }
 
 int cli_exit_status(int r)

@@ -38,7 +38,7 @@ void cli_format_cpus(const cpu_set_t *s, char *buf, size_t len);
  * is nothing to add: for -EACCES the socket's group to join and the
  * socket-group setting, for no daemon a hint that it is not running.
  */
-void cli_explain_connect(const char *path, int r, char *buf, size_t len);
+void cli_explain_connect(const char *path, int r, struct rtplace_reason *hint);
 
 /*
  * Whether process or thread pid (0: this one) sits in a cpu cgroup with no

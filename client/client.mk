@@ -20,12 +20,14 @@ client_librtplace_la_SOURCES = \
 	common/cpuset.h common/cpuset.c \
 	common/levels.h common/levels.c \
 	common/record.h common/ring.h common/ring.c
+# The codec explains refusals in the reason type.
+client_librtplace_la_SOURCES += common/reason.h common/reason.c
 client_librtplace_la_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_librtplace_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 client_librtplace_la_LIBADD = $(PTHREAD_LIBS)
 # current:revision:age, libtool's rules: bump on every release that changes
 # the interface (see librtplace.sym).
-client_librtplace_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined \
+client_librtplace_la_LDFLAGS = $(AM_LDFLAGS) -version-info 1:0:1 -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/client/librtplace.sym
 EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 

@@ -34,6 +34,7 @@
 #include "levels.h"
 #include "local-read.h"
 #include "protocol.h"
+#include "reason.h"
 #include "ring.h"
 
 _Static_assert(RTPLACE_ANSWER_MAX == RTPLACE_QUERY_MAX_COUNT, "an answer holds the longest reply");
@@ -53,12 +54,16 @@ _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CL
 
 #define RTPLACE_TIMEOUT_DEFAULT_MS 5000u
 
+/* Bytes of a reason that hold most whole (placement's, the daemon's
+ * usual ones): copied first, and the rest only when they do not. */
+#define RTPLACE_REASON_SHORT 64
+
 struct rtplace {
 	pthread_mutex_t lock;   /* one request and its reply at a time */
 	int fd;                 /* -1 after the daemon went away */
 	uint32_t next_id;       /* request ids, never 0 */
 	unsigned timeout_ms;
-	char reason[RTPLACE_REASON_LEN]; /* of the last ERROR reply, "" if none */
+	struct rtplace_reason reason; /* of the last ERROR reply, "" if none */
 	struct sockaddr_un addr;
 	/* The protocol version requests are sent in: RTPLACE_PROTO_VERSION,
 	 * or version 1 once the daemon behind fd refused it (an older one). */
@@ -320,7 +325,7 @@ static int rtplace_take_refusal(struct rtplace *rp, int r)
 	if (n < 0 && errno == ECONNRESET)
 		n = recv(rp->fd, rp->rx, sizeof(rp->rx), MSG_DONTWAIT);
 	if (n > 0 && proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, NULL) == 0 && rtplace_is_refusal(&rp->reply)) {
-		memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+		memcpy(rp->reason.text, rp->reply.error.reason, sizeof(rp->reason.text));
 		return rp->reply.hdr.status;
 	}
 	return r;
@@ -411,7 +416,7 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 			return -ECONNRESET;
 		r = proto_decode(rp->rx, (size_t)n, &lim, &rp->reply, &err);
 		if (r == 0 && rtplace_is_refusal(&rp->reply)) {
-			memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+			memcpy(rp->reason.text, rp->reply.error.reason, sizeof(rp->reason.text));
 			r = rp->reply.hdr.status;
 			break;
 		}
@@ -426,7 +431,7 @@ static int rtplace_exchange(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 		if (rp->reply.hdr.request_id != id)
 			continue;
 		if (rp->reply.hdr.type == RTPLACE_MSG_ERROR) {
-			memcpy(rp->reason, rp->reply.error.reason, sizeof(rp->reason));
+			memcpy(rp->reason.text, rp->reply.error.reason, sizeof(rp->reason.text));
 			r = rp->reply.hdr.status;
 		} else if (rp->reply.hdr.type != reply_type || ngot != nfds) {
 			r = -EPROTO;
@@ -447,7 +452,7 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 {
 	int r;
 
-	rp->reason[0] = '\0';
+	rp->reason.text[0] = '\0';
 	for (int attempt = 0;; attempt++) {
 		if (rp->fd < 0) {
 			r = rtplace_open(rp);
@@ -462,7 +467,7 @@ static int rtplace_call_fds(struct rtplace *rp, uint16_t reply_type, int pidfd, 
 			/* A daemon older than this library: its replies, in version
 			 * 1, say the same at greater length. */
 			rp->version = RTPLACE_PROTO_VERSION_MIN;
-			rp->reason[0] = '\0';
+			rp->reason.text[0] = '\0';
 			r = proto_msg_finish(&rp->req, rp->version);
 			if (r == 0)
 				r = rtplace_exchange(rp, reply_type, pidfd, fds, nfds);
@@ -578,10 +583,10 @@ static int rtplace_pidfd_for(struct rtplace *rp, pid_t pid, bool thread, int *re
 		*ret_close = r == 0;
 	}
 	if (r == -ESRCH)
-		snprintf(rp->reason, sizeof(rp->reason), thread ? "thread %d does not exist" : "the owner process does not exist",
+		reason_set(&rp->reason, thread ? "thread %d does not exist" : "the owner process does not exist",
 			 (int)pid);
 	else if (r < 0)
-		snprintf(rp->reason, sizeof(rp->reason), "cannot open a pidfd of %d: %s", (int)pid, strerror(-r));
+		reason_set(&rp->reason, "cannot open a pidfd of %d: %s", (int)pid, strerror(-r));
 	return r;
 }
 
@@ -695,7 +700,12 @@ static void rtplace_answer_from(const struct rtplace_query_reply *qr, struct rtp
 		if (qr->list[i].cpu < CPU_SETSIZE)
 			CPU_SET(qr->list[i].cpu, &ret->set);
 	}
-	memcpy(ret->reason, qr->reason, sizeof(ret->reason));
+	/* A reply's reason is zero after its NUL (decoded, or so kept by local
+	 * reads): one short copy of fixed size holds the usual one whole. */
+	memcpy(ret->reason, qr->reason, RTPLACE_REASON_SHORT);
+	if (ret->reason[RTPLACE_REASON_SHORT - 1])
+		memcpy(ret->reason + RTPLACE_REASON_SHORT, qr->reason + RTPLACE_REASON_SHORT,
+		       sizeof(ret->reason) - RTPLACE_REASON_SHORT);
 }
 
 int rtplace_local_open(struct rtplace *rp)
@@ -1348,8 +1358,8 @@ int rtplace_last_reason(struct rtplace *rp, char *buf, size_t len)
 	if (!rp || !buf || len == 0)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	if (rp->reason[0]) {
-		snprintf(buf, len, "%s", rp->reason);
+	if (rp->reason.text[0]) {
+		snprintf(buf, len, "%s", rp->reason.text);
 		r = 0;
 	}
 	pthread_mutex_unlock(&rp->lock);
@@ -1372,3 +1382,51 @@ const char *rtplace_level_name(unsigned level)
 	pthread_once(&rtplace_names_once, rtplace_names_init);
 	return rtplace_names[level];
 }
+
+/*
+ * The ABI of 0.1.0 (version node LIBRTPLACE_1), whose struct rtplace_answer
+ * ended in a reason of 64 bytes: programs built against it keep calling
+ * these, which fill that layout (the reason cut to fit); programs built
+ * now bind rtplace_query and rtplace_place_self of LIBRTPLACE_2.
+ */
+#define RTPLACE_REASON_LEN_0_1 64
+
+static void rtplace_answer_0_1(const struct rtplace_answer *a, void *ret)
+{
+	char *reason = (char *)ret + offsetof(struct rtplace_answer, reason);
+	size_t n = strnlen(a->reason, RTPLACE_REASON_LEN_0_1 - 1);
+
+	memcpy(ret, a, offsetof(struct rtplace_answer, reason));
+	memcpy(reason, a->reason, n);
+	memset(reason + n, 0, RTPLACE_REASON_LEN_0_1 - n);
+}
+
+int librtplace_query_0_1(struct rtplace *rp, const struct rtplace_request *req, void *ret);
+int librtplace_query_0_1(struct rtplace *rp, const struct rtplace_request *req, void *ret)
+{
+	struct rtplace_answer a;
+	int r;
+
+	if (!ret)
+		return rtplace_query(rp, req, NULL);
+	r = rtplace_query(rp, req, &a);
+	if (r == 0)
+		rtplace_answer_0_1(&a, ret);
+	return r;
+}
+__asm__(".symver librtplace_query_0_1, rtplace_query@LIBRTPLACE_1");
+
+int librtplace_place_self_0_1(struct rtplace *rp, const struct rtplace_request *req, unsigned flags, void *ret);
+int librtplace_place_self_0_1(struct rtplace *rp, const struct rtplace_request *req, unsigned flags, void *ret)
+{
+	struct rtplace_answer a;
+	int r;
+
+	if (!ret)
+		return rtplace_place_self(rp, req, flags, NULL);
+	r = rtplace_place_self(rp, req, flags, &a);
+	if (r == 0)
+		rtplace_answer_0_1(&a, ret);
+	return r;
+}
+__asm__(".symver librtplace_place_self_0_1, rtplace_place_self@LIBRTPLACE_1");

@@ -31,6 +31,7 @@ struct local_thread {
 	struct placement_request req;
 	struct placement_result res;
 	struct rtplace_query_reply reply;
+	const char *reason_of;       /* the placement reason reply.reason holds, NULL before the first */
 };
 
 struct rtplace_local {
@@ -197,10 +198,16 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
-	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, list));
+	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
+	/* Placement's reasons are static strings (placement.h): the field is
+	 * written, zero after its NUL as a decoded reply's is, only when the
+	 * reason changes. */
+	if (th->res.reason != th->reason_of) {
+		proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
+		th->reason_of = th->res.reason;
+	}
 	*ret = &th->reply;
 	return 0;
 }

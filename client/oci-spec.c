@@ -127,45 +127,51 @@ static int oci_spec_bool(const char *s, bool *ret)
 	return 0;
 }
 
-/* One io.rtplace.* annotation into a; the text completing "annotation
- * KEY=VALUE: " on a bad value, "" for an unknown key. */
+/* Refuses the value s of annotation key: what it is not. */
+static int oci_spec_bad(struct rtplace_reason *reason, const char *key, const char *s, const char *what)
+{
+	reason_set(reason, "annotation %s=\"%s\": %s", key, s, what);
+	return -EINVAL;
+}
+
+/* One io.rtplace.* annotation into a; 0, or -EINVAL with reason naming the
+ * bad value or the unknown key. */
 static int oci_spec_ask_one(const char *key, const char *s, struct oci_ask *a, bool *have_count,
-			    const char **bad)
+			    struct rtplace_reason *reason)
 {
 	long v;
 
 	if (strcmp(key, OCI_ANN_PRIORITY) == 0) {
-		*bad = "not an RT priority 1..99";
 		if (cli_parse_long(s, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
-			return -EINVAL;
+			return oci_spec_bad(reason, key, s, "not an RT priority 1..99");
 		a->prio = (int)v;
 	} else if (strcmp(key, OCI_ANN_POLICY) == 0) {
-		*bad = "not fifo or rr";
-		return cli_parse_policy(s, &a->policy) < 0 ? -EINVAL : 0;
+		if (cli_parse_policy(s, &a->policy) < 0)
+			return oci_spec_bad(reason, key, s, "not fifo or rr");
 	} else if (strcmp(key, OCI_ANN_CPUS) == 0) {
-		*bad = "not a count 1..256";
 		if (cli_parse_long(s, 1, RTPLACE_ANSWER_MAX, &v) < 0)
-			return -EINVAL;
+			return oci_spec_bad(reason, key, s, "not a count 1..256");
 		a->count = (unsigned)v;
 		*have_count = true;
 	} else if (strcmp(key, OCI_ANN_CPU_LIST) == 0) {
-		*bad = "not a CPU list (e.g. 2-5,8)";
 		if (cli_parse_cpus(s, &a->list) < 0)
-			return -EINVAL;
+			return oci_spec_bad(reason, key, s, "not a CPU list (e.g. 2-5,8)");
 		a->have_list = true;
 	} else if (strcmp(key, OCI_ANN_NODE) == 0) {
-		*bad = "not a NUMA node id";
 		if (cli_parse_long(s, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
-			return -EINVAL;
+			return oci_spec_bad(reason, key, s, "not a NUMA node id");
 		a->node = (int)v;
 	} else if (strcmp(key, OCI_ANN_EXCLUSIVE) == 0) {
-		*bad = "not true or false";
-		return oci_spec_bool(s, &a->exclusive);
+		if (oci_spec_bool(s, &a->exclusive) < 0)
+			return oci_spec_bad(reason, key, s, "not true or false");
 	} else if (strcmp(key, OCI_ANN_OPTIONAL) == 0) {
-		*bad = "not true or false";
-		return oci_spec_bool(s, &a->optional);
+		if (oci_spec_bool(s, &a->optional) < 0)
+			return oci_spec_bad(reason, key, s, "not true or false");
 	} else {
-		*bad = "";
+		reason_set(reason,
+			   "unknown annotation %s (known: " OCI_ANN_PRIORITY ", " OCI_ANN_POLICY ", " OCI_ANN_CPUS
+			   ", " OCI_ANN_CPU_LIST ", " OCI_ANN_NODE ", " OCI_ANN_EXCLUSIVE ", " OCI_ANN_OPTIONAL ")",
+			   key);
 		return -EINVAL;
 	}
 	return 0;
@@ -179,7 +185,7 @@ int oci_spec_ask(json_object *ann, struct oci_ask *ret, struct rtplace_reason *r
 	reason->text[0] = '\0';
 	CPU_ZERO(&a.list);
 	json_object_object_foreach(ann, key, val) {
-		const char *s, *bad;
+		const char *s;
 
 		if (strncmp(key, OCI_ANN_PREFIX, strlen(OCI_ANN_PREFIX)) != 0)
 			continue;
@@ -188,16 +194,8 @@ int oci_spec_ask(json_object *ann, struct oci_ask *ret, struct rtplace_reason *r
 			return -EINVAL;
 		}
 		s = json_object_get_string(val);
-		if (oci_spec_ask_one(key, s, &a, &have_count, &bad) == 0)
-			continue;
-		if (*bad)
-			reason_set(reason, "annotation %s=\"%s\": %s", key, s, bad);
-		else
-			reason_set(reason,
-				   "unknown annotation %s (known: " OCI_ANN_PRIORITY ", " OCI_ANN_POLICY ", " OCI_ANN_CPUS
-				   ", " OCI_ANN_CPU_LIST ", " OCI_ANN_NODE ", " OCI_ANN_EXCLUSIVE ", " OCI_ANN_OPTIONAL ")",
-				   key);
-		return -EINVAL;
+		if (oci_spec_ask_one(key, s, &a, &have_count, reason) < 0)
+			return -EINVAL;
 	}
 	if (have_count && a.have_list) {
 		reason_set(reason, "annotations " OCI_ANN_CPUS " and " OCI_ANN_CPU_LIST " exclude each other");

@@ -458,14 +458,14 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 		return r;
 	}
 	if (r < 0 && run_is_unreachable(r)) {
-		char hint[256];
+		struct rtplace_reason hint;
 
-		cli_explain_connect(path, r, hint, sizeof(hint));
+		cli_explain_connect(path, r, &hint);
 		if (o->strict)
-			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint);
+			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint.text);
 		else
 			fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
-				"choosing CPUs locally, without a claim\n", path, strerror(-r), hint);
+				"choosing CPUs locally, without a claim\n", path, strerror(-r), hint.text);
 		return r;
 	}
 	if (r < 0) {

@@ -71,10 +71,10 @@ extern "C" {
 
 /* Most CPUs one query may ask for. */
 #define RTPLACE_ANSWER_MAX 256
-#define RTPLACE_REASON_LEN 64
+#define RTPLACE_REASON_LEN RTPLACE_REASON_MAX /* 512 (64 before 0.2.0) */
 #define RTPLACE_COMM_LEN 16
 #define RTPLACE_VERSION_LEN 32
-#define RTPLACE_WHY_LEN RTPLACE_TRACKING_WHY_MAX
+#define RTPLACE_WHY_LEN RTPLACE_REASON_LEN
 
 /* A connection to rtplaced. */
 struct rtplace;
@@ -389,7 +389,8 @@ int rtplace_place_self(struct rtplace *rp, const struct rtplace_request *req, un
 
 /*
  * The daemon's reason for the last ERROR reply on this handle ("owner_pid
- * belongs to another user"), copied into buf. Meaningful right after a call
+ * belongs to another user"), copied into buf (cut to len - 1 characters:
+ * RTPLACE_REASON_LEN bytes hold any whole). Meaningful right after a call
  * failed, from the thread that made it. 0, or -ENOENT when the last call got
  * no ERROR reply (the failure was local or of the connection).
  */

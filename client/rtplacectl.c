@@ -31,7 +31,6 @@
 #include "cpuset.h"
 #include "ctl.h"
 #include "record.h"
-#include "rtbudget.h"
 
 static void ctl_error(const struct ctl *c, const char *what, int r)
 {
@@ -100,7 +99,7 @@ int ctl_connect(struct ctl *c)
 
 	if (r < 0) {
 		const char *path = c->socket ? c->socket : getenv(RTPLACE_SOCKET_ENV);
-		char hint[256];
+		struct rtplace_reason hint;
 
 		if (!path || !*path)
 			path = RTPLACE_DEFAULT_SOCKET;
@@ -109,9 +108,9 @@ int ctl_connect(struct ctl *c)
 		if (r == -ENAMETOOLONG)
 			return ctl_usage_error(c, "socket path %s has %zu bytes; a UNIX socket path holds at most %zu",
 					       path, strlen(path), sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
-		cli_explain_connect(path, r, hint, sizeof(hint));
+		cli_explain_connect(path, r, &hint);
 		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
-			hint);
+			hint.text);
 		return r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r);
 	}
 	return 0;
@@ -685,22 +684,6 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-/* A refusal for want of an RT budget names only the cgroup (the reply's
- * reason is short): the fix is looked up here, where the thread's cgroup
- * is most likely the one the daemon saw. */
-static int ctl_move_fail(const struct ctl *c, pid_t tid, int r)
-{
-	char reason[RTPLACE_REASON_LEN];
-	struct rtplace_reason why;
-
-	ctl_error(c, "move refused", r);
-	if (r == -EPERM && rtplace_last_reason(c->rp, reason, sizeof(reason)) == 0 &&
-	    !strncmp(reason, RTBUDGET_REASON_PREFIX, strlen(RTBUDGET_REASON_PREFIX)) &&
-	    cli_explain_rtbudget(tid, &why) == 0)
-		fprintf(stderr, "rtplacectl: %s: %s\n", c->command, why.text);
-	return cli_exit_status(r);
-}
-
 static int ctl_move(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -764,7 +747,7 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	/* A daemon on a simulated topology says why it moves nothing. */
 	r = rtplace_move(c->rp, &mv, &res);
 	if (r < 0)
-		return ctl_move_fail(c, mv.tid, r);
+		return ctl_fail(c, "move refused", r);
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
 	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)

@@ -8,9 +8,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "protocol.h"
+#include "reason.h"
 
 _Static_assert(RTPLACE_QUERY_MAX_COUNT == 256, "the count reasons name the bound");
 
@@ -44,13 +47,27 @@ struct proto_type {
 	uint32_t nsets;
 	uint32_t set_offset;
 	bool list_mask;
+	/* A reason field of RTPLACE_REASON_MAX bytes at reason_offset, the
+	 * body's last field or the one before its list: versions 1 and 2 send
+	 * it there as reason_v2 bytes, version 3 at the end of the message up
+	 * to its NUL. */
+	bool has_reason;
+	uint32_t reason_offset;
+	uint32_t reason_v2;
 	const char *name;
-	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, const char **reason);
+	int (*check)(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason);
 };
 
-static int proto_fail(const char **reason, int r, const char *why)
+static int proto_fail(struct rtplace_reason *reason, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int proto_fail(struct rtplace_reason *reason, int r, const char *fmt, ...)
 {
-	*reason = why;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason->text, sizeof(reason->text), fmt, ap);
+	va_end(ap);
 	return r;
 }
 
@@ -127,7 +144,7 @@ static bool proto_id_ok(int32_t id, uint32_t n)
 	return id == -1 || (id >= 0 && (uint32_t)id < n);
 }
 
-static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_query *q = &m->query;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
@@ -143,7 +160,11 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 	if (q->flags & ~RTPLACE_QUERY_F_ALL)
 		return proto_fail(reason, -EINVAL, "unknown query flags");
 	if (!proto_id_ok(q->node, b->nnodes))
-		return proto_fail(reason, -ERANGE, "node out of range");
+		return b->nnodes ? proto_fail(reason, -ERANGE,
+					      "node %d out of range: the daemon's topology has NUMA nodes 0..%u "
+					      "(rtplacectl cpus shows each CPU's node)",
+					      (int)q->node, b->nnodes - 1)
+				 : proto_fail(reason, -ERANGE, "node out of range");
 	if (!proto_id_ok(q->near_cpu, b->ncpus))
 		return proto_fail(reason, -ERANGE, "near cpu out of range");
 	if (!proto_mask_within(&q->allowed, b->ncpus))
@@ -161,14 +182,14 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 	return 0;
 }
 
-static int proto_check_release(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_release(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	if (!m->release.claim_id)
 		return proto_fail(reason, -EINVAL, "claim id is 0");
 	return 0;
 }
 
-static int proto_check_cpus(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_cpus(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	if (m->cpus.flags & ~RTPLACE_CPUS_F_ALL || (m->hdr.type == RTPLACE_MSG_CPU_TIMES && m->cpus.flags))
 		return proto_fail(reason, -EINVAL, "reserved field not zero");
@@ -177,12 +198,12 @@ static int proto_check_cpus(const struct proto_msg *m, const struct proto_bounds
 	return 0;
 }
 
-static int proto_check_empty(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_empty(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	return 0;
 }
 
-static int proto_check_move(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_move(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_move *mv = &m->move;
 
@@ -218,7 +239,7 @@ static int proto_check_move(const struct proto_msg *m, const struct proto_bounds
 	return 0;
 }
 
-static int proto_check_subscribe(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_subscribe(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	if (m->subscribe.flags)
 		return proto_fail(reason, -EINVAL, "unknown subscribe flags");
@@ -227,7 +248,7 @@ static int proto_check_subscribe(const struct proto_msg *m, const struct proto_b
 	return 0;
 }
 
-static int proto_check_error(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_error(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_error *e = &m->error;
 
@@ -238,7 +259,7 @@ static int proto_check_error(const struct proto_msg *m, const struct proto_bound
 	return 0;
 }
 
-static int proto_check_query_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_query_reply(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_query_reply *r = &m->query_reply;
 	struct rtplace_cpumask seen = { { 0 } };
@@ -277,7 +298,7 @@ static int proto_check_query_reply(const struct proto_msg *m, const struct proto
 }
 
 static int proto_check_release_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				     const char **reason)
+				     struct rtplace_reason *reason)
 {
 	if (!m->release_reply.claim_id)
 		return proto_fail(reason, -EINVAL, "claim id is 0");
@@ -289,7 +310,7 @@ static int proto_check_release_reply(const struct proto_msg *m, const struct pro
 }
 
 static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, const struct proto_bounds *b,
-				const char **reason)
+				struct rtplace_reason *reason)
 {
 	if (c->cpu != cpu)
 		return proto_fail(reason, -EINVAL, "cpu entry out of order");
@@ -319,7 +340,7 @@ static int proto_check_cpu_info(const struct rtplace_cpu_info *c, uint32_t cpu, 
 /* The paging fields of a CPUS or CPU_TIMES reply; *ret_count is the
  * page's entry count. */
 static int proto_check_page(uint32_t total, uint32_t first, uint32_t count, uint32_t reserved,
-			    const struct proto_bounds *b, const char **reason, uint32_t *ret_count)
+			    const struct proto_bounds *b, struct rtplace_reason *reason, uint32_t *ret_count)
 {
 	uint32_t fill;
 
@@ -336,7 +357,7 @@ static int proto_check_page(uint32_t total, uint32_t first, uint32_t count, uint
 	return 0;
 }
 
-static int proto_check_cpus_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_cpus_reply(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_cpus_reply *r = &m->cpus_reply;
 	uint32_t count;
@@ -355,7 +376,7 @@ static int proto_check_cpus_reply(const struct proto_msg *m, const struct proto_
 }
 
 static int proto_check_cpu_times_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				       const char **reason)
+				       struct rtplace_reason *reason)
 {
 	const struct rtplace_cpu_times_reply *r = &m->cpu_times_reply;
 	uint32_t count;
@@ -369,7 +390,7 @@ static int proto_check_cpu_times_reply(const struct proto_msg *m, const struct p
 }
 
 static int proto_check_status_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				    const char **reason)
+				    struct rtplace_reason *reason)
 {
 	const struct rtplace_status_reply *s = &m->status_reply;
 
@@ -386,7 +407,7 @@ static int proto_check_status_reply(const struct proto_msg *m, const struct prot
 	return 0;
 }
 
-static int proto_check_local_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_local_reply(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_local_reply *l = &m->local_reply;
 
@@ -397,7 +418,7 @@ static int proto_check_local_reply(const struct proto_msg *m, const struct proto
 }
 
 static int proto_check_host_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				  const char **reason)
+				  struct rtplace_reason *reason)
 {
 	const struct rtplace_host_reply *h = &m->host_reply;
 
@@ -412,7 +433,7 @@ static int proto_check_host_reply(const struct proto_msg *m, const struct proto_
 }
 
 static int proto_check_tracking_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				      const char **reason)
+				      struct rtplace_reason *reason)
 {
 	const struct rtplace_tracking_reply *t = &m->tracking_reply;
 
@@ -431,7 +452,7 @@ static int proto_check_tracking_reply(const struct proto_msg *m, const struct pr
 	return 0;
 }
 
-static int proto_check_move_reply(const struct proto_msg *m, const struct proto_bounds *b, const char **reason)
+static int proto_check_move_reply(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_move_reply *r = &m->move_reply;
 
@@ -447,7 +468,7 @@ static int proto_check_move_reply(const struct proto_msg *m, const struct proto_
 }
 
 static int proto_check_subscribe_reply(const struct proto_msg *m, const struct proto_bounds *b,
-				       const char **reason)
+				       struct rtplace_reason *reason)
 {
 	const struct rtplace_subscribe_reply *r = &m->subscribe_reply;
 
@@ -461,7 +482,7 @@ static int proto_check_subscribe_reply(const struct proto_msg *m, const struct p
 }
 
 static int proto_check_claim_ended(const struct proto_msg *m, const struct proto_bounds *b,
-				   const char **reason)
+				   struct rtplace_reason *reason)
 {
 	const struct rtplace_claim_ended *e = &m->claim_ended;
 
@@ -484,14 +505,13 @@ static int proto_check_claim_ended(const struct proto_msg *m, const struct proto
 	  .set_offset = offsetof(struct st, first), .name = (nm), .check = (fn) }
 
 /* A reply whose body (struct st) ends in the list field list, counted by
- * field count; with_mask: versions 1 and 2 send the list's CPUs as a mask
- * before it. */
-#define PROTO_LIST_TYPE(t, st, list, count, with_mask, nm, fn)                                             \
+ * field count. */
+#define PROTO_LIST_TYPE(t, st, list, count, nm, fn)                                             \
 	{ .type = (t), .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct st),                      \
 	  .list_offset = offsetof(struct st, list), .entry_size = sizeof(((struct st *)0)->list[0]),        \
 	  .count_offset = offsetof(struct st, count), .count_size = sizeof(((struct st *)0)->count),       \
 	  .max_entries = sizeof(((struct st *)0)->list) / sizeof(((struct st *)0)->list[0]),               \
-	  .list_mask = (with_mask), .name = (nm), .check = (fn) }
+	  .name = (nm), .check = (fn) }
 
 /* Bytes of a CPU set in versions 1 and 2. */
 #define PROTO_V2_SET (RTPLACE_CPUMASK_V2_CPUS / 8)
@@ -515,6 +535,18 @@ _Static_assert(offsetof(struct rtplace_move_reply, prev_cpus) == offsetof(struct
 		       offsetof(struct rtplace_move_reply, prev_cpus) + sizeof(struct rtplace_cpumask) ==
 			       sizeof(struct rtplace_move_reply),
 	       "move reply ends in its two sets");
+
+/* A reason is its body's last field, or the one before its list, after
+ * the count: the codec takes it out and puts it back whole. */
+_Static_assert(offsetof(struct rtplace_error, reason) + RTPLACE_REASON_MAX == sizeof(struct rtplace_error),
+	       "error ends in its reason");
+_Static_assert(offsetof(struct rtplace_tracking_reply, why) + RTPLACE_REASON_MAX ==
+		       sizeof(struct rtplace_tracking_reply),
+	       "tracking reply ends in its why");
+_Static_assert(offsetof(struct rtplace_query_reply, reason) + RTPLACE_REASON_MAX ==
+			       offsetof(struct rtplace_query_reply, list) &&
+		       offsetof(struct rtplace_query_reply, count) < offsetof(struct rtplace_query_reply, reason),
+	       "query reply's reason precedes its list");
 
 /* The list is the body's last field, so a version-2 message is a prefix
  * of the version-1 one. */
@@ -545,10 +577,16 @@ static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_TRACKING, PROTO_ACCEPT_REQUESTS, 0, "tracking", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_HOST, PROTO_ACCEPT_REQUESTS, 0, "host", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_LOCAL, PROTO_ACCEPT_REQUESTS, 0, "local", proto_check_empty),
-	PROTO_TYPE(RTPLACE_MSG_ERROR, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_error), "error",
-		   proto_check_error),
-	PROTO_LIST_TYPE(RTPLACE_MSG_QUERY_REPLY, rtplace_query_reply, list, count, true, "query-reply",
-			proto_check_query_reply),
+	{ .type = RTPLACE_MSG_ERROR, .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct rtplace_error),
+	  .has_reason = true, .reason_offset = offsetof(struct rtplace_error, reason),
+	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "error",
+	  .check = proto_check_error },
+	{ .type = RTPLACE_MSG_QUERY_REPLY, .accept = PROTO_ACCEPT_REPLIES,
+	  .body_size = sizeof(struct rtplace_query_reply), .list_offset = offsetof(struct rtplace_query_reply, list),
+	  .entry_size = sizeof(struct rtplace_cpu_choice), .count_offset = offsetof(struct rtplace_query_reply, count),
+	  .count_size = sizeof(((struct rtplace_query_reply *)0)->count), .max_entries = RTPLACE_QUERY_MAX_COUNT,
+	  .list_mask = true, .has_reason = true, .reason_offset = offsetof(struct rtplace_query_reply, reason),
+	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "query-reply", .check = proto_check_query_reply },
 	PROTO_TYPE(RTPLACE_MSG_RELEASE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_release_reply),
 		   "release-reply", proto_check_release_reply),
 	{ .type = RTPLACE_MSG_CPUS_REPLY, .accept = PROTO_ACCEPT_REPLIES, .body_size = sizeof(struct rtplace_cpus_reply),
@@ -563,10 +601,12 @@ static const struct proto_type proto_types[] = {
 			proto_check_move_reply),
 	PROTO_TYPE(RTPLACE_MSG_SUBSCRIBE_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_subscribe_reply),
 		   "subscribe-reply", proto_check_subscribe_reply),
-	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, false, "cpu-times-reply",
+	PROTO_LIST_TYPE(RTPLACE_MSG_CPU_TIMES_REPLY, rtplace_cpu_times_reply, cpus, count, "cpu-times-reply",
 			proto_check_cpu_times_reply),
-	PROTO_TYPE(RTPLACE_MSG_TRACKING_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_tracking_reply),
-		   "tracking-reply", proto_check_tracking_reply),
+	{ .type = RTPLACE_MSG_TRACKING_REPLY, .accept = PROTO_ACCEPT_REPLIES,
+	  .body_size = sizeof(struct rtplace_tracking_reply), .has_reason = true,
+	  .reason_offset = offsetof(struct rtplace_tracking_reply, why), .reason_v2 = RTPLACE_TRACKING_WHY_MAX,
+	  .name = "tracking-reply", .check = proto_check_tracking_reply },
 	PROTO_TYPE(RTPLACE_MSG_HOST_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_host_reply), "host-reply",
 		   proto_check_host_reply),
 	PROTO_TYPE(RTPLACE_MSG_LOCAL_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_local_reply), "local-reply",
@@ -640,12 +680,19 @@ static uint32_t proto_wire_list_offset(const struct proto_type *t, uint16_t vers
 	return t->list_offset + (t->list_mask && version < 3 ? PROTO_V2_SET : 0);
 }
 
+/* Entry i of a QUERY_REPLY's list where t has it (the list moves while
+ * the codec packs). */
+static const struct rtplace_cpu_choice *proto_choice_at(const void *body, const struct proto_type *t, uint32_t i)
+{
+	return (const struct rtplace_cpu_choice *)((const char *)body + t->list_offset) + i;
+}
+
 /*
  * The wire form of m (the readable body, type t) in version: its length
  * and, for a type with CPU sets, the words of each set. -ERANGE when a
  * count is beyond its list or a CPU is beyond what the version can carry.
  */
-static int proto_shape(const struct proto_msg *m, const struct proto_type *t, uint16_t version, size_t *ret_len,
+static int proto_shape_plain(const struct proto_msg *m, const struct proto_type *t, uint16_t version, size_t *ret_len,
 		       uint32_t *ret_words)
 {
 	const void *body = proto_msg_body(m);
@@ -670,7 +717,7 @@ static int proto_shape(const struct proto_msg *m, const struct proto_type *t, ui
 			return -ERANGE;
 		if (t->list_mask && version < 3)
 			for (uint32_t i = 0; i < count; i++)
-				if (m->query_reply.list[i].cpu >= RTPLACE_CPUMASK_V2_CPUS)
+				if (proto_choice_at(body, t, i)->cpu >= RTPLACE_CPUMASK_V2_CPUS)
 					return -ERANGE;
 		*ret_len = sizeof(m->hdr) + proto_wire_list_offset(t, version) +
 			   (size_t)proto_list_sent(t, version, count) * proto_entry_size(t, version);
@@ -686,12 +733,12 @@ static int proto_shape(const struct proto_msg *m, const struct proto_type *t, ui
  * words sent, the second one moving towards the front; before version 3
  * a query reply's list moves 128 bytes back for the mask put before it
  * (the message holds that longer form, see the assertion above). */
-static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t version)
+static int proto_pack_plain(struct proto_msg *m, const struct proto_type *t, uint16_t version)
 {
 	char *body = (char *)m + sizeof(m->hdr);
 	uint32_t words;
 	size_t len;
-	int r = proto_shape(m, t, version, &len, &words);
+	int r = proto_shape_plain(m, t, version, &len, &words);
 
 	if (r < 0)
 		return r;
@@ -701,8 +748,11 @@ static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t 
 		uint64_t mask[PROTO_V2_SET / 8] = { 0 };
 		uint32_t count = m->query_reply.count;
 
-		for (uint32_t i = 0; i < count; i++)
-			mask[m->query_reply.list[i].cpu / 64] |= UINT64_C(1) << (m->query_reply.list[i].cpu % 64);
+		for (uint32_t i = 0; i < count; i++) {
+			uint16_t cpu = proto_choice_at(body, t, i)->cpu;
+
+			mask[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+		}
 		memmove(body + proto_wire_list_offset(t, version), body + t->list_offset,
 			(size_t)proto_list_sent(t, version, count) * t->entry_size);
 		memcpy(body + t->list_offset, mask, sizeof(mask));
@@ -727,7 +777,7 @@ static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t 
  * version 2, its count; a message with CPU sets from version 3 may have
  * any length that holds whole sets (len itself then). 0 when there is none.
  */
-static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct proto_type *t, const void *body,
+static size_t proto_wire_length_plain(const struct rtplace_msg_hdr *h, const struct proto_type *t, const void *body,
 				   size_t len)
 {
 	size_t fixed;
@@ -757,6 +807,94 @@ static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct
 	       (size_t)proto_count_at(t, body) * proto_entry_size(t, h->version);
 }
 
+/* The type t without its reason field: the body as if it had none, the
+ * list moved up into the field's place. */
+static void proto_sans_reason(const struct proto_type *t, struct proto_type *ret)
+{
+	*ret = *t;
+	ret->has_reason = false;
+	ret->body_size -= RTPLACE_REASON_MAX;
+	if (ret->list_offset)
+		ret->list_offset -= RTPLACE_REASON_MAX;
+}
+
+/* Bytes of m's reason on the wire in version (t has one): the fixed
+ * field before version 3, the text and its NUL from it. */
+static size_t proto_reason_sent(const struct proto_msg *m, const struct proto_type *t, uint16_t version)
+{
+	const char *field = (const char *)proto_msg_body(m) + t->reason_offset;
+	size_t n = strnlen(field, RTPLACE_REASON_MAX - 1);
+
+	return version < 3 ? t->reason_v2 : n + 1;
+}
+
+static int proto_shape(const struct proto_msg *m, const struct proto_type *t, uint16_t version, size_t *ret_len,
+		       uint32_t *ret_words)
+{
+	int r = proto_shape_plain(m, t, version, ret_len, ret_words);
+
+	/* the reason's field sent as what it holds */
+	if (r == 0 && t->has_reason)
+		*ret_len = *ret_len - RTPLACE_REASON_MAX + proto_reason_sent(m, t, version);
+	return r;
+}
+
+/* proto_pack_plain() of the body without its reason, which then goes in
+ * its version's place: its field's (cut to fit) before version 3, the
+ * end from it. */
+static int proto_pack(struct proto_msg *m, const struct proto_type *t, uint16_t version)
+{
+	char *body = (char *)m + sizeof(m->hdr), *field = body + t->reason_offset;
+	char text[RTPLACE_REASON_MAX];
+	struct proto_type plain;
+	uint32_t words;
+	size_t len, n, wire;
+	int r;
+
+	if (!t->has_reason)
+		return proto_pack_plain(m, t, version);
+	r = proto_shape(m, t, version, &len, &words);
+	if (r < 0)
+		return r;
+	n = proto_reason_sent(m, t, version);
+	memcpy(text, field, sizeof(text));
+	text[n - 1] = '\0';
+	proto_sans_reason(t, &plain);
+	/* what follows the field: the list entries sent, or nothing */
+	if (t->list_offset)
+		memmove(field, field + RTPLACE_REASON_MAX,
+			(size_t)proto_list_sent(t, version, proto_count_at(t, body)) * t->entry_size);
+	proto_pack_plain(m, &plain, version);
+	wire = m->hdr.length - sizeof(m->hdr);
+	if (version < 3) {
+		memmove(field + n, field, wire - t->reason_offset);
+		memcpy(field, text, n);
+	} else {
+		memcpy(body + wire, text, n);
+	}
+	m->hdr.length += (uint32_t)n;
+	return 0;
+}
+
+/* proto_wire_length_plain() and the reason's bytes: the field's before
+ * version 3, from it any from 1 to RTPLACE_REASON_MAX (len's rest). */
+static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct proto_type *t, const void *body,
+				   size_t len)
+{
+	struct proto_type plain;
+	size_t fixed;
+
+	if (!t->has_reason)
+		return proto_wire_length_plain(h, t, body, len);
+	proto_sans_reason(t, &plain);
+	fixed = proto_wire_length_plain(h, &plain, body, len);
+	if (!fixed)
+		return 0;
+	if (h->version < 3)
+		return fixed + t->reason_v2;
+	return len > fixed && len - fixed <= RTPLACE_REASON_MAX ? len : 0;
+}
+
 /*
  * The header of a message of len bytes whose magic was checked, and whose
  * body starts at body: version, length, type, and the type's exact length
@@ -764,7 +902,7 @@ static size_t proto_wire_length_of(const struct rtplace_msg_hdr *h, const struct
  * garbage (-EPROTO) when wrong.
  */
 static int proto_check_header(const struct rtplace_msg_hdr *h, const void *body, size_t len, unsigned accept,
-			      const struct proto_type **ret_type, const char **reason)
+			      const struct proto_type **ret_type, struct rtplace_reason *reason)
 {
 	const struct proto_type *t;
 
@@ -791,7 +929,7 @@ static int proto_check_header(const struct rtplace_msg_hdr *h, const void *body,
  * sends them), the rest of the body zero. A set of version 3 whose last
  * word sent is zero is not the canonical encoding.
  */
-static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type *t, const char **reason)
+static int proto_unpack_plain(struct proto_msg *m, size_t len, const struct proto_type *t, struct rtplace_reason *reason)
 {
 	char *body = (char *)m + sizeof(m->hdr);
 	size_t sent = len - sizeof(m->hdr);
@@ -835,16 +973,54 @@ static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type
 	return 0;
 }
 
+/*
+ * proto_unpack_plain() of the message without its reason (whose length
+ * the header check gave), then the reason into its field, zero after the
+ * bytes sent. Canonical: one NUL, the last byte sent, in version 3; a NUL
+ * within the field before (the rules of every string check the rest).
+ */
+static int proto_unpack(struct proto_msg *m, size_t len, const struct proto_type *t, struct rtplace_reason *reason)
+{
+	char *body = (char *)m + sizeof(m->hdr), *field = body + t->reason_offset;
+	char text[RTPLACE_REASON_MAX] = { 0 };
+	struct proto_type plain;
+	size_t n;
+	int r;
+
+	if (!t->has_reason)
+		return proto_unpack_plain(m, len, t, reason);
+	proto_sans_reason(t, &plain);
+	if (m->hdr.version < 3) {
+		n = t->reason_v2;
+		memcpy(text, field, n);
+		memmove(field, field + n, len - sizeof(m->hdr) - t->reason_offset - n);
+		if (text[n - 1])
+			return proto_fail(reason, -EINVAL, "bad reason string");
+	} else {
+		n = len - proto_wire_length_plain(&m->hdr, &plain, body, len);
+		memcpy(text, body + (len - sizeof(m->hdr) - n), n);
+		if (strnlen(text, n) != n - 1)
+			return proto_fail(reason, -EINVAL, "bad reason string");
+	}
+	r = proto_unpack_plain(m, len - n, &plain, reason);
+	if (r < 0)
+		return r;
+	memmove(field + RTPLACE_REASON_MAX, field, plain.body_size - t->reason_offset);
+	memcpy(field, text, sizeof(text));
+	return 0;
+}
+
 /* The mask versions 1 and 2 send before a QUERY_REPLY's list (in buf, the
  * wire message) must be the list's CPUs, which the body rules checked. */
 static int proto_check_list_mask(const void *buf, const struct proto_type *t, const struct proto_msg *m,
-				 const char **reason)
+				 struct rtplace_reason *reason)
 {
 	uint64_t mask[PROTO_V2_SET / 8], seen[PROTO_V2_SET / 8] = { 0 };
 
 	if (!t->list_mask || m->hdr.version >= 3)
 		return 0;
-	memcpy(mask, (const char *)buf + sizeof(m->hdr) + t->list_offset, sizeof(mask));
+	/* after the reason's field of versions 1 and 2 */
+	memcpy(mask, (const char *)buf + sizeof(m->hdr) + t->reason_offset + t->reason_v2, sizeof(mask));
 	for (uint32_t i = 0; i < m->query_reply.count; i++) {
 		uint16_t cpu = m->query_reply.list[i].cpu;
 
@@ -859,7 +1035,7 @@ static int proto_check_list_mask(const void *buf, const struct proto_type *t, co
 
 /* The header fields whose rules depend on the type, then the body. */
 static int proto_check_msg(const struct proto_msg *m, const struct proto_type *t, const struct proto_bounds *b,
-			   const char **reason)
+			   struct rtplace_reason *reason)
 {
 	const struct rtplace_msg_hdr *h = &m->hdr;
 
@@ -884,7 +1060,7 @@ static void proto_error_set(struct proto_error *e, const char *reason, const str
 {
 	if (!e)
 		return;
-	e->reason = reason;
+	snprintf(e->reason.text, sizeof(e->reason.text), "%s", reason);
 	e->request_id = h ? h->request_id : 0;
 	e->type = h ? h->type : 0;
 	e->version = h && proto_version_ok(h->version) ? h->version : RTPLACE_PROTO_VERSION_MIN;
@@ -896,7 +1072,7 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 	const struct proto_type *t = NULL;
 	struct rtplace_msg_hdr h;
 	struct proto_bounds b;
-	const char *reason;
+	struct rtplace_reason reason;
 	unsigned accept;
 	int r;
 
@@ -921,7 +1097,7 @@ int proto_decode(const void *buf, size_t len, const struct proto_limits *lim, st
 	if (r == 0)
 		r = proto_check_list_mask(buf, t, ret, &reason);
 	if (r < 0)
-		proto_error_set(ret_err, reason, &h);
+		proto_error_set(ret_err, reason.text, &h);
 	return r;
 }
 
@@ -937,7 +1113,7 @@ int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, st
 {
 	const struct proto_type *t = proto_type_find(m->hdr.type);
 	struct proto_bounds b;
-	const char *reason;
+	struct rtplace_reason reason;
 	unsigned accept;
 	uint32_t words;
 	size_t len;
@@ -961,11 +1137,11 @@ int proto_validate(const struct proto_msg *m, const struct proto_limits *lim, st
 	else if (!(t->accept & accept))
 		r = proto_fail(&reason, -EOPNOTSUPP, "message type not accepted here");
 	else if (proto_shape(m, t, m->hdr.version, &len, &words) < 0)
-		r = proto_fail(&reason, -ERANGE, proto_shape_reason(m, t));
+		r = proto_fail(&reason, -ERANGE, "%s", proto_shape_reason(m, t));
 	else
 		r = proto_check_msg(m, t, &b, &reason);
 	if (r < 0)
-		proto_error_set(ret_err, reason, &m->hdr);
+		proto_error_set(ret_err, reason.text, &m->hdr);
 	return r;
 }
 
@@ -1003,7 +1179,7 @@ int proto_msg_finish(struct proto_msg *m, uint16_t version)
 	const struct proto_type *t = proto_type_find(m->hdr.type);
 	uint16_t was = m->hdr.version;
 	bool packed = m->packed;
-	const char *reason;
+	struct rtplace_reason reason;
 	int r;
 
 	if (!t)

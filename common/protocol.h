@@ -33,8 +33,8 @@
  *                     set, string not terminated, zero request id. Keep it.
  *   -ERANGE           a number out of range: prio, count, CPU or node beyond
  *                     the topology. Keep it.
- * Each comes with a short static reason ("prio out of range 1..99") fit for
- * an ERROR reply.
+ * Each comes with a reason ("prio 0 out of range 1..99") fit for an ERROR
+ * reply.
  */
 #ifndef RTPLACE_PROTOCOL_H
 #define RTPLACE_PROTOCOL_H
@@ -47,6 +47,7 @@
 
 #include "cpuset.h"
 #include "levels.h"
+#include "reason.h"
 #include "rtplace-proto.h"
 
 _Static_assert(RTPLACE_LEVEL_OFFLINE == LEVEL_OFFLINE && RTPLACE_LEVEL_IDLE == LEVEL_IDLE &&
@@ -104,7 +105,7 @@ struct proto_limits {
 
 /* Why a message was refused, for the ERROR reply and the log. */
 struct proto_error {
-	const char *reason;  /* static, short */
+	struct rtplace_reason reason;
 	uint32_t request_id; /* of the refused message; 0 when its header was unreadable */
 	uint16_t type;       /* its type; 0 when its header was unreadable */
 	/* The version to answer it in: its own when the header was readable
@@ -281,7 +282,8 @@ static inline int proto_encode_subscribe(struct proto_msg *ret, uint32_t request
 
 /*
  * An ERROR reply: error is a negative errno, request_type the type of the
- * refused message (0 if unknown), reason a short text (truncated to fit).
+ * refused message (0 if unknown), reason its text (cut to RTPLACE_REASON_MAX,
+ * and to RTPLACE_REASON_V2_MAX when packed for versions 1 and 2).
  */
 int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t request_type, int error,
 		       const char *reason);

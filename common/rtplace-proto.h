@@ -49,15 +49,22 @@
  * message's length tells the number of words, the same for every set of
  * one message: QUERY is 48 + 8 n bytes (allowed), MOVE 40 + 8 n (cpus),
  * MOVE_REPLY 32 + 16 n (cpus, then prev_cpus, n words each). QUERY_REPLY
- * carries its CPUs once, as its list (80 + 4 count bytes of body): version
- * 3 has no mask in it. Everything else is as in version 2.
+ * carries its CPUs once, as its list: version 3 has no mask in it. A
+ * reason (ERROR's, QUERY_REPLY's and TRACKING_REPLY's why, up to
+ * RTPLACE_REASON_MAX) is sent at the end of the message, after the list,
+ * as its characters and one NUL: ERROR is 32 + r bytes, QUERY_REPLY 40 +
+ * 4 count + r, TRACKING_REPLY 56 + r, where r is the reason's length + 1;
+ * the receiver refuses a reason with a NUL before its last byte.
+ * Everything else is as in version 2.
  *
  * In versions 1 and 2 a CPU set is 16 words (CPUs 0..1023,
  * RTPLACE_CPUMASK_V2_CPUS) wherever the body structs below have one, and
  * QUERY_REPLY carries, between reason and list, a 16-word mask equal to the
  * list's CPUs. A CPU past 1023 cannot be sent to such a peer: the daemon
  * answers an older client's request whose reply would name one with ERROR
- * -ERANGE.
+ * -ERANGE. A reason there is a field in its place in the body struct, cut
+ * to fit: RTPLACE_REASON_V2_MAX bytes, RTPLACE_TRACKING_WHY_MAX for
+ * TRACKING_REPLY's why.
  *
  * The body structs below are the messages as a program reads and fills
  * them (protocol.h's codec packs and unpacks the wire form of each
@@ -128,7 +135,12 @@
 /* CPUs a CPU set of versions 1 and 2 holds: 16 words. */
 #define RTPLACE_CPUMASK_V2_CPUS 1024u
 
-#define RTPLACE_REASON_MAX 64         /* reason strings, NUL included */
+/* Why a request failed or an answer is short, NUL included: an ERROR's
+ * reason and a QUERY_REPLY's (see Versions for their length on the wire).
+ * Large enough for a reason that names a cgroup folder and its fix. */
+#define RTPLACE_REASON_MAX 512
+/* The reasons' field in versions 1 and 2: a longer one is cut to fit. */
+#define RTPLACE_REASON_V2_MAX 64
 #define RTPLACE_VERSION_MAX 32        /* the daemon's version string, NUL included */
 #define RTPLACE_COMM_MAX 16           /* a task's comm, as the kernel's TASK_COMM_LEN */
 #define RTPLACE_QUERY_MAX_COUNT 256   /* most CPUs one query may ask for */
@@ -322,7 +334,7 @@ struct rtplace_subscribe {
 struct rtplace_error {
 	uint16_t request_type; /* type of the failed message, 0 when unreadable */
 	uint16_t reserved[3];
-	char reason[RTPLACE_REASON_MAX]; /* short, non-empty: "prio out of range 1..99" */
+	char reason[RTPLACE_REASON_MAX]; /* non-empty: "prio out of range 1..99" */
 };
 
 struct rtplace_cpu_choice {
@@ -460,7 +472,7 @@ struct rtplace_status_reply {
 #define RTPLACE_TRACKING_LIVE 1      /* the BPF tracker: every change as it happens */
 #define RTPLACE_TRACKING_SAMPLED 2   /* the daemon reads /proc every interval_ms */
 
-#define RTPLACE_TRACKING_WHY_MAX 256 /* why, NUL included */
+#define RTPLACE_TRACKING_WHY_MAX 256 /* why's field in versions 1 and 2, NUL included */
 
 /*
  * How the daemon knows each CPU's level. A sampled level may be interval_ms
@@ -475,8 +487,8 @@ struct rtplace_tracking_reply {
 	uint64_t failures;    /* of which failed (the map kept the one before) */
 	uint64_t cpu_ns;      /* CPU time of all samples */
 	/* SAMPLED: why not LIVE (the feature the kernel or the daemon lacks,
-	 * or the configuration); "" otherwise. Cut to fit. */
-	char why[RTPLACE_TRACKING_WHY_MAX];
+	 * or the configuration); "" otherwise. A reason (see Versions). */
+	char why[RTPLACE_REASON_MAX];
 };
 
 #define RTPLACE_HOST_F_RT_KNOWN (1u << 0) /* the daemon could read the RT throttling sysctls */
@@ -573,13 +585,14 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, policy) == 8, "move layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move, cpus) == 16, "move layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe) == 8, "subscribe layout");
 
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 72, "error layout");
+RTPLACE_PROTO_ASSERT(RTPLACE_REASON_MAX == 512 && RTPLACE_REASON_V2_MAX == 64, "reason sizes");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_error) == 8 + RTPLACE_REASON_MAX, "error layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_error, reason) == 8, "error layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_choice) == 4, "choice layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 80 + 4 * RTPLACE_QUERY_MAX_COUNT,
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_query_reply) == 16 + RTPLACE_REASON_MAX + 4 * RTPLACE_QUERY_MAX_COUNT,
 		     "query reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, reason) == 16, "query reply layout");
-RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 80, "query reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_query_reply, list) == 16 + RTPLACE_REASON_MAX, "query reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_release_reply) == 16, "release reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_cpu_info) == 64, "cpu info layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_info, irq_share) == 56, "cpu info layout");
@@ -594,7 +607,7 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_cpu_times_reply, cpus) == 24, "cpu 
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_status_reply) == 120, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "status reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");
-RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_tracking_reply) == 288, "tracking reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_tracking_reply) == 32 + RTPLACE_REASON_MAX, "tracking reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_host_reply) == 24, "host reply layout");
 RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_host_reply) == 8, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_host_reply, flags) == 16, "host reply layout");

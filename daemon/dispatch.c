@@ -46,7 +46,7 @@ struct dispatch {
 	const struct tracker *tracker; /* time by class; NULL when simulating or sampling */
 	const struct sampler *sampler; /* NULL unless sampling */
 	uint32_t sample_interval_ms;
-	const char *untracked;
+	const struct rtplace_reason *untracked;
 	struct notify *notify;
 	struct moves *moves;
 	struct push *push;
@@ -381,15 +381,15 @@ static void dispatch_view(const struct dispatch *s, const struct server_peer *pe
 /* A reason worded with the daemon's pids, for peer: by its own numbers
  * when it lives in another PID namespace (known: the daemon's number of
  * the thread it named as known_as). */
-static void dispatch_reason_show(const struct dispatch *s, const struct server_peer *peer, char *text, size_t size,
-				 pid_t known, pid_t known_as)
+static void dispatch_reason_show(const struct dispatch *s, const struct server_peer *peer,
+				 struct rtplace_reason *reason, pid_t known, pid_t known_as)
 {
 	struct pidmap_view view;
 
 	if (peer->same_pidns)
 		return;
 	dispatch_view(s, peer, &view);
-	pidmap_reason_show(&view, text, size, known, known_as);
+	pidmap_reason_show(&view, reason, known, known_as);
 }
 
 /*
@@ -570,7 +570,13 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		s->queries_placed++;
 	else
 		s->queries_empty++;
-	dispatch_reason_show(s, peer, qr->reason, sizeof(qr->reason), 0, 0);
+	if (!peer->same_pidns) {
+		struct rtplace_reason shown;
+
+		memcpy(shown.text, qr->reason, sizeof(shown.text));
+		dispatch_reason_show(s, peer, &shown, 0, 0);
+		proto_set_string(qr->reason, sizeof(qr->reason), shown.text);
+	}
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -785,7 +791,7 @@ static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer
 		t.samples = st.samples;
 		t.failures = st.failures;
 		t.cpu_ns = st.cpu_ns;
-		proto_set_string(t.why, sizeof(t.why), s->untracked);
+		proto_set_string(t.why, sizeof(t.why), s->untracked->text);
 	}
 	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
 	dispatch_send_reply(s, peer, m);
@@ -819,7 +825,7 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	else
 		reason_set(&reason, "out of memory");
 	if (r < 0) {
-		dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), mv.tid, m->move.tid);
+		dispatch_reason_show(s, peer, &reason, mv.tid, m->move.tid);
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 		return;
 	}
@@ -865,7 +871,7 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 			return;
 		reason_set(&reason, "cannot pass the ring: %s", strerror(-r));
 	}
-	dispatch_reason_show(s, peer, reason.text, sizeof(reason.text), 0, 0);
+	dispatch_reason_show(s, peer, &reason, 0, 0);
 	dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r, reason.text);
 }
 
@@ -898,11 +904,11 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 	r = proto_decode(msg, len, &s->lim, m, &err);
 	s->reply_version = r == 0 ? m->hdr.version : err.version;
 	if (r < 0) {
-		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason);
-		dispatch_send_error(s, peer->id, err.request_id, err.type, r, err.reason);
+		log_debug("client %u (pid %d): %s", peer->id, (int)peer->pid, err.reason.text);
+		dispatch_send_error(s, peer->id, err.request_id, err.type, r, err.reason.text);
 		if (proto_error_is_garbage(r)) {
 			log_notice_ratelimited("client %u (pid %d uid %u) sent garbage (%s); dropping it", peer->id,
-					       (int)peer->pid, (unsigned)peer->uid, err.reason);
+					       (int)peer->pid, (unsigned)peer->uid, err.reason.text);
 			s->clients_dropped++;
 			goto out;
 		}

@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "histogram.h"
 #include "procfs.h"
+#include "reason.h"
 #include "sysfs.h"
 #include "sampler.h"
 #include "server.h"
@@ -37,7 +38,7 @@ struct dispatch_opts {
 	struct tracker *tracker; /* the live BPF tracker; NULL when simulating or sampling */
 	struct sampler *sampler; /* the map's writer without BPF; NULL with the tracker or simulating */
 	uint32_t sample_interval_ms; /* the sampler's period */
-	const char *untracked;   /* with the sampler: why not the tracker; outlives the dispatch */
+	const struct rtplace_reason *untracked; /* with the sampler: why not the tracker; outlives the dispatch */
 	const char *proc_root; /* "/proc", or a test's own */
 	const struct irqnoise *irqnoise; /* the interrupt shares; NULL when simulating */
 };

@@ -427,12 +427,13 @@ static int daemon_irqnoise_start(struct daemon *d, struct dispatch_opts *o)
 static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 {
 	const struct config_tracker *tc = &d->cfg.tracker;
+	struct rtplace_reason said; /* what libbpf said, logged beside the reason */
 	struct sampler_stats st;
 	int r;
 
 	if (tc->mode == CONFIG_TRACKER_AUTO) {
 		systemd_status("Loading BPF tracker");
-		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &d->tracker);
+		r = tracker_open(d->topo, d->cfg.topology.shard, &d->untracked, &said, &d->tracker);
 		if (r == 0) {
 			o->map = tracker_map(d->tracker, &o->map_size);
 			o->map_fd = tracker_map_ro_fd(d->tracker);
@@ -442,10 +443,12 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 			return EXIT_SUCCESS;
 		}
 		if (tc->required) {
-			log_error("Failed to start the BPF tracker: %s", d->untracked.text);
+			log_error("Failed to start the BPF tracker: %s%s%s%s", d->untracked.text, said.text[0] ? " (" : "",
+				  said.text, said.text[0] ? ")" : "");
 			return r == -EPERM || r == -EACCES ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		}
-		log_warning("Failed to start the BPF tracker: %s", d->untracked.text);
+		log_warning("Failed to start the BPF tracker: %s%s%s%s", d->untracked.text, said.text[0] ? " (" : "",
+			    said.text, said.text[0] ? ")" : "");
 	} else {
 		reason_set(&d->untracked, "[tracker] mode = sampled");
 	}
@@ -470,7 +473,7 @@ static int daemon_track(struct daemon *d, struct dispatch_opts *o)
 	o->map = sampler_map(d->sampler, &o->map_size);
 	o->sampler = d->sampler;
 	o->sample_interval_ms = tc->sample_interval_ms;
-	o->untracked = d->untracked.text;
+	o->untracked = &d->untracked;
 	return EXIT_SUCCESS;
 }
 

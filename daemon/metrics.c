@@ -293,7 +293,7 @@ static void metrics_tracking(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_tracking_untracked_info", "gauge",
 		       "Why the BPF tracker does not run (the feature missing, or the configuration); always 1.");
 	evbuffer_add_printf(b, "rtplace_tracking_untracked_info{why=\"");
-	metrics_label_value(b, m->o.untracked);
+	metrics_label_value(b, m->o.untracked->text);
 	evbuffer_add_printf(b, "\"} 1\n");
 	metrics_family(b, "rtplace_sample_interval_seconds", "gauge", "Period of the /proc sampler.");
 	evbuffer_add_printf(b, "rtplace_sample_interval_seconds %.3f\n", m->o.sample_interval_ms / 1e3);

@@ -31,6 +31,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "reason.h"
 #include "rtkit.h"
 #include "sampler.h"
 #include "topo.h"
@@ -61,7 +62,7 @@ struct metrics_opts {
 	struct tracker *tracker;  /* NULL when simulating or sampling: no tracker statistics */
 	struct sampler *sampler;  /* NULL unless sampling */
 	uint32_t sample_interval_ms;
-	const char *untracked;    /* with the sampler: why not the tracker */
+	const struct rtplace_reason *untracked; /* with the sampler: why not the tracker */
 	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
 	const struct metrics_reloads *reloads;
 	const struct irqnoise *irqnoise; /* NULL when simulating: no interrupt series */

@@ -362,23 +362,20 @@ static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct m
 
 /*
  * After the kernel refused tid an RT policy with EPERM (auth.c had already
- * allowed it): a cpu cgroup without an RT budget is the usual cause. The
- * reply's reason is too short for the fix, so it names the folder and the
- * log has the whole of it; rtplacectl asks rtbudget.c for the fix itself.
+ * allowed it): a cpu cgroup without an RT budget is the usual cause, and
+ * reason names the folder and the fix, for the log and the reply alike.
  * Returns whether that was the cause.
  */
 static bool moves_explain_budget(const struct moves *m, pid_t tid, struct rtplace_reason *reason)
 {
 	char cgroup[4096];
 	struct rtbudget_finding f;
-	struct rtplace_reason why;
 
 	if (procfs_read(m->o.proc_root, tid, "cgroup", cgroup, sizeof(cgroup)) < 0 ||
 	    rtbudget_find(cgroup, RTBUDGET_CGROUP_ROOT, &f) < 0)
 		return false;
-	rtbudget_explain(&f, &why);
-	log_warning_ratelimited("Failed to move thread %d to RT: %s", (int)tid, why.text);
-	reason_set(reason, RTBUDGET_REASON_PREFIX " in cpu cgroup %s", f.folder + strlen(RTBUDGET_CGROUP_ROOT));
+	rtbudget_explain(&f, reason);
+	log_warning_ratelimited("Failed to move thread %d to RT: %s", (int)tid, reason->text);
 	return true;
 }
 

@@ -16,7 +16,8 @@
 #include "rtplace-proto.h"
 
 #define PIDMAP_REFUSAL "bare pid from another PID namespace: use librtplace >= " PACKAGE_VERSION
-_Static_assert(sizeof(PIDMAP_REFUSAL) <= RTPLACE_REASON_MAX, "the refusal fits an error reply");
+/* Its readers are clients that send bare pids, of any protocol version. */
+_Static_assert(sizeof(PIDMAP_REFUSAL) <= RTPLACE_REASON_V2_MAX, "the refusal reaches an older client whole");
 
 bool pidmap_same_pidns(const char *root, pid_t pid)
 {
@@ -218,13 +219,12 @@ static bool pidmap_pid_word_ends(const char *text, size_t i)
 	return false;
 }
 
-void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx)
+void pidmap_text_show(struct rtplace_reason *reason, pidmap_show_fn *show, void *ctx)
 {
-	char out[RTPLACE_REASON_TEXT_MAX];
-	size_t o = 0, i = 0, cap = size < sizeof(out) ? size : sizeof(out);
+	const char *text = reason->text;
+	char out[RTPLACE_REASON_MAX];
+	size_t o = 0, i = 0, cap = sizeof(out);
 
-	if (!cap)
-		return;
 	while (text[i] && o + 1 < cap) {
 		if (i > 0 && pidmap_pid_word_ends(text, i - 1) && isdigit((unsigned char)text[i])) {
 			char *end;
@@ -240,7 +240,7 @@ void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx)
 		out[o++] = text[i++];
 	}
 	out[o] = '\0';
-	memcpy(text, out, o + 1);
+	memcpy(reason->text, out, o + 1);
 }
 
 struct pidmap_reason_ctx {
@@ -259,10 +259,10 @@ static pid_t pidmap_reason_pid(pid_t pid, void *ctx)
 	return shown;
 }
 
-void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as)
+void pidmap_reason_show(const struct pidmap_view *v, struct rtplace_reason *reason, pid_t known, pid_t known_as)
 {
 	struct pidmap_reason_ctx c = { .view = v, .known = known, .known_as = known_as };
 
 	if (!v->same_pidns)
-		pidmap_text_show(text, size, pidmap_reason_pid, &c);
+		pidmap_text_show(reason, pidmap_reason_pid, &c);
 }

@@ -126,13 +126,12 @@ int pidmap_show(const struct pidmap_view *v, pid_t pid, pid_t *ret);
 typedef pid_t pidmap_show_fn(pid_t pid, void *ctx);
 
 /*
- * Rewrites text (NUL-terminated, in a buffer of size bytes) for a client:
- * each number that follows the word "pid" or "thread" and a space, a pid
- * of the daemon's in the reasons the daemon words, becomes show(number),
- * as pidmap_show() would give it. A text that grows past size is cut.
- * Pure.
+ * Rewrites reason for a client: each number that follows the word "pid"
+ * or "thread" and a space, a pid of the daemon's in the reasons the daemon
+ * words, becomes show(number), as pidmap_show() would give it. A reason
+ * that grows past its size is cut. Pure.
  */
-void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx);
+void pidmap_text_show(struct rtplace_reason *reason, pidmap_show_fn *show, void *ctx);
 
 /*
  * A reason worded with the daemon's pids (a MOVE's refusal, a claim's
@@ -141,6 +140,6 @@ void pidmap_text_show(char *text, size_t size, pidmap_show_fn *show, void *ctx);
  * 0, is shown as known_as without a read: the thread a request named,
  * whose number the client gave.
  */
-void pidmap_reason_show(const struct pidmap_view *v, char *text, size_t size, pid_t known, pid_t known_as);
+void pidmap_reason_show(const struct pidmap_view *v, struct rtplace_reason *reason, pid_t known, pid_t known_as);
 
 #endif

@@ -421,27 +421,24 @@ static void server_resume_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Why a connection with credentials cred, on descriptor fd, is refused
- * (into reason, for its ERROR), or NULL when it is not.
+ * Whether a connection with credentials cred, on descriptor fd, is refused,
+ * and then why in reason (for its ERROR).
  */
-static const char *server_refusal(struct server *s, int fd, const struct ucred *cred, char *reason, size_t len)
+static bool server_refusal(struct server *s, int fd, const struct ucred *cred, struct rtplace_reason *reason)
 {
-	struct rtplace_reason why;
 	struct rlimit rl;
 
 	if (cred->uid == 0)
-		return NULL;
-	if (quota_check_of(s->users, cred->uid, 1, &why) < 0) {
-		proto_set_string(reason, len, why.text);
-		return reason;
-	}
+		return false;
+	if (quota_check_of(s->users, cred->uid, 1, reason) < 0)
+		return true;
 	/* Read each time: an administrator may change it (prlimit). */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    (rlim_t)fd >= rl.rlim_cur - SERVER_FD_RESERVE(rl.rlim_cur)) {
-		snprintf(reason, len, "daemon near its descriptor limit (%" PRIu64 ")", (uint64_t)rl.rlim_cur);
-		return reason;
+		reason_set(reason, "daemon near its descriptor limit (%" PRIu64 ")", (uint64_t)rl.rlim_cur);
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
 /* Tells the client why (an ERROR with request id 0: "closing"), and closes. */
@@ -465,8 +462,8 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		struct server_client *c;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		char reason[RTPLACE_REASON_MAX];
-		const char *refusal;
+		struct rtplace_reason reason;
+		bool refusal;
 		int pidfd = -1, fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -494,13 +491,13 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			pidfd = -1;
 		/* The connection holds both descriptors: neither may be one of
 		 * the reserved last ones. */
-		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, reason, sizeof(reason));
+		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, &reason);
 		c = refusal ? NULL : calloc(1, sizeof(*c));
 		if (!c) {
 			if (pidfd >= 0)
 				close(pidfd);
 			if (refusal)
-				server_refuse(s, fd, &cred, refusal);
+				server_refuse(s, fd, &cred, reason.text);
 			else
 				close(fd);
 			continue;

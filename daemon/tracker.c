@@ -63,19 +63,24 @@ struct tracker {
 /*
  * What libbpf said while tracker_open() ran. libbpf prints through one
  * process-wide callback, to stderr by default; library code must not, so
- * the tracker routes it here while it calls libbpf, and the message
- * tracker_open() returns ends with libbpf's first warning that names a
- * program or map, else its first warning (the cause: later ones repeat the
- * failure up the call chain), leaving out the RLIMIT_MEMLOCK hint libbpf
- * gives before any load when it cannot raise that limit, and, for a program
- * the verifier refused, the verifier's last complaint. Messages from other
- * threads meanwhile go to the callback that was set before.
+ * the tracker routes it here while it calls libbpf, and what tracker_open()
+ * says libbpf said is libbpf's first warning that names a program or map,
+ * else its first warning (the cause: later ones repeat the failure up the
+ * call chain), leaving out the RLIMIT_MEMLOCK hint libbpf gives before any
+ * load when it cannot raise that limit, and, for a program the verifier
+ * refused, the verifier's last complaint. Messages from other threads
+ * meanwhile go to the callback that was set before.
  */
 struct tracker_log {
-	char first[384];
+	char first[304];
 	bool named;
 	char verifier[192];
 };
+
+_Static_assert(sizeof(((struct tracker_log *)0)->first) + sizeof("; verifier: ") +
+			       sizeof(((struct tracker_log *)0)->verifier) - 2 <=
+		       RTPLACE_REASON_MAX,
+	       "what libbpf said fits a reason whole");
 
 static _Thread_local struct tracker_log *tracker_log_cur;
 static libbpf_print_fn_t tracker_log_prev;
@@ -140,12 +145,12 @@ static void tracker_log_end(void)
 	tracker_log_cur = NULL;
 }
 
-/* Appends what libbpf said, if anything, to the reason written before. */
-static void tracker_reason_libbpf(struct rtplace_reason *reason, const struct tracker_log *log)
+/* What libbpf said, if anything ("" if not). */
+static void tracker_libbpf_said(struct rtplace_reason *said, const struct tracker_log *log)
 {
+	said->text[0] = '\0';
 	if (log->first[0])
-		reason_append(reason, " (%s%s%s)", log->first, log->verifier[0] ? "; verifier: " : "",
-			      log->verifier);
+		reason_set(said, "%s%s%s", log->first, log->verifier[0] ? "; verifier: " : "", log->verifier);
 }
 
 static bool tracker_btf_has_member(const struct btf *btf, const char *type, const char *member)
@@ -396,7 +401,8 @@ static int tracker_kernel_btf(struct rtplace_reason *reason, struct btf **ret)
 	return 0;
 }
 
-int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason, struct tracker **ret)
+int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason,
+		 struct rtplace_reason *libbpf_said, struct tracker **ret)
 {
 	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
 	long page = sysconf(_SC_PAGESIZE);
@@ -442,7 +448,6 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	if (!t->skel) {
 		r = -errno;
 		reason_set(reason, "opening the BPF object failed: %s", strerror(-r));
-		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	t->skel->rodata->tracker_geom = g;
@@ -465,7 +470,6 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 				   strerror(-r));
 		else
 			reason_set(reason, "loading the BPF programs failed: %s", strerror(-r));
-		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 
@@ -487,7 +491,6 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	r = tracker_bpf__attach(t->skel);
 	if (r < 0) {
 		reason_set(reason, "attaching the BPF programs failed: %s", strerror(-r));
-		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	/* After attach, so that any CPU the seed misses is one whose next
@@ -531,13 +534,16 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 	if (!t->ring) {
 		r = -errno;
 		reason_set(reason, "creating the ring buffer reader failed: %s", strerror(-r));
-		tracker_reason_libbpf(reason, &log);
 		goto out;
 	}
 	*ret = t;
 	t = NULL;
 	reason->text[0] = '\0';
 out:
+	if (libbpf_said && r < 0)
+		tracker_libbpf_said(libbpf_said, &log);
+	else if (libbpf_said)
+		libbpf_said->text[0] = '\0';
 	if (rw != MAP_FAILED)
 		munmap(rw, len);
 	tracker_close(t);

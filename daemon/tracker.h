@@ -43,11 +43,14 @@ typedef int tracker_event_cb(const struct tracker_event *ev, void *ctx);
  * -ENOSYS without bpf(2), -EPERM without the capabilities or when bpf(2) or
  * the load is refused (lockdown named), -ENOENT when the kernel has no BTF,
  * -EOPNOTSUPP when it lacks a tracepoint or field the programs need (each
- * named), others from libbpf (with libbpf's own first warning and the
- * verifier's complaint appended). Writes nothing to stderr: libbpf's
- * printing is captured while it runs. *ret is written only on success.
+ * named), others from libbpf. libbpf_said (may be NULL) gets, on failure,
+ * libbpf's own first warning and the verifier's complaint, for the log
+ * beside reason ("" when libbpf said nothing; reason is the one to send or
+ * export). Writes nothing to stderr: libbpf's printing is captured while it
+ * runs. *ret is written only on success.
  */
-int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason, struct tracker **ret);
+int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason,
+		 struct rtplace_reason *libbpf_said, struct tracker **ret);
 
 /* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
 const void *tracker_map(const struct tracker *t, size_t *ret_size);

@@ -35,7 +35,7 @@ static void fuzz_check_refusal(int r, const struct proto_error *err, const uint8
 	struct rtplace_msg_hdr h;
 	bool intact;
 
-	if (!err->reason || !err->reason[0])
+	if (!err->reason.text[0] || !memchr(err->reason.text, '\0', sizeof(err->reason.text)))
 		abort();
 	if (r != -EPROTO && r != -EPROTONOSUPPORT && r != -EOPNOTSUPP && r != -EINVAL && r != -ERANGE)
 		abort();

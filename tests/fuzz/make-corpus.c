@@ -214,9 +214,10 @@ static void corpus_broken(struct corpus *c)
 	m.hdr.status = 0;
 	corpus_msg(c, "error-status-0", &m);
 	{
-		/* on the wire of version 1, the list follows the mask */
+		/* on the wire of version 1, the list follows the reason's field and the mask */
 		struct rtplace_cpu_choice list[2];
-		size_t at = sizeof(m.hdr) + offsetof(struct rtplace_query_reply, list) + RTPLACE_CPUMASK_V2_CPUS / 8;
+		size_t at = sizeof(m.hdr) + offsetof(struct rtplace_query_reply, reason) + RTPLACE_REASON_V2_MAX +
+			    RTPLACE_CPUMASK_V2_CPUS / 8;
 
 		m = *corpus_sample(RTPLACE_MSG_QUERY_REPLY, 0);
 		memcpy(list, (char *)&m + at, sizeof(list));

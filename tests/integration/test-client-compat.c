@@ -13,7 +13,10 @@
  * send there a version-1 QUERY (16-word allowed set, 176 bytes), and try
  * the newest version again on its next connection (the daemon may be
  * upgraded by then). The real daemon's side of every version is in
- * test-daemon.
+ * test-daemon. And a program built against librtplace 0.1.0, whose
+ * struct rtplace_answer ends in a reason of 64 bytes, gets that layout
+ * from the symbols it binds (LIBRTPLACE_1), however long the daemon's
+ * reason.
  */
 #include "config.h"
 
@@ -36,6 +39,21 @@
 
 #define COMPAT_NCPUS 8
 #define COMPAT_MAX_SEEN 16
+
+/* Every QUERY_REPLY's reason: longer than 0.1.0's 64 bytes. */
+#define COMPAT_REASON                                                                                       \
+	"a reason of more than sixty-four characters, as a daemon of 0.2.0 may give, naming a cgroup folder " \
+	"such as /sys/fs/cgroup/cpu/system.slice/example.service and the fix"
+
+/* struct rtplace_answer of 0.1.0, and the functions of LIBRTPLACE_1 that fill it. */
+struct answer_0_1 {
+	char head[offsetof(struct rtplace_answer, reason)];
+	char reason[64];
+};
+int query_0_1(struct rtplace *rp, const struct rtplace_request *req, struct answer_0_1 *ret);
+int place_self_0_1(struct rtplace *rp, const struct rtplace_request *req, unsigned flags, struct answer_0_1 *ret);
+__asm__(".symver query_0_1, rtplace_query@LIBRTPLACE_1");
+__asm__(".symver place_self_0_1, rtplace_place_self@LIBRTPLACE_1");
 
 struct old_daemon {
 	char dir[64];
@@ -67,6 +85,7 @@ static void old_reply(const struct proto_msg *m, struct proto_msg *rep)
 	case RTPLACE_MSG_QUERY:
 		for (unsigned i = 0; i < m->query.count; i++)
 			assert_int_equal(proto_query_reply_add(&qr, 2 + i, RTPLACE_LEVEL_IDLE), 0);
+		proto_set_string(qr.reason, sizeof(qr.reason), COMPAT_REASON);
 		assert_int_equal(proto_encode_query_reply(rep, m->hdr.request_id, &qr), 0);
 		break;
 	default:
@@ -266,12 +285,55 @@ static void test_local_reads_unoffered(void **state)
 	rtplace_close(rp);
 }
 
+static int setup_v3(void **state)
+{
+	return setup_version(state, RTPLACE_PROTO_VERSION);
+}
+
+/* The reason whole for a program of today, cut to 63 characters in the
+ * 64 bytes a program of 0.1.0 gave, and not a byte past them. */
+static void test_abi_0_1(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_answer ans;
+	struct {
+		struct answer_0_1 a;
+		unsigned char after[RTPLACE_REASON_LEN];
+	} old;
+	struct rtplace *rp;
+
+	_Static_assert(sizeof(COMPAT_REASON) > 64, "the reason is longer than 0.1.0's");
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	req.prio = 50;
+	req.count = 2;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_string_equal(ans.reason, COMPAT_REASON);
+	memset(&old, 0x5a, sizeof(old));
+	assert_int_equal(query_0_1(rp, &req, &old.a), 0);
+	/* the same answer up to the reason (cpus[] past count is not written) */
+	assert_memory_equal(old.a.head, &ans, offsetof(struct rtplace_answer, cpus) + 2 * sizeof(ans.cpus[0]));
+	assert_memory_equal(old.a.head + offsetof(struct rtplace_answer, set), &ans.set, sizeof(ans.set));
+	assert_int_equal(strnlen(old.a.reason, sizeof(old.a.reason)), 63);
+	assert_memory_equal(old.a.reason, COMPAT_REASON, 63);
+	for (size_t i = 0; i < sizeof(old.after); i++)
+		assert_int_equal(old.after[i], 0x5a);
+	/* a failure leaves the answer as it was */
+	req.prio = 0;
+	assert_int_equal(query_0_1(rp, &req, &old.a), -ERANGE);
+	assert_int_equal(place_self_0_1(rp, &req, 0, &old.a), -ERANGE);
+	for (size_t i = 0; i < sizeof(old.after); i++)
+		assert_int_equal(old.after[i], 0x5a);
+	rtplace_close(rp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_falls_back_to_version_1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version_2_daemon, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_local_reads_unoffered, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_abi_0_1, setup_v3, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

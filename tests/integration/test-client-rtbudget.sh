@@ -28,7 +28,8 @@ until grep -qx "$SLEEPER" "$CG/cgroup.procs"; do
 	sleep 0.05
 done
 expect_status 77 "$CTL" --socket "$SOCK" move --tid "$SLEEPER" --prio 10
-grep -q "no RT budget in cpu cgroup /cpu/rtplace-rtbudget.$$" "$TMP/err" ||
+# The daemon's reason itself names the cgroup and the fix, whole.
+grep -q "move refused: no RT budget: cpu cgroup $CG has cpu.rt_runtime_us 0" "$TMP/err" ||
 	fail "move: the daemon's reason does not name the cgroup: $(cat "$TMP/err")"
 grep -q "$fix" "$TMP/err" || fail "move: no fix: $(cat "$TMP/err")"
 grep -q -- "--cpu-rt-runtime" "$TMP/err" || fail "move: no container fix: $(cat "$TMP/err")"

@@ -774,13 +774,13 @@ static pid_t test_watchdog(void)
 
 static int test_open(const struct topo *topo, struct tracker **ret)
 {
-	struct rtplace_reason reason;
-	int r = tracker_open(topo, TOPO_SHARD_NODE, &reason, ret);
+	struct rtplace_reason reason, said;
+	int r = tracker_open(topo, TOPO_SHARD_NODE, &reason, &said, ret);
 
 	if (r == -ENOENT || r == -EOPNOTSUPP)
 		test_skip(reason.text);
 	if (r < 0)
-		fprintf(stderr, "FAIL: tracker_open: %s (%s)\n", reason.text, strerror(-r));
+		fprintf(stderr, "FAIL: tracker_open: %s (%s) [libbpf: %s]\n", reason.text, strerror(-r), said.text);
 	return r;
 }
 

@@ -360,58 +360,61 @@ static void test_show(void **state)
 	assert_int_equal(shown(&unknown, 100, 0), 0);
 }
 
-/* A view that knows 200 as 1 and 201 as 2, and nothing else. */
+/* A view that knows 200 as 1, 201 as 2 and 9 as 123456789, and nothing else. */
 static pid_t fake_show(pid_t pid, void *ctx)
 {
 	(*(int *)ctx)++;
-	return pid == 200 ? 1 : pid == 201 ? 2 : 0;
+	return pid == 200 ? 1 : pid == 201 ? 2 : pid == 9 ? 123456789 : 0;
 }
 
-static void text_shown(const char *in, size_t size, const char *want)
+static void text_shown(const char *in, const char *want)
 {
-	char text[RTPLACE_REASON_TEXT_MAX];
+	struct rtplace_reason text;
 	int calls = 0;
 
-	snprintf(text, sizeof(text), "%s", in);
-	pidmap_text_show(text, size, fake_show, &calls);
-	assert_string_equal(text, want);
+	reason_set(&text, "%s", in);
+	pidmap_text_show(&text, fake_show, &calls);
+	assert_string_equal(text.text, want);
 }
 
 static void test_text_show(void **state)
 {
-	text_shown("thread 201 of pid 200: Operation not permitted; none moved", 128,
+	char in[RTPLACE_REASON_MAX], want[RTPLACE_REASON_MAX];
+
+	text_shown("thread 201 of pid 200: Operation not permitted; none moved",
 		   "thread 2 of pid 1: Operation not permitted; none moved");
-	text_shown("prio 50 > RLIMIT_RTPRIO 0 (pid 100); needs CAP_SYS_NICE", 128,
+	text_shown("prio 50 > RLIMIT_RTPRIO 0 (pid 100); needs CAP_SYS_NICE",
 		   "prio 50 > RLIMIT_RTPRIO 0 (pid 0); needs CAP_SYS_NICE");
-	text_shown("pid 200", 128, "pid 1");
+	text_shown("pid 200", "pid 1");
 	/* numbers after other words, or inside words, are no pids */
-	text_shown("prio 200 > max-prio 201 on CPU 200, rt200, uid 201", 128,
+	text_shown("prio 200 > max-prio 201 on CPU 200, rt200, uid 201",
 		   "prio 200 > max-prio 201 on CPU 200, rt200, uid 201");
-	text_shown("tid 200, ppid 200, subthread 201", 128, "tid 200, ppid 200, subthread 201");
-	text_shown("thread x200 thread", 128, "thread x200 thread");
+	text_shown("tid 200, ppid 200, subthread 201", "tid 200, ppid 200, subthread 201");
+	text_shown("thread x200 thread", "thread x200 thread");
 	/* out of range numbers are shown as no pid */
-	text_shown("pid 99999999999 left", 128, "pid 0 left");
-	/* a longer text is cut to its buffer, NUL included */
-	text_shown("thread 123456789", 12, "thread 0");
-	text_shown("thread 201 is gone", 10, "thread 2 ");
+	text_shown("pid 99999999999 left", "pid 0 left");
+	/* a text that grows past a reason is cut to it, NUL included */
+	snprintf(in, sizeof(in), "%*s pid 9 left", RTPLACE_REASON_MAX - 12, "");
+	snprintf(want, sizeof(want), "%*s pid 123456", RTPLACE_REASON_MAX - 12, "");
+	text_shown(in, want);
 }
 
 static void test_reason_show(void **state)
 {
 	struct pidmap_view host, container;
-	char text[128];
+	struct rtplace_reason text;
 
 	pidmap_view_of(root, &host_peer, 100, -1, &host);
 	pidmap_view_of(root, &container_peer, 200, FD_CONTAINER_INIT, &container);
-	snprintf(text, sizeof(text), "thread 201 of pid 200, host pid 100");
-	pidmap_reason_show(&host, text, sizeof(text), 0, 0);
-	assert_string_equal(text, "thread 201 of pid 200, host pid 100");
-	pidmap_reason_show(&container, text, sizeof(text), 0, 0);
-	assert_string_equal(text, "thread 2 of pid 1, host pid 0");
+	reason_set(&text, "thread 201 of pid 200, host pid 100");
+	pidmap_reason_show(&host, &text, 0, 0);
+	assert_string_equal(text.text, "thread 201 of pid 200, host pid 100");
+	pidmap_reason_show(&container, &text, 0, 0);
+	assert_string_equal(text.text, "thread 2 of pid 1, host pid 0");
 	/* the thread a request named is shown as named, even once gone */
-	snprintf(text, sizeof(text), "thread 999 exited during the move; none moved");
-	pidmap_reason_show(&container, text, sizeof(text), 999, 7);
-	assert_string_equal(text, "thread 7 exited during the move; none moved");
+	reason_set(&text, "thread 999 exited during the move; none moved");
+	pidmap_reason_show(&container, &text, 999, 7);
+	assert_string_equal(text.text, "thread 7 exited during the move; none moved");
 }
 
 int main(void)

@@ -51,12 +51,10 @@ static void check_refused(const void *data, size_t len, const struct proto_limit
 	struct proto_error err = { 0 };
 	int r = decode_bytes(data, len, lim, &out, &err);
 
-	if (r != want || !err.reason || strcmp(err.reason, reason) != 0)
-		print_error("line %d: got %d (%s), want %d (%s)\n", line, r, err.reason ? err.reason : "(null)",
-			    want, reason);
+	if (r != want || strcmp(err.reason.text, reason) != 0)
+		print_error("line %d: got %d (%s), want %d (%s)\n", line, r, err.reason.text, want, reason);
 	assert_int_equal(r, want);
-	assert_non_null(err.reason);
-	assert_string_equal(err.reason, reason);
+	assert_string_equal(err.reason.text, reason);
 }
 
 /*
@@ -89,7 +87,7 @@ static void check_accepted(const struct proto_msg *m, const struct proto_limits 
 	sent = *wire_of(m);
 	r = decode_bytes(&sent, sent.hdr.length, lim, &out, &err);
 	if (r != 0)
-		print_error("line %d: refused %d (%s)\n", line, r, err.reason);
+		print_error("line %d: refused %d (%s)\n", line, r, err.reason.text);
 	assert_int_equal(r, 0);
 	assert_memory_equal(wire_of(&out), &sent, sent.hdr.length);
 }
@@ -336,19 +334,33 @@ static void test_length_off_by_one(void **state)
 		struct proto_msg m = sample(proto_sample_types[i], 0);
 		size_t len = m.hdr.length;
 
+		/* A reason ends version 3's ERROR, QUERY_REPLY and
+		 * TRACKING_REPLY: a byte more or less is a reason with a NUL
+		 * before its end, or without one, unless the reason is empty
+		 * (one NUL) and the byte is gone. */
+		bool tail = m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_QUERY_REPLY ||
+			    m.hdr.type == RTPLACE_MSG_TRACKING_REPLY;
+
 		/* one byte more, length field agreeing */
 		memcpy(buf, &m, len);
 		buf[len] = 0;
 		h = m.hdr;
 		h.length = (uint32_t)len + 1;
 		memcpy(buf, &h, sizeof(h));
-		check_refused(buf, len + 1, NULL, -EPROTO, "wrong length for the message type", __LINE__);
+		if (tail)
+			check_refused(buf, len + 1, NULL, -EINVAL, "bad reason string", __LINE__);
+		else
+			check_refused(buf, len + 1, NULL, -EPROTO, "wrong length for the message type", __LINE__);
 
 		/* one byte less, length field agreeing */
 		h.length = (uint32_t)len - 1;
 		memcpy(buf, &h, sizeof(h));
-		check_refused(buf, len - 1, NULL, -EPROTO,
-			      len - 1 < sizeof(h) ? "short message" : "wrong length for the message type", __LINE__);
+		if (tail && ((const char *)&m)[len - 2])
+			check_refused(buf, len - 1, NULL, -EINVAL, "bad reason string", __LINE__);
+		else
+			check_refused(buf, len - 1, NULL, -EPROTO,
+				      len - 1 < sizeof(h) ? "short message" : "wrong length for the message type",
+				      __LINE__);
 
 		/* the length field off by one either way, data intact */
 		for (int d = -1; d <= 1; d += 2) {
@@ -366,6 +378,11 @@ static void test_length_off_by_one(void **state)
 		check_refused(buf, len + 1, NULL, -EPROTO, "length field does not match the message", __LINE__);
 	}
 }
+
+/* The refusal of a node beyond PROTO_SAMPLE_NNODES (2). */
+#define NODE_RANGE(node)                                                                                    \
+	"node " node " out of range: the daemon's topology has NUMA nodes 0..1 (rtplacectl cpus shows each " \
+	"CPU's node)"
 
 static void test_query_rules(void **state)
 {
@@ -411,9 +428,9 @@ static void test_query_rules(void **state)
 
 	m = base;
 	m.query.node = -2;
-	REFUSED(&m, &lim_server, -ERANGE, "node out of range");
+	REFUSED(&m, &lim_server, -ERANGE, NODE_RANGE("-2"));
 	m.query.node = PROTO_SAMPLE_NNODES;
-	REFUSED(&m, &lim_server, -ERANGE, "node out of range");
+	REFUSED(&m, &lim_server, -ERANGE, NODE_RANGE("2"));
 	m.query.node = PROTO_SAMPLE_NNODES - 1;
 	ACCEPTED(&m, &lim_server);
 
@@ -551,12 +568,6 @@ static void test_string_rules(void **state)
 	m = sample(RTPLACE_MSG_ERROR, 0);
 	memset(m.error.reason, 0, sizeof(m.error.reason));
 	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
-	memset(m.error.reason, 'a', sizeof(m.error.reason));
-	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
-	m.error.reason[RTPLACE_REASON_MAX - 1] = 0; /* 63 characters and the NUL: the longest */
-	ACCEPTED(&m, &lim_client);
-	m.error.reason[10] = 0; /* garbage after the NUL */
-	REFUSED(&m, &lim_client, -EINVAL, "bad reason string");
 	m = sample(RTPLACE_MSG_ERROR, 0);
 	m.error.reserved[2] = 1;
 	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
@@ -571,6 +582,123 @@ static void test_string_rules(void **state)
 	m = sample(RTPLACE_MSG_CPUS_REPLY, 0);
 	memset(m.cpus_reply.cpus[2].comm, 'x', RTPLACE_COMM_MAX);
 	REFUSED(&m, &lim_client, -EINVAL, "bad comm string");
+}
+
+/* Decodes the wire message w (len bytes) and returns its reason. */
+static const char *reason_read(const struct proto_msg *w, size_t len)
+{
+	static struct proto_msg out;
+
+	assert_int_equal(decode_bytes(w, len, &lim_client, &out, NULL), 0);
+	if (out.hdr.type == RTPLACE_MSG_TRACKING_REPLY)
+		return out.tracking_reply.why;
+	return out.hdr.type == RTPLACE_MSG_ERROR ? out.error.reason : out.query_reply.reason;
+}
+
+/*
+ * A reason of up to RTPLACE_REASON_MAX - 1 characters crosses version 3
+ * whole, as its characters and one NUL at the end of the message; to
+ * versions 1 and 2 it is cut to its field (RTPLACE_REASON_V2_MAX bytes,
+ * RTPLACE_TRACKING_WHY_MAX for TRACKING_REPLY's why). Every other form of
+ * it is refused.
+ */
+static void test_reason_lengths(void **state)
+{
+	static struct proto_msg m, w;
+	char longest[RTPLACE_REASON_MAX], cut[RTPLACE_REASON_V2_MAX];
+	const size_t at = sizeof(m.hdr) + offsetof(struct rtplace_error, reason);
+
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	memcpy(cut, longest, sizeof(cut) - 1);
+	cut[sizeof(cut) - 1] = '\0';
+
+	/* built, encoded and decoded whole, a longer one cut to the longest */
+	assert_int_equal(proto_encode_error(&m, 7, RTPLACE_MSG_QUERY, -EINVAL, longest), 0);
+	assert_int_equal(m.hdr.length, at + RTPLACE_REASON_MAX);
+	assert_string_equal(reason_read(&m, m.hdr.length), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 2), 0);
+	assert_int_equal(w.hdr.length, at + RTPLACE_REASON_V2_MAX);
+	assert_string_equal(reason_read(&w, w.hdr.length), cut);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 1), 0);
+	assert_int_equal(w.hdr.length, proto_msg_length(RTPLACE_MSG_ERROR));
+	assert_string_equal(reason_read(&w, w.hdr.length), cut);
+	/* back to version 3 from the cut form: what version 2 carried */
+	assert_int_equal(proto_msg_finish(&w, 3), 0);
+	assert_int_equal(w.hdr.length, at + RTPLACE_REASON_V2_MAX);
+	assert_int_equal(proto_encode_error(&m, 7, 0, -EPROTO, "x"), 0);
+	assert_int_equal(m.hdr.length, at + 2);
+
+	/* version 3: no NUL, or one before the end, or more after it */
+	assert_int_equal(proto_encode_error(&m, 7, RTPLACE_MSG_QUERY, -EINVAL, longest), 0);
+	w = m;
+	((char *)&w)[w.hdr.length - 1] = 'a';
+	check_refused(&w, w.hdr.length, &lim_client, -EINVAL, "bad reason string", __LINE__);
+	w = m;
+	((char *)&w)[at + 10] = '\0';
+	check_refused(&w, w.hdr.length, &lim_client, -EINVAL, "bad reason string", __LINE__);
+	/* past the longest reason is no length of the type */
+	w = m;
+	((char *)&w)[w.hdr.length - 1] = 'a';
+	((char *)&w)[w.hdr.length] = '\0';
+	w.hdr.length++;
+	check_refused(&w, w.hdr.length, &lim_client, -EPROTO, "wrong length for the message type", __LINE__);
+	/* an empty ERROR reason, one NUL, is refused by the ERROR's rules */
+	w = m;
+	((char *)&w)[at] = '\0';
+	w.hdr.length = (uint32_t)at + 1;
+	check_refused(&w, w.hdr.length, &lim_client, -EINVAL, "bad reason string", __LINE__);
+
+	/* versions 1 and 2: the field holds a NUL, and zeros after it */
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 2), 0);
+	memset((char *)&w + at, 'a', RTPLACE_REASON_V2_MAX);
+	check_refused(&w, w.hdr.length, &lim_client, -EINVAL, "bad reason string", __LINE__);
+	((char *)&w)[at + 10] = '\0';
+	((char *)&w)[at + RTPLACE_REASON_V2_MAX - 1] = '\0';
+	check_refused(&w, w.hdr.length, &lim_client, -EINVAL, "bad reason string", __LINE__);
+
+	/* a QUERY_REPLY's reason follows its list in version 3, and precedes
+	 * the mask and the list in versions 1 and 2, cut */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
+	assert_int_equal(proto_query_reply_add(&m.query_reply, 3, RTPLACE_LEVEL_IDLE), 0);
+	assert_int_equal(proto_query_reply_add(&m.query_reply, 1, RTPLACE_LEVEL_NORMAL), 0);
+	proto_set_string(m.query_reply.reason, sizeof(m.query_reply.reason), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 3), 0);
+	assert_int_equal(w.hdr.length, sizeof(w.hdr) + 16 + 2 * 4 + RTPLACE_REASON_MAX);
+	assert_memory_equal((char *)&w + sizeof(w.hdr) + 16 + 2 * 4, longest, RTPLACE_REASON_MAX);
+	assert_string_equal(reason_read(&w, w.hdr.length), longest);
+	for (uint16_t v = 1; v <= 2; v++) {
+		static struct proto_msg out;
+
+		w = m;
+		assert_int_equal(proto_msg_finish(&w, v), 0);
+		assert_memory_equal((char *)&w + sizeof(w.hdr) + 16, cut, sizeof(cut));
+		assert_int_equal(decode_bytes(&w, w.hdr.length, &lim_client, &out, NULL), 0);
+		assert_string_equal(out.query_reply.reason, cut);
+		assert_int_equal(out.query_reply.count, 2);
+		assert_int_equal(out.query_reply.list[1].cpu, 1);
+		/* and back, byte for byte */
+		assert_int_equal(proto_msg_finish(&out, v), 0);
+		assert_memory_equal(&out, &w, w.hdr.length);
+	}
+
+	/* TRACKING_REPLY's why: whole in version 3, its 256 bytes before */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_TRACKING_REPLY, 9), 0);
+	m.tracking_reply.mode = RTPLACE_TRACKING_SAMPLED;
+	m.tracking_reply.interval_ms = 10;
+	proto_set_string(m.tracking_reply.why, sizeof(m.tracking_reply.why), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 3), 0);
+	assert_int_equal(w.hdr.length, sizeof(w.hdr) + 32 + RTPLACE_REASON_MAX);
+	assert_string_equal(reason_read(&w, w.hdr.length), longest);
+	w = m;
+	assert_int_equal(proto_msg_finish(&w, 2), 0);
+	assert_int_equal(w.hdr.length, sizeof(w.hdr) + 32 + RTPLACE_TRACKING_WHY_MAX);
+	assert_int_equal(strlen(reason_read(&w, w.hdr.length)), RTPLACE_TRACKING_WHY_MAX - 1);
 }
 
 static void test_query_reply_rules(void **state)
@@ -599,7 +727,8 @@ static void test_query_reply_rules(void **state)
 	REFUSED(&m, &lim_client, -EINVAL, "entries past count not zero");
 	/* version 1's mask before the list, CPU 9 added: bit 1 of its byte 1 */
 	m = *wire_of(&base);
-	((unsigned char *)&m)[sizeof(m.hdr) + offsetof(struct rtplace_query_reply, list) + 1] |= 2;
+	((unsigned char *)&m)[sizeof(m.hdr) + offsetof(struct rtplace_query_reply, reason) + RTPLACE_REASON_V2_MAX + 1] |=
+		2;
 	check_refused(&m, m.hdr.length, &lim_client, -EINVAL, "cpu mask does not match the list", __LINE__);
 	m = base;
 	m.query_reply.level = RTPLACE_LEVEL_IDLE;
@@ -787,8 +916,8 @@ static void test_list_reply_lengths(void **state)
 		uint16_t type;
 		size_t list_offset, entry_size;
 	} lists[] = {
-		/* version 3's offset: no mask before the list */
-		{ RTPLACE_MSG_QUERY_REPLY, offsetof(struct rtplace_query_reply, list), sizeof(struct rtplace_cpu_choice) },
+		/* version 3's offset: no mask, nor reason, before the list */
+		{ RTPLACE_MSG_QUERY_REPLY, offsetof(struct rtplace_query_reply, reason), sizeof(struct rtplace_cpu_choice) },
 		{ RTPLACE_MSG_CPUS_REPLY, offsetof(struct rtplace_cpus_reply, cpus), sizeof(struct rtplace_cpu_info) },
 		{ RTPLACE_MSG_CPU_TIMES_REPLY, offsetof(struct rtplace_cpu_times_reply, cpus),
 		  sizeof(struct rtplace_class_times) },
@@ -799,10 +928,14 @@ static void test_list_reply_lengths(void **state)
 		for (unsigned shape = 0; proto_sample(lists[i].type, shape, &m) == 0; shape++) {
 			uint32_t count = lists[i].type == RTPLACE_MSG_QUERY_REPLY ? m.query_reply.count
 										   : m.cpus_reply.count;
-			size_t len = sizeof(m.hdr) + lists[i].list_offset + count * lists[i].entry_size;
+			bool tail = lists[i].type == RTPLACE_MSG_QUERY_REPLY;
+			size_t len;
 
+			assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &out, NULL), 0);
+			/* and the reason that ends version 3's QUERY_REPLY */
+			len = sizeof(m.hdr) + lists[i].list_offset + count * lists[i].entry_size +
+			      (tail ? strlen(out.query_reply.reason) + 1 : 0);
 			assert_int_equal(m.hdr.length, len);
-			assert_int_equal(decode_bytes(&m, len, NULL, &out, NULL), 0);
 			v1 = m;
 			if (proto_msg_finish(&v1, 1) == -ERANGE)
 				continue; /* a CPU past 1023: test_roundtrip */
@@ -820,6 +953,8 @@ static void test_list_reply_lengths(void **state)
 			if (v1.hdr.length != v2.hdr.length)
 				check_refused(&v1, v1.hdr.length, NULL, -EPROTO, "wrong length for the message type",
 					      __LINE__);
+			if (tail)
+				continue; /* a length off by an entry is a reason's: test_reason_lengths */
 			v1 = m;
 			v1.hdr.length = (uint32_t)(len + lists[i].entry_size);
 			if (v1.hdr.length <= proto_msg_length(lists[i].type))
@@ -846,20 +981,24 @@ static void test_list_reply_lengths(void **state)
 	m.cpus_reply.count = RTPLACE_CPUS_PAGE + 1;
 	assert_int_equal(proto_msg_length_for(&m), 0);
 
-	/* every other type without CPU sets is the same in every version */
+	/* every other type without CPU sets is the same in every version
+	 * (a reason ends ERROR and TRACKING_REPLY in version 3:
+	 * test_reason_lengths) */
 	for (size_t i = 0; i < proto_sample_ntypes; i++) {
 		m = sample(proto_sample_types[i], 0);
-		if (m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
+		if (m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_TRACKING_REPLY ||
+		    m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
 		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY || m.hdr.type == RTPLACE_MSG_QUERY ||
 		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY)
 			continue;
 		assert_int_equal(m.hdr.length, proto_msg_length(m.hdr.type));
 	}
-	/* a one-CPU answer: 108 bytes in version 3, 236 in 2, 1,256 in 1 */
-	m = sample(RTPLACE_MSG_QUERY_REPLY, 0);
-	m.query_reply.count = 1;
-	m.query_reply.list[1] = (struct rtplace_cpu_choice){ 0 };
-	assert_int_equal(proto_msg_length_for(&m), 108);
+	/* a one-CPU answer with placement's usual reason: 76 bytes in
+	 * version 3, 236 in 2, 1,256 in 1 */
+	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 1), 0);
+	assert_int_equal(proto_query_reply_add(&m.query_reply, 0, RTPLACE_LEVEL_IDLE), 0);
+	proto_set_string(m.query_reply.reason, sizeof(m.query_reply.reason), "lowest level in the allowed set");
+	assert_int_equal(proto_msg_length_for(&m), 76);
 	m.hdr.version = 2;
 	assert_int_equal(proto_msg_length_for(&m), 236);
 	m.hdr.version = 1;
@@ -995,12 +1134,12 @@ static void test_encoders(void **state)
 	struct rtplace_query q = { .prio = 0, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1 };
 	struct rtplace_query_reply r = { 0 };
 	struct proto_error err = { 0 };
-	struct proto_msg m;
+	static struct proto_msg m, rd;
 	char s[8];
 
 	/* a sender's bug never reaches the wire */
 	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY, 1, 0, &q, &err), -ERANGE);
-	assert_string_equal(err.reason, "prio out of range 1..99");
+	assert_string_equal(err.reason.text, "prio out of range 1..99");
 	q.prio = 10;
 	assert_int_equal(proto_encode_query(&m, 0, &q), -EINVAL);
 	assert_int_equal(proto_encode_query(&m, 1, &q), 0);
@@ -1017,18 +1156,19 @@ static void test_encoders(void **state)
 	/* built in place, then validated */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
 	assert_int_equal(proto_validate(&m, NULL, &err), -EINVAL); /* empty answer needs a reason */
-	assert_string_equal(err.reason, "bad reason string");
+	assert_string_equal(err.reason.text, "bad reason string");
 	assert_int_equal(err.request_id, 9);
 	assert_int_equal(proto_query_reply_add(&m.query_reply, 4, RTPLACE_LEVEL_NORMAL), 0);
-	/* readable until finished, its length set when packed */
-	assert_int_equal(m.hdr.length, 24 + 80);
+	/* readable until finished, its length set when packed (the empty
+	 * reason's NUL ends it) */
+	assert_int_equal(m.hdr.length, 24 + 16 + 1);
 	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), 0);
-	assert_int_equal(m.hdr.length, 24 + 80 + 4);
+	assert_int_equal(m.hdr.length, 24 + 16 + 4 + 1);
 	assert_int_equal(proto_validate(&m, NULL, NULL), 0);
-	m.packed = false; /* a version-3 reply reads as it is sent */
-	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY_REPLY, 9, 0, &m.query_reply, NULL), 0);
-	assert_int_equal(m.hdr.length, 24 + 80 + 4);
+	assert_int_equal(decode_bytes(&m, m.hdr.length, NULL, &rd, NULL), 0);
+	assert_int_equal(proto_encode(&m, RTPLACE_MSG_QUERY_REPLY, 9, 0, &rd.query_reply, NULL), 0);
+	assert_int_equal(m.hdr.length, 24 + 16 + 4 + 1);
 	assert_int_equal(proto_msg_finish(&m, 2), 0);
 	assert_int_equal(m.hdr.length, 24 + 208 + 4);
 	assert_int_equal(proto_msg_finish(&m, 1), 0);
@@ -1040,7 +1180,7 @@ static void test_encoders(void **state)
 	m.packed = false;
 	m.query_reply.count = RTPLACE_QUERY_MAX_COUNT + 1;
 	assert_int_equal(proto_msg_finish(&m, RTPLACE_PROTO_VERSION), -ERANGE);
-	assert_int_equal(m.hdr.length, 24 + 80 + 4); /* untouched when refused */
+	assert_int_equal(m.hdr.length, 24 + 16 + 4 + 1); /* untouched when refused */
 	/* a CPU past 1023 is for version 3 only */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 9), 0);
 	assert_int_equal(proto_query_reply_add(&m.query_reply, RTPLACE_MAX_CPUS - 1, RTPLACE_LEVEL_IDLE), 0);
@@ -1058,9 +1198,9 @@ static void test_encoders(void **state)
 	proto_set_string(s, sizeof(s), "ab");
 	assert_memory_equal(s, "ab\0\0\0\0\0\0", sizeof(s));
 	assert_int_equal(proto_encode_error(&m, 1, 0, -EPROTO,
-					    "a reason that is much longer than sixty-four characters, so it is cut"),
+					    "a reason that is much longer than sixty-four characters, not cut"),
 			 0);
-	assert_int_equal(strlen(m.error.reason), RTPLACE_REASON_MAX - 1);
+	assert_string_equal(m.error.reason, "a reason that is much longer than sixty-four characters, not cut");
 
 	assert_int_equal(proto_query_reply_add(&r, 3, RTPLACE_LEVEL_RT1), 0);
 	assert_int_equal(proto_query_reply_add(&r, 2, RTPLACE_LEVEL_IDLE), 0);
@@ -1164,6 +1304,7 @@ int main(void)
 		cmocka_unit_test(test_query_rules),
 		cmocka_unit_test(test_request_rules),
 		cmocka_unit_test(test_string_rules),
+		cmocka_unit_test(test_reason_lengths),
 		cmocka_unit_test(test_query_reply_rules),
 		cmocka_unit_test(test_cpus_reply_rules),
 		cmocka_unit_test(test_cpus_reply_shares),
