@@ -125,3 +125,11 @@ bench_local_query_SOURCES = bench/local-query.c
 bench_local_query_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_local_query_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_local_query_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
+
+# A process of many sleeping threads that asks a MANAGE claim for itself
+# and times the reply (bench/soak.sh's manage floods).
+noinst_PROGRAMS += bench/soak-manage
+bench_soak_manage_SOURCES = bench/soak-manage.c
+bench_soak_manage_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_soak_manage_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
+bench_soak_manage_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
