@@ -566,6 +566,45 @@ static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const s
 	return EX_TEMPFAIL;
 }
 
+/* Whom a claim of query --claim lives with (--owner). */
+enum ctl_owner {
+	CTL_OWNER_SHELL,  /* the calling shell, past $(...) subshells: the default */
+	CTL_OWNER_PARENT, /* rtplacectl's parent, a subshell or not */
+	CTL_OWNER_PID,    /* the process named */
+};
+
+static const char *const ctl_owner_names[] = {
+	[CTL_OWNER_SHELL] = "shell",
+	[CTL_OWNER_PARENT] = "parent",
+	[CTL_OWNER_PID] = "pid",
+};
+
+/*
+ * Who holds the claim just made and how it ends, on stderr so that a
+ * `$(...)` that captures the answer still shows it: the line a person
+ * reads to know that the claim outlives the command, and until when.
+ */
+static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans, pid_t pid, const char *comm,
+			   enum ctl_owner owner)
+{
+	char lease[64] = "", who[96];
+
+	if (ans->lease_ms != RTPLACE_LEASE_INFINITE)
+		snprintf(lease, sizeof(lease), ", when its lease of %u ms runs out", ans->lease_ms);
+	if (owner == CTL_OWNER_SHELL && pid != getppid())
+		snprintf(who, sizeof(who), "the calling shell, not the subshell %d that ran rtplacectl", (int)getppid());
+	else if (owner == CTL_OWNER_SHELL)
+		snprintf(who, sizeof(who), "the calling shell");
+	else if (owner == CTL_OWNER_PARENT)
+		snprintf(who, sizeof(who), "rtplacectl's parent (--owner parent)");
+	else
+		snprintf(who, sizeof(who), "as --owner named");
+	fprintf(stderr,
+		"rtplacectl: %s: claim %" PRIu64 " is held by process %d (%s), %s; it ends when that process exits%s, "
+		"or with 'rtplacectl release %" PRIu64 "'\n",
+		c->command, ans->claim_id, (int)pid, comm, who, lease, ans->claim_id);
+}
+
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -575,7 +614,8 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	 * its size: the word layouts are the same. */
 	struct rtplace_cpumask allowed, chosen;
 	bool have_prio = false, have_owner = false, strict = false, local = false;
-	char list[CPUSET_LIST_MAX];
+	enum ctl_owner owner = CTL_OWNER_SHELL;
+	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN];
 	long v;
 	int o, r, li = 0;
 
@@ -621,9 +661,16 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			req.lease_ms = (uint32_t)v;
 			break;
 		case 'o':
-			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
-				return ctl_usage_error(c, "--owner %s: not a process id", optarg);
-			req.owner_pid = (pid_t)v;
+			if (!strcmp(optarg, "shell")) {
+				owner = CTL_OWNER_SHELL;
+			} else if (!strcmp(optarg, "parent")) {
+				owner = CTL_OWNER_PARENT;
+			} else if (cli_parse_long(optarg, 1, INT32_MAX, &v) == 0) {
+				owner = CTL_OWNER_PID;
+				req.owner_pid = (pid_t)v;
+			} else {
+				return ctl_usage_error(c, "--owner %s: not a process id, shell or parent", optarg);
+			}
 			have_owner = true;
 			break;
 		case 'x':
@@ -650,9 +697,12 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	if (local && req.flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
 	/* rtplacectl exits at once: a claim tied to its connection would end
-	 * with it, so it lives with the calling shell or script instead. */
-	if (req.flags & RTPLACE_QUERY_F_CLAIM && !have_owner)
+	 * with it, so it lives with a process, by default the calling shell
+	 * (ctl-owner.c: not the subshell of a $(...)). */
+	if (owner == CTL_OWNER_PARENT)
 		req.owner_pid = getppid();
+	else if (owner == CTL_OWNER_SHELL && req.flags & RTPLACE_QUERY_F_CLAIM)
+		req.owner_pid = ctl_owner_calling_shell(getppid());
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -666,6 +716,11 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
 		return ctl_range_fail(c, "query refused", r, req.node, req.near_cpu, req.allowed ? &allowed : NULL);
+	if (ans.claim_id) {
+		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
+		if (!c->json)
+			ctl_claim_note(c, &ans, req.owner_pid, comm, owner);
+	}
 	cpuset_zero(&chosen);
 	for (unsigned i = 0; i < ans.count; i++)
 		cpuset_set(&chosen, (unsigned)ans.cpus[i]);
@@ -683,6 +738,10 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 				printf(", \"lease_ms\": null, \"owner_pid\": %d", (int)req.owner_pid);
 			else
 				printf(", \"lease_ms\": %u, \"owner_pid\": %d", ans.lease_ms, (int)req.owner_pid);
+			printf(", \"owner_comm\": ");
+			ctl_json_string(comm);
+			printf(", \"owner\": \"%s\", \"ends\": [\"owner-exit\", %s\"release\"]", ctl_owner_names[owner],
+			       ans.lease_ms == RTPLACE_LEASE_INFINITE ? "" : "\"lease\", ");
 		}
 		printf(", \"reason\": ");
 		ctl_json_string(ans.reason);

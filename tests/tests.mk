@@ -485,3 +485,7 @@ TESTS += tests/integration/test-local-reads
 # rtplaced(8): options and examples before the internals, no groff warning.
 TESTS += tests/integration/test-man-rtplaced.sh
 EXTRA_DIST += tests/integration/test-man-rtplaced.sh
+
+# Who holds a claim of rtplacectl query --claim made inside $(...).
+TESTS += tests/integration/test-client-claim-owner.sh
+EXTRA_DIST += tests/integration/test-client-claim-owner.sh
