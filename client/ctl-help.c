@@ -112,8 +112,8 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			   "affinity, within what the caller could set itself",
 			   ctl_move_options },
 	[CTL_CMD_WATCH] = { "watch", "[--count N]",
-			    "print the daemon's notification records (moves, claim expiries and revocations, "
-			    "collisions, thread exits) as they arrive",
+			    "print the daemon's notification records (moves, claims made, released, expired and "
+			    "revoked, each with its claim id, collisions, thread exits) as they arrive",
 			    ctl_watch_options },
 	[CTL_CMD_HELP] = { "help", "[COMMAND]", "print the commands, or COMMAND's help (the same as COMMAND --help)",
 			   ctl_no_options },

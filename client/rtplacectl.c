@@ -945,20 +945,22 @@ static int64_t ctl_clock_offset_ns(void)
 
 static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
 {
-	char when[48];
+	char when[48], claim[24] = "-";
 
 	ctl_watch_time(n, offset_ns, c->json, when, sizeof(when));
 	if (c->json) {
 		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
 		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
-		       "\"policy\": \"%s\", \"prio\": %d}\n",
+		       "\"policy\": \"%s\", \"prio\": %d, \"claim\": %" PRIu64 "}\n",
 		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
-		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio);
+		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio, n->claim_id);
 		return;
 	}
-	printf("%8" PRIu64 " %-26s %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq, when,
+	if (n->claim_id)
+		snprintf(claim, sizeof(claim), "%" PRIu64, n->claim_id);
+	printf("%8" PRIu64 " %-26s %-14s %7d %6u %4d %4d %-6s %4d %6s\n", n->seq, when,
 	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
-	       ctl_policy_name(n->policy), n->prio);
+	       ctl_policy_name(n->policy), n->prio, claim);
 }
 
 static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
@@ -1026,8 +1028,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	}
 	/* The header says "subscribed": nothing published after it is missed. */
 	if (!c->json) {
-		printf("%8s %-26s %-13s %7s %6s %4s %4s %-6s %4s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
-		       "TO", "POLICY", "PRIO");
+		printf("%8s %-26s %-14s %7s %6s %4s %4s %-6s %4s %6s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
+		       "TO", "POLICY", "PRIO", "CLAIM");
 		fflush(stdout);
 	}
 	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };
