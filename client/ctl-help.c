@@ -59,7 +59,10 @@ static const struct ctl_option ctl_query_options[] = {
 	{ "claim", 'C', false, "MS",
 	  "hold the answer as a claim for MS milliseconds (0: the daemon's claim-timeout-ms); it also ends "
 	  "when its owner exits or on release" },
-	{ "owner", 'o', false, "PID", "the process the claim lives with (default: the calling shell or script)" },
+	{ "owner", 'o', false, "PID|shell|parent",
+	  "the process the claim lives with: shell (the default) the calling shell or script, also from inside "
+	  "$(...); parent rtplacectl's parent process, which in $(...) may be a subshell that exits at once; or a "
+	  "process id" },
 	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" },
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },
 	{ "local", 'L', false, NULL,
@@ -99,7 +102,7 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			  ctl_top_options },
 	[CTL_CMD_QUERY] = { "query",
 			    "--prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU] "
-			    "[--claim MS [--owner PID] [--exclusive]] [--strict]",
+			    "[--claim MS [--owner PID|shell|parent] [--exclusive]] [--strict]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
 	[CTL_CMD_RELEASE] = { "release", "CLAIM-ID", "end claim CLAIM-ID (yours, or any as root)", ctl_no_options },
@@ -109,8 +112,8 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			   "affinity, within what the caller could set itself",
 			   ctl_move_options },
 	[CTL_CMD_WATCH] = { "watch", "[--count N]",
-			    "print the daemon's notification records (moves, claim expiries and revocations, "
-			    "collisions, thread exits) as they arrive",
+			    "print the daemon's notification records (moves, claims made, released, expired and "
+			    "revoked, each with its claim id, collisions, thread exits) as they arrive",
 			    ctl_watch_options },
 	[CTL_CMD_HELP] = { "help", "[COMMAND]", "print the commands, or COMMAND's help (the same as COMMAND --help)",
 			   ctl_no_options },

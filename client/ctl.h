@@ -2,7 +2,8 @@
 /*
  * What rtplacectl's commands share (rtplacectl.c: the commands, the
  * common options and error reporting; ctl-help.c: the options and their
- * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`). Errors go to stderr as "rtplacectl: COMMAND:
+ * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`;
+ * ctl-owner.c: the process a claim of `query --claim` lives with). Errors go to stderr as "rtplacectl: COMMAND:
  * what failed: why" and exit statuses follow sysexits.
  */
 #ifndef RTPLACE_CTL_H
@@ -11,6 +12,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "rtplace.h"
 
@@ -134,5 +136,15 @@ int ctl_top(struct ctl *c, int argc, char **argv);
  * writing failed.
  */
 int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n);
+
+/*
+ * The shell that runs rtplacectl, starting at from (its parent): from, or
+ * the first process above it that is not a fork of its own parent, so
+ * that the subshell of a `$(...)` is passed over (ctl-owner.c).
+ */
+pid_t ctl_owner_calling_shell(pid_t from);
+
+/* The comm of pid into buf, "?" when it cannot be read. */
+void ctl_owner_comm(pid_t pid, char *buf, size_t len);
 
 #endif

@@ -45,8 +45,17 @@ _Static_assert(sizeof(cpu_set_t) % sizeof(uint64_t) == 0, "cpu_set_t is whole 64
 _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CLAIM_EXPIRED == RTPLACE_RECORD_CLAIM_EXPIRED &&
 		       RTPLACE_NOTIFY_COLLISION == RTPLACE_RECORD_COLLISION &&
 		       RTPLACE_NOTIFY_THREAD_EXITED == RTPLACE_RECORD_THREAD_EXITED &&
-		       RTPLACE_NOTIFY_CLAIM_REVOKED == RTPLACE_RECORD_CLAIM_REVOKED,
+		       RTPLACE_NOTIFY_CLAIM_REVOKED == RTPLACE_RECORD_CLAIM_REVOKED &&
+		       RTPLACE_NOTIFY_WATCHDOG == RTPLACE_RECORD_WATCHDOG &&
+		       RTPLACE_NOTIFY_CLAIM_CREATED == RTPLACE_RECORD_CLAIM_CREATED &&
+		       RTPLACE_NOTIFY_CLAIM_RELEASED == RTPLACE_RECORD_CLAIM_RELEASED,
 	       "public record types are the ring's");
+/* claim_id took the place of reserved[1..2] (0.1.0's ABI): same size and
+ * alignment, the fields before it where they were. */
+_Static_assert(offsetof(struct rtplace_notification, reserved) == 44 &&
+		       offsetof(struct rtplace_notification, claim_id) == 48 &&
+		       sizeof(struct rtplace_notification) == 56,
+	       "struct rtplace_notification keeps 0.1.0's layout");
 
 /* Descriptors one reply may carry: SUBSCRIBE_REPLY has two; room for more
  * so that a reply with too many is seen whole and refused. */
@@ -1226,10 +1235,16 @@ static void rtplace_notification_from_record(const struct rtplace_record *rec, s
 		.tid = rec->tid,
 		.uid = rec->uid,
 		.from_cpu = rec->from_cpu,
-		.to_cpu = rec->to_cpu,
-		.policy = rtplace_policy_from_wire(rec->policy),
 		.prio = rec->prio,
 	};
+	if (rtplace_record_is_claim(rec->type)) {
+		ret->claim_id = rec->claim_id;
+		ret->to_cpu = -1;
+		ret->policy = SCHED_OTHER;
+	} else {
+		ret->to_cpu = rec->to_cpu;
+		ret->policy = rtplace_policy_from_wire(rec->policy);
+	}
 }
 
 /* Has the daemon closed the subscription's connection? */
@@ -1296,6 +1311,12 @@ const char *rtplace_notification_name(unsigned type)
 		return "thread-exited";
 	case RTPLACE_NOTIFY_CLAIM_REVOKED:
 		return "claim-revoked";
+	case RTPLACE_NOTIFY_WATCHDOG:
+		return "watchdog";
+	case RTPLACE_NOTIFY_CLAIM_CREATED:
+		return "claim-created";
+	case RTPLACE_NOTIFY_CLAIM_RELEASED:
+		return "claim-released";
 	default:
 		return "?";
 	}

@@ -290,8 +290,8 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, str
 
 /*
  * Notification records (DESIGN §7): the daemon publishes one for every move
- * it makes, claim lease that expires, RT collision seen on a managed thread
- * and managed thread that exits. A subscriber reads them from a ring in
+ * it makes, claim made, claim that ends (released, expired, revoked), RT
+ * collision seen on a managed thread and managed thread that exits. A subscriber reads them from a ring in
  * memory shared with the daemon, woken by a doorbell that rings only when
  * the ring goes from empty to non-empty; the daemon never waits for a slow
  * subscriber: what does not fit is dropped and counted, and the subscriber
@@ -307,6 +307,9 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, str
 #define RTPLACE_NOTIFY_COLLISION 3     /* managed tid waited behind an equal or higher RT task on from_cpu */
 #define RTPLACE_NOTIFY_THREAD_EXITED 4 /* a managed thread exited */
 #define RTPLACE_NOTIFY_CLAIM_REVOKED 5 /* a claim's CPU went offline (hotplug): tid is its owner (0: none), from_cpu its first CPU */
+#define RTPLACE_NOTIFY_WATCHDOG 6      /* the RealtimeKit starvation watchdog demoted tid: from_cpu the CPU it kept from normal work, policy and prio what it had */
+#define RTPLACE_NOTIFY_CLAIM_CREATED 7 /* a claim was made: claim_id, tid its owner (0: none), from_cpu its first CPU */
+#define RTPLACE_NOTIFY_CLAIM_RELEASED 8 /* a claim ended by release, its connection's close or its owner's exit: as CLAIM_CREATED */
 
 struct rtplace_notification {
 	uint64_t seq;             /* daemon-wide, +1 per record, from 1: gaps are others' records */
@@ -317,7 +320,8 @@ struct rtplace_notification {
 	int from_cpu, to_cpu;     /* -1: unknown or not one CPU */
 	int policy;               /* after the event: SCHED_FIFO, SCHED_RR, SCHED_OTHER (any non-RT) */
 	int prio;                 /* the RT priority concerned, 0 for none (see librtplace(3)) */
-	uint32_t reserved[3];     /* zero */
+	uint32_t reserved;        /* zero */
+	uint64_t claim_id;        /* the claim of a CLAIM_* record; 0 in others, and from a daemon before 0.2.0 */
 };
 
 /* A subscription: the ring mapped, its doorbell, the connection it lives on. */
@@ -364,8 +368,8 @@ unsigned rtplace_sub_capacity(const struct rtplace_sub *s);
 /* Ends the subscription: unmaps the ring, closes its descriptors. Accepts NULL. */
 void rtplace_sub_free(struct rtplace_sub *s);
 
-/* "moved", "claim-expired", "collision", "thread-exited", "claim-revoked";
- * "?" for others. */
+/* "moved", "claim-expired", "collision", "thread-exited", "claim-revoked",
+ * "claim-created", "claim-released"; "?" for others. */
 const char *rtplace_notification_name(unsigned type);
 
 /* Place-self flags. */

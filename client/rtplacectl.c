@@ -486,6 +486,65 @@ out:
 	return r;
 }
 
+/* "N CPU(s)"-style counting words: the noun, plural past one. */
+static const char *ctl_plural(unsigned n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
+ * A request refused with ERANGE named a node or CPU the daemon does not
+ * have. Its reason cannot say which exist (the limits are the daemon's),
+ * so they are read from its status here and the line names the nodes or
+ * CPUs asked for that are not there and those that are: "node 3 is not on
+ * this machine: nodes 0-1". node and near are -1 when not asked, cpus
+ * NULL. Returns the exit status, after the daemon's line when nothing
+ * asked for lies out of range (the refusal was about something else).
+ */
+static int ctl_range_fail(struct ctl *c, const char *what, int r, int node, int near,
+			  const struct rtplace_cpumask *cpus)
+{
+	struct rtplace_status st;
+	struct rtplace_cpumask out, all;
+	char list[CPUSET_LIST_MAX], have[CPUSET_LIST_MAX];
+	bool told = false;
+
+	if (r != -ERANGE || rtplace_status(c->rp, &st) < 0 || st.ncpus == 0)
+		return ctl_fail(c, what, r);
+	cpuset_zero(&all);
+	for (unsigned i = 0; i < st.ncpus && i < RTPLACE_MAX_CPUS; i++)
+		cpuset_set(&all, i);
+	cpuset_format(&all, have, sizeof(have));
+	if (node >= 0 && (unsigned)node >= st.nnodes) {
+		if (st.nnodes <= 1)
+			fprintf(stderr, "rtplacectl: %s: node %d is not on this machine: it has node 0 only\n", c->command,
+				node);
+		else
+			fprintf(stderr, "rtplacectl: %s: node %d is not on this machine: nodes 0-%u\n", c->command, node,
+				st.nnodes - 1);
+		told = true;
+	}
+	if (near >= 0 && (unsigned)near >= st.ncpus) {
+		fprintf(stderr, "rtplacectl: %s: --near %d: CPU %d is not on this machine: %s %s\n", c->command, near,
+			near, ctl_plural(st.ncpus, "CPU", "CPUs"), have);
+		told = true;
+	}
+	if (cpus) {
+		cpuset_andnot(&out, cpus, &all);
+		if (!cpuset_empty(&out) && cpuset_format(&out, list, sizeof(list)) == 0) {
+			unsigned n = cpuset_count(&out);
+
+			fprintf(stderr, "rtplacectl: %s: %s %s %s not on this machine: %s %s\n", c->command,
+				ctl_plural(n, "CPU", "CPUs"), list, ctl_plural(n, "is", "are"),
+				ctl_plural(st.ncpus, "CPU", "CPUs"), have);
+			told = true;
+		}
+	}
+	if (!told)
+		ctl_error(c, what, r);
+	return cli_exit_status(r);
+}
+
 /*
  * Fewer CPUs than asked: a warning (exit 0), or with --strict a failure
  * (exit 75, the claim given back), the same rule as rtplace-run's. A count
@@ -507,6 +566,45 @@ static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const s
 	return EX_TEMPFAIL;
 }
 
+/* Whom a claim of query --claim lives with (--owner). */
+enum ctl_owner {
+	CTL_OWNER_SHELL,  /* the calling shell, past $(...) subshells: the default */
+	CTL_OWNER_PARENT, /* rtplacectl's parent, a subshell or not */
+	CTL_OWNER_PID,    /* the process named */
+};
+
+static const char *const ctl_owner_names[] = {
+	[CTL_OWNER_SHELL] = "shell",
+	[CTL_OWNER_PARENT] = "parent",
+	[CTL_OWNER_PID] = "pid",
+};
+
+/*
+ * Who holds the claim just made and how it ends, on stderr so that a
+ * `$(...)` that captures the answer still shows it: the line a person
+ * reads to know that the claim outlives the command, and until when.
+ */
+static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans, pid_t pid, const char *comm,
+			   enum ctl_owner owner)
+{
+	char lease[64] = "", who[96];
+
+	if (ans->lease_ms != RTPLACE_LEASE_INFINITE)
+		snprintf(lease, sizeof(lease), ", when its lease of %u ms runs out", ans->lease_ms);
+	if (owner == CTL_OWNER_SHELL && pid != getppid())
+		snprintf(who, sizeof(who), "the calling shell, not the subshell %d that ran rtplacectl", (int)getppid());
+	else if (owner == CTL_OWNER_SHELL)
+		snprintf(who, sizeof(who), "the calling shell");
+	else if (owner == CTL_OWNER_PARENT)
+		snprintf(who, sizeof(who), "rtplacectl's parent (--owner parent)");
+	else
+		snprintf(who, sizeof(who), "as --owner named");
+	fprintf(stderr,
+		"rtplacectl: %s: claim %" PRIu64 " is held by process %d (%s), %s; it ends when that process exits%s, "
+		"or with 'rtplacectl release %" PRIu64 "'\n",
+		c->command, ans->claim_id, (int)pid, comm, who, lease, ans->claim_id);
+}
+
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -516,7 +614,8 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	 * its size: the word layouts are the same. */
 	struct rtplace_cpumask allowed, chosen;
 	bool have_prio = false, have_owner = false, strict = false, local = false;
-	char list[CPUSET_LIST_MAX];
+	enum ctl_owner owner = CTL_OWNER_SHELL;
+	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN];
 	long v;
 	int o, r, li = 0;
 
@@ -562,9 +661,16 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			req.lease_ms = (uint32_t)v;
 			break;
 		case 'o':
-			if (cli_parse_long(optarg, 1, INT32_MAX, &v) < 0)
-				return ctl_usage_error(c, "--owner %s: not a process id", optarg);
-			req.owner_pid = (pid_t)v;
+			if (!strcmp(optarg, "shell")) {
+				owner = CTL_OWNER_SHELL;
+			} else if (!strcmp(optarg, "parent")) {
+				owner = CTL_OWNER_PARENT;
+			} else if (cli_parse_long(optarg, 1, INT32_MAX, &v) == 0) {
+				owner = CTL_OWNER_PID;
+				req.owner_pid = (pid_t)v;
+			} else {
+				return ctl_usage_error(c, "--owner %s: not a process id, shell or parent", optarg);
+			}
 			have_owner = true;
 			break;
 		case 'x':
@@ -591,9 +697,12 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	if (local && req.flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
 	/* rtplacectl exits at once: a claim tied to its connection would end
-	 * with it, so it lives with the calling shell or script instead. */
-	if (req.flags & RTPLACE_QUERY_F_CLAIM && !have_owner)
+	 * with it, so it lives with a process, by default the calling shell
+	 * (ctl-owner.c: not the subshell of a $(...)). */
+	if (owner == CTL_OWNER_PARENT)
 		req.owner_pid = getppid();
+	else if (owner == CTL_OWNER_SHELL && req.flags & RTPLACE_QUERY_F_CLAIM)
+		req.owner_pid = ctl_owner_calling_shell(getppid());
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -606,7 +715,12 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	}
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
-		return ctl_fail(c, "query refused", r);
+		return ctl_range_fail(c, "query refused", r, req.node, req.near_cpu, req.allowed ? &allowed : NULL);
+	if (ans.claim_id) {
+		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
+		if (!c->json)
+			ctl_claim_note(c, &ans, req.owner_pid, comm, owner);
+	}
 	cpuset_zero(&chosen);
 	for (unsigned i = 0; i < ans.count; i++)
 		cpuset_set(&chosen, (unsigned)ans.cpus[i]);
@@ -624,6 +738,10 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 				printf(", \"lease_ms\": null, \"owner_pid\": %d", (int)req.owner_pid);
 			else
 				printf(", \"lease_ms\": %u, \"owner_pid\": %d", ans.lease_ms, (int)req.owner_pid);
+			printf(", \"owner_comm\": ");
+			ctl_json_string(comm);
+			printf(", \"owner\": \"%s\", \"ends\": [\"owner-exit\", %s\"release\"]", ctl_owner_names[owner],
+			       ans.lease_ms == RTPLACE_LEASE_INFINITE ? "" : "\"lease\", ");
 		}
 		printf(", \"reason\": ");
 		ctl_json_string(ans.reason);
@@ -746,6 +864,15 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 		return r;
 	/* A daemon on a simulated topology says why it moves nothing. */
 	r = rtplace_move(c->rp, &mv, &res);
+	if (r == -ERANGE && mv.flags & RTPLACE_MOVE_F_SET_AFFINITY) {
+		struct rtplace_cpumask want;
+
+		cpuset_zero(&want);
+		for (unsigned i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &mv.cpus))
+				cpuset_set(&want, i);
+		return ctl_range_fail(c, "move refused", r, -1, -1, &want);
+	}
 	if (r < 0)
 		return ctl_fail(c, "move refused", r);
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
@@ -800,33 +927,24 @@ static int64_t ctl_clock_offset_ns(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
-/* The library's names, and the daemon's record types it has no name for. */
-static const char *ctl_watch_type_name(unsigned type)
-{
-	switch (type) {
-	case RTPLACE_RECORD_WATCHDOG:
-		return "watchdog";
-	default:
-		return rtplace_notification_name(type);
-	}
-}
-
 static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
 {
-	char when[48];
+	char when[48], claim[24] = "-";
 
 	ctl_watch_time(n, offset_ns, c->json, when, sizeof(when));
 	if (c->json) {
 		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
 		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
-		       "\"policy\": \"%s\", \"prio\": %d}\n",
-		       n->seq, when, n->time_ns, ctl_watch_type_name(n->type), n->type, (int)n->tid,
-		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio);
+		       "\"policy\": \"%s\", \"prio\": %d, \"claim\": %" PRIu64 "}\n",
+		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
+		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio, n->claim_id);
 		return;
 	}
-	printf("%8" PRIu64 " %-26s %-13s %7d %6u %4d %4d %-6s %4d\n", n->seq, when,
-	       ctl_watch_type_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
-	       ctl_policy_name(n->policy), n->prio);
+	if (n->claim_id)
+		snprintf(claim, sizeof(claim), "%" PRIu64, n->claim_id);
+	printf("%8" PRIu64 " %-26s %-14s %7d %6u %4d %4d %-6s %4d %6s\n", n->seq, when,
+	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
+	       ctl_policy_name(n->policy), n->prio, claim);
 }
 
 static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
@@ -894,8 +1012,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	}
 	/* The header says "subscribed": nothing published after it is missed. */
 	if (!c->json) {
-		printf("%8s %-26s %-13s %7s %6s %4s %4s %-6s %4s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
-		       "TO", "POLICY", "PRIO");
+		printf("%8s %-26s %-14s %7s %6s %4s %4s %-6s %4s %6s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
+		       "TO", "POLICY", "PRIO", "CLAIM");
 		fflush(stdout);
 	}
 	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };

@@ -11,26 +11,43 @@
  * the consumer reads each with one line fill, while the producer, writing
  * record i+1, dirties at most the line holding record i (already read or not
  * yet wanted). 32 bytes hold every field an event needs; 64 would halve
- * the records per line for no field we have.
+ * the records per line for one 4-byte field. A record either concerns a
+ * thread or a claim (its type says which), and the last four bytes are
+ * the thread's CPU after and policy, or the claim's id: a claim record has
+ * no CPU after and no policy, a thread record no claim.
+ *
+ * Ring version 2 (the daemon writes it for subscribers that speak protocol
+ * version 3 or later):
  *
  *   offset  size  field
  *   0       8     seq       daemon-wide, +1 per published event, from 1; a
  *                           subscriber that sees only its own threads' records
  *                           sees gaps (loss is told by the header, not gaps)
  *   8       8     time_ns   CLOCK_MONOTONIC when the event happened
- *   16      4     tid       thread concerned (for CLAIM_EXPIRED and
- *                           CLAIM_REVOKED: the claim's owner pid, 0 for none)
- *   20      4     uid       effective uid owning tid: the filter key
- *   24      2     from_cpu  CPU before (-1: unknown / not applicable; for
- *                           WATCHDOG: the CPU the thread kept from normal work)
- *   26      2     to_cpu    CPU after (-1: unknown / several)
- *   28      1     type      RTPLACE_RECORD_*
- *   29      1     policy    RTPLACE_POLICY_* after the event (for WATCHDOG:
- *                           the RT policy the thread was demoted from; it is
- *                           SCHED_OTHER after)
- *   30      1     prio      1..99, 0 with OTHER (for WATCHDOG: the RT
- *                           priority it was demoted from)
- *   31      1     reserved  zero
+ *   16      4     tid       thread concerned; claim records: the claim's
+ *                           owner pid, 0 for none (it lives with a connection)
+ *   20      4     uid       effective uid owning tid, or the claim's: the
+ *                           filter key
+ *   24      2     from_cpu  CPU before (-1: unknown / not applicable); claim
+ *                           records: the claim's first CPU; WATCHDOG: the
+ *                           CPU the thread kept from normal work
+ *   26      1     type      RTPLACE_RECORD_*
+ *   27      1     prio      1..99, 0 with OTHER; claim records: the RT
+ *                           priority of the claim's level, 0 for normal
+ *   28      4     thread records:  to_cpu (2, CPU after, -1: unknown /
+ *                                  several), policy (1, RTPLACE_POLICY_* after
+ *                                  the event; WATCHDOG: the RT policy the
+ *                                  thread was demoted from, SCHED_OTHER
+ *                                  after, and prio its RT priority),
+ *                                  reserved (1, zero)
+ *                 claim records:   claim_id (the claim, non-zero)
+ *
+ * Ring version 1 (protocol versions 1 and 2, rtplaced 0.1.0), kept for
+ * their readers: seq, time_ns, tid and uid as above, then from_cpu (24),
+ * to_cpu (26), type (28), policy (29), prio (30), reserved (31); claim
+ * records carry no id and to_cpu -1, and the types added with version 2
+ * (WATCHDOG, CLAIM_CREATED, CLAIM_RELEASED) are not written to it. The
+ * ring's version is in its header; ring.c writes and reads both.
  *
  * Ring. One memfd per subscriber: a 192-byte header (three 64-byte lines)
  * then `capacity` records (a power of two). Indexes are free-running 64-bit
@@ -103,7 +120,9 @@
 #define RTPLACE_RECORD_SIZE 32u
 #define RTPLACE_RING_LINE 64u
 #define RTPLACE_RING_MAGIC 0x474e5252u /* "RRNG" in little-endian memory */
-#define RTPLACE_RING_VERSION 1u
+#define RTPLACE_RING_VERSION 2u
+/* The version before claim ids (see above). */
+#define RTPLACE_RING_VERSION_1 1u
 /* Largest capacity a ring accepts; keeps the mapping well under 2 GiB. */
 #define RTPLACE_RING_MAX_RECORDS (1u << 24)
 
@@ -115,9 +134,39 @@ enum {
 	RTPLACE_RECORD_THREAD_EXITED = 4, /* a managed thread exited */
 	RTPLACE_RECORD_CLAIM_REVOKED = 5, /* a claim's CPU went offline; from_cpu: its first CPU */
 	RTPLACE_RECORD_WATCHDOG = 6,      /* the RealtimeKit starvation watchdog demoted tid (from_cpu) */
+	RTPLACE_RECORD_CLAIM_CREATED = 7, /* a claim was made; from_cpu: its first CPU */
+	RTPLACE_RECORD_CLAIM_RELEASED = 8, /* a claim ended: released, its connection closed or its owner exited */
 };
 
+/* Whether a record of type concerns a claim (claim_id set), not a thread. */
+static inline int rtplace_record_is_claim(unsigned type)
+{
+	return type == RTPLACE_RECORD_CLAIM_EXPIRED || type == RTPLACE_RECORD_CLAIM_REVOKED ||
+	       type == RTPLACE_RECORD_CLAIM_CREATED || type == RTPLACE_RECORD_CLAIM_RELEASED;
+}
+
+/* The record in ring version 2's layout (the form the code uses; ring.c
+ * converts for a version-1 ring). */
 struct rtplace_record {
+	uint64_t seq;
+	uint64_t time_ns;
+	int32_t tid;
+	uint32_t uid;
+	int16_t from_cpu;
+	uint8_t type;
+	uint8_t prio;
+	union {
+		struct { /* thread records */
+			int16_t to_cpu;
+			uint8_t policy;
+			uint8_t reserved;
+		};
+		uint32_t claim_id; /* claim records */
+	};
+} __attribute__((aligned(RTPLACE_RECORD_SIZE)));
+
+/* A record in ring version 1's layout. */
+struct rtplace_record_v1 {
 	uint64_t seq;
 	uint64_t time_ns;
 	int32_t tid;
@@ -164,9 +213,21 @@ RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, time_ns) == 8, "record lay
 RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, tid) == 16, "record layout");
 RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, uid) == 20, "record layout");
 RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, from_cpu) == 24, "record layout");
-RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, to_cpu) == 26, "record layout");
-RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, type) == 28, "record layout");
-RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, prio) == 30, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, type) == 26, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, prio) == 27, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, to_cpu) == 28, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, policy) == 30, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, reserved) == 31, "record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record, claim_id) == 28, "record layout");
+RTPLACE_RECORD_ASSERT(sizeof(struct rtplace_record_v1) == RTPLACE_RECORD_SIZE, "version-1 record is 32 bytes");
+RTPLACE_RECORD_ASSERT(RTPLACE_RECORD_ALIGNOF(struct rtplace_record_v1) == RTPLACE_RECORD_SIZE,
+		      "version-1 record is aligned to its size");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, uid) == 20, "version-1 record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, from_cpu) == 24, "version-1 record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, to_cpu) == 26, "version-1 record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, type) == 28, "version-1 record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, policy) == 29, "version-1 record layout");
+RTPLACE_RECORD_ASSERT(offsetof(struct rtplace_record_v1, prio) == 30, "version-1 record layout");
 
 RTPLACE_RECORD_ASSERT(sizeof(struct rtplace_ring_header) == 3 * RTPLACE_RING_LINE, "header is three lines");
 RTPLACE_RECORD_ASSERT(RTPLACE_RECORD_ALIGNOF(struct rtplace_ring_header) == RTPLACE_RING_LINE,

@@ -20,16 +20,72 @@ size_t ring_bytes(uint32_t records)
 	return RTPLACE_RING_BYTES(records);
 }
 
+/* Record rec in version 1's layout, into slot. */
+static void ring_store_v1(struct rtplace_record *slot, const struct rtplace_record *rec)
+{
+	bool claim = rtplace_record_is_claim(rec->type);
+	struct rtplace_record_v1 v1 = {
+		.seq = rec->seq,
+		.time_ns = rec->time_ns,
+		.tid = rec->tid,
+		.uid = rec->uid,
+		.from_cpu = rec->from_cpu,
+		.to_cpu = claim ? -1 : rec->to_cpu,
+		.type = rec->type,
+		.policy = claim ? 0 : rec->policy,
+		.prio = rec->prio,
+	};
+
+	memcpy(slot, &v1, sizeof(v1));
+}
+
+/* The version-1 record in slot, in version 2's form. */
+static void ring_load_v1(const struct rtplace_record *slot, struct rtplace_record *ret)
+{
+	struct rtplace_record_v1 v1;
+
+	memcpy(&v1, slot, sizeof(v1));
+	*ret = (struct rtplace_record){
+		.seq = v1.seq,
+		.time_ns = v1.time_ns,
+		.tid = v1.tid,
+		.uid = v1.uid,
+		.from_cpu = v1.from_cpu,
+		.type = v1.type,
+		.prio = v1.prio,
+	};
+	if (!rtplace_record_is_claim(v1.type)) {
+		ret->to_cpu = v1.to_cpu;
+		ret->policy = v1.policy;
+	}
+}
+
+static void ring_load(const struct ring *r, uint64_t index, struct rtplace_record *ret)
+{
+	const struct rtplace_record *slot = &r->records[index & r->mask];
+
+	if (r->version == RTPLACE_RING_VERSION_1)
+		ring_load_v1(slot, ret);
+	else
+		*ret = *slot;
+}
+
 int ring_init(void *mem, size_t size, uint32_t records, struct ring *ret)
+{
+	return ring_init_version(mem, size, records, RTPLACE_RING_VERSION, ret);
+}
+
+int ring_init_version(void *mem, size_t size, uint32_t records, uint16_t version, struct ring *ret)
 {
 	struct rtplace_ring_header *hdr = mem;
 
-	if (!mem || (uintptr_t)mem % RTPLACE_RING_LINE || !ring_capacity_ok(records) || size < ring_bytes(records))
+	if (!mem || (uintptr_t)mem % RTPLACE_RING_LINE || !ring_capacity_ok(records) || size < ring_bytes(records) ||
+	    (version != RTPLACE_RING_VERSION && version != RTPLACE_RING_VERSION_1))
 		return -EINVAL;
 
 	memset(mem, 0, ring_bytes(records));
 	hdr->magic = RTPLACE_RING_MAGIC;
-	hdr->version = RTPLACE_RING_VERSION;
+	hdr->version = version;
 	hdr->record_size = sizeof(struct rtplace_record);
 	hdr->capacity = records;
 	hdr->records_offset = sizeof(*hdr);
@@ -38,6 +94,7 @@ int ring_init(void *mem, size_t size, uint32_t records, struct ring *ret)
 		.hdr = hdr,
 		.records = (struct rtplace_record *)(hdr + 1),
 		.mask = records - 1,
+		.version = version,
 	};
 	return 0;
 }
@@ -48,7 +105,8 @@ int ring_attach(void *mem, size_t size, struct ring *ret)
 
 	if (!mem || (uintptr_t)mem % RTPLACE_RING_LINE)
 		return -EINVAL;
-	if (size < sizeof(*hdr) || hdr->magic != RTPLACE_RING_MAGIC || hdr->version != RTPLACE_RING_VERSION ||
+	if (size < sizeof(*hdr) || hdr->magic != RTPLACE_RING_MAGIC ||
+	    (hdr->version != RTPLACE_RING_VERSION && hdr->version != RTPLACE_RING_VERSION_1) ||
 	    hdr->record_size != sizeof(struct rtplace_record) || hdr->records_offset != sizeof(*hdr) ||
 	    !ring_capacity_ok(hdr->capacity) || size < ring_bytes(hdr->capacity))
 		return -EPROTO;
@@ -57,6 +115,7 @@ int ring_attach(void *mem, size_t size, struct ring *ret)
 		.hdr = hdr,
 		.records = (struct rtplace_record *)(hdr + 1),
 		.mask = hdr->capacity - 1,
+		.version = hdr->version,
 		/* Resume where a previous reader of this ring stopped; losses
 		 * from before attaching are reported by the first drain. */
 		.index = __atomic_load_n(&hdr->tail, __ATOMIC_RELAXED),
@@ -82,7 +141,10 @@ int ring_push(struct ring *r, const struct rtplace_record *rec, bool *ret_was_em
 		return -ENOBUFS;
 	}
 
-	r->records[head & r->mask] = *rec;
+	if (r->version == RTPLACE_RING_VERSION_1)
+		ring_store_v1(&r->records[head & r->mask], rec);
+	else
+		r->records[head & r->mask] = *rec;
 	r->index = head + 1;
 	/* Release: the record's bytes (and every lost increment before it)
 	 * are visible to a consumer that acquires this head. */
@@ -153,7 +215,7 @@ int ring_pop(struct ring *r, struct rtplace_record *ret, uint64_t *ret_lost)
 	if (head == r->index)
 		return 0;
 
-	*ret = r->records[r->index & r->mask];
+	ring_load(r, r->index, ret);
 	r->index++;
 	__atomic_store_n(&r->hdr->tail, r->index, __ATOMIC_RELEASE);
 	return 1;
@@ -171,7 +233,9 @@ int64_t ring_drain(struct ring *r, ring_record_fn *cb, void *userdata, uint64_t 
 			return res;
 		while (r->index != head) {
 			/* A copy: cb may keep it after the slot is reused. */
-			struct rtplace_record rec = r->records[r->index & r->mask];
+			struct rtplace_record rec;
+
+			ring_load(r, r->index, &rec);
 
 			r->index++;
 			n++;

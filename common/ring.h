@@ -24,6 +24,7 @@ struct ring {
 	struct rtplace_ring_header *hdr;
 	struct rtplace_record *records;
 	uint64_t mask;  /* capacity - 1 */
+	uint16_t version; /* RTPLACE_RING_VERSION or _VERSION_1: the records' layout */
 	uint64_t index; /* producer: head; consumer: tail */
 	uint64_t lost;  /* producer: dropped so far; consumer: reported so far */
 	/* Consumer: tails published after which the ring looked empty. The
@@ -43,16 +44,22 @@ size_t ring_bytes(uint32_t records);
  */
 int ring_init(void *mem, size_t size, uint32_t records, struct ring *ret);
 
+/* ring_init() of a ring in version (RTPLACE_RING_VERSION, or
+ * RTPLACE_RING_VERSION_1 for readers of protocol versions 1 and 2);
+ * -EINVAL for another version. */
+int ring_init_version(void *mem, size_t size, uint32_t records, uint16_t version, struct ring *ret);
+
 /*
  * Consumer side: checks the header of the ring at mem (size bytes mapped)
  * and starts reading at its current tail. Returns 0, -EPROTO for a header
- * that is not a ring of this version or does not fit in size, -EINVAL for a
- * misaligned mem.
+ * that is not a ring of a version this code reads (RTPLACE_RING_VERSION or
+ * _VERSION_1) or does not fit in size, -EINVAL for a misaligned mem.
  */
 int ring_attach(void *mem, size_t size, struct ring *ret);
 
 /*
- * Producer: appends *rec. Returns 0, and *ret_was_empty true when the ring
+ * Producer: appends *rec, in the ring's layout: in a version-1 ring a
+ * claim record loses its id (record.h). Returns 0, and *ret_was_empty true when the ring
  * went from empty to non-empty with this record (ring the doorbell then, and
  * only then); or -ENOBUFS when the ring is full: the record is dropped and
  * counted in the header's lost. Never blocks.
@@ -63,7 +70,8 @@ int ring_push(struct ring *r, const struct rtplace_record *rec, bool *ret_was_em
 uint64_t ring_lost_total(const struct ring *r);
 
 /*
- * Consumer: takes the oldest record into *ret. Returns 1 with a record, 0
+ * Consumer: takes the oldest record into *ret, in version 2's form whatever
+ * the ring's version (claim_id 0 from a version-1 ring). Returns 1 with a record, 0
  * when the ring is empty, -EPROTO when the header's head is impossible.
  * *ret_lost (may be NULL) gets the records dropped since the last report
  * (reported once). A 0 has re-checked head after publishing the tail, so

@@ -70,6 +70,8 @@ struct claims {
 	uint64_t (*now_ms)(void);
 	claims_ended_fn *ended;
 	void *ctx;
+	claims_life_fn *life;
+	void *life_ctx;
 };
 
 static uint32_t claims_hash_of(uint32_t key)
@@ -551,11 +553,14 @@ undo:
 	return r;
 }
 
-static void claims_remove(struct claims *c, uint32_t slot)
+/* Removes the claim in slot, which ended as why (claims_life_fn). */
+static void claims_remove(struct claims *c, uint32_t slot, uint32_t why)
 {
 	struct claims_slot *s = &c->slots[slot];
 	uint32_t last;
 
+	if (c->life)
+		c->life(&s->cl, why, c->life_ctx);
 	claims_count_levels(c, &s->cl, -1);
 	claims_update_levels(c, &s->cl);
 	claims_heap_remove(c, slot);
@@ -586,7 +591,15 @@ int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint
 		c->next_id = c->next_id == UINT32_MAX ? 1 : c->next_id + 1;
 	while (claims_find(c, c->next_id));
 	*ret_id = cl.id;
+	if (c->life)
+		c->life(claims_find(c, cl.id), CLAIMS_LIFE_CREATED, c->life_ctx);
 	return 0;
+}
+
+void claims_watch_life(struct claims *c, claims_life_fn *fn, void *ctx)
+{
+	c->life = fn;
+	c->life_ctx = ctx;
 }
 
 int claims_restore(struct claims *c, const struct claim *cl, uint32_t next_id)
@@ -640,7 +653,7 @@ int claims_release(struct claims *c, uint32_t id, uint32_t uid)
 		return -ENOENT;
 	if (uid != 0 && c->slots[slot].cl.uid != uid)
 		return -EPERM;
-	claims_remove(c, slot);
+	claims_remove(c, slot, CLAIMS_LIFE_RELEASED);
 	claims_rearm(c);
 	return 0;
 }
@@ -656,7 +669,7 @@ unsigned claims_drop_client(struct claims *c, uint32_t client)
 		uint32_t next = c->slots[slot].next[CLAIMS_BY_CLIENT];
 
 		if (c->slots[slot].cl.pid == 0) {
-			claims_remove(c, slot);
+			claims_remove(c, slot, CLAIMS_LIFE_DISCONNECTED);
 			dropped++;
 		}
 		slot = next;
@@ -680,7 +693,7 @@ unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, 
 
 		if (ended)
 			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED, ctx);
-		claims_remove(c, slot);
+		claims_remove(c, slot, RTPLACE_CLAIM_ENDED_OWNER_EXITED);
 		dropped++;
 	}
 	if (dropped)
@@ -697,7 +710,7 @@ uint64_t claims_expire(struct claims *c, uint64_t now_ms, claims_ended_fn *ended
 
 		if (ended)
 			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_EXPIRED, ctx);
-		claims_remove(c, slot);
+		claims_remove(c, slot, RTPLACE_CLAIM_ENDED_EXPIRED);
 		expired = true;
 	}
 	/* Every change of the heap rearms the timer, so a check that found
@@ -730,7 +743,7 @@ unsigned claims_revoke_cpu(struct claims *c, uint32_t cpu, claims_ended_fn *ende
 		}
 		if (ended)
 			ended(&c->slots[slot].cl, RTPLACE_CLAIM_ENDED_REVOKED, ctx);
-		claims_remove(c, slot); /* moves the last claim to i */
+		claims_remove(c, slot, RTPLACE_CLAIM_ENDED_REVOKED); /* moves the last claim to i */
 		dropped++;
 	}
 	if (dropped)

@@ -83,6 +83,24 @@ unsigned claims_drop_client(struct claims *c, uint32_t client);
 /* Why a claim ended on its own or was taken back (the wire's codes). */
 typedef void claims_ended_fn(const struct claim *cl, uint32_t why, void *ctx);
 
+/* What a claims_life_fn is told besides the wire's RTPLACE_CLAIM_ENDED_*
+ * codes: a claim was made, or its holder ended it (codes never sent in a
+ * CLAIM_ENDED event: its holder knows). */
+#define CLAIMS_LIFE_CREATED 0u
+#define CLAIMS_LIFE_RELEASED 0x100u     /* claims_release(): by its uid or root */
+#define CLAIMS_LIFE_DISCONNECTED 0x101u /* claims_drop_client(): its connection closed */
+
+/*
+ * Every claim claims_add() makes (told after it is in the table) and every
+ * end of a claim, whatever its cause (told before it leaves), with cl as
+ * it is: what subscribers' records follow. Restored claims were made
+ * before and are not told. May be NULL.
+ */
+typedef void claims_life_fn(const struct claim *cl, uint32_t what, void *ctx);
+
+/* Reports the table's claims' lives to fn from now on. */
+void claims_watch_life(struct claims *c, claims_life_fn *fn, void *ctx);
+
 /* Drops every claim tied to pid (its owner exited), calling ended() for
  * each first (may be NULL). Returns how many. */
 unsigned claims_drop_pid(struct claims *c, int32_t pid, claims_ended_fn *ended, void *ctx);

@@ -273,10 +273,6 @@ static void dispatch_claim_ended_cb(const struct claim *cl, uint32_t why, void *
 			: why == RTPLACE_CLAIM_ENDED_OWNER_EXITED ? DISPATCH_END_OWNER_EXITED
 								  : DISPATCH_END_REVOKED]++;
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
-	if (why == RTPLACE_CLAIM_ENDED_EXPIRED || why == RTPLACE_CLAIM_ENDED_REVOKED)
-		notify_record(s->notify,
-			      why == RTPLACE_CLAIM_ENDED_EXPIRED ? RTPLACE_RECORD_CLAIM_EXPIRED : RTPLACE_RECORD_CLAIM_REVOKED,
-			      cl->pid, cl->uid, cpuset_next(&cl->cpus, 0), -1, 0, (uint8_t)level_rt_priority(cl->level));
 	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
 		manage_release(s->manage, cl->pid);
 	log_ratelimited(LOG_INFO, "claim %u on CPUs %s ended: %s", cl->id, cpus, dispatch_end_reason(why));
@@ -851,8 +847,9 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 		/* Unprivileged subscribers see only records about their own threads. */
 		reason.text[0] = '\0';
 		dispatch_view(s, peer, &view);
-		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds), &view, &reason,
-					    &info);
+		r = notify_subscribe_client(s->notify, peer->id, peer->uid, auth_is_privileged(creds),
+					    m->hdr.version >= 3 ? RTPLACE_RING_VERSION : RTPLACE_RING_VERSION_1, &view,
+					    &reason, &info);
 		if (r < 0 && !reason.text[0])
 			reason_set(&reason, "cannot create the ring: %s", strerror(-r));
 	}
@@ -1115,6 +1112,8 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	r = dispatch_moves_new(s, opts, cfg);
 	if (r < 0)
 		goto fail;
+	/* Subscribers see every claim made and ended, with its id. */
+	claims_watch_life(s->claims, notify_claim_life, s->notify);
 	r = dispatch_restore_claims(s);
 	if (r < 0)
 		goto fail;

@@ -16,7 +16,9 @@
 #include <sys/queue.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "clocks.h"
+#include "levels.h"
 #include "notify.h"
 #include "ring.h"
 
@@ -92,6 +94,12 @@ static void notify_sub_close(struct notify_sub *s)
 int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_reason *reason,
 		     struct notify_sub **ret)
 {
+	return notify_subscribe_version(n, uid, see_all, RTPLACE_RING_VERSION, reason, ret);
+}
+
+int notify_subscribe_version(struct notify *n, uid_t uid, bool see_all, uint16_t version,
+			     struct rtplace_reason *reason, struct notify_sub **ret)
+{
 	struct notify_sub *s;
 	int r = quota_take(n->quota, uid, 1, reason);
 
@@ -120,7 +128,7 @@ int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_r
 	s->mem = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0);
 	if (s->mem == MAP_FAILED)
 		goto fail_errno;
-	r = ring_init(s->mem, s->bytes, n->ring_records, &s->ring);
+	r = ring_init_version(s->mem, s->bytes, n->ring_records, version, &s->ring);
 	if (r < 0)
 		goto fail;
 	s->doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -196,6 +204,14 @@ int notify_queue(struct notify *n, struct rtplace_record *rec)
 			n->stats.filtered++;
 			continue;
 		}
+		/* Its readers could not name these (and they carry no id
+		 * there): they were added with version 2. */
+		if (s->ring.version == RTPLACE_RING_VERSION_1 &&
+		    (rec->type == RTPLACE_RECORD_WATCHDOG || rec->type == RTPLACE_RECORD_CLAIM_CREATED ||
+	     rec->type == RTPLACE_RECORD_CLAIM_RELEASED)) {
+			n->stats.filtered++;
+			continue;
+		}
 		if (!s->view.same_pidns) {
 			if (!notify_show(s, rec, &shown)) {
 				n->stats.filtered++;
@@ -257,6 +273,35 @@ int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int
 	return notify_publish(n, &rec);
 }
 
+void notify_claim_life(const struct claim *cl, uint32_t what, void *ctx)
+{
+	struct notify *n = ctx;
+	int first = cpuset_next(&cl->cpus, 0);
+	struct rtplace_record rec = {
+		.tid = cl->pid,
+		.uid = cl->uid,
+		.from_cpu = (int16_t)first,
+		.prio = (uint8_t)level_rt_priority(cl->level),
+		.claim_id = cl->id,
+	};
+
+	switch (what) {
+	case CLAIMS_LIFE_CREATED:
+		rec.type = RTPLACE_RECORD_CLAIM_CREATED;
+		break;
+	case RTPLACE_CLAIM_ENDED_EXPIRED:
+		rec.type = RTPLACE_RECORD_CLAIM_EXPIRED;
+		break;
+	case RTPLACE_CLAIM_ENDED_REVOKED:
+		rec.type = RTPLACE_RECORD_CLAIM_REVOKED;
+		break;
+	default:
+		rec.type = RTPLACE_RECORD_CLAIM_RELEASED;
+	}
+	rec.time_ns = clocks_monotonic_ns();
+	notify_publish(n, &rec);
+}
+
 static struct notify_sub *notify_find_client(const struct notify *n, uint32_t client)
 {
 	struct notify_sub *s;
@@ -267,14 +312,14 @@ static struct notify_sub *notify_find_client(const struct notify *n, uint32_t cl
 	return NULL;
 }
 
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all,
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, uint16_t version,
 			    const struct pidmap_view *view, struct rtplace_reason *reason, struct notify_sub_info *ret)
 {
 	struct notify_sub *s = notify_find_client(n, client);
 	int r;
 
 	if (!s) {
-		r = notify_subscribe(n, uid, see_all, reason, &s);
+		r = notify_subscribe_version(n, uid, see_all, version, reason, &s);
 		if (r < 0)
 			return r;
 		s->client = client;

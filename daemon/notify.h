@@ -80,6 +80,12 @@ void notify_free(struct notify *n);
 int notify_subscribe(struct notify *n, uid_t uid, bool see_all, struct rtplace_reason *reason,
 		     struct notify_sub **ret);
 
+/* notify_subscribe() with a ring in version (record.h): RTPLACE_RING_VERSION,
+ * or RTPLACE_RING_VERSION_1 for a subscriber that speaks protocol version
+ * 1 or 2, which is then given no record of a type version 1 lacks. */
+int notify_subscribe_version(struct notify *n, uid_t uid, bool see_all, uint16_t version,
+			     struct rtplace_reason *reason, struct notify_sub **ret);
+
 /* Ends a subscription: unmaps, closes both descriptors, frees s. */
 void notify_unsubscribe(struct notify *n, struct notify_sub *s);
 
@@ -112,6 +118,17 @@ int notify_flush(struct notify *n);
 int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int from_cpu, int to_cpu,
 		  uint8_t policy, uint8_t prio);
 
+/*
+ * A claims_life_fn (claims.h) for ctx, a struct notify: publishes
+ * CLAIM_CREATED when a claim is made, CLAIM_EXPIRED or CLAIM_REVOKED when
+ * its lease ran out or its CPU went offline, CLAIM_RELEASED when it ended
+ * any other way (released, its connection closed, its owner exited), each
+ * naming the claim's id, owner pid, uid, first CPU and the priority of its
+ * level.
+ */
+struct claim;
+void notify_claim_life(const struct claim *cl, uint32_t what, void *ctx);
+
 /* How subscriber s sees the daemon's pids (copied; view->root must
  * outlive s). A new subscription sees them as the daemon does. */
 void notify_sub_set_view(struct notify_sub *s, const struct pidmap_view *view);
@@ -119,10 +136,11 @@ void notify_sub_set_view(struct notify_sub *s, const struct pidmap_view *view);
 /*
  * The subscription of connection client (a server id, >= 1): opened with
  * notify_subscribe() and view (notify_sub_set_view(); NULL: the daemon's
- * namespace) on its first call, the same one on later calls. Returns 0 and what the SUBSCRIBE reply
- * carries, or notify_subscribe()'s -errno.
+ * namespace) on its first call, its ring in version (as
+ * notify_subscribe_version()), the same one on later calls. Returns 0 and
+ * what the SUBSCRIBE reply carries, or notify_subscribe()'s -errno.
  */
-int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all,
+int notify_subscribe_client(struct notify *n, uint32_t client, uid_t uid, bool see_all, uint16_t version,
 			    const struct pidmap_view *view, struct rtplace_reason *reason, struct notify_sub_info *ret);
 
 /* Connection client is gone: its subscription, if any, ends. */

@@ -485,3 +485,11 @@ tests_integration_test_local_reads_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_local_reads_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_local_reads_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-local-reads
+
+# rtplaced(8): options and examples before the internals, no groff warning.
+TESTS += tests/integration/test-man-rtplaced.sh
+EXTRA_DIST += tests/integration/test-man-rtplaced.sh
+
+# Who holds a claim of rtplacectl query --claim made inside $(...).
+TESTS += tests/integration/test-client-claim-owner.sh
+EXTRA_DIST += tests/integration/test-client-claim-owner.sh

@@ -95,11 +95,23 @@ expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (1 CPU)\$" "$TMP/out" || fail "release of one CPU: $(cat "$TMP/out")"
 
 # Refusals, usage errors, help.
-# The daemon's reason reaches the user whole, past the 63 characters of
-# protocol version 2.
+# A node or CPU the machine lacks: the error names those it has (the
+# 480-CPU topology has nodes 0-1, CPUs 0-479), in words, not wire fields.
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
-grep -qF "node 5 out of range: the daemon's topology has NUMA nodes 0..1 (rtplacectl cpus shows each CPU's node)" \
-	"$TMP/err" || fail "daemon reason not whole: $(cat "$TMP/err")"
+grep -qx "rtplacectl: query: node 5 is not on this machine: nodes 0-1" "$TMP/err" ||
+	fail "--node 5: $(cat "$TMP/err")"
+expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 478-481
+grep -qx "rtplacectl: query: CPUs 480-481 are not on this machine: CPUs 0-479" "$TMP/err" ||
+	fail "--cpu-list 478-481: $(cat "$TMP/err")"
+expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 900
+grep -qx "rtplacectl: query: CPU 900 is not on this machine: CPUs 0-479" "$TMP/err" ||
+	fail "--cpu-list 900: $(cat "$TMP/err")"
+expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --near 480
+grep -qx "rtplacectl: query: --near 480: CPU 480 is not on this machine: CPUs 0-479" "$TMP/err" ||
+	fail "--near 480: $(cat "$TMP/err")"
+expect_status 65 "$CTL" --socket "$SOCK" move --tid $$ --cpu-list 0,1000
+grep -qx "rtplacectl: move: CPU 1000 is not on this machine: CPUs 0-479" "$TMP/err" ||
+	fail "move --cpu-list 0,1000: $(cat "$TMP/err")"
 expect_status 64 "$CTL" --socket "$SOCK" query --count 2
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 5 --cpu-list 3-x
@@ -112,16 +124,57 @@ expect_status 64 "$CTL" --socket "$SOCK" move --tid $$
 expect_status 64 "$CTL" --socket "$SOCK" watch --count 0
 expect_status 64 "$CTL" --socket "$SOCK" watch now
 
-# A simulated daemon moves nothing but still publishes records: a claim's
-# lease runs out. The table header says the watcher has subscribed.
-"$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w" 2>"$TMP/w.err" &
+# A simulated daemon moves nothing but still publishes records: a claim is
+# made and its lease runs out, another is made and released; each record
+# names its claim (CLAIM, the last column). The table header says the
+# watcher has subscribed.
+"$CTL" --socket "$SOCK" watch --count 4 >"$TMP/w" 2>"$TMP/w.err" &
 W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w" 1
-expect_status 0 "$CTL" --socket "$SOCK" query --prio 5 --claim 100
-wait $W || fail "watch --count 1 exited $?: $(cat "$TMP/w.err")"
-tail -n 1 "$TMP/w" | awk -v pid=$$ -v uid="$(id -u)" '$3 == "claim-expired" && $4 == pid && $5 == uid { ok = 1 }
-	END { exit !ok }' || fail "watch printed: $(cat "$TMP/w")"
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 100
+leased=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+wait_lines "$TMP/w" 3
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
+held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+expect_status 0 "$CTL" --socket "$SOCK" release "$held"
+wait $W || fail "watch --count 4 exited $?: $(cat "$TMP/w.err")"
+tail -n 4 "$TMP/w" | awk -v pid=$$ -v uid="$(id -u)" -v a="$leased" -v b="$held" '
+	NR == 1 && $3 == "claim-created" && $10 == a { n++ }
+	NR == 2 && $3 == "claim-expired" && $10 == a { n++ }
+	NR == 3 && $3 == "claim-created" && $10 == b { n++ }
+	NR == 4 && $3 == "claim-released" && $10 == b { n++ }
+	$4 == pid && $5 == uid && $9 == 5 { m++ }
+	END { exit !(n == 4 && m == 4) }' || fail "watch printed (claims $leased, $held): $(cat "$TMP/w")"
+# The same records in JSON: move on claiming and releasing until the
+# watcher, which prints no header, has seen one made and released.
+"$CTL" --socket "$SOCK" --json watch >"$TMP/wj" 2>"$TMP/wj.err" &
+W=$!
+PIDS="$PIDS $W"
+i=0
+# A claim made and released in the file, both records naming it.
+made_and_released() {
+	python3 -c "
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\\n')]
+made = {r['claim'] for r in recs if r['type'] == 'claim-created' and r['type_id'] == 7}
+sys.exit(not any(r['type_id'] == 8 and r['claim'] in made for r in recs if r['type'] == 'claim-released'))
+" "$TMP/wj"
+}
+until made_and_released; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "json watch saw no claim released: $(cat "$TMP/wj.err")"
+	expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
+	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
+	sleep 0.05
+done
+kill $W
+python3 -c "
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\\n')]
+assert all(r['claim'] > 0 and r['tid'] == int(sys.argv[2]) and r['prio'] == 5 for r in recs), recs
+" "$TMP/wj" $$ || fail "json claim records: $(cat "$TMP/wj")"
 for cmd in status cpus query release move watch; do
 	expect_status 0 "$CTL" "$cmd" --help
 	grep -q "^usage: rtplacectl .*$cmd" "$TMP/out" || fail "$cmd --help"

@@ -492,8 +492,9 @@ static void test_move_unsupported(void **state)
 }
 
 /*
- * A simulated daemon moves nothing but publishes records: a claim's lease
- * runs out and the subscriber is told, with the claim's owner as tid.
+ * A simulated daemon moves nothing but publishes records: a claim is made
+ * and its lease runs out, and the subscriber is told both, with the
+ * claim's id and its owner as tid.
  */
 static void test_subscribe_claim_expired(void **state)
 {
@@ -511,6 +512,8 @@ static void test_subscribe_claim_expired(void **state)
 	rtplace_sub_free(NULL);
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_EXPIRED), "claim-expired");
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_REVOKED), "claim-revoked");
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_CREATED), "claim-created");
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_RELEASED), "claim-released");
 	assert_string_equal(rtplace_notification_name(99), "?");
 
 	assert_int_equal(rtplace_subscribe(*state, &sub), 0);
@@ -523,17 +526,24 @@ static void test_subscribe_claim_expired(void **state)
 	assert_int_equal(rtplace_query(*state, &req, &a), 0);
 	assert_int_equal(a.count, 1);
 	p.fd = rtplace_sub_fd(sub);
-	assert_int_equal(poll(&p, 1, 5000), 1);
-	assert_int_equal(rtplace_sub_read(sub, &rec, 1, &n, &lost), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(lost, 0);
-	assert_int_equal(rec.type, RTPLACE_NOTIFY_CLAIM_EXPIRED);
-	assert_int_equal(rec.tid, getpid());
-	assert_int_equal(rec.uid, getuid());
-	assert_int_equal(rec.from_cpu, a.cpus[0]);
-	assert_int_equal(rec.to_cpu, -1);
-	assert_int_equal(rec.prio, 20);
-	assert_true(rec.seq > 0);
+	/* Made, then expired: two records naming the claim. */
+	for (unsigned type = RTPLACE_NOTIFY_CLAIM_CREATED;; type = RTPLACE_NOTIFY_CLAIM_EXPIRED) {
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(rtplace_sub_read(sub, &rec, 1, &n, &lost), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(lost, 0);
+		assert_int_equal(rec.type, type);
+		assert_int_equal(rec.claim_id, a.claim_id);
+		assert_int_equal(rec.tid, getpid());
+		assert_int_equal(rec.uid, getuid());
+		assert_int_equal(rec.from_cpu, a.cpus[0]);
+		assert_int_equal(rec.to_cpu, -1);
+		assert_int_equal(rec.policy, SCHED_OTHER);
+		assert_int_equal(rec.prio, 20);
+		assert_true(rec.seq > 0);
+		if (type == RTPLACE_NOTIFY_CLAIM_EXPIRED)
+			break;
+	}
 	rtplace_sub_free(sub);
 	wait_claims(*state, 0);
 }

@@ -6,7 +6,8 @@
  * exactly what did not fit while queries are still answered; an
  * unprivileged subscriber sees only its own threads' records; and
  * rtplace-run --manage gets its RT ticker pushed off CPU 1 when a higher
- * spinner takes that CPU. The daemon runs with a 64-record ring. RT work
+ * spinner takes that CPU; claims made and ended arrive as CLAIM_CREATED and
+ * CLAIM_RELEASED with their ids. The daemon runs with a 64-record ring. RT work
  * stays on CPU 1 (spinners) or sleeps, under the RT-test lock, bounded in
  * time, and every child is killed at exit.
  */
@@ -245,6 +246,88 @@ static void test_overflow_counted(void **state)
 	rtplace_close(rp);
 }
 
+/* Waits (bounded as wait_record()) for a record of type about claim id. */
+static bool wait_claim_record(struct rtplace_sub *s, unsigned type, uint64_t id, struct rtplace_notification *ret)
+{
+	struct rtplace_notification recs[16];
+
+	for (int i = 0; i < 50; i++) {
+		struct pollfd p = { .fd = rtplace_sub_fd(s), .events = POLLIN };
+		size_t n = 0;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		if (rtplace_sub_read(s, recs, 16, &n, NULL) < 0)
+			return false;
+		for (size_t j = 0; j < n; j++) {
+			if (recs[j].type == type && recs[j].claim_id == id) {
+				*ret = recs[j];
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * A claim's life reaches a subscriber through librtplace: created and
+ * released with the claim's id, owner, first CPU and priority; a claim
+ * whose owner exits is released too; thread records carry no claim.
+ */
+static void test_claim_records(void **state)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_notification rec;
+	struct rtplace_answer ans;
+	struct rtplace_sub *sub;
+	struct rtplace *rp;
+	pthread_t th;
+	pid_t child, tid;
+
+	assert_int_equal(rtplace_connect(daemon_under_test.socket, &rp), 0);
+	assert_int_equal(rtplace_subscribe(rp, &sub), 0);
+	req.prio = 20;
+	req.flags = RTPLACE_QUERY_F_CLAIM;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_true(ans.claim_id > 0);
+	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_CREATED, ans.claim_id, &rec));
+	assert_string_equal(rtplace_notification_name(rec.type), "claim-created");
+	assert_int_equal(rec.tid, 0); /* it lives with the connection */
+	assert_int_equal(rec.uid, 0);
+	assert_int_equal(rec.from_cpu, ans.cpus[0]);
+	assert_int_equal(rec.to_cpu, -1);
+	assert_int_equal(rec.prio, 20);
+	assert_int_equal(rtplace_release(rp, ans.claim_id, NULL), 0);
+	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_RELEASED, ans.claim_id, &rec));
+	assert_string_equal(rtplace_notification_name(rec.type), "claim-released");
+	assert_int_equal(rec.from_cpu, ans.cpus[0]);
+
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	test_track_child(child);
+	req.owner_pid = child;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_CREATED, ans.claim_id, &rec));
+	assert_int_equal(rec.tid, child);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_RELEASED, ans.claim_id, &rec));
+	assert_int_equal(rec.tid, child);
+
+	tid = start_sleeper(&th);
+	assert_true(tid > 0);
+	assert_int_equal(move_to(rp, tid, 1), 0);
+	assert_true(wait_record(sub, RTPLACE_NOTIFY_MOVED, tid, NULL, &rec));
+	assert_int_equal(rec.claim_id, 0);
+	stop_sleeper(th);
+	rtplace_sub_free(sub);
+	rtplace_close(rp);
+}
+
 static bool is_nobody(const struct rtplace_notification *rec)
 {
 	return rec->uid == SUB_NOBODY;
@@ -415,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_move_record),
 		cmocka_unit_test(test_overflow_counted),
 		cmocka_unit_test(test_unprivileged_sees_own),
+		cmocka_unit_test(test_claim_records),
 		cmocka_unit_test(test_run_manage_pushed),
 	};
 

@@ -47,12 +47,12 @@ grep -q "does not exist" "$TMP/err" || fail "vanished thread: $(cat "$TMP/err")"
 W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w1" 1
-grep -q '^ *SEQ  *TIME  *TYPE  *TID  *UID  *FROM  *TO  *POLICY  *PRIO$' "$TMP/w1" || fail "header: $(cat "$TMP/w1")"
+grep -q '^ *SEQ  *TIME  *TYPE  *TID  *UID  *FROM  *TO  *POLICY  *PRIO  *CLAIM$' "$TMP/w1" || fail "header: $(cat "$TMP/w1")"
 expect_status 0 "$CTL" --socket "$SOCK" move --tid $SLEEPER --cpu-list 1
 wait $W || fail "watch --count 1 exited $?: $(cat "$TMP/w1.err")"
 [ "$(wc -l <"$TMP/w1")" = 2 ] || fail "watch printed: $(cat "$TMP/w1")"
 tail -n 1 "$TMP/w1" | awk -v tid=$SLEEPER '$3 == "moved" && $4 == tid && $5 == 0 && $6 == 0 && $7 == 1 &&
-	$8 == "other" && $9 == 0 { ok = 1 } END { exit !ok }' || fail "record line: $(cat "$TMP/w1")"
+	$8 == "other" && $9 == 0 && $10 == "-" { ok = 1 } END { exit !ok }' || fail "record line: $(cat "$TMP/w1")"
 # TIME is the wall-clock time of the move (local, as date prints it), not
 # seconds since boot: it lies within minutes of now.
 tail -n 1 "$TMP/w1" | python3 -c "
@@ -83,7 +83,7 @@ python3 -c "
 import datetime, json, sys
 r = json.loads(open(sys.argv[1]).readline())
 assert r['type'] == 'moved' and r['type_id'] == 1 and r['tid'] == int(sys.argv[2]), r
-assert r['uid'] == 0 and r['policy'] == 'other' and r['prio'] == 0, r
+assert r['uid'] == 0 and r['policy'] == 'other' and r['prio'] == 0 and r['claim'] == 0, r
 assert {r['from_cpu'], r['to_cpu']} == {0, 1} and r['seq'] > 0 and r['time_ns'] > 0, r
 t = datetime.datetime.fromisoformat(r['time'])
 assert t.tzinfo is not None, r

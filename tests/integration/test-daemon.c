@@ -262,6 +262,57 @@ static void test_lease_expiry_event(void **state)
 	close(fd);
 }
 
+/*
+ * Claims as records, in the ring version each subscriber's protocol
+ * version gets: a subscriber of version 3 has a version-2 ring and reads
+ * the claim's creation, expiry and release with its id; one of version 2
+ * (a 0.1.0 library) has a version-1 ring, laid out as that library reads
+ * it, and reads the expiry without an id and no creation or release.
+ */
+static void test_claim_records_by_version(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket), old_fd = harness_connect(d->socket);
+	struct rtplace_query q = query_for(60, 1, RTPLACE_QUERY_F_CLAIM);
+	struct harness_sub sub, old;
+	struct rtplace_record rec;
+	struct proto_msg rep;
+	uint64_t leased, held;
+
+	assert_int_equal(harness_subscribe(fd, 90, &sub), 0);
+	assert_int_equal(sub.ring.version, RTPLACE_RING_VERSION);
+	assert_int_equal(harness_subscribe_version(old_fd, 91, 2, &old), 0);
+	assert_int_equal(old.ring.version, RTPLACE_RING_VERSION_1);
+	assert_int_equal(((const struct rtplace_ring_header *)old.mem)->version, 1);
+
+	q.lease_ms = 100;
+	query(fd, &q, &rep);
+	leased = rep.query_reply.claim_id;
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_CREATED, 0, 5000, &rec), 0);
+	assert_int_equal(rec.claim_id, leased);
+	assert_int_equal(rec.prio, 60);
+	assert_int_equal(rec.from_cpu, (int)rep.query_reply.list[0].cpu);
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_EXPIRED, 0, 5000, &rec), 0);
+	assert_int_equal(rec.claim_id, leased);
+	assert_int_equal(harness_wait_record(&old, RTPLACE_RECORD_CLAIM_EXPIRED, 0, 5000, &rec), 0);
+	assert_int_equal(rec.claim_id, 0);
+	assert_int_equal(rec.prio, 60);
+
+	q.lease_ms = 0;
+	query(fd, &q, &rep);
+	held = rep.query_reply.claim_id;
+	assert_true(held > leased);
+	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_CREATED, 0, 5000, &rec), 0);
+	assert_int_equal(rec.claim_id, held);
+	close(fd); /* the claim lives with the connection */
+	assert_int_equal(harness_wait_record(&old, RTPLACE_RECORD_CLAIM_RELEASED, 0, 500, &rec), -ETIMEDOUT);
+	harness_unsubscribe(&old);
+	close(old_fd);
+	fd = harness_connect(d->socket);
+	assert_int_equal(status_of(fd).claims_active, 0);
+	close(fd);
+}
+
 /* Sends req (finished in version) and receives the next packet raw:
  * its length, with the message decoded into *ret. */
 static size_t exchange_raw(int fd, struct proto_msg *req, uint16_t version, struct proto_msg *ret)
@@ -882,6 +933,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sixty_claims_disjoint, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_release_rules, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_lease_expiry_event, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_claim_records_by_version, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_protocol_versions, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_owner_process_lifetime, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_descriptors_own_namespace, start_sim, stop_daemon),

@@ -403,6 +403,7 @@ static void test_offline_under_running_daemon(void **state)
 	assert_int_equal(status_of(fd).nonline, hp_nonline - 1);
 	/* And subscribers read it as a record (no owner process: tid 0). */
 	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_CLAIM_REVOKED, 0, HP_DEADLINE_MS, &rec), 0);
+	assert_int_equal(rec.claim_id, claim_id);
 	assert_int_equal(rec.from_cpu, hp_cpu);
 	assert_int_equal(rec.prio, 50);
 	assert_int_equal(rec.uid, getuid());

@@ -37,7 +37,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "claims.h"
+#include "cpuset.h"
+#include "levels.h"
 #include "notify.h"
+#include "rtplace-proto.h"
 #include "ring.h"
 #include "testlib.h"
 
@@ -470,13 +474,13 @@ static void test_subscriptions_by_connection(void **state)
 	struct notify *n;
 
 	assert_int_equal(notify_new(64, pool(2), &n), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &a), 0);
-	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, NULL, NULL, &again), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, RTPLACE_RING_VERSION, NULL, NULL, &a), 0);
+	assert_int_equal(notify_subscribe_client(n, 1, 1000, false, RTPLACE_RING_VERSION, NULL, NULL, &again), 0);
 	assert_int_equal(again.memfd, a.memfd);
 	assert_int_equal(again.doorbell, a.doorbell);
-	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, NULL, NULL, &b), 0);
+	assert_int_equal(notify_subscribe_client(n, 2, 1001, false, RTPLACE_RING_VERSION_1, NULL, NULL, &b), 0);
 	assert_int_not_equal(b.memfd, a.memfd);
-	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, NULL, NULL, &b), -EUSERS);
+	assert_int_equal(notify_subscribe_client(n, 3, 1002, false, RTPLACE_RING_VERSION, NULL, NULL, &b), -EUSERS);
 	notify_client_gone(n, 3); /* never subscribed: nothing to end */
 	notify_client_gone(n, 1);
 	assert_int_equal(fcntl(a.memfd, F_GETFD), -1);
@@ -489,6 +493,119 @@ static void test_subscriptions_by_connection(void **state)
 	notify_client_gone(n, 2);
 	notify_get_stats(n, &st);
 	assert_int_equal(st.subscribers, 0);
+	notify_free(n);
+}
+
+/* A subscriber's ring, mapped from its memfd as a client maps it. */
+struct mapped_ring {
+	struct ring ring;
+	void *mem;
+	size_t bytes;
+};
+
+static void map_ring(const struct notify_sub *s, struct mapped_ring *ret)
+{
+	struct notify_sub_info info;
+
+	notify_sub_info(s, &info);
+	ret->bytes = info.ring_bytes;
+	ret->mem = mmap(NULL, ret->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, info.memfd, 0);
+	assert_true(ret->mem != MAP_FAILED);
+	assert_int_equal(ring_attach(ret->mem, ret->bytes, &ret->ring), 0);
+}
+
+/* Pops every record of r into recs (at most max); returns how many. */
+static size_t pop_all(struct mapped_ring *r, struct rtplace_record *recs, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && ring_pop(&r->ring, &recs[n], NULL) == 1)
+		n++;
+	return n;
+}
+
+static void assert_claim_record(const struct rtplace_record *rec, uint8_t type, uint32_t claim_id)
+{
+	assert_int_equal(rec->type, type);
+	assert_int_equal(rec->claim_id, claim_id);
+	assert_int_equal(rec->tid, 4242);
+	assert_int_equal(rec->uid, 1000);
+	assert_int_equal(rec->from_cpu, 3);
+	assert_int_equal(rec->prio, 50);
+	assert_true(rec->seq > 0 && rec->time_ns > 0);
+}
+
+/*
+ * A claim's life as records (notify_claim_life(), which the claims table
+ * calls): created, then ended by each cause, each naming the claim's id,
+ * owner, uid, first CPU and priority; filtered by the claim's uid as any
+ * record; a version-1 ring (a subscriber of protocol 1 or 2) gets only
+ * the expiry and revocation it knows, without an id.
+ */
+static void test_claim_records(void **state)
+{
+	struct notify_sub *mine, *all, *other, *old;
+	struct mapped_ring rm, ra, ro, rv1;
+	struct rtplace_record recs[16];
+	struct claim cl = { .id = 7, .pid = 4242, .uid = 1000 };
+	struct notify *n;
+	size_t got;
+
+	cl.level = (uint8_t)level_from_rt_priority(50);
+	cpuset_set(&cl.cpus, 3);
+	cpuset_set(&cl.cpus, 5);
+	assert_int_equal(notify_new(64, pool(4), &n), 0);
+	assert_int_equal(notify_subscribe(n, 1000, false, NULL, &mine), 0);
+	assert_int_equal(notify_subscribe(n, 0, true, NULL, &all), 0);
+	assert_int_equal(notify_subscribe(n, 2000, false, NULL, &other), 0);
+	assert_int_equal(notify_subscribe_version(n, 0, true, RTPLACE_RING_VERSION_1, NULL, &old), 0);
+	map_ring(mine, &rm);
+	map_ring(all, &ra);
+	map_ring(other, &ro);
+	map_ring(old, &rv1);
+	assert_int_equal(ra.ring.version, RTPLACE_RING_VERSION);
+	assert_int_equal(rv1.ring.version, RTPLACE_RING_VERSION_1);
+
+	notify_claim_life(&cl, CLAIMS_LIFE_CREATED, n);
+	notify_claim_life(&cl, CLAIMS_LIFE_RELEASED, n);
+	cl.id = 8;
+	notify_claim_life(&cl, CLAIMS_LIFE_CREATED, n);
+	notify_claim_life(&cl, RTPLACE_CLAIM_ENDED_EXPIRED, n);
+	cl.id = 9;
+	notify_claim_life(&cl, RTPLACE_CLAIM_ENDED_OWNER_EXITED, n);
+	cl.id = 10;
+	notify_claim_life(&cl, CLAIMS_LIFE_DISCONNECTED, n);
+	cl.id = 11;
+	notify_claim_life(&cl, RTPLACE_CLAIM_ENDED_REVOKED, n);
+
+	for (int k = 0; k < 2; k++) {
+		got = pop_all(k ? &ra : &rm, recs, 16);
+		assert_int_equal(got, 7);
+		assert_claim_record(&recs[0], RTPLACE_RECORD_CLAIM_CREATED, 7);
+		assert_claim_record(&recs[1], RTPLACE_RECORD_CLAIM_RELEASED, 7);
+		assert_claim_record(&recs[2], RTPLACE_RECORD_CLAIM_CREATED, 8);
+		assert_claim_record(&recs[3], RTPLACE_RECORD_CLAIM_EXPIRED, 8);
+		assert_claim_record(&recs[4], RTPLACE_RECORD_CLAIM_RELEASED, 9);
+		assert_claim_record(&recs[5], RTPLACE_RECORD_CLAIM_RELEASED, 10);
+		assert_claim_record(&recs[6], RTPLACE_RECORD_CLAIM_REVOKED, 11);
+		assert_int_equal(recs[6].seq, recs[0].seq + 6);
+	}
+	assert_int_equal(pop_all(&ro, recs, 16), 0);
+	got = pop_all(&rv1, recs, 16);
+	assert_int_equal(got, 2);
+	assert_int_equal(recs[0].type, RTPLACE_RECORD_CLAIM_EXPIRED);
+	assert_int_equal(recs[1].type, RTPLACE_RECORD_CLAIM_REVOKED);
+	for (size_t i = 0; i < got; i++) {
+		assert_int_equal(recs[i].claim_id, 0);
+		assert_int_equal(recs[i].tid, 4242);
+		assert_int_equal(recs[i].from_cpu, 3);
+		assert_int_equal(recs[i].prio, 50);
+	}
+
+	munmap(rm.mem, rm.bytes);
+	munmap(ra.mem, ra.bytes);
+	munmap(ro.mem, ro.bytes);
+	munmap(rv1.mem, rv1.bytes);
 	notify_free(n);
 }
 
@@ -585,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_subscriptions_by_connection),
 		cmocka_unit_test(test_user_shares_keep_room_for_root),
 		cmocka_unit_test(test_container_view),
+		cmocka_unit_test(test_claim_records),
 	};
 
 	alarm(300);

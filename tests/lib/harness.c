@@ -495,6 +495,11 @@ long harness_rss_kb(pid_t pid)
 
 int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
 {
+	return harness_subscribe_version(fd, request_id, RTPLACE_PROTO_VERSION, ret);
+}
+
+int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, struct harness_sub *ret)
+{
 	struct rtplace_subscribe body = { 0 };
 	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
 	static unsigned char buf[RTPLACE_MSG_MAX];
@@ -510,7 +515,8 @@ int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
 	int fds[2], r;
 	ssize_t n;
 
-	if (proto_encode_subscribe(&req, request_id, &body) < 0 || send(fd, &req, req.hdr.length, 0) < 0)
+	if (proto_encode_subscribe(&req, request_id, &body) < 0 || proto_msg_finish(&req, version) < 0 ||
+	    send(fd, &req, req.hdr.length, 0) < 0)
 		return -EIO;
 	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 	if (n <= 0)

@@ -119,6 +119,9 @@ struct harness_sub {
  * and attaches to the ring. 0 or -errno (-EPROTO for a bad reply). */
 int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret);
 
+/* harness_subscribe() in protocol version (the ring's version follows it). */
+int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, struct harness_sub *ret);
+
 /* Sends LOCAL in protocol version and reads its reply into ret: 2 with the
  * two descriptors it carried in fds (the map's, the snapshot's), 0 for a
  * reply without them (an ERROR), or -errno. */

@@ -240,6 +240,60 @@ static void test_levels_except_and_revoke(void **state)
 	claims_free(c);
 }
 
+/*
+ * The life of every claim reaches the watcher (what subscribers' records
+ * follow): each claim made, with its id and while it is in the table; and
+ * each end by its cause, with the claim as it was, also the ends that no
+ * claims_ended_fn hears of (a release, a connection's close). A claim
+ * that is not made is not told.
+ */
+static void test_life_watched(void **state)
+{
+	struct claims *c;
+	struct ended_log l = { 0 };
+	uint32_t a, b, d, e, f, x;
+
+	assert_int_equal(claims_new(8, &c), 0);
+	claims_watch_life(c, log_ended, &l);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_NORMAL, "1", 0, 0, &a), 0);
+	assert_int_equal(add(c, 1, 0, 1000, LEVEL_NORMAL, "2", 0, 0, &b), 0);
+	assert_int_equal(add(c, 2, 300, 1000, LEVEL_NORMAL, "3", 0, 0, &d), 0);
+	assert_int_equal(add(c, 2, 0, 1000, LEVEL_NORMAL, "4", 0, 10, &e), 0);
+	assert_int_equal(add(c, 2, 0, 1000, LEVEL_NORMAL, "5", 0, 0, &f), 0);
+	{
+		struct claim none = { .client = 2, .uid = 1000, .level = LEVEL_NORMAL };
+
+		assert_int_equal(claims_add(c, &none, 0, 0, &x), -EINVAL); /* no CPU */
+	}
+	assert_int_equal(l.n, 5);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(l.why[i], CLAIMS_LIFE_CREATED);
+	assert_int_equal(l.ids[0], a);
+	assert_int_equal(l.ids[4], f);
+
+	l.n = 0;
+	assert_int_equal(claims_release(c, a, 2000), -EPERM);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(claims_release(c, a, 1000), 0);
+	assert_int_equal(claims_drop_client(c, 1), 1);
+	assert_int_equal(claims_drop_pid(c, 300, NULL, NULL), 1);
+	claims_expire(c, 10, NULL, NULL);
+	assert_int_equal(claims_revoke_cpu(c, 5, NULL, NULL), 1);
+	assert_int_equal(l.n, 5);
+	assert_int_equal(l.ids[0], a);
+	assert_int_equal(l.why[0], CLAIMS_LIFE_RELEASED);
+	assert_int_equal(l.ids[1], b);
+	assert_int_equal(l.why[1], CLAIMS_LIFE_DISCONNECTED);
+	assert_int_equal(l.ids[2], d);
+	assert_int_equal(l.why[2], RTPLACE_CLAIM_ENDED_OWNER_EXITED);
+	assert_int_equal(l.ids[3], e);
+	assert_int_equal(l.why[3], RTPLACE_CLAIM_ENDED_EXPIRED);
+	assert_int_equal(l.ids[4], f);
+	assert_int_equal(l.why[4], RTPLACE_CLAIM_ENDED_REVOKED);
+	assert_int_equal(claims_count(c), 0);
+	claims_free(c);
+}
+
 /* The indexes against a model: random adds, releases, owner exits,
  * connection drops and expiries; after each step the levels, counts and
  * lookups equal what a plain scan of the model says. */
@@ -615,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_sixty_claims_distinct_ids),
 		cmocka_unit_test(test_count_per_uid),
 		cmocka_unit_test(test_levels_except_and_revoke),
+		cmocka_unit_test(test_life_watched),
 		cmocka_unit_test(test_indexes_match_a_model),
 		cmocka_unit_test(test_stamp_follows_levels),
 		cmocka_unit_test(test_attached_owner_exit_and_lease),

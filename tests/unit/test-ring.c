@@ -101,7 +101,7 @@ static void test_init_and_attach_errors(void **state)
 	assert_int_equal(ring_init(m.mem, m.size, 64, &p), 0);
 	assert_int_equal(ring_attach(m.mem, ring_bytes(64) - 1, &c), -EPROTO);
 	assert_int_equal(ring_attach((char *)m.mem + 8, m.size, &c), -EINVAL);
-	p.hdr->version = 2;
+	p.hdr->version = RTPLACE_RING_VERSION + 1;
 	assert_int_equal(ring_attach(m.mem, m.size, &c), -EPROTO);
 	p.hdr->version = RTPLACE_RING_VERSION;
 	p.hdr->capacity = 48;
@@ -109,6 +109,79 @@ static void test_init_and_attach_errors(void **state)
 	p.hdr->capacity = 64;
 	assert_int_equal(ring_attach(m.mem, m.size, &c), 0);
 	assert_int_equal(c.mask, 63);
+	free(m.mem);
+}
+
+/*
+ * The record codec: a version-2 ring holds records as they are, claim id
+ * included; a version-1 ring holds version 1's layout, byte for byte as
+ * 0.1.0 wrote and reads it, a claim record without its id, and gives
+ * records back in version 2's form.
+ */
+static void test_versions(void **state)
+{
+	struct test_mem m = test_mem_new(8);
+	const struct rtplace_record moved = rec_of(3);
+	const struct rtplace_record claim = {
+		.seq = 4, .time_ns = 40, .tid = 4242, .uid = 1000, .from_cpu = 6,
+		.type = RTPLACE_RECORD_CLAIM_EXPIRED, .prio = 50, .claim_id = 0x12345678,
+	};
+	struct rtplace_record_v1 raw;
+	struct rtplace_record r;
+	struct ring p, c;
+	bool empty;
+
+	assert_int_equal(ring_init_version(m.mem, m.size, 8, RTPLACE_RING_VERSION + 1, &p), -EINVAL);
+	assert_int_equal(ring_init_version(m.mem, m.size, 8, 0, &p), -EINVAL);
+
+	assert_int_equal(ring_init(m.mem, m.size, 8, &p), 0);
+	assert_int_equal(p.hdr->version, RTPLACE_RING_VERSION);
+	assert_int_equal(ring_attach(m.mem, m.size, &c), 0);
+	assert_int_equal(c.version, RTPLACE_RING_VERSION);
+	assert_int_equal(ring_push(&p, &claim, &empty), 0);
+	/* Version 2's bytes: the id in the last four. */
+	assert_int_equal(((const uint8_t *)&p.records[0])[26], RTPLACE_RECORD_CLAIM_EXPIRED);
+	assert_int_equal(((const uint8_t *)&p.records[0])[27], 50);
+	assert_int_equal(p.records[0].claim_id, 0x12345678);
+	assert_int_equal(ring_pop(&c, &r, NULL), 1);
+	assert_memory_equal(&r, &claim, sizeof(r));
+
+	assert_int_equal(ring_init_version(m.mem, m.size, 8, RTPLACE_RING_VERSION_1, &p), 0);
+	assert_int_equal(p.hdr->version, 1);
+	assert_int_equal(p.hdr->record_size, 32);
+	assert_int_equal(ring_attach(m.mem, m.size, &c), 0);
+	assert_int_equal(c.version, RTPLACE_RING_VERSION_1);
+	assert_int_equal(ring_push(&p, &moved, &empty), 0);
+	assert_int_equal(ring_push(&p, &claim, &empty), 0);
+	memcpy(&raw, &p.records[0], sizeof(raw));
+	assert_int_equal(raw.seq, 3);
+	assert_int_equal(raw.tid, moved.tid);
+	assert_int_equal(raw.from_cpu, moved.from_cpu);
+	assert_int_equal(raw.to_cpu, moved.to_cpu);
+	assert_int_equal(raw.type, RTPLACE_RECORD_MOVED);
+	assert_int_equal(raw.policy, moved.policy);
+	assert_int_equal(raw.prio, moved.prio);
+	assert_int_equal(raw.reserved, 0);
+	memcpy(&raw, &p.records[1], sizeof(raw));
+	assert_int_equal(raw.type, RTPLACE_RECORD_CLAIM_EXPIRED);
+	assert_int_equal(raw.tid, 4242);
+	assert_int_equal(raw.from_cpu, 6);
+	assert_int_equal(raw.to_cpu, -1);
+	assert_int_equal(raw.policy, 0);
+	assert_int_equal(raw.prio, 50);
+	assert_int_equal(raw.reserved, 0);
+
+	assert_int_equal(ring_pop(&c, &r, NULL), 1);
+	assert_rec_is(&r, 3);
+	assert_int_equal(ring_pop(&c, &r, NULL), 1);
+	assert_int_equal(r.type, RTPLACE_RECORD_CLAIM_EXPIRED);
+	assert_int_equal(r.claim_id, 0);
+	assert_int_equal(r.tid, 4242);
+	assert_int_equal(r.uid, 1000);
+	assert_int_equal(r.from_cpu, 6);
+	assert_int_equal(r.prio, 50);
+	assert_int_equal(r.seq, 4);
+	assert_int_equal(r.time_ns, 40);
 	free(m.mem);
 }
 
@@ -442,6 +515,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_init_and_attach_errors),
+		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_order_and_overflow_at_capacity),
 		cmocka_unit_test(test_pop_and_stopped_drain),
 		cmocka_unit_test(test_model),
