@@ -172,6 +172,7 @@ static int local_rebuild(struct rtplace_local *l, struct local_thread *th)
 static int local_answer(struct rtplace_local *l, struct local_thread *th, const struct rtplace_query_reply **ret)
 {
 	struct placement_claims claims;
+	struct rtplace_reason why;
 	uint32_t rotor = 0;
 	int r = 0;
 
@@ -194,13 +195,13 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	/* The thread's own stamps, new with every count it copies under:
 	 * equal stamps are one copy, and the context is the thread's alone. */
 	claims = (struct placement_claims){ .level = th->claimed, .stamp = th->stamp };
-	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
+	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &why, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, list));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
+	proto_set_string(th->reply.reason, sizeof(th->reply.reason), placement_reason_text(&why));
 	*ret = &th->reply;
 	return 0;
 }

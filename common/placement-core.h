@@ -20,8 +20,9 @@
  *  - placement-ctx.c: building and freeing the context. Calls nothing
  *    above it.
  *
- * Everything here is inline: the set arithmetic runs inside every loop of
- * the layers above.
+ * The set arithmetic and the accessors are inline: they run inside every
+ * loop of the layers above. Only calls made once or twice an answer cross
+ * files.
  *
  * Cost. What depends only on the configuration, the topology and the map's
  * geometry lives in the context, built once: the candidate set of a request

@@ -51,18 +51,38 @@ static void placement_candidates(struct placement_ctx *x)
 							    req->count);
 }
 
-static int placement_check(const struct topo *t, const struct placement_request *req, const char **ret_reason)
+/*
+ * Writes text (one of the PLACEMENT_REASON_* texts, or a reason placement
+ * wrote) into reason (NULL: nobody asked). A copy, not reason_set(): nothing here is formatted, and
+ * librtplace, which links placement, carries no formatter for reasons.
+ */
+static void placement_say(struct rtplace_reason *reason, const char *text)
 {
+	size_t n = strlen(text);
+
+	if (!reason)
+		return;
+	if (n >= sizeof(reason->text))
+		n = sizeof(reason->text) - 1;
+	memcpy(reason->text, text, n);
+	reason->text[n] = '\0';
+}
+
+static int placement_check(const struct topo *t, const struct placement_request *req, struct rtplace_reason *reason)
+{
+	const char *why;
+
 	if (req->prio < LEVEL_RT_PRIO_MIN || req->prio > LEVEL_RT_PRIO_MAX)
-		*ret_reason = PLACEMENT_REASON_BAD_PRIO;
+		why = PLACEMENT_REASON_BAD_PRIO;
 	else if (req->count < 1 || req->count > PLACEMENT_MAX_COUNT)
-		*ret_reason = PLACEMENT_REASON_BAD_COUNT;
+		why = PLACEMENT_REASON_BAD_COUNT;
 	else if (req->node < -1 || (req->node >= 0 && (uint32_t)req->node >= t->nnodes))
-		*ret_reason = PLACEMENT_REASON_BAD_NODE;
+		why = PLACEMENT_REASON_BAD_NODE;
 	else if (req->near_cpu < -1 || (req->near_cpu >= 0 && (uint32_t)req->near_cpu >= t->ncpus))
-		*ret_reason = PLACEMENT_REASON_BAD_NEAR;
+		why = PLACEMENT_REASON_BAD_NEAR;
 	else
 		return 0;
+	placement_say(reason, why);
 	return -EINVAL;
 }
 
@@ -87,7 +107,8 @@ static bool placement_all_offline(const struct placement_ctx *x)
 /* placement_ctx_choose() and placement_ctx_choose_stamped(): stamp 0 for
  * claims without one. */
 static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
-				uint32_t *rotor, const struct placement_request *req, struct placement_result *ret)
+				uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
+				struct placement_result *ret)
 {
 	struct placement_state *st = &x->st;
 	const struct topo *t = x->topo;
@@ -96,12 +117,12 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
-	r = placement_check(t, req, &ret->reason);
+	r = placement_check(t, req, reason);
 	/* A context left over a topology refreshed in place (its rebuild
 	 * failed) knows fewer nodes than the topology may: never index past. */
 	if (r == 0 && req->node >= 0 && (uint32_t)req->node >= x->nnodes) {
 		r = -EINVAL;
-		ret->reason = PLACEMENT_REASON_BAD_NODE;
+		placement_say(reason, PLACEMENT_REASON_BAD_NODE);
 	}
 	if (r < 0)
 		goto out;
@@ -117,7 +138,7 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	placement_candidates(x);
 	if (placement_empty(x, st->cand)) {
 		r = -ENODEV;
-		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		goto out;
 	}
 	/* Noise among the candidates: the fast paths walk the quiet CPUs
@@ -145,13 +166,17 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 		bool offline = placement_all_offline(x);
 
 		r = offline ? -ENODEV : -ENOENT;
-		ret->reason = offline ? PLACEMENT_REASON_NO_CANDIDATE : PLACEMENT_REASON_NONE_BELOW;
+		placement_say(reason, offline ? PLACEMENT_REASON_NO_CANDIDATE : PLACEMENT_REASON_NONE_BELOW);
 		goto out;
 	}
 found:
 	ret->n = n;
 	ret->level = ret->levels[0];
-	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
+	/* A full answer needs no words: one byte, never a copy. */
+	if (n < req->count)
+		placement_say(reason, PLACEMENT_REASON_PARTIAL);
+	else if (reason)
+		reason->text[0] = '\0';
 	if (rotor)
 		*rotor = ret->cpus[n - 1] + 1u < t->ncpus ? ret->cpus[n - 1] + 1u : 0;
 out:
@@ -176,19 +201,24 @@ static uint32_t placement_worst(const struct placement_result *r)
  * copy of the cursor; only the answer given moves it.
  */
 static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
-				   uint32_t *rotor, const struct placement_request *req,
+				   uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
 				   struct placement_result *ret)
 {
 	const struct placement_config *c = &x->cfg;
 	/* No isolated CPU (the context knows): no rule, and no set copied. */
 	enum placement_isolated mode = x->isolated_none ? PLACEMENT_ISOLATED_IGNORE : placement_isolated_mode(c, req);
 	struct placement_request iso, rest;
-	struct placement_result *other = NULL;
+	/* The other answer of `prefer`, with its own reason. */
+	struct {
+		struct placement_result res;
+		struct rtplace_reason reason;
+	} *other = NULL;
 	uint32_t rot_iso = rotor ? *rotor : 0, rot_rest = rot_iso;
+	bool take_rest = false;
 	int r, r_rest;
 
-	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, &ret->reason) < 0)
-		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, ret);
+	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, NULL) < 0)
+		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, reason, ret);
 	iso = *req;
 	rest = *req;
 	if (placement_allowed_empty(x, &iso.allowed))
@@ -205,29 +235,33 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 		/* An empty allowed set would read "every managed CPU". */
 		ret->n = 0;
 		ret->level = LEVEL_OFFLINE;
-		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		return -ENODEV;
 	}
 	if (mode != PLACEMENT_ISOLATED_PREFER)
 		return placement_ctx_answer(x, claimed_level, stamp, rotor,
-					    mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, ret);
+					    mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, reason, ret);
 	other = malloc(sizeof(*other));
 	if (!other) {
 		ret->n = 0;
-		ret->reason = PLACEMENT_REASON_NO_MEMORY;
+		placement_say(reason, PLACEMENT_REASON_NO_MEMORY);
 		return -ENOMEM;
 	}
-	r = placement_ctx_answer(x, claimed_level, stamp, &rot_iso, &iso, ret);
-	r_rest = placement_ctx_answer(x, claimed_level, stamp, &rot_rest, &rest, other);
-	if (r_rest == 0 && (r < 0 || other->n > ret->n ||
-			    (other->n == ret->n && placement_worst(other) < placement_worst(ret)))) {
-		*ret = *other;
+	r = placement_ctx_answer(x, claimed_level, stamp, &rot_iso, &iso, reason, ret);
+	r_rest = placement_ctx_answer(x, claimed_level, stamp, &rot_rest, &rest, &other->reason, &other->res);
+	if (r_rest == 0 && (r < 0 || other->res.n > ret->n ||
+			    (other->res.n == ret->n && placement_worst(&other->res) < placement_worst(ret)))) {
 		r = 0;
 		rot_iso = rot_rest;
+		take_rest = true;
 	} else if (r < 0 && r_rest != -ENODEV) {
 		/* Candidates exist (the isolated ones): none below is the answer. */
 		r = r_rest;
-		*ret = *other;
+		take_rest = true;
+	}
+	if (take_rest) {
+		*ret = other->res;
+		placement_say(reason, other->reason.text);
 	}
 	if (r == 0 && rotor)
 		*rotor = rot_iso;
@@ -252,36 +286,37 @@ enum placement_isolated placement_isolated_mode(const struct placement_config *c
 }
 
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
-			 const struct placement_request *req, struct placement_result *ret)
+			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret)
 {
-	return placement_ctx_isolation(x, claimed_level, 0, rotor, req, ret);
+	return placement_ctx_isolation(x, claimed_level, 0, rotor, req, reason, ret);
 }
 
 int placement_ctx_choose_stamped(struct placement_ctx *x, const struct placement_claims *claims, uint32_t *rotor,
-				 const struct placement_request *req, struct placement_result *ret)
+				 const struct placement_request *req, struct rtplace_reason *reason,
+				 struct placement_result *ret)
 {
 	return placement_ctx_isolation(x, claims ? claims->level : NULL, claims ? claims->stamp : 0, rotor, req,
-				       ret);
+				       reason, ret);
 }
 
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
-		     struct placement_result *ret)
+		     struct rtplace_reason *reason, struct placement_result *ret)
 {
 	struct placement_ctx *x = NULL;
 	int r;
 
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
-	r = placement_check(t, req, &ret->reason);
+	r = placement_check(t, req, reason);
 	if (r < 0)
 		goto out;
 	r = placement_ctx_new(cfg, t, v, &x);
 	if (r < 0) {
-		ret->reason = PLACEMENT_REASON_NO_MEMORY;
+		placement_say(reason, PLACEMENT_REASON_NO_MEMORY);
 		goto out;
 	}
-	r = placement_ctx_choose(x, claimed_level, rotor, req, ret);
+	r = placement_ctx_choose(x, claimed_level, rotor, req, reason, ret);
 out:
 	placement_ctx_free(x);
 	return r;
