@@ -62,19 +62,11 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 	return out;
 }
 
-/*
- * Compares the caller's claims with the copy the context's claim sets come
- * from, once per answer, and starts the sets over if they differ; claims
- * under the stamp the copy was last taken or confirmed under (stamp 0:
- * none) are not compared. Returns whether no CPU is claimed at all: the
- * answer then reads as one without claims and asks for no set.
- */
-bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp)
+/* placement_claims_sync() under a stamp the copy was not taken under. */
+bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 
-	if (stamp != 0 && stamp == x->claim_stamp)
-		return x->claims_none;
 	/* A copy that still equals the claims keeps its stamp: stamps only
 	 * say what the copy equals. */
 	if (!x->claim_copy_valid || memcmp(x->claim_copy, x->st.claimed, ncpus) != 0) {

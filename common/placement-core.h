@@ -65,8 +65,8 @@ enum placement_group {
 /* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
 #define PLACEMENT_CLAIM_SETS 4
 _Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
-/* Most CPUs a count > 1 fast answer collects in its first walk for the
- * case where every candidate has an SMT penalty (placement_fast_many()). */
+/* Most CPUs a count > 1 fast answer takes in rotation order when every
+ * candidate has an SMT penalty (placement_fast_many()'s second walk). */
 #define PLACEMENT_FAST_FIRST 16
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
@@ -133,6 +133,10 @@ static inline uint32_t placement_wordset_next(const struct placement_wordset *ws
 struct placement_ctx {
 	const struct topo *topo;
 	const struct cpupri_view *view;
+	/* The view's slots and how many, so that a slot read costs one load
+	 * past the CPU id (placement_slot_level()), not the view's too. */
+	const struct cpupri_slot *slots;
+	uint32_t slots_n;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
 	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
 	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
@@ -145,9 +149,11 @@ struct placement_ctx {
 	struct placement_wordset *llc_words; /* [nllcs]: the cpuset words that hold CPUs of that LLC */
 	uint32_t nllcs;             /* llc_words' length */
 	bool base_mixed;
+	bool base_empty;            /* base holds no CPU */
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
 	uint16_t *sib;              /* the siblings, the CPU itself left out */
+	bool sib_near;              /* some CPU has an SMT sibling in its own cpuset word */
 	/* The sibling relation as shifts: CPU c in shift_from[k] has sibling
 	 * c + shift[k]. Machines number siblings N and N + ncores, or 2k and
 	 * 2k + 1: two shifts, so the siblings of a set are a few word shifts
@@ -331,9 +337,60 @@ static inline uint32_t placement_claimed(const struct placement_state *st, uint3
 	return level;
 }
 
+/* cpupri_level() through the context's copy of where the slots are. */
+static inline uint32_t placement_slot_level(const struct placement_ctx *x, uint32_t cpu)
+{
+	uint32_t level;
+
+	if (cpu >= x->slots_n)
+		return LEVEL_OFFLINE;
+	level = __atomic_load_n(&x->slots[cpu].level, __ATOMIC_ACQUIRE);
+	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
+}
+
+/* Whether cpu, at rtP, makes its SMT sibling's answer worse: its slot's
+ * level or its claim is >= rtP (any level above idle under
+ * avoid-smt-siblings = always). */
+static inline bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
+{
+	uint32_t l = placement_claimed(&x->st, cpu, placement_slot_level(x, cpu));
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS)
+		return l > LEVEL_IDLE;
+	return l >= x->st.below;
+}
+
+/* Whether cpu has an SMT sibling that is busy, from the slots and claims:
+ * its SMT penalty before this answer's picks. */
+static inline bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
+{
+	bool pen = false;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
+		pen = placement_busy(x, x->sib[i]);
+	return pen;
+}
+
 /* placement-claims.c: the claim cache. */
 
-bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp);
+bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp);
+
+/*
+ * Compares the caller's claims with the copy the context's claim sets come
+ * from, once per answer, and starts the sets over if they differ; claims
+ * under the stamp the copy was last taken or confirmed under (stamp 0:
+ * none) are not compared, and cost no call. Returns whether no CPU is
+ * claimed at all: the answer then reads as one without claims and asks
+ * for no set.
+ */
+static inline bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp)
+{
+	if (stamp != 0 && stamp == x->claim_stamp)
+		return x->claims_none;
+	return placement_claims_compare(x, stamp);
+}
 const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min);
 const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x);
 struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
@@ -341,14 +398,11 @@ struct placement_wordset placement_claim_free_words(struct placement_ctx *x, con
 
 /* placement-fast.c: the fast paths. */
 
-bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu);
 int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level);
 uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level);
 
 /* placement-scan.c: the general path. */
 
-bool placement_fits(const struct placement_ctx *x, const struct rtplace_cpumask *kset, enum placement_group which,
-		    uint32_t count);
 uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels);
 
 #endif

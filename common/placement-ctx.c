@@ -61,6 +61,7 @@ static int placement_ctx_siblings(struct placement_ctx *x)
 			if (d == 0)
 				continue;
 			x->sib[i++] = core_cpu[j];
+			x->sib_near = x->sib_near || core_cpu[j] / 64 == c / 64;
 			while (k < x->nshifts && x->shift[k] != d)
 				k++;
 			if (k == PLACEMENT_MAX_SHIFTS) {
@@ -93,6 +94,8 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->cfg = *cfg;
 	x->topo = t;
 	x->view = v;
+	x->slots = cpupri_slot_ptr((void *)v->map, &v->geom, 0);
+	x->slots_n = v->geom.ncpus;
 	x->nwords = (t->ncpus + 63) / 64;
 	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
 	if (!x->claim_copy)
@@ -134,6 +137,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	}
 	cpuset_and(&base0, &x->base, &x->kind0);
 	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
+	x->base_empty = cpuset_empty(&x->base);
 	for (int k = 0; k < 2; k++) {
 		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
 			uint32_t n;

@@ -32,27 +32,6 @@
 
 #include "placement-core.h"
 
-static bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
-{
-	uint32_t l = placement_claimed(&x->st, cpu, cpupri_level(x->view, cpu));
-
-	if (x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS)
-		return l > LEVEL_IDLE;
-	return l >= x->st.below;
-}
-
-/* Whether cpu has an SMT sibling that is busy, from the slots and claims. */
-bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
-{
-	bool pen = false;
-
-	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
-		return false;
-	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
-		pen = placement_busy(x, x->sib[i]);
-	return pen;
-}
-
 /* The cpuset word at step k (0..nwords) of a walk in rotation order: the
  * origin's word, the ones after it, wrapping, and the origin's again. */
 static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
@@ -113,15 +92,22 @@ static inline uint64_t placement_fast_step(const struct placement_ctx *x, const 
 	return bits;
 }
 
+/* Where placement_fast_level() stopped: the step of the level's first
+ * candidate word, and that word as placement_fast_step() read it. */
+struct placement_fast_at {
+	uint32_t k;
+	uint64_t bits;
+};
+
 /*
  * The lowest level below rtP with a candidate: levels from idle up, each
  * only if its count line says a candidate shard has CPUs there
  * (cpupri_level_live()), walked one cpuset word at a time from the rotation
  * origin (placement_fast_step()) until a candidate is met; a level is
  * passed only after a whole walk met none. Returns the level with *ret_at
- * the step of its first candidate's word, or LEVEL_COUNT when there is none.
+ * its first candidate's word, or LEVEL_COUNT when there is none.
  */
-static uint32_t placement_fast_level(const struct placement_ctx *x, uint32_t *ret_at)
+static uint32_t placement_fast_level(const struct placement_ctx *x, struct placement_fast_at *ret_at)
 {
 	const struct cpupri_view *v = x->view;
 	uint32_t i;
@@ -133,13 +119,27 @@ static uint32_t placement_fast_level(const struct placement_ctx *x, uint32_t *re
 		if (!cpupri_level_live(v, level, x->st.mask))
 			continue;
 		for (uint32_t k = 0; k <= x->nwords; k++) {
-			if (placement_fast_step(x, words, counts, k, &i)) {
-				*ret_at = k;
+			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
+
+			if (bits) {
+				*ret_at = (struct placement_fast_at){ .k = k, .bits = bits };
 				return level;
 			}
 		}
 	}
 	return LEVEL_COUNT;
+}
+
+/* placement_fast_step() at step k of the level placement_fast_level()
+ * chose, the word it stopped at not read twice: a walk starts there. */
+static inline uint64_t placement_fast_read(const struct placement_ctx *x, const __u64 *words, const __s32 *counts,
+					   const struct placement_fast_at *at, uint32_t k, uint32_t *ret_i)
+{
+	if (k == at->k) {
+		*ret_i = placement_fast_word(x, k);
+		return at->bits;
+	}
+	return placement_fast_step(x, words, counts, k, ret_i);
 }
 
 /*
@@ -173,7 +173,8 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	uint32_t level, at, i;
+	struct placement_fast_at at;
+	uint32_t level, i;
 	struct placement_wordset free_words;
 	const struct placement_wordset *steps = NULL;
 	int pick = -1;
@@ -194,9 +195,9 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	 * noise among the candidates, the quiet CPUs are walked first, then
 	 * the noisy ones: key order (penalty, noise, rotation). */
 	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
-		for (uint32_t k = placement_fast_next_step(x, steps, at); k <= nw && pick < 0;
+		for (uint32_t k = placement_fast_next_step(x, steps, at.k); k <= nw && pick < 0;
 		     k = placement_fast_next_step(x, steps, k + 1)) {
-			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
+			uint64_t bits = placement_fast_read(x, words, counts, &at, k, &i);
 
 			if (above)
 				bits &= ~above->bits[i] & ~pen->bits[i];
@@ -211,8 +212,8 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 		}
 	}
 	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
-		for (uint32_t k = at; k <= nw && pick < 0; k++) {
-			uint64_t bits = placement_fast_step(x, words, counts, k, &i) &
+		for (uint32_t k = at.k; k <= nw && pick < 0; k++) {
+			uint64_t bits = placement_fast_read(x, words, counts, &at, k, &i) &
 					(above ? ~above->bits[i] : ~UINT64_C(0));
 
 			if (st->noisy)
@@ -223,11 +224,30 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	}
 	if (pick < 0)
 		return -1;
-	slot = cpupri_level(v, (uint32_t)pick);
+	slot = placement_slot_level(x, (uint32_t)pick);
 	if (slot == LEVEL_OFFLINE || slot >= st->below)
 		return -1;
 	*ret_level = level;
 	return pick;
+}
+
+/* Word i of a set that holds only the CPUs added with
+ * placement_fast_take(): nothing is zeroed that the walk does not reach. */
+static inline uint64_t placement_fast_taken(const struct rtplace_cpumask *s, const struct placement_wordset *valid,
+					    uint32_t i)
+{
+	return valid->b[i / 64] >> (i % 64) & 1 ? s->bits[i] : 0;
+}
+
+static inline void placement_fast_take(struct rtplace_cpumask *s, struct placement_wordset *valid, uint32_t cpu)
+{
+	const uint32_t i = cpu / 64;
+
+	if (!(valid->b[i / 64] >> (i % 64) & 1)) {
+		s->bits[i] = 0;
+		placement_wordset_add(valid, i);
+	}
+	s->bits[i] |= UINT64_C(1) << (cpu % 64);
 }
 
 /*
@@ -262,9 +282,16 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	const __s32 *counts;
 	struct rtplace_cpumask *low = &st->low_buf, free, taken;
 	uint16_t first[PLACEMENT_FAST_FIRST];
-	uint32_t level, at, wi, n = 0, nfirst = 0;
+	struct placement_fast_at at;
+	/* The siblings of the picks, valid in the words of taken_words. */
+	struct placement_wordset taken_words = { { 0 } };
+	uint32_t level, wi, n = 0, nfirst = 0;
 	int32_t llc;
 	int c = -1, last = -1, low_last = -1;
+	const uint32_t *const sib_off = x->sib_off;
+	const uint16_t *const sib = x->sib;
+	/* What placement_busy() compares a sibling's level with. */
+	const uint32_t busy_from = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
 
 	level = placement_fast_level(x, &at);
 	if (level == LEVEL_COUNT)
@@ -275,8 +302,9 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
 	}
-	for (uint32_t k = at; k <= x->nwords && c < 0; k++) {
-		uint64_t bits = placement_fast_step(x, words, counts, k, &wi) & (above ? ~above->bits[wi] : ~UINT64_C(0));
+	for (uint32_t k = at.k; k <= x->nwords && c < 0; k++) {
+		uint64_t bits = placement_fast_read(x, words, counts, &at, k, &wi) &
+				(above ? ~above->bits[wi] : ~UINT64_C(0));
 
 		if (bits)
 			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
@@ -288,42 +316,72 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		return 0;
 	/* Most answers are the LLC's first count CPUs in rotation order
 	 * without a penalty: the walk goes on from c's word through the
-	 * LLC's words, reading each as it gets there, and stops at the
-	 * count-th (then the LLC holds count CPUs at L). Only a walk that
-	 * runs out reads all the LLC's words for the rules below. */
-	placement_zero(x, &taken);
-	for (uint32_t k = at; k <= x->nwords && n < count; k++) {
+	 * LLC's words, reading each as it gets there (words where the claims
+	 * leave every CPU a penalty unread), and stops at the count-th (then
+	 * the LLC holds count CPUs at L). Only a walk that runs out reads
+	 * the LLC's words again for the rules below. */
+	for (uint32_t k = at.k; k <= x->nwords && n < count; k++) {
 		uint64_t bits, want;
 
 		wi = placement_fast_word(x, k);
-		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] & ~pen->bits[wi] : ~UINT64_C(0));
 		/* With noise, this walk takes quiet CPUs only: count of them
 		 * without a penalty are what the picks, quiet first, are. */
 		if (st->noisy)
 			want &= ~x->cfg.noisy.bits[wi];
-		if (!want || (nfirst == count && above && !(want & ~pen->bits[wi])))
+		if (!want)
 			continue;
-		bits = placement_fast_step(x, words, counts, k, &wi) & want;
-		for (uint64_t b = bits; b && nfirst < count && count <= PLACEMENT_FAST_FIRST; b &= b - 1)
-			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(b));
-		for (bits &= above ? ~pen->bits[wi] : ~UINT64_C(0); bits && n < count; bits &= bits - 1) {
+		bits = placement_fast_read(x, words, counts, &at, k, &wi) & want;
+		for (bits &= ~placement_fast_taken(&taken, &taken_words, wi); bits && n < count; bits &= bits - 1) {
+			const uint32_t s0 = sib_off[wi * 64 + (uint32_t)__builtin_ctzll(bits)];
+			const uint32_t s1 = sib_off[wi * 64 + (uint32_t)__builtin_ctzll(bits) + 1];
+			bool busy = false;
+			uint32_t slot;
+
 			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
-			if (cpuset_test(&taken, (unsigned)c) || (smt && placement_penalty_of(x, (uint32_t)c)))
+			/* Its penalty, then, for a pick, what it makes busy: the
+			 * sibling list read once. The claims' share of the
+			 * penalty is out of want already (pen): a sibling is
+			 * busy by its slot alone. */
+			for (uint32_t i = s0; smt && i < s1 && !busy; i++)
+				busy = placement_slot_level(x, sib[i]) >= busy_from;
+			if (busy)
 				continue;
+			/* A pick whose slot has moved on: the general path decides. */
+			slot = placement_slot_level(x, (uint32_t)c);
+			if (slot == LEVEL_OFFLINE || slot >= st->below)
+				return 0;
 			ret_cpus[n++] = (uint16_t)c;
 			/* The pick will run at rtP: its siblings are now busy. */
-			for (uint32_t i = x->sib_off[c]; smt && i < x->sib_off[c + 1]; i++)
-				cpuset_set(&taken, x->sib[i]);
+			for (uint32_t i = s0; smt && i < s1; i++)
+				placement_fast_take(&taken, &taken_words, sib[i]);
+			/* Only siblings in this word change what the walk meets
+			 * next here; where the machine has none, the next CPU
+			 * does not wait for this one's sibling list. */
+			for (uint32_t i = s0; smt && x->sib_near && i < s1; i++)
+				if (sib[i] / 64 == wi)
+					bits &= ~(UINT64_C(1) << (sib[i] % 64));
 		}
 	}
 	if (n == count)
-		goto check;
+		goto found;
 	/* Fewer quiet CPUs without a penalty: the general path orders the
 	 * rest. */
 	if (st->noisy)
 		return 0;
 	/* Every CPU there has a penalty: the picks are the first count in
-	 * rotation order, as the rules below would take them one by one. */
+	 * rotation order, as the rules below would take them one by one. A
+	 * second walk, on this rarer path only, finds them. */
+	for (uint32_t k = at.k; n == 0 && count <= PLACEMENT_FAST_FIRST && k <= x->nwords && nfirst < count; k++) {
+		uint64_t bits;
+
+		wi = placement_fast_word(x, k);
+		bits = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+		if (bits)
+			bits &= placement_fast_read(x, words, counts, &at, k, &wi);
+		for (; bits && nfirst < count; bits &= bits - 1)
+			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
 	if (n == 0 && nfirst == count) {
 		memcpy(ret_cpus, first, count * sizeof(*first));
 		goto check;
@@ -369,11 +427,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	}
 check:
 	for (n = 0; n < count; n++) {
-		__u32 slot = cpupri_level(x->view, ret_cpus[n]);
+		__u32 slot = placement_slot_level(x, ret_cpus[n]);
 
 		if (slot == LEVEL_OFFLINE || slot >= st->below)
 			return 0;
 	}
+found:
 	*ret_level = level;
 	return count;
 }

@@ -78,7 +78,7 @@ static uint32_t placement_rank_next(const struct placement_state *st, uint32_t f
 
 
 /* Whether some group of kset holds at least count CPUs. */
-bool placement_fits(const struct placement_ctx *x, const struct rtplace_cpumask *kset, enum placement_group which,
+static bool placement_fits(const struct placement_ctx *x, const struct rtplace_cpumask *kset, enum placement_group which,
 			   uint32_t count)
 {
 	uint32_t n;
@@ -442,6 +442,32 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 }
 
 /*
+ * Upper bounds for the scan's early stop (placement_decided()): a group
+ * that cannot hold count candidates will never be the one chosen. For the
+ * candidates of a request with neither allowed set nor node, from what
+ * the context knows; for a count of 1 the scan never asks.
+ */
+static void placement_possible(struct placement_ctx *x)
+{
+	struct placement_state *st = &x->st;
+	const uint32_t count = st->req->count;
+	struct rtplace_cpumask cand0;
+
+	if (st->cand == &x->base) {
+		for (int k = 0; k < 2; k++)
+			for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
+				st->possible[k][w] = x->base_widest[k][w] >= count;
+		return;
+	}
+	if (count == 1)
+		return;
+	cpuset_and(&cand0, st->cand, &x->kind0);
+	for (int k = 0; k < 2; k++)
+		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
+			st->possible[k][w] = placement_fits(x, k ? &cand0 : st->cand, (enum placement_group)w, count);
+}
+
+/*
  * The answer by every rule of placement.h: the scan, the group, the
  * picks, redone without any pick whose slot has moved on. Writes the
  * picks and their levels; returns how many (0: none below rtP).
@@ -451,6 +477,7 @@ uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t 
 	struct placement_state *st = &x->st;
 	uint32_t n = 0;
 
+	placement_possible(x);
 	/* Only the ranks the last answer used hold anything. */
 	PLACEMENT_FOREACH_RANK(rr, st) {
 		placement_zero(x, &st->rank[rr]);
@@ -470,7 +497,7 @@ uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t 
 		placement_scan(x);
 		n = placement_select(x, ret_cpus, ret_levels);
 		for (uint32_t i = 0; i < n; i++) {
-			__u32 slot = cpupri_level(x->view, ret_cpus[i]);
+			__u32 slot = placement_slot_level(x, ret_cpus[i]);
 
 			if (slot == LEVEL_OFFLINE || slot >= st->below) {
 				placement_drop(x, ret_cpus[i], ret_levels[i]);

@@ -27,9 +27,6 @@ static void placement_candidates(struct placement_ctx *x)
 		st->mask = req->node >= 0 ? &x->node_mask[req->node] : &x->base_mask;
 		if (req->node < 0) {
 			st->mixed = x->base_mixed;
-			for (int k = 0; k < 2; k++)
-				for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
-					st->possible[k][w] = x->base_widest[k][w] >= req->count;
 			return;
 		}
 		cpuset_and(&st->cand_buf, &x->base, &x->topo->node_cpus[req->node]);
@@ -43,12 +40,6 @@ static void placement_candidates(struct placement_ctx *x)
 	st->cand = &st->cand_buf;
 	cpuset_and(&cand0, st->cand, &x->kind0);
 	st->mixed = !cpuset_empty(&cand0) && !cpuset_equal(&cand0, st->cand);
-	/* Upper bounds for the scan's early stop: a group that cannot hold
-	 * count candidates will never be the one chosen. */
-	for (int k = 0; k < 2 && req->count > 1; k++)
-		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++)
-			st->possible[k][w] = placement_fits(x, k ? &cand0 : st->cand, (enum placement_group)w,
-							    req->count);
 }
 
 /*
@@ -136,7 +127,7 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	if (st->claimed && placement_claims_sync(x, stamp))
 		st->claimed = NULL;
 	placement_candidates(x);
-	if (placement_empty(x, st->cand)) {
+	if (st->cand == &x->base ? x->base_empty : placement_empty(x, st->cand)) {
 		r = -ENODEV;
 		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		goto out;
@@ -157,7 +148,14 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 			n = placement_fast_many(x, ret->cpus, &level);
 		}
 		if (n > 0) {
-			memset(ret->levels, (int)level, n);
+			/* Eight at once for the common counts: one store, no call
+			 * (levels has room for them). */
+			const uint64_t eight = UINT64_C(0x0101010101010101) * level;
+
+			_Static_assert(PLACEMENT_MAX_COUNT >= 8, "levels holds eight");
+			memcpy(ret->levels, &eight, sizeof(eight));
+			if (n > 8)
+				memset(ret->levels + 8, (int)level, n - 8);
 			goto found;
 		}
 	}
