@@ -65,9 +65,6 @@ enum placement_group {
 /* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
 #define PLACEMENT_CLAIM_SETS 4
 _Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
-/* Most CPUs a count > 1 fast answer takes in rotation order when every
- * candidate has an SMT penalty (placement_fast_many()'s second walk). */
-#define PLACEMENT_FAST_FIRST 16
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 

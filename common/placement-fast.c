@@ -43,17 +43,15 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
 
 /*
  * The first step at or after k (0..nwords) of a walk in rotation order
- * whose cpuset word is in words (NULL: every word), or nwords + 1. Steps
+ * whose cpuset word is in words, or nwords + 1. Steps
  * 0..nwords - from - 1 are words from..nwords - 1, the next ones words
  * 0..from - 1, and step nwords the origin's word again.
  */
-static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_wordset *words,
-						uint32_t k)
+static uint32_t placement_fast_next_listed(const struct placement_ctx *x, const struct placement_wordset *words,
+					   uint32_t k)
 {
 	const uint32_t nw = x->nwords, from = x->st.start / 64;
 
-	if (!words)
-		return k <= nw ? k : nw + 1;
 	if (k < nw - from) {
 		uint32_t i = placement_wordset_next(words, from + k, nw);
 
@@ -71,6 +69,15 @@ static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, c
 	if (k == nw && placement_wordset_next(words, from, from + 1) == from)
 		return nw;
 	return nw + 1;
+}
+
+/* placement_fast_next_listed(), inline for a walk without a word list. */
+static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_wordset *words,
+						uint32_t k)
+{
+	if (!words)
+		return k <= x->nwords ? k : x->nwords + 1;
+	return placement_fast_next_listed(x, words, k);
 }
 
 /* The CPUs of a level (words, counts: the level's) among the candidates at
@@ -264,8 +271,10 @@ static inline void placement_fast_take(struct rtplace_cpumask *s, struct placeme
  * Penalties are known a word at a time where claims decide them (as in
  * placement_fast_one()) and computed once per CPU otherwise, and the picks
  * share one walk in rotation order, which reads the LLC's words only as
- * far as it goes when count CPUs without a penalty are found, and once
- * when none is (every pick is then the next CPU in rotation order).
+ * far as it goes when count CPUs without a penalty are found (and, where
+ * claims leave a word no CPU free of them, not that word: the word
+ * summary of placement_fast_one()), and a second one when none is (every
+ * pick is then the next CPU in rotation order).
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
@@ -281,11 +290,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	const __u64 *words;
 	const __s32 *counts;
 	struct rtplace_cpumask *low = &st->low_buf, free, taken;
-	uint16_t first[PLACEMENT_FAST_FIRST];
+	struct placement_wordset free_words;
+	const struct placement_wordset *steps = NULL;
 	struct placement_fast_at at;
 	/* The siblings of the picks, valid in the words of taken_words. */
 	struct placement_wordset taken_words = { { 0 } };
-	uint32_t level, wi, n = 0, nfirst = 0;
+	uint32_t level, wi, n = 0;
 	int32_t llc;
 	int c = -1, last = -1, low_last = -1;
 	const uint32_t *const sib_off = x->sib_off;
@@ -320,7 +330,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	 * leave every CPU a penalty unread), and stops at the count-th (then
 	 * the LLC holds count CPUs at L). Only a walk that runs out reads
 	 * the LLC's words again for the rules below. */
-	for (uint32_t k = at.k; k <= x->nwords && n < count; k++) {
+	if (above) {
+		free_words = placement_claim_free_words(x, above, pen);
+		steps = &free_words;
+	}
+	for (uint32_t k = placement_fast_next_step(x, steps, at.k); k <= x->nwords && n < count;
+	     k = placement_fast_next_step(x, steps, k + 1)) {
 		uint64_t bits, want;
 
 		wi = placement_fast_word(x, k);
@@ -371,20 +386,21 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		return 0;
 	/* Every CPU there has a penalty: the picks are the first count in
 	 * rotation order, as the rules below would take them one by one. A
-	 * second walk, on this rarer path only, finds them. */
-	for (uint32_t k = at.k; n == 0 && count <= PLACEMENT_FAST_FIRST && k <= x->nwords && nfirst < count; k++) {
-		uint64_t bits;
+	 * second walk, on this rarer path only, finds them (the rules below
+	 * write ret_cpus over if it runs out first). */
+	if (n == 0) {
+		for (uint32_t k = at.k; k <= x->nwords && n < count; k++) {
+			uint64_t bits;
 
-		wi = placement_fast_word(x, k);
-		bits = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
-		if (bits)
-			bits &= placement_fast_read(x, words, counts, &at, k, &wi);
-		for (; bits && nfirst < count; bits &= bits - 1)
-			first[nfirst++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
-	}
-	if (n == 0 && nfirst == count) {
-		memcpy(ret_cpus, first, count * sizeof(*first));
-		goto check;
+			wi = placement_fast_word(x, k);
+			bits = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
+			if (bits)
+				bits &= placement_fast_read(x, words, counts, &at, k, &wi);
+			for (; bits && n < count; bits &= bits - 1)
+				ret_cpus[n++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+		}
+		if (n == count)
+			goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
 	placement_zero(x, low);
