@@ -86,7 +86,7 @@ bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp)
 
 /* Derives the set for threshold min into a slot the answer does not hold;
  * returns the slot. */
-static uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
+uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 	uint32_t k;
@@ -105,24 +105,6 @@ static uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
 	for (uint32_t i = 0; i < x->nwords; i++)
 		x->claim_set[k].bits[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
 	return k;
-}
-
-/*
- * The CPUs whose claim is at least min (1..127), from the context's sets
- * (placement_claims_sync() has run for this answer). A set stays valid
- * for the rest of the answer: a new threshold replaces a set the answer
- * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
- */
-const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
-{
-	uint32_t k = 0;
-
-	while (k < x->nclaim_sets && x->claim_min[k] != min)
-		k++;
-	if (k == x->nclaim_sets)
-		k = placement_claim_set_new(x, min);
-	x->st.claim_sets_held |= UINT32_C(1) << k;
-	return &x->claim_set[k];
 }
 
 /* The CPUs with an SMT sibling in in, into out: the sibling relation as

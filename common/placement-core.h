@@ -388,7 +388,26 @@ static inline bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp
 		return x->claims_none;
 	return placement_claims_compare(x, stamp);
 }
-const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min);
+uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min);
+
+/*
+ * The CPUs whose claim is at least min (1..127), from the context's sets
+ * (placement_claims_sync() has run for this answer); a set it does not
+ * hold yet costs a call (placement_claim_set_new()). A set stays valid
+ * for the rest of the answer: a new threshold replaces a set the answer
+ * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
+ */
+static inline const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+{
+	uint32_t k = 0;
+
+	while (k < x->nclaim_sets && x->claim_min[k] != min)
+		k++;
+	if (k == x->nclaim_sets)
+		k = placement_claim_set_new(x, min);
+	x->st.claim_sets_held |= UINT32_C(1) << k;
+	return &x->claim_set[k];
+}
 const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x);
 struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
 						    const struct rtplace_cpumask *pen);
