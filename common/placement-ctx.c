@@ -137,7 +137,7 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	}
 	cpuset_and(&base0, &x->base, &x->kind0);
 	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
-	x->base_empty = cpuset_empty(&x->base);
+	x->base_empty = placement_empty(x, &x->base);
 	for (int k = 0; k < 2; k++) {
 		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
 			uint32_t n;

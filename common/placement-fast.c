@@ -330,8 +330,11 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	 * leave every CPU a penalty unread), and stops at the count-th (then
 	 * the LLC holds count CPUs at L). Only a walk that runs out reads
 	 * the LLC's words again for the rules below. */
+	/* Of those, only the LLC's words: the rest hold none of the picks. */
 	if (above) {
 		free_words = placement_claim_free_words(x, above, pen);
+		for (uint32_t j = 0; j < PLACEMENT_WORDSET_LEN; j++)
+			free_words.b[j] &= x->llc_words[llc].b[j];
 		steps = &free_words;
 	}
 	for (uint32_t k = placement_fast_next_step(x, steps, at.k); k <= x->nwords && n < count;
