@@ -329,8 +329,9 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	 * LLC's words, reading each as it gets there (words where the claims
 	 * leave every CPU a penalty unread), and stops at the count-th (then
 	 * the LLC holds count CPUs at L). Only a walk that runs out reads
-	 * the LLC's words again for the rules below. */
-	/* Of those, only the LLC's words: the rest hold none of the picks. */
+	 * the LLC's words again for the rules below. The claims' word
+	 * summary is cut to the LLC's words: the rest hold none of the
+	 * picks. */
 	if (above) {
 		free_words = placement_claim_free_words(x, above, pen);
 		for (uint32_t j = 0; j < PLACEMENT_WORDSET_LEN; j++)
@@ -351,12 +352,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 			continue;
 		bits = placement_fast_read(x, words, counts, &at, k, &wi) & want;
 		for (bits &= ~placement_fast_taken(&taken, &taken_words, wi); bits && n < count; bits &= bits - 1) {
-			const uint32_t s0 = sib_off[wi * 64 + (uint32_t)__builtin_ctzll(bits)];
-			const uint32_t s1 = sib_off[wi * 64 + (uint32_t)__builtin_ctzll(bits) + 1];
+			const uint32_t cpu = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+			const uint32_t s0 = sib_off[cpu], s1 = sib_off[cpu + 1];
 			bool busy = false;
 			uint32_t slot;
 
-			c = (int)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
+			c = (int)cpu;
 			/* Its penalty, then, for a pick, what it makes busy: the
 			 * sibling list read once. The claims' share of the
 			 * penalty is out of want already (pen): a sibling is
