@@ -117,7 +117,7 @@ static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, 
 
 		t0 = cs_now_ns();
 		claims_expire(c, 1000, cs_ended, &ended);
-		r = placement_ctx_choose(pctx, claims_levels(c), &rotor, &req, res);
+		r = placement_ctx_choose(pctx, claims_levels(c), &rotor, &req, NULL, res);
 		if (r < 0 || res->n != 1) {
 			r = r < 0 ? r : -EIO;
 			goto out;

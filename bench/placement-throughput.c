@@ -134,9 +134,10 @@ static void pt_map_fill(const struct topo *t, struct pt_map *m, bool busy)
 	}
 }
 
-static bool pt_same_result(int r1, const struct placement_result *a, int r2, const struct placement_result *b)
+static bool pt_same_result(int r1, const struct placement_result *a, const struct rtplace_reason *why_a, int r2,
+			   const struct placement_result *b, const struct rtplace_reason *why_b)
 {
-	if (r1 != r2 || a->n != b->n || a->reason != b->reason || a->level != b->level)
+	if (r1 != r2 || a->n != b->n || strcmp(why_a->text, why_b->text) != 0 || a->level != b->level)
 		return false;
 	for (uint32_t i = 0; i < a->n; i++)
 		if (a->cpus[i] != b->cpus[i] || a->levels[i] != b->levels[i])
@@ -157,6 +158,7 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_request req = { .prio = 99, .count = PT_INSTANCE_CPUS, .node = -1, .near_cpu = -1 };
 	struct rtplace_cpumask given;
+	struct rtplace_reason why, why_check;
 	uint32_t rotor = 0;
 
 	if (!claimed)
@@ -166,11 +168,11 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	cpuset_zero(&req.allowed);
 	for (unsigned i = 0; i < PT_INSTANCES; i++) {
 		uint32_t rotor_check = rotor;
-		int r = placement_ctx_choose(ctx, claimed, &rotor, &req, res);
-		int rc = placement_choose(cfg, t, &m->view, claimed, &rotor_check, &req, check);
+		int r = placement_ctx_choose(ctx, claimed, &rotor, &req, &why, res);
+		int rc = placement_choose(cfg, t, &m->view, claimed, &rotor_check, &req, &why_check, check);
 		bool llc = true, node = true, smt = false;
 
-		if (!pt_same_result(r, res, rc, check) || rotor != rotor_check)
+		if (!pt_same_result(r, res, &why, rc, check, &why_check) || rotor != rotor_check)
 			ret->mismatches++;
 		if (r < 0)
 			continue;
@@ -219,6 +221,7 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 {
 	uint64_t (*now_ns)(void) = cpu_time ? pt_thread_ns : bench_now_ns;
 	double rates[PT_REPEATS], best = 0;
+	struct rtplace_reason why;
 	uint32_t rotor = 0;
 
 	for (int rep = 0; rep < PT_REPEATS; rep++) {
@@ -228,11 +231,11 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 		do {
 			for (int i = 0; i < 256; i++)
 				if (stamped)
-					placement_ctx_choose_stamped(ctx, stamped, &rotor, req, res);
+					placement_ctx_choose_stamped(ctx, stamped, &rotor, req, &why, res);
 				else if (ctx)
-					placement_ctx_choose(ctx, claimed, &rotor, req, res);
+					placement_ctx_choose(ctx, claimed, &rotor, req, &why, res);
 				else
-					placement_choose(cfg, t, &m->view, claimed, &rotor, req, res);
+					placement_choose(cfg, t, &m->view, claimed, &rotor, req, &why, res);
 			n += 256;
 			now = now_ns();
 		} while (now < end);
@@ -393,7 +396,7 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 
 			cpuset_zero(&req.allowed);
 			for (int i = 0; i < PT_INSTANCES; i++) {
-				if (placement_ctx_choose(ctx, claimed, &rotor, &req, res) < 0)
+				if (placement_ctx_choose(ctx, claimed, &rotor, &req, NULL, res) < 0)
 					continue;
 				for (uint32_t k = 0; k < res->n; k++)
 					claimed[res->cpus[k]] = LEVEL_RT99;

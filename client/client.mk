@@ -14,7 +14,8 @@ client_librtplace_la_SOURCES = \
 	client/local-read.h client/local-read.c \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \
-	common/placement.h common/placement.c \
+	common/placement.h common/placement.c common/placement-core.h \
+	common/placement-fast.c common/placement-scan.c common/placement-claims.c common/placement-ctx.c \
 	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/cpuset.h common/cpuset.c \

@@ -31,7 +31,6 @@ struct local_thread {
 	struct placement_request req;
 	struct placement_result res;
 	struct rtplace_query_reply reply;
-	const char *reason_of;       /* the placement reason reply.reason holds, NULL before the first */
 };
 
 struct rtplace_local {
@@ -173,6 +172,8 @@ static int local_rebuild(struct rtplace_local *l, struct local_thread *th)
 static int local_answer(struct rtplace_local *l, struct local_thread *th, const struct rtplace_query_reply **ret)
 {
 	struct placement_claims claims;
+	struct rtplace_reason why;
+	const char *text;
 	uint32_t rotor = 0;
 	int r = 0;
 
@@ -195,19 +196,18 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	/* The thread's own stamps, new with every count it copies under:
 	 * equal stamps are one copy, and the context is the thread's alone. */
 	claims = (struct placement_claims){ .level = th->claimed, .stamp = th->stamp };
-	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &th->res);
+	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &why, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));
 	for (uint32_t i = 0; i < th->res.n; i++)
 		proto_query_reply_add(&th->reply, th->res.cpus[i], th->res.levels[i]);
-	/* Placement's reasons are static strings (placement.h): the field is
-	 * written, zero after its NUL as a decoded reply's is, only when the
-	 * reason changes. */
-	if (th->res.reason != th->reason_of) {
-		proto_set_string(th->reply.reason, sizeof(th->reply.reason), th->res.reason);
-		th->reason_of = th->res.reason;
-	}
+	/* The field is written, zero after its NUL as a decoded reply's is,
+	 * only when the reason changes: clearing all of it per answer cost
+	 * more than the decision. */
+	text = placement_reason_text(&why);
+	if (strcmp(th->reply.reason, text))
+		proto_set_string(th->reply.reason, sizeof(th->reply.reason), text);
 	*ret = &th->reply;
 	return 0;
 }

@@ -249,8 +249,7 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 		if (CPU_ISSET(cpu, allowed))
 			cpuset_set(&req.allowed, cpu);
 	rotor = (uint32_t)getpid() % t->ncpus;
-	r = placement_choose(&cfg, t, &view, NULL, &rotor, &req, res);
-	reason_set(reason, "%s", res->reason);
+	r = placement_choose(&cfg, t, &view, NULL, &rotor, &req, reason, res);
 	if (r < 0)
 		goto out;
 	CPU_ZERO(ret);

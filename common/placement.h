@@ -48,7 +48,14 @@
  * the answer can no longer change.
  *
  * Fewer eligible CPUs than `count` is not an error: the answer holds what
- * exists (n < count) and says so in reason.
+ * exists (n < count) and says so in its reason.
+ *
+ * Reasons. Every decision takes a struct rtplace_reason (reason.h; NULL
+ * when the caller does not want one): a refusal, an empty answer and a
+ * partial one write one of the PLACEMENT_REASON_* texts into it, each
+ * short enough for a reply (RTPLACE_REASON_MAX); a full answer empties
+ * it (one byte: the success path copies no words), and a reply then says
+ * PLACEMENT_REASON_OK (placement_reason_text()).
  */
 #ifndef RTPLACE_PLACEMENT_H
 #define RTPLACE_PLACEMENT_H
@@ -58,12 +65,14 @@
 
 #include "cpupri.h"
 #include "cpuset.h"
+#include "reason.h"
 #include "topo.h"
 
 /* Most CPUs one answer can hold. */
 #define PLACEMENT_MAX_COUNT RTPLACE_MAX_CPUS
 
-/* The reason strings a result carries; callers may compare pointers. */
+/* The words placement writes into a reason (see the top); a reply to a
+ * full answer says PLACEMENT_REASON_OK, which placement leaves unwritten. */
 #define PLACEMENT_REASON_OK "lowest level in the allowed set"
 #define PLACEMENT_REASON_PARTIAL "fewer CPUs below the priority than asked"
 #define PLACEMENT_REASON_NONE_BELOW "no CPU below the priority in the allowed set"
@@ -130,7 +139,6 @@ struct placement_request {
 struct placement_result {
 	uint32_t n;                          /* CPUs chosen, <= count */
 	uint32_t level;                      /* level of cpus[0], the lowest chosen */
-	const char *reason;                  /* always set, one of PLACEMENT_REASON_* */
 	uint16_t cpus[PLACEMENT_MAX_COUNT];  /* in the order they were picked */
 	uint8_t levels[PLACEMENT_MAX_COUNT]; /* each CPU's level (map or claim) */
 };
@@ -148,12 +156,20 @@ struct placement_result {
  * node or near CPU out of range); -ENODEV when no managed online CPU is in
  * the allowed set at all (the map showing every candidate offline counts:
  * hotplug took them); -ENOENT when there are candidates but none below
- * the priority; -ENOMEM. ret->reason is set on every return, ret->n is 0 on
- * failure, and *rotor is only written on success.
+ * the priority; -ENOMEM. reason (may be NULL) says why on failure and what
+ * was cut on a partial answer (ret->n < req->count), and is emptied on a
+ * full one; ret->n is 0 on failure, and *rotor is only written on success.
  */
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		     const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
-		     struct placement_result *ret);
+		     struct rtplace_reason *reason, struct placement_result *ret);
+
+/* What a reply says of an answer whose reason placement wrote: the reason,
+ * or PLACEMENT_REASON_OK for a full answer. */
+static inline const char *placement_reason_text(const struct rtplace_reason *reason)
+{
+	return reason->text[0] ? reason->text : PLACEMENT_REASON_OK;
+}
 
 /* How the isolation rules apply to req under cfg: IGNORE when nothing is
  * isolated, AVOID for a normal request, ONLY for prefer with the
@@ -198,7 +214,7 @@ void placement_ctx_set_noisy(struct placement_ctx *ctx, const struct rtplace_cpu
  * penalties they give, the words they leave free) is kept while they stay
  * the same. */
 int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
-			 const struct placement_request *req, struct placement_result *ret);
+			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret);
 
 /*
  * Claims as their keeper hands them out (daemon/claims.c,
@@ -217,6 +233,7 @@ struct placement_claims {
  * the claims are not compared again, so an answer reads none of them
  * beyond what it derived once. A new stamp costs one comparison. */
 int placement_ctx_choose_stamped(struct placement_ctx *ctx, const struct placement_claims *claims, uint32_t *rotor,
-				 const struct placement_request *req, struct placement_result *ret);
+				 const struct placement_request *req, struct rtplace_reason *reason,
+				 struct placement_result *ret);
 
 #endif

@@ -494,16 +494,16 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 	/* Leases that ran out free their CPUs for this answer; their events
 	 * wait until it is sent. */
 	claims_expire_due(s->claims, dispatch_claim_ended_cb, s);
-	r_choose = placement_ctx_choose_stamped(s->pctx, claims_stamped(s->claims), &s->rotor, &req, res);
+	r_choose = placement_ctx_choose_stamped(s->pctx, claims_stamped(s->claims), &s->rotor, &req, &why, res);
 	snapshot_rotor(&s->snap, s->rotor);
 	if (r_choose == -EINVAL || r_choose == -ENOMEM) {
-		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, res->reason);
+		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r_choose, why.text);
 		return;
 	}
 	proto_msg_init(&s->reply, RTPLACE_MSG_QUERY_REPLY, m->hdr.request_id);
 	for (uint32_t i = 0; i < res->n; i++)
 		proto_query_reply_add(qr, res->cpus[i], res->levels[i]);
-	proto_set_string(qr->reason, sizeof(qr->reason), res->reason);
+	proto_set_string(qr->reason, sizeof(qr->reason), placement_reason_text(&why));
 	if (claim && res->n > 0) {
 		struct claim tmpl = { .client = peer->id, .pid = owner, .uid = peer->uid };
 		struct rtplace_reason note;

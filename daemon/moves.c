@@ -71,7 +71,7 @@ int moves_pick(struct moves *m, const struct rtplace_cpumask *allowed, int near,
 	if (req.prio <= 0)
 		return -EINVAL;
 	req.allowed = *allowed;
-	r = placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, &m->placed);
+	r = placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, NULL, &m->placed);
 	if (r < 0)
 		return r;
 	*ret_cpu = m->placed.cpus[0];

@@ -216,7 +216,13 @@ static uint32_t refmodel_tier(const struct refmodel *m, int32_t anchor, uint32_t
 	return 3;
 }
 
-static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_result *ret)
+/* The words placement writes (placement.h), as placement would. */
+static void refmodel_say(struct rtplace_reason *reason, const char *text)
+{
+	snprintf(reason->text, sizeof(reason->text), "%s", text);
+}
+
+static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct rtplace_reason *reason, struct placement_result *ret)
 {
 	const struct placement_request *req = m->req;
 	const struct topo *t = m->t;
@@ -225,19 +231,19 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 	int32_t anchor = req->near_cpu;
 
 	if (req->prio < 1 || req->prio > 99) {
-		ret->reason = PLACEMENT_REASON_BAD_PRIO;
+		refmodel_say(reason, PLACEMENT_REASON_BAD_PRIO);
 		return -EINVAL;
 	}
 	if (req->count < 1 || req->count > PLACEMENT_MAX_COUNT) {
-		ret->reason = PLACEMENT_REASON_BAD_COUNT;
+		refmodel_say(reason, PLACEMENT_REASON_BAD_COUNT);
 		return -EINVAL;
 	}
 	if (req->node < -1 || (req->node >= 0 && (uint32_t)req->node >= t->nnodes)) {
-		ret->reason = PLACEMENT_REASON_BAD_NODE;
+		refmodel_say(reason, PLACEMENT_REASON_BAD_NODE);
 		return -EINVAL;
 	}
 	if (req->near_cpu < -1 || (req->near_cpu >= 0 && (uint32_t)req->near_cpu >= t->ncpus)) {
-		ret->reason = PLACEMENT_REASON_BAD_NEAR;
+		refmodel_say(reason, PLACEMENT_REASON_BAD_NEAR);
 		return -EINVAL;
 	}
 	m->below = LEVEL_RT1 + (uint32_t)req->prio - 1;
@@ -267,7 +273,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			nkind0++;
 	}
 	if (ncand == 0) {
-		ret->reason = PLACEMENT_REASON_NO_CANDIDATE;
+		refmodel_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		return -ENODEV;
 	}
 	for (uint32_t c = 0; c < t->ncpus; c++) {
@@ -311,12 +317,12 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 			anchor = best;
 	}
 	if (n == 0) {
-		ret->reason = PLACEMENT_REASON_NONE_BELOW;
+		refmodel_say(reason, PLACEMENT_REASON_NONE_BELOW);
 		return -ENOENT;
 	}
 	ret->n = n;
 	ret->level = ret->levels[0];
-	ret->reason = n < req->count ? PLACEMENT_REASON_PARTIAL : PLACEMENT_REASON_OK;
+	refmodel_say(reason, n < req->count ? PLACEMENT_REASON_PARTIAL : "");
 	if (rotor)
 		*rotor = (ret->cpus[n - 1] + 1u) % t->ncpus;
 	return 0;
@@ -324,7 +330,7 @@ static int refmodel_run(struct refmodel *m, uint32_t *rotor, struct placement_re
 
 int refmodel_place(const struct placement_config *cfg, const struct topo *t, const uint8_t *levels,
 		   const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
-		   struct placement_result *ret)
+		   struct rtplace_reason *reason, struct placement_result *ret)
 {
 	struct refmodel *m = malloc(sizeof(*m));
 	int r;
@@ -334,7 +340,7 @@ int refmodel_place(const struct placement_config *cfg, const struct topo *t, con
 	*m = (struct refmodel){ .cfg = cfg, .t = t, .levels = levels, .claimed = claimed_level, .req = req };
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
-	r = refmodel_run(m, rotor, ret);
+	r = refmodel_run(m, rotor, reason, ret);
 	free(m);
 	return r;
 }

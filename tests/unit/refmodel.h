@@ -38,10 +38,11 @@ void refmodel_level_cpus(const struct cpupri_view *v, uint32_t level, const stru
 			 struct rtplace_cpumask *ret);
 
 /* What placement_choose() answers when the map's slots hold levels[]
- * (t->ncpus entries, the map holding exactly those CPUs). */
+ * (t->ncpus entries, the map holding exactly those CPUs), its reason
+ * included. */
 int refmodel_place(const struct placement_config *cfg, const struct topo *t, const uint8_t *levels,
 		   const uint8_t *claimed_level, uint32_t *rotor, const struct placement_request *req,
-		   struct placement_result *ret);
+		   struct rtplace_reason *reason, struct placement_result *ret);
 
 /*
  * The shapes of the shared topologies (../shared/topologies/NAME.xml), so

@@ -521,8 +521,8 @@ static void test_stamp_follows_levels(void **state)
 			int r, rr;
 
 			cpuset_zero(&req.allowed);
-			r = placement_ctx_choose_stamped(ctx, claims_stamped(c), &rotor, &req, got);
-			rr = placement_choose(&cfg, t, &view, claims_levels(c), &rotor_want, &req, want);
+			r = placement_ctx_choose_stamped(ctx, claims_stamped(c), &rotor, &req, NULL, got);
+			rr = placement_choose(&cfg, t, &view, claims_levels(c), &rotor_want, &req, NULL, want);
 			if (r != rr || got->n != want->n || rotor != rotor_want ||
 			    memcmp(got->cpus, want->cpus, got->n * sizeof(got->cpus[0])) != 0)
 				fail_msg("step %u op %d query %d: %d/%d n %u/%u first cpu %d/%d", step, op, q, r, rr,

@@ -701,7 +701,7 @@ static void conc_check_place(struct conc *c, uint64_t *rng, uint64_t *g0, struct
 	cpuset_and(&cand, refmodel_allowed_empty(c->t, &req.allowed) ? &cfg.managed : &req.allowed, &cfg.managed);
 	CPUSET_FOREACH(cpu, &cand)
 		g0[cpu] = __atomic_load_n(&c->gen[cpu], __ATOMIC_ACQUIRE);
-	r = placement_choose(&cfg, c->t, &c->m->view, NULL, rotor, &req, res);
+	r = placement_choose(&cfg, c->t, &c->m->view, NULL, rotor, &req, NULL, res);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (r < 0) {
 		if (r != -ENOENT && r != -ENODEV)

@@ -53,6 +53,7 @@ struct side {
 	struct rtplace_local *local;
 	uint32_t rotor;
 	struct placement_result res;
+	struct rtplace_reason why; /* res's, as placement wrote it */
 };
 
 static uint64_t rng_next(uint64_t *s)
@@ -203,16 +204,16 @@ static void differential(const char *name, uint64_t seed)
 						  .node = q.node, .near_cpu = q.near_cpu,
 						  .normal = q.flags & RTPLACE_QUERY_F_NORMAL };
 		rl = local_query(sd->local, &q, &lr);
-		rd = placement_ctx_choose_stamped(sd->ctx, &sd->claims, &sd->rotor, &req, &sd->res);
+		rd = placement_ctx_choose_stamped(sd->ctx, &sd->claims, &sd->rotor, &req, &sd->why, &sd->res);
 		snapshot_rotor(&sd->snap, sd->rotor);
 		if (rd == -EINVAL) {
 			assert_int_equal(rl, -EINVAL);
 			continue;
 		}
-		if (rl != 0 || lr->count != sd->res.n || strcmp(lr->reason, sd->res.reason) != 0)
+		if (rl != 0 || lr->count != sd->res.n || strcmp(lr->reason, placement_reason_text(&sd->why)) != 0)
 			fail_msg("%s seed %llu request %u: local %d n %u '%s', daemon %d n %u '%s'", name,
 				 (unsigned long long)seed, i, rl, rl ? 0 : lr->count, rl ? "" : lr->reason, rd,
-				 sd->res.n, sd->res.reason);
+				 sd->res.n, placement_reason_text(&sd->why));
 		for (uint32_t k = 0; k < sd->res.n; k++) {
 			assert_int_equal(lr->list[k].cpu, sd->res.cpus[k]);
 			assert_int_equal(lr->list[k].level, sd->res.levels[k]);

@@ -35,6 +35,7 @@ struct diff_case {
 	struct placement_config cfg;
 	uint8_t claimed[RTPLACE_MAX_CPUS];
 	struct placement_result got, want;
+	struct rtplace_reason got_why, want_why;
 };
 
 static void diff_random_config(uint64_t *rng, const struct topo *t, struct placement_config *cfg)
@@ -125,9 +126,9 @@ static void diff_expect_model(const struct diff_case *dc, const struct topo *t, 
 			      const struct placement_request *req, const char *where, int r, int rr, uint32_t rotor,
 			      uint32_t rotor_want)
 {
-	if (r != rr || strcmp(dc->got.reason, dc->want.reason) != 0 || dc->got.n != dc->want.n ||
+	if (r != rr || strcmp(dc->got_why.text, dc->want_why.text) != 0 || dc->got.n != dc->want.n ||
 	    rotor != rotor_want || (r == 0 && dc->got.level != dc->want.level))
-		fail_msg("%s: %d/%d '%s'/'%s' n %u/%u rotor %u/%u", where, r, rr, dc->got.reason, dc->want.reason,
+		fail_msg("%s: %d/%d '%s'/'%s' n %u/%u rotor %u/%u", where, r, rr, dc->got_why.text, dc->want_why.text,
 			 dc->got.n, dc->want.n, rotor, rotor_want);
 	for (uint32_t i = 0; i < dc->got.n; i++)
 		if (dc->got.cpus[i] != dc->want.cpus[i] || dc->got.levels[i] != dc->want.levels[i])
@@ -181,9 +182,9 @@ static void diff_run(const char *label, const char *variant, struct topo *t, enu
 				rotor = refmodel_rand_below(&rng, 4 * t->ncpus);
 			rotor_want = rotor;
 			r = placement_choose(&dc->cfg, t, &dc->map.view, claims ? dc->claimed : NULL, &rotor, &req,
-					     &dc->got);
+					     &dc->got_why, &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
-					    &dc->want);
+					    &dc->want_why, &dc->want);
 			snprintf(where, sizeof(where), "%s %s shard %d state %u query %u%s", label, variant, mode, s, q,
 				 skew ? " (hints skewed)" : "");
 			diff_expect_model(dc, t, dc->claimed, &req, where, r, rr, rotor, rotor_want);
@@ -282,9 +283,9 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 			}
 			diff_random_request(&rng, t, &req);
 			rotor_want = rotor;
-			r = placement_ctx_choose(ctx, claims ? dc->claimed : NULL, &rotor, &req, &dc->got);
+			r = placement_ctx_choose(ctx, claims ? dc->claimed : NULL, &rotor, &req, &dc->got_why, &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
-					    &dc->want);
+					    &dc->want_why, &dc->want);
 			snprintf(where, sizeof(where), "%s %s ctx config %u query %u", label, variant, k, q);
 			diff_expect_model(dc, t, dc->claimed, &req, where, r, rr, rotor, rotor_want);
 			st->queries++;
@@ -447,10 +448,11 @@ static void stamp_run(const char *label, const char *variant, struct topo *t, st
 			if (refmodel_rand_below(&rng, 10) == 0)
 				req.near_cpu = (int32_t)refmodel_rand_below(&rng, t->ncpus);
 			rotor_want = rotor;
-			r = plain ? placement_ctx_choose(ctx, other, &rotor, &req, &dc->got)
+			r = plain ? placement_ctx_choose(ctx, other, &rotor, &req, &dc->got_why, &dc->got)
 				  : placement_ctx_choose_stamped(ctx, &(struct placement_claims){ dc->claimed, stamp }, &rotor,
-								 &req, &dc->got);
-			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims, &rotor_want, &req, &dc->want);
+								 &req, &dc->got_why, &dc->got);
+			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims, &rotor_want, &req, &dc->want_why,
+					    &dc->want);
 			snprintf(where, sizeof(where), "%s %s stamped config %u query %u%s", label, variant, k, q,
 				 plain ? " (unstamped claims)" : "");
 			diff_expect_model(dc, t, claims, &req, where, r, rr, rotor, rotor_want);
@@ -516,12 +518,14 @@ static void test_ctx_free_after_refresh(void **state)
 	{
 		struct placement_request req = { .prio = 50, .count = 1, .node = 3, .near_cpu = -1 };
 		struct placement_result *res = malloc(sizeof(*res));
+		struct rtplace_reason why;
 
 		assert_non_null(res);
-		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), -EINVAL);
-		assert_string_equal(res->reason, PLACEMENT_REASON_BAD_NODE);
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, &why, res), -EINVAL);
+		assert_string_equal(why.text, PLACEMENT_REASON_BAD_NODE);
 		req.node = 1;
-		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, res), 0);
+		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, &why, res), 0);
+		assert_string_equal(why.text, "");
 		free(res);
 	}
 	placement_ctx_free(x);
@@ -540,6 +544,7 @@ struct iso_case {
 	struct placement_config cfg;
 	struct refmodel_map map;
 	struct placement_result res;
+	struct rtplace_reason why;
 	const struct topo *t;
 	uint32_t rotor;
 };
@@ -548,7 +553,7 @@ static int iso_place(struct iso_case *ic, uint32_t count, bool normal)
 {
 	struct placement_request req = { .prio = 50, .count = count, .node = -1, .near_cpu = -1, .normal = normal };
 
-	return placement_choose(&ic->cfg, ic->t, &ic->map.view, NULL, &ic->rotor, &req, &ic->res);
+	return placement_choose(&ic->cfg, ic->t, &ic->map.view, NULL, &ic->rotor, &req, &ic->why, &ic->res);
 }
 
 /* Every CPU of the last answer is (or, want false, is not) isolated. */
@@ -662,6 +667,7 @@ struct fixture {
 	uint32_t rotor;
 	struct placement_request req;
 	struct placement_result res;
+	struct rtplace_reason why;
 };
 
 static int fixture_setup(void **state)
@@ -700,13 +706,15 @@ static void set_all(struct fixture *f, uint32_t level)
 static int place(struct fixture *f)
 {
 	struct placement_result *want = malloc(sizeof(*want));
+	struct rtplace_reason want_why;
 	uint32_t rotor = f->rotor;
 	int r, rr;
 
 	assert_non_null(want);
-	r = placement_choose(&f->cfg, f->t, &f->map.view, f->claimed, &f->rotor, &f->req, &f->res);
-	rr = refmodel_place(&f->cfg, f->t, f->map.levels, f->claimed, &rotor, &f->req, want);
+	r = placement_choose(&f->cfg, f->t, &f->map.view, f->claimed, &f->rotor, &f->req, &f->why, &f->res);
+	rr = refmodel_place(&f->cfg, f->t, f->map.levels, f->claimed, &rotor, &f->req, &want_why, want);
 	assert_int_equal(r, rr);
+	assert_string_equal(f->why.text, want_why.text);
 	assert_int_equal(f->res.n, want->n);
 	assert_int_equal(f->rotor, rotor);
 	assert_memory_equal(f->res.cpus, want->cpus, f->res.n * sizeof(f->res.cpus[0]));
@@ -731,7 +739,8 @@ static void test_lowest_level(void **state)
 	refmodel_map_set(&f->map, 5, LEVEL_IDLE);
 	assert_int_equal(place1(f), 5);
 	assert_int_equal(f->res.level, LEVEL_IDLE);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_OK);
+	assert_string_equal(f->why.text, "");
+	assert_string_equal(placement_reason_text(&f->why), PLACEMENT_REASON_OK);
 	/* Strictly below rtP: rt50 is no answer for 50, the answer for 51. */
 	set_all(f, LEVEL_DL);
 	refmodel_map_set(&f->map, 5, level_from_rt_priority(50));
@@ -787,7 +796,7 @@ static void test_node_restricts(void **state)
 	assert_int_equal(f->res.level, LEVEL_NORMAL);
 	cpuset_set(&f->req.allowed, 0);
 	assert_int_equal(place(f), -ENODEV);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NO_CANDIDATE);
 }
 
 static void test_smt_rt(void **state)
@@ -980,12 +989,12 @@ static void test_empty_answer(void **state)
 	f->rotor = 5;
 	assert_int_equal(place(f), -ENOENT);
 	assert_int_equal(f->res.n, 0);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NONE_BELOW);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NONE_BELOW);
 	assert_int_equal(f->rotor, 5);
 	f->cfg.managed = f->t->node_cpus[0];
 	f->req.allowed = f->t->node_cpus[1];
 	assert_int_equal(place(f), -ENODEV);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NO_CANDIDATE);
 }
 
 static void test_partial(void **state)
@@ -996,7 +1005,7 @@ static void test_partial(void **state)
 	f->req.count = 20;
 	assert_int_equal(place(f), 0);
 	assert_int_equal(f->res.n, 15);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_PARTIAL);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_PARTIAL);
 }
 
 static void test_housekeeping(void **state)
@@ -1045,7 +1054,7 @@ static void test_offline(void **state)
 	/* Nothing online in the set: said so, not "none below". */
 	cpuset_set(&f->req.allowed, 5);
 	assert_int_equal(place(f), -ENODEV);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NO_CANDIDATE);
 }
 
 /*
@@ -1075,14 +1084,14 @@ static void test_hot_unplugged(void **state)
 	f->req.count = 1;
 	cpuset_set(&f->req.allowed, 5);
 	assert_int_equal(place(f), -ENODEV);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NO_CANDIDATE);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NO_CANDIDATE);
 	assert_int_equal(f->res.n, 0);
 	/* With an online CPU beside it that is too busy, the answer is "none
 	 * below": that one is there, only busy. */
 	refmodel_map_set(&f->map, 6, LEVEL_RT99);
 	cpuset_set(&f->req.allowed, 6);
 	assert_int_equal(place(f), -ENOENT);
-	assert_string_equal(f->res.reason, PLACEMENT_REASON_NONE_BELOW);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_NONE_BELOW);
 	/* Back online (idle): offered again, first as the near CPU. */
 	refmodel_map_set(&f->map, 5, LEVEL_IDLE);
 	assert_int_equal(place1(f), 5);
@@ -1102,13 +1111,13 @@ static void test_stale_bit(void **state)
 	*cpupri_word_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
 	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard))++;
 	f->req.near_cpu = 5;
-	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.n, 1);
 	assert_int_not_equal(f->res.cpus[0], 5);
 	assert_int_equal(f->res.level, LEVEL_NORMAL);
 	/* Only the stale CPU in the set: nothing. */
 	cpuset_set(&f->req.allowed, 5);
-	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), -ENOENT);
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->why, &f->res), -ENOENT);
 }
 
 /* The same for the fast paths (default rules, no near CPU): the stale CPU
@@ -1127,7 +1136,7 @@ static void test_stale_bit_fast(void **state)
 	*cpupri_word_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard, slot->bit / 64) |= (__u64)1 << (slot->bit % 64);
 	(*cpupri_count_ptr(f->map.mem, &f->map.geom, LEVEL_IDLE, slot->shard))++;
 	f->rotor = 5;
-	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.n, 1);
 	assert_int_equal(f->res.cpus[0], 6);
 	assert_int_equal(f->res.level, LEVEL_IDLE);
@@ -1135,7 +1144,7 @@ static void test_stale_bit_fast(void **state)
 	 * 5 and 12; without 5 the LLC of 6 (first in rotation order) wins. */
 	f->rotor = 5;
 	f->req.count = 2;
-	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_choose(&f->cfg, f->t, &f->map.view, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.n, 2);
 	assert_int_equal(f->res.cpus[0], 6);
 	assert_int_equal(f->res.cpus[1], 7);
@@ -1185,7 +1194,7 @@ static void test_bad_requests(void **state)
 		f->req.near_cpu = cases[i].near;
 		f->rotor = 3;
 		assert_int_equal(place(f), -EINVAL);
-		assert_string_equal(f->res.reason, cases[i].reason);
+		assert_string_equal(f->why.text, cases[i].reason);
 		assert_int_equal(f->res.n, 0);
 		assert_int_equal(f->rotor, 3);
 	}
@@ -1244,17 +1253,17 @@ static void test_irq_tiebreak(void **state)
 	cpuset_zero(&f->cfg.noisy);
 	f->req.count = 1;
 	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 0);
 	cpuset_set(&f->cfg.noisy, 0);
 	placement_ctx_set_noisy(x, &f->cfg.noisy);
 	rotor = 0;
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 1);
 	cpuset_zero(&f->cfg.noisy);
 	placement_ctx_set_noisy(x, &f->cfg.noisy);
 	rotor = 0;
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->res), 0);
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 0);
 	placement_ctx_free(x);
 }

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the placement files share (placement.h is the interface they
+ * implement): the context and one answer's state, the set arithmetic over
+ * them, and each file's functions for the others, sectioned per file.
+ * The files, each one layer, and what each may call:
+ *
+ *  - placement.c: the public decisions (placement_choose(),
+ *    placement_ctx_choose*()): the request's checks and candidates, the
+ *    isolation rules, then the fast paths, else the general path. Calls
+ *    every layer below.
+ *  - placement-fast.c: the answers under the default rules, read straight
+ *    from the map (placement_fast_one(), placement_fast_many()). Calls the
+ *    claim cache.
+ *  - placement-scan.c: the general path, every rule of placement.h
+ *    (placement_general()). Calls the claim cache and the SMT penalty of
+ *    placement-fast.c.
+ *  - placement-claims.c: the sets derived from the claims, kept while the
+ *    claims stay the same. Calls nothing above it.
+ *  - placement-ctx.c: building and freeing the context. Calls nothing
+ *    above it.
+ *
+ * The set arithmetic and the accessors are inline: they run inside every
+ * loop of the layers above. Only calls made once or twice an answer cross
+ * files.
+ *
+ * Cost. What depends only on the configuration, the topology and the map's
+ * geometry lives in the context, built once: the candidate set of a request
+ * with no allowed set (and of each node) with its map mask, the largest
+ * group each kind can fill, SMT sibling lists, the bit <-> CPU translation.
+ * An answer then works on sets, a word at a time, never CPU by CPU:
+ *
+ *  - eligible CPUs are kept as one set per rank with counts, so the scan's
+ *    "is the answer decided" test adds counts and the group comparisons
+ *    count bits per rank;
+ *  - claims are read 8 bytes at a time and sorted into sets: CPUs a claim
+ *    bars, CPUs ranked by their claim (one by one, the only per-CPU work of
+ *    the scan), and the SMT siblings of CPUs a claim makes busy, found by
+ *    shifting sets (see placement_ctx.shift);
+ *  - a pick takes the lowest rank, splits it into the four locality tiers
+ *    and walks each in rotation order (set bits from the cursor on, then
+ *    from 0), skipping CPUs known to have an SMT penalty, computing it for
+ *    the others it meets only, and stops at the first without one: key
+ *    order (rank, penalty, tier, rotation) makes that CPU the smallest key.
+ *
+ * Every set holds only CPUs below topo->ncpus, so the word loops stop at
+ * nwords.
+ */
+
+#ifndef RTPLACE_PLACEMENT_CORE_H
+#define RTPLACE_PLACEMENT_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "placement.h"
+
+enum placement_group {
+	PLACEMENT_GROUP_LLC,
+	PLACEMENT_GROUP_NODE,
+};
+
+/* The four locality tiers of a pick relative to its anchor (placement.h, step 5). */
+#define PLACEMENT_TIERS 4
+/* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
+#define PLACEMENT_CLAIM_SETS 4
+_Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
+/* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
+#define PLACEMENT_MAX_SHIFTS 8
+
+/* One answer's working set. */
+struct placement_state {
+	const struct placement_request *req;
+	const uint8_t *claimed;
+	__u32 below;                /* rtP: eligible levels are strictly lower */
+	uint32_t start;             /* rotation origin */
+	const struct rtplace_cpumask *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
+	const struct cpupri_mask *mask; /* cand in the map's bits */
+	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
+	/* [use kind 0][group kind]: some group can hold count candidates */
+	bool possible[2][2];
+	__u32 next;                 /* next level the scan reads */
+	struct rtplace_cpumask seen;         /* met in the level scan */
+	struct rtplace_cpumask eligible;     /* met below rtP, not dropped: the union of rank[] */
+	struct rtplace_cpumask claims;       /* candidates claimed below rtP: ranked one by one */
+	struct rtplace_cpumask barred;       /* candidates claimed at rtP or above: never eligible */
+	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
+	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
+	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
+	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
+	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
+	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
+	struct rtplace_cpumask rank[LEVEL_COUNT];
+	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
+	struct rtplace_cpumask cand_buf;
+	struct rtplace_cpumask low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
+	struct cpupri_mask mask_buf;
+	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
+	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
+};
+
+_Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
+/* A set of cpuset words, a bit each: which words a walk must read. */
+#define PLACEMENT_WORDSET_LEN ((CPUSET_WORDS + 63) / 64)
+struct placement_wordset {
+	uint64_t b[PLACEMENT_WORDSET_LEN];
+};
+
+static inline void placement_wordset_add(struct placement_wordset *ws, uint32_t i)
+{
+	ws->b[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* The first word of ws in from..below - 1, or below. */
+static inline uint32_t placement_wordset_next(const struct placement_wordset *ws, uint32_t from, uint32_t below)
+{
+	for (uint32_t j = from / 64; j * 64 < below; j++) {
+		uint64_t b = ws->b[j] & (j == from / 64 ? ~UINT64_C(0) << (from % 64) : ~UINT64_C(0));
+
+		if (b) {
+			uint32_t i = j * 64 + (uint32_t)__builtin_ctzll(b);
+
+			return i < below ? i : below;
+		}
+	}
+	return below;
+}
+
+struct placement_ctx {
+	const struct topo *topo;
+	const struct cpupri_view *view;
+	/* The view's slots and how many, so that a slot read costs one load
+	 * past the CPU id (placement_slot_level()), not the view's too. */
+	const struct cpupri_slot *slots;
+	uint32_t slots_n;
+	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
+	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
+	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
+	bool noisy_none;            /* cfg.noisy is empty: no CPU is last for its noise */
+	struct rtplace_cpumask kind0;        /* online CPUs of kind 0 */
+	struct rtplace_cpumask base;         /* managed ∩ online ∩ in the map */
+	struct cpupri_mask base_mask;
+	struct cpupri_mask *node_mask; /* [nnodes]: base ∩ that node, in the map's bits */
+	uint32_t nnodes;            /* node_mask's length: the topology may change before the free */
+	struct placement_wordset *llc_words; /* [nllcs]: the cpuset words that hold CPUs of that LLC */
+	uint32_t nllcs;             /* llc_words' length */
+	bool base_mixed;
+	bool base_empty;            /* base holds no CPU */
+	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
+	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
+	uint16_t *sib;              /* the siblings, the CPU itself left out */
+	bool sib_near;              /* some CPU has an SMT sibling in its own cpuset word */
+	/* The sibling relation as shifts: CPU c in shift_from[k] has sibling
+	 * c + shift[k]. Machines number siblings N and N + ncores, or 2k and
+	 * 2k + 1: two shifts, so the siblings of a set are a few word shifts
+	 * away. nshifts is 0 when more than PLACEMENT_MAX_SHIFTS would do. */
+	uint32_t nshifts;
+	int32_t shift[PLACEMENT_MAX_SHIFTS];
+	struct rtplace_cpumask shift_from[PLACEMENT_MAX_SHIFTS];
+	/* Sets derived from the claims, kept while the caller's claims stay
+	 * byte for byte what claim_copy holds (compared once per answer, a
+	 * few lines, where deriving a set reads and compares every claim):
+	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
+	uint8_t *claim_copy;        /* [topo->ncpus] */
+	bool claim_copy_valid;
+	uint64_t claim_stamp;       /* the stamp claim_copy equals the claims of (placement_claims), 0: none */
+	bool claims_none;           /* claim_copy is all zero */
+	uint32_t nclaim_sets;
+	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask claim_set[PLACEMENT_CLAIM_SETS];
+	/* claim_pen[k]: the CPUs with an SMT sibling in claim_set[k], valid
+	 * where bit k of claim_pen_valid is set. */
+	uint32_t claim_pen_valid;
+	struct rtplace_cpumask claim_pen[PLACEMENT_CLAIM_SETS];
+	/* claim_free[a][p]: the cpuset words (a bit each) where a CPU of base
+	 * is neither in claim_set[a] nor in claim_pen[p] (p ==
+	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
+	 * claim_free_valid[a] is set: the only words a fast walk over the
+	 * claims must read (placement_claim_free_words()). */
+	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
+	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
+	struct placement_state st;
+	/* Last: its sets are read by the rules that need them only. */
+	struct placement_config cfg;
+};
+
+/* The hardware instruction where the build allows it; otherwise inline
+ * arithmetic rather than libgcc's out-of-line table lookup. */
+static inline uint32_t placement_popcount(uint64_t w)
+{
+#ifdef __POPCNT__
+	return (uint32_t)__builtin_popcountll(w);
+#else
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
+static inline uint32_t placement_popcount_and(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < x->nwords; i++)
+		n += placement_popcount(a->bits[i] & b->bits[i]);
+	return n;
+}
+
+static inline bool placement_intersects(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (a->bits[i] & b->bits[i])
+			return true;
+	return false;
+}
+
+/* Whether s holds at least n CPUs, counting no further than needed. */
+static inline bool placement_at_least(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t n)
+{
+	uint32_t have = 0;
+
+	for (uint32_t i = 0; i < x->nwords && have < n; i++)
+		if (s->bits[i])
+			have += placement_popcount(s->bits[i]);
+	return have >= n;
+}
+
+/* ORs into out the CPUs of in moved by d (the callers' bits land inside the machine). */
+static inline void placement_or_shifted(const struct placement_ctx *x, struct rtplace_cpumask *out, const struct rtplace_cpumask *in,
+				 int32_t d)
+{
+	const uint32_t q = (uint32_t)(d < 0 ? -d : d) / 64, r = (uint32_t)(d < 0 ? -d : d) % 64;
+
+	for (uint32_t i = 0; i < x->nwords; i++) {
+		uint64_t w = 0;
+
+		if (d > 0 && i >= q) {
+			w = in->bits[i - q] << r;
+			if (r && i >= q + 1)
+				w |= in->bits[i - q - 1] >> (64 - r);
+		} else if (d < 0 && i + q < x->nwords) {
+			w = in->bits[i + q] >> r;
+			if (r && i + q + 1 < x->nwords)
+				w |= in->bits[i + q + 1] << (64 - r);
+		}
+		out->bits[i] |= w;
+	}
+}
+
+static inline bool placement_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		if (s->bits[i])
+			return false;
+	return true;
+}
+
+/* Whether a request's allowed set holds no CPU below the topology's count:
+ * the CPUs past it are not read (placement.h). */
+static inline bool placement_allowed_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
+{
+	uint64_t any = 0;
+
+	for (uint32_t i = 0; i + 1 < x->nwords; i++)
+		any |= s->bits[i];
+	return !(any | (s->bits[x->nwords - 1] & x->last_word));
+}
+
+static inline void placement_zero(const struct placement_ctx *x, struct rtplace_cpumask *s)
+{
+	for (uint32_t i = 0; i < x->nwords; i++)
+		s->bits[i] = 0;
+}
+
+/* First CPU of s at or after from, or -1. */
+static inline int placement_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t from)
+{
+	for (uint32_t i = from / 64; i < x->nwords; i++) {
+		uint64_t w = s->bits[i];
+
+		if (i == from / 64)
+			w &= ~UINT64_C(0) << (from % 64);
+		if (w)
+			return (int)(i * 64 + (uint32_t)__builtin_ctzll(w));
+	}
+	return -1;
+}
+
+/* The CPU of s nearest the rotation origin (smallest (cpu - start) mod ncpus), or -1. */
+static inline int placement_rot_first(const struct placement_ctx *x, const struct rtplace_cpumask *s)
+{
+	int c = placement_next(x, s, x->st.start);
+
+	return c >= 0 ? c : placement_next(x, s, 0);
+}
+
+/* The CPU of s after c in rotation order, or -1 once the walk is back at the origin. */
+static inline int placement_rot_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, int c)
+{
+	const uint32_t start = x->st.start;
+	int n = placement_next(x, s, (uint32_t)c + 1);
+
+	if ((uint32_t)c >= start) {
+		if (n >= 0)
+			return n;
+		n = placement_next(x, s, 0);
+	}
+	return n >= 0 && (uint32_t)n < start ? n : -1;
+}
+
+static inline uint32_t placement_rotdist(const struct placement_ctx *x, uint32_t cpu)
+{
+	return (cpu + x->topo->ncpus - x->st.start) % x->topo->ncpus;
+}
+
+static inline const struct rtplace_cpumask *placement_groups(const struct placement_ctx *x, enum placement_group which,
+					     uint32_t *ret_n)
+{
+	*ret_n = which == PLACEMENT_GROUP_LLC ? x->topo->nllcs : x->topo->nnodes;
+	return which == PLACEMENT_GROUP_LLC ? x->topo->llc_cpus : x->topo->node_cpus;
+}
+
+static inline int32_t placement_group_of(const struct placement_ctx *x, enum placement_group which, uint32_t cpu)
+{
+	return which == PLACEMENT_GROUP_LLC ? x->topo->cpus[cpu].llc : x->topo->cpus[cpu].node;
+}
+
+static inline uint32_t placement_claimed(const struct placement_state *st, uint32_t cpu, uint32_t level)
+{
+	if (st->claimed && st->claimed[cpu] > level)
+		return st->claimed[cpu];
+	return level;
+}
+
+/* cpupri_level() through the context's copy of where the slots are. */
+static inline uint32_t placement_slot_level(const struct placement_ctx *x, uint32_t cpu)
+{
+	uint32_t level;
+
+	if (cpu >= x->slots_n)
+		return LEVEL_OFFLINE;
+	level = __atomic_load_n(&x->slots[cpu].level, __ATOMIC_ACQUIRE);
+	return level < LEVEL_COUNT ? level : LEVEL_OFFLINE;
+}
+
+/* Whether cpu, at rtP, makes its SMT sibling's answer worse: its slot's
+ * level or its claim is >= rtP (any level above idle under
+ * avoid-smt-siblings = always). */
+static inline bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
+{
+	uint32_t l = placement_claimed(&x->st, cpu, placement_slot_level(x, cpu));
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS)
+		return l > LEVEL_IDLE;
+	return l >= x->st.below;
+}
+
+/* Whether cpu has an SMT sibling that is busy, from the slots and claims:
+ * its SMT penalty before this answer's picks. */
+static inline bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
+{
+	bool pen = false;
+
+	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
+		return false;
+	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
+		pen = placement_busy(x, x->sib[i]);
+	return pen;
+}
+
+/* placement-claims.c: the claim cache. */
+
+bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp);
+
+/*
+ * Compares the caller's claims with the copy the context's claim sets come
+ * from, once per answer, and starts the sets over if they differ; claims
+ * under the stamp the copy was last taken or confirmed under (stamp 0:
+ * none) are not compared, and cost no call. Returns whether no CPU is
+ * claimed at all: the answer then reads as one without claims and asks
+ * for no set.
+ */
+static inline bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp)
+{
+	if (stamp != 0 && stamp == x->claim_stamp)
+		return x->claims_none;
+	return placement_claims_compare(x, stamp);
+}
+uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min);
+
+/*
+ * The CPUs whose claim is at least min (1..127), from the context's sets
+ * (placement_claims_sync() has run for this answer); a set it does not
+ * hold yet costs a call (placement_claim_set_new()). A set stays valid
+ * for the rest of the answer: a new threshold replaces a set the answer
+ * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
+ */
+static inline const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+{
+	uint32_t k = 0;
+
+	while (k < x->nclaim_sets && x->claim_min[k] != min)
+		k++;
+	if (k == x->nclaim_sets)
+		k = placement_claim_set_new(x, min);
+	x->st.claim_sets_held |= UINT32_C(1) << k;
+	return &x->claim_set[k];
+}
+const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x);
+struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
+						    const struct rtplace_cpumask *pen);
+
+/* placement-fast.c: the fast paths. */
+
+int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level);
+uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level);
+
+/* placement-scan.c: the general path. */
+
+uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Building and freeing a placement context (placement.h): what every
+ * answer derives from the configuration, the topology and the map's
+ * geometry, computed once.
+ *
+ * Layer: calls only the set arithmetic of placement-core.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "placement-core.h"
+
+/*
+ * The SMT sibling lists, each CPU's own left out, and the shifts that
+ * express them. Cores are gathered by a counting sort on core ids, so this
+ * is O(ncpus), not a scan of a core's CPU set per CPU.
+ */
+static int placement_ctx_siblings(struct placement_ctx *x)
+{
+	const struct topo *t = x->topo;
+	uint32_t *core_off = calloc(t->ncores + 1, sizeof(*core_off));
+	uint16_t *core_cpu = malloc(t->ncpus * sizeof(*core_cpu));
+	bool irregular = false;
+	uint32_t n = 0;
+	int r = -ENOMEM;
+
+	x->sib_off = malloc((t->ncpus + 1) * sizeof(*x->sib_off));
+	if (!core_off || !core_cpu || !x->sib_off)
+		goto out;
+	/* Online CPUs have a core id below ncores (topo_finish()). */
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online)
+			core_off[t->cpus[c].core + 1]++;
+	for (uint32_t k = 0; k < t->ncores; k++)
+		core_off[k + 1] += core_off[k];
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		x->sib_off[c] = n;
+		if (t->cpus[c].online)
+			n += core_off[t->cpus[c].core + 1] - core_off[t->cpus[c].core] - 1;
+	}
+	x->sib_off[t->ncpus] = n;
+	x->sib = malloc((n ? n : 1) * sizeof(*x->sib));
+	if (!x->sib)
+		goto out;
+	/* core_off[k] now counts up to the end of core k's CPUs as they go in. */
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online)
+			core_cpu[core_off[t->cpus[c].core]++] = (uint16_t)c;
+	for (uint32_t c = 0; c < t->ncpus; c++) {
+		uint32_t core = (uint32_t)t->cpus[c].core, i = x->sib_off[c];
+
+		if (!t->cpus[c].online)
+			continue;
+		for (uint32_t j = core ? core_off[core - 1] : 0; j < core_off[core]; j++) {
+			int32_t d = (int32_t)core_cpu[j] - (int32_t)c;
+			uint32_t k = 0;
+
+			if (d == 0)
+				continue;
+			x->sib[i++] = core_cpu[j];
+			x->sib_near = x->sib_near || core_cpu[j] / 64 == c / 64;
+			while (k < x->nshifts && x->shift[k] != d)
+				k++;
+			if (k == PLACEMENT_MAX_SHIFTS) {
+				irregular = true;
+				continue;
+			}
+			if (k == x->nshifts)
+				x->shift[x->nshifts++] = d;
+			cpuset_set(&x->shift_from[k], c);
+		}
+	}
+	if (irregular)
+		x->nshifts = 0;
+	r = 0;
+out:
+	free(core_off);
+	free(core_cpu);
+	return r;
+}
+
+int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
+		      struct placement_ctx **ret)
+{
+	struct placement_ctx *x = calloc(1, sizeof(*x));
+	struct rtplace_cpumask base0;
+	int r = -ENOMEM;
+
+	if (!x)
+		goto out;
+	x->cfg = *cfg;
+	x->topo = t;
+	x->view = v;
+	x->slots = cpupri_slot_ptr((void *)v->map, &v->geom, 0);
+	x->slots_n = v->geom.ncpus;
+	x->nwords = (t->ncpus + 63) / 64;
+	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
+	if (!x->claim_copy)
+		goto out;
+	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
+	    cpupri_mask_new(v, &x->st.found) < 0)
+		goto out;
+	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
+	if (!x->node_mask)
+		goto out;
+	x->nnodes = t->nnodes;
+	x->llc_words = calloc(t->nllcs ? t->nllcs : 1, sizeof(*x->llc_words));
+	if (!x->llc_words)
+		goto out;
+	x->nllcs = t->nllcs;
+	for (uint32_t llc = 0; llc < t->nllcs; llc++)
+		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+			if (t->llc_cpus[llc].bits[i])
+				placement_wordset_add(&x->llc_words[llc], i);
+	x->isolated_none = cpuset_empty(&cfg->isolated);
+	x->noisy_none = cpuset_empty(&cfg->noisy);
+	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
+	cpuset_zero(&x->kind0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online && t->cpus[c].kind == 0)
+			cpuset_set(&x->kind0, c);
+	/* CPUs the map does not hold are offline as far as it can tell. */
+	cpuset_and(&x->base, &cfg->managed, &t->online);
+	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
+		cpuset_clear(&x->base, (unsigned)c);
+	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
+	for (uint32_t node = 0; node < t->nnodes; node++) {
+		struct rtplace_cpumask s;
+
+		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
+			goto out;
+		cpuset_and(&s, &x->base, &t->node_cpus[node]);
+		cpupri_mask_from_cpuset(v, &s, &x->node_mask[node]);
+	}
+	cpuset_and(&base0, &x->base, &x->kind0);
+	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
+	x->base_empty = placement_empty(x, &x->base);
+	for (int k = 0; k < 2; k++) {
+		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
+			uint32_t n;
+			const struct rtplace_cpumask *groups = placement_groups(x, (enum placement_group)w, &n);
+
+			for (uint32_t g = 0; g < n; g++) {
+				uint32_t in = placement_popcount_and(x, k ? &base0 : &x->base, &groups[g]);
+
+				if (in > x->base_widest[k][w])
+					x->base_widest[k][w] = in;
+			}
+		}
+	}
+	r = placement_ctx_siblings(x);
+out:
+	if (r == 0)
+		*ret = x;
+	else
+		placement_ctx_free(x);
+	return r;
+}
+
+void placement_ctx_set_noisy(struct placement_ctx *x, const struct rtplace_cpumask *noisy)
+{
+	x->cfg.noisy = *noisy;
+	x->noisy_none = cpuset_empty(noisy);
+}
+
+void placement_ctx_free(struct placement_ctx *x)
+{
+	if (!x)
+		return;
+	cpupri_mask_free(&x->base_mask);
+	cpupri_mask_free(&x->st.mask_buf);
+	cpupri_mask_free(&x->st.found);
+	for (uint32_t node = 0; node < x->nnodes; node++)
+		cpupri_mask_free(&x->node_mask[node]);
+	free(x->node_mask);
+	free(x->llc_words);
+	free(x->claim_copy);
+	free(x->sib_off);
+	free(x->sib);
+	free(x);
+}
