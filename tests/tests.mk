@@ -481,3 +481,13 @@ tests_integration_test_local_reads_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
 tests_integration_test_local_reads_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_local_reads_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
 TESTS += tests/integration/test-local-reads
+
+# The peer a connection judges, with SO_PEERPIDFD (Linux 6.5) and, on an
+# older kernel, by its pid (the fallback the log names): rights re-read at
+# each request, and never lent by an exited peer to its socket's heir.
+check_PROGRAMS += tests/integration/test-daemon-peer-pidfd
+tests_integration_test_daemon_peer_pidfd_SOURCES = tests/integration/test-daemon-peer-pidfd.c
+tests_integration_test_daemon_peer_pidfd_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_daemon_peer_pidfd_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_peer_pidfd_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-peer-pidfd
