@@ -125,3 +125,12 @@ bench_local_query_SOURCES = bench/local-query.c
 bench_local_query_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_local_query_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_local_query_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
+
+# Per-CPU RT kernel threads (PREEMPT_RT's ktimers, rcuc, irq threads) in
+# the map and in rt40 answers, with their bursts from schedstat (root, a
+# live daemon; bench/rt-kthreads.sh runs it in the VM test bed's guests).
+noinst_PROGRAMS += bench/rt-kthreads
+bench_rt_kthreads_SOURCES = bench/rt-kthreads.c
+bench_rt_kthreads_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_rt_kthreads_LDADD = bench/libbench.la client/librtplace.la
+dist_noinst_SCRIPTS += bench/rt-kthreads.sh
