@@ -30,7 +30,7 @@ struct irqnoise {
 	uint64_t *thread_ticks;      /* [ncpus] interrupt threads' ticks seen on each */
 	struct irqnoise_thread *threads;
 	size_t nthreads, threads_cap;
-	uint32_t samples;            /* since the last look for threads */
+	uint32_t samples;            /* taken: threads are looked for every IRQNOISE_RESCAN */
 	char *buf;                   /* the stat file, kept between reads */
 	size_t cap;
 	char *kbuf;                  /* kthreadd's children, kept between reads */
@@ -93,8 +93,8 @@ void irqnoise_update(struct irqnoise *n, const struct procfs_cpu_irq *cur, uint6
 		struct irqnoise_cpu *x = &n->cpus[c];
 		struct procfs_cpu_irq v = { .irq = cur[c].irq + n->thread_ticks[c], .softirq = cur[c].softirq };
 
-		x->irq_ns = v.irq * n->ns_per_tick;
-		x->softirq_ns = v.softirq * n->ns_per_tick;
+		x->irq_ns = cur[c].irq * n->ns_per_tick;
+		x->softirq_ns = cur[c].softirq * n->ns_per_tick;
 		if (window) {
 			x->irq_ppm = irqnoise_share(n->last[c].irq, v.irq, n->ns_per_tick, window);
 			x->softirq_ppm = irqnoise_share(n->last[c].softirq, v.softirq, n->ns_per_tick, window);

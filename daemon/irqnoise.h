@@ -14,9 +14,11 @@
  * kernel, all with threadirqs) runs in a kernel thread irq/N-NAME, whose
  * time /proc/stat counts as system time, not irq: the CPU time of those
  * threads (their stat's utime + stime, in the same ticks) counts as hardirq
- * time of the CPU each last ran on. The threads are found among kthreadd's
- * children (<proc>/2/task/2/children) at the first sample and every
- * IRQNOISE_RESCAN samples after; each sample reads the stat of each one.
+ * time of the CPU each last ran on in the window shares, while the
+ * counters since boot stay /proc/stat's. The threads are found among
+ * kthreadd's children (<proc>/2/task/2/children) at the first sample and
+ * every IRQNOISE_RESCAN samples after; each sample reads the stat of each
+ * one.
  *
  * irqnoise_update(), irqnoise_thread_seen() and irqnoise_noisy() are
  * pure; irqnoise_sample() reads the files.
@@ -42,9 +44,9 @@
 #define IRQNOISE_RESCAN 30u
 
 struct irqnoise_cpu {
-	uint64_t irq_ns;      /* since boot, as /proc/stat counts it, interrupt threads' time added */
+	uint64_t irq_ns;      /* since boot, as /proc/stat counts it (no interrupt thread's time) */
 	uint64_t softirq_ns;
-	uint32_t irq_ppm;     /* share of the last window */
+	uint32_t irq_ppm;     /* share of the last window, interrupt threads' time included */
 	uint32_t softirq_ppm;
 };
 
