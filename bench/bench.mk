@@ -133,3 +133,12 @@ bench_soak_manage_SOURCES = bench/soak-manage.c
 bench_soak_manage_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_soak_manage_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_soak_manage_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
+
+# Per-CPU RT kernel threads (PREEMPT_RT's ktimers, rcuc, irq threads) in
+# the map and in rt40 answers, with their bursts from schedstat (root, a
+# live daemon; bench/rt-kthreads.sh runs it in the VM test bed's guests).
+noinst_PROGRAMS += bench/rt-kthreads
+bench_rt_kthreads_SOURCES = bench/rt-kthreads.c
+bench_rt_kthreads_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_rt_kthreads_LDADD = bench/libbench.la client/librtplace.la
+dist_noinst_SCRIPTS += bench/rt-kthreads.sh

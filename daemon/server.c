@@ -76,6 +76,7 @@ struct server {
 	struct quota *users; /* connections by uid */
 	uint32_t next_id;
 	uint64_t refused;
+	bool peer_pidfd_missing_logged; /* the kernel gives no SO_PEERPIDFD: said once */
 	unsigned char *rbuf; /* limits.max_message + 1 bytes, to detect oversize packets */
 	size_t rbuf_size;
 };
@@ -487,8 +488,15 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		len = sizeof(pidfd);
 		/* A kernel without it leaves -1: the dispatcher then reads the
 		 * peer by pid each time, as before pidfds. */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
+			if (errno == ENOPROTOOPT && !s->peer_pidfd_missing_logged) {
+				log_notice("The kernel gives no SO_PEERPIDFD (Linux 6.5): clients are judged by the "
+					   "pid they connected with, read from /proc at each request (once the client "
+					   "has exited, a process of its user that takes the pid is not told apart)");
+				s->peer_pidfd_missing_logged = true;
+			}
 			pidfd = -1;
+		}
 		/* The connection holds both descriptors: neither may be one of
 		 * the reserved last ones. */
 		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, &reason);

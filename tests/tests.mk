@@ -493,3 +493,13 @@ EXTRA_DIST += tests/integration/test-man-rtplaced.sh
 # Who holds a claim of rtplacectl query --claim made inside $(...).
 TESTS += tests/integration/test-client-claim-owner.sh
 EXTRA_DIST += tests/integration/test-client-claim-owner.sh
+
+# The peer a connection judges, with SO_PEERPIDFD (Linux 6.5) and, on an
+# older kernel, by its pid (the fallback the log names): rights re-read at
+# each request, and never lent by an exited peer to its socket's heir.
+check_PROGRAMS += tests/integration/test-daemon-peer-pidfd
+tests_integration_test_daemon_peer_pidfd_SOURCES = tests/integration/test-daemon-peer-pidfd.c
+tests_integration_test_daemon_peer_pidfd_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_integration_test_daemon_peer_pidfd_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_daemon_peer_pidfd_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
+TESTS += tests/integration/test-daemon-peer-pidfd
