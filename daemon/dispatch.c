@@ -139,23 +139,8 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
-/* Root's subscriptions are bounded by its connections (and the daemon's
- * descriptors: two each), not by a share. */
-static void dispatch_subscriber_limits(const struct config *cfg, struct quota_limits *ret)
-{
-	*ret = (struct quota_limits){
-		.size = UINT32_MAX,
-		.users = cfg->limits.max_subscribers,
-		.per_user = cfg->limits.max_subscribers_per_user,
-		.users_key = "max-subscribers",
-		.per_user_key = "max-subscribers-per-user",
-	};
-}
-
 void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 {
-	struct quota_limits subscribers;
-
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
@@ -168,14 +153,7 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 		placement_ctx_free(s->pctx);
 		s->pctx = pctx;
 	}
-	dispatch_subscriber_limits(cfg, &subscribers);
-	if (s->notify)
-		notify_set_limits(s->notify, &subscribers);
 	auth_policy_from_config(cfg, &s->policy);
-	if (s->push)
-		push_apply_config(s->push, cfg);
-	if (s->manage)
-		manage_apply_config(s->manage, cfg);
 	if (s->claims)
 		snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), true);
 }
@@ -977,68 +955,6 @@ out:
 	return r;
 }
 
-/* The records, MOVE requests, pushes and managed processes: notify.c,
- * moves.c, push.c and manage.c, wired to each other by direct calls. */
-static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *opts, const struct config *cfg)
-{
-	struct moves_opts mo = {
-		.topo = s->topo,
-		.view = &s->view,
-		.pcfg = &s->pcfg,
-		.placement = &s->pctx,
-		.live = opts->tracker || opts->sampler,
-		.proc_root = s->proc_root,
-		.policy = &s->policy,
-	};
-	struct push_opts po = { .view = &s->view, .claims = s->claims };
-	struct manage_opts mgo = {
-		.base = s->base,
-		.topo = s->topo,
-		.view = &s->view,
-		.pcfg = &s->pcfg,
-		.tracker = opts->tracker,
-		.proc_root = s->proc_root,
-	};
-	struct quota_limits subscribers;
-	int r;
-
-	dispatch_subscriber_limits(cfg, &subscribers);
-	r = notify_new(cfg->notify.ring_records, &subscribers, &s->notify);
-	if (r < 0)
-		return r;
-	mo.notify = po.notify = mgo.notify = s->notify;
-	r = moves_new(&mo, &s->moves);
-	if (r < 0)
-		return r;
-	po.moves = s->moves;
-	r = push_new(&po, cfg, &s->push);
-	if (r < 0)
-		return r;
-	mgo.push = s->push;
-	return manage_new(&mgo, cfg, &s->manage);
-}
-
-/* The restored MANAGE claims' owners are managed again, on the terms
- * their claims were made with. */
-static void dispatch_restore_managed(struct dispatch *s)
-{
-	const struct claim *cl;
-
-	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
-		struct rtplace_reason note = { .text = "" };
-		int r;
-
-		if (!cl->pid || cpuset_empty(&cl->managed))
-			continue;
-		r = manage_process(s->manage, cl->pid, cl->uid, &cl->managed, &note);
-		if (r < 0 && r != -EOPNOTSUPP)
-			log_warning("restored claim %u: cannot manage pid %d again: %s", cl->id, (int)cl->pid,
-				    strerror(-r));
-		else if (note.text[0])
-			log_info("restored claim %u: pid %d: %s", cl->id, (int)cl->pid, note.text);
-	}
-}
-
 /* Claims tied to processes that outlived the last daemon (DESIGN §14),
  * and the journal that keeps them from now on. */
 static int dispatch_restore_claims(struct dispatch *s)
@@ -1057,7 +973,6 @@ static int dispatch_restore_claims(struct dispatch *s)
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
-	dispatch_restore_managed(s);
 	r = claims_state_new(s->state_path, &s->state);
 	if (r < 0)
 		return r;
@@ -1109,11 +1024,6 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
 	if (r < 0)
 		goto fail;
-	r = dispatch_moves_new(s, opts, cfg);
-	if (r < 0)
-		goto fail;
-	/* Subscribers see every claim made and ended, with its id. */
-	claims_watch_life(s->claims, notify_claim_life, s->notify);
 	r = dispatch_restore_claims(s);
 	if (r < 0)
 		goto fail;
@@ -1138,15 +1048,30 @@ void dispatch_attach_server(struct dispatch *s, struct server *server)
 	s->server = server;
 }
 
+void dispatch_get_shared(struct dispatch *s, struct dispatch_shared *ret)
+{
+	*ret = (struct dispatch_shared){
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.placement = &s->pctx,
+		.policy = &s->policy,
+		.claims = s->claims,
+	};
+}
+
+void dispatch_attach_moves(struct dispatch *s, const struct dispatch_moves *m)
+{
+	s->notify = m->notify;
+	s->moves = m->moves;
+	s->push = m->push;
+	s->manage = m->manage;
+}
+
 void dispatch_free(struct dispatch *s)
 {
 	if (!s)
 		return;
 	claims_state_free(s->state);
-	manage_free(s->manage);
-	push_free(s->push);
-	moves_free(s->moves);
-	notify_free(s->notify);
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
