@@ -540,7 +540,8 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
  * max-clients lets them hold: before, the same number capped all
  * subscriptions, root's too, and refused root's `rtplacectl watch`); the
  * next user meets max-subscribers, a user its share meets
- * max-subscribers-per-user, each told the key; root still subscribes.
+ * max-subscribers-per-user, each told the key; root still subscribes. A
+ * reloaded share holds for the next subscriber.
  */
 static void test_subscribers_per_user(void **state)
 {
@@ -583,8 +584,15 @@ static void test_subscribers_per_user(void **state)
 	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 1 reached");
 	holders[1] = uid_subscribes(f.d.socket, 60002, 1, &v);
 	assert_int_equal(v.ok, 1);
-	kill_child(holders[0]);
-	kill_child(holders[1]);
+	/* A reload's share holds from the next subscription on. */
+	assert_int_equal(harness_reload(&f.d, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 2\n"),
+			 0);
+	holders[2] = uid_subscribes(f.d.socket, 60003, 3, &v);
+	assert_int_equal(v.ok, 2);
+	assert_int_equal(v.status, -EDQUOT);
+	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 2 reached");
+	for (int i = 0; i < 3; i++)
+		kill_child(holders[i]);
 	fixture_stop(&f);
 }
 

@@ -208,6 +208,19 @@ int harness_write_file(const char *path, const char *text)
 	return test_write_file(path, text);
 }
 
+int harness_reload(struct harness_daemon *d, const char *text)
+{
+	int r = harness_write_file(d->config, text);
+
+	if (r == 0 && kill(d->pid, SIGHUP) < 0)
+		r = -errno;
+	if (r == 0)
+		r = harness_notify_wait(d, "RELOADING=1", 3000, NULL, 0);
+	if (r == 0)
+		r = harness_notify_wait(d, "READY=1", 3000, NULL, 0);
+	return r;
+}
+
 int harness_start_wrapped(struct harness_daemon *d, const char *const *wrapper, const char *config,
 			  const char *const *args, const char *const *env)
 {

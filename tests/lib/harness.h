@@ -75,6 +75,10 @@ int harness_start_activated(struct harness_daemon *d, const char *const *args, i
  * into buf. 0 or -ETIMEDOUT. */
 int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeout_ms, char *buf, size_t len);
 
+/* Writes text as d's whole configuration file and reloads it (SIGHUP);
+ * returns once the daemon says READY=1 again. 0 or -errno. */
+int harness_reload(struct harness_daemon *d, const char *text);
+
 /* Stops it: SIGTERM, up to 5 s, then SIGKILL. Returns its exit status
  * (0..255), 128+signal when killed by one, or -errno. */
 int harness_stop(struct harness_daemon *d);
