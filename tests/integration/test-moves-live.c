@@ -778,39 +778,56 @@ static void test_kept_pidfds_bounded(void **state)
 	close(fd);
 }
 
-static void test_managed_thread_pushed(void **state)
+/* A rt50 thread waking every millisecond on CPU 1 (ending itself after
+ * bound_s), made managed by a MANAGE claim on CPUs 0-1 sent on fd: its
+ * pid. */
+static pid_t managed_ticker(int fd, unsigned bound_s)
 {
-	int fd = harness_connect(daemon_under_test.socket);
 	struct rtplace_query q = {
 		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
 		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
 	};
-	struct rtplace_record rec;
 	struct proto_msg req, rep;
-	struct harness_sub sub;
-	pid_t managed;
-	cpu_set_t set;
+	pid_t managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, bound_s));
 
-	assert_true(fd >= 0);
-	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	/* Bounds for a slow machine (a TCG guest after the 4,200-thread test
-	 * missed 5 s): the spinners end themselves, the wait ends sooner. */
-	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 15));
 	q.owner_pid = managed;
 	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	return managed;
+}
+
+/* A busy rt60 on CPU 1 queues managed behind it: the daemon pushes it to
+ * CPU 0, and sub gets the record of it. */
+static void assert_pushed_to_cpu0(struct harness_sub *sub, pid_t managed)
+{
+	struct rtplace_record rec;
+	cpu_set_t set;
 
 	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 15));
-	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
+	assert_int_equal(harness_wait_record(sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
 	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
 	test_kill_children();
+}
+
+static void test_managed_thread_pushed(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct harness_sub sub;
+	pid_t managed;
+
+	assert_true(fd >= 0);
+	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
+	/* Bounds for a slow machine (a TCG guest after the 4,200-thread test
+	 * missed 5 s): the spinners end themselves, the wait ends sooner. */
+	managed = managed_ticker(fd, 15);
+	assert_pushed_to_cpu0(&sub, managed);
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -822,19 +839,12 @@ static void test_managed_thread_pushed(void **state)
  */
 static void test_managed_thread_pushed_after_restart(void **state)
 {
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
 	char dir[] = "/tmp/test-moves-live.XXXXXX", socket[64];
 	const char *args[] = { "--socket", socket, NULL };
 	struct harness_daemon d = { .pid = 0 };
-	struct rtplace_record rec;
-	struct proto_msg req, rep;
 	struct harness_sub sub;
 	pid_t managed;
-	cpu_set_t set;
 	int fd;
 
 	assert_non_null(mkdtemp(dir));
@@ -842,13 +852,7 @@ static void test_managed_thread_pushed_after_restart(void **state)
 	assert_int_equal(harness_start_with_config(&d, text, args, NULL), 0);
 	fd = harness_connect(socket);
 	assert_true(fd >= 0);
-	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 20));
-	q.owner_pid = managed;
-	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
-	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	assert_int_equal(harness_call(fd, &req, &rep), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
-	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	managed = managed_ticker(fd, 20);
 	close(fd);
 
 	assert_int_equal(kill(d.pid, SIGKILL), 0);
@@ -857,14 +861,7 @@ static void test_managed_thread_pushed_after_restart(void **state)
 	fd = harness_connect(socket);
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 15));
-	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
-	assert_int_equal(rec.from_cpu, 1);
-	assert_int_equal(rec.to_cpu, 0);
-	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
-	assert_true(CPU_ISSET(0, &set));
-	assert_false(CPU_ISSET(1, &set));
-	test_kill_children();
+	assert_pushed_to_cpu0(&sub, managed);
 	harness_unsubscribe(&sub);
 	close(fd);
 	assert_int_equal(harness_stop(&d), 0);
