@@ -237,3 +237,36 @@ int test_write_fixture(const char *root, const char *rel, const char *text)
 	}
 	return test_write_file(path, text);
 }
+
+uint64_t test_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+uint32_t test_rand_below(uint64_t *state, uint32_t n)
+{
+	return (uint32_t)(test_rand(state) % n);
+}
+
+void test_random_query(uint64_t *rng, uint32_t ncpus, uint32_t nnodes, struct rtplace_query *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->prio = (uint8_t)(1 + test_rand_below(rng, 99));
+	ret->count = (uint16_t)(test_rand_below(rng, 4) ? 1 : 1 + test_rand_below(rng, 16));
+	ret->node = test_rand_below(rng, 4) == 0 ? (int32_t)test_rand_below(rng, nnodes) : -1;
+	ret->near_cpu = test_rand_below(rng, 3) == 0 ? (int32_t)test_rand_below(rng, ncpus) : -1;
+	ret->flags = test_rand_below(rng, 8) == 0 ? RTPLACE_QUERY_F_NORMAL : 0;
+	if (test_rand_below(rng, 3) == 0) {
+		uint32_t lo = test_rand_below(rng, ncpus), len = 1 + test_rand_below(rng, ncpus - lo);
+
+		for (uint32_t c = lo; c < lo + len; c++)
+			if (test_rand_below(rng, 4))
+				rtplace_cpumask_set(&ret->allowed, c);
+	}
+}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "rtplace-proto.h"
+
 #define TEST_EXIT_SKIP 77
 #define TEST_EXIT_HARD_ERROR 99
 
@@ -87,6 +89,19 @@ int test_write_fixture(const char *root, const char *rel, const char *text);
 /* Removes a fixture tree made with mkdtemp(), whole: a cmocka teardown's
  * return value (0, or -1 when it could not). */
 int test_fixture_remove(const char *root);
+
+/* A xorshift64 generator from a fixed seed (never 0), so that a failure
+ * reproduces: the next value, and one below n (n > 0). */
+uint64_t test_rand(uint64_t *state);
+uint32_t test_rand_below(uint64_t *state, uint32_t n);
+
+/*
+ * A random QUERY for a machine of ncpus CPUs and nnodes nodes, as the
+ * differential tests of local reads draw them: a FIFO priority, mostly one
+ * CPU, at times a node, a CPU to be near, the normal-class flag or a
+ * random run of allowed CPUs.
+ */
+void test_random_query(uint64_t *rng, uint32_t ncpus, uint32_t nnodes, struct rtplace_query *ret);
 
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];
