@@ -170,36 +170,16 @@ static bool log_wait(const struct fixture *f, const char *needle, int timeout_ms
 	return false;
 }
 
-/* The process's user + system CPU time in clock ticks, from /proc. */
-static unsigned long cpu_ticks(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long utime, stime;
-	const char *p;
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fp = fopen(path, "re");
-	assert_non_null(fp);
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	/* Fields after the command name (which may hold blanks): state is
-	 * field 3, utime 14, stime 15. */
-	p = strrchr(buf, ')');
-	assert_non_null(p);
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime), 2);
-	return utime + stime;
-}
-
 /* CPU the daemon uses over one second: a busy loop takes ~all of it. */
 static unsigned long cpu_ticks_over_one_second(pid_t pid)
 {
-	unsigned long t0 = cpu_ticks(pid);
+	long t0 = harness_cpu_ticks(pid), t1;
 
+	assert_true(t0 >= 0);
 	usleep(1000000);
-	return cpu_ticks(pid) - t0;
+	t1 = harness_cpu_ticks(pid);
+	assert_true(t1 >= t0);
+	return (unsigned long)(t1 - t0);
 }
 
 static int status_call(int fd)

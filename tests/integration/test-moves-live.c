@@ -733,22 +733,6 @@ static void test_recycled_tid_judged_anew(void **state)
 	}
 }
 
-/* The descriptors process pid has open. */
-static int open_fds(pid_t pid)
-{
-	char path[64];
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n - 2; /* . and .. */
-}
-
 /*
  * The pidfds the daemon keeps are a few, whatever it moves: 30 threads,
  * each moved once and gone, leave it at most 8 descriptors more (the
@@ -760,7 +744,7 @@ static void test_kept_pidfds_bounded(void **state)
 	struct proto_msg rep;
 
 	assert_true(fd >= 0);
-	before = open_fds(daemon_under_test.pid);
+	before = harness_fd_count(daemon_under_test.pid);
 	for (int i = 0; i < 30; i++) {
 		struct rtplace_move mv;
 		pthread_t th;
@@ -774,7 +758,7 @@ static void test_kept_pidfds_bounded(void **state)
 		pthread_cancel(th);
 		pthread_join(th, NULL);
 	}
-	assert_true(open_fds(daemon_under_test.pid) <= before + 8);
+	assert_true(harness_fd_count(daemon_under_test.pid) <= before + 8);
 	close(fd);
 }
 

@@ -22,6 +22,7 @@
 
 #include "cpuset.h"
 #include "harness.h"
+#include "procfs.h"
 #include "testlib.h"
 
 static struct harness_daemon *harness_running;
@@ -463,19 +464,10 @@ int harness_cpu_info(int fd, uint32_t cpu, struct rtplace_cpu_info *ret)
 
 int harness_fd_count(pid_t pid)
 {
-	char path[64];
-	struct dirent *e;
-	DIR *dp;
-	int n = 0;
+	uint32_t n;
+	int r = procfs_count_fds(PROCFS_ROOT, pid, &n);
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dp = opendir(path);
-	if (!dp)
-		return -errno;
-	while ((e = readdir(dp)))
-		n += e->d_name[0] != '.';
-	closedir(dp);
-	return n;
+	return r < 0 ? r : (int)n;
 }
 
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms)
@@ -491,19 +483,18 @@ int harness_wait_fd_count(pid_t pid, int want, int timeout_ms)
 
 long harness_rss_kb(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
+	struct procfs_stat st;
+	int r = procfs_read_stat(PROCFS_ROOT, pid, 0, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return r < 0 ? r : (long)(st.rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+}
+
+long harness_cpu_ticks(pid_t pid)
+{
+	struct procfs_stat st;
+	int r = procfs_read_stat(PROCFS_ROOT, pid, 0, &st);
+
+	return r < 0 ? r : (long)(st.utime + st.stime);
 }
 
 int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)

@@ -138,7 +138,8 @@ int harness_wait_record(struct harness_sub *s, uint8_t type, int32_t tid, int ti
 
 void harness_unsubscribe(struct harness_sub *s);
 
-/* Descriptors and resident kB of a process, from /proc. */
+/* Descriptors and resident kB of a process, from /proc (daemon/procfs.c's
+ * readers). */
 int harness_fd_count(pid_t pid);
 /* Waits up to timeout_ms until pid has want descriptors; returns the last
  * count. A reply can come before the daemon's work of the same loop turn
@@ -146,6 +147,8 @@ int harness_fd_count(pid_t pid);
  * after a reply may be one high. */
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms);
 long harness_rss_kb(pid_t pid);
+/* Its user and system CPU time together, in clock ticks; -errno. */
+long harness_cpu_ticks(pid_t pid);
 
 /*
  * The group fixture of a test against a live daemon (cmocka's setup and
