@@ -172,10 +172,14 @@ static void dispatch_send_error(struct dispatch *s, uint32_t client, uint32_t re
 		dispatch_send(s, client, &s->reply);
 }
 
-/* Sends the reply built in s->reply in the request's version (a list
+/*
+ * Every reply is built one way: proto_msg_init() in s->reply, the body
+ * filled in place, then this. Packs it in the request's version (a list
  * reply's length follows its count from version 2), checked first in a
- * self-checking build (proto_self_check()). */
-static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+ * self-checking build (proto_self_check()). 0, or -errno once m is
+ * answered with an ERROR instead.
+ */
+static int dispatch_finish_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	int r = proto_msg_finish(&s->reply, s->reply_version);
 
@@ -183,35 +187,38 @@ static void dispatch_send_reply(struct dispatch *s, const struct server_peer *pe
 		/* a thread's affinity past CPU 1023, which the client's version cannot carry */
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ERANGE,
 				   "a cpu past 1023: ask in protocol version 3");
-		return;
+		return r;
 	}
 	if (r < 0 || proto_self_check(&s->reply) < 0) {
 		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
-		return;
+		return -EIO;
 	}
+	return 0;
+}
+
+/* Sends the reply built in s->reply (dispatch_finish_reply()). */
+static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	if (dispatch_finish_reply(s, peer, m) < 0)
+		return;
 	/* A client that got the reply to its claim or release reads the
 	 * snapshot next: it must already hold the change. */
 	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
 	dispatch_send(s, peer->id, &s->reply);
 }
 
-/* Starts the reply of type to m in s->reply with body (body_size bytes). */
-static void dispatch_reply_init(struct dispatch *s, const struct proto_msg *m, uint16_t type, const void *body,
-			       size_t body_size)
-{
-	proto_msg_init(&s->reply, type, m->hdr.request_id);
-	memcpy((char *)&s->reply + sizeof(s->reply.hdr), body, body_size);
-}
-
 /* Sends the events queued while a request was served, after its reply,
- * as version 1: the same in every version, and read by every client. */
+ * as version 1: the same in every version, and read by every client.
+ * Built as replies are, in s->event. */
 static void dispatch_flush_events(struct dispatch *s)
 {
-	for (size_t i = 0; i < s->nevents; i++)
-		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0 &&
-		    proto_msg_finish(&s->event, RTPLACE_PROTO_VERSION_MIN) == 0)
+	for (size_t i = 0; i < s->nevents; i++) {
+		proto_msg_init(&s->event, RTPLACE_MSG_CLAIM_ENDED, 0);
+		s->event.claim_ended = s->events[i].e;
+		if (proto_msg_finish(&s->event, RTPLACE_PROTO_VERSION_MIN) == 0 && proto_self_check(&s->event) == 0)
 			server_send(s->server, s->events[i].client, &s->event, s->event.hdr.length);
+	}
 	s->nevents = 0;
 }
 
@@ -303,8 +310,10 @@ static void dispatch_local(struct dispatch *s, const struct server_peer *peer, c
 						      : "this daemon offers no map to read locally");
 		return;
 	}
-	proto_encode_local_reply(&s->reply, m->hdr.request_id, &lr);
-	proto_msg_finish(&s->reply, s->reply_version);
+	proto_msg_init(&s->reply, RTPLACE_MSG_LOCAL_REPLY, m->hdr.request_id);
+	s->reply.local_reply = lr;
+	if (dispatch_finish_reply(s, peer, m) < 0)
+		return;
 	r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 	if (r < 0)
 		log_debug("client %u: cannot send the local-read descriptors: %s", peer->id, strerror(-r));
@@ -576,7 +585,8 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 	}
 	s->claims_ended[DISPATCH_END_RELEASED]++;
 	dispatch_claim_gone(s, &gone);
-	dispatch_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
+	proto_msg_init(&s->reply, RTPLACE_MSG_RELEASE_REPLY, m->hdr.request_id);
+	s->reply.release_reply = rr;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -746,7 +756,8 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
-	dispatch_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
+	proto_msg_init(&s->reply, RTPLACE_MSG_STATUS_REPLY, m->hdr.request_id);
+	s->reply.status_reply = st;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -767,7 +778,8 @@ static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer
 		t.cpu_ns = st.cpu_ns;
 		proto_set_string(t.why, sizeof(t.why), s->untracked->text);
 	}
-	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
+	proto_msg_init(&s->reply, RTPLACE_MSG_TRACKING_REPLY, m->hdr.request_id);
+	s->reply.tracking_reply = t;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -780,7 +792,8 @@ static void dispatch_host_info(struct dispatch *s, struct server_peer *peer, con
 		h.rt_period_us = s->host.rt.period_us;
 		h.flags = RTPLACE_HOST_F_RT_KNOWN;
 	}
-	dispatch_reply_init(s, m, RTPLACE_MSG_HOST_REPLY, &h, sizeof(h));
+	proto_msg_init(&s->reply, RTPLACE_MSG_HOST_REPLY, m->hdr.request_id);
+	s->reply.host_reply = h;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -805,7 +818,8 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	}
 	/* The thread as the client named it: its namespace may differ. */
 	mr.tid = m->move.tid;
-	dispatch_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
+	proto_msg_init(&s->reply, RTPLACE_MSG_MOVE_REPLY, m->hdr.request_id);
+	s->reply.move_reply = mr;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -839,8 +853,10 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 			.record_size = info.record_size,
 			.ring_bytes = info.ring_bytes,
 		};
-		proto_encode_subscribe_reply(&s->reply, m->hdr.request_id, &sr);
-		proto_msg_finish(&s->reply, s->reply_version);
+		proto_msg_init(&s->reply, RTPLACE_MSG_SUBSCRIBE_REPLY, m->hdr.request_id);
+		s->reply.subscribe_reply = sr;
+		if (dispatch_finish_reply(s, peer, m) < 0)
+			return;
 		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 		if (r == 0)
 			return;
