@@ -165,20 +165,6 @@ static void test_same_answers_16llc(void **state)
 	same_answers("epyc-2s-16ccx-256t", 256, 2, 0x94d049bb133111ebull);
 }
 
-static void assert_read_only(int fd, size_t size)
-{
-	char byte = 0;
-	void *p;
-
-	assert_true(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(mprotect(p, size, PROT_READ | PROT_WRITE), -1);
-	munmap(p, size);
-	assert_int_equal(write(fd, &byte, 1), -1);
-	assert_int_equal(ftruncate(fd, 0), -1);
-}
-
 static void test_descriptors(void **state)
 {
 	struct proto_msg rep;
@@ -193,8 +179,8 @@ static void test_descriptors(void **state)
 	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
 	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_LOCAL_REPLY);
-	assert_read_only(fds[0], (size_t)rep.local_reply.map_size);
-	assert_read_only(fds[1], (size_t)rep.local_reply.snap_size);
+	assert_null(test_fd_writable_by(fds[0], (size_t)rep.local_reply.map_size));
+	assert_null(test_fd_writable_by(fds[1], (size_t)rep.local_reply.snap_size));
 	close(fds[0]);
 	close(fds[1]);
 	close(fd);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,4 +270,28 @@ void test_random_query(uint64_t *rng, uint32_t ncpus, uint32_t nnodes, struct rt
 			if (test_rand_below(rng, 4))
 				rtplace_cpumask_set(&ret->allowed, c);
 	}
+}
+
+const char *test_fd_writable_by(int fd, size_t size)
+{
+	char byte = 0;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int r;
+
+	if (p != MAP_FAILED) {
+		munmap(p, size);
+		return "mmap PROT_WRITE";
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return "mmap PROT_READ";
+	r = mprotect(p, size, PROT_READ | PROT_WRITE);
+	munmap(p, size);
+	if (r == 0)
+		return "mprotect";
+	if (write(fd, &byte, 1) >= 0)
+		return "write";
+	if (pwrite(fd, &byte, 1, 0) >= 0)
+		return "pwrite";
+	return ftruncate(fd, 0) == 0 ? "ftruncate" : NULL;
 }

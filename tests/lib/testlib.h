@@ -103,6 +103,12 @@ uint32_t test_rand_below(uint64_t *state, uint32_t n);
  */
 void test_random_query(uint64_t *rng, uint32_t ncpus, uint32_t nnodes, struct rtplace_query *ret);
 
+/* How a descriptor of size bytes that must be read-only (a sealed memfd,
+ * one opened O_RDONLY) could still be written: "mmap PROT_WRITE",
+ * "mprotect", "write", "pwrite" or "ftruncate"; NULL when every way is
+ * refused, or "mmap PROT_READ" when it cannot even be mapped to read. */
+const char *test_fd_writable_by(int fd, size_t size);
+
 /* The names of the shared topologies, NULL-terminated. */
 extern const char *const test_topology_names[];
 

@@ -206,21 +206,6 @@ static void test_differential_16llc(void **state)
 	differential("epyc-2s-16ccx-256t", 0xd1b54a32d192ed03ull);
 }
 
-static void assert_read_only(int fd, size_t size)
-{
-	void *p;
-	char byte = 0;
-
-	assert_true(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(mprotect(p, size, PROT_READ | PROT_WRITE), -1);
-	munmap(p, size);
-	assert_int_equal(write(fd, &byte, 1), -1);
-	assert_int_equal(pwrite(fd, &byte, 1, 0), -1);
-	assert_int_equal(ftruncate(fd, 0), -1);
-}
-
 static void test_read_only(void **state)
 {
 	struct side *sd = calloc(1, sizeof(*sd));
@@ -232,8 +217,8 @@ static void test_read_only(void **state)
 	assert_non_null(sd);
 	side_open(sd, "2s-240c-480t", &rng);
 	assert_int_equal(snapshot_offer(&sd->snap, &lr, fds), 0);
-	assert_read_only(fds[0], (size_t)lr.map_size);
-	assert_read_only(fds[1], (size_t)lr.snap_size);
+	assert_null(test_fd_writable_by(fds[0], (size_t)lr.map_size));
+	assert_null(test_fd_writable_by(fds[1], (size_t)lr.snap_size));
 	/* A memfd may be opened again read-write through /proc: the seals,
 	 * not the descriptor's mode, are what refuses writes. */
 	for (int i = 0; i < 2; i++) {
@@ -244,7 +229,7 @@ static void test_read_only(void **state)
 		rw = open(path, O_RDWR | O_CLOEXEC);
 		if (rw < 0)
 			continue;
-		assert_read_only(rw, i ? (size_t)lr.snap_size : (size_t)lr.map_size);
+		assert_null(test_fd_writable_by(rw, i ? (size_t)lr.snap_size : (size_t)lr.map_size));
 		close(rw);
 	}
 	side_close(sd);
