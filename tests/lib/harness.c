@@ -497,14 +497,11 @@ long harness_cpu_ticks(pid_t pid)
 	return r < 0 ? r : (long)(st.utime + st.stime);
 }
 
-int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
+/* Reads one reply from fd into rep with the two descriptors it may carry
+ * (SCM_RIGHTS) in fds: 2 with them, 0 without, or -errno (-EPROTO for a
+ * reply that does not decode or other descriptors). */
+static int harness_recv_fds(int fd, struct proto_msg *rep, int fds[2])
 {
-	return harness_subscribe_version(fd, request_id, RTPLACE_PROTO_VERSION, ret);
-}
-
-int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, struct harness_sub *ret)
-{
-	struct rtplace_subscribe body = { 0 };
 	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
 	static unsigned char buf[RTPLACE_MSG_MAX];
 	union {
@@ -514,23 +511,46 @@ int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, str
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
 			     .msg_controllen = sizeof(control.buf) };
-	struct proto_msg req, rep;
 	struct cmsghdr *cm;
+	ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
+		return -EPROTO;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm)
+		return 0;
+	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
+	return 2;
+}
+
+int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
+{
+	return harness_subscribe_version(fd, request_id, RTPLACE_PROTO_VERSION, ret);
+}
+
+int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, struct harness_sub *ret)
+{
+	struct rtplace_subscribe body = { 0 };
+	struct proto_msg req, rep;
 	int fds[2], r;
-	ssize_t n;
 
 	if (proto_encode_subscribe(&req, request_id, &body) < 0 || proto_msg_finish(&req, version) < 0 ||
 	    send(fd, &req, req.hdr.length, 0) < 0)
 		return -EIO;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return n < 0 ? -errno : -ECONNRESET;
-	if (proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0 || rep.hdr.type != RTPLACE_MSG_SUBSCRIBE_REPLY)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	r = harness_recv_fds(fd, &rep, fds);
+	if (r == 2 && rep.hdr.type != RTPLACE_MSG_SUBSCRIBE_REPLY) {
+		close(fds[0]);
+		close(fds[1]);
+		r = -EPROTO;
+	}
+	if (r >= 0 && r != 2)
+		r = -EPROTO;
+	if (r < 0)
+		return r;
 	ret->len = rep.subscribe_reply.ring_bytes;
 	ret->mem = mmap(NULL, ret->len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
@@ -620,31 +640,9 @@ int harness_free_port(uint16_t *ret)
 
 int harness_local(int fd, uint16_t version, struct proto_msg *rep, int fds[2])
 {
-	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
-	static unsigned char buf[RTPLACE_MSG_MAX];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cm;
 	struct proto_msg req;
-	ssize_t n;
 
 	if (proto_encode_local(&req, 7) < 0 || proto_msg_finish(&req, version) < 0 || harness_send(fd, &req) < 0)
 		return -EIO;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return -EIO;
-	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm)
-		return 0;
-	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
-	return 2;
+	return harness_recv_fds(fd, rep, fds);
 }
