@@ -215,6 +215,21 @@ static void become_nobody(void)
 		_exit(120);
 }
 
+struct hold_connections {
+	const char *socket;
+	int n;
+};
+
+static void nobody_holds_connections_child(void *ctx, void *verdict)
+{
+	const struct hold_connections *h = ctx;
+
+	(void)verdict;
+	become_nobody();
+	for (int i = 0; i < h->n; i++)
+		harness_connect_nonblock(h->socket);
+}
+
 /*
  * A child running as nobody that opens up to n connections (without
  * waiting for them to be accepted) and holds them until killed. Returns
@@ -222,26 +237,11 @@ static void become_nobody(void)
  */
 static pid_t nobody_holds_connections(const char *socket, int n)
 {
-	int p[2];
-	pid_t pid;
-	char c;
+	struct hold_connections h = { socket, n };
+	char done;
+	pid_t pid = test_fork_holding(nobody_holds_connections_child, &h, &done, sizeof(done));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		become_nobody();
-		for (int i = 0; i < n; i++)
-			harness_connect_nonblock(socket);
-		if (write(p[1], "x", 1) != 1)
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], &c, 1), 1);
-	close(p[0]);
+	assert_true(pid > 0);
 	return pid;
 }
 
@@ -337,62 +337,59 @@ static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t l
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+struct fill_share {
+	const char *socket;
+	int max;
+};
+
+static void nobody_fills_its_share_child(void *ctx, void *verdict_out)
+{
+	const struct fill_share *fs = ctx;
+	const char *socket = fs->socket;
+	struct proto_msg req, rep;
+	char *verdict = verdict_out;
+	int fd;
+
+	become_nobody();
+	for (int i = 0; i < fs->max && !*verdict; i++) {
+		fd = harness_connect(socket);
+		if (fd < 0 || proto_encode_status(&req, 1) < 0 || harness_call(fd, &req, &rep) < 0 ||
+		    rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
+			*verdict = 1;
+	}
+	/* One more: refused, with an ERROR that answers no request
+	 * (request id 0), then closed. */
+	if (!*verdict) {
+		unsigned char buf[RTPLACE_MSG_MAX];
+		struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+		int fd2 = harness_connect(socket);
+		struct pollfd pfd = { .fd = fd2, .events = POLLIN };
+		ssize_t n;
+
+		if (fd2 < 0 || poll(&pfd, 1, 5000) != 1)
+			*verdict = 4;
+		else if ((n = recv(fd2, buf, sizeof(buf), 0)) <= 0 || proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0)
+			*verdict = 5;
+		else if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.request_id != 0 || rep.hdr.status != -EUSERS ||
+			 !strstr(rep.error.reason, "max-clients-per-user"))
+			*verdict = 6;
+		else if (recv(fd2, buf, sizeof(buf), 0) != 0)
+			*verdict = 7;
+	}
+}
+
 /*
  * A child as nobody: opens max connections, each answered, then one
- * more, which must be refused with an ERROR naming the limit. Writes its
- * verdict (0 or a step number) to the pipe and holds the connections.
+ * more, which must be refused with an ERROR naming the limit. Its verdict
+ * (0 or a step number) in *ret_verdict; it holds the connections.
  */
 static pid_t nobody_fills_its_share(const char *socket, int max, int *ret_verdict)
 {
-	int p[2];
-	pid_t pid;
+	struct fill_share fs = { socket, max };
 	char v;
+	pid_t pid = test_fork_holding(nobody_fills_its_share_child, &fs, &v, sizeof(v));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct proto_msg req, rep;
-		char verdict = 0;
-		int fd;
-
-		become_nobody();
-		for (int i = 0; i < max && !verdict; i++) {
-			fd = harness_connect(socket);
-			if (fd < 0 || proto_encode_status(&req, 1) < 0 || harness_call(fd, &req, &rep) < 0 ||
-			    rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
-				verdict = 1;
-		}
-		/* One more: refused, with an ERROR that answers no request
-		 * (request id 0), then closed. */
-		if (!verdict) {
-			unsigned char buf[RTPLACE_MSG_MAX];
-			struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024,
-						    .accept = PROTO_ACCEPT_REPLIES };
-			int fd2 = harness_connect(socket);
-			struct pollfd pfd = { .fd = fd2, .events = POLLIN };
-			ssize_t n;
-
-			if (fd2 < 0 || poll(&pfd, 1, 5000) != 1)
-				verdict = 4;
-			else if ((n = recv(fd2, buf, sizeof(buf), 0)) <= 0 ||
-				 proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0)
-				verdict = 5;
-			else if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.request_id != 0 ||
-				 rep.hdr.status != -EUSERS || !strstr(rep.error.reason, "max-clients-per-user"))
-				verdict = 6;
-			else if (recv(fd2, buf, sizeof(buf), 0) != 0)
-				verdict = 7;
-		}
-		if (write(p[1], &verdict, 1) != 1)
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], &v, 1), 1);
-	close(p[0]);
+	assert_true(pid > 0);
 	*ret_verdict = v;
 	return pid;
 }
@@ -479,6 +476,27 @@ static int subscribe_once(const char *socket, int *ret_fd, char *reason)
 	return r;
 }
 
+struct subscribes {
+	const char *socket;
+	uid_t uid;
+	int n;
+};
+
+static void uid_subscribes_child(void *ctx, void *verdict)
+{
+	const struct subscribes *sb = ctx;
+	struct sub_verdict *v = verdict;
+	int fd;
+
+	if (setgroups(0, NULL) < 0 || setresgid(sb->uid, sb->uid, sb->uid) < 0 ||
+	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+		v->status = 1;
+	for (int i = 0; i < sb->n && !v->status; i++) {
+		v->status = subscribe_once(sb->socket, &fd, v->reason);
+		v->ok += !v->status;
+	}
+}
+
 /*
  * A child running as uid that subscribes on up to n connections of its
  * own until one is refused, and holds what it got until killed. Returns
@@ -486,31 +504,10 @@ static int subscribe_once(const char *socket, int *ret_fd, char *reason)
  */
 static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_verdict *ret)
 {
-	int p[2];
-	pid_t pid;
+	struct subscribes sb = { socket, uid, n };
+	pid_t pid = test_fork_holding(uid_subscribes_child, &sb, ret, sizeof(*ret));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct sub_verdict v = { 0 };
-		int fd;
-
-		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-			v.status = 1;
-		for (int i = 0; i < n && !v.status; i++) {
-			v.status = subscribe_once(socket, &fd, v.reason);
-			v.ok += !v.status;
-		}
-		if (write(p[1], &v, sizeof(v)) != sizeof(v))
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], ret, sizeof(*ret)), sizeof(*ret));
-	close(p[0]);
+	assert_true(pid > 0);
 	return pid;
 }
 

@@ -870,6 +870,55 @@ static void *parked(void *arg)
 	return NULL;
 }
 
+struct manages_threads {
+	uid_t uid;
+	int nthreads;
+};
+
+static void uid_manages_threads_child(void *ctx, void *verdict)
+{
+	const struct manages_threads *mt = ctx;
+	struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
+	struct manage_verdict *v = verdict;
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
+	};
+	struct proto_msg req, rep;
+	pthread_attr_t attr;
+	struct timespec t0, t1;
+	uid_t uid = mt->uid;
+	int fd;
+
+	/* Without CAP_SYS_RESOURCE (this machine kind's root lacks it) the
+	 * limit stays 0 and the claim is at normal: the share of managed
+	 * threads is the same either way. */
+	if ((setrlimit(RLIMIT_RTPRIO, &rl) < 0 && errno != EPERM) || setgroups(0, NULL) < 0 ||
+	    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		v->status = 1;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (int i = 0; i < mt->nthreads && !v->status; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &attr, parked, NULL) != 0)
+			v->status = 2;
+	}
+	q.owner_pid = getpid();
+	fd = v->status ? -1 : harness_connect(daemon_under_test.socket);
+	if (!v->status && (fd < 0 || proto_encode_query(&req, 1, &q) < 0))
+		v->status = 3;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!v->status && (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY))
+		v->status = 4;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	v->reply_us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	if (!v->status) {
+		v->claim_id = rep.query_reply.claim_id;
+		snprintf(v->reason, sizeof(v->reason), "%s", rep.query_reply.reason);
+	}
+}
+
 /*
  * A child as uid with nthreads threads that claims a CPU for itself with
  * RTPLACE_QUERY_F_MANAGE (at rt50: RLIMIT_RTPRIO allows it) and holds
@@ -877,60 +926,10 @@ static void *parked(void *arg)
  */
 static pid_t uid_manages_threads(uid_t uid, int nthreads, struct manage_verdict *ret)
 {
-	int p[2];
-	pid_t pid;
+	struct manages_threads mt = { uid, nthreads };
+	pid_t pid = test_fork_holding(uid_manages_threads_child, &mt, ret, sizeof(*ret));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
-		struct manage_verdict v = { 0 };
-		struct rtplace_query q = {
-			.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-			.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-		};
-		struct proto_msg req, rep;
-		pthread_attr_t attr;
-		struct timespec t0, t1;
-		int fd;
-
-		/* Without CAP_SYS_RESOURCE (this machine kind's root lacks it) the
-		 * limit stays 0 and the claim is at normal: the share of managed
-		 * threads is the same either way. */
-		if ((setrlimit(RLIMIT_RTPRIO, &rl) < 0 && errno != EPERM) || setgroups(0, NULL) < 0 ||
-		    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-			v.status = 1;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 64 * 1024);
-		for (int i = 0; i < nthreads && !v.status; i++) {
-			pthread_t th;
-
-			if (pthread_create(&th, &attr, parked, NULL) != 0)
-				v.status = 2;
-		}
-		q.owner_pid = getpid();
-		fd = v.status ? -1 : harness_connect(daemon_under_test.socket);
-		if (!v.status && (fd < 0 || proto_encode_query(&req, 1, &q) < 0))
-			v.status = 3;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (!v.status && (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY))
-			v.status = 4;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		v.reply_us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
-		if (!v.status) {
-			v.claim_id = rep.query_reply.claim_id;
-			snprintf(v.reason, sizeof(v.reason), "%s", rep.query_reply.reason);
-		}
-		if (write(p[1], &v, sizeof(v)) != sizeof(v))
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], ret, sizeof(*ret)), sizeof(*ret));
-	close(p[0]);
+	assert_true(pid > 0);
 	return pid;
 }
 

@@ -295,3 +295,33 @@ const char *test_fd_writable_by(int fd, size_t size)
 		return "pwrite";
 	return ftruncate(fd, 0) == 0 ? "ftruncate" : NULL;
 }
+
+pid_t test_fork_holding(void (*child)(void *ctx, void *verdict), void *ctx, void *verdict, size_t size)
+{
+	int p[2], r;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		memset(verdict, 0, size);
+		child(ctx, verdict);
+		if (write(p[1], verdict, size) != (ssize_t)size)
+			_exit(121);
+		for (;;)
+			pause();
+	}
+	test_track_child(pid);
+	close(p[1]);
+	n = read(p[0], verdict, size);
+	close(p[0]);
+	return n == (ssize_t)size ? pid : -EPIPE;
+}
