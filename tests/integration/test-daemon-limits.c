@@ -511,6 +511,20 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
 	return pid;
 }
 
+/* uid_subscribes() that must get ok subscriptions, then be refused with
+ * status and reason (status 0: none refused). */
+static pid_t uid_subscribes_as(const char *socket, uid_t uid, int n, int ok, int status, const char *reason)
+{
+	struct sub_verdict v;
+	pid_t pid = uid_subscribes(socket, uid, n, &v);
+
+	assert_int_equal(v.ok, ok);
+	assert_int_equal(v.status, status);
+	if (status)
+		assert_string_equal(v.reason, reason);
+	return pid;
+}
+
 /*
  * Subscriptions have a share per user and room for root. Eight
  * users subscribe on every connection they may open (16 in all, what
@@ -523,7 +537,6 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
 static void test_subscribers_per_user(void **state)
 {
 	static struct fixture f;
-	struct sub_verdict v;
 	pid_t holders[9];
 	char reason[RTPLACE_REASON_MAX] = "";
 	int fd = -1, r;
@@ -533,21 +546,15 @@ static void test_subscribers_per_user(void **state)
 		      "[daemon]\nsocket-mode = 0666\n[limits]\nmax-clients = 17\nmax-clients-per-user = 2\n"
 		      "max-subscribers = 16\nmax-subscribers-per-user = 2\n",
 		      0);
-	for (int i = 0; i < 8; i++) {
-		holders[i] = uid_subscribes(f.d.socket, 60001 + (uid_t)i, 2, &v);
-		assert_int_equal(v.status, 0);
-		assert_int_equal(v.ok, 2);
-	}
+	for (int i = 0; i < 8; i++)
+		holders[i] = uid_subscribes_as(f.d.socket, 60001 + (uid_t)i, 2, 2, 0, NULL);
 	/* Root, on connections of its own (each keeps its subscription). */
 	for (int i = 0; i < 4; i++) {
 		r = subscribe_once(f.d.socket, &fd, reason);
 		assert_int_equal(r, 0);
 	}
 	/* The ninth user may connect (max-clients = 17) but not subscribe. */
-	holders[8] = uid_subscribes(f.d.socket, 60009, 1, &v);
-	assert_int_equal(v.ok, 0);
-	assert_int_equal(v.status, -EUSERS);
-	assert_string_equal(v.reason, "[limits] max-subscribers = 16 reached");
+	holders[8] = uid_subscribes_as(f.d.socket, 60009, 1, 0, -EUSERS, "[limits] max-subscribers = 16 reached");
 	for (int i = 0; i < 9; i++)
 		kill_child(holders[i]);
 	fixture_stop(&f);
@@ -555,19 +562,12 @@ static void test_subscribers_per_user(void **state)
 	/* A user's share bounds it below its connections. */
 
 	fixture_start(&f, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 1\n", 0);
-	holders[0] = uid_subscribes(f.d.socket, 60001, 2, &v);
-	assert_int_equal(v.ok, 1);
-	assert_int_equal(v.status, -EDQUOT);
-	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 1 reached");
-	holders[1] = uid_subscribes(f.d.socket, 60002, 1, &v);
-	assert_int_equal(v.ok, 1);
+	holders[0] = uid_subscribes_as(f.d.socket, 60001, 2, 1, -EDQUOT, "[limits] max-subscribers-per-user = 1 reached");
+	holders[1] = uid_subscribes_as(f.d.socket, 60002, 1, 1, 0, NULL);
 	/* A reload's share holds from the next subscription on. */
 	assert_int_equal(harness_reload(&f.d, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 2\n"),
 			 0);
-	holders[2] = uid_subscribes(f.d.socket, 60003, 3, &v);
-	assert_int_equal(v.ok, 2);
-	assert_int_equal(v.status, -EDQUOT);
-	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 2 reached");
+	holders[2] = uid_subscribes_as(f.d.socket, 60003, 3, 2, -EDQUOT, "[limits] max-subscribers-per-user = 2 reached");
 	for (int i = 0; i < 3; i++)
 		kill_child(holders[i]);
 	fixture_stop(&f);
