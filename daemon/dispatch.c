@@ -528,7 +528,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		if (r < 0) {
 			log_warning_ratelimited("Failed to record claim %u in %s: %s", claim_id, s->state_path,
 						strerror(-r));
-			claims_release(s->claims, claim_id, 0);
+			claims_release(s->claims, claim_id);
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   "cannot record the claim in the state file");
 			return;
@@ -574,9 +574,9 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 	if (cl) {
 		gone = *cl;
 		rr.ncpus = cpuset_count(&cl->cpus);
-		/* Any connection of the claim's uid, or root (the way out of a
-		 * stuck claim). */
-		r = claims_release(s->claims, (uint32_t)id, peer->uid);
+		r = auth_may_release(peer->uid, cl->uid);
+		if (r == 0)
+			r = claims_release(s->claims, (uint32_t)id);
 	}
 	if (r < 0) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
@@ -1159,7 +1159,7 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
 	}
 	r = claims_state_added(s->state, s->claims, claims_find(s->claims, id));
 	if (r < 0) {
-		claims_release(s->claims, id, 0);
+		claims_release(s->claims, id);
 		reason_set(reason, "cannot record the claim in %s: %s", s->state_path, strerror(-r));
 		return r;
 	}
@@ -1177,7 +1177,7 @@ void dispatch_end_claim(struct dispatch *s, uint32_t id)
 	if (!cl)
 		return;
 	gone = *cl;
-	if (claims_release(s->claims, id, 0) == 0) {
+	if (claims_release(s->claims, id) == 0) {
 		s->claims_ended[DISPATCH_END_RELEASED]++;
 		dispatch_claim_gone(s, &gone);
 	}
