@@ -1182,8 +1182,3 @@ void dispatch_end_claim(struct dispatch *s, uint32_t id)
 		dispatch_claim_gone(s, &gone);
 	}
 }
-
-struct notify *dispatch_notify(struct dispatch *s)
-{
-	return s->notify;
-}

@@ -183,9 +183,4 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
  * reset); one that has ended already is no error. */
 void dispatch_end_claim(struct dispatch *s, uint32_t id);
 
-/* The notification rings, for records published outside the socket
- * (rtkit.c's watchdog). */
-struct notify;
-struct notify *dispatch_notify(struct dispatch *s);
-
 #endif

@@ -723,7 +723,9 @@ static int daemon_start(struct daemon *d)
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
 	if (d->cfg.rtkit.enable) {
-		struct rtkit_opts ropts = { .base = sopts.base, .dispatch = d->dispatch, .proc_root = PROCFS_ROOT };
+		struct rtkit_opts ropts = {
+			.base = sopts.base, .dispatch = d->dispatch, .notify = d->notify, .proc_root = PROCFS_ROOT,
+		};
 
 		if (rtkit_new(&ropts, &d->cfg, &d->rtkit) < 0)
 			return EXIT_FAILURE;
