@@ -307,10 +307,11 @@ static void test_descriptor_exhaustion(void **state)
 }
 
 /*
- * Runs argv (a client staged for other users) as uid, stdout and stderr into
- * out; returns its exit status.
+ * Runs argv as root or, for a uid, as nobody (a client staged for other
+ * users), its stderr and, with both, its stdout into out; bounded:
+ * SIGALRM after 10 s. Returns its exit status.
  */
-static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t len)
+static int run_captured(uid_t uid, const char *const *argv, bool both, char *out, size_t len)
 {
 	int p[2], st;
 	size_t got = 0;
@@ -321,19 +322,23 @@ static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t l
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
+		if (both)
+			dup2(p[1], STDOUT_FILENO);
 		dup2(p[1], STDERR_FILENO);
 		if (uid)
 			become_nobody();
+		alarm(10);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
+	test_track_child(pid);
 	close(p[1]);
 	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
 		got += (size_t)n;
 	out[got] = '\0';
 	close(p[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	test_forget_child(pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -412,8 +417,8 @@ static void test_clients_per_user(void **state)
 	assert_int_equal(verdict, 0);
 
 	assert_int_equal(harness_stage_program("client/rtplacectl", ctl, sizeof(ctl)), 0);
-	st = run_client_as(NOBODY, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
-			   sizeof(out));
+	st = run_captured(NOBODY, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, true, out,
+			  sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 75);
 	assert_non_null(strstr(out, "[limits] max-clients-per-user = 4 reached"));
@@ -424,23 +429,22 @@ static void test_clients_per_user(void **state)
 	lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
 	assert_true(lock >= 0);
 	/* The fallback reads the daemon's configuration: the test's own. */
-	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true", NULL },
-			   out, sizeof(out));
+	st = run_captured(NOBODY,
+			  (const char *const[]){ run, "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true", NULL },
+			  true, out, sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "refused the connection: [limits] max-clients-per-user = 4 reached"));
 	assert_non_null(strstr(out, "without a claim"));
-	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--strict", "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true",
-						  NULL },
-			   out, sizeof(out));
+	st = run_captured(NOBODY,
+			  (const char *const[]){ run, "--strict", "--config", f.d.config, "--socket", f.d.socket, "--",
+						 "/bin/true", NULL },
+			  true, out, sizeof(out));
 	assert_int_equal(st, 75);
 	close(lock);
 
 	/* Root is not counted, and served at once. */
-	st = run_client_as(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
-			   sizeof(out));
+	st = run_captured(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, true, out, sizeof(out));
 	assert_int_equal(st, 0);
 	/* Another user's share is untouched once nobody's connections close. */
 	kill_child(holder);
@@ -639,35 +643,14 @@ static void test_garbage_log_rate_limited(void **state)
 }
 
 /* Runs rtplaced --socket path (no READY expected); its exit status and
- * stderr in out. Bounded: killed after 10 s. */
+ * stderr in out (run_captured(): bounded). */
 static int run_daemon_expecting_exit(const char *socket, char *out, size_t len)
 {
 	char daemon_path[4096];
 	const char *argv[] = { daemon_path, "--socket", socket, "--topology", topo, NULL };
-	int p[2], st;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
 
 	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], STDERR_FILENO);
-		alarm(10);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	test_track_child(pid);
-	close(p[1]);
-	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
-	close(p[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	test_forget_child(pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return run_captured(0, argv, false, out, len);
 }
 
 /*
