@@ -32,11 +32,10 @@ static uint32_t next_request = 1;
 static int start_sim(void **state)
 {
 	static struct harness_daemon d;
-	const char *args[] = { "--topology", topo480, NULL };
 
 	if (!topo480[0])
 		skip();
-	assert_int_equal(harness_start(&d, args, NULL), 0);
+	assert_int_equal(harness_start_sim(&d, "2s-240c-480t"), 0);
 	*state = &d;
 	return 0;
 }

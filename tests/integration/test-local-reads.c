@@ -39,26 +39,16 @@
  * failed. */
 static struct harness_daemon daemon_sim;
 
-static int start(const char *name)
-{
-	char path[4096];
-	const char *args[] = { "--topology", path, NULL };
-
-	if (!test_topology_path(name, path, sizeof(path)))
-		return -1;
-	return harness_start(&daemon_sim, args, NULL);
-}
-
 static int setup_480(void **state)
 {
 	(void)state;
-	return start("2s-240c-480t");
+	return harness_start_sim(&daemon_sim, "2s-240c-480t");
 }
 
 static int setup_16llc(void **state)
 {
 	(void)state;
-	return start("epyc-2s-16ccx-256t");
+	return harness_start_sim(&daemon_sim, "epyc-2s-16ccx-256t");
 }
 
 static int teardown(void **state)

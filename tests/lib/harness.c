@@ -209,6 +209,18 @@ int harness_write_file(const char *path, const char *text)
 	return test_write_file(path, text);
 }
 
+int harness_start_sim(struct harness_daemon *d, const char *topology)
+{
+	char path[4096];
+	const char *args[] = { "--topology", path, NULL };
+
+	if (!test_topology_path(topology, path, sizeof(path))) {
+		fprintf(stderr, "harness: no topology %s\n", topology);
+		return -ENOENT;
+	}
+	return harness_start(d, args, NULL);
+}
+
 int harness_reload(struct harness_daemon *d, const char *text)
 {
 	int r = harness_write_file(d->config, text);

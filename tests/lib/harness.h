@@ -50,6 +50,10 @@ int harness_stage_program(const char *rel, char *ret_path, size_t len);
  */
 int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env);
 
+/* harness_start() of a simulated machine: --topology the shared topology
+ * name (test_topology_path()). 0 or -errno (-ENOENT without it). */
+int harness_start_sim(struct harness_daemon *d, const char *topology);
+
 /* harness_start() with config (NULL: none) as the text of d->config, the
  * daemon's own configuration file. */
 int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
