@@ -21,7 +21,7 @@ noinst_PROGRAMS += bench/query-latency
 bench_query_latency_SOURCES = bench/query-latency.c
 bench_query_latency_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_query_latency_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS) $(LIBEVENT_CFLAGS)
-bench_query_latency_LDADD = bench/libbench.la common/libcommon.la $(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+bench_query_latency_LDADD = bench/libbench.la daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 # Placement throughput and quality in simulation: 60 instances x 4 CPUs at
 # rt99 on the 480-CPU topology, read from the shared XML.

@@ -126,7 +126,7 @@ static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, 
 		cpuset_set(&tmpl.cpus, res->cpus[0]);
 		r = claims_add(c, &tmpl, 1000, 30000, &id);
 		if (r == 0)
-			r = claims_release(c, id, 65534);
+			r = claims_release(c, id);
 		ns[i] = cs_now_ns() - t0;
 		if (r < 0)
 			goto out;

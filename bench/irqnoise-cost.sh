@@ -37,21 +37,7 @@ echo "== one /proc/stat sample; the daemon's cost with sampling off and on =="
 bench/irqnoise-cost --daemons --seconds $((secs * 2)) 2>"$tmp/daemons.log" ||
 	{ cat "$tmp/daemons.log" >&2; exit 1; }
 
-cat >"$tmp/flood.py" <<'EOP'
-import socket, sys, time
-r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-r.bind(("127.0.0.1", 0))
-r.setblocking(False)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-to, data, end = r.getsockname(), b"x" * 1400, time.monotonic() + float(sys.argv[1])
-while time.monotonic() < end:
-    for _ in range(200):
-        s.sendto(data, to)
-        try:
-            r.recv(2048)
-        except BlockingIOError:
-            pass
-EOP
+cp "$(dirname "$0")/../tests/lib/udp-flood.py" "$tmp/flood.py"
 bench/irqtime-hold >"$tmp/hold" &
 hold=$!
 i=0

@@ -47,6 +47,7 @@
 #include <event2/event.h>
 
 #include "benchlib.h"
+#include "procfs.h"
 #include "protocol.h"
 #include "server.h"
 
@@ -246,21 +247,14 @@ static void bench_cleanup(void)
 	rmdir(bench_dir);
 }
 
+/* Resident kB of pid, as the daemon reads /proc; -1 if unknown. */
 static long bench_rss_kb(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs_read_stat(PROCFS_ROOT, pid, 0, &st) < 0)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return (long)(st.rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /* ns that pid's main thread has run (schedstat's first field), 0 if unknown. */

@@ -26,39 +26,13 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
+. "$top_srcdir/tests/lib/system-bus.sh"
 
-# A bus like Debian's system bus, where root may own any name (rtplaced,
-# rtkit-daemon, the polkit stand-in) and everyone may call RealtimeKit1.
+# A bus like Debian's system bus (tests/lib/system-bus.sh), where root may
+# own any name (rtplaced, rtkit-daemon, the polkit stand-in) and call any.
 start_bus() {
-	cat >"$TMP/$1.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/$1.sock</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus"/>
-  </policy>
-  <policy user="root">
-    <allow own="*"/>
-    <allow send_destination="*"/>
-  </policy>
-</busconfig>
-CONF
-	dbus-daemon --config-file="$TMP/$1.conf" --nofork --print-address=3 3>"$TMP/$1.addr" &
-	PIDS="$PIDS $!"
-	until [ -s "$TMP/$1.addr" ]; do sleep 0.05; done
+	bus_start "$TMP/$1.sock" '<policy user="root"><allow own="*"/><allow send_destination="*"/></policy>' ||
+		{ echo "rtkit-roundtrip: the $1 bus did not start" >&2; exit 1; }
 }
 
 # Waits until name $2 is owned on bus $1.

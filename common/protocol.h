@@ -225,7 +225,12 @@ void proto_set_string(char *dst, size_t size, const char *src);
  */
 int proto_query_reply_add(struct rtplace_query_reply *r, unsigned cpu, unsigned level);
 
-/* Typed builders: proto_encode() for one type each, without the reason. */
+/*
+ * Typed request builders: proto_encode() for one type each, without the
+ * reason. A reply or event is built as the daemon builds it:
+ * proto_msg_init(), its body filled in place, proto_msg_finish() in the
+ * request's version (the ERROR reply has proto_encode_error()).
+ */
 
 static inline int proto_encode_query(struct proto_msg *ret, uint32_t request_id, const struct rtplace_query *q)
 {
@@ -287,70 +292,5 @@ static inline int proto_encode_subscribe(struct proto_msg *ret, uint32_t request
  */
 int proto_encode_error(struct proto_msg *ret, uint32_t request_id, uint16_t request_type, int error,
 		       const char *reason);
-
-static inline int proto_encode_query_reply(struct proto_msg *ret, uint32_t request_id,
-					   const struct rtplace_query_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_QUERY_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_release_reply(struct proto_msg *ret, uint32_t request_id,
-					     const struct rtplace_release_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_RELEASE_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_cpus_reply(struct proto_msg *ret, uint32_t request_id,
-					  const struct rtplace_cpus_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_CPUS_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_cpu_times_reply(struct proto_msg *ret, uint32_t request_id,
-					       const struct rtplace_cpu_times_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_CPU_TIMES_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_status_reply(struct proto_msg *ret, uint32_t request_id,
-					    const struct rtplace_status_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_STATUS_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_tracking_reply(struct proto_msg *ret, uint32_t request_id,
-					      const struct rtplace_tracking_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_TRACKING_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_host_reply(struct proto_msg *ret, uint32_t request_id,
-					  const struct rtplace_host_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_HOST_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_local_reply(struct proto_msg *ret, uint32_t request_id,
-					   const struct rtplace_local_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_LOCAL_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_move_reply(struct proto_msg *ret, uint32_t request_id,
-					  const struct rtplace_move_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_MOVE_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_subscribe_reply(struct proto_msg *ret, uint32_t request_id,
-					       const struct rtplace_subscribe_reply *r)
-{
-	return proto_encode(ret, RTPLACE_MSG_SUBSCRIBE_REPLY, request_id, 0, r, NULL);
-}
-
-static inline int proto_encode_claim_ended(struct proto_msg *ret, const struct rtplace_claim_ended *e)
-{
-	return proto_encode(ret, RTPLACE_MSG_CLAIM_ENDED, 0, 0, e, NULL);
-}
 
 #endif

@@ -564,3 +564,8 @@ int auth_may_own(const char *proc_root, pid_t peer_pid, uid_t peer_uid, pid_t pi
 		return -ESRCH;
 	return owner == peer_uid ? 0 : -EPERM;
 }
+
+int auth_may_release(uid_t requester, uid_t owner)
+{
+	return requester == 0 || requester == owner ? 0 : -EPERM;
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Every rights decision of the daemon: who may move which thread and how
- * high (DESIGN §7), and what a claim may hold and who may own it (§6,
- * §14). Two halves:
+ * high (DESIGN §7), and what a claim may hold, who may own it and who may
+ * release it (§6, §14). Two halves:
  *
  * - readers that turn a pid/tid into plain structs, reading only files
  *   under a proc root the caller passes ("/proc" in the daemon, a fake tree
@@ -13,8 +13,9 @@
  *   the same facts from system calls on the live kernel (auth_peer_creds()
  *   after a connection's first read, auth_peer_move_creds(),
  *   auth_target_read_live()), which format no text;
- * - the decisions on those structs: auth_move_allowed(), auth_claim_terms()
- *   and the policy from the configuration, auth_policy_from_config().
+ * - the decisions on those structs: auth_move_allowed(), auth_claim_terms(),
+ *   auth_may_own(), auth_may_release() and the policy from the
+ *   configuration, auth_policy_from_config().
  *
  * The rules mirror the kernel's own checks for sched_setaffinity and
  * sched_setscheduler, so the daemon (which holds CAP_SYS_NICE) never lets a
@@ -249,5 +250,10 @@ void auth_claim_terms(const struct auth_creds *requester, const struct auth_poli
  * pid? Its own process, any of its uid's, or any with root. 0, -EPERM, or
  * -ESRCH when pid does not exist. */
 int auth_may_own(const char *proc_root, pid_t peer_pid, uid_t peer_uid, pid_t pid);
+
+/* May a client of uid requester release a claim of uid owner? Any
+ * connection of the claim's uid, or root (the way out of a stuck claim).
+ * 0 or -EPERM. */
+int auth_may_release(uid_t requester, uid_t owner);
 
 #endif

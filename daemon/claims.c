@@ -645,14 +645,12 @@ const struct claim *claims_find(const struct claims *c, uint32_t id)
 	return slot == CLAIMS_NIL ? NULL : &c->slots[slot].cl;
 }
 
-int claims_release(struct claims *c, uint32_t id, uint32_t uid)
+int claims_release(struct claims *c, uint32_t id)
 {
 	uint32_t slot = claims_slot_of(c, id);
 
 	if (slot == CLAIMS_NIL)
 		return -ENOENT;
-	if (uid != 0 && c->slots[slot].cl.uid != uid)
-		return -EPERM;
 	claims_remove(c, slot, CLAIMS_LIFE_RELEASED);
 	claims_rearm(c);
 	return 0;

@@ -69,12 +69,9 @@ int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint
 /* The claim with id, or NULL. */
 const struct claim *claims_find(const struct claims *c, uint32_t id);
 
-/*
- * Releases claim id for a requester of uid: its own uid, or root (the way
- * out of a stuck claim). 0, -ENOENT (no such claim), -EPERM (another
- * user's).
- */
-int claims_release(struct claims *c, uint32_t id, uint32_t uid);
+/* Releases claim id (who may is auth_may_release()'s to say). 0 or -ENOENT
+ * (no such claim). */
+int claims_release(struct claims *c, uint32_t id);
 
 /* The connection is gone: drops its connection-bound claims (owner-bound
  * ones live with their process). Returns how many. */

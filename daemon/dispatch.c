@@ -139,23 +139,8 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
-/* Root's subscriptions are bounded by its connections (and the daemon's
- * descriptors: two each), not by a share. */
-static void dispatch_subscriber_limits(const struct config *cfg, struct quota_limits *ret)
-{
-	*ret = (struct quota_limits){
-		.size = UINT32_MAX,
-		.users = cfg->limits.max_subscribers,
-		.per_user = cfg->limits.max_subscribers_per_user,
-		.users_key = "max-subscribers",
-		.per_user_key = "max-subscribers-per-user",
-	};
-}
-
 void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 {
-	struct quota_limits subscribers;
-
 	struct placement_ctx *pctx;
 
 	s->cfg = *cfg;
@@ -168,14 +153,7 @@ void dispatch_apply_config(struct dispatch *s, const struct config *cfg)
 		placement_ctx_free(s->pctx);
 		s->pctx = pctx;
 	}
-	dispatch_subscriber_limits(cfg, &subscribers);
-	if (s->notify)
-		notify_set_limits(s->notify, &subscribers);
 	auth_policy_from_config(cfg, &s->policy);
-	if (s->push)
-		push_apply_config(s->push, cfg);
-	if (s->manage)
-		manage_apply_config(s->manage, cfg);
 	if (s->claims)
 		snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), true);
 }
@@ -194,10 +172,14 @@ static void dispatch_send_error(struct dispatch *s, uint32_t client, uint32_t re
 		dispatch_send(s, client, &s->reply);
 }
 
-/* Sends the reply built in s->reply in the request's version (a list
+/*
+ * Every reply is built one way: proto_msg_init() in s->reply, the body
+ * filled in place, then this. Packs it in the request's version (a list
  * reply's length follows its count from version 2), checked first in a
- * self-checking build (proto_self_check()). */
-static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+ * self-checking build (proto_self_check()). 0, or -errno once m is
+ * answered with an ERROR instead.
+ */
+static int dispatch_finish_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	int r = proto_msg_finish(&s->reply, s->reply_version);
 
@@ -205,35 +187,38 @@ static void dispatch_send_reply(struct dispatch *s, const struct server_peer *pe
 		/* a thread's affinity past CPU 1023, which the client's version cannot carry */
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -ERANGE,
 				   "a cpu past 1023: ask in protocol version 3");
-		return;
+		return r;
 	}
 	if (r < 0 || proto_self_check(&s->reply) < 0) {
 		log_error("BUG: built an invalid %s", proto_type_name(s->reply.hdr.type));
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, -EIO, "internal error");
-		return;
+		return -EIO;
 	}
+	return 0;
+}
+
+/* Sends the reply built in s->reply (dispatch_finish_reply()). */
+static void dispatch_send_reply(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	if (dispatch_finish_reply(s, peer, m) < 0)
+		return;
 	/* A client that got the reply to its claim or release reads the
 	 * snapshot next: it must already hold the change. */
 	snapshot_publish(&s->snap, s->topo, &s->pcfg, &s->housekeeping, claims_stamped(s->claims), false);
 	dispatch_send(s, peer->id, &s->reply);
 }
 
-/* Starts the reply of type to m in s->reply with body (body_size bytes). */
-static void dispatch_reply_init(struct dispatch *s, const struct proto_msg *m, uint16_t type, const void *body,
-			       size_t body_size)
-{
-	proto_msg_init(&s->reply, type, m->hdr.request_id);
-	memcpy((char *)&s->reply + sizeof(s->reply.hdr), body, body_size);
-}
-
 /* Sends the events queued while a request was served, after its reply,
- * as version 1: the same in every version, and read by every client. */
+ * as version 1: the same in every version, and read by every client.
+ * Built as replies are, in s->event. */
 static void dispatch_flush_events(struct dispatch *s)
 {
-	for (size_t i = 0; i < s->nevents; i++)
-		if (proto_encode_claim_ended(&s->event, &s->events[i].e) == 0 &&
-		    proto_msg_finish(&s->event, RTPLACE_PROTO_VERSION_MIN) == 0)
+	for (size_t i = 0; i < s->nevents; i++) {
+		proto_msg_init(&s->event, RTPLACE_MSG_CLAIM_ENDED, 0);
+		s->event.claim_ended = s->events[i].e;
+		if (proto_msg_finish(&s->event, RTPLACE_PROTO_VERSION_MIN) == 0 && proto_self_check(&s->event) == 0)
 			server_send(s->server, s->events[i].client, &s->event, s->event.hdr.length);
+	}
 	s->nevents = 0;
 }
 
@@ -325,8 +310,10 @@ static void dispatch_local(struct dispatch *s, const struct server_peer *peer, c
 						      : "this daemon offers no map to read locally");
 		return;
 	}
-	proto_encode_local_reply(&s->reply, m->hdr.request_id, &lr);
-	proto_msg_finish(&s->reply, s->reply_version);
+	proto_msg_init(&s->reply, RTPLACE_MSG_LOCAL_REPLY, m->hdr.request_id);
+	s->reply.local_reply = lr;
+	if (dispatch_finish_reply(s, peer, m) < 0)
+		return;
 	r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 	if (r < 0)
 		log_debug("client %u: cannot send the local-read descriptors: %s", peer->id, strerror(-r));
@@ -541,7 +528,7 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		if (r < 0) {
 			log_warning_ratelimited("Failed to record claim %u in %s: %s", claim_id, s->state_path,
 						strerror(-r));
-			claims_release(s->claims, claim_id, 0);
+			claims_release(s->claims, claim_id);
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   "cannot record the claim in the state file");
 			return;
@@ -587,9 +574,9 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 	if (cl) {
 		gone = *cl;
 		rr.ncpus = cpuset_count(&cl->cpus);
-		/* Any connection of the claim's uid, or root (the way out of a
-		 * stuck claim). */
-		r = claims_release(s->claims, (uint32_t)id, peer->uid);
+		r = auth_may_release(peer->uid, cl->uid);
+		if (r == 0)
+			r = claims_release(s->claims, (uint32_t)id);
 	}
 	if (r < 0) {
 		dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
@@ -598,7 +585,8 @@ static void dispatch_release(struct dispatch *s, const struct server_peer *peer,
 	}
 	s->claims_ended[DISPATCH_END_RELEASED]++;
 	dispatch_claim_gone(s, &gone);
-	dispatch_reply_init(s, m, RTPLACE_MSG_RELEASE_REPLY, &rr, sizeof(rr));
+	proto_msg_init(&s->reply, RTPLACE_MSG_RELEASE_REPLY, m->hdr.request_id);
+	s->reply.release_reply = rr;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -768,7 +756,8 @@ static void dispatch_status(struct dispatch *s, const struct server_peer *peer, 
 	};
 
 	proto_set_string(st.version, sizeof(st.version), PACKAGE_VERSION);
-	dispatch_reply_init(s, m, RTPLACE_MSG_STATUS_REPLY, &st, sizeof(st));
+	proto_msg_init(&s->reply, RTPLACE_MSG_STATUS_REPLY, m->hdr.request_id);
+	s->reply.status_reply = st;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -789,7 +778,8 @@ static void dispatch_tracking(struct dispatch *s, const struct server_peer *peer
 		t.cpu_ns = st.cpu_ns;
 		proto_set_string(t.why, sizeof(t.why), s->untracked->text);
 	}
-	dispatch_reply_init(s, m, RTPLACE_MSG_TRACKING_REPLY, &t, sizeof(t));
+	proto_msg_init(&s->reply, RTPLACE_MSG_TRACKING_REPLY, m->hdr.request_id);
+	s->reply.tracking_reply = t;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -802,7 +792,8 @@ static void dispatch_host_info(struct dispatch *s, struct server_peer *peer, con
 		h.rt_period_us = s->host.rt.period_us;
 		h.flags = RTPLACE_HOST_F_RT_KNOWN;
 	}
-	dispatch_reply_init(s, m, RTPLACE_MSG_HOST_REPLY, &h, sizeof(h));
+	proto_msg_init(&s->reply, RTPLACE_MSG_HOST_REPLY, m->hdr.request_id);
+	s->reply.host_reply = h;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -827,7 +818,8 @@ static void dispatch_move(struct dispatch *s, struct server_peer *peer, const st
 	}
 	/* The thread as the client named it: its namespace may differ. */
 	mr.tid = m->move.tid;
-	dispatch_reply_init(s, m, RTPLACE_MSG_MOVE_REPLY, &mr, sizeof(mr));
+	proto_msg_init(&s->reply, RTPLACE_MSG_MOVE_REPLY, m->hdr.request_id);
+	s->reply.move_reply = mr;
 	dispatch_send_reply(s, peer, m);
 }
 
@@ -861,8 +853,10 @@ static void dispatch_subscribe(struct dispatch *s, struct server_peer *peer, con
 			.record_size = info.record_size,
 			.ring_bytes = info.ring_bytes,
 		};
-		proto_encode_subscribe_reply(&s->reply, m->hdr.request_id, &sr);
-		proto_msg_finish(&s->reply, s->reply_version);
+		proto_msg_init(&s->reply, RTPLACE_MSG_SUBSCRIBE_REPLY, m->hdr.request_id);
+		s->reply.subscribe_reply = sr;
+		if (dispatch_finish_reply(s, peer, m) < 0)
+			return;
 		r = server_send_fds(s->server, peer->id, &s->reply, s->reply.hdr.length, fds, 2);
 		if (r == 0)
 			return;
@@ -977,68 +971,6 @@ out:
 	return r;
 }
 
-/* The records, MOVE requests, pushes and managed processes: notify.c,
- * moves.c, push.c and manage.c, wired to each other by direct calls. */
-static int dispatch_moves_new(struct dispatch *s, const struct dispatch_opts *opts, const struct config *cfg)
-{
-	struct moves_opts mo = {
-		.topo = s->topo,
-		.view = &s->view,
-		.pcfg = &s->pcfg,
-		.placement = &s->pctx,
-		.live = opts->tracker || opts->sampler,
-		.proc_root = s->proc_root,
-		.policy = &s->policy,
-	};
-	struct push_opts po = { .view = &s->view, .claims = s->claims };
-	struct manage_opts mgo = {
-		.base = s->base,
-		.topo = s->topo,
-		.view = &s->view,
-		.pcfg = &s->pcfg,
-		.tracker = opts->tracker,
-		.proc_root = s->proc_root,
-	};
-	struct quota_limits subscribers;
-	int r;
-
-	dispatch_subscriber_limits(cfg, &subscribers);
-	r = notify_new(cfg->notify.ring_records, &subscribers, &s->notify);
-	if (r < 0)
-		return r;
-	mo.notify = po.notify = mgo.notify = s->notify;
-	r = moves_new(&mo, &s->moves);
-	if (r < 0)
-		return r;
-	po.moves = s->moves;
-	r = push_new(&po, cfg, &s->push);
-	if (r < 0)
-		return r;
-	mgo.push = s->push;
-	return manage_new(&mgo, cfg, &s->manage);
-}
-
-/* The restored MANAGE claims' owners are managed again, on the terms
- * their claims were made with. */
-static void dispatch_restore_managed(struct dispatch *s)
-{
-	const struct claim *cl;
-
-	for (unsigned i = 0; (cl = claims_at(s->claims, i)); i++) {
-		struct rtplace_reason note = { .text = "" };
-		int r;
-
-		if (!cl->pid || cpuset_empty(&cl->managed))
-			continue;
-		r = manage_process(s->manage, cl->pid, cl->uid, &cl->managed, &note);
-		if (r < 0 && r != -EOPNOTSUPP)
-			log_warning("restored claim %u: cannot manage pid %d again: %s", cl->id, (int)cl->pid,
-				    strerror(-r));
-		else if (note.text[0])
-			log_info("restored claim %u: pid %d: %s", cl->id, (int)cl->pid, note.text);
-	}
-}
-
 /* Claims tied to processes that outlived the last daemon (DESIGN §14),
  * and the journal that keeps them from now on. */
 static int dispatch_restore_claims(struct dispatch *s)
@@ -1057,7 +989,6 @@ static int dispatch_restore_claims(struct dispatch *s)
 		log_info("restored %d claim%s from %s", r, r == 1 ? "" : "s", s->state_path);
 	if (r > 0)
 		s->claims_total += (uint64_t)r;
-	dispatch_restore_managed(s);
 	r = claims_state_new(s->state_path, &s->state);
 	if (r < 0)
 		return r;
@@ -1109,11 +1040,6 @@ int dispatch_new(const struct dispatch_opts *opts, const struct config *cfg, str
 	r = placement_ctx_new(&s->pcfg, s->topo, &s->view, &s->pctx);
 	if (r < 0)
 		goto fail;
-	r = dispatch_moves_new(s, opts, cfg);
-	if (r < 0)
-		goto fail;
-	/* Subscribers see every claim made and ended, with its id. */
-	claims_watch_life(s->claims, notify_claim_life, s->notify);
 	r = dispatch_restore_claims(s);
 	if (r < 0)
 		goto fail;
@@ -1138,15 +1064,30 @@ void dispatch_attach_server(struct dispatch *s, struct server *server)
 	s->server = server;
 }
 
+void dispatch_get_shared(struct dispatch *s, struct dispatch_shared *ret)
+{
+	*ret = (struct dispatch_shared){
+		.view = &s->view,
+		.pcfg = &s->pcfg,
+		.placement = &s->pctx,
+		.policy = &s->policy,
+		.claims = s->claims,
+	};
+}
+
+void dispatch_attach_moves(struct dispatch *s, const struct dispatch_moves *m)
+{
+	s->notify = m->notify;
+	s->moves = m->moves;
+	s->push = m->push;
+	s->manage = m->manage;
+}
+
 void dispatch_free(struct dispatch *s)
 {
 	if (!s)
 		return;
 	claims_state_free(s->state);
-	manage_free(s->manage);
-	push_free(s->push);
-	moves_free(s->moves);
-	notify_free(s->notify);
 	claims_free(s->claims);
 	placement_ctx_free(s->pctx);
 	cpupri_view_close(&s->view);
@@ -1218,7 +1159,7 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
 	}
 	r = claims_state_added(s->state, s->claims, claims_find(s->claims, id));
 	if (r < 0) {
-		claims_release(s->claims, id, 0);
+		claims_release(s->claims, id);
 		reason_set(reason, "cannot record the claim in %s: %s", s->state_path, strerror(-r));
 		return r;
 	}
@@ -1236,13 +1177,8 @@ void dispatch_end_claim(struct dispatch *s, uint32_t id)
 	if (!cl)
 		return;
 	gone = *cl;
-	if (claims_release(s->claims, id, 0) == 0) {
+	if (claims_release(s->claims, id) == 0) {
 		s->claims_ended[DISPATCH_END_RELEASED]++;
 		dispatch_claim_gone(s, &gone);
 	}
-}
-
-struct notify *dispatch_notify(struct dispatch *s)
-{
-	return s->notify;
 }

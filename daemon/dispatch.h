@@ -4,10 +4,11 @@
  * each packet with the shared codec, answers QUERY with placement over the
  * live map and the claim table (claims.c owns their lifetime), answers
  * every request with exactly its own reply before any event it causes, and
- * serves the CPUS and STATUS snapshots. It owns the record rings and
- * subscriptions (notify.c), MOVE requests (moves.c), the push policy
- * (push.c) and the managed processes (manage.c), and wires them to each
- * other. server.c carries the packets; this file gives them meaning.
+ * serves the CPUS and STATUS snapshots. It acts through the record rings
+ * and subscriptions (notify.c), MOVE requests (moves.c), the push policy
+ * (push.c) and the managed processes (manage.c), which main.c builds over
+ * what this file shares and wires to each other. server.c carries the
+ * packets; this file gives them meaning.
  */
 #ifndef RTPLACE_DISPATCH_H
 #define RTPLACE_DISPATCH_H
@@ -17,9 +18,17 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
+#include "claims.h"
 #include "conf.h"
+#include "cpupri.h"
 #include "histogram.h"
+#include "manage.h"
+#include "moves.h"
+#include "notify.h"
+#include "placement.h"
 #include "procfs.h"
+#include "push.h"
 #include "reason.h"
 #include "sysfs.h"
 #include "sampler.h"
@@ -48,6 +57,32 @@ void dispatch_free(struct dispatch *s);
 
 /* The server to reply through; set once the socket exists. */
 void dispatch_attach_server(struct dispatch *s, struct server *server);
+
+/* What the modules the handlers act through read of the dispatch: all of
+ * it kept current by dispatch_apply_config() (the placement context is
+ * rebuilt on reload: the pointer to it stays current), valid until
+ * dispatch_free(). */
+struct dispatch_shared {
+	const struct cpupri_view *view;         /* the live map */
+	const struct placement_config *pcfg;    /* its managed CPUs */
+	struct placement_ctx *const *placement; /* the context answers use */
+	const struct auth_policy *policy;       /* [moves]: what moves and claims may do */
+	struct claims *claims;
+};
+
+void dispatch_get_shared(struct dispatch *s, struct dispatch_shared *ret);
+
+/* The modules the handlers act through, built over dispatch_get_shared()
+ * before the first request; their builder frees them, before
+ * dispatch_free(). */
+struct dispatch_moves {
+	struct notify *notify;
+	struct moves *moves;
+	struct push *push;
+	struct manage *manage;
+};
+
+void dispatch_attach_moves(struct dispatch *s, const struct dispatch_moves *m);
 
 /* The server's dispatch callback (ctx is the struct dispatch). */
 int dispatch_request_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len,
@@ -147,10 +182,5 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
 /* Ends claim id made by dispatch_claim_cpu() (its thread is gone or was
  * reset); one that has ended already is no error. */
 void dispatch_end_claim(struct dispatch *s, uint32_t id);
-
-/* The notification rings, for records published outside the socket
- * (rtkit.c's watchdog). */
-struct notify;
-struct notify *dispatch_notify(struct dispatch *s);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rtplaced: arguments, configuration, start-up order and shutdown. Start-up
- * follows what READY=1 promises: configuration, topology, tracker attached
- * (the map is live) or its first sample taken, socket listening, then READY.
+ * rtplaced: arguments, configuration, start-up order, the wiring of the
+ * modules to each other, and shutdown. Start-up follows what READY=1
+ * promises: configuration, topology, tracker attached (the map is live) or
+ * its first sample taken, socket listening, then READY.
  */
 #include "config.h"
 
@@ -24,8 +25,13 @@
 #include "irqnoise.h"
 #include "log.h"
 #include "loop.h"
+#include "manage.h"
 #include "metrics.h"
+#include "moves.h"
+#include "notify.h"
 #include "procfs.h"
+#include "push.h"
+#include "quota.h"
 #include "rtkit.h"
 #include "sampler.h"
 #include "sysfs.h"
@@ -58,6 +64,11 @@ struct daemon {
 	size_t sim_map_size;
 	struct loop *loop;
 	struct dispatch *dispatch;
+	/* What the dispatch acts through (daemon_moves_new()). */
+	struct notify *notify;
+	struct moves *moves;
+	struct push *push;
+	struct manage *manage;
 	struct server *server;
 	struct metrics *metrics; /* NULL without [metrics] listen */
 	struct rtkit *rtkit;     /* NULL without [rtkit] enable */
@@ -236,6 +247,110 @@ static void daemon_read_host(struct daemon *d)
 			 (long long)h.rt.runtime_us, (long long)h.rt.period_us);
 }
 
+/* Root's subscriptions are bounded by its connections (and the daemon's
+ * descriptors: two each), not by a share. */
+static void daemon_subscriber_limits(const struct config *cfg, struct quota_limits *ret)
+{
+	*ret = (struct quota_limits){
+		.size = UINT32_MAX,
+		.users = cfg->limits.max_subscribers,
+		.per_user = cfg->limits.max_subscribers_per_user,
+		.users_key = "max-subscribers",
+		.per_user_key = "max-subscribers-per-user",
+	};
+}
+
+/* The records, MOVE requests, pushes and managed processes: notify.c,
+ * moves.c, push.c and manage.c, wired to each other by direct calls, over
+ * what the dispatch shares, and handed to it. */
+static int daemon_moves_new(struct daemon *d, const struct dispatch_opts *opts, const struct config *cfg)
+{
+	struct dispatch_shared sh;
+	struct dispatch_moves dm;
+	struct moves_opts mo;
+	struct push_opts po;
+	struct manage_opts mgo;
+	struct quota_limits subscribers;
+	int r;
+
+	dispatch_get_shared(d->dispatch, &sh);
+	mo = (struct moves_opts){
+		.topo = d->topo,
+		.view = sh.view,
+		.pcfg = sh.pcfg,
+		.placement = sh.placement,
+		.live = opts->tracker || opts->sampler,
+		.proc_root = opts->proc_root,
+		.policy = sh.policy,
+	};
+	po = (struct push_opts){ .view = sh.view, .claims = sh.claims };
+	mgo = (struct manage_opts){
+		.base = opts->base,
+		.topo = d->topo,
+		.view = sh.view,
+		.pcfg = sh.pcfg,
+		.tracker = opts->tracker,
+		.proc_root = opts->proc_root,
+	};
+
+	daemon_subscriber_limits(cfg, &subscribers);
+	r = notify_new(cfg->notify.ring_records, &subscribers, &d->notify);
+	if (r < 0)
+		return r;
+	/* Subscribers see every claim made and ended, with its id. */
+	claims_watch_life(sh.claims, notify_claim_life, d->notify);
+	mo.notify = po.notify = mgo.notify = d->notify;
+	r = moves_new(&mo, &d->moves);
+	if (r < 0)
+		return r;
+	po.moves = d->moves;
+	r = push_new(&po, cfg, &d->push);
+	if (r < 0)
+		return r;
+	mgo.push = d->push;
+	r = manage_new(&mgo, cfg, &d->manage);
+	if (r < 0)
+		return r;
+	dm = (struct dispatch_moves){ .notify = d->notify, .moves = d->moves, .push = d->push, .manage = d->manage };
+	dispatch_attach_moves(d->dispatch, &dm);
+	return 0;
+}
+
+/* Takes a reloaded configuration's limits and rules into the modules of
+ * daemon_moves_new(). */
+static void daemon_moves_apply_config(struct daemon *d, const struct config *cfg)
+{
+	struct quota_limits subscribers;
+
+	daemon_subscriber_limits(cfg, &subscribers);
+	notify_set_limits(d->notify, &subscribers);
+	push_apply_config(d->push, cfg);
+	manage_apply_config(d->manage, cfg);
+}
+
+/* The restored MANAGE claims' owners are managed again, on the terms
+ * their claims were made with. */
+static void daemon_restore_managed(struct daemon *d)
+{
+	struct dispatch_shared sh;
+	const struct claim *cl;
+
+	dispatch_get_shared(d->dispatch, &sh);
+	for (unsigned i = 0; (cl = claims_at(sh.claims, i)); i++) {
+		struct rtplace_reason note = { .text = "" };
+		int r;
+
+		if (!cl->pid || cpuset_empty(&cl->managed))
+			continue;
+		r = manage_process(d->manage, cl->pid, cl->uid, &cl->managed, &note);
+		if (r < 0 && r != -EOPNOTSUPP)
+			log_warning("restored claim %u: cannot manage pid %d again: %s", cl->id, (int)cl->pid,
+				    strerror(-r));
+		else if (note.text[0])
+			log_info("restored claim %u: pid %d: %s", cl->id, (int)cl->pid, note.text);
+	}
+}
+
 static void daemon_stop_cb(int signo, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -266,6 +381,7 @@ static void daemon_reload_cb(int signo, void *ctx)
 	d->cfg = cfg;
 	log_set_level(cfg.daemon.log_level);
 	dispatch_apply_config(d->dispatch, &cfg);
+	daemon_moves_apply_config(d, &cfg);
 	rtkit_apply_config(d->rtkit, &cfg);
 	daemon_read_host(d);
 	dispatch_server_limits(&cfg, &limits);
@@ -580,10 +696,13 @@ static int daemon_start(struct daemon *d)
 			return EXIT_FAILURE;
 	}
 	r = dispatch_new(&sopts, &d->cfg, &d->dispatch);
+	if (r == 0)
+		r = daemon_moves_new(d, &sopts, &d->cfg);
 	if (r < 0) {
 		log_error("Failed to set up the request handlers: %s", strerror(-r));
 		return EXIT_FAILURE;
 	}
+	daemon_restore_managed(d);
 	sock.inherited_fd = systemd_listen_fd();
 	if (sock.inherited_fd == -EINVAL)
 		return EXIT_FAILURE;
@@ -604,7 +723,9 @@ static int daemon_start(struct daemon *d)
 	if (daemon_hotplug_start(d) < 0)
 		return EXIT_FAILURE;
 	if (d->cfg.rtkit.enable) {
-		struct rtkit_opts ropts = { .base = sopts.base, .dispatch = d->dispatch, .proc_root = PROCFS_ROOT };
+		struct rtkit_opts ropts = {
+			.base = sopts.base, .dispatch = d->dispatch, .notify = d->notify, .proc_root = PROCFS_ROOT,
+		};
 
 		if (rtkit_new(&ropts, &d->cfg, &d->rtkit) < 0)
 			return EXIT_FAILURE;
@@ -657,6 +778,10 @@ static void daemon_stop(struct daemon *d)
 	if (d->ev_hotplug)
 		event_free(d->ev_hotplug);
 	hotplug_close(d->hotplug);
+	manage_free(d->manage);
+	push_free(d->push);
+	moves_free(d->moves);
+	notify_free(d->notify);
 	dispatch_free(d->dispatch);
 	tracker_close(d->tracker);
 	sampler_free(d->sampler);

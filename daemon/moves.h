@@ -3,10 +3,11 @@
  * MOVE requests, the daemon's side (DESIGN §7). A MOVE is authorised
  * (auth.c), re-checked against the live map, applied with rollback
  * (thread-sched.c) and published as a record to the subscribers
- * (notify.c). This file owns the [moves] authorisation policy (rt-groups,
- * max-prio, allow), which claims follow too, and the choice of a CPU for
- * a thread at a level, which pushes (push.c) use as well. Managed
- * processes are manage.c's, the push policy push.c's.
+ * (notify.c). The [moves] authorisation policy (rt-groups, max-prio,
+ * allow), which claims follow too, and every decision on it are auth.c's.
+ * This file owns the choice of a CPU for a thread at a level, which
+ * pushes (push.c) use as well. Managed processes are manage.c's, the push
+ * policy push.c's.
  */
 #ifndef RTPLACE_MOVES_H
 #define RTPLACE_MOVES_H

@@ -483,7 +483,7 @@ static void rtkit_demote(struct rtkit *k, unsigned i)
 	} else {
 		if (affinity.set_affinity)
 			thread_sched_undo(t->tid, &affinity);
-		notify_record(dispatch_notify(k->o.dispatch), RTPLACE_RECORD_WATCHDOG, t->tid, t->owner, t->cpu, -1,
+		notify_record(k->o.notify, RTPLACE_RECORD_WATCHDOG, t->tid, t->owner, t->cpu, -1,
 			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? policy : 0),
 			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? prio : 0));
 	}

@@ -48,6 +48,7 @@ struct rtkit;
 struct rtkit_opts {
 	struct event_base *base;
 	struct dispatch *dispatch;
+	struct notify *notify; /* the watchdog's demotions are published as records */
 	const char *proc_root;
 };
 

@@ -12,7 +12,13 @@ CLEANFILES += tests/topology-*.xml
 tests_lib_libtest_la_SOURCES = tests/lib/testlib.h tests/lib/testlib.c
 # Integration tests against the real daemon (the harness runs it).
 tests_lib_libharness_la_SOURCES = tests/lib/harness.h tests/lib/harness.c
+# A process's descriptors and memory, read as the daemon reads /proc.
+tests_lib_libharness_la_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_lib_libharness_la_LIBADD = daemon/libdaemoncore.la
 EXTRA_DIST += tests/lib/stage-programs.sh
+# A private system bus (RealtimeKit tests and bench) and a softirq load
+# (interrupt-noise test and bench).
+EXTRA_DIST += tests/lib/system-bus.sh tests/lib/udp-flood.py
 
 UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/lib
 TEST_DAEMON_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_srcdir)/tests/lib

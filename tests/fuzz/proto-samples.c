@@ -25,6 +25,27 @@ static void sample_mask_range(struct rtplace_cpumask *m, unsigned first, unsigne
 		rtplace_cpumask_set(m, cpu);
 }
 
+/* A reply or event built as the daemon builds one: proto_msg_init(), the
+ * body in place, proto_msg_finish(); then validated, so that a sample is
+ * valid. */
+static int sample_finish(struct proto_msg *ret)
+{
+	int err = proto_msg_finish(ret, RTPLACE_PROTO_VERSION);
+
+	return err < 0 ? err : proto_validate(ret, NULL, NULL);
+}
+
+/* sample_finish() of type's body (size bytes) copied in place. */
+static int sample_reply(struct proto_msg *ret, uint16_t type, uint32_t request_id, const void *body, size_t size)
+{
+	int err = proto_msg_init(ret, type, request_id);
+
+	if (err < 0)
+		return err;
+	memcpy((char *)ret + sizeof(ret->hdr), body, size);
+	return sample_finish(ret);
+}
+
 static int sample_query(unsigned shape, struct proto_msg *ret)
 {
 	struct rtplace_query q = {
@@ -137,7 +158,7 @@ static int sample_query_reply(unsigned shape, struct proto_msg *ret)
 	}
 	if (err < 0)
 		return err;
-	return proto_encode_query_reply(ret, 1 + shape, &r);
+	return sample_reply(ret, RTPLACE_MSG_QUERY_REPLY, 1 + shape, &r, sizeof(r));
 }
 
 static void sample_cpu_info(struct rtplace_cpu_info *c, unsigned cpu, unsigned cpus_per_node)
@@ -212,8 +233,7 @@ static int sample_cpus_reply(unsigned shape, struct proto_msg *ret)
 
 		*c = (struct rtplace_cpu_info){ .cpu = c->cpu, .node = -1, .llc = -1, .core = -1 };
 	}
-	err = proto_msg_finish(ret, RTPLACE_PROTO_VERSION);
-	return err < 0 ? err : proto_validate(ret, NULL, NULL);
+	return sample_finish(ret);
 }
 
 static int sample_cpu_times_reply(unsigned shape, struct proto_msg *ret)
@@ -234,8 +254,7 @@ static int sample_cpu_times_reply(unsigned shape, struct proto_msg *ret)
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			r->cpus[i].ns[c] = (uint64_t)(i + 1) * 1000000 * (c + 1);
-	err = proto_msg_finish(ret, RTPLACE_PROTO_VERSION);
-	return err < 0 ? err : proto_validate(ret, NULL, NULL);
+	return sample_finish(ret);
 }
 
 static int sample_status_reply(unsigned shape, struct proto_msg *ret)
@@ -259,7 +278,7 @@ static int sample_status_reply(unsigned shape, struct proto_msg *ret)
 	if (shape > 0)
 		return -ENOENT;
 	proto_set_string(s.version, sizeof(s.version), "0.1.0");
-	return proto_encode_status_reply(ret, 1, &s);
+	return sample_reply(ret, RTPLACE_MSG_STATUS_REPLY, 1, &s, sizeof(s));
 }
 
 /* Shapes: live, sampled (with why). */
@@ -276,7 +295,7 @@ static int sample_tracking_reply(unsigned shape, struct proto_msg *ret)
 		};
 		proto_set_string(t.why, sizeof(t.why), "kernel BTF /sys/kernel/btf/vmlinux is missing");
 	}
-	return proto_encode_tracking_reply(ret, 11, &t);
+	return sample_reply(ret, RTPLACE_MSG_TRACKING_REPLY, 11, &t, sizeof(t));
 }
 
 /* Shapes: throttled (the kernel's default), unlimited, unreadable. */
@@ -290,7 +309,7 @@ static int sample_host_reply(unsigned shape, struct proto_msg *ret)
 
 	if (shape >= sizeof(h) / sizeof(h[0]))
 		return -ENOENT;
-	return proto_encode_host_reply(ret, 12, &h[shape]);
+	return sample_reply(ret, RTPLACE_MSG_HOST_REPLY, 12, &h[shape], sizeof(h[shape]));
 }
 
 static int sample_move_reply(unsigned shape, struct proto_msg *ret)
@@ -312,7 +331,7 @@ static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 	default:
 		return -ENOENT;
 	}
-	return proto_encode_move_reply(ret, 10 + shape, &r);
+	return sample_reply(ret, RTPLACE_MSG_MOVE_REPLY, 10 + shape, &r, sizeof(r));
 }
 
 int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
@@ -345,7 +364,9 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 	case RTPLACE_MSG_RELEASE_REPLY:
 		if (shape > 0)
 			return -ENOENT;
-		return proto_encode_release_reply(ret, 2, &(struct rtplace_release_reply){ .claim_id = 42, .ncpus = 4 });
+		return sample_reply(ret, RTPLACE_MSG_RELEASE_REPLY, 2,
+				    &(struct rtplace_release_reply){ .claim_id = 42, .ncpus = 4 },
+				    sizeof(struct rtplace_release_reply));
 	case RTPLACE_MSG_CPUS_REPLY:
 		return sample_cpus_reply(shape, ret);
 	case RTPLACE_MSG_STATUS_REPLY:
@@ -371,13 +392,16 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 	case RTPLACE_MSG_LOCAL_REPLY:
 		if (shape > 0)
 			return -ENOENT;
-		return proto_encode_local_reply(ret, 13, &(struct rtplace_local_reply){
-			.map_size = 50560, .snap_size = 16064, .snap_layout = 1 });
+		return sample_reply(ret, RTPLACE_MSG_LOCAL_REPLY, 13,
+				    &(struct rtplace_local_reply){ .map_size = 50560, .snap_size = 16064, .snap_layout = 1 },
+				    sizeof(struct rtplace_local_reply));
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;
-		return proto_encode_subscribe_reply(ret, 5, &(struct rtplace_subscribe_reply){
-			.ring_records = 1024, .record_size = 32, .ring_bytes = 64 + 1024 * 32 });
+		return sample_reply(ret, RTPLACE_MSG_SUBSCRIBE_REPLY, 5,
+				    &(struct rtplace_subscribe_reply){
+					    .ring_records = 1024, .record_size = 32, .ring_bytes = 64 + 1024 * 32 },
+				    sizeof(struct rtplace_subscribe_reply));
 	case RTPLACE_MSG_CPU_TIMES:
 		if (shape > 1)
 			return -ENOENT;
@@ -387,9 +411,11 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 	case RTPLACE_MSG_CLAIM_ENDED:
 		if (shape > 1)
 			return -ENOENT;
-		return proto_encode_claim_ended(ret, &(struct rtplace_claim_ended){
-			.claim_id = 7,
-			.why = shape ? RTPLACE_CLAIM_ENDED_OWNER_EXITED : RTPLACE_CLAIM_ENDED_EXPIRED });
+		return sample_reply(ret, RTPLACE_MSG_CLAIM_ENDED, 0,
+				    &(struct rtplace_claim_ended){
+					    .claim_id = 7,
+					    .why = shape ? RTPLACE_CLAIM_ENDED_OWNER_EXITED : RTPLACE_CLAIM_ENDED_EXPIRED },
+				    sizeof(struct rtplace_claim_ended));
 	default:
 		return -ENOENT;
 	}

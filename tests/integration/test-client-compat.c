@@ -75,18 +75,18 @@ struct old_daemon {
 static void old_reply(const struct proto_msg *m, struct proto_msg *rep)
 {
 	struct rtplace_status_reply st = { .ncpus = COMPAT_NCPUS, .nonline = COMPAT_NCPUS, .nnodes = 1 };
-	struct rtplace_query_reply qr = { 0 };
 
 	switch (m->hdr.type) {
 	case RTPLACE_MSG_STATUS:
-		proto_set_string(st.version, sizeof(st.version), "0.1.0");
-		assert_int_equal(proto_encode_status_reply(rep, m->hdr.request_id, &st), 0);
+		assert_int_equal(proto_msg_init(rep, RTPLACE_MSG_STATUS_REPLY, m->hdr.request_id), 0);
+		rep->status_reply = st;
+		proto_set_string(rep->status_reply.version, sizeof(rep->status_reply.version), "0.1.0");
 		break;
 	case RTPLACE_MSG_QUERY:
+		assert_int_equal(proto_msg_init(rep, RTPLACE_MSG_QUERY_REPLY, m->hdr.request_id), 0);
 		for (unsigned i = 0; i < m->query.count; i++)
-			assert_int_equal(proto_query_reply_add(&qr, 2 + i, RTPLACE_LEVEL_IDLE), 0);
-		proto_set_string(qr.reason, sizeof(qr.reason), COMPAT_REASON);
-		assert_int_equal(proto_encode_query_reply(rep, m->hdr.request_id, &qr), 0);
+			assert_int_equal(proto_query_reply_add(&rep->query_reply, 2 + i, RTPLACE_LEVEL_IDLE), 0);
+		proto_set_string(rep->query_reply.reason, sizeof(rep->query_reply.reason), COMPAT_REASON);
 		break;
 	default:
 		assert_int_equal(proto_encode_error(rep, m->hdr.request_id, m->hdr.type, -EOPNOTSUPP,

@@ -35,21 +35,14 @@
 #include "harness.h"
 #include "testlib.h"
 
-static char topo480[4096], topo8192[4096];
+static char topo8192[4096];
 static struct harness_daemon daemon_sim;
-
-static int start_sim(struct harness_daemon *d)
-{
-	const char *args[] = { "--topology", topo480, NULL };
-
-	return harness_start(d, args, NULL);
-}
 
 static int setup(void **state)
 {
 	struct rtplace *rp;
 
-	assert_int_equal(start_sim(&daemon_sim), 0);
+	assert_int_equal(harness_start_sim(&daemon_sim, "2s-240c-480t"), 0);
 	assert_int_equal(rtplace_connect(daemon_sim.socket, &rp), 0);
 	*state = rp;
 	return 0;
@@ -607,7 +600,7 @@ static void test_reconnect(void **state)
 	assert_int_equal(rtplace_subscribe(rp, &sub), 0);
 	p.fd = rtplace_sub_fd(sub);
 
-	assert_int_equal(start_sim(&second), 0);
+	assert_int_equal(harness_start_sim(&second, "2s-240c-480t"), 0);
 	assert_int_equal(symlink(second.socket, tmp), 0);
 	assert_int_equal(rename(tmp, link), 0);
 	/* The first daemon stops: the handle's connection is dead now. */
@@ -627,7 +620,7 @@ static void test_reconnect(void **state)
 	unlink(link);
 	rmdir(dir);
 	/* The group teardown stops daemon_sim: give it a daemon again. */
-	assert_int_equal(start_sim(&daemon_sim), 0);
+	assert_int_equal(harness_start_sim(&daemon_sim, "2s-240c-480t"), 0);
 }
 
 struct place_arg {
@@ -751,6 +744,7 @@ static void test_past_1024_cpus(void **state)
 
 int main(void)
 {
+	char path[4096];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_errors),
 		cmocka_unit_test(test_connect_full_backlog),
@@ -773,7 +767,7 @@ int main(void)
 		cmocka_unit_test(test_past_1024_cpus),
 	};
 
-	if (!test_topology_path("2s-240c-480t", topo480, sizeof(topo480)))
+	if (!test_topology_path("2s-240c-480t", path, sizeof(path)))
 		test_skip("../shared/topologies/2s-240c-480t.xml not found");
 	if (!test_topology_path("synth-16s-32n-8192t", topo8192, sizeof(topo8192)))
 		topo8192[0] = '\0';

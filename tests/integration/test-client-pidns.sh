@@ -33,60 +33,13 @@ rt_lock
 
 BUILD=$(cd "$top_builddir" && pwd)
 ID=rtplace-test-$$-pidns
-B=$TMP/bundle
 SOCKDIR=$TMP/sockdir
 mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
 printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
 SOCK=$SOCKDIR/rtplaced.sock
 CSOCK=/run/rtplace/rtplaced.sock
 start_live_daemon --config "$TMP/rtplaced.conf"
-
-# The container's pid 1: a main thread and a second thread that sleep; it
-# writes its own pid and that thread's tid, as its namespace numbers them.
-INIT_PROG='
-import os, threading, time
-def sleeper():
-    time.sleep(600)
-t = threading.Thread(target=sleeper, daemon=True)
-t.start()
-while t.native_id is None:
-    time.sleep(0.01)
-with open("/out/ids.tmp", "w") as f:
-    f.write("%d %d\n" % (os.getpid(), t.native_id))
-os.rename("/out/ids.tmp", "/out/ids")
-time.sleep(600)
-'
-
-binds=$(oci_bundle "$B") || exit 1
-mkdir -p "$B/rootfs$BUILD" "$B/rootfs/run/rtplace" "$B/rootfs/out"
-oci_edit "$B" --arg prog "$INIT_PROG" --arg build "$BUILD" --arg sockdir "$SOCKDIR" --arg out "$TMP/out" \
-	--arg cg "/$ID" --argjson binds "$binds" '
-	.process.terminal = false
-	| .process.args = ["python3", "-c", $prog]
-	| .root.readonly = true
-	| .linux.cgroupsPath = $cg
-	| .mounts += [{destination: $build, type: "bind", source: $build, options: ["rbind", "ro"]},
-		      {destination: "/run/rtplace", type: "bind", source: $sockdir, options: ["rbind", "rw"]},
-		      {destination: "/out", type: "bind", source: $out, options: ["rbind", "rw"]}]
-	| '"$OCI_BIND_HOST"
-jq -e '.linux.namespaces | map(.type) | index("pid") != null' "$B/config.json" >/dev/null ||
-	fail "the bundle has no PID namespace of its own"
-
-CONTAINERS=$ID
-timeout 60 runc --root "$RUNC_ROOT" run -d --bundle "$B" "$ID" >"$TMP/runc.log" 2>&1 ||
-	fail "runc run: $(cat "$TMP/runc.log")"
-INIT=$(timeout 10 runc --root "$RUNC_ROOT" state "$ID" | jq -r .pid)
-[ -n "$INIT" ] && [ "$INIT" -gt 1 ] || fail "no init pid from runc state"
-wait_lines "$TMP/out/ids" 1
-read -r CPID CTID <"$TMP/out/ids"
-[ "$CPID" = 1 ] || fail "the container's program is pid $CPID in its namespace, not 1: no PID namespace?"
-[ "$(readlink /proc/$INIT/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "the container shares our PID namespace"
-
-# in_container CMD...: runs CMD in the container (its namespaces), output
-# in $TMP/out.txt and $TMP/err.txt; returns its status.
-in_container() {
-	timeout 60 runc --root "$RUNC_ROOT" exec "$ID" "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
-}
+oci_run_pidns "$ID" "$SOCKDIR"
 
 # host_tid NSTID: the host tid of the container's init's thread NSTID.
 host_tid() {

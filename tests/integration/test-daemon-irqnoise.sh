@@ -26,25 +26,10 @@ irq-tiebreak = $1
 EOC
 }
 
-# The flood: normal priority, bounded by timeout from this (normal
-# priority) shell; it ends itself first.
-cat >"$TMP/flood.py" <<'EOP'
-import socket, sys, time
-r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-r.bind(("127.0.0.1", 0))
-r.setblocking(False)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-to, data, end = r.getsockname(), b"x" * 1400, time.monotonic() + float(sys.argv[1])
-while time.monotonic() < end:
-    for _ in range(200):
-        s.sendto(data, to)
-        try:
-            r.recv(2048)
-        except BlockingIOError:
-            pass
-EOP
+# The flood (tests/lib/udp-flood.py): normal priority, bounded by timeout
+# from this (normal priority) shell; it ends itself first.
 start_flood() {
-	timeout -s KILL 40 taskset -c 1 python3 "$TMP/flood.py" 35 &
+	timeout -s KILL 40 taskset -c 1 python3 "$top_srcdir/tests/lib/udp-flood.py" 35 &
 	FLOOD=$!
 	PIDS="$PIDS $FLOOD"
 }

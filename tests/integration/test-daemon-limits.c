@@ -170,36 +170,16 @@ static bool log_wait(const struct fixture *f, const char *needle, int timeout_ms
 	return false;
 }
 
-/* The process's user + system CPU time in clock ticks, from /proc. */
-static unsigned long cpu_ticks(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long utime, stime;
-	const char *p;
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fp = fopen(path, "re");
-	assert_non_null(fp);
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	/* Fields after the command name (which may hold blanks): state is
-	 * field 3, utime 14, stime 15. */
-	p = strrchr(buf, ')');
-	assert_non_null(p);
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime), 2);
-	return utime + stime;
-}
-
 /* CPU the daemon uses over one second: a busy loop takes ~all of it. */
 static unsigned long cpu_ticks_over_one_second(pid_t pid)
 {
-	unsigned long t0 = cpu_ticks(pid);
+	long t0 = harness_cpu_ticks(pid), t1;
 
+	assert_true(t0 >= 0);
 	usleep(1000000);
-	return cpu_ticks(pid) - t0;
+	t1 = harness_cpu_ticks(pid);
+	assert_true(t1 >= t0);
+	return (unsigned long)(t1 - t0);
 }
 
 static int status_call(int fd)
@@ -235,6 +215,21 @@ static void become_nobody(void)
 		_exit(120);
 }
 
+struct hold_connections {
+	const char *socket;
+	int n;
+};
+
+static void nobody_holds_connections_child(void *ctx, void *verdict)
+{
+	const struct hold_connections *h = ctx;
+
+	(void)verdict;
+	become_nobody();
+	for (int i = 0; i < h->n; i++)
+		harness_connect_nonblock(h->socket);
+}
+
 /*
  * A child running as nobody that opens up to n connections (without
  * waiting for them to be accepted) and holds them until killed. Returns
@@ -242,26 +237,11 @@ static void become_nobody(void)
  */
 static pid_t nobody_holds_connections(const char *socket, int n)
 {
-	int p[2];
-	pid_t pid;
-	char c;
+	struct hold_connections h = { socket, n };
+	char done;
+	pid_t pid = test_fork_holding(nobody_holds_connections_child, &h, &done, sizeof(done));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		become_nobody();
-		for (int i = 0; i < n; i++)
-			harness_connect_nonblock(socket);
-		if (write(p[1], "x", 1) != 1)
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], &c, 1), 1);
-	close(p[0]);
+	assert_true(pid > 0);
 	return pid;
 }
 
@@ -327,10 +307,11 @@ static void test_descriptor_exhaustion(void **state)
 }
 
 /*
- * Runs argv (a client staged for other users) as uid, stdout and stderr into
- * out; returns its exit status.
+ * Runs argv as root or, for a uid, as nobody (a client staged for other
+ * users), its stderr and, with both, its stdout into out; bounded:
+ * SIGALRM after 10 s. Returns its exit status.
  */
-static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t len)
+static int run_captured(uid_t uid, const char *const *argv, bool both, char *out, size_t len)
 {
 	int p[2], st;
 	size_t got = 0;
@@ -341,78 +322,79 @@ static int run_client_as(uid_t uid, const char *const *argv, char *out, size_t l
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
+		if (both)
+			dup2(p[1], STDOUT_FILENO);
 		dup2(p[1], STDERR_FILENO);
 		if (uid)
 			become_nobody();
+		alarm(10);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
+	test_track_child(pid);
 	close(p[1]);
 	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
 		got += (size_t)n;
 	out[got] = '\0';
 	close(p[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	test_forget_child(pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+struct fill_share {
+	const char *socket;
+	int max;
+};
+
+static void nobody_fills_its_share_child(void *ctx, void *verdict_out)
+{
+	const struct fill_share *fs = ctx;
+	const char *socket = fs->socket;
+	struct proto_msg req, rep;
+	char *verdict = verdict_out;
+	int fd;
+
+	become_nobody();
+	for (int i = 0; i < fs->max && !*verdict; i++) {
+		fd = harness_connect(socket);
+		if (fd < 0 || proto_encode_status(&req, 1) < 0 || harness_call(fd, &req, &rep) < 0 ||
+		    rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
+			*verdict = 1;
+	}
+	/* One more: refused, with an ERROR that answers no request
+	 * (request id 0), then closed. */
+	if (!*verdict) {
+		unsigned char buf[RTPLACE_MSG_MAX];
+		struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+		int fd2 = harness_connect(socket);
+		struct pollfd pfd = { .fd = fd2, .events = POLLIN };
+		ssize_t n;
+
+		if (fd2 < 0 || poll(&pfd, 1, 5000) != 1)
+			*verdict = 4;
+		else if ((n = recv(fd2, buf, sizeof(buf), 0)) <= 0 || proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0)
+			*verdict = 5;
+		else if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.request_id != 0 || rep.hdr.status != -EUSERS ||
+			 !strstr(rep.error.reason, "max-clients-per-user"))
+			*verdict = 6;
+		else if (recv(fd2, buf, sizeof(buf), 0) != 0)
+			*verdict = 7;
+	}
 }
 
 /*
  * A child as nobody: opens max connections, each answered, then one
- * more, which must be refused with an ERROR naming the limit. Writes its
- * verdict (0 or a step number) to the pipe and holds the connections.
+ * more, which must be refused with an ERROR naming the limit. Its verdict
+ * (0 or a step number) in *ret_verdict; it holds the connections.
  */
 static pid_t nobody_fills_its_share(const char *socket, int max, int *ret_verdict)
 {
-	int p[2];
-	pid_t pid;
+	struct fill_share fs = { socket, max };
 	char v;
+	pid_t pid = test_fork_holding(nobody_fills_its_share_child, &fs, &v, sizeof(v));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct proto_msg req, rep;
-		char verdict = 0;
-		int fd;
-
-		become_nobody();
-		for (int i = 0; i < max && !verdict; i++) {
-			fd = harness_connect(socket);
-			if (fd < 0 || proto_encode_status(&req, 1) < 0 || harness_call(fd, &req, &rep) < 0 ||
-			    rep.hdr.type != RTPLACE_MSG_STATUS_REPLY)
-				verdict = 1;
-		}
-		/* One more: refused, with an ERROR that answers no request
-		 * (request id 0), then closed. */
-		if (!verdict) {
-			unsigned char buf[RTPLACE_MSG_MAX];
-			struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024,
-						    .accept = PROTO_ACCEPT_REPLIES };
-			int fd2 = harness_connect(socket);
-			struct pollfd pfd = { .fd = fd2, .events = POLLIN };
-			ssize_t n;
-
-			if (fd2 < 0 || poll(&pfd, 1, 5000) != 1)
-				verdict = 4;
-			else if ((n = recv(fd2, buf, sizeof(buf), 0)) <= 0 ||
-				 proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0)
-				verdict = 5;
-			else if (rep.hdr.type != RTPLACE_MSG_ERROR || rep.hdr.request_id != 0 ||
-				 rep.hdr.status != -EUSERS || !strstr(rep.error.reason, "max-clients-per-user"))
-				verdict = 6;
-			else if (recv(fd2, buf, sizeof(buf), 0) != 0)
-				verdict = 7;
-		}
-		if (write(p[1], &verdict, 1) != 1)
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], &v, 1), 1);
-	close(p[0]);
+	assert_true(pid > 0);
 	*ret_verdict = v;
 	return pid;
 }
@@ -435,8 +417,8 @@ static void test_clients_per_user(void **state)
 	assert_int_equal(verdict, 0);
 
 	assert_int_equal(harness_stage_program("client/rtplacectl", ctl, sizeof(ctl)), 0);
-	st = run_client_as(NOBODY, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
-			   sizeof(out));
+	st = run_captured(NOBODY, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, true, out,
+			  sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 75);
 	assert_non_null(strstr(out, "[limits] max-clients-per-user = 4 reached"));
@@ -447,23 +429,22 @@ static void test_clients_per_user(void **state)
 	lock = test_lock_rt_cpu(TEST_RT_LOCK_WAIT_S);
 	assert_true(lock >= 0);
 	/* The fallback reads the daemon's configuration: the test's own. */
-	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true", NULL },
-			   out, sizeof(out));
+	st = run_captured(NOBODY,
+			  (const char *const[]){ run, "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true", NULL },
+			  true, out, sizeof(out));
 	print_message("%s", out);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "refused the connection: [limits] max-clients-per-user = 4 reached"));
 	assert_non_null(strstr(out, "without a claim"));
-	st = run_client_as(NOBODY,
-			   (const char *const[]){ run, "--strict", "--config", f.d.config, "--socket", f.d.socket, "--", "/bin/true",
-						  NULL },
-			   out, sizeof(out));
+	st = run_captured(NOBODY,
+			  (const char *const[]){ run, "--strict", "--config", f.d.config, "--socket", f.d.socket, "--",
+						 "/bin/true", NULL },
+			  true, out, sizeof(out));
 	assert_int_equal(st, 75);
 	close(lock);
 
 	/* Root is not counted, and served at once. */
-	st = run_client_as(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, out,
-			   sizeof(out));
+	st = run_captured(0, (const char *const[]){ ctl, "--socket", f.d.socket, "status", NULL }, true, out, sizeof(out));
 	assert_int_equal(st, 0);
 	/* Another user's share is untouched once nobody's connections close. */
 	kill_child(holder);
@@ -499,6 +480,27 @@ static int subscribe_once(const char *socket, int *ret_fd, char *reason)
 	return r;
 }
 
+struct subscribes {
+	const char *socket;
+	uid_t uid;
+	int n;
+};
+
+static void uid_subscribes_child(void *ctx, void *verdict)
+{
+	const struct subscribes *sb = ctx;
+	struct sub_verdict *v = verdict;
+	int fd;
+
+	if (setgroups(0, NULL) < 0 || setresgid(sb->uid, sb->uid, sb->uid) < 0 ||
+	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+		v->status = 1;
+	for (int i = 0; i < sb->n && !v->status; i++) {
+		v->status = subscribe_once(sb->socket, &fd, v->reason);
+		v->ok += !v->status;
+	}
+}
+
 /*
  * A child running as uid that subscribes on up to n connections of its
  * own until one is refused, and holds what it got until killed. Returns
@@ -506,31 +508,24 @@ static int subscribe_once(const char *socket, int *ret_fd, char *reason)
  */
 static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_verdict *ret)
 {
-	int p[2];
-	pid_t pid;
+	struct subscribes sb = { socket, uid, n };
+	pid_t pid = test_fork_holding(uid_subscribes_child, &sb, ret, sizeof(*ret));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct sub_verdict v = { 0 };
-		int fd;
+	assert_true(pid > 0);
+	return pid;
+}
 
-		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-			v.status = 1;
-		for (int i = 0; i < n && !v.status; i++) {
-			v.status = subscribe_once(socket, &fd, v.reason);
-			v.ok += !v.status;
-		}
-		if (write(p[1], &v, sizeof(v)) != sizeof(v))
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], ret, sizeof(*ret)), sizeof(*ret));
-	close(p[0]);
+/* uid_subscribes() that must get ok subscriptions, then be refused with
+ * status and reason (status 0: none refused). */
+static pid_t uid_subscribes_as(const char *socket, uid_t uid, int n, int ok, int status, const char *reason)
+{
+	struct sub_verdict v;
+	pid_t pid = uid_subscribes(socket, uid, n, &v);
+
+	assert_int_equal(v.ok, ok);
+	assert_int_equal(v.status, status);
+	if (status)
+		assert_string_equal(v.reason, reason);
 	return pid;
 }
 
@@ -540,12 +535,12 @@ static pid_t uid_subscribes(const char *socket, uid_t uid, int n, struct sub_ver
  * max-clients lets them hold: before, the same number capped all
  * subscriptions, root's too, and refused root's `rtplacectl watch`); the
  * next user meets max-subscribers, a user its share meets
- * max-subscribers-per-user, each told the key; root still subscribes.
+ * max-subscribers-per-user, each told the key; root still subscribes. A
+ * reloaded share holds for the next subscriber.
  */
 static void test_subscribers_per_user(void **state)
 {
 	static struct fixture f;
-	struct sub_verdict v;
 	pid_t holders[9];
 	char reason[RTPLACE_REASON_MAX] = "";
 	int fd = -1, r;
@@ -555,21 +550,15 @@ static void test_subscribers_per_user(void **state)
 		      "[daemon]\nsocket-mode = 0666\n[limits]\nmax-clients = 17\nmax-clients-per-user = 2\n"
 		      "max-subscribers = 16\nmax-subscribers-per-user = 2\n",
 		      0);
-	for (int i = 0; i < 8; i++) {
-		holders[i] = uid_subscribes(f.d.socket, 60001 + (uid_t)i, 2, &v);
-		assert_int_equal(v.status, 0);
-		assert_int_equal(v.ok, 2);
-	}
+	for (int i = 0; i < 8; i++)
+		holders[i] = uid_subscribes_as(f.d.socket, 60001 + (uid_t)i, 2, 2, 0, NULL);
 	/* Root, on connections of its own (each keeps its subscription). */
 	for (int i = 0; i < 4; i++) {
 		r = subscribe_once(f.d.socket, &fd, reason);
 		assert_int_equal(r, 0);
 	}
 	/* The ninth user may connect (max-clients = 17) but not subscribe. */
-	holders[8] = uid_subscribes(f.d.socket, 60009, 1, &v);
-	assert_int_equal(v.ok, 0);
-	assert_int_equal(v.status, -EUSERS);
-	assert_string_equal(v.reason, "[limits] max-subscribers = 16 reached");
+	holders[8] = uid_subscribes_as(f.d.socket, 60009, 1, 0, -EUSERS, "[limits] max-subscribers = 16 reached");
 	for (int i = 0; i < 9; i++)
 		kill_child(holders[i]);
 	fixture_stop(&f);
@@ -577,14 +566,14 @@ static void test_subscribers_per_user(void **state)
 	/* A user's share bounds it below its connections. */
 
 	fixture_start(&f, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 1\n", 0);
-	holders[0] = uid_subscribes(f.d.socket, 60001, 2, &v);
-	assert_int_equal(v.ok, 1);
-	assert_int_equal(v.status, -EDQUOT);
-	assert_string_equal(v.reason, "[limits] max-subscribers-per-user = 1 reached");
-	holders[1] = uid_subscribes(f.d.socket, 60002, 1, &v);
-	assert_int_equal(v.ok, 1);
-	kill_child(holders[0]);
-	kill_child(holders[1]);
+	holders[0] = uid_subscribes_as(f.d.socket, 60001, 2, 1, -EDQUOT, "[limits] max-subscribers-per-user = 1 reached");
+	holders[1] = uid_subscribes_as(f.d.socket, 60002, 1, 1, 0, NULL);
+	/* A reload's share holds from the next subscription on. */
+	assert_int_equal(harness_reload(&f.d, "[daemon]\nsocket-mode = 0666\n[limits]\nmax-subscribers-per-user = 2\n"),
+			 0);
+	holders[2] = uid_subscribes_as(f.d.socket, 60003, 3, 2, -EDQUOT, "[limits] max-subscribers-per-user = 2 reached");
+	for (int i = 0; i < 3; i++)
+		kill_child(holders[i]);
 	fixture_stop(&f);
 }
 
@@ -654,35 +643,14 @@ static void test_garbage_log_rate_limited(void **state)
 }
 
 /* Runs rtplaced --socket path (no READY expected); its exit status and
- * stderr in out. Bounded: killed after 10 s. */
+ * stderr in out (run_captured(): bounded). */
 static int run_daemon_expecting_exit(const char *socket, char *out, size_t len)
 {
 	char daemon_path[4096];
 	const char *argv[] = { daemon_path, "--socket", socket, "--topology", topo, NULL };
-	int p[2], st;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
 
 	harness_build_path("daemon/rtplaced", daemon_path, sizeof(daemon_path));
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], STDERR_FILENO);
-		alarm(10);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	test_track_child(pid);
-	close(p[1]);
-	while (got + 1 < len && (n = read(p[0], out + got, len - got - 1)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
-	close(p[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	test_forget_child(pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return run_captured(0, argv, false, out, len);
 }
 
 /*

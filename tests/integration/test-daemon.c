@@ -32,11 +32,10 @@ static uint32_t next_request = 1;
 static int start_sim(void **state)
 {
 	static struct harness_daemon d;
-	const char *args[] = { "--topology", topo480, NULL };
 
 	if (!topo480[0])
 		skip();
-	assert_int_equal(harness_start(&d, args, NULL), 0);
+	assert_int_equal(harness_start_sim(&d, "2s-240c-480t"), 0);
 	*state = &d;
 	return 0;
 }
@@ -838,16 +837,6 @@ static void test_watchdog_and_reload(void **state)
 	assert_int_equal(harness_stop(&d), 0);
 }
 
-/* Writes text to the daemon's own configuration file and reloads it;
- * returns once the daemon says READY=1 again. */
-static void reload_with(struct harness_daemon *d, const char *text)
-{
-	assert_int_equal(harness_write_file(d->config, text), 0);
-	kill(d->pid, SIGHUP);
-	assert_int_equal(harness_notify_wait(d, "RELOADING=1", 3000, NULL, 0), 0);
-	assert_int_equal(harness_notify_wait(d, "READY=1", 3000, NULL, 0), 0);
-}
-
 /* Every CPU of ten four-CPU answers lies in [lo, hi]. */
 static void answers_within(int fd, unsigned lo, unsigned hi)
 {
@@ -877,11 +866,11 @@ static void test_reload_changes_answers(void **state)
 	assert_int_equal(harness_start(&d, args, NULL), 0);
 	fd = harness_connect(d.socket);
 	assert_true(fd >= 0);
-	reload_with(&d, "[placement]\nhousekeeping-cpus = 0-239\n");
+	assert_int_equal(harness_reload(&d, "[placement]\nhousekeeping-cpus = 0-239\n"), 0);
 	answers_within(fd, 240, 479);
-	reload_with(&d, "[placement]\nhousekeeping-cpus = 240-479\n");
+	assert_int_equal(harness_reload(&d, "[placement]\nhousekeeping-cpus = 240-479\n"), 0);
 	answers_within(fd, 0, 239);
-	reload_with(&d, "[placement]\nhousekeeping-cpus = banana\n");
+	assert_int_equal(harness_reload(&d, "[placement]\nhousekeeping-cpus = banana\n"), 0);
 	answers_within(fd, 0, 239);
 	close(fd);
 	assert_int_equal(harness_stop(&d), 0);

@@ -35,46 +35,20 @@
 #define SAME_REQUESTS 25000
 #define SAME_MAX_CLAIMS 48
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*s = x;
-	return x;
-}
-
-static unsigned below(uint64_t *s, unsigned n)
-{
-	return (unsigned)(rng_next(s) % n);
-}
-
 /* One daemon per test, stopped by the teardown also when an assertion
  * failed. */
 static struct harness_daemon daemon_sim;
 
-static int start(const char *name)
-{
-	char path[4096];
-	const char *args[] = { "--topology", path, NULL };
-
-	if (!test_topology_path(name, path, sizeof(path)))
-		return -1;
-	return harness_start(&daemon_sim, args, NULL);
-}
-
 static int setup_480(void **state)
 {
 	(void)state;
-	return start("2s-240c-480t");
+	return harness_start_sim(&daemon_sim, "2s-240c-480t");
 }
 
 static int setup_16llc(void **state)
 {
 	(void)state;
-	return start("epyc-2s-16ccx-256t");
+	return harness_start_sim(&daemon_sim, "epyc-2s-16ccx-256t");
 }
 
 static int teardown(void **state)
@@ -83,22 +57,25 @@ static int teardown(void **state)
 	return harness_stop(&daemon_sim) == 0 ? 0 : -1;
 }
 
+/* test_random_query() as a librtplace request, its allowed CPUs in
+ * allowed. */
 static void random_request(uint64_t *rng, unsigned ncpus, unsigned nnodes, cpu_set_t *allowed,
 			   struct rtplace_request *req)
 {
-	*req = (struct rtplace_request)RTPLACE_REQUEST_INIT;
-	req->prio = 1 + (int)below(rng, 99);
-	req->count = below(rng, 4) ? 1 : 1 + below(rng, 16);
-	req->node = below(rng, 4) == 0 ? (int)below(rng, nnodes) : -1;
-	req->near_cpu = below(rng, 3) == 0 ? (int)below(rng, ncpus) : -1;
-	req->flags = below(rng, 8) == 0 ? RTPLACE_QUERY_F_NORMAL : 0;
-	if (below(rng, 3) == 0) {
-		unsigned lo = below(rng, ncpus), len = 1 + below(rng, ncpus - lo);
+	struct rtplace_query q;
 
-		CPU_ZERO(allowed);
-		for (unsigned c = lo; c < lo + len; c++)
-			if (below(rng, 4))
-				CPU_SET(c, allowed);
+	test_random_query(rng, ncpus, nnodes, &q);
+	*req = (struct rtplace_request)RTPLACE_REQUEST_INIT;
+	req->prio = q.prio;
+	req->count = q.count;
+	req->node = q.node;
+	req->near_cpu = q.near_cpu;
+	req->flags = q.flags;
+	CPU_ZERO(allowed);
+	for (unsigned c = 0; c < ncpus; c++)
+		if (rtplace_cpumask_test(&q.allowed, c))
+			CPU_SET(c, allowed);
+	if (CPU_COUNT(allowed)) {
 		req->allowed = allowed;
 		req->allowed_size = sizeof(*allowed);
 	}
@@ -122,9 +99,9 @@ static void same_answers(const char *name, unsigned ncpus, unsigned nnodes, uint
 	for (unsigned i = 0; i < SAME_REQUESTS; i++) {
 		struct rtplace_request req;
 
-		if (below(&rng, 4) == 0) {
-			if (nclaims == SAME_MAX_CLAIMS || (nclaims && below(&rng, 2))) {
-				unsigned k = below(&rng, nclaims);
+		if (test_rand_below(&rng, 4) == 0) {
+			if (nclaims == SAME_MAX_CLAIMS || (nclaims && test_rand_below(&rng, 2))) {
+				unsigned k = test_rand_below(&rng, nclaims);
 
 				assert_int_equal(rtplace_release(sock, claims[k], NULL), 0);
 				claims[k] = claims[--nclaims];
@@ -178,20 +155,6 @@ static void test_same_answers_16llc(void **state)
 	same_answers("epyc-2s-16ccx-256t", 256, 2, 0x94d049bb133111ebull);
 }
 
-static void assert_read_only(int fd, size_t size)
-{
-	char byte = 0;
-	void *p;
-
-	assert_true(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(mprotect(p, size, PROT_READ | PROT_WRITE), -1);
-	munmap(p, size);
-	assert_int_equal(write(fd, &byte, 1), -1);
-	assert_int_equal(ftruncate(fd, 0), -1);
-}
-
 static void test_descriptors(void **state)
 {
 	struct proto_msg rep;
@@ -206,8 +169,8 @@ static void test_descriptors(void **state)
 	assert_int_equal(rep.hdr.status, -EOPNOTSUPP);
 	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_LOCAL_REPLY);
-	assert_read_only(fds[0], (size_t)rep.local_reply.map_size);
-	assert_read_only(fds[1], (size_t)rep.local_reply.snap_size);
+	assert_null(test_fd_writable_by(fds[0], (size_t)rep.local_reply.map_size));
+	assert_null(test_fd_writable_by(fds[1], (size_t)rep.local_reply.snap_size));
 	close(fds[0]);
 	close(fds[1]);
 	close(fd);

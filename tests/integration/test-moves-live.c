@@ -733,22 +733,6 @@ static void test_recycled_tid_judged_anew(void **state)
 	}
 }
 
-/* The descriptors process pid has open. */
-static int open_fds(pid_t pid)
-{
-	char path[64];
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n - 2; /* . and .. */
-}
-
 /*
  * The pidfds the daemon keeps are a few, whatever it moves: 30 threads,
  * each moved once and gone, leave it at most 8 descriptors more (the
@@ -760,7 +744,7 @@ static void test_kept_pidfds_bounded(void **state)
 	struct proto_msg rep;
 
 	assert_true(fd >= 0);
-	before = open_fds(daemon_under_test.pid);
+	before = harness_fd_count(daemon_under_test.pid);
 	for (int i = 0; i < 30; i++) {
 		struct rtplace_move mv;
 		pthread_t th;
@@ -774,43 +758,60 @@ static void test_kept_pidfds_bounded(void **state)
 		pthread_cancel(th);
 		pthread_join(th, NULL);
 	}
-	assert_true(open_fds(daemon_under_test.pid) <= before + 8);
+	assert_true(harness_fd_count(daemon_under_test.pid) <= before + 8);
 	close(fd);
 }
 
-static void test_managed_thread_pushed(void **state)
+/* A rt50 thread waking every millisecond on CPU 1 (ending itself after
+ * bound_s), made managed by a MANAGE claim on CPUs 0-1 sent on fd: its
+ * pid. */
+static pid_t managed_ticker(int fd, unsigned bound_s)
 {
-	int fd = harness_connect(daemon_under_test.socket);
 	struct rtplace_query q = {
 		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
 		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
 	};
-	struct rtplace_record rec;
 	struct proto_msg req, rep;
-	struct harness_sub sub;
-	pid_t managed;
-	cpu_set_t set;
+	pid_t managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, bound_s));
 
-	assert_true(fd >= 0);
-	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	/* Bounds for a slow machine (a TCG guest after the 4,200-thread test
-	 * missed 5 s): the spinners end themselves, the wait ends sooner. */
-	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 15));
 	q.owner_pid = managed;
 	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(harness_call(fd, &req, &rep), 0);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	return managed;
+}
+
+/* A busy rt60 on CPU 1 queues managed behind it: the daemon pushes it to
+ * CPU 0, and sub gets the record of it. */
+static void assert_pushed_to_cpu0(struct harness_sub *sub, pid_t managed)
+{
+	struct rtplace_record rec;
+	cpu_set_t set;
 
 	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 15));
-	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
+	assert_int_equal(harness_wait_record(sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
 	assert_int_equal(rec.from_cpu, 1);
 	assert_int_equal(rec.to_cpu, 0);
 	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
 	assert_true(CPU_ISSET(0, &set));
 	assert_false(CPU_ISSET(1, &set));
 	test_kill_children();
+}
+
+static void test_managed_thread_pushed(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket);
+	struct harness_sub sub;
+	pid_t managed;
+
+	assert_true(fd >= 0);
+	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
+	/* Bounds for a slow machine (a TCG guest after the 4,200-thread test
+	 * missed 5 s): the spinners end themselves, the wait ends sooner. */
+	managed = managed_ticker(fd, 15);
+	assert_pushed_to_cpu0(&sub, managed);
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -822,19 +823,12 @@ static void test_managed_thread_pushed(void **state)
  */
 static void test_managed_thread_pushed_after_restart(void **state)
 {
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
 	static const char text[] = "[daemon]\nsocket-mode = 0666\n";
 	char dir[] = "/tmp/test-moves-live.XXXXXX", socket[64];
 	const char *args[] = { "--socket", socket, NULL };
 	struct harness_daemon d = { .pid = 0 };
-	struct rtplace_record rec;
-	struct proto_msg req, rep;
 	struct harness_sub sub;
 	pid_t managed;
-	cpu_set_t set;
 	int fd;
 
 	assert_non_null(mkdtemp(dir));
@@ -842,13 +836,7 @@ static void test_managed_thread_pushed_after_restart(void **state)
 	assert_int_equal(harness_start_with_config(&d, text, args, NULL), 0);
 	fd = harness_connect(socket);
 	assert_true(fd >= 0);
-	managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, 20));
-	q.owner_pid = managed;
-	assert_int_equal(cpuset_parse("0-1", &q.allowed), 0);
-	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
-	assert_int_equal(harness_call(fd, &req, &rep), 0);
-	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
-	assert_int_not_equal(rep.query_reply.claim_id, 0);
+	managed = managed_ticker(fd, 20);
 	close(fd);
 
 	assert_int_equal(kill(d.pid, SIGKILL), 0);
@@ -857,14 +845,7 @@ static void test_managed_thread_pushed_after_restart(void **state)
 	fd = harness_connect(socket);
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	test_track_child(test_spawn_rt(1, 60, TEST_RT_BUSY, 15));
-	assert_int_equal(harness_wait_record(&sub, RTPLACE_RECORD_MOVED, managed, 12000, &rec), 0);
-	assert_int_equal(rec.from_cpu, 1);
-	assert_int_equal(rec.to_cpu, 0);
-	assert_int_equal(sched_getaffinity(managed, sizeof(set), &set), 0);
-	assert_true(CPU_ISSET(0, &set));
-	assert_false(CPU_ISSET(1, &set));
-	test_kill_children();
+	assert_pushed_to_cpu0(&sub, managed);
 	harness_unsubscribe(&sub);
 	close(fd);
 	assert_int_equal(harness_stop(&d), 0);
@@ -889,6 +870,55 @@ static void *parked(void *arg)
 	return NULL;
 }
 
+struct manages_threads {
+	uid_t uid;
+	int nthreads;
+};
+
+static void uid_manages_threads_child(void *ctx, void *verdict)
+{
+	const struct manages_threads *mt = ctx;
+	struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
+	struct manage_verdict *v = verdict;
+	struct rtplace_query q = {
+		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
+		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
+	};
+	struct proto_msg req, rep;
+	pthread_attr_t attr;
+	struct timespec t0, t1;
+	uid_t uid = mt->uid;
+	int fd;
+
+	/* Without CAP_SYS_RESOURCE (this machine kind's root lacks it) the
+	 * limit stays 0 and the claim is at normal: the share of managed
+	 * threads is the same either way. */
+	if ((setrlimit(RLIMIT_RTPRIO, &rl) < 0 && errno != EPERM) || setgroups(0, NULL) < 0 ||
+	    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		v->status = 1;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (int i = 0; i < mt->nthreads && !v->status; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &attr, parked, NULL) != 0)
+			v->status = 2;
+	}
+	q.owner_pid = getpid();
+	fd = v->status ? -1 : harness_connect(daemon_under_test.socket);
+	if (!v->status && (fd < 0 || proto_encode_query(&req, 1, &q) < 0))
+		v->status = 3;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!v->status && (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY))
+		v->status = 4;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	v->reply_us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	if (!v->status) {
+		v->claim_id = rep.query_reply.claim_id;
+		snprintf(v->reason, sizeof(v->reason), "%s", rep.query_reply.reason);
+	}
+}
+
 /*
  * A child as uid with nthreads threads that claims a CPU for itself with
  * RTPLACE_QUERY_F_MANAGE (at rt50: RLIMIT_RTPRIO allows it) and holds
@@ -896,60 +926,10 @@ static void *parked(void *arg)
  */
 static pid_t uid_manages_threads(uid_t uid, int nthreads, struct manage_verdict *ret)
 {
-	int p[2];
-	pid_t pid;
+	struct manages_threads mt = { uid, nthreads };
+	pid_t pid = test_fork_holding(uid_manages_threads_child, &mt, ret, sizeof(*ret));
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
-		struct manage_verdict v = { 0 };
-		struct rtplace_query q = {
-			.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-			.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-		};
-		struct proto_msg req, rep;
-		pthread_attr_t attr;
-		struct timespec t0, t1;
-		int fd;
-
-		/* Without CAP_SYS_RESOURCE (this machine kind's root lacks it) the
-		 * limit stays 0 and the claim is at normal: the share of managed
-		 * threads is the same either way. */
-		if ((setrlimit(RLIMIT_RTPRIO, &rl) < 0 && errno != EPERM) || setgroups(0, NULL) < 0 ||
-		    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-			v.status = 1;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 64 * 1024);
-		for (int i = 0; i < nthreads && !v.status; i++) {
-			pthread_t th;
-
-			if (pthread_create(&th, &attr, parked, NULL) != 0)
-				v.status = 2;
-		}
-		q.owner_pid = getpid();
-		fd = v.status ? -1 : harness_connect(daemon_under_test.socket);
-		if (!v.status && (fd < 0 || proto_encode_query(&req, 1, &q) < 0))
-			v.status = 3;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (!v.status && (harness_call(fd, &req, &rep) < 0 || rep.hdr.type != RTPLACE_MSG_QUERY_REPLY))
-			v.status = 4;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		v.reply_us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
-		if (!v.status) {
-			v.claim_id = rep.query_reply.claim_id;
-			snprintf(v.reason, sizeof(v.reason), "%s", rep.query_reply.reason);
-		}
-		if (write(p[1], &v, sizeof(v)) != sizeof(v))
-			_exit(121);
-		for (;;)
-			pause();
-	}
-	test_track_child(pid);
-	close(p[1]);
-	assert_int_equal(read(p[0], ret, sizeof(*ret)), sizeof(*ret));
-	close(p[0]);
+	assert_true(pid > 0);
 	return pid;
 }
 

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced after test-client-common.sh by the tests that run containers
 # under runc: a private runc state folder, root file systems made of the
-# host's own /usr and /etc (read-only), and `runc delete -f` of every
-# container created, on every exit path, before the common cleanup.
+# host's own /usr and /etc (read-only), `runc delete -f` of every
+# container created, on every exit path, before the common cleanup, and a
+# client container in a PID namespace of its own (oci_run_pidns).
 RUNC_ROOT=$TMP/runc
 CONTAINERS=
 
@@ -45,3 +46,62 @@ oci_edit() {
 
 # The jq filter that bind-mounts $binds read-only.
 OCI_BIND_HOST='.mounts += ($binds | map({destination: ., type: "bind", source: ., options: ["rbind", "ro"]}))'
+
+# The pid 1 of oci_run_pidns's container: a main thread and a second thread
+# that sleep; it writes its own pid and that thread's tid, as its namespace
+# numbers them.
+OCI_PIDNS_INIT='
+import os, threading, time
+def sleeper():
+    time.sleep(600)
+t = threading.Thread(target=sleeper, daemon=True)
+t.start()
+while t.native_id is None:
+    time.sleep(0.01)
+with open("/out/ids.tmp", "w") as f:
+    f.write("%d %d\n" % (os.getpid(), t.native_id))
+os.rename("/out/ids.tmp", "/out/ids")
+time.sleep(600)
+'
+
+# oci_run_pidns ID SOCKDIR: runs container ID (bundle in $TMP/bundle) in a
+# PID namespace of its own, running OCI_PIDNS_INIT, with a read-only root,
+# the build tree at its own path (the libtool wrappers name it), SOCKDIR at
+# /run/rtplace and $TMP/out at /out. Sets INIT (its pid 1 as the host
+# numbers it), CTID (the second thread, as the container numbers it) and
+# what in_container runs in.
+oci_run_pidns() {
+	OCI_ID=$1
+	build=$(cd "$top_builddir" && pwd)
+	bundle=$TMP/bundle
+	binds=$(oci_bundle "$bundle") || exit 1
+	mkdir -p "$bundle/rootfs$build" "$bundle/rootfs/run/rtplace" "$bundle/rootfs/out" "$TMP/out"
+	oci_edit "$bundle" --arg prog "$OCI_PIDNS_INIT" --arg build "$build" --arg sockdir "$2" --arg out "$TMP/out" \
+		--arg cg "/$1" --argjson binds "$binds" '
+		.process.terminal = false
+		| .process.args = ["python3", "-c", $prog]
+		| .root.readonly = true
+		| .linux.cgroupsPath = $cg
+		| .mounts += [{destination: $build, type: "bind", source: $build, options: ["rbind", "ro"]},
+			      {destination: "/run/rtplace", type: "bind", source: $sockdir, options: ["rbind", "rw"]},
+			      {destination: "/out", type: "bind", source: $out, options: ["rbind", "rw"]}]
+		| '"$OCI_BIND_HOST"
+	jq -e '.linux.namespaces | map(.type) | index("pid") != null' "$bundle/config.json" >/dev/null ||
+		fail "the bundle has no PID namespace of its own"
+	CONTAINERS="$CONTAINERS $1"
+	timeout 60 runc --root "$RUNC_ROOT" run -d --bundle "$bundle" "$1" >"$TMP/runc.log" 2>&1 ||
+		fail "runc run: $(cat "$TMP/runc.log")"
+	INIT=$(timeout 10 runc --root "$RUNC_ROOT" state "$1" | jq -r .pid)
+	[ -n "$INIT" ] && [ "$INIT" -gt 1 ] || fail "no init pid from runc state"
+	wait_lines "$TMP/out/ids" 1
+	read -r cpid CTID <"$TMP/out/ids"
+	[ "$cpid" = 1 ] || fail "the container's program is pid $cpid in its namespace, not 1: no PID namespace?"
+	[ "$(readlink /proc/$INIT/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] ||
+		fail "the container shares our PID namespace"
+}
+
+# in_container CMD...: runs CMD in oci_run_pidns's container (its
+# namespaces), output in $TMP/out.txt and $TMP/err.txt; returns its status.
+in_container() {
+	timeout 60 runc --root "$RUNC_ROOT" exec "$OCI_ID" "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
+}

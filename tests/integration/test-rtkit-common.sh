@@ -4,6 +4,7 @@
 # DBUS_SYSTEM_BUS_ADDRESS pointing at it) and a live rtplaced serving
 # org.freedesktop.RealtimeKit1 on it, as root under the RT-test lock.
 . "$top_srcdir/tests/integration/test-client-common.sh"
+. "$top_srcdir/tests/lib/system-bus.sh"
 
 require_root
 for tool in dbus-daemon busctl dbus-send setpriv prlimit chrt taskset; do
@@ -16,45 +17,16 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
 RK_DEST=org.freedesktop.RealtimeKit1
 RK_PATH=/org/freedesktop/RealtimeKit1
 
-# A bus on socket $1 (default $BUS) with Debian's system bus defaults
-# (anyone may connect and talk to the bus itself, nothing else); who may
+# A bus on socket $1 (default $BUS) (tests/lib/system-bus.sh); who may
 # own and call RealtimeKit1 is the shipped policy's to say, included unless
 # $2 is "bare" (none) or the path of another policy file.
 start_bus() {
-	path=${1:-$BUS}
-	conf=$TMP/bus-${path##*/}.conf
 	include="<include>$(cd "$top_srcdir" && pwd)/dbus/rtplace-realtimekit.conf</include>"
 	case ${2:-} in
 	bare) include= ;;
 	/*) include="<include>$2</include>" ;;
 	esac
-	cat >"$conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$path</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus"/>
-  </policy>
-  $include
-</busconfig>
-CONF
-	rm -f "$conf.addr"
-	dbus-daemon --config-file="$conf" --nofork --print-address=3 3>"$conf.addr" 9>&- &
-	PIDS="$PIDS $!"
-	wait_lines "$conf.addr" 1
+	bus_start "${1:-$BUS}" "$include" || fail "dbus-daemon on ${1:-$BUS} did not start"
 }
 
 # rtplaced on the live machine with [rtkit] enable = yes and the extra

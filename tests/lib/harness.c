@@ -22,6 +22,7 @@
 
 #include "cpuset.h"
 #include "harness.h"
+#include "procfs.h"
 #include "testlib.h"
 
 static struct harness_daemon *harness_running;
@@ -206,6 +207,31 @@ static void harness_append(const char **argv, int *argc, const char *const *src)
 int harness_write_file(const char *path, const char *text)
 {
 	return test_write_file(path, text);
+}
+
+int harness_start_sim(struct harness_daemon *d, const char *topology)
+{
+	char path[4096];
+	const char *args[] = { "--topology", path, NULL };
+
+	if (!test_topology_path(topology, path, sizeof(path))) {
+		fprintf(stderr, "harness: no topology %s\n", topology);
+		return -ENOENT;
+	}
+	return harness_start(d, args, NULL);
+}
+
+int harness_reload(struct harness_daemon *d, const char *text)
+{
+	int r = harness_write_file(d->config, text);
+
+	if (r == 0 && kill(d->pid, SIGHUP) < 0)
+		r = -errno;
+	if (r == 0)
+		r = harness_notify_wait(d, "RELOADING=1", 3000, NULL, 0);
+	if (r == 0)
+		r = harness_notify_wait(d, "READY=1", 3000, NULL, 0);
+	return r;
 }
 
 int harness_start_wrapped(struct harness_daemon *d, const char *const *wrapper, const char *config,
@@ -450,19 +476,10 @@ int harness_cpu_info(int fd, uint32_t cpu, struct rtplace_cpu_info *ret)
 
 int harness_fd_count(pid_t pid)
 {
-	char path[64];
-	struct dirent *e;
-	DIR *dp;
-	int n = 0;
+	uint32_t n;
+	int r = procfs_count_fds(PROCFS_ROOT, pid, &n);
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dp = opendir(path);
-	if (!dp)
-		return -errno;
-	while ((e = readdir(dp)))
-		n += e->d_name[0] != '.';
-	closedir(dp);
-	return n;
+	return r < 0 ? r : (int)n;
 }
 
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms)
@@ -478,19 +495,48 @@ int harness_wait_fd_count(pid_t pid, int want, int timeout_ms)
 
 long harness_rss_kb(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
+	struct procfs_stat st;
+	int r = procfs_read_stat(PROCFS_ROOT, pid, 0, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return r < 0 ? r : (long)(st.rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+}
+
+long harness_cpu_ticks(pid_t pid)
+{
+	struct procfs_stat st;
+	int r = procfs_read_stat(PROCFS_ROOT, pid, 0, &st);
+
+	return r < 0 ? r : (long)(st.utime + st.stime);
+}
+
+/* Reads one reply from fd into rep with the two descriptors it may carry
+ * (SCM_RIGHTS) in fds: 2 with them, 0 without, or -errno (-EPROTO for a
+ * reply that does not decode or other descriptors). */
+static int harness_recv_fds(int fd, struct proto_msg *rep, int fds[2])
+{
+	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+	static unsigned char buf[RTPLACE_MSG_MAX];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
+		return -EPROTO;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm)
+		return 0;
+	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
+	return 2;
 }
 
 int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
@@ -501,32 +547,22 @@ int harness_subscribe(int fd, uint32_t request_id, struct harness_sub *ret)
 int harness_subscribe_version(int fd, uint32_t request_id, uint16_t version, struct harness_sub *ret)
 {
 	struct rtplace_subscribe body = { 0 };
-	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
-	static unsigned char buf[RTPLACE_MSG_MAX];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
 	struct proto_msg req, rep;
-	struct cmsghdr *cm;
 	int fds[2], r;
-	ssize_t n;
 
 	if (proto_encode_subscribe(&req, request_id, &body) < 0 || proto_msg_finish(&req, version) < 0 ||
 	    send(fd, &req, req.hdr.length, 0) < 0)
 		return -EIO;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return n < 0 ? -errno : -ECONNRESET;
-	if (proto_decode(buf, (size_t)n, &lim, &rep, NULL) < 0 || rep.hdr.type != RTPLACE_MSG_SUBSCRIBE_REPLY)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	r = harness_recv_fds(fd, &rep, fds);
+	if (r == 2 && rep.hdr.type != RTPLACE_MSG_SUBSCRIBE_REPLY) {
+		close(fds[0]);
+		close(fds[1]);
+		r = -EPROTO;
+	}
+	if (r >= 0 && r != 2)
+		r = -EPROTO;
+	if (r < 0)
+		return r;
 	ret->len = rep.subscribe_reply.ring_bytes;
 	ret->mem = mmap(NULL, ret->len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
@@ -616,31 +652,9 @@ int harness_free_port(uint16_t *ret)
 
 int harness_local(int fd, uint16_t version, struct proto_msg *rep, int fds[2])
 {
-	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
-	static unsigned char buf[RTPLACE_MSG_MAX];
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cm;
 	struct proto_msg req;
-	ssize_t n;
 
 	if (proto_encode_local(&req, 7) < 0 || proto_msg_finish(&req, version) < 0 || harness_send(fd, &req) < 0)
 		return -EIO;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n <= 0)
-		return -EIO;
-	if (proto_decode(buf, (size_t)n, &lim, rep, NULL) < 0)
-		return -EPROTO;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm)
-		return 0;
-	if (cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(cm), 2 * sizeof(int));
-	return 2;
+	return harness_recv_fds(fd, rep, fds);
 }

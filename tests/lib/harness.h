@@ -50,6 +50,10 @@ int harness_stage_program(const char *rel, char *ret_path, size_t len);
  */
 int harness_start(struct harness_daemon *d, const char *const *args, const char *const *env);
 
+/* harness_start() of a simulated machine: --topology the shared topology
+ * name (test_topology_path()). 0 or -errno (-ENOENT without it). */
+int harness_start_sim(struct harness_daemon *d, const char *topology);
+
 /* harness_start() with config (NULL: none) as the text of d->config, the
  * daemon's own configuration file. */
 int harness_start_with_config(struct harness_daemon *d, const char *config, const char *const *args,
@@ -74,6 +78,10 @@ int harness_start_activated(struct harness_daemon *d, const char *const *args, i
 /* Waits up to timeout_ms for a notification containing needle; copies it
  * into buf. 0 or -ETIMEDOUT. */
 int harness_notify_wait(struct harness_daemon *d, const char *needle, int timeout_ms, char *buf, size_t len);
+
+/* Writes text as d's whole configuration file and reloads it (SIGHUP);
+ * returns once the daemon says READY=1 again. 0 or -errno. */
+int harness_reload(struct harness_daemon *d, const char *text);
 
 /* Stops it: SIGTERM, up to 5 s, then SIGKILL. Returns its exit status
  * (0..255), 128+signal when killed by one, or -errno. */
@@ -134,7 +142,8 @@ int harness_wait_record(struct harness_sub *s, uint8_t type, int32_t tid, int ti
 
 void harness_unsubscribe(struct harness_sub *s);
 
-/* Descriptors and resident kB of a process, from /proc. */
+/* Descriptors and resident kB of a process, from /proc (daemon/procfs.c's
+ * readers). */
 int harness_fd_count(pid_t pid);
 /* Waits up to timeout_ms until pid has want descriptors; returns the last
  * count. A reply can come before the daemon's work of the same loop turn
@@ -142,6 +151,8 @@ int harness_fd_count(pid_t pid);
  * after a reply may be one high. */
 int harness_wait_fd_count(pid_t pid, int want, int timeout_ms);
 long harness_rss_kb(pid_t pid);
+/* Its user and system CPU time together, in clock ticks; -errno. */
+long harness_cpu_ticks(pid_t pid);
 
 /*
  * The group fixture of a test against a live daemon (cmocka's setup and

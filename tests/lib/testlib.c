@@ -11,6 +11,7 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -236,4 +237,91 @@ int test_write_fixture(const char *root, const char *rel, const char *text)
 			return r;
 	}
 	return test_write_file(path, text);
+}
+
+uint64_t test_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+uint32_t test_rand_below(uint64_t *state, uint32_t n)
+{
+	return (uint32_t)(test_rand(state) % n);
+}
+
+void test_random_query(uint64_t *rng, uint32_t ncpus, uint32_t nnodes, struct rtplace_query *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->prio = (uint8_t)(1 + test_rand_below(rng, 99));
+	ret->count = (uint16_t)(test_rand_below(rng, 4) ? 1 : 1 + test_rand_below(rng, 16));
+	ret->node = test_rand_below(rng, 4) == 0 ? (int32_t)test_rand_below(rng, nnodes) : -1;
+	ret->near_cpu = test_rand_below(rng, 3) == 0 ? (int32_t)test_rand_below(rng, ncpus) : -1;
+	ret->flags = test_rand_below(rng, 8) == 0 ? RTPLACE_QUERY_F_NORMAL : 0;
+	if (test_rand_below(rng, 3) == 0) {
+		uint32_t lo = test_rand_below(rng, ncpus), len = 1 + test_rand_below(rng, ncpus - lo);
+
+		for (uint32_t c = lo; c < lo + len; c++)
+			if (test_rand_below(rng, 4))
+				rtplace_cpumask_set(&ret->allowed, c);
+	}
+}
+
+const char *test_fd_writable_by(int fd, size_t size)
+{
+	char byte = 0;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int r;
+
+	if (p != MAP_FAILED) {
+		munmap(p, size);
+		return "mmap PROT_WRITE";
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return "mmap PROT_READ";
+	r = mprotect(p, size, PROT_READ | PROT_WRITE);
+	munmap(p, size);
+	if (r == 0)
+		return "mprotect";
+	if (write(fd, &byte, 1) >= 0)
+		return "write";
+	if (pwrite(fd, &byte, 1, 0) >= 0)
+		return "pwrite";
+	return ftruncate(fd, 0) == 0 ? "ftruncate" : NULL;
+}
+
+pid_t test_fork_holding(void (*child)(void *ctx, void *verdict), void *ctx, void *verdict, size_t size)
+{
+	int p[2], r;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		memset(verdict, 0, size);
+		child(ctx, verdict);
+		if (write(p[1], verdict, size) != (ssize_t)size)
+			_exit(121);
+		for (;;)
+			pause();
+	}
+	test_track_child(pid);
+	close(p[1]);
+	n = read(p[0], verdict, size);
+	close(p[0]);
+	return n == (ssize_t)size ? pid : -EPIPE;
 }

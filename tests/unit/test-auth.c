@@ -431,6 +431,16 @@ static void test_may_own(void **state)
 	assert_int_equal(auth_may_own(proc_root, 77, 1001, 999), -ESRCH);
 }
 
+/* DESIGN §6: any connection of the claim's uid, or root, may release it;
+ * another user may not. */
+static void test_may_release(void **state)
+{
+	assert_int_equal(auth_may_release(65534, 65534), 0);
+	assert_int_equal(auth_may_release(0, 65534), 0);
+	assert_int_equal(auth_may_release(1000, 65534), -EPERM);
+	assert_int_equal(auth_may_release(65534, 0), -EPERM);
+}
+
 static void test_claim_levels(void **state)
 {
 	struct auth_policy p = { .allow = AUTH_ALLOW_OWNER, .n_rt_gids = 1, .rt_gids = { 5000 }, .max_prio = 40 };
@@ -558,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_policy_add_group),
 		cmocka_unit_test(test_claim_terms),
 		cmocka_unit_test(test_may_own),
+		cmocka_unit_test(test_may_release),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -370,11 +370,11 @@ static void test_journal_compacts(void **state)
 		if (i % 2) {
 			/* As a lease or an owner's exit: recorded while in the table. */
 			assert_int_equal(claims_state_ended(st, c, claims_find(c, id)), 0);
-			assert_int_equal(claims_release(c, id, 0), 0);
+			assert_int_equal(claims_release(c, id), 0);
 		} else {
 			/* As a RELEASE: recorded once gone. */
 			gone = *claims_find(c, id);
-			assert_int_equal(claims_release(c, id, 0), 0);
+			assert_int_equal(claims_release(c, id), 0);
 			assert_int_equal(claims_state_ended(st, c, &gone), 0);
 		}
 		if (file_size(path) > max)

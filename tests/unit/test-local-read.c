@@ -56,43 +56,27 @@ struct side {
 	struct rtplace_reason why; /* res's, as placement wrote it */
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*s = x;
-	return x;
-}
-
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-	return (uint32_t)(rng_next(s) % n);
-}
-
 static void side_config(struct side *sd, uint64_t *rng)
 {
 	sd->cfg = (struct placement_config){ .managed = sd->t->online };
-	sd->cfg.prefer_idle = below(rng, 2);
-	sd->cfg.avoid_smt = (enum placement_smt)below(rng, 3);
-	sd->cfg.isolated_mode = (enum placement_isolated)below(rng, 4);
+	sd->cfg.prefer_idle = test_rand_below(rng, 2);
+	sd->cfg.avoid_smt = (enum placement_smt)test_rand_below(rng, 3);
+	sd->cfg.isolated_mode = (enum placement_isolated)test_rand_below(rng, 4);
 	cpuset_zero(&sd->housekeeping);
 	cpuset_zero(&sd->cfg.isolated);
-	if (below(rng, 2))
+	if (test_rand_below(rng, 2))
 		for (uint32_t c = 0; c < sd->t->ncpus; c++)
-			if (cpuset_test(&sd->t->online, c) && below(rng, 8) == 0)
+			if (cpuset_test(&sd->t->online, c) && test_rand_below(rng, 8) == 0)
 				cpuset_set(&sd->cfg.isolated, c);
-	if (below(rng, 3) == 0) {
+	if (test_rand_below(rng, 3) == 0) {
 		cpuset_set(&sd->housekeeping, 0);
 		cpuset_clear(&sd->cfg.managed, 0);
 	}
-	sd->cfg.isolated_housekeeping = below(rng, 2);
+	sd->cfg.isolated_housekeeping = test_rand_below(rng, 2);
 	/* Interrupt noise: some CPUs last within their level. */
-	if (below(rng, 2))
+	if (test_rand_below(rng, 2))
 		for (uint32_t c = 0; c < sd->t->ncpus; c++)
-			if (cpuset_test(&sd->t->online, c) && below(rng, 4) == 0)
+			if (cpuset_test(&sd->t->online, c) && test_rand_below(rng, 4) == 0)
 				cpuset_set(&sd->cfg.noisy, c);
 	placement_ctx_free(sd->ctx);
 	sd->ctx = NULL;
@@ -138,44 +122,28 @@ static void side_close(struct side *sd)
 	topo_free(sd->t);
 }
 
-static void random_request(uint64_t *rng, const struct topo *t, struct rtplace_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->prio = (uint8_t)(1 + below(rng, 99));
-	q->count = (uint16_t)(below(rng, 4) ? 1 : 1 + below(rng, 16));
-	q->node = below(rng, 4) == 0 ? (int32_t)below(rng, t->nnodes) : -1;
-	q->near_cpu = below(rng, 3) == 0 ? (int32_t)below(rng, t->ncpus) : -1;
-	q->flags = below(rng, 8) == 0 ? RTPLACE_QUERY_F_NORMAL : 0;
-	if (below(rng, 3) == 0) {
-		uint32_t lo = below(rng, t->ncpus), len = 1 + below(rng, t->ncpus - lo);
-
-		for (uint32_t c = lo; c < lo + len; c++)
-			if (below(rng, 4))
-				cpuset_set(&q->allowed, c);
-	}
-}
-
 /* What rtplaced's changes do between two answers: levels of the map (the
  * tracker's writes), claims (a new stamp) and, rarely, the configuration. */
 static void random_change(struct side *sd, uint64_t *rng, uint64_t *stamp)
 {
-	uint32_t n = below(rng, 4);
+	uint32_t n = test_rand_below(rng, 4);
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t cpu = below(rng, sd->t->ncpus);
-		uint32_t level = below(rng, 8) == 0 ? LEVEL_OFFLINE : below(rng, LEVEL_COUNT - 1);
+		uint32_t cpu = test_rand_below(rng, sd->t->ncpus);
+		uint32_t level = test_rand_below(rng, 8) == 0 ? LEVEL_OFFLINE : test_rand_below(rng, LEVEL_COUNT - 1);
 
-		if (level == LEVEL_OFFLINE && below(rng, 4))
+		if (level == LEVEL_OFFLINE && test_rand_below(rng, 4))
 			level = LEVEL_IDLE;
 		cpupri_set(sd->map.map, &sd->g, cpu, level);
 	}
-	if (below(rng, 3) == 0) {
-		uint32_t cpu = below(rng, sd->t->ncpus);
+	if (test_rand_below(rng, 3) == 0) {
+		uint32_t cpu = test_rand_below(rng, sd->t->ncpus);
 
-		sd->claimed[cpu] = below(rng, 2) ? 0 : (uint8_t)level_from_rt_priority(1 + (int)below(rng, 99));
+		sd->claimed[cpu] =
+			test_rand_below(rng, 2) ? 0 : (uint8_t)level_from_rt_priority(1 + (int)test_rand_below(rng, 99));
 		sd->claims.stamp = ++*stamp;
 	}
-	if (below(rng, 5000) == 0) {
+	if (test_rand_below(rng, 5000) == 0) {
 		side_config(sd, rng);
 		snapshot_publish(&sd->snap, sd->t, &sd->cfg, &sd->housekeeping, &sd->claims, true);
 	} else {
@@ -199,7 +167,7 @@ static void differential(const char *name, uint64_t seed)
 		int rl, rd;
 
 		random_change(sd, &rng, &stamp);
-		random_request(&rng, sd->t, &q);
+		test_random_query(&rng, sd->t->ncpus, sd->t->nnodes, &q);
 		req = (struct placement_request){ .prio = q.prio, .count = q.count, .allowed = q.allowed,
 						  .node = q.node, .near_cpu = q.near_cpu,
 						  .normal = q.flags & RTPLACE_QUERY_F_NORMAL };
@@ -239,21 +207,6 @@ static void test_differential_16llc(void **state)
 	differential("epyc-2s-16ccx-256t", 0xd1b54a32d192ed03ull);
 }
 
-static void assert_read_only(int fd, size_t size)
-{
-	void *p;
-	char byte = 0;
-
-	assert_true(mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(mprotect(p, size, PROT_READ | PROT_WRITE), -1);
-	munmap(p, size);
-	assert_int_equal(write(fd, &byte, 1), -1);
-	assert_int_equal(pwrite(fd, &byte, 1, 0), -1);
-	assert_int_equal(ftruncate(fd, 0), -1);
-}
-
 static void test_read_only(void **state)
 {
 	struct side *sd = calloc(1, sizeof(*sd));
@@ -265,8 +218,8 @@ static void test_read_only(void **state)
 	assert_non_null(sd);
 	side_open(sd, "2s-240c-480t", &rng);
 	assert_int_equal(snapshot_offer(&sd->snap, &lr, fds), 0);
-	assert_read_only(fds[0], (size_t)lr.map_size);
-	assert_read_only(fds[1], (size_t)lr.snap_size);
+	assert_null(test_fd_writable_by(fds[0], (size_t)lr.map_size));
+	assert_null(test_fd_writable_by(fds[1], (size_t)lr.snap_size));
 	/* A memfd may be opened again read-write through /proc: the seals,
 	 * not the descriptor's mode, are what refuses writes. */
 	for (int i = 0; i < 2; i++) {
@@ -277,7 +230,7 @@ static void test_read_only(void **state)
 		rw = open(path, O_RDWR | O_CLOEXEC);
 		if (rw < 0)
 			continue;
-		assert_read_only(rw, i ? (size_t)lr.snap_size : (size_t)lr.map_size);
+		assert_null(test_fd_writable_by(rw, i ? (size_t)lr.snap_size : (size_t)lr.map_size));
 		close(rw);
 	}
 	side_close(sd);
