@@ -21,7 +21,8 @@
 #    lines: LGPL-2.1-or-later for what librtplace is built from and installs
 #    (client.mk's client_librtplace_la_SOURCES, include_HEADERS, its version
 #    script, pkg-config file and man page), GPL-2.0-or-later for the rest;
-#    and each BPF program declares a GPL-compatible license to the kernel;
+#    debian/copyright's LGPL Files stanza lists exactly the former; and
+#    each BPF program declares a GPL-compatible license to the kernel;
 #  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)", a
 #    comment that opens with "14.2:"): a comment states the rule itself.
 # Prints every violation and exits 1 if there is any.
@@ -154,6 +155,15 @@ for path in sys.stdin.read().splitlines():
         lic = re.search(r"SEC\(\"license\"\)\s*=\s*\"([^\"]*)\"", "\n".join(lines))
         if not lic or lic.group(1) not in ("GPL", "Dual BSD/GPL", "GPL v2", "Dual MIT/GPL"):
             print(f"{path}: the BPF license string must be GPL-compatible (\"GPL\" or \"Dual BSD/GPL\")")
+# debian/copyright says the same: its LGPL stanza lists exactly these.
+text = open("debian/copyright").read()
+for stanza in text.split("\n\n"):
+    if re.search(r"^License: LGPL-2.1-or-later$", stanza, re.M) and stanza.startswith("Files:"):
+        listed = set(re.match(r"Files:((?:.*\n?)*?)(?=^\S)", stanza, re.M).group(1).split())
+        for path in sorted(lgpl - listed):
+            print(f"debian/copyright: {path} is LGPL-2.1-or-later (librtplace is built from it) but not in its LGPL Files stanza")
+        for path in sorted(listed - lgpl):
+            print(f"debian/copyright: {path} is in the LGPL Files stanza but librtplace is not built from it")
 print("#checked")
 ')
 [ $licenses_checked = yes ] || fail "the license and ticket checks did not run (python3?)"

@@ -509,3 +509,7 @@ tests_integration_test_daemon_peer_pidfd_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_integration_test_daemon_peer_pidfd_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_daemon_peer_pidfd_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-daemon-peer-pidfd
+
+# librtplace exports rtplace.h's functions only, each at its release's version node.
+TESTS += tests/integration/test-client-exports.sh
+EXTRA_DIST += tests/integration/test-client-exports.sh
