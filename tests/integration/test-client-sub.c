@@ -81,12 +81,12 @@ static int move_to(struct rtplace *rp, pid_t tid, int cpu)
 }
 
 /*
- * Waits (bounded: 50 polls of 100 ms) for a record of type about tid,
- * reading everything that comes; every record read must pass check when
- * given (false otherwise).
+ * Waits (bounded: 50 polls of 100 ms) for a record of type about tid, or
+ * about claim id when by_claim, reading everything that comes; every record
+ * read must pass check when given (false otherwise).
  */
-static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
-			bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
+static bool wait_match(struct rtplace_sub *s, unsigned type, bool by_claim, uint64_t key,
+		       bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
 {
 	struct rtplace_notification recs[16];
 
@@ -101,13 +101,19 @@ static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
 		for (size_t j = 0; j < n; j++) {
 			if (check && !check(&recs[j]))
 				return false;
-			if (recs[j].type == type && recs[j].tid == tid) {
+			if (recs[j].type == type && (by_claim ? recs[j].claim_id == key : recs[j].tid == (pid_t)key)) {
 				*ret = recs[j];
 				return true;
 			}
 		}
 	}
 	return false;
+}
+
+static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
+			bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
+{
+	return wait_match(s, type, false, (uint64_t)tid, check, ret);
 }
 
 static void test_move_record(void **state)
@@ -246,27 +252,9 @@ static void test_overflow_counted(void **state)
 	rtplace_close(rp);
 }
 
-/* Waits (bounded as wait_record()) for a record of type about claim id. */
 static bool wait_claim_record(struct rtplace_sub *s, unsigned type, uint64_t id, struct rtplace_notification *ret)
 {
-	struct rtplace_notification recs[16];
-
-	for (int i = 0; i < 50; i++) {
-		struct pollfd p = { .fd = rtplace_sub_fd(s), .events = POLLIN };
-		size_t n = 0;
-
-		if (poll(&p, 1, 100) != 1)
-			continue;
-		if (rtplace_sub_read(s, recs, 16, &n, NULL) < 0)
-			return false;
-		for (size_t j = 0; j < n; j++) {
-			if (recs[j].type == type && recs[j].claim_id == id) {
-				*ret = recs[j];
-				return true;
-			}
-		}
-	}
-	return false;
+	return wait_match(s, type, true, id, NULL, ret);
 }
 
 /*
