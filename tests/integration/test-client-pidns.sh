@@ -31,14 +31,8 @@ python3 -c 'import os; os.close(os.pidfd_open(os.getpid()))' 2>/dev/null || skip
 # Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
 rt_lock
 
-BUILD=$(cd "$top_builddir" && pwd)
 ID=rtplace-test-$$-pidns
-SOCKDIR=$TMP/sockdir
-mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
-printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
-SOCK=$SOCKDIR/rtplaced.sock
-CSOCK=/run/rtplace/rtplaced.sock
-start_live_daemon --config "$TMP/rtplaced.conf"
+oci_start_daemon
 oci_run_pidns "$ID" "$SOCKDIR"
 
 # host_tid NSTID: the host tid of the container's init's thread NSTID.
