@@ -221,6 +221,35 @@ int test_fixture_remove(const char *root)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+static const char *test_tmpdir_path;
+
+static void test_tmpdir_remove(void)
+{
+	if (test_fixture_remove(test_tmpdir_path) < 0)
+		fprintf(stderr, "cannot remove %s\n", test_tmpdir_path);
+}
+
+int test_tmpdir(const char *name, mode_t mode, char *dir, size_t len)
+{
+	int made = 0, r = 0;
+
+	if (test_tmpdir_path)
+		r = -EBUSY;
+	else if (snprintf(dir, len, "/tmp/%s.XXXXXX", name) >= (int)len)
+		r = -ENAMETOOLONG;
+	else if (!mkdtemp(dir))
+		r = -errno;
+	else if ((made = 1) && chmod(dir, mode) < 0)
+		r = -errno;
+	else if (atexit(test_tmpdir_remove) != 0)
+		r = -ENOMEM;
+	if (r == 0)
+		test_tmpdir_path = dir;
+	else if (made)
+		test_fixture_remove(dir);
+	return r;
+}
+
 int test_write_fixture(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];

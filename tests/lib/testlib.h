@@ -99,6 +99,12 @@ int test_write_fixture(const char *root, const char *rel, const char *text);
  * return value (0, or -1 when it could not). */
 int test_fixture_remove(const char *root);
 
+/* Makes the test's own folder /tmp/NAME.XXXXXX (its name in dir, len
+ * bytes) with mode (0755 where nobody must reach into it), removed whole
+ * when the test exits, after a failed assertion too; one a test. 0 or
+ * -errno. */
+int test_tmpdir(const char *name, mode_t mode, char *dir, size_t len);
+
 /* A xorshift64 generator from a fixed seed (never 0), so that a failure
  * reproduces: the next value, and one below n (n > 0). */
 uint64_t test_rand(uint64_t *state);
