@@ -167,6 +167,18 @@ wait_lines() {
 	done
 }
 
+# wait_grep PATTERN FILE WHY [SHOW]: waits (bounded, as wait_lines) until a
+# line of FILE matches PATTERN (grep's basic regex); fails with WHY, and
+# with what file SHOW holds by then when it is given.
+wait_grep() {
+	i=0
+	until grep -q "$1" "$2"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "$3${4:+: $(cat "$4")}"
+		sleep 0.05
+	done
+}
+
 stop_daemon() {
 	kill "$DAEMON"
 	wait "$DAEMON" || fail "rtplaced exited with $? on SIGTERM"
