@@ -108,15 +108,10 @@ static void recv_msg(int fd, struct proto_msg *ret)
 
 static struct rtplace_query claim_query(int prio, int count, uint32_t lease_ms)
 {
-	return (struct rtplace_query){
-		.prio = (uint8_t)prio,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = (uint16_t)count,
-		.flags = RTPLACE_QUERY_F_CLAIM,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = lease_ms,
-	};
+	struct rtplace_query q = harness_fifo_query(prio, (unsigned)count, RTPLACE_QUERY_F_CLAIM);
+
+	q.lease_ms = lease_ms;
+	return q;
 }
 
 static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)

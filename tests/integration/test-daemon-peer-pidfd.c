@@ -161,15 +161,7 @@ static void child_become_nobody(void)
  * reason (why that CPU, and "at normal: ..." when demoted). */
 static unsigned child_claim_rt80(int fd, char *note, size_t len, int fail_status)
 {
-	struct rtplace_query q = {
-		.prio = 80,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = 1,
-		.flags = RTPLACE_QUERY_F_CLAIM,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(80, 1, RTPLACE_QUERY_F_CLAIM);
 	struct proto_msg req, rep;
 	struct rtplace_cpus c = { 0 };
 

@@ -396,10 +396,7 @@ enum userns_when {
  */
 static int userns_requester(pid_t target, enum userns_when when, int ready, int go)
 {
-	struct rtplace_query q = {
-		.prio = 99, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(99, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE);
 	struct rtplace_move mv = move_req(target, "1", 99);
 	bool host = when == USERNS_NEVER;
 	struct rtplace_cpu_info info;
@@ -767,10 +764,7 @@ static void test_kept_pidfds_bounded(void **state)
  * pid. */
 static pid_t managed_ticker(int fd, unsigned bound_s)
 {
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE);
 	struct proto_msg req, rep;
 	pid_t managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, bound_s));
 
@@ -880,10 +874,7 @@ static void uid_manages_threads_child(void *ctx, void *verdict)
 	const struct manages_threads *mt = ctx;
 	struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
 	struct manage_verdict *v = verdict;
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE);
 	struct proto_msg req, rep;
 	pthread_attr_t attr;
 	struct timespec t0, t1;
