@@ -439,21 +439,8 @@ static void test_owner_process_lifetime(void **state)
 /* Sends req with n descriptors (SCM_RIGHTS). */
 static void send_with_fds(int fd, const struct proto_msg *req, const int *fds, unsigned n)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-	} control = { 0 };
-	struct iovec iov = { .iov_base = (void *)req, .iov_len = req->hdr.length };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
 	assert_true(n > 0 && n <= 8);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)req->hdr.length);
+	assert_int_equal(test_send_fds(fd, req, req->hdr.length, fds, n), (ssize_t)req->hdr.length);
 }
 
 /* A request with descriptors: its ERROR status and reason, or 0. */

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,30 @@ int test_fixture_remove(const char *root)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * TEST_SEND_FDS_MAX)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t r = -EINVAL;
+
+	if (n > 0 && n <= TEST_SEND_FDS_MAX) {
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		if (r < 0)
+			r = -errno;
+	}
+	return r;
 }
 
 static const char *test_tmpdir_path;

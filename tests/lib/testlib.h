@@ -99,6 +99,12 @@ int test_write_fixture(const char *root, const char *rel, const char *text);
  * return value (0, or -1 when it could not). */
 int test_fixture_remove(const char *root);
 
+/* Sends len bytes of buf on sock (0: an empty packet) with the n
+ * descriptors of fds (SCM_RIGHTS, 1 to TEST_SEND_FDS_MAX): the bytes sent
+ * or -errno. */
+#define TEST_SEND_FDS_MAX 16
+ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n);
+
 /* Makes the test's own folder /tmp/NAME.XXXXXX (its name in dir, len
  * bytes) with mode (0755 where nobody must reach into it), removed whole
  * when the test exits, after a failed assertion too; one a test. 0 or
