@@ -29,6 +29,13 @@ require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (RT scheduling)"
 }
 
+# The clients that send a pidfd along are python3's: skips unless it can
+# open one and send descriptors.
+require_python_pidfds() {
+	python3 -c 'import os, socket; os.pidfd_open; socket.send_fds' 2>/dev/null ||
+		skip "python3 has no os.pidfd_open or socket.send_fds (3.9+)"
+}
+
 [ -x "$RTPLACED" ] || skip "rtplaced is not built"
 if [ ! -r "$TOPO480" ]; then
 	# Without ../shared, the same shape from its hwloc synthetic description
