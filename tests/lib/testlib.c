@@ -246,6 +246,21 @@ ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, uns
 	return r;
 }
 
+char test_fixture_root[PATH_MAX];
+
+int test_fixture_setup(void **state)
+{
+	(void)state;
+	snprintf(test_fixture_root, sizeof(test_fixture_root), "/tmp/rtplace-%s.XXXXXX", program_invocation_short_name);
+	return mkdtemp(test_fixture_root) ? 0 : -1;
+}
+
+int test_fixture_teardown(void **state)
+{
+	(void)state;
+	return test_fixture_remove(test_fixture_root);
+}
+
 static const char *test_tmpdir_path;
 
 static void test_tmpdir_remove(void)

@@ -9,6 +9,7 @@
 #ifndef RTPLACE_TESTLIB_H
 #define RTPLACE_TESTLIB_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -104,6 +105,13 @@ int test_fixture_remove(const char *root);
  * or -errno. */
 #define TEST_SEND_FDS_MAX 16
 ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n);
+
+/* The fixture tree of a test whose cases share one: test_fixture_setup(),
+ * a cmocka setup, makes it empty under /tmp, named after the program;
+ * test_fixture_teardown() removes it. */
+extern char test_fixture_root[PATH_MAX];
+int test_fixture_setup(void **state);
+int test_fixture_teardown(void **state);
 
 /* Makes the test's own folder /tmp/NAME.XXXXXX (its name in dir, len
  * bytes) with mode (0755 where nobody must reach into it), removed whole
