@@ -42,33 +42,6 @@
 
 static struct harness_daemon daemon_under_test;
 
-static void *sleeper(void *arg)
-{
-	int *tid = arg;
-
-	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-static pid_t start_sleeper(pthread_t *th)
-{
-	int tid = 0;
-
-	if (pthread_create(th, NULL, sleeper, &tid) != 0)
-		return -1;
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	return tid;
-}
-
-static void stop_sleeper(pthread_t th)
-{
-	pthread_cancel(th);
-	pthread_join(th, NULL);
-}
-
 /* Affinity-only move to one CPU: a thread at the normal level is not
  * re-checked, so it lands exactly there. */
 static int move_to(struct rtplace *rp, pid_t tid, int cpu)
@@ -139,7 +112,7 @@ static void test_move_record(void **state)
 	assert_int_equal(rtplace_subscribe(rp2, &orphan), 0);
 	rtplace_close(rp2);
 
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_int_equal(sched_getaffinity(tid, sizeof(set), &set), 0);
@@ -174,7 +147,7 @@ static void test_move_record(void **state)
 	assert_int_equal(recs[1].seq, rec.seq);
 	assert_int_equal(recs[1].to_cpu, 0);
 
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(orphan);
 	rtplace_sub_free(sub);
 	rtplace_sub_free(NULL);
@@ -202,7 +175,7 @@ static void test_overflow_counted(void **state)
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &rp), 0);
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &asker), 0);
 	assert_int_equal(rtplace_set_timeout(asker, 2000), 0);
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(rtplace_subscribe(rp, &sub), 0);
 	req.prio = 10;
@@ -246,7 +219,7 @@ static void test_overflow_counted(void **state)
 	assert_int_equal(rtplace_sub_read(sub, recs, 2, &n, &lost), 0);
 	assert_int_equal(n, 1);
 
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(sub);
 	rtplace_close(asker);
 	rtplace_close(rp);
@@ -306,12 +279,12 @@ static void test_claim_records(void **state)
 	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_RELEASED, ans.claim_id, &rec));
 	assert_int_equal(rec.tid, child);
 
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_true(wait_record(sub, RTPLACE_NOTIFY_MOVED, tid, NULL, &rec));
 	assert_int_equal(rec.claim_id, 0);
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(sub);
 	rtplace_close(rp);
 }
@@ -338,7 +311,7 @@ static int unprivileged_child(const char *socket, int ready_fd, int go_fd)
 		return 11;
 	if (rtplace_subscribe(rp, &sub) < 0)
 		return 12;
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	if (tid < 0 || write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1)
 		return 13;
 	if (move_to(rp, tid, 1) < 0)
@@ -369,7 +342,7 @@ static void test_unprivileged_sees_own(void **state)
 	/* Root's move comes first: a subscriber that saw it would meet it
 	 * before its own. */
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &rp), 0);
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_int_equal(write(go[1], &c, 1), 1);
@@ -377,7 +350,7 @@ static void test_unprivileged_sees_own(void **state)
 	test_forget_child(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_close(rp);
 	close(ready[0]);
 	close(ready[1]);

@@ -71,16 +71,6 @@ static int do_move(int fd, const struct rtplace_move *mv, struct proto_msg *rep)
 	return rep->hdr.type == RTPLACE_MSG_ERROR ? rep->hdr.status : 0;
 }
 
-static void *sleeper(void *arg)
-{
-	int *tid = arg;
-
-	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	for (;;)
-		pause();
-	return NULL;
-}
-
 static void test_move_own_thread_with_record(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket), tid = 0;
@@ -94,9 +84,8 @@ static void test_move_own_thread_with_record(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	tid = test_start_sleeper(&th);
+	assert_true(tid > 0);
 
 	mv = move_req(tid, "1", 10);
 	assert_int_equal(do_move(fd, &mv, &rep), 0);
@@ -119,8 +108,7 @@ static void test_move_own_thread_with_record(void **state)
 	/* A vanished thread. */
 	mv = move_req(999999, "0", 0);
 	assert_int_equal(do_move(fd, &mv, &rep), -ESRCH);
-	pthread_cancel(th);
-	pthread_join(th, NULL);
+	test_stop_sleeper(th);
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -264,14 +252,10 @@ static int set_rtprio_limit(rlim_t soft)
 /* A sleeping thread of the calling (child) process: its tid, or 0. */
 static pid_t child_sleeper(void)
 {
-	static int tid;
 	pthread_t th;
+	pid_t tid = test_start_sleeper(&th);
 
-	if (pthread_create(&th, NULL, sleeper, &tid) != 0)
-		return 0;
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	return tid;
+	return tid > 0 ? tid : 0;
 }
 
 /* Runs child() in a forked child and asserts that it exits 0. */
@@ -745,15 +729,12 @@ static void test_kept_pidfds_bounded(void **state)
 	for (int i = 0; i < 30; i++) {
 		struct rtplace_move mv;
 		pthread_t th;
-		int tid = 0;
+		pid_t tid = test_start_sleeper(&th);
 
-		assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
-		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-			usleep(1000);
+		assert_true(tid > 0);
 		mv = move_req(tid, "1", 0);
 		assert_int_equal(do_move(fd, &mv, &rep), 0);
-		pthread_cancel(th);
-		pthread_join(th, NULL);
+		test_stop_sleeper(th);
 	}
 	assert_true(harness_fd_count(daemon_under_test.pid) <= before + 8);
 	close(fd);

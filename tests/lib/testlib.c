@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,6 +221,33 @@ int test_fixture_remove(const char *root)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void *test_sleeper(void *arg)
+{
+	int *tid = arg;
+
+	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+pid_t test_start_sleeper(pthread_t *th)
+{
+	int tid = 0, r = pthread_create(th, NULL, test_sleeper, &tid);
+
+	if (r != 0)
+		return -r;
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return tid;
+}
+
+void test_stop_sleeper(pthread_t th)
+{
+	pthread_cancel(th);
+	pthread_join(th, NULL);
 }
 
 ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n)

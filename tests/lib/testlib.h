@@ -10,6 +10,7 @@
 #define RTPLACE_TESTLIB_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -99,6 +100,11 @@ int test_write_fixture(const char *root, const char *rel, const char *text);
 /* Removes a fixture tree made with mkdtemp(), whole: a cmocka teardown's
  * return value (0, or -1 when it could not). */
 int test_fixture_remove(const char *root);
+
+/* A thread of the calling process that sleeps until test_stop_sleeper():
+ * its tid once it runs, or -errno. */
+pid_t test_start_sleeper(pthread_t *th);
+void test_stop_sleeper(pthread_t th);
 
 /* Sends len bytes of buf on sock (0: an empty packet) with the n
  * descriptors of fds (SCM_RIGHTS, 1 to TEST_SEND_FDS_MAX): the bytes sent
