@@ -201,18 +201,22 @@ void test_forget_child(pid_t pid)
 			test_children[i] = 0;
 }
 
-int test_write_file(const char *path, const char *text)
+int test_write_bytes(const char *path, const void *data, size_t len)
 {
-	size_t len = strlen(text);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
+	if (write(fd, data, len) != (ssize_t)len)
 		r = -EIO;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	return r;
+}
+
+int test_write_file(const char *path, const char *text)
+{
+	return test_write_bytes(path, text, strlen(text));
 }
 
 int test_fixture_remove(const char *root)

@@ -90,8 +90,10 @@ pid_t test_fork_holding(void (*child)(void *ctx, void *verdict), void *ctx, void
  * synthetic description into the build tree. NULL when neither works. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
 
-/* Writes text as the whole content of path (created 0644). 0 or -errno. */
+/* Writes text (or the len bytes of data) as the whole content of path
+ * (created 0644). 0 or -errno. */
 int test_write_file(const char *path, const char *text);
+int test_write_bytes(const char *path, const void *data, size_t len);
 
 /* test_write_file() of root/rel, creating the folders rel names: a file of
  * a fixture tree. 0 or -errno. */
