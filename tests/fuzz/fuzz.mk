@@ -24,7 +24,8 @@ tests_fuzz_replay_protocol_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-protoco
 tests_fuzz_replay_protocol_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/protocol"'
 tests_fuzz_replay_protocol_LDADD = common/libcommon.la
 tests_fuzz_make_corpus_SOURCES = tests/fuzz/make-corpus.c tests/fuzz/proto-samples.h tests/fuzz/proto-samples.c
-tests_fuzz_make_corpus_LDADD = common/libcommon.la
+tests_fuzz_make_corpus_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_fuzz_make_corpus_LDADD = tests/lib/libtest.la common/libcommon.la
 TESTS += tests/fuzz/replay-protocol tests/fuzz/make-corpus
 EXTRA_DIST += tests/fuzz/corpus/protocol
 

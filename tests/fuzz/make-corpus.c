@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "proto-samples.h"
+#include "testlib.h"
 
 #define CORPUS_DIR "tests/fuzz/corpus/protocol"
 #define CORPUS_MAX_FILE (sizeof(struct proto_msg) + 1)
@@ -35,20 +36,6 @@ struct corpus {
 	unsigned files;
 	unsigned failures;
 };
-
-static int corpus_write(const char *path, const void *data, size_t len)
-{
-	int fd, r = 0;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, data, len) != (ssize_t)len)
-		r = -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
-}
 
 /* 0 when path holds exactly data, 1 when it differs, -errno if unreadable. */
 static int corpus_compare(const char *path, const void *data, size_t len)
@@ -73,7 +60,7 @@ static void corpus_file(struct corpus *c, const char *name, const void *data, si
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
-	r = c->write ? corpus_write(path, data, len) : corpus_compare(path, data, len);
+	r = c->write ? test_write_bytes(path, data, len) : corpus_compare(path, data, len);
 	c->files++;
 	if (r == 0)
 		return;

@@ -44,25 +44,6 @@ static unsigned nchildren;
 static char tmpdir[64];
 static uint32_t next_request = 1;
 
-/* A private folder (searchable by nobody) for configs and state. */
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims-live.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	assert_int_equal(chmod(tmpdir, 0755), 0);
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[128];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
 static pid_t track(pid_t pid)
 {
 	assert_true(pid >= 0);
@@ -127,15 +108,10 @@ static void recv_msg(int fd, struct proto_msg *ret)
 
 static struct rtplace_query claim_query(int prio, int count, uint32_t lease_ms)
 {
-	return (struct rtplace_query){
-		.prio = (uint8_t)prio,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = (uint16_t)count,
-		.flags = RTPLACE_QUERY_F_CLAIM,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = lease_ms,
-	};
+	struct rtplace_query q = harness_fifo_query(prio, (unsigned)count, RTPLACE_QUERY_F_CLAIM);
+
+	q.lease_ms = lease_ms;
+	return q;
 }
 
 static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
@@ -904,8 +880,8 @@ int main(void)
 		fprintf(stderr, "SKIP: no 480-CPU topology\n");
 		return 77;
 	}
-	make_tmpdir();
-	atexit(remove_tmpdir);
+	/* A private folder (searchable by nobody) for configs and state. */
+	assert_int_equal(test_tmpdir("test-claims-live", 0755, tmpdir, sizeof(tmpdir)), 0);
 	/* One test by name (a glob), to rerun what failed. */
 	if (getenv("RTPLACE_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("RTPLACE_TEST_FILTER"));

@@ -29,6 +29,13 @@ require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (RT scheduling)"
 }
 
+# The clients that send a pidfd along are python3's: skips unless it can
+# open one and send descriptors.
+require_python_pidfds() {
+	python3 -c 'import os, socket; os.pidfd_open; socket.send_fds' 2>/dev/null ||
+		skip "python3 has no os.pidfd_open or socket.send_fds (3.9+)"
+}
+
 [ -x "$RTPLACED" ] || skip "rtplaced is not built"
 if [ ! -r "$TOPO480" ]; then
 	# Without ../shared, the same shape from its hwloc synthetic description
@@ -163,6 +170,18 @@ wait_lines() {
 	until [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do
 		i=$((i + 1))
 		[ $i -lt 200 ] || fail "$1 has $(wc -l <"$1" 2>&1) lines, want $2: $(cat "$1" 2>&1)"
+		sleep 0.05
+	done
+}
+
+# wait_grep PATTERN FILE WHY [SHOW]: waits (bounded, as wait_lines) until a
+# line of FILE matches PATTERN (grep's basic regex); fails with WHY, and
+# with what file SHOW holds by then when it is given.
+wait_grep() {
+	i=0
+	until grep -q "$1" "$2"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "$3${4:+: $(cat "$4")}"
 		sleep 0.05
 	done
 }

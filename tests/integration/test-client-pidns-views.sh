@@ -25,15 +25,9 @@ command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 # Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
 rt_lock
 
-BUILD=$(cd "$top_builddir" && pwd)
 ID=rtplace-test-$$-views
-SOCKDIR=$TMP/sockdir
-mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
-printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
-SOCK=$SOCKDIR/rtplaced.sock
-CSOCK=/run/rtplace/rtplaced.sock
+oci_start_daemon
 CCTL="$BUILD/client/rtplacectl --socket $CSOCK"
-start_live_daemon --config "$TMP/rtplaced.conf"
 "$CTL" --socket "$SOCK" --json status | jq -e '.tracking == true' >/dev/null ||
 	skip "the daemon runs without the BPF tracker: CPUS replies carry no pids"
 

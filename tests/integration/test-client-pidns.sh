@@ -24,21 +24,14 @@ require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
 command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
 [ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
-python3 -c 'import os, socket; os.pidfd_open; socket.send_fds' 2>/dev/null ||
-	skip "python3 has no os.pidfd_open or socket.send_fds (3.9+)"
+require_python_pidfds
 python3 -c 'import os; os.close(os.pidfd_open(os.getpid()))' 2>/dev/null || skip "no pidfd_open (Linux 5.3+)"
 . "${top_srcdir:-.}/tests/integration/test-oci-common.sh"
 # Moves go to CPU 1, which test-hotplug-live takes offline under this lock.
 rt_lock
 
-BUILD=$(cd "$top_builddir" && pwd)
 ID=rtplace-test-$$-pidns
-SOCKDIR=$TMP/sockdir
-mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
-printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
-SOCK=$SOCKDIR/rtplaced.sock
-CSOCK=/run/rtplace/rtplaced.sock
-start_live_daemon --config "$TMP/rtplaced.conf"
+oci_start_daemon
 oci_run_pidns "$ID" "$SOCKDIR"
 
 # host_tid NSTID: the host tid of the container's init's thread NSTID.

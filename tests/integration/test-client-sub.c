@@ -42,33 +42,6 @@
 
 static struct harness_daemon daemon_under_test;
 
-static void *sleeper(void *arg)
-{
-	int *tid = arg;
-
-	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-static pid_t start_sleeper(pthread_t *th)
-{
-	int tid = 0;
-
-	if (pthread_create(th, NULL, sleeper, &tid) != 0)
-		return -1;
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	return tid;
-}
-
-static void stop_sleeper(pthread_t th)
-{
-	pthread_cancel(th);
-	pthread_join(th, NULL);
-}
-
 /* Affinity-only move to one CPU: a thread at the normal level is not
  * re-checked, so it lands exactly there. */
 static int move_to(struct rtplace *rp, pid_t tid, int cpu)
@@ -81,12 +54,12 @@ static int move_to(struct rtplace *rp, pid_t tid, int cpu)
 }
 
 /*
- * Waits (bounded: 50 polls of 100 ms) for a record of type about tid,
- * reading everything that comes; every record read must pass check when
- * given (false otherwise).
+ * Waits (bounded: 50 polls of 100 ms) for a record of type about tid, or
+ * about claim id when by_claim, reading everything that comes; every record
+ * read must pass check when given (false otherwise).
  */
-static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
-			bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
+static bool wait_match(struct rtplace_sub *s, unsigned type, bool by_claim, uint64_t key,
+		       bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
 {
 	struct rtplace_notification recs[16];
 
@@ -101,13 +74,19 @@ static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
 		for (size_t j = 0; j < n; j++) {
 			if (check && !check(&recs[j]))
 				return false;
-			if (recs[j].type == type && recs[j].tid == tid) {
+			if (recs[j].type == type && (by_claim ? recs[j].claim_id == key : recs[j].tid == (pid_t)key)) {
 				*ret = recs[j];
 				return true;
 			}
 		}
 	}
 	return false;
+}
+
+static bool wait_record(struct rtplace_sub *s, unsigned type, pid_t tid,
+			bool (*check)(const struct rtplace_notification *), struct rtplace_notification *ret)
+{
+	return wait_match(s, type, false, (uint64_t)tid, check, ret);
 }
 
 static void test_move_record(void **state)
@@ -133,7 +112,7 @@ static void test_move_record(void **state)
 	assert_int_equal(rtplace_subscribe(rp2, &orphan), 0);
 	rtplace_close(rp2);
 
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_int_equal(sched_getaffinity(tid, sizeof(set), &set), 0);
@@ -168,7 +147,7 @@ static void test_move_record(void **state)
 	assert_int_equal(recs[1].seq, rec.seq);
 	assert_int_equal(recs[1].to_cpu, 0);
 
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(orphan);
 	rtplace_sub_free(sub);
 	rtplace_sub_free(NULL);
@@ -196,7 +175,7 @@ static void test_overflow_counted(void **state)
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &rp), 0);
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &asker), 0);
 	assert_int_equal(rtplace_set_timeout(asker, 2000), 0);
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(rtplace_subscribe(rp, &sub), 0);
 	req.prio = 10;
@@ -240,33 +219,15 @@ static void test_overflow_counted(void **state)
 	assert_int_equal(rtplace_sub_read(sub, recs, 2, &n, &lost), 0);
 	assert_int_equal(n, 1);
 
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(sub);
 	rtplace_close(asker);
 	rtplace_close(rp);
 }
 
-/* Waits (bounded as wait_record()) for a record of type about claim id. */
 static bool wait_claim_record(struct rtplace_sub *s, unsigned type, uint64_t id, struct rtplace_notification *ret)
 {
-	struct rtplace_notification recs[16];
-
-	for (int i = 0; i < 50; i++) {
-		struct pollfd p = { .fd = rtplace_sub_fd(s), .events = POLLIN };
-		size_t n = 0;
-
-		if (poll(&p, 1, 100) != 1)
-			continue;
-		if (rtplace_sub_read(s, recs, 16, &n, NULL) < 0)
-			return false;
-		for (size_t j = 0; j < n; j++) {
-			if (recs[j].type == type && recs[j].claim_id == id) {
-				*ret = recs[j];
-				return true;
-			}
-		}
-	}
-	return false;
+	return wait_match(s, type, true, id, NULL, ret);
 }
 
 /*
@@ -318,12 +279,12 @@ static void test_claim_records(void **state)
 	assert_true(wait_claim_record(sub, RTPLACE_NOTIFY_CLAIM_RELEASED, ans.claim_id, &rec));
 	assert_int_equal(rec.tid, child);
 
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_true(wait_record(sub, RTPLACE_NOTIFY_MOVED, tid, NULL, &rec));
 	assert_int_equal(rec.claim_id, 0);
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_sub_free(sub);
 	rtplace_close(rp);
 }
@@ -350,7 +311,7 @@ static int unprivileged_child(const char *socket, int ready_fd, int go_fd)
 		return 11;
 	if (rtplace_subscribe(rp, &sub) < 0)
 		return 12;
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	if (tid < 0 || write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1)
 		return 13;
 	if (move_to(rp, tid, 1) < 0)
@@ -381,7 +342,7 @@ static void test_unprivileged_sees_own(void **state)
 	/* Root's move comes first: a subscriber that saw it would meet it
 	 * before its own. */
 	assert_int_equal(rtplace_connect(daemon_under_test.socket, &rp), 0);
-	tid = start_sleeper(&th);
+	tid = test_start_sleeper(&th);
 	assert_true(tid > 0);
 	assert_int_equal(move_to(rp, tid, 1), 0);
 	assert_int_equal(write(go[1], &c, 1), 1);
@@ -389,7 +350,7 @@ static void test_unprivileged_sees_own(void **state)
 	test_forget_child(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	stop_sleeper(th);
+	test_stop_sleeper(th);
 	rtplace_close(rp);
 	close(ready[0]);
 	close(ready[1]);

@@ -17,8 +17,7 @@ require_root
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 [ "$(getconf _NPROCESSORS_CONF)" -ge 2 ] || skip "needs 2 CPUs"
-python3 -c 'import os, socket; os.pidfd_open; socket.send_fds' 2>/dev/null ||
-	skip "python3 has no os.pidfd_open or socket.send_fds (3.9+)"
+require_python_pidfds
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 $NOBODY unshare -Ur true 2>/dev/null || skip "nobody may not create a user namespace here"
 . "${top_srcdir:-.}/tests/integration/test-oci-common.sh"

@@ -790,25 +790,15 @@ static void test_reload_fifo_config(void **state)
 #define DAEMON_RECV_FDS 4
 
 /* Sends len bytes of buf (0: an empty packet) with nfds copies of fd
- * (SCM_RIGHTS); sendmsg()'s result. */
+ * (SCM_RIGHTS); test_send_fds()'s result. */
 static ssize_t send_with_fds(int sock, const void *buf, size_t len, int fd, unsigned nfds)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
-	} control = { 0 };
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int fds[TEST_SEND_FDS_MAX];
 
-	assert_true(nfds > 0 && nfds <= 16);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	assert_true(nfds > 0 && nfds <= TEST_SEND_FDS_MAX);
 	for (unsigned i = 0; i < nfds; i++)
-		memcpy(CMSG_DATA(cm) + i * sizeof(int), &fd, sizeof(int));
-	return sendmsg(sock, &mh, MSG_NOSIGNAL);
+		fds[i] = fd;
+	return test_send_fds(sock, buf, len, fds, nfds);
 }
 
 /* A STATUS request with nfds copies of fd. */

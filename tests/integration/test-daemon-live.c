@@ -190,17 +190,10 @@ static void test_class_times_follow_rt_thread(void **state)
 
 static struct proto_msg node_query(int fd, uint32_t id, unsigned count, int node, bool claim, bool send_only)
 {
-	struct rtplace_query q = {
-		.prio = 80,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = (uint16_t)count,
-		.node = node,
-		.near_cpu = -1,
-		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
-		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
-	};
+	struct rtplace_query q = harness_fifo_query(80, count, claim ? RTPLACE_QUERY_F_CLAIM : 0);
 	struct proto_msg req, rep = { 0 };
 
+	q.node = node;
 	assert_int_equal(proto_encode_query(&req, id, &q), 0);
 	if (send_only)
 		assert_int_equal(harness_send(fd, &req), 0);

@@ -73,17 +73,6 @@ static void probe_kernel(void)
 	printf("# SO_PEERPIDFD: %s\n", have_peer_pidfd ? "yes" : "no (the daemon judges peers by pid)");
 }
 
-static void remove_tmpdir(void)
-{
-	char cmd[128];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
 /* Kills what the test left (also after a failed assertion), reaping only
  * its own children: a reaped pid may name another process by now. */
 static void cleanup(void)
@@ -172,15 +161,7 @@ static void child_become_nobody(void)
  * reason (why that CPU, and "at normal: ..." when demoted). */
 static unsigned child_claim_rt80(int fd, char *note, size_t len, int fail_status)
 {
-	struct rtplace_query q = {
-		.prio = 80,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = 1,
-		.flags = RTPLACE_QUERY_F_CLAIM,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(80, 1, RTPLACE_QUERY_F_CLAIM);
 	struct proto_msg req, rep;
 	struct rtplace_cpus c = { 0 };
 
@@ -318,10 +299,7 @@ int main(void)
 		test_skip("no 480-CPU topology");
 	probe_kernel();
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-peer-pidfd.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	assert_int_equal(chmod(tmpdir, 0755), 0);
-	atexit(remove_tmpdir);
+	assert_int_equal(test_tmpdir("test-peer-pidfd", 0755, tmpdir, sizeof(tmpdir)), 0);
 	snprintf(sockpath, sizeof(sockpath), "%s/rtplaced.sock", tmpdir);
 	snprintf(logpath, sizeof(logpath), "%s/rtplaced.log", tmpdir);
 	if (getenv("RTPLACE_TEST_FILTER"))

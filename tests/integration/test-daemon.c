@@ -69,19 +69,6 @@ static struct rtplace_status_reply status_of(int fd)
 		n_;                                                     \
 	})
 
-static struct rtplace_query query_for(int prio, int count, uint32_t flags)
-{
-	return (struct rtplace_query){
-		.prio = (uint8_t)prio,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = (uint16_t)count,
-		.flags = flags,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = (flags & RTPLACE_QUERY_F_CLAIM) ? RTPLACE_LEASE_INFINITE : 0,
-	};
-}
-
 static void query(int fd, const struct rtplace_query *q, struct proto_msg *rep)
 {
 	struct proto_msg req;
@@ -151,7 +138,7 @@ static void test_query_keeps_llc(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket);
-	struct rtplace_query q = query_for(99, 4, 0);
+	struct rtplace_query q = harness_fifo_query(99, 4, 0);
 	struct proto_msg rep;
 
 	query(fd, &q, &rep);
@@ -174,7 +161,7 @@ static void test_query_keeps_llc(void **state)
 static void test_sixty_claims_disjoint(void **state)
 {
 	struct harness_daemon *d = *state;
-	struct rtplace_query q = query_for(99, 4, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(99, 4, RTPLACE_QUERY_F_CLAIM);
 	static struct proto_msg req[60];
 	int fds[60];
 	struct rtplace_cpumask seen;
@@ -213,7 +200,7 @@ static void test_release_rules(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket), other = harness_connect(d->socket);
-	struct rtplace_query q = query_for(50, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM);
 	struct rtplace_release rel;
 	struct proto_msg req, rep;
 
@@ -239,7 +226,7 @@ static void test_lease_expiry_event(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket);
-	struct rtplace_query q = query_for(60, 2, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(60, 2, RTPLACE_QUERY_F_CLAIM);
 	struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
 	struct proto_msg rep, ev;
 	unsigned char buf[RTPLACE_MSG_MAX];
@@ -272,7 +259,7 @@ static void test_claim_records_by_version(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket), old_fd = harness_connect(d->socket);
-	struct rtplace_query q = query_for(60, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(60, 1, RTPLACE_QUERY_F_CLAIM);
 	struct harness_sub sub, old;
 	struct rtplace_record rec;
 	struct proto_msg rep;
@@ -342,7 +329,7 @@ static void test_protocol_versions(void **state)
 {
 	struct harness_daemon *d = *state;
 	int fd = harness_connect(d->socket);
-	struct rtplace_query q = query_for(50, 1, 0);
+	struct rtplace_query q = harness_fifo_query(50, 1, 0);
 	struct rtplace_cpus page = { .first = 384 };
 	struct proto_msg req, rep, ev;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -407,7 +394,7 @@ static void test_protocol_versions(void **state)
 	assert_int_equal(rep.hdr.version, 1);
 
 	/* a claim asked in version 2 ends with a version-1 event */
-	q = query_for(60, 1, RTPLACE_QUERY_F_CLAIM);
+	q = harness_fifo_query(60, 1, RTPLACE_QUERY_F_CLAIM);
 	q.lease_ms = 100;
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	exchange_raw(fd, &req, 2, &rep);
@@ -424,7 +411,7 @@ static void test_protocol_versions(void **state)
 static void test_owner_process_lifetime(void **state)
 {
 	struct harness_daemon *d = *state;
-	struct rtplace_query q = query_for(70, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(70, 1, RTPLACE_QUERY_F_CLAIM);
 	struct proto_msg rep;
 	pid_t child = fork(); /* first: it must not hold copies of the connections */
 	int fd, check, st;
@@ -452,21 +439,8 @@ static void test_owner_process_lifetime(void **state)
 /* Sends req with n descriptors (SCM_RIGHTS). */
 static void send_with_fds(int fd, const struct proto_msg *req, const int *fds, unsigned n)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-	} control = { 0 };
-	struct iovec iov = { .iov_base = (void *)req, .iov_len = req->hdr.length };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
 	assert_true(n > 0 && n <= 8);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)req->hdr.length);
+	assert_int_equal(test_send_fds(fd, req, req->hdr.length, fds, n), (ssize_t)req->hdr.length);
 }
 
 /* A request with descriptors: its ERROR status and reason, or 0. */
@@ -493,7 +467,7 @@ static int call_with_fds(int fd, const struct proto_msg *req, const int *fds, un
 static void test_descriptors_own_namespace(void **state)
 {
 	struct harness_daemon *d = *state;
-	struct rtplace_query q = query_for(70, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_query q = harness_fifo_query(70, 1, RTPLACE_QUERY_F_CLAIM);
 	struct proto_msg req;
 	char reason[RTPLACE_REASON_MAX];
 	pid_t child = fork();
@@ -588,7 +562,7 @@ static void expect_error(const char *path, const void *buf, size_t len, int stat
 static void test_bad_input(void **state)
 {
 	struct harness_daemon *d = *state;
-	struct rtplace_query q = query_for(50, 1, 0);
+	struct rtplace_query q = harness_fifo_query(50, 1, 0);
 	struct proto_msg m;
 	static unsigned char big[RTPLACE_MSG_MAX + 64];
 	unsigned char junk[512];
@@ -761,7 +735,7 @@ static void test_8192_cpus(void **state)
 	assert_int_equal(status_of(fd).nnodes, 32);
 
 	/* the last CPU, claimed: its set is all 128 words, the reply 76 bytes */
-	q = query_for(50, 1, RTPLACE_QUERY_F_CLAIM);
+	q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM);
 	rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	assert_int_equal(req.hdr.length, 24 + 24 + RTPLACE_MAX_CPUS / 8);
@@ -770,14 +744,14 @@ static void test_8192_cpus(void **state)
 	assert_int_equal(rep.query_reply.list[0].cpu, RTPLACE_MAX_CPUS - 1);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
 	/* held at rt50: no longer below rt50 */
-	q = query_for(50, 1, 0);
+	q = harness_fifo_query(50, 1, 0);
 	rtplace_cpumask_set(&q.allowed, RTPLACE_MAX_CPUS - 1);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	exchange_raw(fd, &req, 3, &rep);
 	assert_int_equal(rep.query_reply.count, 0);
 
 	/* four CPUs of the last node (7936..8191), claimed, in one LLC */
-	q = query_for(60, 4, RTPLACE_QUERY_F_CLAIM);
+	q = harness_fifo_query(60, 4, RTPLACE_QUERY_F_CLAIM);
 	q.node = 31;
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	exchange_raw(fd, &req, 3, &rep);
@@ -789,7 +763,7 @@ static void test_8192_cpus(void **state)
 	assert_int_equal(status_of(fd).claims_active, 2);
 
 	/* node 5 is CPUs 1280..1535: version 3 finds them, version 2 cannot */
-	q = query_for(50, 8, 0);
+	q = harness_fifo_query(50, 8, 0);
 	q.node = 5;
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	exchange_raw(fd, &req, 3, &rep);
@@ -799,7 +773,7 @@ static void test_8192_cpus(void **state)
 	exchange_raw(fd, &req, 2, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_equal(rep.query_reply.count, 0);
-	q = query_for(50, RTPLACE_QUERY_MAX_COUNT, 0);
+	q = harness_fifo_query(50, RTPLACE_QUERY_MAX_COUNT, 0);
 	assert_int_equal(proto_encode_query(&req, next_request++, &q), 0);
 	exchange_raw(fd, &req, 2, &rep);
 	assert_int_equal(rep.query_reply.count, RTPLACE_QUERY_MAX_COUNT);
@@ -840,7 +814,7 @@ static void test_watchdog_and_reload(void **state)
 /* Every CPU of ten four-CPU answers lies in [lo, hi]. */
 static void answers_within(int fd, unsigned lo, unsigned hi)
 {
-	struct rtplace_query q = query_for(50, 4, 0);
+	struct rtplace_query q = harness_fifo_query(50, 4, 0);
 
 	for (int i = 0; i < 10; i++) {
 		struct proto_msg rep;

@@ -239,15 +239,7 @@ static void status_ok(int fd)
 
 static struct rtplace_query make_query(uint32_t flags)
 {
-	return (struct rtplace_query){
-		.prio = 50,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = 2,
-		.flags = flags,
-		.node = -1,
-		.near_cpu = -1,
-		.lease_ms = (flags & RTPLACE_QUERY_F_CLAIM) ? RTPLACE_LEASE_INFINITE : 0,
-	};
+	return harness_fifo_query(50, 2, flags);
 }
 
 /* Placed, empty and refused queries, a refused move and a claim show up in

@@ -71,16 +71,6 @@ static int do_move(int fd, const struct rtplace_move *mv, struct proto_msg *rep)
 	return rep->hdr.type == RTPLACE_MSG_ERROR ? rep->hdr.status : 0;
 }
 
-static void *sleeper(void *arg)
-{
-	int *tid = arg;
-
-	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	for (;;)
-		pause();
-	return NULL;
-}
-
 static void test_move_own_thread_with_record(void **state)
 {
 	int fd = harness_connect(daemon_under_test.socket), tid = 0;
@@ -94,9 +84,8 @@ static void test_move_own_thread_with_record(void **state)
 
 	assert_true(fd >= 0);
 	assert_int_equal(harness_subscribe(fd, next_request++, &sub), 0);
-	assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	tid = test_start_sleeper(&th);
+	assert_true(tid > 0);
 
 	mv = move_req(tid, "1", 10);
 	assert_int_equal(do_move(fd, &mv, &rep), 0);
@@ -119,8 +108,7 @@ static void test_move_own_thread_with_record(void **state)
 	/* A vanished thread. */
 	mv = move_req(999999, "0", 0);
 	assert_int_equal(do_move(fd, &mv, &rep), -ESRCH);
-	pthread_cancel(th);
-	pthread_join(th, NULL);
+	test_stop_sleeper(th);
 	harness_unsubscribe(&sub);
 	close(fd);
 }
@@ -264,14 +252,10 @@ static int set_rtprio_limit(rlim_t soft)
 /* A sleeping thread of the calling (child) process: its tid, or 0. */
 static pid_t child_sleeper(void)
 {
-	static int tid;
 	pthread_t th;
+	pid_t tid = test_start_sleeper(&th);
 
-	if (pthread_create(&th, NULL, sleeper, &tid) != 0)
-		return 0;
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	return tid;
+	return tid > 0 ? tid : 0;
 }
 
 /* Runs child() in a forked child and asserts that it exits 0. */
@@ -396,10 +380,7 @@ enum userns_when {
  */
 static int userns_requester(pid_t target, enum userns_when when, int ready, int go)
 {
-	struct rtplace_query q = {
-		.prio = 99, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(99, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE);
 	struct rtplace_move mv = move_req(target, "1", 99);
 	bool host = when == USERNS_NEVER;
 	struct rtplace_cpu_info info;
@@ -748,15 +729,12 @@ static void test_kept_pidfds_bounded(void **state)
 	for (int i = 0; i < 30; i++) {
 		struct rtplace_move mv;
 		pthread_t th;
-		int tid = 0;
+		pid_t tid = test_start_sleeper(&th);
 
-		assert_int_equal(pthread_create(&th, NULL, sleeper, &tid), 0);
-		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-			usleep(1000);
+		assert_true(tid > 0);
 		mv = move_req(tid, "1", 0);
 		assert_int_equal(do_move(fd, &mv, &rep), 0);
-		pthread_cancel(th);
-		pthread_join(th, NULL);
+		test_stop_sleeper(th);
 	}
 	assert_true(harness_fd_count(daemon_under_test.pid) <= before + 8);
 	close(fd);
@@ -767,10 +745,7 @@ static void test_kept_pidfds_bounded(void **state)
  * pid. */
 static pid_t managed_ticker(int fd, unsigned bound_s)
 {
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE);
 	struct proto_msg req, rep;
 	pid_t managed = test_track_child(test_spawn_rt(1, 50, TEST_RT_TICK, bound_s));
 
@@ -880,10 +855,7 @@ static void uid_manages_threads_child(void *ctx, void *verdict)
 	const struct manages_threads *mt = ctx;
 	struct rlimit rl = { .rlim_cur = 50, .rlim_max = 50 };
 	struct manage_verdict *v = verdict;
-	struct rtplace_query q = {
-		.prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1,
-		.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE, .lease_ms = RTPLACE_LEASE_INFINITE,
-	};
+	struct rtplace_query q = harness_fifo_query(50, 1, RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_MANAGE);
 	struct proto_msg req, rep;
 	pthread_attr_t attr;
 	struct timespec t0, t1;

@@ -182,11 +182,7 @@ static struct consumer consumer_start(struct notify_sub *sub)
 	struct notify_sub_info info;
 	struct consumer c;
 	int sv[2];
-	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
 	uint64_t bytes;
-	struct iovec iov = { &bytes, sizeof(bytes) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 
 	notify_sub_info(sub, &info);
 	bytes = info.ring_bytes;
@@ -199,11 +195,8 @@ static struct consumer consumer_start(struct notify_sub *sub)
 	}
 	close(sv[1]);
 	c.sock = sv[0];
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(cm), (int[]){ info.memfd, info.doorbell }, 2 * sizeof(int));
-	assert_int_equal(sendmsg(c.sock, &msg, 0), sizeof(bytes));
+	assert_int_equal(test_send_fds(c.sock, &bytes, sizeof(bytes), (int[]){ info.memfd, info.doorbell }, 2),
+			 sizeof(bytes));
 	return c;
 }
 

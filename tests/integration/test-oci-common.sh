@@ -2,8 +2,9 @@
 # Sourced after test-client-common.sh by the tests that run containers
 # under runc: a private runc state folder, root file systems made of the
 # host's own /usr and /etc (read-only), `runc delete -f` of every
-# container created, on every exit path, before the common cleanup, and a
-# client container in a PID namespace of its own (oci_run_pidns).
+# container created, on every exit path, before the common cleanup, a
+# client container in a PID namespace of its own (oci_run_pidns) and the
+# live daemon it asks (oci_start_daemon).
 RUNC_ROOT=$TMP/runc
 CONTAINERS=
 
@@ -104,4 +105,18 @@ oci_run_pidns() {
 # namespaces), output in $TMP/out.txt and $TMP/err.txt; returns its status.
 in_container() {
 	timeout 60 runc --root "$RUNC_ROOT" exec "$OCI_ID" "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
+}
+
+# oci_start_daemon: starts the live daemon, every CPU open to placement, on
+# $SOCK in SOCKDIR ($TMP/sockdir, which oci_run_pidns shows at /run/rtplace,
+# where the container finds it as $CSOCK); makes $TMP/out and sets BUILD
+# (the build tree's absolute path).
+oci_start_daemon() {
+	BUILD=$(cd "$top_builddir" && pwd)
+	SOCKDIR=$TMP/sockdir
+	mkdir -p "$SOCKDIR" "$TMP/out" && chmod 755 "$SOCKDIR"
+	printf '[placement]\nhousekeeping-cpus =\n' >"$TMP/rtplaced.conf"
+	SOCK=$SOCKDIR/rtplaced.sock
+	CSOCK=/run/rtplace/rtplaced.sock
+	start_live_daemon --config "$TMP/rtplaced.conf"
 }

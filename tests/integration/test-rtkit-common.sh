@@ -38,12 +38,7 @@ start_rtkit_daemon() {
 		for line in "$@"; do printf '%s\n' "$line"; done
 	} >"$TMP/rtkit.conf"
 	start_live_daemon --config "$TMP/rtkit.conf"
-	i=0
-	until grep -q "serving $RK_DEST" "$TMP/rtplaced.log"; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "rtplaced did not take $RK_DEST"
-		sleep 0.05
-	done
+	wait_grep "serving $RK_DEST" "$TMP/rtplaced.log" "rtplaced did not take $RK_DEST"
 }
 
 # A command prefix that runs the rest as nobody (setpriv execs it: a

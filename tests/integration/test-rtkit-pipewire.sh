@@ -47,12 +47,8 @@ PW=$!
 PIDS="$PIDS $PW"
 
 # The grant: rtplaced logs the thread and its CPU.
-i=0
-until grep -q "of process [0-9]* (uid [0-9]*) is SCHED_RR 15 on CPU" "$TMP/rtplaced.log"; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "PipeWire got no RT grant: $(cat "$TMP/pipewire.log")"
-	sleep 0.05
-done
+wait_grep "of process [0-9]* (uid [0-9]*) is SCHED_RR 15 on CPU" "$TMP/rtplaced.log" "PipeWire got no RT grant" \
+	"$TMP/pipewire.log"
 line=$(grep "is SCHED_RR 15 on CPU" "$TMP/rtplaced.log" | head -1)
 tid=$(echo "$line" | sed 's/.*thread \([0-9]*\) of process.*/\1/')
 pid=$(echo "$line" | sed 's/.*of process \([0-9]*\) .*/\1/')

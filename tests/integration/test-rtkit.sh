@@ -23,12 +23,7 @@ start_bus "$TMP/bare_bus.sock" bare
 for addr in "$TMP/no_bus.sock:cannot connect to the system bus" "$TMP/bare_bus.sock:the bus refused $RK_DEST"; do
 	DBUS_SYSTEM_BUS_ADDRESS=unix:path=${addr%%:*}
 	start_live_daemon --config "$TMP/rtkit-off.conf"
-	i=0
-	until grep -q "${addr#*:}" "$TMP/rtplaced.log"; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "rtplaced did not say '${addr#*:}'"
-		sleep 0.05
-	done
+	wait_grep "${addr#*:}" "$TMP/rtplaced.log" "rtplaced did not say '${addr#*:}'"
 	[ "$(grep -c RealtimeKit "$TMP/rtplaced.log")" = 1 ] || fail "more than one line: $(cat "$TMP/rtplaced.log")"
 	"$CTL" --socket "$SOCK" status >/dev/null || fail "rtplaced stopped answering after '${addr#*:}'"
 	stop_daemon
@@ -243,12 +238,7 @@ DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock "$RTPLACED" --socket "$TMP/
 	--config "$TMP/rtkit-off.conf" >"$TMP/open.log" 2>&1 9>&- &
 OPEN=$!
 PIDS="$PIDS $OPEN"
-i=0
-until grep -q "serving $RK_DEST" "$TMP/open.log"; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "rtplaced did not take $RK_DEST on the open bus: $(cat "$TMP/open.log")"
-	sleep 0.05
-done
+wait_grep "serving $RK_DEST" "$TMP/open.log" "rtplaced did not take $RK_DEST on the open bus" "$TMP/open.log"
 for m in ResetKnown ResetAll Exit; do
 	DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock expect_error org.freedesktop.DBus.Error.AccessDenied \
 		nobody_call $m
@@ -265,12 +255,7 @@ wait $OPEN 2>/dev/null
 printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
 	>"$TMP/rtkit.conf"
 kill -HUP "$DAEMON"
-i=0
-until grep -q "Configuration reloaded" "$TMP/rtplaced.log"; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "rtplaced did not reload"
-	sleep 0.05
-done
+wait_grep "Configuration reloaded" "$TMP/rtplaced.log" "rtplaced did not reload"
 [ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
 	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
 

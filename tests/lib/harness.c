@@ -415,18 +415,23 @@ int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret)
 	return r < 0 ? r : harness_reply(fd, req->hdr.request_id, ret);
 }
 
+struct rtplace_query harness_fifo_query(int prio, unsigned count, uint32_t flags)
+{
+	return (struct rtplace_query){
+		.prio = (uint8_t)prio,
+		.policy = RTPLACE_POLICY_FIFO,
+		.count = (uint16_t)count,
+		.node = -1,
+		.near_cpu = -1,
+		.flags = flags,
+		.lease_ms = (flags & RTPLACE_QUERY_F_CLAIM) ? RTPLACE_LEASE_INFINITE : 0,
+	};
+}
+
 int harness_query(int fd, uint32_t request_id, int prio, unsigned count, const char *allowed, bool claim,
 		  struct proto_msg *ret)
 {
-	struct rtplace_query q = {
-		.prio = (uint8_t)prio,
-		.policy = RTPLACE_POLICY_FIFO,
-		.count = count,
-		.node = -1,
-		.near_cpu = -1,
-		.flags = claim ? RTPLACE_QUERY_F_CLAIM : 0,
-		.lease_ms = claim ? RTPLACE_LEASE_INFINITE : 0,
-	};
+	struct rtplace_query q = harness_fifo_query(prio, count, claim ? RTPLACE_QUERY_F_CLAIM : 0);
 	struct proto_msg req;
 	int r = allowed ? cpuset_parse(allowed, &q.allowed) : 0;
 

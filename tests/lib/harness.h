@@ -97,6 +97,10 @@ int harness_connect_nonblock(const char *path);
 /* Sends req and waits (up to 5 s) for its reply, skipping events. 0 or -errno. */
 int harness_call(int fd, const struct proto_msg *req, struct proto_msg *ret);
 
+/* A FIFO query at prio for count CPUs anywhere, with flags; a claim holds
+ * them for good (lease RTPLACE_LEASE_INFINITE). */
+struct rtplace_query harness_fifo_query(int prio, unsigned count, uint32_t flags);
+
 /* A FIFO QUERY at prio for count CPUs within allowed (a CPU list, NULL
  * for any), claiming them for good with claim, and its reply. 0, -errno,
  * or -EPROTO when the reply is not a QUERY_REPLY. */

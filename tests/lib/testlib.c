@@ -12,7 +12,9 @@
 #include <limits.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,18 +201,22 @@ void test_forget_child(pid_t pid)
 			test_children[i] = 0;
 }
 
-int test_write_file(const char *path, const char *text)
+int test_write_bytes(const char *path, const void *data, size_t len)
 {
-	size_t len = strlen(text);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
+	if (write(fd, data, len) != (ssize_t)len)
 		r = -EIO;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	return r;
+}
+
+int test_write_file(const char *path, const char *text)
+{
+	return test_write_bytes(path, text, strlen(text));
 }
 
 int test_fixture_remove(const char *root)
@@ -219,6 +225,101 @@ int test_fixture_remove(const char *root)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void *test_sleeper(void *arg)
+{
+	int *tid = arg;
+
+	__atomic_store_n(tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+pid_t test_start_sleeper(pthread_t *th)
+{
+	int tid = 0, r = pthread_create(th, NULL, test_sleeper, &tid);
+
+	if (r != 0)
+		return -r;
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return tid;
+}
+
+void test_stop_sleeper(pthread_t th)
+{
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+}
+
+ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * TEST_SEND_FDS_MAX)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t r = -EINVAL;
+
+	if (n > 0 && n <= TEST_SEND_FDS_MAX) {
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		if (r < 0)
+			r = -errno;
+	}
+	return r;
+}
+
+char test_fixture_root[PATH_MAX];
+
+int test_fixture_setup(void **state)
+{
+	(void)state;
+	snprintf(test_fixture_root, sizeof(test_fixture_root), "/tmp/rtplace-%s.XXXXXX", program_invocation_short_name);
+	return mkdtemp(test_fixture_root) ? 0 : -1;
+}
+
+int test_fixture_teardown(void **state)
+{
+	(void)state;
+	return test_fixture_remove(test_fixture_root);
+}
+
+static const char *test_tmpdir_path;
+
+static void test_tmpdir_remove(void)
+{
+	if (test_fixture_remove(test_tmpdir_path) < 0)
+		fprintf(stderr, "cannot remove %s\n", test_tmpdir_path);
+}
+
+int test_tmpdir(const char *name, mode_t mode, char *dir, size_t len)
+{
+	int made = 0, r = 0;
+
+	if (test_tmpdir_path)
+		r = -EBUSY;
+	else if (snprintf(dir, len, "/tmp/%s.XXXXXX", name) >= (int)len)
+		r = -ENAMETOOLONG;
+	else if (!mkdtemp(dir))
+		r = -errno;
+	else if ((made = 1) && chmod(dir, mode) < 0)
+		r = -errno;
+	else if (atexit(test_tmpdir_remove) != 0)
+		r = -ENOMEM;
+	if (r == 0)
+		test_tmpdir_path = dir;
+	else if (made)
+		test_fixture_remove(dir);
+	return r;
 }
 
 int test_write_fixture(const char *root, const char *rel, const char *text)

@@ -9,6 +9,8 @@
 #ifndef RTPLACE_TESTLIB_H
 #define RTPLACE_TESTLIB_H
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -88,8 +90,10 @@ pid_t test_fork_holding(void (*child)(void *ctx, void *verdict), void *ctx, void
  * synthetic description into the build tree. NULL when neither works. */
 const char *test_topology_path(const char *name, char *buf, size_t len);
 
-/* Writes text as the whole content of path (created 0644). 0 or -errno. */
+/* Writes text (or the len bytes of data) as the whole content of path
+ * (created 0644). 0 or -errno. */
 int test_write_file(const char *path, const char *text);
+int test_write_bytes(const char *path, const void *data, size_t len);
 
 /* test_write_file() of root/rel, creating the folders rel names: a file of
  * a fixture tree. 0 or -errno. */
@@ -98,6 +102,30 @@ int test_write_fixture(const char *root, const char *rel, const char *text);
 /* Removes a fixture tree made with mkdtemp(), whole: a cmocka teardown's
  * return value (0, or -1 when it could not). */
 int test_fixture_remove(const char *root);
+
+/* A thread of the calling process that sleeps until test_stop_sleeper():
+ * its tid once it runs, or -errno. */
+pid_t test_start_sleeper(pthread_t *th);
+void test_stop_sleeper(pthread_t th);
+
+/* Sends len bytes of buf on sock (0: an empty packet) with the n
+ * descriptors of fds (SCM_RIGHTS, 1 to TEST_SEND_FDS_MAX): the bytes sent
+ * or -errno. */
+#define TEST_SEND_FDS_MAX 16
+ssize_t test_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n);
+
+/* The fixture tree of a test whose cases share one: test_fixture_setup(),
+ * a cmocka setup, makes it empty under /tmp, named after the program;
+ * test_fixture_teardown() removes it. */
+extern char test_fixture_root[PATH_MAX];
+int test_fixture_setup(void **state);
+int test_fixture_teardown(void **state);
+
+/* Makes the test's own folder /tmp/NAME.XXXXXX (its name in dir, len
+ * bytes) with mode (0755 where nobody must reach into it), removed whole
+ * when the test exits, after a failed assertion too; one a test. 0 or
+ * -errno. */
+int test_tmpdir(const char *name, mode_t mode, char *dir, size_t len);
 
 /* A xorshift64 generator from a fixed seed (never 0), so that a failure
  * reproduces: the next value, and one below n (n > 0). */

@@ -23,6 +23,7 @@
 #include "claims.h"
 #include "levels.h"
 #include "procfs.h"
+#include "testlib.h"
 
 static char tmpdir[64];
 
@@ -391,15 +392,6 @@ static void test_journal_compacts(void **state)
 	claims_free(c);
 }
 
-static void cleanup_tmpdir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,9 +405,7 @@ int main(void)
 		cmocka_unit_test(test_journal_compacts),
 	};
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-claims-state.XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (test_tmpdir("test-claims-state", 0700, tmpdir, sizeof(tmpdir)) < 0)
 		return 1;
-	atexit(cleanup_tmpdir);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,17 @@ static void test_one_error(const char *text, const char *message)
 	assert_int_equal(test_load(text, &c, expected), -EINVAL);
 }
 
+/* a and b differ, and key names the first setting between them that
+ * needs a restart (NULL: a reload takes every difference). */
+static void assert_differs(const struct config *a, const struct config *b, const char *key)
+{
+	assert_false(config_equal(a, b));
+	if (key)
+		assert_string_equal(config_restart_key(a, b), key);
+	else
+		assert_null(config_restart_key(a, b));
+}
+
 static void test_defaults(void **state)
 {
 	struct config c;
@@ -186,8 +197,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.containers.max_cpus, 2);
 
 	config_defaults(&d);
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&d, &c), "daemon.socket");
+	assert_differs(&d, &c, "daemon.socket");
 }
 
 static void test_values(void **state)
@@ -226,11 +236,9 @@ static void test_values(void **state)
 	assert_int_equal(c.placement.irq_window_ms, 100);
 	/* The window's timer is set at start; the tie-breaker follows a reload. */
 	config_defaults(&d);
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&d, &c), "placement.irq-window-ms");
+	assert_differs(&d, &c, "placement.irq-window-ms");
 	d.placement.irq_window_ms = c.placement.irq_window_ms;
-	assert_false(config_equal(&c, &d));
-	assert_null(config_restart_key(&d, &c));
+	assert_differs(&d, &c, NULL);
 	assert_int_equal(test_load("[moves]\nmax-prio = 1\nrebalance-interval-ms = 10\n", &c, NULL), 0);
 	assert_int_equal(c.moves.max_prio, 1);
 	assert_int_equal(c.moves.rebalance_interval_ms, 10);
@@ -725,8 +733,7 @@ static void test_manage_rules(void **state)
 	assert_int_equal(c.moves.n_manage_cgroup, 2);
 	assert_string_equal(c.moves.manage_cgroup[0], "/system.slice/ffmpeg.service");
 	assert_string_equal(c.moves.manage_cgroup[1], "/");
-	assert_false(config_equal(&c, &d));
-	assert_null(config_restart_key(&d, &c));
+	assert_differs(&d, &c, NULL);
 
 	/* Empty lists are the defaults; 16 entries is the limit. */
 	assert_int_equal(test_load("[moves]\nmanage-comm =\nmanage-uid =  \nmanage-cgroup =\n", &c, NULL), 0);
@@ -881,12 +888,10 @@ static void test_rtkit(void **state)
 	config_defaults(&c);
 	d = c;
 	d.rtkit.enable = true;
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&c, &d), "rtkit.enable");
+	assert_differs(&c, &d, "rtkit.enable");
 	d = c;
 	d.rtkit.max_realtime_priority = 30;
-	assert_false(config_equal(&c, &d));
-	assert_null(config_restart_key(&c, &d));
+	assert_differs(&c, &d, NULL);
 }
 
 static void test_tracker(void **state)
@@ -929,16 +934,13 @@ static void test_tracker(void **state)
 	config_defaults(&c);
 	d = c;
 	d.tracker.mode = CONFIG_TRACKER_SAMPLED;
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&c, &d), "tracker.mode");
+	assert_differs(&c, &d, "tracker.mode");
 	d = c;
 	d.tracker.required = true;
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&c, &d), "tracker.required");
+	assert_differs(&c, &d, "tracker.required");
 	d = c;
 	d.tracker.sample_interval_ms = 50;
-	assert_false(config_equal(&c, &d));
-	assert_string_equal(config_restart_key(&c, &d), "tracker.sample-interval-ms");
+	assert_differs(&c, &d, "tracker.sample-interval-ms");
 }
 
 static void test_equal_and_restart_key(void **state)
@@ -951,8 +953,7 @@ static void test_equal_and_restart_key(void **state)
 	assert_null(config_restart_key(&a, &b));
 
 	b.limits.max_clients = 5;
-	assert_false(config_equal(&a, &b));
-	assert_null(config_restart_key(&a, &b));
+	assert_differs(&a, &b, NULL);
 
 	config_defaults(&b);
 	snprintf(b.moves.rt_groups[0], CONFIG_GROUP_MAX, "audio");
@@ -977,20 +978,17 @@ static void test_equal_and_restart_key(void **state)
 	assert_string_equal(config_restart_key(&a, &b), "topology.file");
 	config_defaults(&b);
 	b.metrics.port = 9808;
-	assert_false(config_equal(&a, &b));
-	assert_string_equal(config_restart_key(&a, &b), "metrics.listen");
+	assert_differs(&a, &b, "metrics.listen");
 	config_defaults(&b);
 	snprintf(b.metrics.host, sizeof(b.metrics.host), "::1");
 	assert_string_equal(config_restart_key(&a, &b), "metrics.listen");
 	config_defaults(&b);
 	b.metrics.bpf_stats = true;
-	assert_false(config_equal(&a, &b));
-	assert_string_equal(config_restart_key(&a, &b), "metrics.bpf-stats");
+	assert_differs(&a, &b, "metrics.bpf-stats");
 	/* The hook reads [containers] at every container start. */
 	config_defaults(&b);
 	b.containers.max_prio = 10;
-	assert_false(config_equal(&a, &b));
-	assert_null(config_restart_key(&a, &b));
+	assert_differs(&a, &b, NULL);
 	config_defaults(&b);
 	b.containers.allow_exclusive = false;
 	assert_false(config_equal(&a, &b));

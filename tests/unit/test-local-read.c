@@ -83,17 +83,20 @@ static void side_config(struct side *sd, uint64_t *rng)
 	assert_int_equal(placement_ctx_new(&sd->cfg, sd->t, &sd->view, &sd->ctx), 0);
 }
 
-static void side_open(struct side *sd, const char *name, uint64_t *rng)
+/* A side over topology name, its configuration drawn from rng; side_free()
+ * ends it. */
+static struct side *side_new(const char *name, uint64_t *rng)
 {
+	struct side *sd = calloc(1, sizeof(*sd));
 	char path[4096];
 	struct rtplace_reason why;
 	struct rtplace_local_reply lr;
 	__u16 *shard_of;
 	int fds[2];
 
+	assert_non_null(sd);
 	if (!test_topology_path(name, path, sizeof(path)))
 		skip();
-	memset(sd, 0, sizeof(*sd));
 	assert_int_equal(topo_load(path, &why, &sd->t), 0);
 	shard_of = calloc(sd->t->ncpus, sizeof(*shard_of));
 	assert_non_null(shard_of);
@@ -110,9 +113,10 @@ static void side_open(struct side *sd, const char *name, uint64_t *rng)
 	snapshot_publish(&sd->snap, sd->t, &sd->cfg, &sd->housekeeping, &sd->claims, true);
 	assert_int_equal(snapshot_offer(&sd->snap, &lr, fds), 0);
 	assert_int_equal(local_open(&lr, dup(fds[0]), dup(fds[1]), &sd->local), 0);
+	return sd;
 }
 
-static void side_close(struct side *sd)
+static void side_free(struct side *sd)
 {
 	local_close(sd->local);
 	placement_ctx_free(sd->ctx);
@@ -120,6 +124,7 @@ static void side_close(struct side *sd)
 	snapshot_free(&sd->snap);
 	snapshot_region_free(&sd->map);
 	topo_free(sd->t);
+	free(sd);
 }
 
 /* What rtplaced's changes do between two answers: levels of the map (the
@@ -153,12 +158,11 @@ static void random_change(struct side *sd, uint64_t *rng, uint64_t *stamp)
 
 static void differential(const char *name, uint64_t seed)
 {
-	struct side *sd = calloc(1, sizeof(*sd));
+	struct side *sd;
 	uint64_t rng = seed, stamp = 1 << 20;
 	unsigned long nonempty = 0;
 
-	assert_non_null(sd);
-	side_open(sd, name, &rng);
+	sd = side_new(name, &rng);
 	sd->claims.stamp = ++stamp;
 	for (unsigned i = 0; i < DIFF_REQUESTS; i++) {
 		const struct rtplace_query_reply *lr = NULL;
@@ -191,8 +195,7 @@ static void differential(const char *name, uint64_t seed)
 	print_message("%s: %u requests, %lu with CPUs, seed %llu\n", name, DIFF_REQUESTS, nonempty,
 		      (unsigned long long)seed);
 	assert_true(nonempty > DIFF_REQUESTS / 2);
-	side_close(sd);
-	free(sd);
+	side_free(sd);
 }
 
 static void test_differential_480(void **state)
@@ -209,14 +212,13 @@ static void test_differential_16llc(void **state)
 
 static void test_read_only(void **state)
 {
-	struct side *sd = calloc(1, sizeof(*sd));
+	struct side *sd;
 	struct rtplace_local_reply lr;
 	uint64_t rng = 7;
 	int fds[2];
 
 	(void)state;
-	assert_non_null(sd);
-	side_open(sd, "2s-240c-480t", &rng);
+	sd = side_new("2s-240c-480t", &rng);
 	assert_int_equal(snapshot_offer(&sd->snap, &lr, fds), 0);
 	assert_null(test_fd_writable_by(fds[0], (size_t)lr.map_size));
 	assert_null(test_fd_writable_by(fds[1], (size_t)lr.snap_size));
@@ -233,13 +235,12 @@ static void test_read_only(void **state)
 		assert_null(test_fd_writable_by(rw, i ? (size_t)lr.snap_size : (size_t)lr.map_size));
 		close(rw);
 	}
-	side_close(sd);
-	free(sd);
+	side_free(sd);
 }
 
 static void test_unknown_layout(void **state)
 {
-	struct side *sd = calloc(1, sizeof(*sd));
+	struct side *sd;
 	struct rtplace_local_reply lr;
 	struct rtplace_local *l = NULL;
 	struct snapshot_region other;
@@ -247,8 +248,7 @@ static void test_unknown_layout(void **state)
 	int fds[2];
 
 	(void)state;
-	assert_non_null(sd);
-	side_open(sd, "2s-240c-480t", &rng);
+	sd = side_new("2s-240c-480t", &rng);
 	assert_int_equal(snapshot_offer(&sd->snap, &lr, fds), 0);
 	/* A daemon of a newer layout says so in its reply... */
 	lr.snap_layout = SNAP_LAYOUT + 1;
@@ -263,30 +263,27 @@ static void test_unknown_layout(void **state)
 	assert_int_equal(local_open(&lr, dup(fds[0]), dup(other.ro_fd), &l), 0);
 	local_close(l);
 	snapshot_region_free(&other);
-	side_close(sd);
-	free(sd);
+	side_free(sd);
 }
 
 /* A copy that overlaps a publish at every try is not an answer. */
 static void test_torn_read(void **state)
 {
-	struct side *sd = calloc(1, sizeof(*sd));
+	struct side *sd;
 	const struct rtplace_query_reply *lr;
 	struct rtplace_query q = { .prio = 50, .count = 1, .node = -1, .near_cpu = -1 };
 	struct snap *s;
 	uint64_t rng = 13;
 
 	(void)state;
-	assert_non_null(sd);
-	side_open(sd, "2s-240c-480t", &rng);
+	sd = side_new("2s-240c-480t", &rng);
 	s = sd->snap.region.map;
 	assert_int_equal(local_query(sd->local, &q, &lr), 0);
 	s->seq.seq++;
 	assert_int_equal(local_query(sd->local, &q, &lr), -EAGAIN);
 	s->seq.seq++;
 	assert_int_equal(local_query(sd->local, &q, &lr), 0);
-	side_close(sd);
-	free(sd);
+	side_free(sd);
 }
 
 int main(void)

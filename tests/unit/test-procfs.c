@@ -23,11 +23,9 @@
 #include "procfs.h"
 #include "testlib.h"
 
-static char root[PATH_MAX];
-
 static void write_file(const char *rel, const char *text)
 {
-	assert_int_equal(test_write_fixture(root, rel, text), 0);
+	assert_int_equal(test_write_fixture(test_fixture_root, rel, text), 0);
 }
 
 /* A stat line of 52 fields: comm with spaces and parentheses, the given
@@ -40,18 +38,6 @@ static void stat_line(char *buf, size_t len, int pid, const char *comm, char sta
 		 "%d (%s) %c 1 %d %d 0 -1 %u 100 0 0 0 5 6 0 0 %d 0 1 0 %llu 2000 300 "
 		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
 		 pid, comm, state, pid, pid, flags, prio_field, start, cpu, rtprio, policy);
-}
-
-static int setup(void **state)
-{
-	snprintf(root, sizeof(root), "/tmp/rtplace-test-procfs.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	return test_fixture_remove(root);
 }
 
 static void test_parse_stat(void **state)
@@ -137,22 +123,22 @@ static void test_read_fixture(void **state)
 	write_file("300/task/301/stat", line);
 	write_file("300/comm", "main\n");
 
-	assert_int_equal(procfs_read_stat(root, 300, 0, &st), 0);
+	assert_int_equal(procfs_read_stat(test_fixture_root, 300, 0, &st), 0);
 	assert_int_equal(st.state, 'S');
-	assert_int_equal(procfs_read_stat(root, 300, 301, &st), 0);
+	assert_int_equal(procfs_read_stat(test_fixture_root, 300, 301, &st), 0);
 	assert_int_equal(st.state, 'R');
 	assert_int_equal(st.cpu, 1);
 	assert_int_equal(st.rt_priority, 80);
 	assert_int_equal(st.prio, 19);
 
-	assert_int_equal(procfs_read(root, 300, "comm", buf, sizeof(buf)), 5);
+	assert_int_equal(procfs_read(test_fixture_root, 300, "comm", buf, sizeof(buf)), 5);
 	assert_string_equal(buf, "main\n");
 	/* exactly full is fine; one byte more is -EFBIG, never a silent cut */
-	assert_int_equal(procfs_read(root, 300, "comm", buf, 6), 5);
-	assert_int_equal(procfs_read(root, 300, "comm", buf, 5), -EFBIG);
+	assert_int_equal(procfs_read(test_fixture_root, 300, "comm", buf, 6), 5);
+	assert_int_equal(procfs_read(test_fixture_root, 300, "comm", buf, 5), -EFBIG);
 	/* a process or thread that is not there is gone: -ESRCH */
-	assert_int_equal(procfs_read(root, 999, "comm", buf, sizeof(buf)), -ESRCH);
-	assert_int_equal(procfs_read_stat(root, 300, 302, &st), -ESRCH);
+	assert_int_equal(procfs_read(test_fixture_root, 999, "comm", buf, sizeof(buf)), -ESRCH);
+	assert_int_equal(procfs_read_stat(test_fixture_root, 300, 302, &st), -ESRCH);
 }
 
 static void test_parse_nspid(void **state)
@@ -232,31 +218,31 @@ static void test_read_ids_fixture(void **state)
 	write_file(rel, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t500\nNSpid:\t500\t1\n");
 	snprintf(rel, sizeof(rel), "%d/fdinfo/8", (int)getpid());
 	write_file(rel, "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1058\neventfd-count:\t0\n");
-	assert_int_equal(procfs_read_pidfd(root, 7, &ns), 0);
+	assert_int_equal(procfs_read_pidfd(test_fixture_root, 7, &ns), 0);
 	assert_int_equal(ns.n, 2);
 	assert_int_equal(ns.pids[0], 500);
 	assert_int_equal(ns.pids[1], 1);
-	assert_int_equal(procfs_read_pidfd(root, 8, &ns), -EBADF);
-	assert_int_equal(procfs_read_pidfd(root, 9, &ns), -ESRCH);
+	assert_int_equal(procfs_read_pidfd(test_fixture_root, 8, &ns), -EBADF);
+	assert_int_equal(procfs_read_pidfd(test_fixture_root, 9, &ns), -ESRCH);
 
 	/* a containerised process 500 (pid 1 inside) with threads 2 and 3 */
 	write_file("500/status", "Name:\tinit\nNSpid:\t500\t1\n");
 	write_file("500/task/500/status", "Name:\tinit\nNSpid:\t500\t1\n");
 	write_file("500/task/501/status", "Name:\tworker\nNSpid:\t501\t2\n");
 	write_file("500/task/502/status", "Name:\tworker\nNSpid:\t502\t3\n");
-	assert_int_equal(procfs_read_nspid(root, 500, 0, &ns), 0);
+	assert_int_equal(procfs_read_nspid(test_fixture_root, 500, 0, &ns), 0);
 	assert_int_equal(ns.n, 2);
-	assert_int_equal(procfs_read_nspid(root, 500, 502, &ns), 0);
+	assert_int_equal(procfs_read_nspid(test_fixture_root, 500, 502, &ns), 0);
 	assert_int_equal(ns.pids[1], 3);
-	assert_int_equal(procfs_read_nspid(root, 500, 503, &ns), -ESRCH);
-	assert_int_equal(procfs_find_thread_nspid(root, 500, 1, 3, &tid), 0);
+	assert_int_equal(procfs_read_nspid(test_fixture_root, 500, 503, &ns), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(test_fixture_root, 500, 1, 3, &tid), 0);
 	assert_int_equal(tid, 502);
-	assert_int_equal(procfs_find_thread_nspid(root, 500, 0, 501, &tid), 0);
+	assert_int_equal(procfs_find_thread_nspid(test_fixture_root, 500, 0, 501, &tid), 0);
 	assert_int_equal(tid, 501);
 	/* the daemon's 502 is nobody's 502 inside */
-	assert_int_equal(procfs_find_thread_nspid(root, 500, 1, 502, &tid), -ESRCH);
-	assert_int_equal(procfs_find_thread_nspid(root, 500, 2, 1, &tid), -ESRCH);
-	assert_int_equal(procfs_find_thread_nspid(root, 599, 0, 599, &tid), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(test_fixture_root, 500, 1, 502, &tid), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(test_fixture_root, 500, 2, 1, &tid), -ESRCH);
+	assert_int_equal(procfs_find_thread_nspid(test_fixture_root, 599, 0, 599, &tid), -ESRCH);
 
 	/* namespaces by the identity of what ns/pid leads to */
 	write_file("ns-a", "");
@@ -267,18 +253,18 @@ static void test_read_ids_fixture(void **state)
 	for (int pid = 600; pid <= 602; pid++) {
 		char path[PATH_MAX + 32], target[PATH_MAX + 32];
 
-		snprintf(path, sizeof(path), "%s/%d/ns", root, pid);
+		snprintf(path, sizeof(path), "%s/%d/ns", test_fixture_root, pid);
 		assert_int_equal(mkdir(path, 0755), 0);
-		snprintf(path, sizeof(path), "%s/%d/ns/pid", root, pid);
-		snprintf(target, sizeof(target), "%s/%s", root, pid == 602 ? "ns-b" : "ns-a");
+		snprintf(path, sizeof(path), "%s/%d/ns/pid", test_fixture_root, pid);
+		snprintf(target, sizeof(target), "%s/%s", test_fixture_root, pid == 602 ? "ns-b" : "ns-a");
 		assert_int_equal(symlink(target, path), 0);
 	}
-	assert_int_equal(procfs_pidns(root, 600, &a), 0);
-	assert_int_equal(procfs_pidns(root, 601, &b), 0);
-	assert_int_equal(procfs_pidns(root, 602, &c), 0);
+	assert_int_equal(procfs_pidns(test_fixture_root, 600, &a), 0);
+	assert_int_equal(procfs_pidns(test_fixture_root, 601, &b), 0);
+	assert_int_equal(procfs_pidns(test_fixture_root, 602, &c), 0);
 	assert_true(a.dev == b.dev && a.ino == b.ino);
 	assert_false(a.dev == c.dev && a.ino == c.ino);
-	assert_int_equal(procfs_pidns(root, 603, &a), -ESRCH);
+	assert_int_equal(procfs_pidns(test_fixture_root, 603, &a), -ESRCH);
 }
 
 static void test_read_ids_live(void **state)
@@ -324,14 +310,14 @@ static void test_list_fixture(void **state)
 	write_file("301x/comm", "not a pid\n");
 	write_file("self/comm", "not a pid\n");
 	write_file("7/comm", "init\n");
-	assert_int_equal(procfs_list(root, 0, &l), 0);
+	assert_int_equal(procfs_list(test_fixture_root, 0, &l), 0);
 	assert_int_equal(l.n, 2);
 	assert_true(has_id(&l, 300) && has_id(&l, 7));
-	assert_int_equal(procfs_list(root, 300, &l), 0);
+	assert_int_equal(procfs_list(test_fixture_root, 300, &l), 0);
 	assert_int_equal(l.n, 2);
 	assert_true(has_id(&l, 300) && has_id(&l, 301));
 	/* a process that is not there is gone: -ESRCH */
-	assert_int_equal(procfs_list(root, 999, &l), -ESRCH);
+	assert_int_equal(procfs_list(test_fixture_root, 999, &l), -ESRCH);
 	procfs_ids_free(&l);
 	assert_null(l.ids);
 }
@@ -342,23 +328,23 @@ static void test_read_rt_throttle(void **state)
 	struct procfs_rt_throttle t = { 7, 7 };
 	int64_t v;
 
-	assert_int_equal(procfs_read_rt_throttle(root, &t), -ENOENT);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), -ENOENT);
 	write_file("sys/kernel/sched_rt_runtime_us", "950000\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), -ENOENT);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), -ENOENT);
 	write_file("sys/kernel/sched_rt_period_us", "1000000\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), 0);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), 0);
 	assert_int_equal(t.runtime_us, 950000);
 	assert_int_equal(t.period_us, 1000000);
 	/* Throttling off, as tuned's realtime profile sets it. */
 	write_file("sys/kernel/sched_rt_runtime_us", "-1\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), 0);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), 0);
 	assert_int_equal(t.runtime_us, -1);
 	write_file("sys/kernel/sched_rt_runtime_us", "lots\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), -EBADMSG);
 	write_file("sys/kernel/sched_rt_runtime_us", "2000000\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), -EBADMSG);
 	write_file("sys/kernel/sched_rt_runtime_us", "5\n6\n");
-	assert_int_equal(procfs_read_rt_throttle(root, &t), -EBADMSG);
+	assert_int_equal(procfs_read_rt_throttle(test_fixture_root, &t), -EBADMSG);
 	assert_int_equal(t.runtime_us, -1);
 	assert_int_equal(procfs_parse_sysctl("", &v), -EBADMSG);
 	assert_int_equal(procfs_parse_sysctl("99999999999999999999", &v), -EBADMSG);
@@ -448,13 +434,13 @@ int main(void)
 		cmocka_unit_test(test_parse_stat),
 		cmocka_unit_test(test_parse_stat_rejects),
 		cmocka_unit_test(test_status_fields),
-		cmocka_unit_test_setup_teardown(test_read_fixture, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_list_fixture, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_rt_throttle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_fixture, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_list_fixture, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_read_rt_throttle, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test(test_read_live),
 		cmocka_unit_test(test_parse_nspid),
 		cmocka_unit_test(test_parse_pidfd_fdinfo),
-		cmocka_unit_test_setup_teardown(test_read_ids_fixture, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_ids_fixture, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test(test_read_ids_live),
 		cmocka_unit_test(test_pidns_up_live),
 	};

@@ -18,23 +18,9 @@
 #include "rtbudget.h"
 #include "testlib.h"
 
-static char root[PATH_MAX];
-
 static void write_file(const char *rel, const char *text)
 {
-	assert_int_equal(test_write_fixture(root, rel, text), 0);
-}
-
-static int setup(void **state)
-{
-	snprintf(root, sizeof(root), "/tmp/rtplace-test-rtbudget.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	return test_fixture_remove(root);
+	assert_int_equal(test_write_fixture(test_fixture_root, rel, text), 0);
 }
 
 static void test_parse_cgroup(void **state)
@@ -66,14 +52,14 @@ static void test_find_zero(void **state)
 	write_file("cpu/cpu.rt_runtime_us", "950000\n");
 	write_file("cpu/rt/cpu.rt_runtime_us", "400000\n");
 	write_file("cpu/rt/app/cpu.rt_runtime_us", "0\n");
-	assert_int_equal(rtbudget_find("1:cpu:/rt/app\n0::/\n", root, &f), 0);
-	snprintf(want, sizeof(want), "%s/cpu/rt/app", root);
+	assert_int_equal(rtbudget_find("1:cpu:/rt/app\n0::/\n", test_fixture_root, &f), 0);
+	snprintf(want, sizeof(want), "%s/cpu/rt/app", test_fixture_root);
 	assert_string_equal(f.folder, want);
 	assert_string_equal(f.first, "");
 	assert_int_equal(f.budget_us, 400000);
 	rtbudget_explain(&f, &why);
 	assert_true(!strncmp(why.text, RTBUDGET_REASON_PREFIX, strlen(RTBUDGET_REASON_PREFIX)));
-	snprintf(want, sizeof(want), "echo 400000 > %s/cpu/rt/app/cpu.rt_runtime_us", root);
+	snprintf(want, sizeof(want), "echo 400000 > %s/cpu/rt/app/cpu.rt_runtime_us", test_fixture_root);
 	assert_non_null(strstr(why.text, want));
 	assert_non_null(strstr(why.text, "--cpu-rt-runtime"));
 }
@@ -89,12 +75,12 @@ static void test_find_parent_zero(void **state)
 	write_file("cpu/a/cpu.rt_runtime_us", "0\n");
 	write_file("cpu/a/b/cpu.rt_runtime_us", "0\n");
 	write_file("cpu/a/b/c/cpu.rt_runtime_us", "0\n");
-	assert_int_equal(rtbudget_find("1:cpu:/a/b/c\n", root, &f), 0);
-	snprintf(want, sizeof(want), "%s/cpu/a", root);
+	assert_int_equal(rtbudget_find("1:cpu:/a/b/c\n", test_fixture_root, &f), 0);
+	snprintf(want, sizeof(want), "%s/cpu/a", test_fixture_root);
 	assert_string_equal(f.first, want);
 	assert_int_equal(f.budget_us, 950000);
 	rtbudget_explain(&f, &why);
-	snprintf(want, sizeof(want), "give %s/cpu/a and each folder below it a budget", root);
+	snprintf(want, sizeof(want), "give %s/cpu/a and each folder below it a budget", test_fixture_root);
 	assert_non_null(strstr(why.text, want));
 }
 
@@ -106,12 +92,12 @@ static void test_find_not_the_cause(void **state)
 	write_file("cpu/ok/cpu.rt_runtime_us", "10000\n");
 	write_file("cpu/unlimited/cpu.rt_runtime_us", "-1\n");
 	write_file("cpu/bad/cpu.rt_runtime_us", "lots\n");
-	assert_int_equal(rtbudget_find("1:cpu:/ok\n", root, &f), -ENOENT);
-	assert_int_equal(rtbudget_find("1:cpu:/unlimited\n", root, &f), -ENOENT);
-	assert_int_equal(rtbudget_find("0::/ok\n", root, &f), -ENOENT);
+	assert_int_equal(rtbudget_find("1:cpu:/ok\n", test_fixture_root, &f), -ENOENT);
+	assert_int_equal(rtbudget_find("1:cpu:/unlimited\n", test_fixture_root, &f), -ENOENT);
+	assert_int_equal(rtbudget_find("0::/ok\n", test_fixture_root, &f), -ENOENT);
 	/* A kernel without RT group scheduling has no such file. */
-	assert_int_equal(rtbudget_find("1:cpu:/missing\n", root, &f), -ENOENT);
-	assert_int_equal(rtbudget_find("1:cpu:/bad\n", root, &f), -EBADMSG);
+	assert_int_equal(rtbudget_find("1:cpu:/missing\n", test_fixture_root, &f), -ENOENT);
+	assert_int_equal(rtbudget_find("1:cpu:/bad\n", test_fixture_root, &f), -EBADMSG);
 	assert_int_equal(f.budget_us, 7);
 }
 
@@ -119,9 +105,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_cgroup),
-		cmocka_unit_test_setup_teardown(test_find_zero, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_find_parent_zero, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_find_not_the_cause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_find_zero, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_find_parent_zero, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_find_not_the_cause, test_fixture_setup, test_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,11 +18,9 @@
 #include "sysfs.h"
 #include "testlib.h"
 
-static char root[PATH_MAX];
-
 static void write_file(const char *rel, const char *text)
 {
-	assert_int_equal(test_write_fixture(root, rel, text), 0);
+	assert_int_equal(test_write_fixture(test_fixture_root, rel, text), 0);
 }
 
 static void assert_set(const struct rtplace_cpumask *s, const char *list)
@@ -34,18 +32,6 @@ static void assert_set(const struct rtplace_cpumask *s, const char *list)
 	else
 		cpuset_zero(&want);
 	assert_true(cpuset_equal(s, &want));
-}
-
-static int setup(void **state)
-{
-	snprintf(root, sizeof(root), "/tmp/rtplace-test-sysfs.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	return test_fixture_remove(root);
 }
 
 static void test_parse_cpulist(void **state)
@@ -74,7 +60,7 @@ static void test_isolation_boot(void **state)
 
 	write_file("devices/system/cpu/isolated", "2-7\n");
 	write_file("devices/system/cpu/nohz_full", "2-7\n");
-	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), 0);
+	assert_int_equal(sysfs_read_isolation(test_fixture_root, &reason, &iso), 0);
 	assert_set(&iso.isolated, "2-7");
 	assert_set(&iso.nohz_full, "2-7");
 	assert_set(&iso.partitions, "");
@@ -89,7 +75,7 @@ static void test_isolation_partition(void **state)
 	write_file("devices/system/cpu/isolated", "\n");
 	write_file("devices/system/cpu/nohz_full", "(null)\n");
 	write_file("fs/cgroup/cpuset.cpus.isolated", "5-6\n");
-	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), 0);
+	assert_int_equal(sysfs_read_isolation(test_fixture_root, &reason, &iso), 0);
 	assert_set(&iso.isolated, "5-6");
 	assert_set(&iso.partitions, "5-6");
 	assert_set(&iso.nohz_full, "");
@@ -101,10 +87,10 @@ static void test_isolation_missing(void **state)
 	struct sysfs_isolation iso;
 	struct rtplace_reason reason;
 
-	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), 0);
+	assert_int_equal(sysfs_read_isolation(test_fixture_root, &reason, &iso), 0);
 	assert_true(cpuset_empty(&iso.isolated));
 	assert_true(cpuset_empty(&iso.nohz_full));
-	assert_int_equal(sysfs_read_cpulist(root, "isolated", &iso.isolated), -ENOENT);
+	assert_int_equal(sysfs_read_cpulist(test_fixture_root, "isolated", &iso.isolated), -ENOENT);
 }
 
 /* Garbage is refused, naming the file, and nothing is half-read. */
@@ -117,12 +103,12 @@ static void test_isolation_garbage(void **state)
 	cpuset_set(&iso.isolated, 1);
 	write_file("devices/system/cpu/isolated", "2-7\n");
 	write_file("devices/system/cpu/nohz_full", "two to seven\n");
-	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), -EINVAL);
+	assert_int_equal(sysfs_read_isolation(test_fixture_root, &reason, &iso), -EINVAL);
 	assert_non_null(strstr(reason.text, "devices/system/cpu/nohz_full is not a CPU list"));
 	assert_set(&iso.isolated, "1");
 	write_file("devices/system/cpu/nohz_full", "2-7\n");
 	write_file("fs/cgroup/cpuset.cpus.isolated", "7-2\n");
-	assert_int_equal(sysfs_read_isolation(root, &reason, &iso), -EINVAL);
+	assert_int_equal(sysfs_read_isolation(test_fixture_root, &reason, &iso), -EINVAL);
 	assert_non_null(strstr(reason.text, "cpuset.cpus.isolated"));
 }
 
@@ -130,10 +116,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_cpulist),
-		cmocka_unit_test_setup_teardown(test_isolation_boot, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_isolation_partition, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_isolation_missing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_isolation_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_boot, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_partition, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_missing, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_garbage, test_fixture_setup, test_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
