@@ -538,7 +538,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	sigset_t sigs;
 	int o, r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 'd':
 			if (cli_parse_seconds(optarg, 0.1, 3600, &t.delay) < 0)
@@ -552,14 +552,10 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 		case 'b':
 			t.batch = true;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	top_size(&t);
 	t.clear = !t.batch && !c->json && isatty(STDOUT_FILENO);
 	t.body_rows = top_body_rows(&t);
