@@ -469,10 +469,10 @@ static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo
 {
 	int r;
 
-	r = cpupri_map_new(s->topo, mode, &m->mem, &m->size);
+	r = cpupri_map_open(s->topo, mode, &m->mem, &m->view);
 	if (r == 0) {
-		m->geom = ((const struct cpupri_header *)m->mem)->geom;
-		r = cpupri_view_open(m->mem, m->size, &m->view);
+		m->geom = m->view.geom;
+		m->size = m->geom.size;
 	}
 	for (unsigned q = 0; r == 0 && q < ML_NQUERIES; q++) {
 		r = cpupri_mask_new(&m->view, &m->mask[q]);

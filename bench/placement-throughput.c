@@ -93,18 +93,10 @@ static uint64_t pt_rand(uint64_t *s)
 
 static int pt_map_open(const struct topo *t, struct pt_map *ret)
 {
-	size_t size;
-	int r;
+	int r = cpupri_map_open(t, TOPO_SHARD_NODE, &ret->mem, &ret->view);
 
-	r = cpupri_map_new(t, TOPO_SHARD_NODE, &ret->mem, &size);
-	if (r < 0)
-		return r;
-	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
-	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
-	if (r < 0) {
-		free(ret->mem);
-		ret->mem = NULL;
-	}
+	if (r == 0)
+		ret->geom = ret->view.geom;
 	return r;
 }
 
