@@ -19,12 +19,22 @@
 #define BENCH_READY_TIMEOUT_MS 20000
 #define BENCH_ARGS_MAX 16
 
-uint64_t bench_now_ns(void)
+static uint64_t bench_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bench_now_ns(void)
+{
+	return bench_clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t bench_thread_ns(void)
+{
+	return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 int bench_cmp_u64(const void *a, const void *b)

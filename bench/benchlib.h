@@ -15,6 +15,9 @@
 /* CLOCK_MONOTONIC in ns. */
 uint64_t bench_now_ns(void);
 
+/* CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time. */
+uint64_t bench_thread_ns(void);
+
 /* qsort() comparators. */
 int bench_cmp_u64(const void *a, const void *b);
 int bench_cmp_double(const void *a, const void *b);

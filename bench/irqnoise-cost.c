@@ -44,14 +44,6 @@
 #define IC_REPEATS 15
 #define IC_SAMPLES 200
 
-static uint64_t ic_thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A stat file for ncpus CPUs under dir, with an intr line of 1,024
  * interrupt counters as a large machine's has. */
 static int ic_write_stat(const char *dir, uint32_t ncpus)
@@ -88,15 +80,15 @@ static int ic_run(const char *label, const char *proc, uint32_t ncpus)
 	for (uint32_t c = 0; c < ncpus; c++)
 		cpuset_set(&all, c);
 	for (int rep = 0; rep < IC_REPEATS && r == 0; rep++) {
-		uint64_t start = ic_thread_ns();
+		uint64_t start = bench_thread_ns();
 
 		for (int i = 0; i < IC_SAMPLES && r == 0; i++)
 			r = irqnoise_sample(n, t += 1000000000u);
-		sample[rep] = (double)(ic_thread_ns() - start) / IC_SAMPLES;
-		start = ic_thread_ns();
+		sample[rep] = (double)(bench_thread_ns() - start) / IC_SAMPLES;
+		start = bench_thread_ns();
 		for (int i = 0; i < IC_SAMPLES; i++)
 			irqnoise_noisy(n, &all, &noisy);
-		noisy_ns[rep] = (double)(ic_thread_ns() - start) / IC_SAMPLES;
+		noisy_ns[rep] = (double)(bench_thread_ns() - start) / IC_SAMPLES;
 	}
 	if (r == 0) {
 		double s = bench_median(sample, IC_REPEATS), q = bench_median(noisy_ns, IC_REPEATS);
