@@ -247,11 +247,7 @@ static void top_json(struct top *t, const struct top_reading *prev, const struct
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
 		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
 		ctl_json_string(ci->comm);
-		if (ci->flags & RTPLACE_CPU_F_IRQ)
-			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
-			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
-		else
-			printf(", \"irq\": null, \"softirq\": null");
+		ctl_json_irq(ci);
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			if (have)
 				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)c), sh[c]);

@@ -124,6 +124,10 @@ void ctl_sleep(double seconds);
 /* A JSON string to stdout: quotes, backslashes and control characters escaped. */
 void ctl_json_string(const char *s);
 
+/* A CPU's "irq" and "softirq" JSON members (null where the daemon does
+ * not measure them), each after ", ". */
+void ctl_json_irq(const struct rtplace_cpu *ci);
+
 /*
  * The share of each class (RTPLACE_CLASS_*) in one CPU's time between two
  * readings, before NULL for since counting began: fractions summing to 1.

@@ -142,6 +142,15 @@ static const char *ctl_policy_name(int policy)
 	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
 }
 
+void ctl_json_irq(const struct rtplace_cpu *ci)
+{
+	if (ci->flags & RTPLACE_CPU_F_IRQ)
+		printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
+		       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
+	else
+		printf(", \"irq\": null, \"softirq\": null");
+}
+
 void ctl_json_string(const char *s)
 {
 	putchar('"');
@@ -393,11 +402,7 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
 		ctl_json_string(ci->comm);
-		if (ci->flags & RTPLACE_CPU_F_IRQ)
-			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
-			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
-		else
-			printf(", \"irq\": null, \"softirq\": null");
+		ctl_json_irq(ci);
 		printf(", \"claim\": %" PRIu64, ci->claim_id);
 		if (ci->claim_id)
 			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
