@@ -482,6 +482,14 @@ static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo
 	return r;
 }
 
+/* An unsharded layout's LEVEL_OFFLINE count and mask with all ncpus in. */
+static void ml_global_offline(__s32 *count, __u64 *mask, __u32 ncpus)
+{
+	*count = (__s32)ncpus;
+	for (__u32 c = 0; c < ncpus; c++)
+		mask[c / 64] |= (__u64)1 << (c % 64);
+}
+
 /* Creates the layout with every CPU offline, then puts each at its
  * initial level through the layout's own writer. */
 static int ml_map_init(struct ml_map *m, struct ml_shape *s, enum ml_layout layout)
@@ -498,9 +506,7 @@ static int ml_map_init(struct ml_map *m, struct ml_shape *s, enum ml_layout layo
 			break;
 		pk = m->mem;
 		m->size = offsetof(struct ml_packed, cpu_to_pri) + s->ncpus * sizeof(pk->cpu_to_pri[0]);
-		pk->vec[LEVEL_OFFLINE].count = (__s32)s->ncpus;
-		for (__u32 c = 0; c < s->ncpus; c++)
-			pk->vec[LEVEL_OFFLINE].mask[c / 64] |= (__u64)1 << (c % 64);
+		ml_global_offline(&pk->vec[LEVEL_OFFLINE].count, pk->vec[LEVEL_OFFLINE].mask, s->ncpus);
 		break;
 	case ML_PADDED:
 		r = ml_alloc(sizeof(*pd), &m->mem);
@@ -508,9 +514,7 @@ static int ml_map_init(struct ml_map *m, struct ml_shape *s, enum ml_layout layo
 			break;
 		pd = m->mem;
 		m->size = offsetof(struct ml_padded, cpu_to_pri) + s->ncpus * sizeof(pd->cpu_to_pri[0]);
-		pd->count[LEVEL_OFFLINE].count = (__s32)s->ncpus;
-		for (__u32 c = 0; c < s->ncpus; c++)
-			pd->mask[LEVEL_OFFLINE].w[c / 64] |= (__u64)1 << (c % 64);
+		ml_global_offline(&pd->count[LEVEL_OFFLINE].count, pd->mask[LEVEL_OFFLINE].w, s->ncpus);
 		break;
 	case ML_NODE:
 	case ML_LLC:
