@@ -73,6 +73,19 @@ double bench_median(const double *v, size_t n)
 	return m;
 }
 
+int bench_connect(const char *prog, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "%s: cannot connect to %s: %m\n", prog, path);
+		exit(2);
+	}
+	return fd;
+}
+
 uint64_t bench_daemon_start(struct bench_daemon *d, const char *prog, const char *bin, const char *config_text,
 			    const char *const *extra_args)
 {

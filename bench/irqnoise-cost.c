@@ -138,19 +138,6 @@ static uint64_t ic_cpu_ns(pid_t pid)
 	return ns;
 }
 
-static int ic_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "irqnoise-cost: cannot connect to %s: %m\n", path);
-		exit(2);
-	}
-	return fd;
-}
-
 /* One QUERY (rt50, one CPU) and its reply, which must be an answer: an
  * error is quicker and would flatter whichever daemon sent it. */
 static void ic_round_trip(int fd, const struct proto_msg *m)
@@ -182,7 +169,7 @@ static int ic_daemons_run(const char *bin, double seconds, long rounds)
 	fflush(stdout);
 	for (int k = 0; k < IC_DAEMONS; k++) {
 		bench_daemon_start(&ic_daemons[k], "irqnoise-cost", bin, ic_daemon_configs[k], NULL);
-		fds[k] = ic_connect(ic_daemons[k].socket);
+		fds[k] = bench_connect("irqnoise-cost", ic_daemons[k].socket);
 		lat[k] = calloc((size_t)rounds, sizeof(uint64_t));
 		if (!lat[k])
 			return -ENOMEM;
