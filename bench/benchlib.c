@@ -73,6 +73,25 @@ double bench_median(const double *v, size_t n)
 	return m;
 }
 
+int bench_schedstat_ns(pid_t pid, uint64_t *ret)
+{
+	char path[64];
+	unsigned long long ns;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &ns) == 1)
+		*ret = ns;
+	else
+		r = -EIO;
+	fclose(f);
+	return r;
+}
+
 int bench_connect(const char *prog, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -28,6 +28,10 @@ uint64_t bench_pct(const uint64_t *sorted, size_t n, unsigned pct);
 /* Median of v[0..n-1] (n > 0), v left as it was. */
 double bench_median(const double *v, size_t n);
 
+/* ns that pid's main thread has run (/proc/PID/schedstat's first field)
+ * into *ret: 0, -errno of the open, or -EIO for a file it cannot read. */
+int bench_schedstat_ns(pid_t pid, uint64_t *ret);
+
 /* A SOCK_SEQPACKET connection to the socket at path; prog says why not
  * and exits 2 when there is none. */
 int bench_connect(const char *prog, const char *path);

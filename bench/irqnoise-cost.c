@@ -124,17 +124,12 @@ static void ic_daemons_stop(void)
  * first field). */
 static uint64_t ic_cpu_ns(pid_t pid)
 {
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *f;
+	uint64_t ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	f = fopen(path, "re");
-	if (!f || fscanf(f, "%llu", &ns) != 1) {
-		fprintf(stderr, "irqnoise-cost: cannot read %s\n", path);
+	if (bench_schedstat_ns(pid, &ns) < 0) {
+		fprintf(stderr, "irqnoise-cost: cannot read /proc/%d/schedstat\n", (int)pid);
 		exit(2);
 	}
-	fclose(f);
 	return ns;
 }
 

@@ -247,18 +247,9 @@ static long bench_rss_kb(pid_t pid)
 /* ns that pid's main thread has run (schedstat's first field), 0 if unknown. */
 static uint64_t bench_cpu_ns(pid_t pid)
 {
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *f;
+	uint64_t ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
+	return bench_schedstat_ns(pid, &ns) == 0 ? ns : 0;
 }
 
 static uint16_t bench_protocol = RTPLACE_PROTO_VERSION;
