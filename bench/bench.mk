@@ -65,7 +65,7 @@ noinst_PROGRAMS += bench/claims-scale
 bench_claims_scale_SOURCES = bench/claims-scale.c
 bench_claims_scale_CPPFLAGS = $(DAEMON_CPPFLAGS)
 bench_claims_scale_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
-bench_claims_scale_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
+bench_claims_scale_LDADD = bench/libbench.la daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
 
 # Root's query latency while nobody claims and releases in a loop, two
 # daemons side by side (the claims state file's cost).

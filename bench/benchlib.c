@@ -19,12 +19,22 @@
 #define BENCH_READY_TIMEOUT_MS 20000
 #define BENCH_ARGS_MAX 16
 
-uint64_t bench_now_ns(void)
+static uint64_t bench_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bench_now_ns(void)
+{
+	return bench_clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t bench_thread_ns(void)
+{
+	return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 int bench_cmp_u64(const void *a, const void *b)
@@ -61,6 +71,38 @@ double bench_median(const double *v, size_t n)
 	m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	free(sorted);
 	return m;
+}
+
+int bench_schedstat_ns(pid_t pid, uint64_t *ret)
+{
+	char path[64];
+	unsigned long long ns;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &ns) == 1)
+		*ret = ns;
+	else
+		r = -EIO;
+	fclose(f);
+	return r;
+}
+
+int bench_connect(const char *prog, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "%s: cannot connect to %s: %m\n", prog, path);
+		exit(2);
+	}
+	return fd;
 }
 
 uint64_t bench_daemon_start(struct bench_daemon *d, const char *prog, const char *bin, const char *config_text,

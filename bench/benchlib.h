@@ -15,6 +15,9 @@
 /* CLOCK_MONOTONIC in ns. */
 uint64_t bench_now_ns(void);
 
+/* CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time. */
+uint64_t bench_thread_ns(void);
+
 /* qsort() comparators. */
 int bench_cmp_u64(const void *a, const void *b);
 int bench_cmp_double(const void *a, const void *b);
@@ -24,6 +27,14 @@ uint64_t bench_pct(const uint64_t *sorted, size_t n, unsigned pct);
 
 /* Median of v[0..n-1] (n > 0), v left as it was. */
 double bench_median(const double *v, size_t n);
+
+/* ns that pid's main thread has run (/proc/PID/schedstat's first field)
+ * into *ret: 0, -errno of the open, or -EIO for a file it cannot read. */
+int bench_schedstat_ns(pid_t pid, uint64_t *ret);
+
+/* A SOCK_SEQPACKET connection to the socket at path; prog says why not
+ * and exits 2 when there is none. */
+int bench_connect(const char *prog, const char *path);
 
 /* An rtplaced started by a bench, with its own folder, socket and config. */
 struct bench_daemon {

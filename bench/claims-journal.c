@@ -53,19 +53,6 @@ struct cj_samples {
 	size_t n;
 };
 
-static int cj_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "claims-journal: connect %s: %m\n", path);
-		exit(2);
-	}
-	return fd;
-}
-
 /* Sends req and reads packets until its reply (events are skipped). 0 or -1. */
 static int cj_call(int fd, const struct proto_msg *req, struct proto_msg *rep)
 {
@@ -107,7 +94,7 @@ static void cj_claim_loop(const char *socket, double rate, volatile uint64_t *cy
 	if (setgroups(0, NULL) < 0 || setresgid(CJ_NOBODY, CJ_NOBODY, CJ_NOBODY) < 0 ||
 	    setresuid(CJ_NOBODY, CJ_NOBODY, CJ_NOBODY) < 0)
 		_exit(99);
-	fd = cj_connect(socket);
+	fd = bench_connect("claims-journal", socket);
 	for (;;) {
 		struct rtplace_release rel;
 
@@ -137,7 +124,7 @@ static void cj_root_queries(const char *socket, uint64_t ns, struct cj_samples *
 	struct proto_msg req, rep;
 	uint64_t end = bench_now_ns() + ns;
 	uint32_t id = 1;
-	int fd = cj_connect(socket);
+	int fd = bench_connect("claims-journal", socket);
 
 	while (bench_now_ns() < end && s->n < CJ_SAMPLES_MAX) {
 		uint64_t t0 = bench_now_ns();

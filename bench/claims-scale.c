@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "benchlib.h"
 #include "claims.h"
 #include "cpupri.h"
 #include "levels.h"
@@ -33,28 +33,6 @@
 #define CS_BIG 10000
 #define CS_SMALL 10
 #define CS_PID0 100000
-
-static uint64_t cs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cs_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int cs_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void cs_ended(const struct claim *cl, uint32_t why, void *ctx)
 {
@@ -115,7 +93,7 @@ static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, 
 		struct claim tmpl = { .client = 1, .pid = 7, .uid = 65534 };
 		uint32_t id;
 
-		t0 = cs_now_ns();
+		t0 = bench_now_ns();
 		claims_expire(c, 1000, cs_ended, &ended);
 		r = placement_ctx_choose(pctx, claims_levels(c), &rotor, &req, NULL, res);
 		if (r < 0 || res->n != 1) {
@@ -127,17 +105,17 @@ static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, 
 		r = claims_add(c, &tmpl, 1000, 30000, &id);
 		if (r == 0)
 			r = claims_release(c, id);
-		ns[i] = cs_now_ns() - t0;
+		ns[i] = bench_now_ns() - t0;
 		if (r < 0)
 			goto out;
 	}
-	qsort(ns, rounds, sizeof(*ns), cs_cmp);
+	qsort(ns, rounds, sizeof(*ns), bench_cmp_u64);
 	ret->query_us = (double)ns[rounds / 2] / 1e3;
 
-	t0 = cs_now_ns();
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n; i++)
 		claims_drop_pid(c, (int32_t)(CS_PID0 + i), cs_ended, &ended);
-	ret->exit_all_ms = (double)(cs_now_ns() - t0) / 1e6;
+	ret->exit_all_ms = (double)(bench_now_ns() - t0) / 1e6;
 	ret->exit_one_us = ret->exit_all_ms * 1e3 / n;
 	r = ended == n && claims_count(c) == 0 ? 0 : -EIO;
 out:
@@ -200,10 +178,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "claims-scale: %s\n", strerror(-r));
 		return 1;
 	}
-	qsort(q_small, repeats, sizeof(double), cs_cmp_double);
-	qsort(q_big, repeats, sizeof(double), cs_cmp_double);
-	qsort(e_small, repeats, sizeof(double), cs_cmp_double);
-	qsort(e_big, repeats, sizeof(double), cs_cmp_double);
+	qsort(q_small, repeats, sizeof(double), bench_cmp_double);
+	qsort(q_big, repeats, sizeof(double), bench_cmp_double);
+	qsort(e_small, repeats, sizeof(double), bench_cmp_double);
+	qsort(e_big, repeats, sizeof(double), bench_cmp_double);
 	printf("claims-scale: 480 CPUs (all idle), %u queries per run, median of %u runs\n", rounds, repeats);
 	printf("one claiming query (expire + placement + claim + release), us: %u claims %.2f, %u claims %.2f "
 	       "(ratio %.2f)\n",

@@ -44,14 +44,6 @@
 #define IC_REPEATS 15
 #define IC_SAMPLES 200
 
-static uint64_t ic_thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A stat file for ncpus CPUs under dir, with an intr line of 1,024
  * interrupt counters as a large machine's has. */
 static int ic_write_stat(const char *dir, uint32_t ncpus)
@@ -88,15 +80,15 @@ static int ic_run(const char *label, const char *proc, uint32_t ncpus)
 	for (uint32_t c = 0; c < ncpus; c++)
 		cpuset_set(&all, c);
 	for (int rep = 0; rep < IC_REPEATS && r == 0; rep++) {
-		uint64_t start = ic_thread_ns();
+		uint64_t start = bench_thread_ns();
 
 		for (int i = 0; i < IC_SAMPLES && r == 0; i++)
 			r = irqnoise_sample(n, t += 1000000000u);
-		sample[rep] = (double)(ic_thread_ns() - start) / IC_SAMPLES;
-		start = ic_thread_ns();
+		sample[rep] = (double)(bench_thread_ns() - start) / IC_SAMPLES;
+		start = bench_thread_ns();
 		for (int i = 0; i < IC_SAMPLES; i++)
 			irqnoise_noisy(n, &all, &noisy);
-		noisy_ns[rep] = (double)(ic_thread_ns() - start) / IC_SAMPLES;
+		noisy_ns[rep] = (double)(bench_thread_ns() - start) / IC_SAMPLES;
 	}
 	if (r == 0) {
 		double s = bench_median(sample, IC_REPEATS), q = bench_median(noisy_ns, IC_REPEATS);
@@ -132,31 +124,13 @@ static void ic_daemons_stop(void)
  * first field). */
 static uint64_t ic_cpu_ns(pid_t pid)
 {
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *f;
+	uint64_t ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	f = fopen(path, "re");
-	if (!f || fscanf(f, "%llu", &ns) != 1) {
-		fprintf(stderr, "irqnoise-cost: cannot read %s\n", path);
+	if (bench_schedstat_ns(pid, &ns) < 0) {
+		fprintf(stderr, "irqnoise-cost: cannot read /proc/%d/schedstat\n", (int)pid);
 		exit(2);
 	}
-	fclose(f);
 	return ns;
-}
-
-static int ic_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "irqnoise-cost: cannot connect to %s: %m\n", path);
-		exit(2);
-	}
-	return fd;
 }
 
 /* One QUERY (rt50, one CPU) and its reply, which must be an answer: an
@@ -190,7 +164,7 @@ static int ic_daemons_run(const char *bin, double seconds, long rounds)
 	fflush(stdout);
 	for (int k = 0; k < IC_DAEMONS; k++) {
 		bench_daemon_start(&ic_daemons[k], "irqnoise-cost", bin, ic_daemon_configs[k], NULL);
-		fds[k] = ic_connect(ic_daemons[k].socket);
+		fds[k] = bench_connect("irqnoise-cost", ic_daemons[k].socket);
 		lat[k] = calloc((size_t)rounds, sizeof(uint64_t));
 		if (!lat[k])
 			return -ENOMEM;

@@ -260,20 +260,29 @@ static __u32 ml_draw_level(__u64 *rng)
 
 /* ---- packed ---- */
 
-static void ml_packed_set(struct ml_packed *p, __u32 cpu, __u32 level)
+/* The common writer of the unsharded layouts, in the kernel's order (and
+ * cpupri_set's): new bit, new count, old count, old bit; locked
+ * read-modify-writes are full barriers. Inlined, so that each layout's
+ * strides are constants as in a writer of its own. */
+static __always_inline void ml_global_set(__s32 *cpu_to_pri, __s32 *count, size_t count_stride, __u64 *mask,
+					 size_t mask_stride, __u32 cpu, __u32 level)
 {
-	__u32 old = (__u32)p->cpu_to_pri[cpu];
+	__u32 old = (__u32)cpu_to_pri[cpu];
 	__u64 bit = (__u64)1 << (cpu % 64);
 
 	if (old == level)
 		return;
-	/* The kernel's order (and cpupri_set's): new bit, new count, old
-	 * count, old bit; locked read-modify-writes are full barriers. */
-	__atomic_fetch_or(&p->vec[level].mask[cpu / 64], bit, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(&p->vec[level].count, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_sub(&p->vec[old].count, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_and(&p->vec[old].mask[cpu / 64], ~bit, __ATOMIC_SEQ_CST);
-	p->cpu_to_pri[cpu] = (__s32)level;
+	__atomic_fetch_or((__u64 *)((char *)mask + level * mask_stride) + cpu / 64, bit, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add((__s32 *)((char *)count + level * count_stride), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub((__s32 *)((char *)count + old * count_stride), 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and((__u64 *)((char *)mask + old * mask_stride) + cpu / 64, ~bit, __ATOMIC_SEQ_CST);
+	cpu_to_pri[cpu] = (__s32)level;
+}
+
+static void ml_packed_set(struct ml_packed *p, __u32 cpu, __u32 level)
+{
+	ml_global_set(p->cpu_to_pri, &p->vec[0].count, sizeof(p->vec[0]), p->vec[0].mask, sizeof(p->vec[0]), cpu,
+		      level);
 }
 
 /* The common reader of the unsharded layouts: count (acquire, pairs with
@@ -312,17 +321,8 @@ static int ml_packed_find(const struct ml_packed *p, __u32 below, const struct r
 
 static void ml_padded_set(struct ml_padded *p, __u32 cpu, __u32 level)
 {
-	__u32 old = (__u32)p->cpu_to_pri[cpu];
-	__u64 bit = (__u64)1 << (cpu % 64);
-
-	if (old == level)
-		return;
-	/* Same order and barriers as ml_packed_set(). */
-	__atomic_fetch_or(&p->mask[level].w[cpu / 64], bit, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(&p->count[level].count, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_sub(&p->count[old].count, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_and(&p->mask[old].w[cpu / 64], ~bit, __ATOMIC_SEQ_CST);
-	p->cpu_to_pri[cpu] = (__s32)level;
+	ml_global_set(p->cpu_to_pri, &p->count[0].count, sizeof(p->count[0]), p->mask[0].w, sizeof(p->mask[0]), cpu,
+		      level);
 }
 
 static int ml_padded_find(const struct ml_padded *p, __u32 below, const struct rtplace_cpumask *allowed, struct rtplace_cpumask *ret,
@@ -469,10 +469,10 @@ static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo
 {
 	int r;
 
-	r = cpupri_map_new(s->topo, mode, &m->mem, &m->size);
+	r = cpupri_map_open(s->topo, mode, &m->mem, &m->view);
 	if (r == 0) {
-		m->geom = ((const struct cpupri_header *)m->mem)->geom;
-		r = cpupri_view_open(m->mem, m->size, &m->view);
+		m->geom = m->view.geom;
+		m->size = m->geom.size;
 	}
 	for (unsigned q = 0; r == 0 && q < ML_NQUERIES; q++) {
 		r = cpupri_mask_new(&m->view, &m->mask[q]);
@@ -480,6 +480,14 @@ static int ml_sharded_init(struct ml_map *m, const struct ml_shape *s, enum topo
 			cpupri_mask_from_cpuset(&m->view, &s->query[q].allowed, &m->mask[q]);
 	}
 	return r;
+}
+
+/* An unsharded layout's LEVEL_OFFLINE count and mask with all ncpus in. */
+static void ml_global_offline(__s32 *count, __u64 *mask, __u32 ncpus)
+{
+	*count = (__s32)ncpus;
+	for (__u32 c = 0; c < ncpus; c++)
+		mask[c / 64] |= (__u64)1 << (c % 64);
 }
 
 /* Creates the layout with every CPU offline, then puts each at its
@@ -498,9 +506,7 @@ static int ml_map_init(struct ml_map *m, struct ml_shape *s, enum ml_layout layo
 			break;
 		pk = m->mem;
 		m->size = offsetof(struct ml_packed, cpu_to_pri) + s->ncpus * sizeof(pk->cpu_to_pri[0]);
-		pk->vec[LEVEL_OFFLINE].count = (__s32)s->ncpus;
-		for (__u32 c = 0; c < s->ncpus; c++)
-			pk->vec[LEVEL_OFFLINE].mask[c / 64] |= (__u64)1 << (c % 64);
+		ml_global_offline(&pk->vec[LEVEL_OFFLINE].count, pk->vec[LEVEL_OFFLINE].mask, s->ncpus);
 		break;
 	case ML_PADDED:
 		r = ml_alloc(sizeof(*pd), &m->mem);
@@ -508,9 +514,7 @@ static int ml_map_init(struct ml_map *m, struct ml_shape *s, enum ml_layout layo
 			break;
 		pd = m->mem;
 		m->size = offsetof(struct ml_padded, cpu_to_pri) + s->ncpus * sizeof(pd->cpu_to_pri[0]);
-		pd->count[LEVEL_OFFLINE].count = (__s32)s->ncpus;
-		for (__u32 c = 0; c < s->ncpus; c++)
-			pd->mask[LEVEL_OFFLINE].w[c / 64] |= (__u64)1 << (c % 64);
+		ml_global_offline(&pd->count[LEVEL_OFFLINE].count, pd->mask[LEVEL_OFFLINE].w, s->ncpus);
 		break;
 	case ML_NODE:
 	case ML_LLC:

@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "benchlib.h"
 #include "cpupri.h"
@@ -93,18 +92,10 @@ static uint64_t pt_rand(uint64_t *s)
 
 static int pt_map_open(const struct topo *t, struct pt_map *ret)
 {
-	size_t size;
-	int r;
+	int r = cpupri_map_open(t, TOPO_SHARD_NODE, &ret->mem, &ret->view);
 
-	r = cpupri_map_new(t, TOPO_SHARD_NODE, &ret->mem, &size);
-	if (r < 0)
-		return r;
-	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
-	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
-	if (r < 0) {
-		free(ret->mem);
-		ret->mem = NULL;
-	}
+	if (r == 0)
+		ret->geom = ret->view.geom;
 	return r;
 }
 
@@ -203,14 +194,6 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	return 0;
 }
 
-static uint64_t pt_thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Decisions per second, median of the repeats (the fastest with cpu_time);
  * with ctx NULL, placement_choose(); with stamped, placement_ctx_choose_stamped()
  * (stamped->level is claimed). */
@@ -219,7 +202,7 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 		      const struct placement_request *req, struct placement_result *res, unsigned repeat_ms,
 		      bool cpu_time)
 {
-	uint64_t (*now_ns)(void) = cpu_time ? pt_thread_ns : bench_now_ns;
+	uint64_t (*now_ns)(void) = cpu_time ? bench_thread_ns : bench_now_ns;
 	double rates[PT_REPEATS], best = 0;
 	struct rtplace_reason why;
 	uint32_t rotor = 0;

@@ -63,19 +63,6 @@ static pid_t echo_pid, levecho_pid;
 static struct bench_daemon daemon_under_test, daemon_against;
 static pid_t scrapers[BENCH_CLIENTS_MAX];
 
-static int bench_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "query-latency: cannot connect to %s: %m\n", path);
-		exit(2);
-	}
-	return fd;
-}
-
 /* The floor: epoll, recv, send the bytes back; nothing else. */
 static void bench_echo_server(int lfd)
 {
@@ -260,18 +247,9 @@ static long bench_rss_kb(pid_t pid)
 /* ns that pid's main thread has run (schedstat's first field), 0 if unknown. */
 static uint64_t bench_cpu_ns(pid_t pid)
 {
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *f;
+	uint64_t ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
+	return bench_schedstat_ns(pid, &ns) == 0 ? ns : 0;
 }
 
 static uint16_t bench_protocol = RTPLACE_PROTO_VERSION;
@@ -307,7 +285,7 @@ static void *bench_worker(void *arg)
 	struct bench_worker *w = arg;
 	static __thread unsigned char buf[RTPLACE_MSG_MAX];
 	struct proto_msg m;
-	int fd = bench_connect(w->path);
+	int fd = bench_connect("query-latency", w->path);
 	uint64_t end;
 
 	bench_query_msg(&m, 1);
@@ -442,7 +420,7 @@ int main(int argc, char **argv)
 	levecho_pid = bench_start_server(levecho_path, bench_levecho_server);
 
 	for (int k = 0; k < nservers; k++) {
-		fds[k] = bench_connect(paths[k]);
+		fds[k] = bench_connect("query-latency", paths[k]);
 		lat[k] = calloc((size_t)rounds, sizeof(uint64_t));
 	}
 	bench_query_msg(&m, 1);

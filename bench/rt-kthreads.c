@@ -78,26 +78,44 @@ struct kt_cpu {
 };
 
 #define KT_OTHERS 8
+#define KT_NAME_LEN 16
 
 /* The threads behind "other" RT samples, by name up to the '/'. */
 struct kt_others {
 	unsigned n;
 	struct {
-		char name[16];
+		char name[KT_NAME_LEN];
 		uint64_t samples;
 	} seen[KT_OTHERS];
 };
 
-static void kt_others_add(struct kt_others *o, const char *comm)
+/*
+ * Which of the n names (stride bytes apart from names) is comm's stem, its
+ * name up to the '/' cut to fit a name; n when none. *ret_len: the stem's
+ * length.
+ */
+static unsigned kt_name_find(const char *names, size_t stride, unsigned n, const char *comm, size_t *ret_len)
 {
 	size_t len = strcspn(comm, "/");
 	unsigned i;
 
-	if (len >= sizeof(o->seen[0].name))
-		len = sizeof(o->seen[0].name) - 1;
-	for (i = 0; i < o->n; i++)
-		if (strlen(o->seen[i].name) == len && strncmp(o->seen[i].name, comm, len) == 0)
+	if (len >= KT_NAME_LEN)
+		len = KT_NAME_LEN - 1;
+	for (i = 0; i < n; i++) {
+		const char *name = names + i * stride;
+
+		if (strlen(name) == len && strncmp(name, comm, len) == 0)
 			break;
+	}
+	*ret_len = len;
+	return i;
+}
+
+static void kt_others_add(struct kt_others *o, const char *comm)
+{
+	size_t len;
+	unsigned i = kt_name_find(o->seen[0].name, sizeof(o->seen[0]), o->n, comm, &len);
+
 	if (i == o->n) {
 		if (o->n == KT_OTHERS)
 			i = KT_OTHERS - 1; /* the last one takes the rest */
@@ -116,7 +134,7 @@ static void kt_others_add(struct kt_others *o, const char *comm)
 struct kt_sched {
 	unsigned nstems;
 	struct {
-		char name[16];
+		char name[KT_NAME_LEN];
 		unsigned threads, rtprio;
 		uint64_t run_ns, runs;
 	} stem[KT_STEMS];
@@ -124,14 +142,11 @@ struct kt_sched {
 
 static unsigned kt_stem(struct kt_sched *s, const char *comm)
 {
-	size_t len = strcspn(comm, "/");
-	unsigned i;
+	size_t len;
+	unsigned i = kt_name_find(s->stem[0].name, sizeof(s->stem[0]), s->nstems, comm, &len);
 
-	if (len >= sizeof(s->stem[0].name))
-		len = sizeof(s->stem[0].name) - 1;
-	for (i = 0; i < s->nstems; i++)
-		if (strlen(s->stem[i].name) == len && strncmp(s->stem[i].name, comm, len) == 0)
-			return i;
+	if (i < s->nstems)
+		return i;
 	if (i == KT_STEMS)
 		return KT_STEMS - 1; /* the last one takes the rest */
 	memcpy(s->stem[i].name, comm, len);

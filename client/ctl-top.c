@@ -247,11 +247,7 @@ static void top_json(struct top *t, const struct top_reading *prev, const struct
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
 		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
 		ctl_json_string(ci->comm);
-		if (ci->flags & RTPLACE_CPU_F_IRQ)
-			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
-			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
-		else
-			printf(", \"irq\": null, \"softirq\": null");
+		ctl_json_irq(ci);
 		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
 			if (have)
 				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)c), sh[c]);
@@ -538,7 +534,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	sigset_t sigs;
 	int o, r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 'd':
 			if (cli_parse_seconds(optarg, 0.1, 3600, &t.delay) < 0)
@@ -552,14 +548,10 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 		case 'b':
 			t.batch = true;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	top_size(&t);
 	t.clear = !t.batch && !c->json && isatty(STDOUT_FILENO);
 	t.body_rows = top_body_rows(&t);

@@ -101,9 +101,16 @@ int ctl_usage_error(const struct ctl *c, const char *fmt, ...) __attribute__((fo
  */
 int ctl_common_option(struct ctl *c, int o, int argc, char **argv);
 
-/* getopt_long over the table of command c->id, built into g (zeroed by
- * the caller) on the first call of a parse. */
-int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int *ret_index);
+/*
+ * The next of command c->id's own options, as getopt_long returns it over
+ * the table built into g (zeroed by the caller) on the first call of a
+ * parse. The common options and mistakes it handles itself (as
+ * ctl_common_option), and at the end it refuses more than nargs
+ * arguments. Returns -1 when the parse is over, *status then 0 to go on,
+ * -1 after printing the help, or EX_USAGE.
+ */
+int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int nargs, int *ret_index,
+	       int *status);
 
 /* Connects c->rp; 0 or the exit status after saying why not. */
 int ctl_connect(struct ctl *c);
@@ -116,6 +123,10 @@ void ctl_sleep(double seconds);
 
 /* A JSON string to stdout: quotes, backslashes and control characters escaped. */
 void ctl_json_string(const char *s);
+
+/* A CPU's "irq" and "softirq" JSON members (null where the daemon does
+ * not measure them), each after ", ". */
+void ctl_json_irq(const struct rtplace_cpu *ci);
 
 /*
  * The share of each class (RTPLACE_CLASS_*) in one CPU's time between two

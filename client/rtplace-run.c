@@ -146,16 +146,6 @@ static const char *run_policy_name(int policy)
 	return policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO";
 }
 
-/* A map of the live topology with every online CPU idle. */
-static int run_idle_map(const struct topo *t, void **ret_map, size_t *ret_size)
-{
-	int r = cpupri_map_new(t, TOPO_SHARD_NODE, ret_map, ret_size);
-
-	if (r == 0)
-		cpupri_set_online_idle(*ret_map, &((const struct cpupri_header *)*ret_map)->geom, t);
-	return r;
-}
-
 static void run_config_error_cb(void *userdata, const char *message)
 {
 	fprintf(stderr, "rtplace-run: %s\n", message);
@@ -220,7 +210,6 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 	struct cpupri_view view = { 0 };
 	struct topo *t = NULL;
 	void *map = NULL;
-	size_t size;
 	uint32_t rotor;
 	int r;
 
@@ -228,12 +217,11 @@ static int run_choose_locally(const struct run_opts *o, const struct config *con
 	r = topo_load(NULL, reason, &t);
 	if (r < 0)
 		return r;
-	r = run_idle_map(t, &map, &size);
+	/* The live topology with every online CPU idle. */
+	r = cpupri_map_open(t, TOPO_SHARD_NODE, &map, &view);
 	if (r < 0)
 		goto out;
-	r = cpupri_view_open(map, size, &view);
-	if (r < 0)
-		goto out;
+	cpupri_set_online_idle(map, &view.geom, t);
 	res = malloc(sizeof(*res));
 	if (!res) {
 		r = -ENOMEM;

@@ -84,13 +84,34 @@ int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
 	}
 }
 
-int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int *ret_index)
+static bool ctl_own_option(const struct ctl *c, int o)
 {
+	for (const struct ctl_option *t = ctl_commands[c->id].options; t->name; t++)
+		if (t->key == o)
+			return true;
+	return false;
+}
+
+int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int nargs, int *ret_index,
+	       int *status)
+{
+	int o;
+
 	/* Every table fits (test-cli checks each command's): an overflow is
 	 * a bug of this file, not the user's. */
 	if (!g->shorts[0] && ctl_getopt_init(g, "", ctl_commands[c->id].options, ctl_common_options) < 0)
 		abort();
-	return getopt_long(argc, argv, g->shorts, g->longs, ret_index);
+	*status = 0;
+	while ((o = getopt_long(argc, argv, g->shorts, g->longs, ret_index)) != -1) {
+		if (ctl_own_option(c, o))
+			return o;
+		*status = ctl_common_option(c, o, argc, argv);
+		if (*status)
+			return -1;
+	}
+	if (argc - optind > nargs)
+		*status = ctl_usage_error(c, "unexpected argument %s", argv[optind + nargs]);
+	return -1;
 }
 
 int ctl_connect(struct ctl *c)
@@ -121,6 +142,15 @@ static const char *ctl_policy_name(int policy)
 	return policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" : "other";
 }
 
+void ctl_json_irq(const struct rtplace_cpu *ci)
+{
+	if (ci->flags & RTPLACE_CPU_F_IRQ)
+		printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
+		       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
+	else
+		printf(", \"irq\": null, \"softirq\": null");
+}
+
 void ctl_json_string(const char *s)
 {
 	putchar('"');
@@ -143,18 +173,14 @@ void ctl_json_string(const char *s)
 static int ctl_simple_options(struct ctl *c, int argc, char **argv, int nargs)
 {
 	struct ctl_getopt g = { 0 };
-	int o, r;
+	int r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
-		r = ctl_common_option(c, o, argc, argv);
-		if (r)
-			return r;
-	}
-	if (argc - optind > nargs)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind + nargs]);
-	if (argc - optind < nargs)
-		return ctl_usage_error(c, "missing %s", ctl_commands[c->id].args);
-	return 0;
+	/* Only common options: none comes back. */
+	while (ctl_getopt(c, &g, argc, argv, nargs, NULL, &r) != -1)
+		;
+	if (!r && argc - optind < nargs)
+		r = ctl_usage_error(c, "missing %s", ctl_commands[c->id].args);
+	return r;
 }
 
 static const char *ctl_tracking_mode(unsigned mode)
@@ -376,11 +402,7 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
 		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
 		ctl_json_string(ci->comm);
-		if (ci->flags & RTPLACE_CPU_F_IRQ)
-			printf(", \"irq\": %.4f, \"softirq\": %.4f", (double)ci->irq_share / RTPLACE_SHARE_ONE,
-			       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
-		else
-			printf(", \"irq\": null, \"softirq\": null");
+		ctl_json_irq(ci);
 		printf(", \"claim\": %" PRIu64, ci->claim_id);
 		if (ci->claim_id)
 			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
@@ -423,7 +445,7 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	bool svg = false;
 	int o, r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 'i':
 			if (cli_parse_seconds(optarg, 0.1, 3600, &interval) < 0)
@@ -432,14 +454,10 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 		case 'g':
 			svg = true;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	if (svg && (interval > 0 || c->json))
 		return ctl_usage_error(c, "%s", "--svg draws the levels of now: not with --interval or --json");
 	r = ctl_connect(c);
@@ -620,7 +638,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	int o, r, li = 0;
 
 	req.prio = 0;
-	while ((o = ctl_getopt(c, &g, argc, argv, &li)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, &li, &r)) != -1) {
 		switch (o) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
@@ -682,14 +700,10 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		case 'L':
 			local = true;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	if (!have_prio)
 		return ctl_usage_error(c, "%s", "--prio is required");
 	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
@@ -812,7 +826,7 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	long v;
 	int o, r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 't':
 		case 'p':
@@ -847,14 +861,10 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 		case 'f':
 			mv.flags |= RTPLACE_MOVE_F_SYSTEM;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	if (mv.tid == 0)
 		return ctl_usage_error(c, "%s", "--tid or --pid is required");
 	if (!(mv.flags & (RTPLACE_MOVE_F_SET_SCHED | RTPLACE_MOVE_F_SET_AFFINITY)))
@@ -974,21 +984,17 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	long v;
 	int o, r, sfd = -1;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
+	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 'n':
 			if (cli_parse_long(optarg, 1, LONG_MAX, &v) < 0)
 				return ctl_usage_error(c, "--count %s: not a positive count", optarg);
 			count = (uint64_t)v;
 			break;
-		default:
-			r = ctl_common_option(c, o, argc, argv);
-			if (r)
-				return r < 0 ? EX_OK : r;
 		}
 	}
-	if (optind < argc)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind]);
+	if (r)
+		return r < 0 ? EX_OK : r;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -1074,15 +1080,13 @@ static int ctl_help_command(struct ctl *c, int argc, char **argv)
 {
 	const struct ctl_command *cmd;
 	struct ctl_getopt g = { 0 };
-	int o, r;
+	int r;
 
-	while ((o = ctl_getopt(c, &g, argc, argv, NULL)) != -1) {
-		r = ctl_common_option(c, o, argc, argv);
-		if (r)
-			return r < 0 ? EX_OK : r;
-	}
-	if (argc - optind > 1)
-		return ctl_usage_error(c, "unexpected argument %s", argv[optind + 1]);
+	/* Only common options: none comes back. */
+	while (ctl_getopt(c, &g, argc, argv, 1, NULL, &r) != -1)
+		;
+	if (r)
+		return r < 0 ? EX_OK : r;
 	if (optind == argc) {
 		ctl_help(stdout);
 		return EX_OK;

@@ -246,6 +246,23 @@ out:
 	return r;
 }
 
+int cpupri_map_open(const struct topo *topo, enum topo_shard mode, void **ret_map, struct cpupri_view *ret_view)
+{
+	void *map;
+	size_t size;
+	int r;
+
+	r = cpupri_map_new(topo, mode, &map, &size);
+	if (r < 0)
+		return r;
+	r = cpupri_view_open(map, size, ret_view);
+	if (r < 0)
+		free(map);
+	else
+		*ret_map = map;
+	return r;
+}
+
 void cpupri_view_close(struct cpupri_view *v)
 {
 	free(v->word_runs);

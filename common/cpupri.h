@@ -364,6 +364,15 @@ struct cpupri_mask {
  * (a bad header, or a map that does not start on a CPUPRI_LINE boundary,
  * where the layout's padding would not keep writers apart), -ENOMEM. */
 int cpupri_view_open(const void *map, size_t size, struct cpupri_view *ret);
+
+/*
+ * cpupri_map_new() and cpupri_view_open() over it, for a process that
+ * keeps a map of its own to read (rtplace-run without a daemon, the
+ * benchmarks, the tests' reference model). Close with cpupri_view_close()
+ * then free(*ret_map). Returns 0 or either's error; writes the outputs
+ * only on success.
+ */
+int cpupri_map_open(const struct topo *topo, enum topo_shard mode, void **ret_map, struct cpupri_view *ret_view);
 void cpupri_view_close(struct cpupri_view *v);
 
 /* Published level of cpu (LEVEL_OFFLINE for CPUs outside the map). */

@@ -39,6 +39,18 @@ static int file_check(const char *path, const struct stat *st, size_t max, struc
 	return 0;
 }
 
+/* Stats path (fd < 0) or fd, then file_check(). */
+static int file_stat_check(const char *path, int fd, struct stat *st, size_t max, struct rtplace_reason *reason)
+{
+	if ((fd < 0 ? stat(path, st) : fstat(fd, st)) < 0) {
+		int r = -errno;
+
+		reason_set(reason, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	return file_check(path, st, max, reason);
+}
+
 int file_read_regular(const char *path, size_t max, struct rtplace_reason *reason, char **ret_buf,
 		      size_t *ret_size)
 {
@@ -52,21 +64,16 @@ int file_read_regular(const char *path, size_t max, struct rtplace_reason *reaso
 	 * the path may have been replaced in between. O_NONBLOCK keeps the
 	 * open itself from waiting (a FIFO without a writer, a tty's
 	 * carrier) when the path changed to such a file after the stat. */
-	if (stat(path, &st) < 0) {
-		r = -errno;
-		reason_set(reason, "%s: %s", path, strerror(-r));
-		goto out;
-	}
-	r = file_check(path, &st, max, reason);
+	r = file_stat_check(path, -1, &st, max, reason);
 	if (r < 0)
 		goto out;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0) {
 		r = -errno;
 		reason_set(reason, "%s: %s", path, strerror(-r));
 		goto out;
 	}
-	r = file_check(path, &st, max, reason);
+	r = file_stat_check(path, fd, &st, max, reason);
 	if (r < 0)
 		goto out;
 	/* st_size is a hint only (procfs says 0, the file may grow): read

@@ -390,18 +390,12 @@ int refmodel_shape_build(const struct refmodel_shape *s, struct topo **ret)
 
 int refmodel_map_open(const struct topo *t, enum topo_shard mode, struct refmodel_map *ret)
 {
-	size_t size;
 	int r;
 
-	r = cpupri_map_new(t, mode, &ret->mem, &size);
+	r = cpupri_map_open(t, mode, &ret->mem, &ret->view);
 	if (r < 0)
 		return r;
-	ret->geom = ((const struct cpupri_header *)ret->mem)->geom;
-	r = cpupri_view_open(ret->mem, ret->geom.size, &ret->view);
-	if (r < 0) {
-		free(ret->mem);
-		return r;
-	}
+	ret->geom = ret->view.geom;
 	memset(ret->levels, LEVEL_OFFLINE, sizeof(ret->levels));
 	return 0;
 }
