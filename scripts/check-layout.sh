@@ -119,7 +119,7 @@ while IFS= read -r hit; do
 	*) fail "$hit" ;;
 	esac
 done < <(git ls-files | python3 -c '
-import fnmatch, re, sys
+import fnmatch, os, re, sys
 exempt = ["*.md", "NEWS", "COPYING*", ".gitignore", "*/.gitignore", "tests/fuzz/corpus/*",
           "tests/fuzz/config.dict", "doc/*.svg", "*.json.in"]
 def make_list(path, var):
@@ -155,8 +155,9 @@ for path in sys.stdin.read().splitlines():
         lic = re.search(r"SEC\(\"license\"\)\s*=\s*\"([^\"]*)\"", "\n".join(lines))
         if not lic or lic.group(1) not in ("GPL", "Dual BSD/GPL", "GPL v2", "Dual MIT/GPL"):
             print(f"{path}: the BPF license string must be GPL-compatible (\"GPL\" or \"Dual BSD/GPL\")")
-# debian/copyright says the same: its LGPL stanza lists exactly these.
-text = open("debian/copyright").read()
+# debian/copyright says the same: its LGPL stanza lists exactly these
+# (a tarball has no debian/ folder, and no tracked files to check either).
+text = open("debian/copyright").read() if os.path.exists("debian/copyright") else ""
 for stanza in text.split("\n\n"):
     if re.search(r"^License: LGPL-2.1-or-later$", stanza, re.M) and stanza.startswith("Files:"):
         listed = set(re.match(r"Files:((?:.*\n?)*?)(?=^\S)", stanza, re.M).group(1).split())
