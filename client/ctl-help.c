@@ -61,7 +61,9 @@ static const struct ctl_option ctl_query_options[] = {
 	  "when its owner exits or on release" },
 	{ "owner", 'o', false, "PID|shell|parent",
 	  "the process the claim lives with: shell (the default) the calling shell or script, also from inside "
-	  "$(...); parent rtplacectl's parent process, which in $(...) may be a subshell that exits at once; or a "
+	  "$(...) and past the command wrappers sudo, doas, runuser, setpriv, env, nice, ionice, chrt, taskset, "
+	  "numactl, timeout, setsid, stdbuf, nohup, time, flock and unbuffer (named by their executable); parent "
+	  "rtplacectl's parent process, which in $(...) may be a subshell or a wrapper that exits at once; or a "
 	  "process id" },
 	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" },
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },

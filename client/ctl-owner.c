@@ -15,6 +15,12 @@
  * while a process is such a copy of its own parent finds the shell that
  * the user or the script runs, the process a reader of the command line
  * means by "the calling shell".
+ *
+ * A command wrapper (`timeout 5 rtplacectl ...`, `sudo`, `nice`, `env`)
+ * is an exec of its own, so it is no fork; but it exits with the command
+ * it runs, so a claim tied to it would end at once. The walk goes past a
+ * process whose executable has the name of one of the wrappers of
+ * ctl_owner_wrappers, known to run one command and exit with it.
  */
 #include "config.h"
 
@@ -34,6 +40,15 @@
 #define CTL_OWNER_MAX_DEPTH 64
 /* /proc/PID/cmdline and auxv are read whole up to this. */
 #define CTL_OWNER_READ_MAX (256 * 1024)
+
+/* Programs that run the command on their command line and exit with
+ * it, changing only how it runs: its privileges, limits, scheduling,
+ * affinity, environment, session, buffering or I/O. rtplacectl.1 and
+ * `query --help` list the same names. */
+static const char *const ctl_owner_wrappers[] = {
+	"sudo", "doas", "runuser", "setpriv", "env", "nice", "ionice", "chrt", "taskset", "numactl",
+	"timeout", "setsid", "stdbuf", "nohup", "time", "flock", "unbuffer",
+};
 
 /* The parent of pid from /proc/PID/stat (after the comm, which may hold
  * spaces and parentheses), or -errno. */
@@ -98,12 +113,39 @@ static bool ctl_owner_is_fork_of(pid_t pid, pid_t parent)
 	       ctl_owner_same_file(pid, parent, "auxv");
 }
 
+static bool ctl_owner_wrapper_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(ctl_owner_wrappers) / sizeof(ctl_owner_wrappers[0]); i++)
+		if (!strcmp(name, ctl_owner_wrappers[i]))
+			return true;
+	return false;
+}
+
+/* pid runs one of the wrappers: the last component of its executable's
+ * path (the comm can be renamed by the program, the exe cannot). */
+static bool ctl_owner_is_wrapper(pid_t pid)
+{
+	char path[64], exe[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	return ctl_owner_wrapper_name(base ? base + 1 : exe);
+}
+
 pid_t ctl_owner_calling_shell(pid_t from)
 {
 	pid_t pid = from, parent;
 
 	for (int depth = 0; depth < CTL_OWNER_MAX_DEPTH; depth++) {
-		if (ctl_owner_ppid(pid, &parent) < 0 || parent <= 1 || !ctl_owner_is_fork_of(pid, parent))
+		if (ctl_owner_ppid(pid, &parent) < 0 || parent <= 1)
+			break;
+		if (!ctl_owner_is_wrapper(pid) && !ctl_owner_is_fork_of(pid, parent))
 			break;
 		pid = parent;
 	}

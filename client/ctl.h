@@ -150,8 +150,10 @@ int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n);
 
 /*
  * The shell that runs rtplacectl, starting at from (its parent): from, or
- * the first process above it that is not a fork of its own parent, so
- * that the subshell of a `$(...)` is passed over (ctl-owner.c).
+ * the first process above it that is neither a fork of its own parent
+ * nor a command wrapper (timeout, sudo, nice, ...), so that the subshell
+ * of a `$(...)` and a `timeout 5 rtplacectl` are passed over
+ * (ctl-owner.c).
  */
 pid_t ctl_owner_calling_shell(pid_t from);
 

@@ -5,7 +5,9 @@
 # that ran rtplacectl and exited when the output was read; the output says
 # who holds it and how it ends (stderr for the table, fields in JSON);
 # --owner parent ties it to that subshell instead (it ends with it),
-# --owner PID to the process named; it ends when its shell exits.
+# --owner PID to the process named; it ends when its shell exits. Command
+# wrappers (timeout, nice, env) between the shell and rtplacectl are
+# passed over like the subshell: they exit with rtplacectl.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
 start_daemon
@@ -84,4 +86,27 @@ c=$("$1" --socket "$2" query --prio 50 --claim 0 2>/dev/null | awk "\$1 == \"cpu
 "$1" --socket "$2" --json status | grep -q "\"claims_active\": 4" || exit 2
 ' sh "$CTL" "$SOCK" || fail "the inner shell's claim did not live with it (exit $?)"
 wait_claims 3
+
+# timeout runs rtplacectl through nice and env; each execs the next, so
+# rtplacectl's parent is timeout, which exits as soon as rtplacectl does.
+wrapped=$(timeout 20 nice -n 0 env "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+print(d['claim'], d['owner_pid'], d['owner'])
+") || fail "query --claim through timeout, nice and env failed"
+set -- $wrapped
+[ "$2" = $$ ] || fail "the claim made through wrappers is held by $2, not this shell ($$): $wrapped"
+wait_claims 4
+[ -n "$(claim_cpu "$1")" ] || fail "claim $1 made through timeout is gone with it"
+
+# --owner parent still means the wrapper itself: the claim ends with it.
+wrapped=$(timeout 20 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+print(d['claim'], d['owner_pid'], d['owner'])
+")
+set -- $wrapped
+[ "$2" != $$ ] || fail "--owner parent through timeout held by this shell: $wrapped"
+wait_claims 4
+[ -z "$(claim_cpu "$1")" ] || fail "claim $1 of --owner parent outlived timeout"
 exit 0
