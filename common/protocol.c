@@ -495,6 +495,50 @@ static int proto_check_claim_ended(const struct proto_msg *m, const struct proto
 	return 0;
 }
 
+/* The one encoding of a claim (rtplace-proto.h's CLAIM_REPLY rules), or
+ * of none. */
+static int proto_check_claim_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				   struct rtplace_reason *reason)
+{
+	const struct rtplace_claim_reply *r = &m->claim_reply;
+	const uint32_t f = r->flags;
+
+	if (!r->claim_id) {
+		if (!proto_is_zero(r, sizeof(*r)))
+			return proto_fail(reason, -EINVAL, "no claim, but claim fields set");
+		return 0;
+	}
+	if (f & ~RTPLACE_CLAIM_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown claim flags 0x%x", f & ~RTPLACE_CLAIM_F_ALL);
+	if (!(f & RTPLACE_CLAIM_F_OWNER_EXIT) == !(f & RTPLACE_CLAIM_F_CONNECTION))
+		return proto_fail(reason, -EINVAL, "a claim ends with its owner process or its connection, one of them");
+	if (!(f & RTPLACE_CLAIM_F_UID) == !(f & RTPLACE_CLAIM_F_OTHER_USER))
+		return proto_fail(reason, -EINVAL, "a claim's user is either shown or another's, one of them");
+	if (f & RTPLACE_CLAIM_F_PID && !((f & RTPLACE_CLAIM_F_UID) && (f & RTPLACE_CLAIM_F_OWNER_EXIT)))
+		return proto_fail(reason, -EINVAL, "owner pid without its user or without an owner process");
+	if (!(f & RTPLACE_CLAIM_F_LEASE) && r->lease_left_ms)
+		return proto_fail(reason, -EINVAL, "lease time without a lease");
+	if ((f & RTPLACE_CLAIM_F_PID) ? r->owner_pid <= 0 : r->owner_pid != 0)
+		return proto_fail(reason, -EINVAL, "owner pid %d does not match the claim flags", (int)r->owner_pid);
+	if (!(f & RTPLACE_CLAIM_F_UID) && r->owner_uid)
+		return proto_fail(reason, -EINVAL, "owner uid without RTPLACE_CLAIM_F_UID");
+	if (!proto_string_ok(r->owner_comm, sizeof(r->owner_comm), false) ||
+	    (!(f & RTPLACE_CLAIM_F_PID) && r->owner_comm[0]))
+		return proto_fail(reason, -EINVAL, "bad owner comm");
+	if (r->level < RTPLACE_LEVEL_NORMAL || r->level > RTPLACE_LEVEL_DL)
+		return proto_fail(reason, -ERANGE, "claim level %u out of range %u..%u", r->level, RTPLACE_LEVEL_NORMAL,
+				  RTPLACE_LEVEL_DL);
+	if (!(f & RTPLACE_CLAIM_F_EXCLUSIVE) != (r->level != RTPLACE_LEVEL_DL))
+		return proto_fail(reason, -EINVAL, "the exclusive flag and level %u disagree", r->level);
+	if (!proto_is_zero(r->reserved, sizeof(r->reserved)))
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (proto_mask_empty(&r->cpus))
+		return proto_fail(reason, -EINVAL, "a claim without CPUs");
+	if (!proto_mask_within(&r->cpus, b->ncpus))
+		return proto_fail(reason, -ERANGE, "claimed cpu out of range");
+	return 0;
+}
+
 #define PROTO_TYPE(t, side, body, nm, fn) \
 	{ .type = (t), .accept = (side), .body_size = (body), .name = (nm), .check = (fn) }
 
@@ -613,7 +657,15 @@ static const struct proto_type proto_types[] = {
 		   proto_check_local_reply),
 	PROTO_TYPE(RTPLACE_MSG_CLAIM_ENDED, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_claim_ended),
 		   "claim-ended", proto_check_claim_ended),
+	PROTO_TYPE(RTPLACE_MSG_CLAIM, PROTO_ACCEPT_REQUESTS, sizeof(struct rtplace_claim_req), "claim",
+		   proto_check_empty),
+	PROTO_SETS_TYPE(RTPLACE_MSG_CLAIM_REPLY, PROTO_ACCEPT_REPLIES, rtplace_claim_reply, cpus, 1, "claim-reply",
+			proto_check_claim_reply),
 };
+
+_Static_assert(offsetof(struct rtplace_claim_reply, cpus) + sizeof(struct rtplace_cpumask) ==
+		       sizeof(struct rtplace_claim_reply),
+	       "claim reply ends in its set");
 
 static const struct proto_type *proto_type_find(uint16_t type)
 {

@@ -78,6 +78,8 @@ struct proto_msg {
 		struct rtplace_subscribe_reply subscribe_reply;
 		struct rtplace_claim_ended claim_ended;
 		struct rtplace_cpu_times_reply cpu_times_reply;
+		struct rtplace_claim_req claim;
+		struct rtplace_claim_reply claim_reply;
 	};
 	bool packed; /* the wire form (see above), never sent itself */
 };
@@ -283,6 +285,11 @@ static inline int proto_encode_subscribe(struct proto_msg *ret, uint32_t request
 					 const struct rtplace_subscribe *s)
 {
 	return proto_encode(ret, RTPLACE_MSG_SUBSCRIBE, request_id, 0, s, NULL);
+}
+
+static inline int proto_encode_claim(struct proto_msg *ret, uint32_t request_id, const struct rtplace_claim_req *c)
+{
+	return proto_encode(ret, RTPLACE_MSG_CLAIM, request_id, 0, c, NULL);
 }
 
 /*

@@ -177,6 +177,10 @@ enum {
 	 * ("unknown message type"), and one that speaks it answers a request
 	 * of an older version so too: the client then asks the socket. */
 	RTPLACE_MSG_LOCAL = 0x010a,
+	/* Added to version 3 later; a daemon without it answers ERROR
+	 * -EOPNOTSUPP ("unknown message type"): a client then names claims
+	 * by their ids alone (the CPUS reply's claim_id). */
+	RTPLACE_MSG_CLAIM = 0x010b,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -190,6 +194,7 @@ enum {
 	RTPLACE_MSG_TRACKING_REPLY = 0x0208,
 	RTPLACE_MSG_HOST_REPLY = 0x0209,
 	RTPLACE_MSG_LOCAL_REPLY = 0x020a,
+	RTPLACE_MSG_CLAIM_REPLY = 0x020b,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -290,6 +295,13 @@ struct rtplace_cpus {
 };
 
 /* STATUS and TRACKING have no body. */
+
+/* The live claim with the lowest id at or above from_id (CLAIM_REPLY):
+ * a client walks the claims from 0, asking from each id + 1, until the
+ * reply's claim_id is 0. */
+struct rtplace_claim_req {
+	uint64_t from_id;
+};
 
 /* MOVE flags: at least one of SET_AFFINITY and SET_SCHED. */
 #define RTPLACE_MOVE_F_SET_AFFINITY (1u << 0) /* set the affinity to cpus (non-empty) */
@@ -543,6 +555,41 @@ struct rtplace_subscribe_reply {
 	uint64_t ring_bytes;   /* ring header + records, >= ring_records * record_size */
 };
 
+/* CLAIM_REPLY flags. How the claim ends besides RELEASE: exactly one of
+ * OWNER_EXIT and CONNECTION, and LEASE when it has one. */
+#define RTPLACE_CLAIM_F_LEASE (1u << 0)      /* its lease runs out in lease_left_ms */
+#define RTPLACE_CLAIM_F_OWNER_EXIT (1u << 1) /* it lives with a process (QUERY's owner_pid) */
+#define RTPLACE_CLAIM_F_CONNECTION (1u << 2) /* it lives with the connection that made it */
+/* Whose it is, as the receiver may know (DESIGN §15): exactly one of UID
+ * and OTHER_USER. */
+#define RTPLACE_CLAIM_F_UID (1u << 3)        /* owner_uid is its user's: the receiver's own, or any for root */
+#define RTPLACE_CLAIM_F_OTHER_USER (1u << 4) /* another user's: no owner field is filled */
+/* With UID and OWNER_EXIT: owner_pid and owner_comm name the process,
+ * which lives in the receiver's PID namespace. */
+#define RTPLACE_CLAIM_F_PID (1u << 5)
+#define RTPLACE_CLAIM_F_EXCLUSIVE (1u << 6)  /* level is RTPLACE_LEVEL_DL: no query gets its CPUs */
+#define RTPLACE_CLAIM_F_ALL \
+	(RTPLACE_CLAIM_F_LEASE | RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_CONNECTION | RTPLACE_CLAIM_F_UID | \
+	 RTPLACE_CLAIM_F_OTHER_USER | RTPLACE_CLAIM_F_PID | RTPLACE_CLAIM_F_EXCLUSIVE)
+
+/*
+ * One claim, the answer to CLAIM; claim_id 0 (every field zero, cpus
+ * empty) when there is none at or above from_id. Fields a flag does not
+ * fill are zero. cpus is sent as Versions says of CPU sets (CLAIM_REPLY
+ * is 72 + 8 n bytes in version 3).
+ */
+struct rtplace_claim_reply {
+	uint64_t claim_id;
+	uint32_t flags;         /* RTPLACE_CLAIM_F_* */
+	uint32_t lease_left_ms; /* with LEASE: until it runs out (0: now) */
+	int32_t owner_pid;      /* with PID: the receiver's number of the owner process */
+	uint32_t owner_uid;     /* with UID */
+	uint8_t level;          /* the level its CPUs count as: RTPLACE_LEVEL_NORMAL .. _DL */
+	uint8_t reserved[7];
+	char owner_comm[RTPLACE_COMM_MAX]; /* with PID: the owner's comm, "" when unknown */
+	struct rtplace_cpumask cpus;       /* non-empty with a claim */
+};
+
 /* ---- Events ------------------------------------------------------------ */
 
 #define RTPLACE_CLAIM_ENDED_EXPIRED 1      /* its lease ran out */
@@ -620,6 +667,11 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_move_reply, prev_cpus) == 8 + RTPLA
 		     "move reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_subscribe_reply) == 16, "subscribe reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_ended) == 16, "claim ended layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_req) == 8, "claim layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_reply) == 48 + RTPLACE_MAX_CPUS / 8, "claim reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, level) == 24, "claim reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, owner_comm) == 32, "claim reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, cpus) == 48, "claim reply layout");
 
 /* The biggest message fits the bound with room for later versions (a
  * quarter of it: version 3's CPUS reply, with its interrupt shares, is

@@ -16,6 +16,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_CPU_TIMES_REPLY, RTPLACE_MSG_TRACKING, RTPLACE_MSG_TRACKING_REPLY,
 	RTPLACE_MSG_HOST,         RTPLACE_MSG_HOST_REPLY,
 	RTPLACE_MSG_LOCAL,        RTPLACE_MSG_LOCAL_REPLY,
+	RTPLACE_MSG_CLAIM,        RTPLACE_MSG_CLAIM_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -312,6 +313,41 @@ static int sample_host_reply(unsigned shape, struct proto_msg *ret)
 	return sample_reply(ret, RTPLACE_MSG_HOST_REPLY, 12, &h[shape], sizeof(h[shape]));
 }
 
+/* Shapes: an owner-bound claim the receiver may see whole, another
+ * user's with a lease, one past CPU 1023 (version 3 only) held by a
+ * connection, and the end of the list. */
+static int sample_claim_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_claim_reply r = { .claim_id = 5, .level = RTPLACE_LEVEL_DL };
+
+	switch (shape) {
+	case 0:
+		r.flags = RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_UID | RTPLACE_CLAIM_F_PID | RTPLACE_CLAIM_F_EXCLUSIVE;
+		r.owner_pid = 1234;
+		r.owner_uid = 1000;
+		proto_set_string(r.owner_comm, sizeof(r.owner_comm), "ffmpeg");
+		sample_mask_range(&r.cpus, 2, 3);
+		break;
+	case 1:
+		r.flags = RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_OTHER_USER | RTPLACE_CLAIM_F_LEASE;
+		r.level = RTPLACE_LEVEL_RT1 + 49;
+		r.lease_left_ms = 29000;
+		rtplace_cpumask_set(&r.cpus, 0);
+		break;
+	case 2:
+		r.flags = RTPLACE_CLAIM_F_CONNECTION | RTPLACE_CLAIM_F_UID;
+		r.level = RTPLACE_LEVEL_NORMAL;
+		rtplace_cpumask_set(&r.cpus, 5000);
+		break;
+	case 3:
+		r = (struct rtplace_claim_reply){ 0 };
+		break;
+	default:
+		return -ENOENT;
+	}
+	return sample_reply(ret, RTPLACE_MSG_CLAIM_REPLY, 14, &r, sizeof(r));
+}
+
 static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 {
 	struct rtplace_move_reply r = {
@@ -395,6 +431,12 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return sample_reply(ret, RTPLACE_MSG_LOCAL_REPLY, 13,
 				    &(struct rtplace_local_reply){ .map_size = 50560, .snap_size = 16064, .snap_layout = 1 },
 				    sizeof(struct rtplace_local_reply));
+	case RTPLACE_MSG_CLAIM:
+		if (shape > 1)
+			return -ENOENT;
+		return proto_encode_claim(ret, 14, &(struct rtplace_claim_req){ .from_id = shape ? 6 : 0 });
+	case RTPLACE_MSG_CLAIM_REPLY:
+		return sample_claim_reply(shape, ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

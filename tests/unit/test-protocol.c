@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The next request type no daemon knows yet: bump it when it is taken. */
-#define MSG_UNKNOWN 0x010b
+#define MSG_UNKNOWN 0x010c
 
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
@@ -146,6 +146,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_HOST_REPLY, 48, "host-reply" },
 		{ RTPLACE_MSG_LOCAL, 24, "local" },
 		{ RTPLACE_MSG_LOCAL_REPLY, 48, "local-reply" },
+		{ RTPLACE_MSG_CLAIM, 32, "claim" },
+		{ RTPLACE_MSG_CLAIM_REPLY, 200, "claim-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -174,6 +176,8 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_CLAIM_ENDED, 0x0301);
 	assert_int_equal(RTPLACE_MSG_HOST, 0x0109);
 	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
+	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
+	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
 	assert_int_equal(RTPLACE_CPUS_F_HOST, 1u << 1);
 	assert_int_equal(RTPLACE_CPU_F_ISOLATED, 1u << 2);
@@ -989,10 +993,16 @@ static void test_list_reply_lengths(void **state)
 		if (m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_TRACKING_REPLY ||
 		    m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
 		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY || m.hdr.type == RTPLACE_MSG_QUERY ||
-		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY)
+		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY ||
+		    m.hdr.type == RTPLACE_MSG_CLAIM_REPLY)
 			continue;
 		assert_int_equal(m.hdr.length, proto_msg_length(m.hdr.type));
 	}
+	/* a claim on CPUs 2-3: one word of its set in version 3, 16 before */
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	assert_int_equal(proto_msg_length_for(&m), 80);
+	m.hdr.version = 2;
+	assert_int_equal(proto_msg_length_for(&m), 200);
 	/* a one-CPU answer with placement's usual reason: 76 bytes in
 	 * version 3, 236 in 2, 1,256 in 1 */
 	assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_QUERY_REPLY, 1), 0);
@@ -1127,6 +1137,66 @@ static void test_other_reply_rules(void **state)
 	m = sample(RTPLACE_MSG_CLAIM_ENDED, 0);
 	m.claim_ended.reserved = 1;
 	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+}
+
+/* A claim's reply: the flags say who may be told what, and the fields
+ * they do not fill are zero; the end of the list is all zero. */
+static void test_claim_reply_rules(void **state)
+{
+	struct proto_msg m;
+
+	for (unsigned shape = 0; shape < 4; shape++) {
+		m = sample(RTPLACE_MSG_CLAIM_REPLY, shape);
+		ACCEPTED(&m, NULL);
+	}
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	ACCEPTED(&m, &lim_client);
+	m.claim_reply.flags |= 1u << 7;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown claim flags 0x80");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.flags |= RTPLACE_CLAIM_F_CONNECTION;
+	REFUSED(&m, &lim_client, -EINVAL, "a claim ends with its owner process or its connection, one of them");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.flags |= RTPLACE_CLAIM_F_OTHER_USER;
+	REFUSED(&m, &lim_client, -EINVAL, "a claim's user is either shown or another's, one of them");
+	/* another user's claim never names its owner */
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 1);
+	m.claim_reply.owner_uid = 1000;
+	REFUSED(&m, &lim_client, -EINVAL, "owner uid without RTPLACE_CLAIM_F_UID");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 1);
+	m.claim_reply.flags |= RTPLACE_CLAIM_F_PID;
+	m.claim_reply.owner_pid = 4;
+	REFUSED(&m, &lim_client, -EINVAL, "owner pid without its user or without an owner process");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 1);
+	proto_set_string(m.claim_reply.owner_comm, sizeof(m.claim_reply.owner_comm), "sh");
+	REFUSED(&m, &lim_client, -EINVAL, "bad owner comm");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.owner_pid = 0;
+	REFUSED(&m, &lim_client, -EINVAL, "owner pid 0 does not match the claim flags");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.lease_left_ms = 5;
+	REFUSED(&m, &lim_client, -EINVAL, "lease time without a lease");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.level = RTPLACE_LEVEL_IDLE;
+	REFUSED(&m, &lim_client, -ERANGE, "claim level 1 out of range 2..102");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 1);
+	m.claim_reply.level = RTPLACE_LEVEL_DL;
+	REFUSED(&m, &lim_client, -EINVAL, "the exclusive flag and level 102 disagree");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	m.claim_reply.reserved[6] = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "reserved field not zero");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	memset(&m.claim_reply.cpus, 0, sizeof(m.claim_reply.cpus));
+	REFUSED(&m, &lim_client, -EINVAL, "a claim without CPUs");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	rtplace_cpumask_set(&m.claim_reply.cpus, PROTO_SAMPLE_NCPUS);
+	REFUSED(&m, &lim_client, -ERANGE, "claimed cpu out of range");
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 3);
+	m.claim_reply.level = RTPLACE_LEVEL_NORMAL;
+	REFUSED(&m, &lim_client, -EINVAL, "no claim, but claim fields set");
+	/* a claim past CPU 1023 cannot be told to a client of version 2 */
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 2);
+	assert_int_equal(proto_msg_finish(&m, 2), -ERANGE);
 }
 
 static void test_encoders(void **state)
@@ -1311,6 +1381,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_times_reply_rules),
 		cmocka_unit_test(test_list_reply_lengths),
 		cmocka_unit_test(test_other_reply_rules),
+		cmocka_unit_test(test_claim_reply_rules),
 		cmocka_unit_test(test_encoders),
 		cmocka_unit_test(test_random_garbage),
 		cmocka_unit_test(test_mutations),
