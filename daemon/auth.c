@@ -569,3 +569,8 @@ int auth_may_release(uid_t requester, uid_t owner)
 {
 	return requester == 0 || requester == owner ? 0 : -EPERM;
 }
+
+bool auth_may_see_owner(uid_t requester, uid_t owner)
+{
+	return requester == 0 || requester == owner;
+}

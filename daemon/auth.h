@@ -256,4 +256,10 @@ int auth_may_own(const char *proc_root, pid_t peer_pid, uid_t peer_uid, pid_t pi
  * 0 or -EPERM. */
 int auth_may_release(uid_t requester, uid_t owner);
 
+/* May a client of uid requester see who holds a claim of uid owner (its
+ * uid, process and comm)? Root sees every claim's, any other user its
+ * own uid's; of another user's claim it learns only that another user
+ * holds it (DESIGN §15: no client learns another user's processes). */
+bool auth_may_see_owner(uid_t requester, uid_t owner);
+
 #endif

@@ -677,6 +677,58 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
 	dispatch_send_reply(s, peer, m);
 }
 
+/*
+ * The claim with the lowest id at or above the request's from_id, told as
+ * the client may see it: who holds it only to root and to its own uid,
+ * the owner process by the client's number of it, and only when it lives
+ * in the client's PID namespace. One scan of the table per request.
+ */
+static void dispatch_claim_info(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_claim_reply *r = &s->reply.claim_reply;
+	const struct claim *cl = NULL, *c;
+	struct pidmap_view view;
+	pid_t shown = 0;
+
+	for (unsigned i = 0; (c = claims_at(s->claims, i)); i++)
+		if (c->id >= m->claim.from_id && (!cl || c->id < cl->id))
+			cl = c;
+	proto_msg_init(&s->reply, RTPLACE_MSG_CLAIM_REPLY, m->hdr.request_id);
+	if (cl) {
+		uint64_t now = loop_now_ms();
+
+		r->claim_id = cl->id;
+		r->level = cl->level;
+		r->cpus = cl->cpus;
+		r->flags = cl->pid ? RTPLACE_CLAIM_F_OWNER_EXIT : RTPLACE_CLAIM_F_CONNECTION;
+		if (cl->level == LEVEL_DL)
+			r->flags |= RTPLACE_CLAIM_F_EXCLUSIVE;
+		if (cl->expires_ms) {
+			uint64_t left = cl->expires_ms > now ? cl->expires_ms - now : 0;
+
+			r->flags |= RTPLACE_CLAIM_F_LEASE;
+			r->lease_left_ms = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX - 1;
+		}
+		if (!auth_may_see_owner(peer->uid, cl->uid)) {
+			r->flags |= RTPLACE_CLAIM_F_OTHER_USER;
+		} else {
+			r->flags |= RTPLACE_CLAIM_F_UID;
+			r->owner_uid = cl->uid;
+			if (cl->pid) {
+				dispatch_view(s, peer, &view);
+				if (pidmap_show(&view, cl->pid, &shown) < 0)
+					shown = 0;
+			}
+			if (shown > 0) {
+				r->flags |= RTPLACE_CLAIM_F_PID;
+				r->owner_pid = (int32_t)shown;
+				dispatch_comm(s, cl->pid, r->owner_comm, sizeof(r->owner_comm));
+			}
+		}
+	}
+	dispatch_send_reply(s, peer, m);
+}
+
 /* A page of time by class, read from the tracker's per-CPU entries at one
  * instant (sampled_ns) taken before them. */
 static void dispatch_cpu_times(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
@@ -956,6 +1008,9 @@ int dispatch_request_cb(struct server *server, struct server_peer *peer, const v
 		break;
 	case RTPLACE_MSG_LOCAL:
 		dispatch_local(s, peer, m);
+		break;
+	case RTPLACE_MSG_CLAIM:
+		dispatch_claim_info(s, peer, m);
 		break;
 	default:
 		/* proto_decode() accepts only the request types above. */
