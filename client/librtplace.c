@@ -955,6 +955,74 @@ void rtplace_cpu_times_free(struct rtplace_cpu_time *times)
 	free(times);
 }
 
+/* No daemon holds more claims than its table: a reply walking past this
+ * is a bug of the daemon, not a list to grow for. */
+#define RTPLACE_CLAIMS_WALK_MAX (1u << 20)
+
+int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t *ret_n)
+{
+	const struct rtplace_claim_reply *cr;
+	struct rtplace_claim *claims = NULL, *more;
+	size_t n = 0, cap = 0;
+	uint64_t from = 0;
+	int r = 0;
+
+	if (!rp || !ret_claims || !ret_n)
+		return -EINVAL;
+	cr = &rp->reply.claim_reply;
+	pthread_mutex_lock(&rp->lock);
+	for (;;) {
+		struct rtplace_claim_req q = { .from_id = from };
+
+		r = proto_encode_claim(&rp->req, rtplace_next_id(rp), &q);
+		if (r == 0)
+			r = rtplace_call(rp, RTPLACE_MSG_CLAIM_REPLY);
+		if (r < 0 || !cr->claim_id)
+			break;
+		if (cr->claim_id < from || n >= RTPLACE_CLAIMS_WALK_MAX) {
+			r = -EPROTO;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			more = realloc(claims, cap * sizeof(*claims));
+			if (!more) {
+				r = -ENOMEM;
+				break;
+			}
+			claims = more;
+		}
+		claims[n] = (struct rtplace_claim){
+			.id = cr->claim_id,
+			.level = cr->level,
+			.flags = cr->flags,
+			.lease_left_ms = cr->lease_left_ms,
+			.owner_pid = cr->owner_pid,
+			.owner_uid = cr->owner_uid,
+			.ncpus = cpuset_count(&cr->cpus),
+		};
+		memcpy(claims[n].owner_comm, cr->owner_comm, sizeof(claims[n].owner_comm));
+		rtplace_mask_to_set(&cr->cpus, &claims[n].cpus);
+		n++;
+		if (cr->claim_id == UINT64_MAX)
+			break;
+		from = cr->claim_id + 1;
+	}
+	pthread_mutex_unlock(&rp->lock);
+	if (r < 0) {
+		free(claims);
+		return r;
+	}
+	*ret_claims = claims;
+	*ret_n = n;
+	return 0;
+}
+
+void rtplace_claims_free(struct rtplace_claim *claims)
+{
+	free(claims);
+}
+
 const char *rtplace_class_name(unsigned cls)
 {
 	static const char *const names[RTPLACE_CLASS_COUNT] = {

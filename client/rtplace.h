@@ -254,6 +254,30 @@ void rtplace_cpus_free(struct rtplace_cpu *cpus);
 int rtplace_cpu_times(struct rtplace *rp, struct rtplace_cpu_time **ret_times, size_t *ret_n);
 void rtplace_cpu_times_free(struct rtplace_cpu_time *times);
 
+/* One claim the daemon holds (DESIGN §6), as this caller may see it: its
+ * owner only where flags has RTPLACE_CLAIM_F_UID (the caller's own uid's
+ * claims, or root's view), its process only with RTPLACE_CLAIM_F_PID (a
+ * process of the caller's PID namespace, by the caller's number). */
+struct rtplace_claim {
+	uint64_t id;
+	unsigned level;           /* RTPLACE_LEVEL_*: the level its CPUs count as */
+	unsigned flags;           /* RTPLACE_CLAIM_F_* (rtplace-proto.h) */
+	unsigned lease_left_ms;   /* with RTPLACE_CLAIM_F_LEASE: ms until its lease runs out */
+	pid_t owner_pid;          /* with RTPLACE_CLAIM_F_PID, else 0 */
+	uid_t owner_uid;          /* with RTPLACE_CLAIM_F_UID, else 0 */
+	char owner_comm[RTPLACE_COMM_LEN]; /* with RTPLACE_CLAIM_F_PID: its comm, "" when unknown */
+	unsigned ncpus;           /* CPUs it holds */
+	cpu_set_t cpus;           /* those below CPU_SETSIZE (1,024) */
+};
+
+/*
+ * Every claim the daemon holds, by id, in an array to free with
+ * rtplace_claims_free(). -EOPNOTSUPP from a daemon older than this call:
+ * rtplace_cpus() still names each CPU's claim by its id.
+ */
+int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t *ret_n);
+void rtplace_claims_free(struct rtplace_claim *claims);
+
 /* "idle", "normal", "rt", "dl"; "?" when out of range. */
 const char *rtplace_class_name(unsigned cls);
 

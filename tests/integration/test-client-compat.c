@@ -285,6 +285,27 @@ static void test_local_reads_unoffered(void **state)
 	rtplace_close(rp);
 }
 
+/* A daemon without the list of claims answers its request as an unknown
+ * one: rtplace_claims() says -EOPNOTSUPP (rtplace-run then names claims
+ * by id alone) and the connection serves on. */
+static void test_claims_unknown_to_old_daemon(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_claim *claims = NULL;
+	struct rtplace_answer ans;
+	struct rtplace *rp;
+	size_t n = 0;
+
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_claims(rp, &claims, &n), -EOPNOTSUPP);
+	assert_null(claims);
+	req.prio = 50;
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 1);
+	rtplace_close(rp);
+}
+
 static int setup_v3(void **state)
 {
 	return setup_version(state, RTPLACE_PROTO_VERSION);
@@ -333,6 +354,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_falls_back_to_version_1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version_2_daemon, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_local_reads_unoffered, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_claims_unknown_to_old_daemon, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_abi_0_1, setup_v3, teardown),
 	};
 
