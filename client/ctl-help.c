@@ -107,6 +107,11 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			    "[--claim MS [--owner PID|shell|parent] [--exclusive]] [--strict]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
+	[CTL_CMD_CLAIMS] = { "claims", "",
+			     "every claim the daemon holds: its level, CPUs and how it ends, and its owner process, "
+			     "comm and uid where you may see them (yours, or any as root; another user's claim shows "
+			     "only that another user holds it)",
+			     ctl_no_options },
 	[CTL_CMD_RELEASE] = { "release", "CLAIM-ID", "end claim CLAIM-ID (yours, or any as root)", ctl_no_options },
 	[CTL_CMD_MOVE] = { "move",
 			   "(--tid TID | --pid PID [--all]) [--prio P] [--policy fifo|rr] [--cpu-list LIST] [--force]",

@@ -299,11 +299,35 @@ static void run_append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Who holds claim id, as the daemon lets this caller see it (claims from
+ * rtplace_claims(), n of them; none from a daemon without the list): its
+ * owner process and uid for the caller's own claims (any, for root),
+ * "another user's" for the rest. Appended to what. */
+static void run_append_owner(char *what, size_t len, uint64_t id, const struct rtplace_claim *claims, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rtplace_claim *cl = &claims[i];
+
+		if (cl->id != id)
+			continue;
+		if (cl->flags & RTPLACE_CLAIM_F_OTHER_USER)
+			run_append(what, len, ", another user's");
+		else if (cl->flags & RTPLACE_CLAIM_F_PID)
+			run_append(what, len, ", owner pid %d %s, uid %u", (int)cl->owner_pid,
+				   cl->owner_comm[0] ? cl->owner_comm : "?", (unsigned)cl->owner_uid);
+		else if (cl->flags & RTPLACE_CLAIM_F_OWNER_EXIT)
+			run_append(what, len, ", owner outside this PID namespace, uid %u", (unsigned)cl->owner_uid);
+		else
+			run_append(what, len, ", held by a connection of uid %u", (unsigned)cl->owner_uid);
+		return;
+	}
+}
+
 /*
  * Why each CPU of allowed was not given, as the daemon's snapshot shows
- * it: the claim holding it (its id, and who runs there where the daemon
- * shows it to this caller), else an RT task, isolation, housekeeping or
- * hotplug. One entry per claim, at most RUN_HOLDERS_MAX entries, the rest
+ * it: the claim holding it (its id, its owner where the daemon shows it
+ * to this caller, and who runs there), else an RT task, isolation,
+ * housekeeping or hotplug. One entry per claim, at most RUN_HOLDERS_MAX entries, the rest
  * counted. Returns how many entries were written (0: the snapshot said
  * nothing, or could not be read).
  */
@@ -311,6 +335,8 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 				   char *buf, size_t len)
 {
 	struct rtplace_cpu *cpus = NULL;
+	struct rtplace_claim *claims = NULL;
+	size_t nclaims = 0;
 	/* The lowest level that refuses this claim: rtP for priority P,
 	 * any RT for a pin alone. */
 	const unsigned blocking = RTPLACE_LEVEL_RT1 + (unsigned)(o->run_prio ? o->run_prio : 1) - 1;
@@ -321,10 +347,15 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 	buf[0] = '\0';
 	if (rtplace_cpus(rp, &cpus, &n) < 0)
 		return 0;
+	/* A daemon without the list of claims names them by id alone. */
+	if (rtplace_claims(rp, &claims, &nclaims) < 0) {
+		claims = NULL;
+		nclaims = 0;
+	}
 	CPU_ZERO(&listed);
 	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++) {
 		const struct rtplace_cpu *c = &cpus[i];
-		char what[128], list[CPUSET_LIST_MAX];
+		char what[256], list[CPUSET_LIST_MAX];
 		cpu_set_t these;
 
 		if (!CPU_ISSET(i, allowed) || CPU_ISSET(i, &listed))
@@ -338,6 +369,7 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 			snprintf(what, sizeof(what), "held by claim %" PRIu64 " (%s%s", c->claim_id,
 				 c->claim_level == RTPLACE_LEVEL_DL ? "exclusive" : "at ",
 				 c->claim_level == RTPLACE_LEVEL_DL ? "" : rtplace_level_name(c->claim_level));
+			run_append_owner(what, sizeof(what), c->claim_id, claims, nclaims);
 			if (c->pid > 0)
 				run_append(what, sizeof(what), ", running pid %d %s", (int)c->pid,
 					   c->comm[0] ? c->comm : "?");
@@ -368,6 +400,7 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 	if (more)
 		run_append(buf, len, ", and %u more ('rtplacectl cpus' lists them)", more);
 	rtplace_cpus_free(cpus);
+	rtplace_claims_free(claims);
 	return entries;
 }
 

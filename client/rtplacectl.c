@@ -1075,6 +1075,96 @@ out:
 	return r;
 }
 
+/* How a claim ends besides release, as `claims` names it. */
+static const char *ctl_claim_end(const struct rtplace_claim *cl)
+{
+	return cl->flags & RTPLACE_CLAIM_F_OWNER_EXIT ? "owner-exit" : "connection";
+}
+
+static void ctl_claims_json(const struct rtplace_claim *cl, bool first)
+{
+	char list[CPUSET_LIST_MAX];
+	const bool pid = cl->flags & RTPLACE_CLAIM_F_PID;
+
+	cli_format_cpus(&cl->cpus, list, sizeof(list));
+	printf("%s\n  {\"claim\": %" PRIu64 ", \"level\": ", first ? "" : ",", cl->id);
+	ctl_json_string(rtplace_level_name(cl->level));
+	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpus\": ",
+	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "true" : "false", cl->ncpus);
+	ctl_json_string(list);
+	printf(", \"other_user\": %s, \"owner_uid\": ", cl->flags & RTPLACE_CLAIM_F_OTHER_USER ? "true" : "false");
+	if (cl->flags & RTPLACE_CLAIM_F_UID)
+		printf("%u", (unsigned)cl->owner_uid);
+	else
+		printf("null");
+	printf(", \"owner_pid\": ");
+	if (pid)
+		printf("%d, \"owner_comm\": ", (int)cl->owner_pid);
+	else
+		printf("null, \"owner_comm\": null");
+	if (pid)
+		ctl_json_string(cl->owner_comm);
+	printf(", \"ends\": [\"%s\"%s, \"release\"], \"lease_left_ms\": ", ctl_claim_end(cl),
+	       cl->flags & RTPLACE_CLAIM_F_LEASE ? ", \"lease\"" : "");
+	if (cl->flags & RTPLACE_CLAIM_F_LEASE)
+		printf("%u}", cl->lease_left_ms);
+	else
+		printf("null}");
+}
+
+static void ctl_claims_row(const struct rtplace_claim *cl)
+{
+	char list[CPUSET_LIST_MAX], uid[24] = "other", pid[24] = "-", ends[64];
+
+	cli_format_cpus(&cl->cpus, list, sizeof(list));
+	if (cl->flags & RTPLACE_CLAIM_F_UID)
+		snprintf(uid, sizeof(uid), "%u", (unsigned)cl->owner_uid);
+	if (cl->flags & RTPLACE_CLAIM_F_PID)
+		snprintf(pid, sizeof(pid), "%d", (int)cl->owner_pid);
+	snprintf(ends, sizeof(ends), "%s", ctl_claim_end(cl));
+	if (cl->flags & RTPLACE_CLAIM_F_LEASE)
+		snprintf(ends + strlen(ends), sizeof(ends) - strlen(ends), ",lease(%u ms left)", cl->lease_left_ms);
+	printf("%6" PRIu64 " %-9s %-12s %7s %-16s %6s %s\n", cl->id,
+	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level), list, pid,
+	       cl->flags & RTPLACE_CLAIM_F_PID && cl->owner_comm[0] ? cl->owner_comm : "-", uid, ends);
+}
+
+/* `claims`: every claim the daemon holds, its owner where the caller may
+ * see it. */
+static int ctl_claims(struct ctl *c, int argc, char **argv)
+{
+	struct rtplace_claim *claims = NULL;
+	size_t n = 0;
+	int r;
+
+	r = ctl_simple_options(c, argc, argv, 0);
+	if (r)
+		return r < 0 ? EX_OK : r;
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_claims(c->rp, &claims, &n);
+	if (r == -EOPNOTSUPP)
+		return ctl_fail(c, "the daemon is older than the list of claims ('rtplacectl cpus' names each CPU's "
+			       "claim by its id)", r);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the claims", r);
+	if (c->json)
+		printf("{\"claims\": [");
+	else
+		printf("%6s %-9s %-12s %7s %-16s %6s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS");
+	for (size_t i = 0; i < n; i++) {
+		if (c->json)
+			ctl_claims_json(&claims[i], i == 0);
+		else
+			ctl_claims_row(&claims[i]);
+	}
+	if (c->json)
+		printf("%s]}\n", n ? "\n" : "");
+	rtplace_claims_free(claims);
+	return EX_OK;
+}
+
 /* `help [COMMAND]`: what `rtplacectl --help` or `COMMAND --help` prints. */
 static int ctl_help_command(struct ctl *c, int argc, char **argv)
 {
@@ -1102,7 +1192,7 @@ static int ctl_help_command(struct ctl *c, int argc, char **argv)
 static int (*const ctl_runners[])(struct ctl *c, int argc, char **argv) = {
 	[CTL_CMD_STATUS] = ctl_status,   [CTL_CMD_CPUS] = ctl_cpus,   [CTL_CMD_TOP] = ctl_top,
 	[CTL_CMD_QUERY] = ctl_query,     [CTL_CMD_RELEASE] = ctl_release, [CTL_CMD_MOVE] = ctl_move,
-	[CTL_CMD_WATCH] = ctl_watch,     [CTL_CMD_HELP] = ctl_help_command,
+	[CTL_CMD_WATCH] = ctl_watch,     [CTL_CMD_HELP] = ctl_help_command, [CTL_CMD_CLAIMS] = ctl_claims,
 };
 _Static_assert(sizeof(ctl_runners) / sizeof(ctl_runners[0]) == CTL_CMD_COUNT, "a runner for every command");
 

@@ -500,6 +500,11 @@ EXTRA_DIST += tests/integration/test-man-rtplaced.sh
 TESTS += tests/integration/test-client-claim-owner.sh
 EXTRA_DIST += tests/integration/test-client-claim-owner.sh
 
+# rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
+# owner's uid, another uid and another PID namespace may see them.
+TESTS += tests/integration/test-client-claims.sh
+EXTRA_DIST += tests/integration/test-client-claims.sh
+
 # The peer a connection judges, with SO_PEERPIDFD (Linux 6.5) and, on an
 # older kernel, by its pid (the fallback the log names): rights re-read at
 # each request, and never lent by an exited peer to its socket's heir.

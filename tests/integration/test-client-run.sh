@@ -157,7 +157,7 @@ if command -v setpriv >/dev/null; then
 fi
 
 # Every CPU held by claims of another process: a pin alone (no --prio)
-# exits 75 naming the claims that hold them, never "priority 1" (its wire
+# exits 75 naming the claims that hold them and their owner, never "priority 1" (its wire
 # priority, which the user did not give); --cpu-list and --prio say the
 # same of their CPUs.
 sleep 60 &
@@ -170,17 +170,19 @@ expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 1 -c 0 --claim 60000
 c0=$(claim_of)
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 -c 1 --claim 600000 --owner $holder
 c1=$(claim_of)
+# Each claim's owner as root sees it: rtplacectl claims' list.
+owner="owner pid $holder sleep, uid 0"
 expect_status 75 taskset -c 0,1 "$RUN" --socket "$SOCK" -- echo ran
 [ ! -s "$TMP/out" ] || fail "a pin ran on held CPUs"
 grep -qx "rtplace-run: no free CPU for a pinned (normal-level) claim among CPUs 0-1: CPU 0 held by claim $c0 \
-(exclusive), CPU 1 held by claim $c1 (at rt50)" "$TMP/err" && ! grep -q "priority 1" "$TMP/err" ||
+(exclusive, $owner), CPU 1 held by claim $c1 (at rt50, $owner)" "$TMP/err" && ! grep -q "priority 1" "$TMP/err" ||
 	fail "refused pin does not name claims $c0 and $c1: $(cat "$TMP/err")"
 expect_status 75 "$RUN" --socket "$SOCK" --cpu-list 1 -- true
-grep -qx "rtplace-run: no free CPU for a pinned claim on CPU 1: CPU 1 held by claim $c1 (at rt50)" "$TMP/err" ||
+grep -qx "rtplace-run: no free CPU for a pinned claim on CPU 1: CPU 1 held by claim $c1 (at rt50, $owner)" "$TMP/err" ||
 	fail "refused --cpu-list 1: $(cat "$TMP/err")"
 expect_status 75 taskset -c 0,1 "$RUN" --socket "$SOCK" --prio 40 -- true
-grep -qx "rtplace-run: no CPU for priority 40 among CPUs 0-1: CPU 0 held by claim $c0 (exclusive), CPU 1 held by \
-claim $c1 (at rt50)" "$TMP/err" || fail "refused --prio 40: $(cat "$TMP/err")"
+grep -qx "rtplace-run: no CPU for priority 40 among CPUs 0-1: CPU 0 held by claim $c0 (exclusive, $owner), CPU 1 \
+held by claim $c1 (at rt50, $owner)" "$TMP/err" || fail "refused --prio 40: $(cat "$TMP/err")"
 kill "$holder"
 wait "$holder" 2>/dev/null
 wait_claims 0
