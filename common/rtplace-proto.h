@@ -101,8 +101,9 @@
  * there were more than the daemon takes with one packet (4) and the kernel
  * dropped the rest. The daemon keeps no descriptor a request brings.
  * Replies name a moved thread by the sender's number; every other pid the
- * daemon sends (CPUS, records, reasons) is numbered in the receiver's PID
- * namespace, 0 for a task outside it.
+ * daemon sends (CPUS, CLAIM, records, reasons) is numbered in the
+ * receiver's PID namespace, 0 (in CLAIM_REPLY: not sent) for a task
+ * outside it.
  *
  * Levels on the wire are the level numbers of DESIGN §2: RTPLACE_LEVEL_*.
  * CPU sets are struct rtplace_cpumask, a bitmap: bit i of bits[i / 64] is
