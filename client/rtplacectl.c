@@ -605,12 +605,16 @@ static const char *const ctl_owner_names[] = {
 static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans, pid_t pid, const char *comm,
 			   enum ctl_owner owner)
 {
-	char lease[64] = "", who[96];
+	char lease[64] = "", who[160], parent[RTPLACE_COMM_LEN];
 
 	if (ans->lease_ms != RTPLACE_LEASE_INFINITE)
 		snprintf(lease, sizeof(lease), ", when its lease of %u ms runs out", ans->lease_ms);
-	if (owner == CTL_OWNER_SHELL && pid != getppid())
+	/* Passed over: a subshell (the shell's own comm) or a wrapper. */
+	ctl_owner_comm(getppid(), parent, sizeof(parent));
+	if (owner == CTL_OWNER_SHELL && pid != getppid() && !strcmp(parent, comm))
 		snprintf(who, sizeof(who), "the calling shell, not the subshell %d that ran rtplacectl", (int)getppid());
+	else if (owner == CTL_OWNER_SHELL && pid != getppid())
+		snprintf(who, sizeof(who), "the calling shell, not %s %d that ran rtplacectl", parent, (int)getppid());
 	else if (owner == CTL_OWNER_SHELL)
 		snprintf(who, sizeof(who), "the calling shell");
 	else if (owner == CTL_OWNER_PARENT)

@@ -99,6 +99,13 @@ set -- $wrapped
 wait_claims 4
 [ -n "$(claim_cpu "$1")" ] || fail "claim $1 made through timeout is gone with it"
 
+# The note names the wrapper passed over.
+cpu=$(timeout 20 "$CTL" --socket "$SOCK" query --prio 50 --claim 0 2>"$TMP/note" | awk '$1 == "cpus" { print $2 }')
+[ -n "$cpu" ] || fail "no CPU through timeout: $(cat "$TMP/note")"
+grep -q "^rtplacectl: query: claim [0-9]* is held by process $$ ([^)]*), the calling shell, not timeout [0-9]* that ran rtplacectl;" \
+	"$TMP/note" || fail "the note through timeout: $(cat "$TMP/note")"
+wait_claims 5
+
 # --owner parent still means the wrapper itself: the claim ends with it.
 wrapped=$(timeout 20 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
 import json, sys
@@ -107,6 +114,6 @@ print(d['claim'], d['owner_pid'], d['owner'])
 ")
 set -- $wrapped
 [ "$2" != $$ ] || fail "--owner parent through timeout held by this shell: $wrapped"
-wait_claims 4
+wait_claims 5
 [ -z "$(claim_cpu "$1")" ] || fail "claim $1 of --owner parent outlived timeout"
 exit 0
