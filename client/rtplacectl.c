@@ -504,65 +504,6 @@ out:
 	return r;
 }
 
-/* "N CPU(s)"-style counting words: the noun, plural past one. */
-static const char *ctl_plural(unsigned n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
-/*
- * A request refused with ERANGE named a node or CPU the daemon does not
- * have. Its reason cannot say which exist (the limits are the daemon's),
- * so they are read from its status here and the line names the nodes or
- * CPUs asked for that are not there and those that are: "node 3 is not on
- * this machine: nodes 0-1". node and near are -1 when not asked, cpus
- * NULL. Returns the exit status, after the daemon's line when nothing
- * asked for lies out of range (the refusal was about something else).
- */
-static int ctl_range_fail(struct ctl *c, const char *what, int r, int node, int near,
-			  const struct rtplace_cpumask *cpus)
-{
-	struct rtplace_status st;
-	struct rtplace_cpumask out, all;
-	char list[CPUSET_LIST_MAX], have[CPUSET_LIST_MAX];
-	bool told = false;
-
-	if (r != -ERANGE || rtplace_status(c->rp, &st) < 0 || st.ncpus == 0)
-		return ctl_fail(c, what, r);
-	cpuset_zero(&all);
-	for (unsigned i = 0; i < st.ncpus && i < RTPLACE_MAX_CPUS; i++)
-		cpuset_set(&all, i);
-	cpuset_format(&all, have, sizeof(have));
-	if (node >= 0 && (unsigned)node >= st.nnodes) {
-		if (st.nnodes <= 1)
-			fprintf(stderr, "rtplacectl: %s: node %d is not on this machine: it has node 0 only\n", c->command,
-				node);
-		else
-			fprintf(stderr, "rtplacectl: %s: node %d is not on this machine: nodes 0-%u\n", c->command, node,
-				st.nnodes - 1);
-		told = true;
-	}
-	if (near >= 0 && (unsigned)near >= st.ncpus) {
-		fprintf(stderr, "rtplacectl: %s: --near %d: CPU %d is not on this machine: %s %s\n", c->command, near,
-			near, ctl_plural(st.ncpus, "CPU", "CPUs"), have);
-		told = true;
-	}
-	if (cpus) {
-		cpuset_andnot(&out, cpus, &all);
-		if (!cpuset_empty(&out) && cpuset_format(&out, list, sizeof(list)) == 0) {
-			unsigned n = cpuset_count(&out);
-
-			fprintf(stderr, "rtplacectl: %s: %s %s %s not on this machine: %s %s\n", c->command,
-				ctl_plural(n, "CPU", "CPUs"), list, ctl_plural(n, "is", "are"),
-				ctl_plural(st.ncpus, "CPU", "CPUs"), have);
-			told = true;
-		}
-	}
-	if (!told)
-		ctl_error(c, what, r);
-	return cli_exit_status(r);
-}
-
 /*
  * Fewer CPUs than asked: a warning (exit 0), or with --strict a failure
  * (exit 75, the claim given back), the same rule as rtplace-run's. A count
@@ -733,7 +674,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	}
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r < 0)
-		return ctl_range_fail(c, "query refused", r, req.node, req.near_cpu, req.allowed ? &allowed : NULL);
+		return ctl_fail(c, "query refused", r);
 	if (ans.claim_id) {
 		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
 		if (!c->json)
@@ -878,15 +819,6 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 		return r;
 	/* A daemon on a simulated topology says why it moves nothing. */
 	r = rtplace_move(c->rp, &mv, &res);
-	if (r == -ERANGE && mv.flags & RTPLACE_MOVE_F_SET_AFFINITY) {
-		struct rtplace_cpumask want;
-
-		cpuset_zero(&want);
-		for (unsigned i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &mv.cpus))
-				cpuset_set(&want, i);
-		return ctl_range_fail(c, "move refused", r, -1, -1, &want);
-	}
 	if (r < 0)
 		return ctl_fail(c, "move refused", r);
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpuset.h"
 #include "protocol.h"
 #include "reason.h"
 
@@ -24,6 +25,7 @@ _Static_assert(RTPLACE_QUERY_MAX_COUNT == 256, "the count reasons name the bound
 struct proto_bounds {
 	uint32_t ncpus;
 	uint32_t nnodes;
+	bool machine; /* the receiver's machine (limits given), not the protocol's */
 };
 
 struct proto_type {
@@ -144,6 +146,65 @@ static bool proto_id_ok(int32_t id, uint32_t n)
 	return id == -1 || (id >= 0 && (uint32_t)id < n);
 }
 
+/*
+ * The refusals of a node or CPU id a request names: in the user's words,
+ * what was asked that is not there and what there is ("node 3 is not on
+ * this machine: nodes 0-1"), the one wording every client prints. Bounds
+ * that are the protocol's, not a machine's, name the protocol's range.
+ */
+static const char *proto_plural(uint32_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static int proto_fail_node(struct rtplace_reason *reason, const struct proto_bounds *b, int32_t node)
+{
+	if (!b->machine || b->nnodes == 0)
+		return proto_fail(reason, -ERANGE, "node %d is out of range: node ids are 0 to %u", (int)node,
+				  RTPLACE_MAX_CPUS - 1);
+	if (b->nnodes == 1)
+		return proto_fail(reason, -ERANGE, "node %d is not on this machine: it has node 0 only", (int)node);
+	return proto_fail(reason, -ERANGE, "node %d is not on this machine: nodes 0-%u", (int)node, b->nnodes - 1);
+}
+
+/* What CPUs the machine has, after a colon. */
+static void proto_cpus_had(const struct proto_bounds *b, char *buf, size_t len)
+{
+	if (b->ncpus == 1)
+		snprintf(buf, len, "it has CPU 0 only");
+	else
+		snprintf(buf, len, "CPUs 0-%u", b->ncpus - 1);
+}
+
+static int proto_fail_near(struct rtplace_reason *reason, const struct proto_bounds *b, int32_t cpu)
+{
+	char had[32];
+
+	if (!b->machine)
+		return proto_fail(reason, -ERANGE, "near CPU %d is out of range: CPU ids are 0 to %u", (int)cpu,
+				  b->ncpus - 1);
+	proto_cpus_had(b, had, sizeof(had));
+	return proto_fail(reason, -ERANGE, "near CPU %d is not on this machine: %s", (int)cpu, had);
+}
+
+/* m has a CPU at or past b->ncpus (proto_mask_within() said so). */
+static int proto_fail_cpus(struct rtplace_reason *reason, const struct proto_bounds *b,
+			   const struct rtplace_cpumask *m)
+{
+	struct rtplace_cpumask out = *m;
+	char list[CPUSET_LIST_MAX], had[32];
+	unsigned n;
+
+	for (uint32_t cpu = 0; cpu < b->ncpus; cpu++)
+		cpuset_clear(&out, cpu);
+	n = cpuset_count(&out);
+	/* A list too long for the buffer is cut with the reason. */
+	(void)cpuset_format(&out, list, sizeof(list));
+	proto_cpus_had(b, had, sizeof(had));
+	return proto_fail(reason, -ERANGE, "%s %s %s not on this machine: %s", proto_plural(n, "CPU", "CPUs"), list,
+			  proto_plural(n, "is", "are"), had);
+}
+
 static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
 {
 	const struct rtplace_query *q = &m->query;
@@ -160,15 +221,11 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 	if (q->flags & ~RTPLACE_QUERY_F_ALL)
 		return proto_fail(reason, -EINVAL, "unknown query flags");
 	if (!proto_id_ok(q->node, b->nnodes))
-		return b->nnodes ? proto_fail(reason, -ERANGE,
-					      "node %d out of range: the daemon's topology has NUMA nodes 0..%u "
-					      "(rtplacectl cpus shows each CPU's node)",
-					      (int)q->node, b->nnodes - 1)
-				 : proto_fail(reason, -ERANGE, "node out of range");
+		return proto_fail_node(reason, b, q->node);
 	if (!proto_id_ok(q->near_cpu, b->ncpus))
-		return proto_fail(reason, -ERANGE, "near cpu out of range");
+		return proto_fail_near(reason, b, q->near_cpu);
 	if (!proto_mask_within(&q->allowed, b->ncpus))
-		return proto_fail(reason, -ERANGE, "allowed cpu out of range");
+		return proto_fail_cpus(reason, b, &q->allowed);
 	if (q->owner_pid < 0)
 		return proto_fail(reason, -ERANGE, "owner pid out of range");
 	if (!claim && q->lease_ms)
@@ -227,7 +284,7 @@ static int proto_check_move(const struct proto_msg *m, const struct proto_bounds
 		if (proto_mask_empty(&mv->cpus))
 			return proto_fail(reason, -EINVAL, "empty cpu mask");
 		if (!proto_mask_within(&mv->cpus, b->ncpus))
-			return proto_fail(reason, -ERANGE, "cpu out of range");
+			return proto_fail_cpus(reason, b, &mv->cpus);
 	} else {
 		if (!proto_mask_empty(&mv->cpus))
 			return proto_fail(reason, -EINVAL, "cpus without set-affinity flag");
@@ -680,11 +737,13 @@ static void proto_bounds_from(const struct proto_limits *lim, struct proto_bound
 	if (!lim) {
 		ret->ncpus = RTPLACE_MAX_CPUS;
 		ret->nnodes = RTPLACE_MAX_CPUS;
+		ret->machine = false;
 		*ret_accept = PROTO_ACCEPT_ALL;
 		return;
 	}
 	ret->ncpus = lim->ncpus < RTPLACE_MAX_CPUS ? lim->ncpus : RTPLACE_MAX_CPUS;
 	ret->nnodes = lim->nnodes;
+	ret->machine = true;
 	*ret_accept = lim->accept;
 }
 

@@ -384,9 +384,7 @@ static void test_length_off_by_one(void **state)
 }
 
 /* The refusal of a node beyond PROTO_SAMPLE_NNODES (2). */
-#define NODE_RANGE(node)                                                                                    \
-	"node " node " out of range: the daemon's topology has NUMA nodes 0..1 (rtplacectl cpus shows each " \
-	"CPU's node)"
+#define NODE_RANGE(node) "node " node " is not on this machine: nodes 0-1"
 
 static void test_query_rules(void **state)
 {
@@ -440,17 +438,20 @@ static void test_query_rules(void **state)
 
 	m = base;
 	m.query.near_cpu = -2;
-	REFUSED(&m, &lim_server, -ERANGE, "near cpu out of range");
+	REFUSED(&m, &lim_server, -ERANGE, "near CPU -2 is not on this machine: CPUs 0-15");
 	m.query.near_cpu = PROTO_SAMPLE_NCPUS;
-	REFUSED(&m, &lim_server, -ERANGE, "near cpu out of range");
+	REFUSED(&m, &lim_server, -ERANGE, "near CPU 16 is not on this machine: CPUs 0-15");
 	m.query.near_cpu = PROTO_SAMPLE_NCPUS - 1;
 	ACCEPTED(&m, &lim_server);
 
 	/* CPU ids are checked against the topology passed in, at every word */
 	for (unsigned cpu = PROTO_SAMPLE_NCPUS; cpu < RTPLACE_MAX_CPUS; cpu += 61) {
 		m = base;
+		char want[64];
+
 		rtplace_cpumask_set(&m.query.allowed, cpu);
-		REFUSED(&m, &lim_server, -ERANGE, "allowed cpu out of range");
+		snprintf(want, sizeof(want), "CPU %u is not on this machine: CPUs 0-15", cpu);
+		REFUSED(&m, &lim_server, -ERANGE, want);
 		ACCEPTED(&m, NULL);
 	}
 	m = base;
@@ -462,7 +463,25 @@ static void test_query_rules(void **state)
 		rtplace_cpumask_set(&m.query.allowed, 63);
 		ACCEPTED(&m, &lim64);
 		rtplace_cpumask_set(&m.query.allowed, 64);
-		REFUSED(&m, &lim64, -ERANGE, "allowed cpu out of range");
+		REFUSED(&m, &lim64, -ERANGE, "CPU 64 is not on this machine: CPUs 0-63");
+		rtplace_cpumask_set(&m.query.allowed, 65);
+		rtplace_cpumask_set(&m.query.allowed, 900);
+		REFUSED(&m, &lim64, -ERANGE, "CPUs 64-65,900 are not on this machine: CPUs 0-63");
+	}
+	{
+		/* a machine of one node and one CPU: "only", not a range */
+		struct proto_limits lim1 = { .ncpus = 1, .nnodes = 1, .accept = PROTO_ACCEPT_REQUESTS };
+
+		m = base;
+		m.query.count = 1;
+		m.query.node = 1;
+		REFUSED(&m, &lim1, -ERANGE, "node 1 is not on this machine: it has node 0 only");
+		m.query.node = -1;
+		m.query.near_cpu = 3;
+		REFUSED(&m, &lim1, -ERANGE, "near CPU 3 is not on this machine: it has CPU 0 only");
+		m.query.near_cpu = -1;
+		rtplace_cpumask_set(&m.query.allowed, 1);
+		REFUSED(&m, &lim1, -ERANGE, "CPU 1 is not on this machine: it has CPU 0 only");
 	}
 
 	m = base;
@@ -548,7 +567,7 @@ static void test_request_rules(void **state)
 	memset(&m.move.cpus, 0, sizeof(m.move.cpus));
 	REFUSED(&m, &lim_server, -EINVAL, "empty cpu mask");
 	rtplace_cpumask_set(&m.move.cpus, PROTO_SAMPLE_NCPUS);
-	REFUSED(&m, &lim_server, -ERANGE, "cpu out of range");
+	REFUSED(&m, &lim_server, -ERANGE, "CPU 16 is not on this machine: CPUs 0-15");
 	m = sample(RTPLACE_MSG_MOVE, 2);
 	ACCEPTED(&m, &lim_server);
 	rtplace_cpumask_set(&m.move.cpus, 0);
