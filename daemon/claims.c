@@ -553,13 +553,16 @@ undo:
 	return r;
 }
 
+/* The end of a claim whose life was never told (claims_withdraw()). */
+#define CLAIMS_UNTOLD UINT32_MAX
+
 /* Removes the claim in slot, which ended as why (claims_life_fn). */
 static void claims_remove(struct claims *c, uint32_t slot, uint32_t why)
 {
 	struct claims_slot *s = &c->slots[slot];
 	uint32_t last;
 
-	if (c->life)
+	if (c->life && why != CLAIMS_UNTOLD)
 		c->life(&s->cl, why, c->life_ctx);
 	claims_count_levels(c, &s->cl, -1);
 	claims_update_levels(c, &s->cl);
@@ -591,9 +594,15 @@ int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint
 		c->next_id = c->next_id == UINT32_MAX ? 1 : c->next_id + 1;
 	while (claims_find(c, c->next_id));
 	*ret_id = cl.id;
-	if (c->life)
-		c->life(claims_find(c, cl.id), CLAIMS_LIFE_CREATED, c->life_ctx);
 	return 0;
+}
+
+void claims_made(struct claims *c, uint32_t id)
+{
+	const struct claim *cl = claims_find(c, id);
+
+	if (cl && c->life)
+		c->life(cl, CLAIMS_LIFE_CREATED, c->life_ctx);
 }
 
 void claims_watch_life(struct claims *c, claims_life_fn *fn, void *ctx)
@@ -652,6 +661,17 @@ int claims_release(struct claims *c, uint32_t id)
 	if (slot == CLAIMS_NIL)
 		return -ENOENT;
 	claims_remove(c, slot, CLAIMS_LIFE_RELEASED);
+	claims_rearm(c);
+	return 0;
+}
+
+int claims_withdraw(struct claims *c, uint32_t id)
+{
+	uint32_t slot = claims_slot_of(c, id);
+
+	if (slot == CLAIMS_NIL)
+		return -ENOENT;
+	claims_remove(c, slot, CLAIMS_UNTOLD);
 	claims_rearm(c);
 	return 0;
 }

@@ -62,9 +62,18 @@ void claims_free(struct claims *c);
  * cpus; id and expires_ms are ignored). lease_ms 0 means no lease. Returns
  * 0 and the new id; -EINVAL for an empty set or a level below normal;
  * -ENOSPC when the table is full; -ESRCH when attached and the owner pid is
- * gone already; -ENOMEM.
+ * gone already; -ENOMEM. The claim is pending: its holder records it
+ * (the state file) and then confirms it with claims_made(), or takes it
+ * back with claims_withdraw().
  */
 int claims_add(struct claims *c, const struct claim *tmpl, uint64_t now_ms, uint64_t lease_ms, uint32_t *ret_id);
+
+/* Claim id, just added, is made: the life watcher is told (CLAIMS_LIFE_CREATED). */
+void claims_made(struct claims *c, uint32_t id);
+
+/* Takes back claim id, added but never made (its holder could not record
+ * it): no life was told, so neither is its end. 0 or -ENOENT. */
+int claims_withdraw(struct claims *c, uint32_t id);
 
 /* The claim with id, or NULL. */
 const struct claim *claims_find(const struct claims *c, uint32_t id);
@@ -88,10 +97,10 @@ typedef void claims_ended_fn(const struct claim *cl, uint32_t why, void *ctx);
 #define CLAIMS_LIFE_DISCONNECTED 0x101u /* claims_drop_client(): its connection closed */
 
 /*
- * Every claim claims_add() makes (told after it is in the table) and every
- * end of a claim, whatever its cause (told before it leaves), with cl as
- * it is: what subscribers' records follow. Restored claims were made
- * before and are not told. May be NULL.
+ * Every claim made (told by claims_made(), once its holder recorded it)
+ * and every end of a claim, whatever its cause (told before it leaves),
+ * with cl as it is: what subscribers' records follow. Restored claims were
+ * made before and are not told, nor are withdrawn ones. May be NULL.
  */
 typedef void claims_life_fn(const struct claim *cl, uint32_t what, void *ctx);
 

@@ -528,11 +528,13 @@ static void dispatch_query(struct dispatch *s, struct server_peer *peer, const s
 		if (r < 0) {
 			log_warning_ratelimited("Failed to record claim %u in %s: %s", claim_id, s->state_path,
 						strerror(-r));
-			claims_release(s->claims, claim_id);
+			claims_withdraw(s->claims, claim_id);
 			dispatch_send_error(s, peer->id, m->hdr.request_id, m->hdr.type, r,
 					   "cannot record the claim in the state file");
 			return;
 		}
+		/* Subscribers hear of it only now: never of a claim withdrawn. */
+		claims_made(s->claims, claim_id);
 		s->claims_total++;
 		if (note.text[0]) {
 			log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note.text);
@@ -1214,10 +1216,11 @@ int dispatch_claim_cpu(struct dispatch *s, pid_t pid, uid_t uid, uint32_t level,
 	}
 	r = claims_state_added(s->state, s->claims, claims_find(s->claims, id));
 	if (r < 0) {
-		claims_release(s->claims, id);
+		claims_withdraw(s->claims, id);
 		reason_set(reason, "cannot record the claim in %s: %s", s->state_path, strerror(-r));
 		return r;
 	}
+	claims_made(s->claims, id);
 	s->claims_total++;
 	*ret_cpu = cpu;
 	*ret_id = id;

@@ -518,3 +518,7 @@ TESTS += tests/integration/test-daemon-peer-pidfd
 # librtplace exports rtplace.h's functions only, each at its release's version node.
 TESTS += tests/integration/test-client-exports.sh
 EXTRA_DIST += tests/integration/test-client-exports.sh
+
+# A claim the state file cannot hold: refused, and never published.
+TESTS += tests/integration/test-client-claim-persist.sh
+EXTRA_DIST += tests/integration/test-client-claim-persist.sh

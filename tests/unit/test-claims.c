@@ -242,7 +242,8 @@ static void test_levels_except_and_revoke(void **state)
  * follow): each claim made, with its id and while it is in the table; and
  * each end by its cause, with the claim as it was, also the ends that no
  * claims_ended_fn hears of (a release, a connection's close). A claim
- * that is not made is not told.
+ * that is not made is not told; nor is one added but not yet made
+ * (claims_made(), once its holder recorded it), nor one withdrawn before.
  */
 static void test_life_watched(void **state)
 {
@@ -262,6 +263,19 @@ static void test_life_watched(void **state)
 
 		assert_int_equal(claims_add(c, &none, 0, 0, &x), -EINVAL); /* no CPU */
 	}
+	assert_int_equal(l.n, 0);
+	/* one the holder could not record: neither made nor ended */
+	assert_int_equal(add(c, 2, 0, 1000, LEVEL_NORMAL, "6", 0, 0, &x), 0);
+	assert_int_equal(claims_withdraw(c, x), 0);
+	assert_null(claims_find(c, x));
+	assert_int_equal(claims_levels(c)[6], 0);
+	assert_int_equal(claims_withdraw(c, x), -ENOENT);
+	assert_int_equal(l.n, 0);
+	claims_made(c, a);
+	claims_made(c, b);
+	claims_made(c, d);
+	claims_made(c, e);
+	claims_made(c, f);
 	assert_int_equal(l.n, 5);
 	for (unsigned i = 0; i < 5; i++)
 		assert_int_equal(l.why[i], CLAIMS_LIFE_CREATED);
