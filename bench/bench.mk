@@ -6,9 +6,11 @@ EXTRA_DIST += bench/README.md
 dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh bench/soak.sh
 EXTRA_DIST += bench/benchlib.sh
 
-# Clock, percentiles, medians and a private rtplaced, for every bench.
+# Clock, percentiles, medians and a private rtplaced, for every bench; the
+# clocks are the daemon's (daemon/clocks.c reads them for everyone).
 noinst_LTLIBRARIES += bench/libbench.la
-bench_libbench_la_SOURCES = bench/benchlib.h bench/benchlib.c
+bench_libbench_la_SOURCES = bench/benchlib.h bench/benchlib.c daemon/clocks.h daemon/clocks.c
+bench_libbench_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 
 # cpupri map layouts, writer and reader cost.
 noinst_PROGRAMS += bench/map-layouts

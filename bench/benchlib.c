@@ -11,30 +11,22 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "benchlib.h"
+#include "clocks.h"
 
 #define BENCH_READY_TIMEOUT_MS 20000
 #define BENCH_ARGS_MAX 16
 
-static uint64_t bench_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t bench_now_ns(void)
 {
-	return bench_clock_ns(CLOCK_MONOTONIC);
+	return clocks_monotonic_ns();
 }
 
 uint64_t bench_thread_ns(void)
 {
-	return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return clocks_thread_cpu_ns();
 }
 
 int bench_cmp_u64(const void *a, const void *b)

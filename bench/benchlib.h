@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The daemon's clocks (daemon/clocks.h, their one reader), so that a
+ * bench's times are read as the daemon reads its own. */
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t bench_now_ns(void);
 

@@ -11,7 +11,7 @@
 #  - in the daemon and the shared core, /proc and /sys are named only by
 #    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
 #    common/sysfs.h), which every other file is handed or builds on, and
-#    the clocks are read only by daemon/clocks.c;
+#    the clocks are read only by daemon/clocks.c, also for the benches;
 #  - no source reaches another folder with a relative "../" include;
 #  - no two source files of one folder have names one letter apart
 #    (mover.c/moves.c, notify.c/sdnotify.c): a newcomer finds a role by
@@ -66,11 +66,15 @@ for f in $(git ls-files 'client/*.c' 'client/*.h'); do
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done
 
-# Code lines only: comments may name the files these roots lead to.
+# Code lines only: comments may name the files these roots lead to. The
+# daemon's and the core's files, and those named after the two arguments.
 code_hits() {
-	git grep -n -E "$1" -- 'daemon/*.[ch]' 'common/*.[ch]' |
-		grep -v -E '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' | grep -v -E "^($2):" |
-		sed -e 's|/\*.*\*/||g' -e 's|//.*||' | grep -E "$1"
+	local re=$1 except=$2
+
+	shift 2
+	git grep -n -E "$re" -- 'daemon/*.[ch]' 'common/*.[ch]' "$@" |
+		grep -v -E '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' | grep -v -E "^($except):" |
+		sed -e 's|/\*.*\*/||g' -e 's|//.*||' | grep -E "$re"
 }
 while IFS= read -r hit; do
 	fail "/proc named outside daemon/procfs.h (use PROCFS_ROOT, or the proc root passed in): $hit"
@@ -80,7 +84,7 @@ while IFS= read -r hit; do
 done < <(code_hits '"/sys' 'common/sysfs.h')
 while IFS= read -r hit; do
 	fail "a clock read outside daemon/clocks.c (use clocks.h or loop_now_ms()): $hit"
-done < <(code_hits '\<(clock_gettime|gettimeofday|time\(NULL\))' 'daemon/clocks.c')
+done < <(code_hits '\<(clock_gettime|gettimeofday|time\(NULL\))' 'daemon/clocks.c' 'bench/*.[ch]')
 
 while IFS= read -r hit; do
 	fail "relative include: $hit"
