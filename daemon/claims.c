@@ -654,26 +654,26 @@ const struct claim *claims_find(const struct claims *c, uint32_t id)
 	return slot == CLAIMS_NIL ? NULL : &c->slots[slot].cl;
 }
 
-int claims_release(struct claims *c, uint32_t id)
+/* Ends claim id as why (claims_remove()). 0 or -ENOENT. */
+static int claims_end(struct claims *c, uint32_t id, uint32_t why)
 {
 	uint32_t slot = claims_slot_of(c, id);
 
 	if (slot == CLAIMS_NIL)
 		return -ENOENT;
-	claims_remove(c, slot, CLAIMS_LIFE_RELEASED);
+	claims_remove(c, slot, why);
 	claims_rearm(c);
 	return 0;
 }
 
+int claims_release(struct claims *c, uint32_t id)
+{
+	return claims_end(c, id, CLAIMS_LIFE_RELEASED);
+}
+
 int claims_withdraw(struct claims *c, uint32_t id)
 {
-	uint32_t slot = claims_slot_of(c, id);
-
-	if (slot == CLAIMS_NIL)
-		return -ENOENT;
-	claims_remove(c, slot, CLAIMS_UNTOLD);
-	claims_rearm(c);
-	return 0;
+	return claims_end(c, id, CLAIMS_UNTOLD);
 }
 
 unsigned claims_drop_client(struct claims *c, uint32_t client)

@@ -47,6 +47,11 @@ for h in $headers; do
 	[ "$(basename "$h")" = config.h ] && fail "$h: config.h is autoconf's name; choose another"
 done
 
+# The quoted includes of file $1, one a line.
+includes_of() {
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"
+}
+
 common_headers=" $(git ls-files 'common/*.h' | xargs -n1 basename | tr '\n' ' ') config.h "
 for f in $(git ls-files 'common/*.c' 'common/*.h'); do
 	while IFS= read -r inc; do
@@ -54,7 +59,7 @@ for f in $(git ls-files 'common/*.c' 'common/*.h'); do
 		*" $inc "*) ;;
 		*) fail "$f includes \"$inc\", which is not in common/" ;;
 		esac
-	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	done < <(includes_of "$f")
 done
 
 daemon_headers=" $(git ls-files 'daemon/*.h' | xargs -n1 basename | tr '\n' ' ') "
@@ -63,7 +68,7 @@ for f in $(git ls-files 'client/*.c' 'client/*.h'); do
 		case "$daemon_headers" in
 		*" $inc "*) fail "$f includes the daemon header \"$inc\"; move what both need to common/" ;;
 		esac
-	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	done < <(includes_of "$f")
 done
 
 # Code lines only: comments may name the files these roots lead to. The
