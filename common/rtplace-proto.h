@@ -82,6 +82,20 @@
  * Events (request_id 0) may arrive at any time between replies; a client
  * skips event types it does not know. No message exceeds RTPLACE_MSG_MAX.
  *
+ * Bad input. A packet keeps its bounds (SOCK_SEQPACKET), so every packet
+ * the daemon reads is answered. A well-formed message it will not act on
+ * (a bad field, an unknown type or version) gets an ERROR and the
+ * connection stays. A packet that is no message (shorter than a header, a
+ * bad magic, a length field other than the packet's or its type's: -EPROTO)
+ * or longer than any (-EMSGSIZE) gets an ERROR naming what was wrong, with
+ * the request_id of its header when it has one, then the daemon logs why
+ * and closes the connection: its peer does not speak the protocol. A
+ * connection refused at a limit gets ERROR -EUSERS with request_id 0 before
+ * the close. Packets queued behind the one that ended the connection are
+ * discarded unread; a client that reads ECONNRESET first (it sent more
+ * after the close began) finds the ERROR after it, and one whose send
+ * fails with EPIPE can still read it.
+ *
  * Numbering. Types are numbered in blocks: requests 0x01xx, replies 0x02xx,
  * events 0x03xx. A number is never reused or renumbered; a retired type stays
  * below as a comment.

@@ -26,6 +26,8 @@
  * does not fill the client table with peers that are already gone. */
 #define SERVER_ACCEPT_BURST 8
 #define SERVER_MAX_FDS 4
+/* Packets a dropped client sent that are discarded unread, at most. */
+#define SERVER_DISCARD_MAX 64
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
 #endif
@@ -167,6 +169,21 @@ static void server_close_fds(struct server_peer *peer)
 	peer->nfds = 0;
 }
 
+/*
+ * Discards the packets a client sent that the daemon will not read, just
+ * before it closes the connection: closing with packets unread resets it
+ * (ECONNRESET), which the client would read before the ERROR that says
+ * why. Their descriptors go with them (the kernel closes those of a
+ * packet received without a control buffer). Bounded: a client that keeps
+ * sending may still see the reset.
+ */
+static void server_discard_unread(int fd)
+{
+	for (int i = 0; i < SERVER_DISCARD_MAX; i++)
+		if (recv(fd, NULL, 0, MSG_DONTWAIT | MSG_TRUNC) < 0)
+			break;
+}
+
 static void server_client_free(struct server *s, struct server_client *c)
 {
 	server_client_unlink(s, c);
@@ -236,6 +253,29 @@ static void server_take_fds(struct server_peer *peer, struct msghdr *mh)
 }
 
 /*
+ * A packet longer than any message (n bytes, the first in s->rbuf) is
+ * still one packet, its bounds kept by SEQPACKET: the ERROR answers the
+ * request its header names, when it has one, and names the sizes. Sent
+ * as version 1, as every answer to an unreadable request; the client is
+ * dropped after it, as the codec drops garbage.
+ */
+static void server_answer_oversize(struct server *s, struct server_client *c, size_t n)
+{
+	struct rtplace_msg_hdr h;
+	struct proto_msg m;
+	char reason[80];
+	bool named;
+
+	memcpy(&h, s->rbuf, sizeof(h));
+	named = h.magic == RTPLACE_PROTO_MAGIC;
+	snprintf(reason, sizeof(reason), "a %zu-byte message exceeds the protocol's %zu-byte limit", n,
+		 s->limits.max_message);
+	if (proto_encode_error(&m, named ? h.request_id : 0, named ? h.type : 0, -EMSGSIZE, reason) == 0 &&
+	    proto_msg_finish(&m, RTPLACE_PROTO_VERSION_MIN) == 0)
+		send(c->fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/*
  * One packet per readiness callback. The event is level-triggered, so a
  * client with more packets queued is called again on the loop's next
  * turn, after the other ready clients and the tracker's ring: no client
@@ -275,6 +315,8 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 	if ((size_t)n >= s->rbuf_size) {
 		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
 				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
+		server_answer_oversize(s, c, (size_t)n);
+		server_discard_unread(fd);
 		server_client_free(s, c);
 		return;
 	}
@@ -284,8 +326,10 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 	r = s->dispatch(s, &c->peer, s->rbuf, (size_t)n, s->ctx);
 	s->current = NULL;
 	server_close_fds(&c->peer);
-	if (r < 0)
+	if (r < 0) {
+		server_discard_unread(fd);
 		server_client_free(s, c);
+	}
 }
 
 static int server_flush(struct server_client *c)
@@ -450,6 +494,7 @@ static void server_refuse(struct server *s, int fd, const struct ucred *cred, co
 	/* Version 1: the client has sent nothing yet, and every client reads it. */
 	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0 && proto_msg_finish(&m, RTPLACE_PROTO_VERSION_MIN) == 0)
 		send(fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
+	server_discard_unread(fd);
 	close(fd);
 	s->refused++;
 	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);

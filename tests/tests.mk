@@ -522,3 +522,7 @@ EXTRA_DIST += tests/integration/test-client-exports.sh
 # A claim the state file cannot hold: refused, and never published.
 TESTS += tests/integration/test-client-claim-persist.sh
 EXTRA_DIST += tests/integration/test-client-claim-persist.sh
+
+# What a client gets before the daemon drops it: an ERROR, never a reset.
+TESTS += tests/integration/test-daemon-drops.sh
+EXTRA_DIST += tests/integration/test-daemon-drops.sh

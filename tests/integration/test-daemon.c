@@ -603,17 +603,30 @@ static void test_bad_input(void **state)
 	m.query.node = 2;
 	expect_error(d->socket, &m, m.hdr.length, -ERANGE, true);
 
-	/* Too long for any message: dropped without an answer. */
-	fd = harness_connect(d->socket);
+	/* Too long for any message: an ERROR that names the sizes, for the
+	 * request its header names, then the client is dropped. */
+	m.hdr.request_id = 77;
 	memcpy(big, &m, sizeof(m.hdr));
-	assert_true(send(fd, big, sizeof(big), MSG_NOSIGNAL) >= 0);
+	expect_error(d->socket, big, sizeof(big), -EMSGSIZE, false);
 	{
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct proto_limits lim = { .ncpus = RTPLACE_MAX_CPUS, .nnodes = 1024, .accept = PROTO_ACCEPT_REPLIES };
+		static unsigned char rbuf[RTPLACE_MSG_MAX];
+		struct pollfd p;
+		struct proto_msg rep;
+		ssize_t n;
 
+		fd = harness_connect(d->socket);
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		assert_true(send(fd, big, sizeof(big), MSG_NOSIGNAL) >= 0);
 		assert_int_equal(poll(&p, 1, 5000), 1);
-		assert_int_equal(recv(fd, junk, sizeof(junk), 0), 0);
+		n = recv(fd, rbuf, sizeof(rbuf), 0);
+		assert_true(n > 0);
+		assert_int_equal(proto_decode(rbuf, (size_t)n, &lim, &rep, NULL), 0);
+		assert_int_equal(rep.hdr.request_id, 77);
+		assert_int_equal(rep.error.request_type, RTPLACE_MSG_QUERY);
+		assert_string_equal(rep.error.reason, "a 65600-byte message exceeds the protocol's 65536-byte limit");
+		close(fd);
 	}
-	close(fd);
 
 	/* Random bytes, many times. */
 	srand(42);
