@@ -159,9 +159,11 @@ static const char *proto_plural(uint32_t n, const char *one, const char *many)
 
 static int proto_fail_node(struct rtplace_reason *reason, const struct proto_bounds *b, int32_t node)
 {
-	if (!b->machine || b->nnodes == 0)
+	if (!b->machine)
 		return proto_fail(reason, -ERANGE, "node %d is out of range: node ids are 0 to %u", (int)node,
-				  RTPLACE_MAX_CPUS - 1);
+				  b->nnodes - 1);
+	if (b->nnodes == 0)
+		return proto_fail(reason, -ERANGE, "node %d is not on this machine", (int)node);
 	if (b->nnodes == 1)
 		return proto_fail(reason, -ERANGE, "node %d is not on this machine: it has node 0 only", (int)node);
 	return proto_fail(reason, -ERANGE, "node %d is not on this machine: nodes 0-%u", (int)node, b->nnodes - 1);
@@ -192,15 +194,21 @@ static int proto_fail_cpus(struct rtplace_reason *reason, const struct proto_bou
 			   const struct rtplace_cpumask *m)
 {
 	struct rtplace_cpumask out = *m;
-	char list[CPUSET_LIST_MAX], had[32];
+	char list[RTPLACE_REASON_MAX], had[32];
+	int first, last = -1;
 	unsigned n;
 
 	for (uint32_t cpu = 0; cpu < b->ncpus; cpu++)
 		cpuset_clear(&out, cpu);
 	n = cpuset_count(&out);
-	/* A list too long for the buffer is cut with the reason. */
-	(void)cpuset_format(&out, list, sizeof(list));
+	first = cpuset_next(&out, 0);
+	CPUSET_FOREACH(cpu, &out)
+		last = cpu;
 	proto_cpus_had(b, had, sizeof(had));
+	/* A list longer than a reason is named by its ends. */
+	if (cpuset_format(&out, list, sizeof(list)) < 0)
+		return proto_fail(reason, -ERANGE, "%u CPUs from %d to %d are not on this machine: %s", n, first, last,
+				  had);
 	return proto_fail(reason, -ERANGE, "%s %s %s not on this machine: %s", proto_plural(n, "CPU", "CPUs"), list,
 			  proto_plural(n, "is", "are"), had);
 }

@@ -467,6 +467,10 @@ static void test_query_rules(void **state)
 		rtplace_cpumask_set(&m.query.allowed, 65);
 		rtplace_cpumask_set(&m.query.allowed, 900);
 		REFUSED(&m, &lim64, -ERANGE, "CPUs 64-65,900 are not on this machine: CPUs 0-63");
+		/* a list longer than a reason: its ends and its count */
+		for (unsigned cpu = 100; cpu < 400; cpu += 2)
+			rtplace_cpumask_set(&m.query.allowed, cpu);
+		REFUSED(&m, &lim64, -ERANGE, "153 CPUs from 64 to 900 are not on this machine: CPUs 0-63");
 	}
 	{
 		/* a machine of one node and one CPU: "only", not a range */
@@ -482,6 +486,21 @@ static void test_query_rules(void **state)
 		m.query.near_cpu = -1;
 		rtplace_cpumask_set(&m.query.allowed, 1);
 		REFUSED(&m, &lim1, -ERANGE, "CPU 1 is not on this machine: it has CPU 0 only");
+	}
+	{
+		/* without a machine's limits, the protocol's range */
+		char want[96];
+
+		m = base;
+		m.query.node = RTPLACE_MAX_CPUS;
+		snprintf(want, sizeof(want), "node %u is out of range: node ids are 0 to %u", RTPLACE_MAX_CPUS,
+			 RTPLACE_MAX_CPUS - 1);
+		REFUSED(&m, NULL, -ERANGE, want);
+		m.query.node = -1;
+		m.query.near_cpu = RTPLACE_MAX_CPUS;
+		snprintf(want, sizeof(want), "near CPU %u is out of range: CPU ids are 0 to %u", RTPLACE_MAX_CPUS,
+			 RTPLACE_MAX_CPUS - 1);
+		REFUSED(&m, NULL, -ERANGE, want);
 	}
 
 	m = base;
