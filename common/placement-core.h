@@ -134,6 +134,19 @@ struct placement_ctx {
 	 * past the CPU id (placement_slot_level()), not the view's too. */
 	const struct cpupri_slot *slots;
 	uint32_t slots_n;
+	/* The view's level 0 words and counts and the distance from one
+	 * level's to the next's: a level's pointers cost an add, not the
+	 * geometry's products. */
+	const __u64 *words0;
+	const __s32 *counts0;
+	uint32_t words_stride, counts_stride;
+	/* The pieces of the view (cpupri_piece) that gather base's CPUs, with
+	 * base folded into their masks and those left empty dropped: cpuset
+	 * word i of a level's CPUs in base is base_pieces[base_piece_off[i]
+	 * .. base_piece_off[i + 1]) read from the level's words, with no
+	 * allowed mask, span or empty piece to test (placement_level_word()). */
+	uint32_t *base_piece_off;   /* [nwords + 1] */
+	struct cpupri_piece *base_pieces;
 	uint32_t nwords;            /* cpuset words holding CPUs below topo->ncpus */
 	uint64_t last_word;         /* the bits of word nwords - 1 below topo->ncpus */
 	bool isolated_none;         /* cfg.isolated is empty: no isolation rule applies */
@@ -150,7 +163,11 @@ struct placement_ctx {
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
 	uint16_t *sib;              /* the siblings, the CPU itself left out */
-	bool sib_near;              /* some CPU has an SMT sibling in its own cpuset word */
+	/* [ncpus]: picked[cpu] == picked_mark while cpu is a pick of the
+	 * answer placement_fast_many() is making: its siblings' penalty at
+	 * the cost of one load each, with no set to clear per answer. */
+	uint32_t *picked;
+	uint32_t picked_mark;
 	/* The sibling relation as shifts: CPU c in shift_from[k] has sibling
 	 * c + shift[k]. Machines number siblings N and N + ncores, or 2k and
 	 * 2k + 1: two shifts, so the siblings of a set are a few word shifts
@@ -261,11 +278,18 @@ static inline bool placement_empty(const struct placement_ctx *x, const struct r
  * the CPUs past it are not read (placement.h). */
 static inline bool placement_allowed_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
 {
-	uint64_t any = 0;
+	const uint32_t last = x->nwords - 1;
+	uint64_t any = 0, any2 = 0;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i + 1 < x->nwords; i++)
+	/* Two words a step: an empty set, the usual one, reads them all. */
+	for (; i + 1 < last; i += 2) {
 		any |= s->bits[i];
-	return !(any | (s->bits[x->nwords - 1] & x->last_word));
+		any2 |= s->bits[i + 1];
+	}
+	if (i < last)
+		any |= s->bits[i];
+	return !(any | any2 | (s->bits[last] & x->last_word));
 }
 
 static inline void placement_zero(const struct placement_ctx *x, struct rtplace_cpumask *s)
@@ -368,6 +392,35 @@ static inline bool placement_penalty_of(const struct placement_ctx *x, uint32_t 
 	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
 		pen = placement_busy(x, x->sib[i]);
 	return pen;
+}
+
+/* The level's words and counts (level < LEVEL_COUNT). */
+static inline const __u64 *placement_level_words(const struct placement_ctx *x, uint32_t level)
+{
+	return x->words0 + (size_t)level * x->words_stride;
+}
+
+static inline const __s32 *placement_level_counts(const struct placement_ctx *x, uint32_t level)
+{
+	return x->counts0 + (size_t)level * x->counts_stride;
+}
+
+/* cpupri_level_cpu_word() for the answer's candidates (st.mask), through
+ * the context's base pieces when the candidates are base. */
+static inline uint64_t placement_level_word(const struct placement_ctx *x, const __u64 *words, const __s32 *counts,
+					    uint32_t i)
+{
+	uint64_t out = 0;
+
+	if (x->st.mask != &x->base_mask)
+		return cpupri_level_cpu_word(x->view, words, counts, x->st.mask, i);
+	for (uint32_t k = x->base_piece_off[i]; k < x->base_piece_off[i + 1]; k++) {
+		const struct cpupri_piece *p = &x->base_pieces[k];
+
+		if (cpupri_shard_count(counts, p->shard) > 0)
+			out |= ((__atomic_load_n(&words[p->word], __ATOMIC_RELAXED) >> p->bit) & p->mask) << p->at;
+	}
+	return out;
 }
 
 /* placement-claims.c: the claim cache. */

@@ -61,7 +61,6 @@ static int placement_ctx_siblings(struct placement_ctx *x)
 			if (d == 0)
 				continue;
 			x->sib[i++] = core_cpu[j];
-			x->sib_near = x->sib_near || core_cpu[j] / 64 == c / 64;
 			while (k < x->nshifts && x->shift[k] != d)
 				k++;
 			if (k == PLACEMENT_MAX_SHIFTS) {
@@ -82,6 +81,30 @@ out:
 	return r;
 }
 
+/* The view's pieces restricted to base (placement_ctx.base_pieces). */
+static int placement_ctx_base_pieces(struct placement_ctx *x)
+{
+	const struct cpupri_view *v = x->view;
+	uint32_t n = 0;
+
+	x->base_piece_off = calloc(x->nwords + 1, sizeof(*x->base_piece_off));
+	x->base_pieces = malloc((v->cpu_pieces[x->nwords] - v->cpu_pieces[0] + 1) * sizeof(*x->base_pieces));
+	if (!x->base_piece_off || !x->base_pieces)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->nwords; i++) {
+		x->base_piece_off[i] = n;
+		for (uint32_t k = v->cpu_pieces[i]; k < v->cpu_pieces[i + 1]; k++) {
+			struct cpupri_piece p = v->pieces[k];
+
+			p.mask &= x->base.bits[i] >> p.at;
+			if (p.mask)
+				x->base_pieces[n++] = p;
+		}
+	}
+	x->base_piece_off[x->nwords] = n;
+	return 0;
+}
+
 int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		      struct placement_ctx **ret)
 {
@@ -97,8 +120,13 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->slots = cpupri_slot_ptr((void *)v->map, &v->geom, 0);
 	x->slots_n = v->geom.ncpus;
 	x->nwords = (t->ncpus + 63) / 64;
+	x->words0 = cpupri_level_words(v, 0);
+	x->counts0 = cpupri_level_counts(v, 0);
+	x->words_stride = (uint32_t)(cpupri_level_words(v, 1) - x->words0);
+	x->counts_stride = (uint32_t)(cpupri_level_counts(v, 1) - x->counts0);
 	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
-	if (!x->claim_copy)
+	x->picked = calloc(t->ncpus ? t->ncpus : 1, sizeof(*x->picked));
+	if (!x->claim_copy || !x->picked)
 		goto out;
 	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
 	    cpupri_mask_new(v, &x->st.found) < 0)
@@ -151,7 +179,9 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 			}
 		}
 	}
-	r = placement_ctx_siblings(x);
+	r = placement_ctx_base_pieces(x);
+	if (r == 0)
+		r = placement_ctx_siblings(x);
 out:
 	if (r == 0)
 		*ret = x;
@@ -177,7 +207,10 @@ void placement_ctx_free(struct placement_ctx *x)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
 	free(x->llc_words);
+	free(x->base_piece_off);
+	free(x->base_pieces);
 	free(x->claim_copy);
+	free(x->picked);
 	free(x->sib_off);
 	free(x->sib);
 	free(x);

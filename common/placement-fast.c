@@ -84,12 +84,12 @@ static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, c
  * step k of a walk in rotation order, with *ret_i their cpuset word: the
  * origin's word is met twice, its bits from the origin on first, the ones
  * before the origin last. */
-static inline uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
+static inline __attribute__((always_inline)) uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
 				    uint32_t *ret_i)
 {
 	const uint32_t nw = x->nwords, sh = x->st.start % 64;
 	const uint32_t i = placement_fast_word(x, k);
-	uint64_t bits = cpupri_level_cpu_word(x->view, words, counts, x->st.mask, i);
+	uint64_t bits = placement_level_word(x, words, counts, i);
 
 	if (k == 0)
 		bits &= ~UINT64_C(0) << sh;
@@ -116,14 +116,14 @@ struct placement_fast_at {
  */
 static uint32_t placement_fast_level(const struct placement_ctx *x, struct placement_fast_at *ret_at)
 {
-	const struct cpupri_view *v = x->view;
+	const struct cpupri_mask *mask = x->st.mask;
 	uint32_t i;
 
 	for (uint32_t level = LEVEL_IDLE; level < x->st.below; level++) {
-		const __u64 *words = cpupri_level_words(v, level);
-		const __s32 *counts = cpupri_level_counts(v, level);
+		const __u64 *words = placement_level_words(x, level);
+		const __s32 *counts = placement_level_counts(x, level);
 
-		if (!cpupri_level_live(v, level, x->st.mask))
+		if (mask->lo >= mask->hi || !cpupri_counts_live(counts, mask->s0, mask->s1))
 			continue;
 		for (uint32_t k = 0; k <= x->nwords; k++) {
 			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
@@ -175,7 +175,6 @@ static inline uint64_t placement_fast_read(const struct placement_ctx *x, const 
 int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 {
 	struct placement_state *st = &x->st;
-	const struct cpupri_view *v = x->view;
 	const uint32_t nw = x->nwords;
 	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
@@ -190,8 +189,8 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	level = placement_fast_level(x, &at);
 	if (level == LEVEL_COUNT)
 		return -1;
-	words = cpupri_level_words(v, level);
-	counts = cpupri_level_counts(v, level);
+	words = placement_level_words(x, level);
+	counts = placement_level_counts(x, level);
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
@@ -238,23 +237,16 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	return pick;
 }
 
-/* Word i of a set that holds only the CPUs added with
- * placement_fast_take(): nothing is zeroed that the walk does not reach. */
-static inline uint64_t placement_fast_taken(const struct rtplace_cpumask *s, const struct placement_wordset *valid,
-					    uint32_t i)
+/* A new mark for this answer's picks in x->picked: the marks of earlier
+ * answers are other numbers, so nothing is cleared per answer (only when
+ * the count wraps). */
+static inline uint32_t placement_fast_mark(struct placement_ctx *x)
 {
-	return valid->b[i / 64] >> (i % 64) & 1 ? s->bits[i] : 0;
-}
-
-static inline void placement_fast_take(struct rtplace_cpumask *s, struct placement_wordset *valid, uint32_t cpu)
-{
-	const uint32_t i = cpu / 64;
-
-	if (!(valid->b[i / 64] >> (i % 64) & 1)) {
-		s->bits[i] = 0;
-		placement_wordset_add(valid, i);
+	if (++x->picked_mark == 0) {
+		memset(x->picked, 0, x->topo->ncpus * sizeof(*x->picked));
+		x->picked_mark = 1;
 	}
-	s->bits[i] |= UINT64_C(1) << (cpu % 64);
+	return x->picked_mark;
 }
 
 /*
@@ -285,29 +277,29 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
-	const struct cpupri_view *v = x->view;
 	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
 	const __s32 *counts;
-	struct rtplace_cpumask *low = &st->low_buf, free, taken;
+	struct rtplace_cpumask *low = &st->low_buf, free;
 	struct placement_wordset free_words;
 	const struct placement_wordset *steps = NULL;
 	struct placement_fast_at at;
-	/* The siblings of the picks, valid in the words of taken_words. */
-	struct placement_wordset taken_words = { { 0 } };
 	uint32_t level, wi, n = 0;
 	int32_t llc;
 	int c = -1, last = -1, low_last = -1;
 	const uint32_t *const sib_off = x->sib_off;
 	const uint16_t *const sib = x->sib;
+	uint32_t *const picked = x->picked;
+	/* picked[cpu] == mark: cpu is a pick of this answer. */
+	const uint32_t mark = placement_fast_mark(x);
 	/* What placement_busy() compares a sibling's level with. */
 	const uint32_t busy_from = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
 
 	level = placement_fast_level(x, &at);
 	if (level == LEVEL_COUNT)
 		return 0;
-	words = cpupri_level_words(v, level);
-	counts = cpupri_level_counts(v, level);
+	words = placement_level_words(x, level);
+	counts = placement_level_counts(x, level);
 	if (st->claimed) {
 		above = placement_claims_at_least(x, (uint8_t)(level + 1));
 		pen = placement_claim_pen(x);
@@ -351,19 +343,19 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		if (!want)
 			continue;
 		bits = placement_fast_read(x, words, counts, &at, k, &wi) & want;
-		for (bits &= ~placement_fast_taken(&taken, &taken_words, wi); bits && n < count; bits &= bits - 1) {
+		for (; bits && n < count; bits &= bits - 1) {
 			const uint32_t cpu = wi * 64 + (uint32_t)__builtin_ctzll(bits);
 			const uint32_t s0 = sib_off[cpu], s1 = sib_off[cpu + 1];
 			bool busy = false;
 			uint32_t slot;
 
 			c = (int)cpu;
-			/* Its penalty, then, for a pick, what it makes busy: the
-			 * sibling list read once. The claims' share of the
-			 * penalty is out of want already (pen): a sibling is
-			 * busy by its slot alone. */
+			/* Its penalty: a sibling busy by its slot, or picked
+			 * earlier in this answer (it will run at rtP). The
+			 * claims' share of the penalty is out of want already
+			 * (pen). */
 			for (uint32_t i = s0; smt && i < s1 && !busy; i++)
-				busy = placement_slot_level(x, sib[i]) >= busy_from;
+				busy = picked[sib[i]] == mark || placement_slot_level(x, sib[i]) >= busy_from;
 			if (busy)
 				continue;
 			/* A pick whose slot has moved on: the general path decides. */
@@ -371,15 +363,7 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 			if (slot == LEVEL_OFFLINE || slot >= st->below)
 				return 0;
 			ret_cpus[n++] = (uint16_t)c;
-			/* The pick will run at rtP: its siblings are now busy. */
-			for (uint32_t i = s0; smt && i < s1; i++)
-				placement_fast_take(&taken, &taken_words, sib[i]);
-			/* Only siblings in this word change what the walk meets
-			 * next here; where the machine has none, the next CPU
-			 * does not wait for this one's sibling list. */
-			for (uint32_t i = s0; smt && x->sib_near && i < s1; i++)
-				if (sib[i] / 64 == wi)
-					bits &= ~(UINT64_C(1) << (sib[i] % 64));
+			picked[cpu] = mark;
 		}
 	}
 	if (n == count)
@@ -410,7 +394,7 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	placement_zero(x, low);
 	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
 	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
-		low->bits[wi] = cpupri_level_cpu_word(v, words, counts, st->mask, wi) & t->llc_cpus[llc].bits[wi] &
+		low->bits[wi] = placement_level_word(x, words, counts, wi) & t->llc_cpus[llc].bits[wi] &
 			    (above ? ~above->bits[wi] : ~UINT64_C(0));
 	if (!placement_at_least(x, low, count))
 		return 0;

@@ -16,19 +16,15 @@
 
 #include "placement-core.h"
 
-static void placement_candidates(struct placement_ctx *x)
+/* placement_candidates() for a request with an allowed set or a node. */
+static void placement_candidates_of(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 	const struct placement_request *req = st->req;
 	struct rtplace_cpumask cand0;
 
 	if (placement_allowed_empty(x, &req->allowed)) {
-		st->cand = &x->base;
-		st->mask = req->node >= 0 ? &x->node_mask[req->node] : &x->base_mask;
-		if (req->node < 0) {
-			st->mixed = x->base_mixed;
-			return;
-		}
+		st->mask = &x->node_mask[req->node];
 		cpuset_and(&st->cand_buf, &x->base, &x->topo->node_cpus[req->node]);
 	} else {
 		cpuset_and(&st->cand_buf, &req->allowed, &x->base);
@@ -40,6 +36,21 @@ static void placement_candidates(struct placement_ctx *x)
 	st->cand = &st->cand_buf;
 	cpuset_and(&cand0, st->cand, &x->kind0);
 	st->mixed = !cpuset_empty(&cand0) && !cpuset_equal(&cand0, st->cand);
+}
+
+/* The answer's candidates (st.cand, st.mask, st.mixed): the context's
+ * base for the usual request, with neither allowed set nor node. */
+static inline void placement_candidates(struct placement_ctx *x)
+{
+	struct placement_state *st = &x->st;
+
+	if (st->req->node >= 0 || !placement_allowed_empty(x, &st->req->allowed)) {
+		placement_candidates_of(x);
+		return;
+	}
+	st->cand = &x->base;
+	st->mask = &x->base_mask;
+	st->mixed = x->base_mixed;
 }
 
 /*
@@ -59,7 +70,8 @@ static void placement_say(struct rtplace_reason *reason, const char *text)
 	reason->text[n] = '\0';
 }
 
-static int placement_check(const struct topo *t, const struct placement_request *req, struct rtplace_reason *reason)
+/* placement_check() for a request out of range: which range. */
+static int placement_refuse(const struct topo *t, const struct placement_request *req, struct rtplace_reason *reason)
 {
 	const char *why;
 
@@ -69,12 +81,22 @@ static int placement_check(const struct topo *t, const struct placement_request 
 		why = PLACEMENT_REASON_BAD_COUNT;
 	else if (req->node < -1 || (req->node >= 0 && (uint32_t)req->node >= t->nnodes))
 		why = PLACEMENT_REASON_BAD_NODE;
-	else if (req->near_cpu < -1 || (req->near_cpu >= 0 && (uint32_t)req->near_cpu >= t->ncpus))
-		why = PLACEMENT_REASON_BAD_NEAR;
 	else
-		return 0;
+		why = PLACEMENT_REASON_BAD_NEAR;
 	placement_say(reason, why);
 	return -EINVAL;
+}
+
+/* 0, or -EINVAL with the reason for a request out of range: most requests
+ * are good, and one test of the four ranges together says so. */
+static inline int placement_check(const struct topo *t, const struct placement_request *req,
+				  struct rtplace_reason *reason)
+{
+	if (((uint32_t)req->prio - (uint32_t)LEVEL_RT_PRIO_MIN <= (uint32_t)(LEVEL_RT_PRIO_MAX - LEVEL_RT_PRIO_MIN)) &
+	    (req->count - 1u < PLACEMENT_MAX_COUNT) & ((uint32_t)req->node + 1u <= t->nnodes) &
+	    ((uint32_t)req->near_cpu + 1u <= t->ncpus))
+		return 0;
+	return placement_refuse(t, req, reason);
 }
 
 /*
@@ -286,6 +308,9 @@ enum placement_isolated placement_isolated_mode(const struct placement_config *c
 int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
 			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret)
 {
+	/* No isolated CPU (the context knows): no rule, no frame for one. */
+	if (x->isolated_none)
+		return placement_ctx_answer(x, claimed_level, 0, rotor, req, reason, ret);
 	return placement_ctx_isolation(x, claimed_level, 0, rotor, req, reason, ret);
 }
 
@@ -293,8 +318,12 @@ int placement_ctx_choose_stamped(struct placement_ctx *x, const struct placement
 				 const struct placement_request *req, struct rtplace_reason *reason,
 				 struct placement_result *ret)
 {
-	return placement_ctx_isolation(x, claims ? claims->level : NULL, claims ? claims->stamp : 0, rotor, req,
-				       reason, ret);
+	const uint8_t *level = claims ? claims->level : NULL;
+	const uint64_t stamp = claims ? claims->stamp : 0;
+
+	if (x->isolated_none)
+		return placement_ctx_answer(x, level, stamp, rotor, req, reason, ret);
+	return placement_ctx_isolation(x, level, stamp, rotor, req, reason, ret);
 }
 
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
