@@ -51,7 +51,13 @@ static uint32_t placement_fast_next_listed(const struct placement_ctx *x, const 
 					   uint32_t k)
 {
 	const uint32_t nw = x->nwords, from = x->st.start / 64;
+	uint64_t any = 0;
 
+	/* Claims that leave no candidate free, a common case: no word. */
+	for (uint32_t j = 0; j < PLACEMENT_WORDSET_LEN; j++)
+		any |= words->b[j];
+	if (!any)
+		return nw + 1;
 	if (k < nw - from) {
 		uint32_t i = placement_wordset_next(words, from + k, nw);
 
