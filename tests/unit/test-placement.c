@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cpupri.h"
+#include "placement-core.h"
 #include "placement.h"
 #include "refmodel.h"
 
@@ -1184,6 +1185,14 @@ static void test_bad_requests(void **state)
 		{ 50, 1, -2, -1, PLACEMENT_REASON_BAD_NODE },
 		{ 50, 1, -1, 16, PLACEMENT_REASON_BAD_NEAR },
 		{ 50, 1, -1, -7, PLACEMENT_REASON_BAD_NEAR },
+		/* The ranges are tested together, unsigned: their far ends. */
+		{ INT32_MIN, 1, -1, -1, PLACEMENT_REASON_BAD_PRIO },
+		{ INT32_MAX, 1, -1, -1, PLACEMENT_REASON_BAD_PRIO },
+		{ 50, UINT32_MAX, -1, -1, PLACEMENT_REASON_BAD_COUNT },
+		{ 50, 1, INT32_MIN, -1, PLACEMENT_REASON_BAD_NODE },
+		{ 50, 1, INT32_MAX, -1, PLACEMENT_REASON_BAD_NODE },
+		{ 50, 1, -1, INT32_MIN, PLACEMENT_REASON_BAD_NEAR },
+		{ 50, 1, -1, INT32_MAX, PLACEMENT_REASON_BAD_NEAR },
 	};
 	struct fixture *f = *state;
 
@@ -1268,6 +1277,82 @@ static void test_irq_tiebreak(void **state)
 	placement_ctx_free(x);
 }
 
+/*
+ * placement_fast_many() knows its picks by a mark per CPU that changes
+ * with every answer, and clears the marks only when the count wraps:
+ * there, a CPU marked long ago with the number the wrap starts from
+ * again must not count as picked (its sibling would then have a
+ * penalty). On the fixture, 0 and 8 are siblings and CPUs 0, 1, 8, 9
+ * share an LLC.
+ */
+static void test_fast_mark_wrap(void **state)
+{
+	struct fixture *f = *state;
+	struct placement_ctx *x;
+
+	f->cfg.avoid_smt = PLACEMENT_SMT_RT;
+	f->req.count = 2;
+	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
+	for (int i = 0; i < 3; i++) {
+		x->picked[8] = 1;
+		x->picked_mark = UINT32_MAX - 1 + (uint32_t)i;
+		f->rotor = 0;
+		assert_int_equal(placement_ctx_choose(x, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
+		assert_int_equal(f->res.n, 2);
+		assert_int_equal(f->res.cpus[0], 0);
+		assert_int_equal(f->res.cpus[1], 1);
+	}
+	placement_ctx_free(x);
+}
+
+/*
+ * Whether an allowed set is empty is read two words a step, with a tail
+ * word where the count of words before the last is odd: on machines of
+ * three and four cpuset words (160 and 256 CPUs), an allowed set of one
+ * CPU in any word is that CPU's answer, and the empty set any CPU's.
+ */
+static void allowed_words_on(uint32_t cores)
+{
+	struct refmodel_map map;
+	struct placement_config cfg = { .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
+	struct placement_request req = { .prio = 50, .count = 1, .node = -1, .near_cpu = -1 };
+	struct placement_result *res = malloc(sizeof(*res));
+	struct rtplace_reason why;
+	struct placement_ctx *x;
+	struct topo *t;
+	uint32_t rotor = 0;
+
+	assert_non_null(res);
+	assert_int_equal(topo_synthetic(1, 1, 1, cores, 2, &t), 0);
+	assert_int_equal(refmodel_map_open(t, TOPO_SHARD_NODE, &map), 0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		refmodel_map_set(&map, c, LEVEL_IDLE);
+	cfg.managed = t->online;
+	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	for (uint32_t c = 0; c < t->ncpus; c += 13) {
+		cpuset_zero(&req.allowed);
+		cpuset_set(&req.allowed, c);
+		rotor = c + 1 < t->ncpus ? c + 1 : 0;
+		assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &req, &why, res), 0);
+		assert_int_equal(res->n, 1);
+		assert_int_equal(res->cpus[0], c);
+	}
+	cpuset_zero(&req.allowed);
+	rotor = t->ncpus - 10;
+	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &req, &why, res), 0);
+	assert_int_equal(res->cpus[0], t->ncpus - 10);
+	placement_ctx_free(x);
+	refmodel_map_close(&map);
+	topo_free(t);
+	free(res);
+}
+
+static void test_allowed_words(void **state)
+{
+	allowed_words_on(80);
+	allowed_words_on(128);
+}
+
 #define FIXTURE_TEST(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
@@ -1292,6 +1377,8 @@ int main(void)
 		FIXTURE_TEST(test_prefer_idle),
 		FIXTURE_TEST(test_bad_requests),
 		FIXTURE_TEST(test_irq_tiebreak),
+		FIXTURE_TEST(test_fast_mark_wrap),
+		cmocka_unit_test(test_allowed_words),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_isolated_modes),
 		cmocka_unit_test(test_ctx_reuse),
