@@ -526,3 +526,12 @@ EXTRA_DIST += tests/integration/test-client-claim-persist.sh
 # What a client gets before the daemon drops it: an ERROR, never a reset.
 TESTS += tests/integration/test-daemon-drops.sh
 EXTRA_DIST += tests/integration/test-daemon-drops.sh
+
+# Local reads write no memory threads share: after warm-up every mapping
+# the process had is read-only while threads query locally.
+check_PROGRAMS += tests/integration/test-local-noshare
+tests_integration_test_local_noshare_SOURCES = tests/integration/test-local-noshare.c
+tests_integration_test_local_noshare_CPPFLAGS = $(TEST_CLIENT_CPPFLAGS)
+tests_integration_test_local_noshare_CFLAGS = $(UNIT_CFLAGS) $(PTHREAD_CFLAGS)
+tests_integration_test_local_noshare_LDADD = client/librtplace.la tests/lib/libharness.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-local-noshare
