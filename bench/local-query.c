@@ -6,9 +6,13 @@
  * interleaved in blocks in one run so that host noise hits both alike.
  * Local queries are timed in batches of BATCH (a clock read costs about
  * as much as a local query: one per query would measure the clock), the
- * socket's one by one. Then THREADS threads query one handle locally at
- * once against one thread alone: queries per second, summed (the read
- * path writes only each thread's own state).
+ * socket's one by one. Then threads query one handle locally at once
+ * against one thread alone, queries per second summed (the read path
+ * writes only each thread's own state, which test-local-noshare checks):
+ * as many threads as CPUs are online, where the ideal is that many times
+ * one thread on an idle machine, and THREADS (32), which on a machine of
+ * fewer CPUs shows only that oversubscription costs no more than the
+ * CPUs' share.
  *
  *   bench/local-query --topology XML [--rtplaced PATH] [--rounds N] [--count N] [--threads N]
  */
@@ -31,7 +35,7 @@
 struct worker {
 	struct rtplace *rp;
 	const struct rtplace_request *req;
-	uint64_t ns;
+	uint64_t ns, cpu_ns;
 	pthread_barrier_t *go;
 	unsigned long queries;
 	int failed;
@@ -41,25 +45,31 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct rtplace_answer ans;
-	uint64_t t0;
+	uint64_t t0, c0;
 
 	/* The first query builds this thread's state: not counted. */
 	w->failed = rtplace_query(w->rp, w->req, &ans) != 0;
 	pthread_barrier_wait(w->go);
 	t0 = bench_now_ns();
+	c0 = bench_thread_ns();
 	for (unsigned long i = 0; i < w->queries; i++)
 		w->failed |= rtplace_query(w->rp, w->req, &ans) != 0;
+	w->cpu_ns = bench_thread_ns() - c0;
 	w->ns = bench_now_ns() - t0;
 	return NULL;
 }
 
-/* Queries per second of n threads querying rp at once. */
-static double threads_rate(struct rtplace *rp, const struct rtplace_request *req, unsigned n, unsigned long queries)
+/* Queries per second of n threads querying rp at once (wall clock, the
+ * slowest thread's), and their CPU time per query into *ret_cpu_ns: what
+ * shared writes would raise (lines moving between CPUs) even where a busy
+ * host keeps the threads from running at once. */
+static double threads_rate(struct rtplace *rp, const struct rtplace_request *req, unsigned n, unsigned long queries,
+			   double *ret_cpu_ns)
 {
 	struct worker *w = calloc(n, sizeof(*w));
 	pthread_t *t = calloc(n, sizeof(*t));
 	pthread_barrier_t go;
-	uint64_t worst = 0;
+	uint64_t worst = 0, cpu = 0;
 
 	if (!w || !t) {
 		fprintf(stderr, "local-query: out of memory\n");
@@ -78,8 +88,10 @@ static double threads_rate(struct rtplace *rp, const struct rtplace_request *req
 		}
 		if (w[i].ns > worst)
 			worst = w[i].ns;
+		cpu += w[i].cpu_ns;
 	}
 	pthread_barrier_destroy(&go);
+	*ret_cpu_ns = (double)cpu / ((double)n * (double)queries);
 	free(w);
 	free(t);
 	return (double)n * (double)queries / ((double)worst / 1e9);
@@ -100,7 +112,8 @@ int main(int argc, char **argv)
 	struct rtplace_answer ans;
 	uint64_t *local_ns, *sock_ns, p50l, p99l, p50s, p99s;
 	size_t nl = 0, ns = 0;
-	double one, many;
+	double one, at_cpus, many, one_cpu, at_cpus_cpu, many_cpu;
+	unsigned online = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 	int o;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -180,10 +193,15 @@ int main(int argc, char **argv)
 	       (unsigned long long)p99s, ns);
 	printf("socket / local  p50 %.0fx  p99 %.0fx\n", (double)p50s / (double)(p50l ? p50l : 1),
 	       (double)p99s / (double)(p99l ? p99l : 1));
-	one = threads_rate(loc, &req, 1, 2000000);
-	many = threads_rate(loc, &req, threads, 2000000 / threads + 1);
-	printf("local, 1 thread   %.1f M queries/s\n", one / 1e6);
-	printf("local, %u threads %.1f M queries/s  (%.2fx one thread)\n", threads, many / 1e6, many / one);
+	one = threads_rate(loc, &req, 1, 2000000, &one_cpu);
+	at_cpus = threads_rate(loc, &req, online, 2000000, &at_cpus_cpu);
+	many = threads_rate(loc, &req, threads, 2000000 / threads + 1, &many_cpu);
+	printf("local, 1 thread   %.1f M queries/s  %.0f ns CPU per query\n", one / 1e6, one_cpu);
+	printf("local, %u threads %.1f M queries/s  (%.2fx one thread; %u CPUs online: at most %ux)  %.0f ns CPU "
+	       "per query (%.2fx)\n",
+	       online, at_cpus / 1e6, at_cpus / one, online, online, at_cpus_cpu, at_cpus_cpu / one_cpu);
+	printf("local, %u threads %.1f M queries/s  (%.2fx one thread)  %.0f ns CPU per query (%.2fx)\n", threads,
+	       many / 1e6, many / one, many_cpu, many_cpu / one_cpu);
 	rtplace_close(loc);
 	rtplace_close(sock);
 	bench_daemon_stop(&d);
