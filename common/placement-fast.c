@@ -90,8 +90,9 @@ static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, c
  * step k of a walk in rotation order, with *ret_i their cpuset word: the
  * origin's word is met twice, its bits from the origin on first, the ones
  * before the origin last. */
-static inline __attribute__((always_inline)) uint64_t placement_fast_step(const struct placement_ctx *x, const __u64 *words, const __s32 *counts, uint32_t k,
-				    uint32_t *ret_i)
+static inline __attribute__((always_inline)) uint64_t placement_fast_step(const struct placement_ctx *x,
+									   const __u64 *words, const __s32 *counts,
+									   uint32_t k, uint32_t *ret_i)
 {
 	const uint32_t nw = x->nwords, sh = x->st.start % 64;
 	const uint32_t i = placement_fast_word(x, k);

@@ -279,7 +279,8 @@ int main(int argc, char **argv)
 	       nprot, ctl->nregions, NOSHARE_WORKERS, ok + failed, failed);
 	rtplace_close(rp);
 	r = harness_stop(&d);
-	if (failed || ok != (unsigned long)NOSHARE_WORKERS * NOSHARE_QUERIES || (nprot == 0 && !NOSHARE_ASAN) || r != 0) {
+	if (failed || ok != (unsigned long)NOSHARE_WORKERS * NOSHARE_QUERIES || (nprot == 0 && !NOSHARE_ASAN) ||
+	    r != 0) {
 		fprintf(stderr, "FAIL: %lu queries failed, %u mappings protected, daemon stop %d\n", failed, nprot, r);
 		return 1;
 	}
