@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	p99l = bench_pct(local_ns, nl, 99);
 	p50s = bench_pct(sock_ns, ns, 50);
 	p99s = bench_pct(sock_ns, ns, 99);
-	printf("topology %s, count %u, %u CPUs online here\n", topology, count, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	printf("topology %s, count %u, %u CPUs online here\n", topology, count, online);
 	printf("local query   p50 %6llu ns  p99 %6llu ns  (%zu batches of %d)\n", (unsigned long long)p50l,
 	       (unsigned long long)p99l, nl, BATCH);
 	printf("socket query  p50 %6llu ns  p99 %6llu ns  (%zu queries)\n", (unsigned long long)p50s,
