@@ -68,6 +68,7 @@ struct noshare_region {
 struct noshare_ctl {
 	atomic_uint ready, done;
 	atomic_bool go, end;
+	pid_t daemon_pid;           /* stopped by the fault handler too */
 	unsigned nregions;
 	struct noshare_region regions[NOSHARE_MAX_REGIONS];
 	struct {
@@ -115,6 +116,7 @@ static void noshare_fault(int sig, siginfo_t *si, void *uctx)
 	noshare_say("; the writer:\n");
 	n = backtrace(frames, 32);
 	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	kill(ctl->daemon_pid, SIGTERM);
 	_exit(1);
 }
 
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
 	void *frames[4];
 	unsigned long ok = 0, failed = 0;
 	unsigned nprot = 0;
+	const char *why = NULL;
 	int r;
 
 	(void)argc;
@@ -231,32 +234,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test-local-noshare: cannot start the simulated daemon: %s\n", strerror(-r));
 		return r == -ENOENT ? 77 : 1;
 	}
-	if (rtplace_connect(d.socket, &rp) < 0 || rtplace_local_open(rp) < 0) {
-		fprintf(stderr, "FAIL: no local reads from %s\n", d.socket);
-		harness_stop(&d);
-		return 1;
-	}
 	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ctl == MAP_FAILED) {
-		perror("test-local-noshare: mmap");
-		return 1;
+		ctl = NULL;
+		why = "mmap of the shared control page failed";
+		goto stop;
+	}
+	ctl->daemon_pid = d.pid;
+	if (rtplace_connect(d.socket, &rp) < 0 || rtplace_local_open(rp) < 0) {
+		why = "no local reads from the simulated daemon";
+		goto stop;
 	}
 	/* The unwinder loads at its first use: not inside the handler. */
 	backtrace(frames, 4);
-	r = noshare_snapshot();
-	if (r < 0) {
-		fprintf(stderr, "test-local-noshare: reading /proc/self/maps: %s\n", strerror(-r));
-		return 1;
+	if (noshare_snapshot() < 0) {
+		why = "cannot read /proc/self/maps (or too many mappings)";
+		goto stop;
 	}
 	for (unsigned i = 0; i < NOSHARE_WORKERS; i++)
 		if (pthread_create(&workers[i], NULL, noshare_worker, (void *)(uintptr_t)i) != 0) {
-			fprintf(stderr, "test-local-noshare: cannot start a worker\n");
-			return 1;
+			why = "cannot start a worker thread";
+			goto stop;
 		}
 	noshare_wait(&ctl->ready, NOSHARE_WORKERS);
 	if (sigaction(SIGSEGV, &sa, NULL) < 0) {
-		perror("test-local-noshare: sigaction");
-		return 1;
+		why = "cannot catch SIGSEGV";
+		goto stop;
 	}
 	for (unsigned i = 0; i < ctl->nregions && !NOSHARE_ASAN; i++) {
 		struct noshare_region *reg = &ctl->regions[i];
@@ -277,11 +280,17 @@ int main(int argc, char **argv)
 	printf("%u of %u writable mappings read-only while %d threads made %lu local queries (%lu without an "
 	       "answer)\n",
 	       nprot, ctl->nregions, NOSHARE_WORKERS, ok + failed, failed);
+	if (failed || ok != (unsigned long)NOSHARE_WORKERS * NOSHARE_QUERIES)
+		why = "some local queries gave no answer";
+	else if (nprot == 0 && !NOSHARE_ASAN)
+		why = "no mapping could be made read-only";
 	rtplace_close(rp);
+stop:
 	r = harness_stop(&d);
-	if (failed || ok != (unsigned long)NOSHARE_WORKERS * NOSHARE_QUERIES || (nprot == 0 && !NOSHARE_ASAN) ||
-	    r != 0) {
-		fprintf(stderr, "FAIL: %lu queries failed, %u mappings protected, daemon stop %d\n", failed, nprot, r);
+	if (!why && r != 0)
+		why = "the simulated daemon did not stop cleanly";
+	if (why) {
+		fprintf(stderr, "FAIL: %s\n", why);
 		return 1;
 	}
 	return 0;
