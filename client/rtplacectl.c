@@ -183,6 +183,16 @@ static int ctl_simple_options(struct ctl *c, int argc, char **argv, int nargs)
 	return r;
 }
 
+/* ctl_simple_options() for a command of no positional argument, then
+ * ctl_connect(): 0 connected, -1 after printing the help, or the exit
+ * status. */
+static int ctl_simple_connect(struct ctl *c, int argc, char **argv)
+{
+	int r = ctl_simple_options(c, argc, argv, 0);
+
+	return r ? r : ctl_connect(c);
+}
+
 static const char *ctl_tracking_mode(unsigned mode)
 {
 	return mode == RTPLACE_TRACKING_LIVE ? "live" : mode == RTPLACE_TRACKING_SAMPLED ? "sampled" : "simulated";
@@ -275,12 +285,9 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	struct ctl_host host;
 	int r;
 
-	r = ctl_simple_options(c, argc, argv, 0);
+	r = ctl_simple_connect(c, argc, argv);
 	if (r)
 		return r < 0 ? EX_OK : r;
-	r = ctl_connect(c);
-	if (r)
-		return r;
 	r = rtplace_status(c->rp, &st);
 	if (r < 0)
 		return ctl_fail(c, "cannot read the daemon's status", r);
@@ -1073,12 +1080,9 @@ static int ctl_claims(struct ctl *c, int argc, char **argv)
 	size_t n = 0;
 	int r;
 
-	r = ctl_simple_options(c, argc, argv, 0);
+	r = ctl_simple_connect(c, argc, argv);
 	if (r)
 		return r < 0 ? EX_OK : r;
-	r = ctl_connect(c);
-	if (r)
-		return r;
 	r = rtplace_claims(c->rp, &claims, &n);
 	if (r == -EOPNOTSUPP)
 		return ctl_fail(c, "the daemon is older than the list of claims ('rtplacectl cpus' names each CPU's "
