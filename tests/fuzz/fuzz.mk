@@ -74,7 +74,8 @@ TESTS += tests/fuzz/test-topology-refused.sh
 EXTRA_DIST += tests/fuzz/test-topology-refused.sh
 
 FUZZ_SECONDS = 60
-FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c $(srcdir)/common/reason.c
+FUZZ_PROTOCOL_SRC = $(srcdir)/tests/fuzz/fuzz-protocol.c $(srcdir)/common/protocol.c $(srcdir)/common/reason.c \
+	$(srcdir)/common/cpuset.c
 
 fuzz-protocol: $(FUZZ_PROTOCOL_SRC)
 	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
