@@ -959,6 +959,42 @@ void rtplace_cpu_times_free(struct rtplace_cpu_time *times)
  * is a bug of the daemon, not a list to grow for. */
 #define RTPLACE_CLAIMS_WALK_MAX (1u << 20)
 
+static void rtplace_claim_copy(const struct rtplace_claim_reply *cr, struct rtplace_claim *ret)
+{
+	*ret = (struct rtplace_claim){
+		.id = cr->claim_id,
+		.level = cr->level,
+		.flags = cr->flags,
+		.lease_left_ms = cr->lease_left_ms,
+		.owner_pid = cr->owner_pid,
+		.owner_uid = cr->owner_uid,
+		.ncpus = cpuset_count(&cr->cpus),
+	};
+	memcpy(ret->owner_comm, cr->owner_comm, sizeof(ret->owner_comm));
+	rtplace_mask_to_set(&cr->cpus, &ret->cpus);
+}
+
+/* The CLAIM request answers the claim with the lowest id at or above the
+ * one asked: id itself, or -ENOENT when that is another. */
+int rtplace_claim(struct rtplace *rp, uint64_t id, struct rtplace_claim *ret)
+{
+	const struct rtplace_claim_req q = { .from_id = id };
+	int r;
+
+	if (!rp || !ret || !id)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_claim(&rp->req, rtplace_next_id(rp), &q);
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_CLAIM_REPLY);
+	if (r == 0 && rp->reply.claim_reply.claim_id != id)
+		r = -ENOENT;
+	if (r == 0)
+		rtplace_claim_copy(&rp->reply.claim_reply, ret);
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
 int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t *ret_n)
 {
 	const struct rtplace_claim_reply *cr;
@@ -992,17 +1028,7 @@ int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t
 			}
 			claims = more;
 		}
-		claims[n] = (struct rtplace_claim){
-			.id = cr->claim_id,
-			.level = cr->level,
-			.flags = cr->flags,
-			.lease_left_ms = cr->lease_left_ms,
-			.owner_pid = cr->owner_pid,
-			.owner_uid = cr->owner_uid,
-			.ncpus = cpuset_count(&cr->cpus),
-		};
-		memcpy(claims[n].owner_comm, cr->owner_comm, sizeof(claims[n].owner_comm));
-		rtplace_mask_to_set(&cr->cpus, &claims[n].cpus);
+		rtplace_claim_copy(cr, &claims[n]);
 		n++;
 		if (cr->claim_id == UINT64_MAX)
 			break;

@@ -299,28 +299,32 @@ static void run_append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Who holds claim id, as the daemon lets this caller see it (claims from
- * rtplace_claims(), n of them; none from a daemon without the list): its
- * owner process and uid for the caller's own claims (any, for root),
- * "another user's" for the rest. Appended to what. */
-static void run_append_owner(char *what, size_t len, uint64_t id, const struct rtplace_claim *claims, size_t n)
+/* Who holds claim id, as the daemon lets this caller see it: its owner
+ * process and uid for the caller's own claims (any, for root), "another
+ * user's" for the rest, nothing from a daemon without CLAIM (*asked
+ * false after the first such answer, which names the rest by id alone).
+ * Appended to what. */
+static void run_append_owner(struct rtplace *rp, char *what, size_t len, uint64_t id, bool *asked)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct rtplace_claim *cl = &claims[i];
+	struct rtplace_claim cl;
+	int r;
 
-		if (cl->id != id)
-			continue;
-		if (cl->flags & RTPLACE_CLAIM_F_OTHER_USER)
-			run_append(what, len, ", another user's");
-		else if (cl->flags & RTPLACE_CLAIM_F_PID)
-			run_append(what, len, ", owner pid %d %s, uid %u", (int)cl->owner_pid,
-				   cl->owner_comm[0] ? cl->owner_comm : "?", (unsigned)cl->owner_uid);
-		else if (cl->flags & RTPLACE_CLAIM_F_OWNER_EXIT)
-			run_append(what, len, ", owner outside this PID namespace, uid %u", (unsigned)cl->owner_uid);
-		else
-			run_append(what, len, ", held by a connection of uid %u", (unsigned)cl->owner_uid);
+	if (!*asked)
 		return;
-	}
+	r = rtplace_claim(rp, id, &cl);
+	if (r == -EOPNOTSUPP)
+		*asked = false;
+	if (r < 0)
+		return;
+	if (cl.flags & RTPLACE_CLAIM_F_OTHER_USER)
+		run_append(what, len, ", another user's");
+	else if (cl.flags & RTPLACE_CLAIM_F_PID)
+		run_append(what, len, ", owner pid %d %s, uid %u", (int)cl.owner_pid,
+			   cl.owner_comm[0] ? cl.owner_comm : "?", (unsigned)cl.owner_uid);
+	else if (cl.flags & RTPLACE_CLAIM_F_OWNER_EXIT)
+		run_append(what, len, ", owner outside this PID namespace, uid %u", (unsigned)cl.owner_uid);
+	else
+		run_append(what, len, ", held by a connection of uid %u", (unsigned)cl.owner_uid);
 }
 
 /*
@@ -335,8 +339,7 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 				   char *buf, size_t len)
 {
 	struct rtplace_cpu *cpus = NULL;
-	struct rtplace_claim *claims = NULL;
-	size_t nclaims = 0;
+	bool ask_owners = true;
 	/* The lowest level that refuses this claim: rtP for priority P,
 	 * any RT for a pin alone. */
 	const unsigned blocking = RTPLACE_LEVEL_RT1 + (unsigned)(o->run_prio ? o->run_prio : 1) - 1;
@@ -347,11 +350,6 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 	buf[0] = '\0';
 	if (rtplace_cpus(rp, &cpus, &n) < 0)
 		return 0;
-	/* A daemon without the list of claims names them by id alone. */
-	if (rtplace_claims(rp, &claims, &nclaims) < 0) {
-		claims = NULL;
-		nclaims = 0;
-	}
 	CPU_ZERO(&listed);
 	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++) {
 		const struct rtplace_cpu *c = &cpus[i];
@@ -369,7 +367,8 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 			snprintf(what, sizeof(what), "held by claim %" PRIu64 " (%s%s", c->claim_id,
 				 c->claim_level == RTPLACE_LEVEL_DL ? "exclusive" : "at ",
 				 c->claim_level == RTPLACE_LEVEL_DL ? "" : rtplace_level_name(c->claim_level));
-			run_append_owner(what, sizeof(what), c->claim_id, claims, nclaims);
+			if (entries < RUN_HOLDERS_MAX)
+				run_append_owner(rp, what, sizeof(what), c->claim_id, &ask_owners);
 			if (c->pid > 0)
 				run_append(what, sizeof(what), ", running pid %d %s", (int)c->pid,
 					   c->comm[0] ? c->comm : "?");
@@ -400,7 +399,6 @@ static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o,
 	if (more)
 		run_append(buf, len, ", and %u more ('rtplacectl cpus' lists them)", more);
 	rtplace_cpus_free(cpus);
-	rtplace_claims_free(claims);
 	return entries;
 }
 

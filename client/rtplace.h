@@ -277,6 +277,9 @@ struct rtplace_claim {
  */
 int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t *ret_n);
 void rtplace_claims_free(struct rtplace_claim *claims);
+/* Claim id alone, as rtplace_claims() would list it; -ENOENT when the
+ * daemon holds no such claim, -EOPNOTSUPP as above. */
+int rtplace_claim(struct rtplace *rp, uint64_t id, struct rtplace_claim *ret);
 
 /* "idle", "normal", "rt", "dl"; "?" when out of range. */
 const char *rtplace_class_name(unsigned cls);

@@ -286,13 +286,13 @@ static void test_local_reads_unoffered(void **state)
 }
 
 /* A daemon without the list of claims answers its request as an unknown
- * one: rtplace_claims() says -EOPNOTSUPP (rtplace-run then names claims
- * by id alone) and the connection serves on. */
+ * one: rtplace_claims() and rtplace_claim() say -EOPNOTSUPP (rtplace-run
+ * then names claims by id alone) and the connection serves on. */
 static void test_claims_unknown_to_old_daemon(void **state)
 {
 	struct old_daemon *od = *state;
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
-	struct rtplace_claim *claims = NULL;
+	struct rtplace_claim *claims = NULL, one;
 	struct rtplace_answer ans;
 	struct rtplace *rp;
 	size_t n = 0;
@@ -300,6 +300,7 @@ static void test_claims_unknown_to_old_daemon(void **state)
 	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
 	assert_int_equal(rtplace_claims(rp, &claims, &n), -EOPNOTSUPP);
 	assert_null(claims);
+	assert_int_equal(rtplace_claim(rp, 1, &one), -EOPNOTSUPP);
 	req.prio = 50;
 	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
 	assert_int_equal(ans.count, 1);

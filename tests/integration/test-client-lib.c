@@ -390,8 +390,10 @@ static void test_claim_release(void **state)
 {
 	struct rtplace_request req = RTPLACE_REQUEST_INIT;
 	struct rtplace_answer a, b;
+	struct rtplace_claim one, *list = NULL;
 	unsigned ncpus = 0;
 	cpu_set_t both;
+	size_t n = 0;
 
 	req.prio = 90;
 	req.count = 2;
@@ -411,10 +413,25 @@ static void test_claim_release(void **state)
 	CPU_AND(&both, &a.set, &b.set);
 	assert_int_equal(CPU_COUNT(&both), 0);
 
+	/* One claim by id is the list's entry for it. */
+	assert_int_equal(rtplace_claim(*state, a.claim_id, &one), 0);
+	assert_int_equal(rtplace_claims(*state, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].id, a.claim_id);
+	assert_memory_equal(&one, &list[0], sizeof(one));
+	rtplace_claims_free(list);
+	assert_int_equal(one.ncpus, 2);
+	assert_true(CPU_EQUAL(&one.cpus, &a.set));
+
 	assert_int_equal(rtplace_release(*state, a.claim_id, &ncpus), 0);
 	assert_int_equal(ncpus, 2);
 	assert_true(cpu_claimed_by(*state, a.cpus[0], 0));
 	assert_int_equal(rtplace_release(*state, a.claim_id, NULL), -ENOENT);
+	/* The daemon answers the next claim up (b's): not the one asked. */
+	assert_int_equal(rtplace_claim(*state, a.claim_id, &one), -ENOENT);
+	assert_int_equal(rtplace_claim(*state, 0, &one), -EINVAL);
+	assert_int_equal(rtplace_claim(*state, b.claim_id, &one), 0);
+	assert_int_equal(one.id, b.claim_id);
 	assert_int_equal(rtplace_release(*state, 0, NULL), -EINVAL);
 	assert_int_equal(rtplace_release(*state, b.claim_id, NULL), 0);
 	wait_claims(*state, 0);
