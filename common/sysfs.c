@@ -27,7 +27,9 @@ int sysfs_parse_cpulist(const char *text, struct rtplace_cpumask *ret)
 		return -EINVAL;
 	memcpy(buf, text, n);
 	buf[n] = '\0';
-	if (!buf[0] || !strcmp(buf, "(null)"))
+	/* The kernel pads "(null)" on the left to the CPU count's width
+	 * ("  (null)" on 8 CPUs): a field width meant for the list. */
+	if (!buf[0] || !strcmp(buf + strspn(buf, " "), "(null)"))
 		cpuset_zero(ret);
 	else
 		r = cpuset_parse(buf, ret) < 0 ? -EINVAL : 0;

@@ -20,7 +20,8 @@
 /*
  * Parses the text of a kernel CPU list file: a cpulist ("2-7,9"), blank
  * or "(null)" for none (nohz_full without nohz_full= prints "(null)" on
- * kernels before 6.9), one trailing newline allowed. 0 or -EINVAL; *ret is
+ * kernels before 6.9 and on Debian's 6.12-rt, left-padded with spaces to
+ * the number of CPU ids: "  (null)" on 8), one trailing newline allowed. 0 or -EINVAL; *ret is
  * written only on success.
  */
 int sysfs_parse_cpulist(const char *text, struct rtplace_cpumask *ret);

@@ -44,6 +44,10 @@ static void test_parse_cpulist(void **state)
 	assert_set(&s, "");
 	assert_int_equal(sysfs_parse_cpulist("(null)\n", &s), 0);
 	assert_set(&s, "");
+	/* Padded to the CPU count's width, as an 8-CPU 6.12-rt guest prints it. */
+	assert_int_equal(sysfs_parse_cpulist("  (null)\n", &s), 0);
+	assert_set(&s, "");
+	assert_int_equal(sysfs_parse_cpulist("  (nul)\n", &s), -EINVAL);
 	assert_int_equal(sysfs_parse_cpulist("1,3-4", &s), 0);
 	assert_set(&s, "1,3-4");
 	assert_int_equal(sysfs_parse_cpulist("2-x\n", &s), -EINVAL);
