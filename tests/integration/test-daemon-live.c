@@ -202,21 +202,83 @@ static struct proto_msg node_query(int fd, uint32_t id, unsigned count, int node
 	return rep;
 }
 
+/* Rounds of claims test_node_local_answers() tries (see there). */
+#define TEST_CLAIM_ROUNDS 3
+
+/*
+ * One round of test_node_local_answers()'s claims: one 2-CPU rt80 claim
+ * per node that has 2 CPUs, sent all at once on as many connections.
+ * Whatever the answers, no CPU is given twice and an answer of 2 CPUs
+ * keeps to one node. Returns true when every claim got its 2 CPUs; a
+ * short one is printed with its reason and the levels the daemon shows
+ * then. The claims end with their connections, closed on return.
+ */
+static bool node_claims_round(int fd, const int *node_of, const unsigned *per_node, long ncpus)
+{
+	int fds[TEST_NODES_MAX];
+	bool taken[1024] = { false }, full = true;
+	unsigned nclaims = 0;
+
+	for (int n = 0; n < TEST_NODES_MAX; n++) {
+		if (per_node[n] < 2)
+			continue;
+		fds[nclaims] = harness_connect(daemon_under_test.socket);
+		assert_true(fds[nclaims] >= 0);
+		node_query(fds[nclaims], next_request + nclaims, 2, -1, true, true);
+		nclaims++;
+	}
+	printf("# %u CPUs, %u concurrent 2-CPU claims\n", (unsigned)ncpus, nclaims);
+	for (unsigned i = 0; i < nclaims; i++) {
+		struct proto_msg rep;
+
+		assert_int_equal(harness_reply(fds[i], next_request + i, &rep), 0);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		assert_true(rep.query_reply.count >= 1 && rep.query_reply.count <= 2);
+		assert_true(rep.query_reply.claim_id != 0);
+		for (unsigned k = 0; k < rep.query_reply.count; k++) {
+			unsigned cpu = rep.query_reply.list[k].cpu;
+
+			assert_true(cpu < (unsigned)ncpus);
+			assert_false(taken[cpu]);
+			taken[cpu] = true;
+		}
+		if (rep.query_reply.count == 2) {
+			assert_int_equal(node_of[rep.query_reply.list[0].cpu], node_of[rep.query_reply.list[1].cpu]);
+			continue;
+		}
+		full = false;
+		printf("# claim %u got 1 CPU: %s\n", i, rep.query_reply.reason);
+		for (long cpu = 0; cpu < ncpus; cpu++) {
+			struct rtplace_cpu_info ci = cpu_info(fd, (unsigned)cpu);
+
+			printf("#   CPU %ld level %u pid %d %s\n", cpu, (unsigned)ci.level, (int)ci.pid, ci.comm);
+		}
+	}
+	next_request += nclaims;
+	for (unsigned i = 0; i < nclaims; i++)
+		close(fds[i]);
+	return full;
+}
+
 /*
  * Node-local answers from the topology the daemon found in sysfs (the VM
  * bed's guests have 4 nodes of 2 CPUs): a query for node N is answered
- * from node N; and one 2-CPU rt80 claim per node that has 2 CPUs, sent
- * all at once on as many connections, never share a CPU and each keeps to
- * one node.
+ * from node N; and concurrent 2-CPU claims, one per node, never share a
+ * CPU and each keeps to one node (node_claims_round()). Those claims
+ * leave no CPU spare, so a kernel thread at rt80 or above (a PREEMPT_RT
+ * guest's, a stopper) on one CPU at that moment rightly cuts one answer
+ * to 1 CPU: the round is tried again, up to TEST_CLAIM_ROUNDS times, and
+ * the test fails only when none gives every claim its 2 CPUs.
  */
 static void test_node_local_answers(void **state)
 {
-	int fd = harness_connect(daemon_under_test.socket), fds[TEST_NODES_MAX];
-	unsigned per_node[TEST_NODES_MAX] = { 0 }, nclaims = 0;
+	int fd = harness_connect(daemon_under_test.socket);
+	unsigned per_node[TEST_NODES_MAX] = { 0 };
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int node_of[1024];
-	bool taken[1024] = { false };
+	bool full = false;
 
+	(void)state;
 	assert_true(fd >= 0);
 	assert_true(ncpus > 0 && ncpus <= 1024);
 	for (long cpu = 0; cpu < ncpus; cpu++) {
@@ -234,33 +296,20 @@ static void test_node_local_answers(void **state)
 		assert_int_equal(rep.query_reply.count, 1);
 		assert_int_equal(node_of[rep.query_reply.list[0].cpu], n);
 	}
-	for (int n = 0; n < TEST_NODES_MAX; n++) {
-		if (per_node[n] < 2)
-			continue;
-		fds[nclaims] = harness_connect(daemon_under_test.socket);
-		assert_true(fds[nclaims] >= 0);
-		node_query(fds[nclaims], next_request + nclaims, 2, -1, true, true);
-		nclaims++;
-	}
-	printf("# %u CPUs, %u concurrent 2-CPU claims\n", (unsigned)ncpus, nclaims);
-	for (unsigned i = 0; i < nclaims; i++) {
-		struct proto_msg rep;
-		unsigned a, b;
+	for (int round = 0; round < TEST_CLAIM_ROUNDS && !full; round++) {
+		full = node_claims_round(fd, node_of, per_node, ncpus);
+		/* Connection-bound claims end as their connections close: the
+		 * next round waits for the daemon to have seen them go. */
+		for (int i = 0; i < 100 && !full; i++) {
+			struct rtplace_status_reply st;
 
-		assert_int_equal(harness_reply(fds[i], next_request + i, &rep), 0);
-		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
-		assert_int_equal(rep.query_reply.count, 2);
-		assert_true(rep.query_reply.claim_id != 0);
-		a = rep.query_reply.list[0].cpu;
-		b = rep.query_reply.list[1].cpu;
-		assert_int_equal(node_of[a], node_of[b]);
-		assert_false(taken[a] || taken[b]);
-		taken[a] = taken[b] = true;
+			assert_int_equal(harness_status(fd, &st), 0);
+			if (st.claims_active == 0)
+				break;
+			usleep(20000);
+		}
 	}
-	next_request += nclaims;
-	/* Connection-bound claims end with their connections. */
-	for (unsigned i = 0; i < nclaims; i++)
-		close(fds[i]);
+	assert_true(full);
 	close(fd);
 }
 
