@@ -841,6 +841,28 @@ const struct claim *claims_at(const struct claims *c, unsigned i)
 	return i < c->count ? &c->slots[c->order[i]].cl : NULL;
 }
 
+const struct claim *claims_at_or_after(const struct claims *c, uint64_t from)
+{
+	const struct claim *best = NULL;
+
+	if (from > UINT32_MAX)
+		return NULL;
+	if (from == 0)
+		from = 1;
+	for (uint64_t id = from; id < from + CLAIMS_PROBE_IDS && id <= UINT32_MAX; id++) {
+		best = claims_find(c, (uint32_t)id);
+		if (best)
+			return best;
+	}
+	for (uint32_t i = 0; i < c->count; i++) {
+		const struct claim *cl = &c->slots[c->order[i]].cl;
+
+		if (cl->id >= from && (!best || cl->id < best->id))
+			best = cl;
+	}
+	return best;
+}
+
 /* --- the loop edge ------------------------------------------------------- */
 
 static void claims_owner_exit_cb(evutil_socket_t fd, short what, void *arg)

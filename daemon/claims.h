@@ -148,6 +148,13 @@ unsigned claims_count_uid(const struct claims *c, uint32_t uid);
 /* Every live claim, for status reports and tests: i from 0 until NULL. */
 const struct claim *claims_at(const struct claims *c, unsigned i);
 
+/* The live claim with the lowest id at or above from, or NULL: a walk of
+ * every claim by id, one call a step, costs about one lookup a step where
+ * ids are dense (they are handed out in order), a scan only past a gap of
+ * CLAIMS_PROBE_IDS ids. */
+#define CLAIMS_PROBE_IDS 64
+const struct claim *claims_at_or_after(const struct claims *c, uint64_t from);
+
 /* Puts a claim from the state file back under its old id and lease; ids
  * below next_id are never handed out again. 0, -EEXIST, -EINVAL, -ENOMEM,
  * or -ESRCH as claims_add. */

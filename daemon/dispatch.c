@@ -683,18 +683,17 @@ static void dispatch_cpus(struct dispatch *s, const struct server_peer *peer, co
  * The claim with the lowest id at or above the request's from_id, told as
  * the client may see it: who holds it only to root and to its own uid,
  * the owner process by the client's number of it, and only when it lives
- * in the client's PID namespace. One scan of the table per request.
+ * in the client's PID namespace (claims_at_or_after(): a lookup per
+ * request while ids are dense).
  */
 static void dispatch_claim_info(struct dispatch *s, const struct server_peer *peer, const struct proto_msg *m)
 {
 	struct rtplace_claim_reply *r = &s->reply.claim_reply;
-	const struct claim *cl = NULL, *c;
+	const struct claim *cl;
 	struct pidmap_view view;
 	pid_t shown = 0;
 
-	for (unsigned i = 0; (c = claims_at(s->claims, i)); i++)
-		if (c->id >= m->claim.from_id && (!cl || c->id < cl->id))
-			cl = c;
+	cl = claims_at_or_after(s->claims, m->claim.from_id);
 	proto_msg_init(&s->reply, RTPLACE_MSG_CLAIM_REPLY, m->hdr.request_id);
 	if (cl) {
 		uint64_t now = loop_now_ms();

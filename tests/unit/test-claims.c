@@ -186,6 +186,39 @@ static void test_sixty_claims_distinct_ids(void **state)
 	claims_free(c);
 }
 
+/* claims_at_or_after() is the lowest live id at or above from, as a scan
+ * of every claim finds it: across gaps shorter and longer than
+ * CLAIMS_PROBE_IDS, before the first id, past the last and past 32 bits. */
+static void test_at_or_after_matches_a_scan(void **state)
+{
+	enum { N = 240 };
+	struct claims *c;
+	uint32_t ids[N];
+
+	(void)state;
+	assert_int_equal(claims_new(N, &c), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		char cpu[8];
+
+		snprintf(cpu, sizeof(cpu), "%u", i);
+		assert_int_equal(add(c, i, 0, 1000, LEVEL_RT99, cpu, 0, 0, &ids[i]), 0);
+	}
+	/* A gap of 100 ids, one of 3, and every seventh claim. */
+	for (uint32_t i = 0; i < N; i++)
+		if ((i >= 20 && i < 120) || (i >= 150 && i < 153) || i % 7 == 3)
+			assert_int_equal(claims_release(c, ids[i]), 0);
+	for (uint64_t from = 0; from <= ids[N - 1] + 2; from++) {
+		const struct claim *want = NULL, *cl;
+
+		for (unsigned i = 0; (cl = claims_at(c, i)); i++)
+			if (cl->id >= from && (!want || cl->id < want->id))
+				want = cl;
+		assert_ptr_equal(claims_at_or_after(c, from), want);
+	}
+	assert_null(claims_at_or_after(c, (uint64_t)UINT32_MAX + 1));
+	claims_free(c);
+}
+
 /* The per-user count spans connections and owners. */
 static void test_count_per_uid(void **state)
 {
@@ -676,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_drop_client_and_pid),
 		cmocka_unit_test(test_lease_expiry),
 		cmocka_unit_test(test_sixty_claims_distinct_ids),
+		cmocka_unit_test(test_at_or_after_matches_a_scan),
 		cmocka_unit_test(test_count_per_uid),
 		cmocka_unit_test(test_levels_except_and_revoke),
 		cmocka_unit_test(test_life_watched),
