@@ -974,19 +974,25 @@ static void rtplace_claim_copy(const struct rtplace_claim_reply *cr, struct rtpl
 	rtplace_mask_to_set(&cr->cpus, &ret->cpus);
 }
 
-/* The CLAIM request answers the claim with the lowest id at or above the
- * one asked: id itself, or -ENOENT when that is another. */
+/* One CLAIM round trip, rp's lock held: the reply (rp->reply.claim_reply)
+ * is the claim with the lowest id at or above from, or id 0 for none. */
+static int rtplace_claim_from_locked(struct rtplace *rp, uint64_t from)
+{
+	const struct rtplace_claim_req q = { .from_id = from };
+	int r = proto_encode_claim(&rp->req, rtplace_next_id(rp), &q);
+
+	return r < 0 ? r : rtplace_call(rp, RTPLACE_MSG_CLAIM_REPLY);
+}
+
+/* Claim id itself, or -ENOENT when the next one up is another. */
 int rtplace_claim(struct rtplace *rp, uint64_t id, struct rtplace_claim *ret)
 {
-	const struct rtplace_claim_req q = { .from_id = id };
 	int r;
 
 	if (!rp || !ret || !id)
 		return -EINVAL;
 	pthread_mutex_lock(&rp->lock);
-	r = proto_encode_claim(&rp->req, rtplace_next_id(rp), &q);
-	if (r == 0)
-		r = rtplace_call(rp, RTPLACE_MSG_CLAIM_REPLY);
+	r = rtplace_claim_from_locked(rp, id);
 	if (r == 0 && rp->reply.claim_reply.claim_id != id)
 		r = -ENOENT;
 	if (r == 0)
@@ -1008,11 +1014,7 @@ int rtplace_claims(struct rtplace *rp, struct rtplace_claim **ret_claims, size_t
 	cr = &rp->reply.claim_reply;
 	pthread_mutex_lock(&rp->lock);
 	for (;;) {
-		struct rtplace_claim_req q = { .from_id = from };
-
-		r = proto_encode_claim(&rp->req, rtplace_next_id(rp), &q);
-		if (r == 0)
-			r = rtplace_call(rp, RTPLACE_MSG_CLAIM_REPLY);
+		r = rtplace_claim_from_locked(rp, from);
 		if (r < 0 || !cr->claim_id)
 			break;
 		if (cr->claim_id < from || n >= RTPLACE_CLAIMS_WALK_MAX) {
