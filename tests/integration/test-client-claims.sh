@@ -79,6 +79,13 @@ expect_status 0 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" --json claims
 	[ "$(field "$c0" owner_uid)" = null ] && [ "$(field "$c0" owner_comm)" = null ] &&
 	[ "$(field "$c0" cpus)" = '"0"' ] || fail "nobody's view of root's claim $c0: $(cat "$TMP/out")"
 
+# nobody as "root" of a user namespace of its own (unshare -Ur) is still
+# nobody to the daemon: root's owner stays hidden.
+expect_status 0 $NOBODY unshare -Ur "$STAGED/rtplacectl" --socket "$SOCK" --json claims
+[ "$(field "$c0" other_user)" = true ] && [ "$(field "$c0" owner_pid)" = null ] &&
+	[ "$(field "$c0" owner_uid)" = null ] ||
+	fail "a user namespace's view of root's claim $c0: $(cat "$TMP/out")"
+
 # rtplace-run's refusal: root's names both owners, nobody's only its own.
 expect_status 75 taskset -c 0,1 "$RUN" --socket "$SOCK" -- echo ran
 grep -qx "rtplace-run: no free CPU for a pinned (normal-level) claim among CPUs 0-1: CPU 0 held by claim $c0 \
