@@ -15,6 +15,7 @@
 
 #include "conf.h"
 #include "file.h"
+#include "sysfs.h"
 
 #define CONFIG_DEFAULT_SOCKET "/run/rtplace/rtplaced.sock"
 
@@ -47,6 +48,7 @@ struct config_key {
 
 static const char *const config_sections[] = {
 	"daemon", "topology", "tracker", "placement", "moves", "notify", "limits", "metrics", "containers", "rtkit",
+	"isolation",
 };
 
 static const struct config_choice config_log_levels[] = {
@@ -138,6 +140,11 @@ void config_defaults(struct config *ret)
 	ret->rtkit.watchdog_interval_ms = 1000;
 	ret->rtkit.watchdog_busy_percent = 90;
 	ret->rtkit.watchdog_refuse_sec = 300;
+	/* Off: isolating CPUs is host configuration (rtplaced.conf(5)). */
+	ret->isolation.partition = false;
+	ret->isolation.irqs = false;
+	ret->isolation.workqueues = false;
+	snprintf(ret->isolation.cgroup_root, sizeof(ret->isolation.cgroup_root), "%s", SYSFS_ROOT "/fs/cgroup");
 }
 
 /* Strict decimal: digits only, no sign, no spaces, no trailing junk. */
@@ -540,6 +547,11 @@ static int config_set_metrics_listen(struct config *c, const char *v)
 	return 0;
 }
 
+static int config_set_cgroup_root(struct config *c, const char *v)
+{
+	return config_parse_path(v, false, c->isolation.cgroup_root, sizeof(c->isolation.cgroup_root));
+}
+
 #define CONFIG_BOOL_EXPECTED "yes, no, true, false, 1 or 0"
 #define CONFIG_STR(x) CONFIG_STR_(x)
 #define CONFIG_STR_(x) #x
@@ -631,6 +643,11 @@ static const struct config_key config_keys[] = {
 		  "0 (no watchdog) or milliseconds from 100 to 60000"),
 	CONFIG_UINT("rtkit", "watchdog-busy-percent", rtkit.watchdog_busy_percent, 1, 100, "an integer from 1 to 100"),
 	CONFIG_UINT("rtkit", "watchdog-refuse-sec", rtkit.watchdog_refuse_sec, 0, 86400, "seconds from 0 to 86400"),
+	CONFIG_BOOL("isolation", "partition", isolation.partition),
+	CONFIG_BOOL("isolation", "irqs", isolation.irqs),
+	CONFIG_BOOL("isolation", "workqueues", isolation.workqueues),
+	CONFIG_FN("isolation", "cgroup-root", config_set_cgroup_root,
+		  "an absolute path of at most 191 characters"),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -749,7 +766,7 @@ static void config_check_line(struct config_parser *p, char *line)
 		if (!config_section_known(line + 1)) {
 			config_error(p, p->lineno,
 				     "unknown section [%s]: expected daemon, topology, tracker, placement, moves, notify, limits, "
-				     "metrics, containers or rtkit",
+				     "metrics, containers, rtkit or isolation",
 				     config_printable(line + 1, shown, sizeof(shown)));
 			strcpy(line, "[?]");
 			return;
@@ -1041,7 +1058,10 @@ bool config_equal(const struct config *a, const struct config *b)
 	       a->metrics.bpf_stats == b->metrics.bpf_stats &&
 	       a->containers.max_prio == b->containers.max_prio &&
 	       a->containers.allow_exclusive == b->containers.allow_exclusive &&
-	       a->containers.max_cpus == b->containers.max_cpus && config_rtkit_equal(&a->rtkit, &b->rtkit);
+	       a->containers.max_cpus == b->containers.max_cpus && config_rtkit_equal(&a->rtkit, &b->rtkit) &&
+	       a->isolation.partition == b->isolation.partition && a->isolation.irqs == b->isolation.irqs &&
+	       a->isolation.workqueues == b->isolation.workqueues &&
+	       strcmp(a->isolation.cgroup_root, b->isolation.cgroup_root) == 0;
 }
 
 const char *config_restart_key(const struct config *old, const struct config *new)
@@ -1070,5 +1090,14 @@ const char *config_restart_key(const struct config *old, const struct config *ne
 		return "metrics.bpf-stats";
 	if (old->rtkit.enable != new->rtkit.enable)
 		return "rtkit.enable";
+	/* What is isolated is undone by what the daemon started with. */
+	if (old->isolation.partition != new->isolation.partition)
+		return "isolation.partition";
+	if (old->isolation.irqs != new->isolation.irqs)
+		return "isolation.irqs";
+	if (old->isolation.workqueues != new->isolation.workqueues)
+		return "isolation.workqueues";
+	if (strcmp(old->isolation.cgroup_root, new->isolation.cgroup_root) != 0)
+		return "isolation.cgroup-root";
 	return NULL;
 }

@@ -159,6 +159,16 @@ struct config {
 		uint32_t watchdog_busy_percent; /* 1..100 */
 		uint32_t watchdog_refuse_sec;
 	} rtkit;
+	/* What an exclusive claim that asks for isolation takes away from
+	 * the rest of the machine while it lasts (daemon/isolation.h). Each
+	 * is host configuration the daemon changes and must undo, so none
+	 * is on unless the node's administrator says so. */
+	struct config_isolation {
+		bool partition;  /* a cgroup v2 isolated cpuset partition: tasks, load balancing */
+		bool irqs;       /* movable interrupts' affinity */
+		bool workqueues; /* the unbound workqueue cpumask */
+		char cgroup_root[CONFIG_CGROUP_MAX]; /* the cgroup v2 mount, absolute */
+	} isolation;
 };
 
 /* Receives one "file:line: message" (no newline) per error found. */

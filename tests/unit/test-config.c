@@ -389,11 +389,11 @@ static void test_structure_errors(void **state)
 	test_one_error("socket = /x\n", "t.conf:1: key 'socket' outside of any section");
 	test_one_error("[deamon]\nsocket = /x\nbogus = 1\n",
 		       "t.conf:1: unknown section [deamon]: expected daemon, topology, tracker, placement, moves, notify, "
-		       "limits, metrics, containers or rtkit");
+		       "limits, metrics, containers, rtkit or isolation");
 	test_one_error("[daemon\nsocket = /x\n", "t.conf:1: malformed section header '[daemon': expected '[name]'");
 	test_one_error("[daemon] junk\n", "t.conf:1: malformed section header '[daemon] junk': expected '[name]'");
 	test_one_error("[]\n", "t.conf:1: unknown section []: expected daemon, topology, tracker, placement, moves, notify, "
-			       "limits, metrics, containers or rtkit");
+			       "limits, metrics, containers, rtkit or isolation");
 	test_one_error("[daemon]\nsockets = /x\n",
 		       "t.conf:2: unknown key 'sockets' in [daemon]: expected socket, socket-group, socket-mode, "
 		       "log-level");
@@ -480,7 +480,7 @@ static void test_all_errors_reported(void **state)
 		"t.conf:6: invalid value 'perhaps' for prefer-idle: expected yes, no, true, false, 1 or 0",
 		"t.conf:7: expected 'key = value', '[section]' or a comment, got 'this is not ini'",
 		"t.conf:8: invalid value '-1' for claim-timeout-ms: expected 0 (no lease) or milliseconds up to 86400000",
-		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits, metrics, containers or rtkit",
+		"t.conf:9: unknown section [nowhere]: expected daemon, topology, tracker, placement, moves, notify, limits, metrics, containers, rtkit or isolation",
 		"t.conf:13: duplicate key 'max-clients' in [limits] (first set on line 12)",
 		"t.conf:15: ring-records = 100 is out of range: expected a power of two from 64 to 65536",
 		NULL,
@@ -664,7 +664,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 51);
+	assert_int_equal(keys, 55);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -1017,6 +1017,39 @@ static void test_containers(void **state)
 		       "t.conf:2: unknown key 'max-priority' in [containers]: expected max-prio, allow-exclusive, max-cpus");
 }
 
+static void test_isolation(void **state)
+{
+	struct config c, d;
+
+	(void)state;
+	assert_int_equal(test_load("", &c, NULL), 0);
+	assert_false(c.isolation.partition);
+	assert_false(c.isolation.irqs);
+	assert_false(c.isolation.workqueues);
+	assert_string_equal(c.isolation.cgroup_root, "/sys/fs/cgroup");
+	assert_int_equal(test_load("[isolation]\npartition = yes\nirqs = true\nworkqueues = 1\n"
+				   "cgroup-root = /tmp/cg\n", &c, NULL), 0);
+	assert_true(c.isolation.partition);
+	assert_true(c.isolation.irqs);
+	assert_true(c.isolation.workqueues);
+	assert_string_equal(c.isolation.cgroup_root, "/tmp/cg");
+	config_defaults(&d);
+	assert_differs(&d, &c, "isolation.partition");
+	d = c;
+	d.isolation.workqueues = false;
+	assert_differs(&c, &d, "isolation.workqueues");
+	d = c;
+	snprintf(d.isolation.cgroup_root, sizeof(d.isolation.cgroup_root), "/sys/fs/cgroup");
+	assert_differs(&c, &d, "isolation.cgroup-root");
+	test_one_error("[isolation]\nirqs = maybe\n",
+		       "t.conf:2: invalid value 'maybe' for irqs: expected yes, no, true, false, 1 or 0");
+	test_one_error("[isolation]\ncgroup-root = sys/fs/cgroup\n",
+		       "t.conf:2: invalid value 'sys/fs/cgroup' for cgroup-root: expected an absolute path of at "
+		       "most 191 characters");
+	test_one_error("[isolation]\ncpus = 1\n",
+		       "t.conf:2: unknown key 'cpus' in [isolation]: expected partition, irqs, workqueues, cgroup-root");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1042,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_tracker),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_rtkit),
+		cmocka_unit_test(test_isolation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
