@@ -106,3 +106,8 @@ daemon_rtplaced_SOURCES += daemon/rtkit.h daemon/rtkit.c
 dbussystemddir = $(datadir)/dbus-1/system.d
 dbussystemd_DATA = dbus/rtplace-realtimekit.conf
 EXTRA_DIST += dbus/rtplace-realtimekit.conf
+
+# Isolation of claimed CPUs: the planner (pure, daemon/isoplan.h) and the
+# edge that writes the kernel's files and journals what it changed
+# (daemon/isolation.h).
+daemon_libdaemoncore_la_SOURCES += daemon/isoplan.h daemon/isoplan.c

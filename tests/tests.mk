@@ -107,6 +107,14 @@ tests_unit_test_claims_state_CFLAGS = $(UNIT_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_claims_state_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/unit/test-claims-state
 
+# The isolation planner (daemon/isoplan.c).
+check_PROGRAMS += tests/unit/test-isoplan
+tests_unit_test_isoplan_SOURCES = tests/unit/test-isoplan.c
+tests_unit_test_isoplan_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_isoplan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_isoplan_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/unit/test-isoplan
+
 check_PROGRAMS += tests/unit/test-procfs
 tests_unit_test_procfs_SOURCES = tests/unit/test-procfs.c
 tests_unit_test_procfs_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
