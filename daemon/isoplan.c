@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "isoplan.h"
 
@@ -114,4 +117,67 @@ enum isoplan_action isoplan_mask(const struct isoplan_host *h, const struct isop
 	if (cpuset_equal(&target, &m->current))
 		return ISOPLAN_KEEP;
 	return m->managed ? ISOPLAN_MANAGED : ISOPLAN_SET;
+}
+
+int isoplan_hex_parse(const char *text, struct rtplace_cpumask *ret)
+{
+	struct rtplace_cpumask s;
+	size_t len = strlen(text), groups = 1, g = 0;
+	const char *p = text;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		groups += text[i] == ',';
+	cpuset_zero(&s);
+	while (g < groups) {
+		uint32_t v = 0;
+		size_t n = 0;
+
+		for (; p < text + len && *p != ','; p++, n++) {
+			int d = *p >= '0' && *p <= '9' ? *p - '0' :
+				*p >= 'a' && *p <= 'f' ? *p - 'a' + 10 :
+				*p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+
+			if (d < 0 || n == 8)
+				return -EINVAL;
+			v = v << 4 | (uint32_t)d;
+		}
+		if (!n)
+			return -EINVAL;
+		p++;
+		/* Group g from the left holds CPUs 32 * (groups - 1 - g) up. */
+		for (unsigned bit = 0; bit < 32; bit++) {
+			size_t cpu = 32 * (groups - 1 - g) + bit;
+
+			if (!(v >> bit & 1))
+				continue;
+			if (cpu >= RTPLACE_MAX_CPUS)
+				return -ERANGE;
+			cpuset_set(&s, (unsigned)cpu);
+		}
+		g++;
+	}
+	*ret = s;
+	return 0;
+}
+
+int isoplan_hex_format(const struct rtplace_cpumask *s, char *buf, size_t len)
+{
+	int top = RTPLACE_MAX_CPUS / 32 - 1;
+	size_t used = 0;
+
+	while (top > 0 && !(uint32_t)(s->bits[top / 2] >> (top % 2 * 32)))
+		top--;
+	for (int g = top; g >= 0; g--) {
+		uint32_t v = (uint32_t)(s->bits[g / 2] >> (g % 2 * 32));
+		int n = snprintf(buf + used, len - used, g == top ? "%x" : ",%08x", v);
+
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENOSPC;
+		used += (size_t)n;
+	}
+	return 0;
 }

@@ -66,6 +66,20 @@ int isoplan_admit(const struct isoplan_host *h, const struct rtplace_cpumask *cl
 enum isoplan_action isoplan_mask(const struct isoplan_host *h, const struct isoplan_mask *m,
 				 struct rtplace_cpumask *ret_mask);
 
+/*
+ * The kernel's hexadecimal CPU mask ("ff,ffffffff": 32-bit groups, the
+ * most significant first), as the workqueue cpumask file holds it; a
+ * trailing newline is allowed. 0, -EINVAL for bad syntax, -ERANGE for a
+ * CPU at or above RTPLACE_MAX_CPUS. ret is written only on success.
+ */
+int isoplan_hex_parse(const char *text, struct rtplace_cpumask *ret);
+
+/* s in that format ("0" when empty). 0 or -ENOSPC. */
+int isoplan_hex_format(const struct rtplace_cpumask *s, char *buf, size_t len);
+
+/* Longest text isoplan_hex_format() writes, with its NUL. */
+#define ISOPLAN_HEX_MAX (RTPLACE_MAX_CPUS / 32 * 9 + 1)
+
 /* The housekeeping CPUs of h: online, neither held nor isolated otherwise. */
 void isoplan_housekeeping(const struct isoplan_host *h, struct rtplace_cpumask *ret);
 

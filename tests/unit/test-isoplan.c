@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "isoplan.h"
@@ -194,6 +196,50 @@ static void test_housekeeping(void **state)
 	assert_set(&hk, "0,2-4,6");
 }
 
+static void test_hex(void **state)
+{
+	struct rtplace_cpumask s;
+	char buf[ISOPLAN_HEX_MAX], big[ISOPLAN_HEX_MAX + 16];
+
+	(void)state;
+	assert_int_equal(isoplan_hex_parse("3\n", &s), 0);
+	assert_set(&s, "0-1");
+	assert_int_equal(isoplan_hex_format(&s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "3");
+	assert_int_equal(isoplan_hex_parse("ff,fffffffe", &s), 0);
+	assert_set(&s, "1-39");
+	assert_int_equal(isoplan_hex_format(&s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "ff,fffffffe");
+	assert_int_equal(isoplan_hex_parse("1,00000000,00000001", &s), 0);
+	assert_set(&s, "0,64");
+	assert_int_equal(isoplan_hex_format(&s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "1,00000000,00000001");
+	/* Leading zero groups, as the kernel prints for more possible CPUs. */
+	assert_int_equal(isoplan_hex_parse("00000000,0000000C", &s), 0);
+	assert_set(&s, "2-3");
+	cpuset_zero(&s);
+	assert_int_equal(isoplan_hex_format(&s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0");
+	cpuset_set(&s, RTPLACE_MAX_CPUS - 1);
+	assert_int_equal(isoplan_hex_format(&s, buf, sizeof(buf)), 0);
+	assert_int_equal(isoplan_hex_parse(buf, &s), 0);
+	assert_true(cpuset_test(&s, RTPLACE_MAX_CPUS - 1));
+	assert_int_equal(cpuset_count(&s), 1);
+	assert_int_equal(isoplan_hex_format(&s, buf, 3), -ENOSPC);
+
+	assert_int_equal(isoplan_hex_parse("", &s), -EINVAL);
+	assert_int_equal(isoplan_hex_parse("3,", &s), -EINVAL);
+	assert_int_equal(isoplan_hex_parse(",3", &s), -EINVAL);
+	assert_int_equal(isoplan_hex_parse("123456789", &s), -EINVAL);
+	assert_int_equal(isoplan_hex_parse("0x3", &s), -EINVAL);
+	assert_int_equal(isoplan_hex_parse("3 ", &s), -EINVAL);
+	/* One group more than RTPLACE_MAX_CPUS: its bit is out of range. */
+	snprintf(big, sizeof(big), "1");
+	for (unsigned i = 0; i < RTPLACE_MAX_CPUS / 32; i++)
+		strcat(big, ",00000000");
+	assert_int_equal(isoplan_hex_parse(big, &s), -ERANGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_mask_fallback_across_nodes),
 		cmocka_unit_test(test_mask_claims_stack),
 		cmocka_unit_test(test_housekeeping),
+		cmocka_unit_test(test_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
