@@ -156,6 +156,15 @@ tests_integration_test_tracker_LDADD = daemon/libtracker.la daemon/libdaemoncore
 	tests/lib/libtest.la $(PTHREAD_LIBS)
 TESTS += tests/integration/test-tracker
 
+# The isolation edge (daemon/isolation.c): fixture trees as any user,
+# interrupt affinities and the workqueue mask of this machine as root.
+check_PROGRAMS += tests/integration/test-isolation
+tests_integration_test_isolation_SOURCES = tests/integration/test-isolation.c
+tests_integration_test_isolation_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_isolation_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_isolation_LDADD = common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/integration/test-isolation
+
 check_PROGRAMS += tests/integration/test-thread-sched tests/integration/test-notify
 tests_integration_test_thread_sched_SOURCES = tests/integration/test-thread-sched.c
 tests_integration_test_thread_sched_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
