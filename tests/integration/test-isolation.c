@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -455,8 +456,44 @@ static struct {
 	bool saved;
 } test_saved;
 
+static char test_host_cgroup_root[64];
+
+/* Partitions a failed test left: their processes to the root, removed. */
+static void test_host_remove_partitions(void)
+{
+	char path[128], procs[256];
+
+	if (!test_host_cgroup_root[0])
+		return;
+	for (unsigned id = 1; id <= 2; id++) {
+		const char *pids;
+
+		snprintf(path, sizeof(path), "%s/rtplace-claim-%u", test_host_cgroup_root, id);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+		pids = test_read_file(procs);
+		if (!pids)
+			continue;
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", test_host_cgroup_root);
+		for (const char *p = pids; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+			char one[16];
+			size_t len = strcspn(p, "\n");
+			int fd = open(procs, O_WRONLY);
+
+			snprintf(one, sizeof(one), "%.*s", (int)(len < 15 ? len : 15), p);
+			if (fd >= 0) {
+				if (write(fd, one, strlen(one)) < 0) {
+					/* It exited. */
+				}
+				close(fd);
+			}
+		}
+		rmdir(path);
+	}
+}
+
 static void test_host_put_back(void)
 {
+	test_host_remove_partitions();
 	for (size_t i = 0; i < test_saved.n; i++) {
 		int fd = open(test_saved.path[i], O_WRONLY);
 
@@ -725,6 +762,132 @@ static void test_host_partition_refused_on_v1(void **state)
 	assert_int_equal(access(test_host_journal, F_OK), -1);
 }
 
+/* A cgroup v2 hierarchy with the cpuset controller: the root, or a hybrid
+ * machine's (the VM tests' guests mount one at unified/). NULL if none. */
+static const char *test_host_v2_cpuset(void)
+{
+	static const char *const roots[] = { SYSFS_ROOT "/fs/cgroup", SYSFS_ROOT "/fs/cgroup/unified" };
+	char path[128];
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *text;
+
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", roots[i]);
+		text = test_read_file(path);
+		if (text && strstr(text, "cpuset"))
+			return roots[i];
+	}
+	return NULL;
+}
+
+/* A process that sleeps until killed: the claimant. */
+static pid_t test_host_sleeper(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(test_track_child(pid), pid);
+	return pid;
+}
+
+static const char *test_host_cgroup_of(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), PROCFS_ROOT "/%d/cgroup", (int)pid);
+	return test_read_file(path);
+}
+
+/* The partition is there, isolated, with the claimant in it alone on CPU 1. */
+static void assert_host_partitioned(const char *cg, uint32_t id, pid_t pid)
+{
+	char path[PATH_MAX], line[64];
+	cpu_set_t set;
+
+	snprintf(path, sizeof(path), "%s/rtplace-claim-%u/cpuset.cpus.partition", cg, id);
+	assert_string_equal(test_read_file(path), "isolated\n");
+	snprintf(line, sizeof(line), "0::/rtplace-claim-%u\n", id);
+	assert_non_null(strstr(test_host_cgroup_of(pid), line));
+	assert_int_equal(sched_getaffinity(pid, sizeof(set), &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_true(CPU_ISSET(1, &set));
+}
+
+/* The partition is gone, the claimant back where it was with the CPUs it
+ * had, and the root's controllers as they were. */
+static void assert_host_unpartitioned(const char *cg, uint32_t id, pid_t pid, const char *cgroup,
+				      const char *subtree)
+{
+	char path[PATH_MAX];
+	cpu_set_t set;
+
+	snprintf(path, sizeof(path), "%s/rtplace-claim-%u", cg, id);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_string_equal(test_host_cgroup_of(pid), cgroup);
+	assert_int_equal(sched_getaffinity(pid, sizeof(set), &set), 0);
+	assert_true(CPU_ISSET(0, &set) && CPU_ISSET(1, &set));
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
+	assert_string_equal(test_read_file(path), subtree);
+	assert_int_equal(access(test_host_journal, F_OK), -1);
+}
+
+static void test_host_partition(void **state)
+{
+	const char *cg = test_host_v2_cpuset();
+	struct rtplace_reason reason = { "" };
+	char cgroup[4096], subtree[512], path[PATH_MAX];
+	struct rtplace_cpumask cpus;
+	struct isolation *iso;
+	pid_t pid;
+
+	(void)state;
+	if (!cg) {
+		print_message("no cgroup v2 hierarchy with cpuset here: the VM tests make the partition\n");
+		skip();
+	}
+	snprintf(test_host_cgroup_root, sizeof(test_host_cgroup_root), "%s", cg);
+	iso = test_host_new(true, cg);
+	pid = test_host_sleeper();
+	snprintf(cgroup, sizeof(cgroup), "%s", test_host_cgroup_of(pid));
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
+	snprintf(subtree, sizeof(subtree), "%s", test_read_file(path));
+	cpuset_zero(&cpus);
+	cpuset_set(&cpus, 1);
+	if (isolation_claim(iso, 1, pid, &cpus, &reason) < 0)
+		fail_msg("isolation_claim: %s", reason.text);
+	assert_string_equal(reason.text, "");
+	assert_host_partitioned(cg, 1, pid);
+	if (isolation_release(iso, 1, &reason) < 0)
+		fail_msg("isolation_release: %s", reason.text);
+	assert_host_unpartitioned(cg, 1, pid, cgroup, subtree);
+	isolation_free(iso);
+
+	/* Made by a process killed before it released it: restored. */
+	pid_t maker = fork();
+	int status;
+
+	assert_true(maker >= 0);
+	if (maker == 0) {
+		iso = test_host_new(true, cg);
+		if (isolation_claim(iso, 2, pid, &cpus, &reason) < 0)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	assert_int_equal(waitpid(maker, &status, 0), maker);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_host_partitioned(cg, 2, pid);
+	iso = test_host_new(true, cg);
+	if (isolation_restore(iso, &reason) < 1)
+		fail_msg("isolation_restore: %s", reason.text);
+	assert_host_unpartitioned(cg, 2, pid, cgroup, subtree);
+	isolation_free(iso);
+	test_kill_children();
+}
+
 int main(void)
 {
 	const struct CMUnitTest fake[] = {
@@ -743,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_host_restore_after_kill),
 		cmocka_unit_test(test_host_last_housekeeping_cpu),
 		cmocka_unit_test(test_host_partition_refused_on_v1),
+		cmocka_unit_test(test_host_partition),
 	};
 	int failed = cmocka_run_group_tests_name("fixture trees", fake, NULL, NULL);
 

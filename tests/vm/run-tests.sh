@@ -40,11 +40,14 @@ out=${out:-$build/vm-results}
 # The tests that meet the kernel: the tracker's programs and map, the
 # live daemon's topology and answers, hotplug, claims across kill -9,
 # moves of real RT threads, the kernel-feature fallbacks of the readers
-# (test-thread-sched) and of the peer's judge (test-daemon-peer-pidfd).
+# (test-thread-sched) and of the peer's judge (test-daemon-peer-pidfd),
+# isolation's cgroup v2 partitions (test-isolation: the guest's v2
+# hierarchy has the cpuset controller, the host's may not).
 VM_TESTS="tests/integration/test-tracker tests/integration/test-thread-sched
 tests/integration/test-daemon-live tests/integration/test-hotplug-live
 tests/integration/test-claims-live tests/integration/test-moves-live
-tests/integration/test-manage-rules tests/integration/test-daemon-peer-pidfd"
+tests/integration/test-manage-rules tests/integration/test-daemon-peer-pidfd
+tests/integration/test-isolation"
 
 # A host tuned as tuned's realtime profile tunes it: Debian 12's own kernel
 # booted with CPUs 2-7 isolated, the host-RT-configuration tests inside.
