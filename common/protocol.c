@@ -26,6 +26,7 @@ struct proto_bounds {
 	uint32_t ncpus;
 	uint32_t nnodes;
 	bool machine; /* the receiver's machine (limits given), not the protocol's */
+	bool isolate; /* the receiver isolates claims (or, without limits, may) */
 };
 
 struct proto_type {
@@ -244,6 +245,11 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 		return proto_fail(reason, -EINVAL, "exclusive without claim flag");
 	if ((q->flags & RTPLACE_QUERY_F_MANAGE) && !q->owner_pid)
 		return proto_fail(reason, -EINVAL, "manage without owner pid");
+	if ((q->flags & RTPLACE_QUERY_F_ISOLATE) && !(q->flags & RTPLACE_QUERY_F_EXCLUSIVE))
+		return proto_fail(reason, -EINVAL, "isolate without exclusive flag");
+	if ((q->flags & RTPLACE_QUERY_F_ISOLATE) && !b->isolate)
+		return proto_fail(reason, -EOPNOTSUPP,
+				  "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
 	return 0;
 }
 
@@ -746,12 +752,14 @@ static void proto_bounds_from(const struct proto_limits *lim, struct proto_bound
 		ret->ncpus = RTPLACE_MAX_CPUS;
 		ret->nnodes = RTPLACE_MAX_CPUS;
 		ret->machine = false;
+		ret->isolate = true;
 		*ret_accept = PROTO_ACCEPT_ALL;
 		return;
 	}
 	ret->ncpus = lim->ncpus < RTPLACE_MAX_CPUS ? lim->ncpus : RTPLACE_MAX_CPUS;
 	ret->nnodes = lim->nnodes;
 	ret->machine = true;
+	ret->isolate = lim->isolate;
 	*ret_accept = lim->accept;
 }
 

@@ -103,6 +103,7 @@ struct proto_limits {
 	uint32_t ncpus;  /* CPU ids 0..ncpus-1 are valid, 1..RTPLACE_MAX_CPUS */
 	uint32_t nnodes; /* node ids 0..nnodes-1 are valid */
 	unsigned accept; /* enum proto_accept */
+	bool isolate;    /* QUERY_F_ISOLATE is served: [isolation] turns something on */
 };
 
 /* Why a message was refused, for the ERROR reply and the log. */

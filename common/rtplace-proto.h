@@ -264,8 +264,15 @@ static inline int rtplace_cpumask_test(const struct rtplace_cpumask *m, unsigned
  * client leaves it out when the user named the CPUs. A daemon without it
  * answers ERROR -EINVAL ("unknown query flags"): ask again without. */
 #define RTPLACE_QUERY_F_NORMAL (1u << 3)
-#define RTPLACE_QUERY_F_ALL \
-	(RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE | RTPLACE_QUERY_F_NORMAL)
+/* With EXCLUSIVE: while the claim lives, its CPUs leave what the daemon's
+ * [isolation] turns on (rtplaced.conf(5)): other tasks' cpusets, movable
+ * interrupts, unbound work. Only for CAP_SYS_NICE in the daemon's user
+ * namespace. A daemon that isolates nothing answers ERROR -EOPNOTSUPP; one
+ * without the flag, ERROR -EINVAL ("unknown query flags"). */
+#define RTPLACE_QUERY_F_ISOLATE (1u << 4)
+#define RTPLACE_QUERY_F_ALL                                                                      \
+	(RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE | RTPLACE_QUERY_F_NORMAL | \
+	 RTPLACE_QUERY_F_ISOLATE)
 
 /*
  * Which CPU(s) for an RT thread of priority prio (DESIGN §5)?

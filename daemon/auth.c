@@ -521,6 +521,14 @@ bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct
 	return auth_is_privileged(requester) || auth_in_rt_groups(requester, policy);
 }
 
+int auth_may_isolate(const struct auth_creds *requester, struct rtplace_reason *reason)
+{
+	if (auth_cap_sys_nice(requester))
+		return 0;
+	reason_set(reason, "isolating CPUs needs CAP_SYS_NICE in the daemon's user namespace");
+	return -EPERM;
+}
+
 void auth_policy_from_config(const struct config *cfg, struct auth_policy *ret)
 {
 	*ret = (struct auth_policy){

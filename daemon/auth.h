@@ -230,6 +230,14 @@ uint32_t auth_claim_level(const struct auth_creds *requester, const struct auth_
  * none)? Root, CAP_SYS_NICE, or an rt-groups member. */
 bool auth_claim_lease_unbounded(const struct auth_creds *requester, const struct auth_policy *policy);
 
+/*
+ * May requester have its claim's CPUs isolated (QUERY_F_ISOLATE)? That is
+ * host configuration (other tasks' cpusets, interrupts, unbound work), so
+ * only with CAP_SYS_NICE over the daemon's user namespace: not uid 0
+ * without it, not an rt-group, not an RLIMIT_RTPRIO. 0, or -EPERM with why.
+ */
+int auth_may_isolate(const struct auth_creds *requester, struct rtplace_reason *reason);
+
 /* The [moves] rules (allow, rt-groups, max-prio) that moves and claims are
  * judged by; a group that does not exist is logged and left out. */
 void auth_policy_from_config(const struct config *cfg, struct auth_policy *ret);

@@ -188,6 +188,9 @@ static void corpus_broken(struct corpus *c)
 	m.query.flags = 1u << 31;
 	corpus_msg(c, "query-unknown-flag", &m);
 	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
+	m.query.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_ISOLATE;
+	corpus_msg(c, "query-isolate-without-exclusive", &m);
+	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);
 	rtplace_cpumask_set(&m.query.allowed, PROTO_SAMPLE_NCPUS);
 	corpus_msg(c, "query-cpu-beyond-topology", &m);
 	m = *corpus_sample(RTPLACE_MSG_QUERY, 0);

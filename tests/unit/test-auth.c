@@ -472,6 +472,18 @@ static void test_claim_levels(void **state)
 	assert_string_equal(why.text, "at normal: rt41 > [moves] max-prio 40");
 	assert_int_equal(auth_claim_level(&member, &p, 41, true, &why), LEVEL_NORMAL);
 
+	/* Isolation: CAP_SYS_NICE alone; root's uid without it, an rt-group
+	 * or an rlimit are not enough. */
+	assert_int_equal(auth_may_isolate(&nice, &why), 0);
+	assert_int_equal(auth_may_isolate(&root, &why), -EPERM);
+	assert_string_equal(why.text, "isolating CPUs needs CAP_SYS_NICE in the daemon's user namespace");
+	assert_int_equal(auth_may_isolate(&member, &why), -EPERM);
+	assert_int_equal(auth_may_isolate(&limited, &why), -EPERM);
+	assert_int_equal(auth_may_isolate(&nobody, &why), -EPERM);
+	root.capeff_sys_nice = root.userns_daemon = true;
+	assert_int_equal(auth_may_isolate(&root, &why), 0);
+	root.capeff_sys_nice = root.userns_daemon = false;
+
 	/* Unbounded leases: root, CAP_SYS_NICE, rt-groups; not an rlimit. */
 	assert_true(auth_claim_lease_unbounded(&root, &p));
 	assert_true(auth_claim_lease_unbounded(&nice, &p));
@@ -506,8 +518,11 @@ static void test_userns_caps(void **state)
 	assert_int_equal(auth_claim_level(&ns_root, &p, 99, true, &why), LEVEL_NORMAL);
 	assert_string_equal(why.text, "at normal: rt99 > RLIMIT_RTPRIO 0, no CAP_SYS_NICE");
 	assert_false(auth_claim_lease_unbounded(&ns_root, &p));
+	assert_int_equal(auth_may_isolate(&ns_root, &why), -EPERM);
+	assert_string_equal(why.text, "isolating CPUs needs CAP_SYS_NICE in the daemon's user namespace");
 
 	assert_true(auth_cap_sys_nice(&host_nice));
+	assert_int_equal(auth_may_isolate(&host_nice, &why), 0);
 	assert_int_equal(auth_move_allowed(&host_nice, &roots, &p, SCHED_FIFO, 99, &why), 0);
 	assert_int_equal(auth_claim_level(&host_nice, &p, 99, true, &why), LEVEL_DL);
 	assert_true(auth_claim_lease_unbounded(&host_nice, &p));

@@ -28,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
 };
+static const struct proto_limits lim_isolating = {
+	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS, .isolate = true,
+};
 static const struct proto_limits lim_client = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REPLIES,
 };
@@ -179,6 +182,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
 	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
+	assert_int_equal(RTPLACE_QUERY_F_ISOLATE, 1u << 4);
 	assert_int_equal(RTPLACE_CPUS_F_HOST, 1u << 1);
 	assert_int_equal(RTPLACE_CPU_F_ISOLATED, 1u << 2);
 	assert_int_equal(RTPLACE_CPU_F_NOHZ_FULL, 1u << 3);
@@ -423,7 +427,7 @@ static void test_query_rules(void **state)
 	m = base;
 	m.query.flags = RTPLACE_QUERY_F_NORMAL;
 	ACCEPTED(&m, &lim_server);
-	m.query.flags = 1u << 4;
+	m.query.flags = 1u << 5;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
 	m.query.flags = 1u << 31;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
@@ -521,6 +525,18 @@ static void test_query_rules(void **state)
 	ACCEPTED(&m, &lim_server);
 	m.query.lease_ms = RTPLACE_LEASE_INFINITE;
 	ACCEPTED(&m, &lim_server);
+
+	/* Isolation: of an exclusive claim, by a daemon that isolates. */
+	m.query.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_ISOLATE;
+	REFUSED(&m, &lim_server, -EINVAL, "isolate without exclusive flag");
+	m.query.flags = RTPLACE_QUERY_F_ISOLATE;
+	m.query.owner_pid = 0;
+	m.query.lease_ms = 0;
+	REFUSED(&m, &lim_server, -EINVAL, "isolate without exclusive flag");
+	m.query.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE;
+	REFUSED(&m, &lim_server, -EOPNOTSUPP, "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
+	ACCEPTED(&m, &lim_isolating);
+	ACCEPTED(&m, NULL);
 }
 
 static void test_request_rules(void **state)
