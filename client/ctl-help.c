@@ -66,6 +66,9 @@ static const struct ctl_option ctl_query_options[] = {
 	  "rtplacectl's parent process, which in $(...) may be a subshell or a wrapper that exits at once; or a "
 	  "process id" },
 	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" },
+	{ "isolate", 'I', false, NULL,
+	  "--exclusive, and the daemon isolates the claimed CPUs while the claim lives: other tasks, movable "
+	  "interrupts and unbound work leave them, as its [isolation] says (CAP_SYS_NICE)" },
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },
 	{ "local", 'L', false, NULL,
 	  "answer in this process from the daemon's map and snapshot, read-only, without a round trip (not with "
@@ -104,7 +107,7 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			  ctl_top_options },
 	[CTL_CMD_QUERY] = { "query",
 			    "--prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU] "
-			    "[--claim MS [--owner PID|shell|parent] [--exclusive]] [--strict]",
+			    "[--claim MS [--owner PID|shell|parent] [--exclusive] [--isolate]] [--strict]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
 	[CTL_CMD_CLAIMS] = { "claims", "",

@@ -65,7 +65,7 @@ struct run_opts {
 	bool have_list;
 	cpu_set_t list;
 	int node;
-	bool exclusive, manage, strict, verbose;
+	bool exclusive, isolate, manage, strict, verbose;
 	bool manage_granted; /* the claim made the daemon manage this process */
 	const char *socket;
 };
@@ -73,8 +73,8 @@ struct run_opts {
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: rtplace-run [--prio P] [--policy fifo|rr] [--cpus N | --cpu-list LIST] [--node N]\n"
-		   "                   [--exclusive] [--manage] [--strict] [--socket PATH] [--config FILE]\n"
-		   "                   [--verbose] -- COMMAND [ARGS...]\n\n"
+		   "                   [--exclusive] [--isolate] [--manage] [--strict] [--socket PATH]\n"
+		   "                   [--config FILE] [--verbose] -- COMMAND [ARGS...]\n\n"
 		   "Claims CPUs from rtplaced for as long as COMMAND runs, pins itself to them, sets\n"
 		   "SCHED_FIFO/RR priority P (with --prio), then execs COMMAND.\n\n"
 		   "  --prio P              RT priority 1..99 (default: keep the policy it was started\n"
@@ -84,6 +84,10 @@ static void run_usage(FILE *f)
 		   "  -c, --cpu-list LIST   run on the CPUs of LIST (e.g. 2-5), claimed\n"
 		   "  --node N              stay on NUMA node N\n"
 		   "  --exclusive           no other query gets these CPUs, whatever its priority\n"
+		   "  --isolate             --exclusive, and the daemon isolates the CPUs while COMMAND\n"
+		   "                        runs: other tasks, movable interrupts and unbound work\n"
+		   "                        leave them, as its [isolation] says (CAP_SYS_NICE; never\n"
+		   "                        without a daemon)\n"
 		   "  --manage              let the daemon move COMMAND's threads when they collide:\n"
 		   "                        those of COMMAND's own process only, not of processes it\n"
 		   "                        starts (a wrapper that forks, such as timeout or a shell\n"
@@ -264,7 +268,8 @@ static bool run_is_unreachable(int r)
  * or it refused the connection at a client limit, and --strict is off. */
 static bool run_may_fall_back(const struct run_opts *o, int r)
 {
-	return !o->strict && (r == -EUSERS || run_is_unreachable(r));
+	/* Only the daemon isolates: without it --isolate is a failure. */
+	return !o->strict && !o->isolate && (r == -EUSERS || run_is_unreachable(r));
 }
 
 /* The one place an error of asking the daemon becomes an exit status. */
@@ -439,6 +444,7 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 	req.count = o->count;
 	req.node = o->node;
 	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
+		    (o->isolate ? RTPLACE_QUERY_F_ISOLATE : 0) |
 		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0) | (run_is_normal(o) ? RTPLACE_QUERY_F_NORMAL : 0);
 	req.lease_ms = RTPLACE_LEASE_INFINITE;
 	req.owner_pid = getpid();
@@ -597,6 +603,7 @@ int main(int argc, char **argv)
 		{ "cpu-list", required_argument, NULL, 'c' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "exclusive", no_argument, NULL, 'x' },
+		{ "isolate", no_argument, NULL, 'I' },
 		{ "manage", no_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "socket", required_argument, NULL, 'S' },
@@ -651,6 +658,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			o.exclusive = true;
+			break;
+		case 'I':
+			o.isolate = o.exclusive = true;
 			break;
 		case 'm':
 			o.manage = true;

@@ -646,6 +646,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		case 'x':
 			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE;
 			break;
+		case 'I':
+			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE;
+			break;
 		case 's':
 			strict = true;
 			break;
@@ -659,7 +662,7 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	if (!have_prio)
 		return ctl_usage_error(c, "%s", "--prio is required");
 	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
-		return ctl_usage_error(c, "%s", "--owner and --exclusive need --claim");
+		return ctl_usage_error(c, "%s", "--owner, --exclusive and --isolate need --claim");
 	if (local && req.flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
 	/* rtplacectl exits at once: a claim tied to its connection would end

@@ -80,6 +80,15 @@ expect_status 65 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "no such claim" "$TMP/err" || fail "release error: $(cat "$TMP/err")"
 wait_claims 0
 
+# Isolation is asked with a claim, and a daemon that isolates nothing
+# refuses it, saying so: nothing is claimed.
+expect_status 64 "$CTL" --socket "$SOCK" query --prio 60 --isolate
+grep -q -- '--owner, --exclusive and --isolate need --claim' "$TMP/err" || fail "query --isolate: $(cat "$TMP/err")"
+expect_status 69 "$CTL" --socket "$SOCK" query --prio 60 --claim 0 --owner $$ --isolate
+grep -q 'this daemon isolates nothing (\[isolation\] in rtplaced.conf turns it on)' "$TMP/err" ||
+	fail "query --claim --isolate: $(cat "$TMP/err")"
+wait_claims 0
+
 # An empty answer: every allowed CPU claimed exclusively.
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpu-list 7-8 --claim 0 --owner $$ --exclusive
 claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")

@@ -64,6 +64,10 @@ grep -q "may run on $ncpus CPUs" "$TMP/err" || fail "count above the machine: $(
 # No daemon: --strict refuses (69); otherwise a warning and a local choice.
 expect_status 69 "$RUN" --socket "$SOCK" --strict -- true
 grep -q "cannot reach rtplaced at $SOCK" "$TMP/err" || fail "strict message: $(cat "$TMP/err")"
+# Only the daemon isolates: --isolate never falls back, the command never runs.
+expect_status 69 "$RUN" --socket "$SOCK" --isolate -- touch "$TMP/ran"
+grep -q "cannot reach rtplaced at $SOCK" "$TMP/err" || fail "isolate without a daemon: $(cat "$TMP/err")"
+[ ! -e "$TMP/ran" ] || fail "rtplace-run --isolate ran the command without a daemon"
 expect_status 0 "$RUN" --socket "$SOCK" --cpus 1 -- sh -c 'echo "$RTPLACE_CPUS"; grep Cpus_allowed_list /proc/self/status'
 grep -q "warning: cannot reach rtplaced" "$TMP/err" || fail "fallback warning: $(cat "$TMP/err")"
 cpu=$(head -1 "$TMP/out")
@@ -114,6 +118,12 @@ start_daemon
 # The command's exit status passes through; the claim ends with it.
 expect_status 3 "$RUN" --socket "$SOCK" -- sh -c 'exit 3'
 expect_status 0 "$RUN" --socket "$SOCK" -- sh -c 'test -n "$RTPLACE_CLAIM_ID"'
+wait_claims 0
+# A daemon that isolates nothing refuses --isolate, saying so, and the
+# command does not run.
+expect_status 69 "$RUN" --socket "$SOCK" --isolate -- touch "$TMP/ran"
+grep -q "this daemon isolates nothing" "$TMP/err" || fail "--isolate refused: $(cat "$TMP/err")"
+[ ! -e "$TMP/ran" ] || fail "rtplace-run --isolate ran the command though the daemon refused"
 wait_claims 0
 # A simulated daemon manages no threads: a warning with its reason and the
 # command runs placed but unmanaged; --strict refuses instead.
