@@ -1103,6 +1103,7 @@ int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, c
 				cpuset_zero(&c->cpus);
 			else
 				isolation_claim_remove(iso, c);
+			isolation_cpuset_release(iso, &ignored);
 			return r;
 		}
 	}

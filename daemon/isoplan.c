@@ -68,8 +68,8 @@ int isoplan_admit(const struct isoplan_host *h, const struct rtplace_cpumask *cl
 		cpuset_and(&bad, claimed, &h->nodes[i]);
 		cpuset_format(&bad, list, sizeof(list));
 		cpuset_format(&h->nodes[i], node_list, sizeof(node_list));
-		reason_set(reason, "isolating %s %s would leave node %zu (CPUs %s) without a housekeeping CPU",
-			   isoplan_cpus_word(&bad), list, i, node_list);
+		reason_set(reason, "isolating %s %s would leave node %zu (%s %s) without a housekeeping CPU",
+			   isoplan_cpus_word(&bad), list, i, isoplan_cpus_word(&h->nodes[i]), node_list);
 		return -EBUSY;
 	}
 	return 0;

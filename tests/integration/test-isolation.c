@@ -301,6 +301,35 @@ static void test_fake_last_housekeeping_cpu(void **state)
 	isolation_free(iso);
 }
 
+/* After hotplug: node 1 is CPU 2 alone, which is its last housekeeping
+ * CPU; CPU 3 no longer counts. */
+static void test_fake_set_host(void **state)
+{
+	struct test_tree *t = *state;
+	struct isolation *iso = test_new(t, false, true, true);
+	struct rtplace_reason reason = { "" };
+	struct rtplace_cpumask nodes[2], other, cpus;
+
+	assert_int_equal(cpuset_parse("0-1", &nodes[0]), 0);
+	assert_int_equal(cpuset_parse("2", &nodes[1]), 0);
+	cpuset_zero(&other);
+	assert_int_equal(isolation_set_host(iso, nodes, 2, &other), 0);
+	assert_int_equal(cpuset_parse("2", &cpus), 0);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EBUSY);
+	assert_string_equal(reason.text, "isolating CPU 2 would leave node 1 (CPU 2) without a housekeeping CPU");
+	assert_int_equal(cpuset_parse("3", &cpus), 0);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EINVAL);
+	assert_string_equal(reason.text, "CPU 3 is not online");
+	/* CPU 0 isolated by the host: CPU 1 is node 0's last. */
+	assert_int_equal(cpuset_parse("0", &other), 0);
+	assert_int_equal(isolation_set_host(iso, nodes, 2, &other), 0);
+	assert_int_equal(cpuset_parse("1", &cpus), 0);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EBUSY);
+	assert_string_equal(reason.text, "isolating CPU 1 would leave node 0 (CPUs 0-1) without a housekeeping CPU");
+	assert_originals(t);
+	isolation_free(iso);
+}
+
 static void test_fake_off(void **state)
 {
 	struct test_tree *t = *state;
@@ -895,6 +924,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fake_stacked_claims, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_last_housekeeping_cpu, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_off, test_tree_setup, test_tree_teardown),
+		cmocka_unit_test_setup_teardown(test_fake_set_host, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_restore_after_kill, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_journal_ahead_of_files, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_journal_unreadable_lines, test_tree_setup, test_tree_teardown),
