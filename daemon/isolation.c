@@ -211,13 +211,6 @@ static size_t isolation_held_lines(const struct isolation *iso)
 	return n;
 }
 
-static int isolation_format_value(const struct isolation_value *v, char *buf, size_t size)
-{
-	if (v->irq == ISOLATION_WQ)
-		return snprintf(buf, size, "workqueues %s\n", v->original);
-	return snprintf(buf, size, "irq %u %s\n", v->irq, v->original);
-}
-
 static int isolation_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
@@ -231,13 +224,50 @@ static int isolation_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* What is held, as a compacted journal's text in a malloc()ed buffer
+ * (pure). 0 or -ENOMEM. */
+static int isolation_format_held(const struct isolation *iso, char **ret, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool ok;
+
+	if (!f)
+		return -ENOMEM;
+	ok = fputs(ISOLATION_MAGIC "\n", f) >= 0;
+	if (iso->cpuset_control)
+		ok = ok && fputs("cpuset-control enabled\n", f) >= 0;
+	for (size_t i = 0; i < iso->n_values; i++) {
+		const struct isolation_value *v = &iso->values[i];
+
+		if (!v->m.changed)
+			continue;
+		if (v->irq == ISOLATION_WQ)
+			ok = ok && fprintf(f, "workqueues %s\n", v->original) >= 0;
+		else
+			ok = ok && fprintf(f, "irq %u %s\n", v->irq, v->original) >= 0;
+	}
+	/* The claimant's pid matters only until the partition is made. */
+	for (size_t i = 0; i < iso->n_claims; i++)
+		if (iso->claims[i].partition)
+			ok = ok && fprintf(f, "partition %" PRIu32 " 0 %s\n", iso->claims[i].id, iso->claims[i].from) >= 0;
+	if (fclose(f) != 0 || !ok) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
 /* Writes what is held to a fresh file renamed over the journal, or
  * removes the journal when nothing is. 0 or -errno. */
 static int isolation_compact(struct isolation *iso)
 {
-	char line[ISOLATION_LINE_MAX];
-	size_t held = isolation_held_lines(iso);
-	int fd, r = 0;
+	size_t held = isolation_held_lines(iso), len;
+	char *text;
+	int fd, r;
 
 	if (iso->fd >= 0)
 		close(iso->fd);
@@ -245,29 +275,20 @@ static int isolation_compact(struct isolation *iso)
 	iso->lines = 0;
 	if (!held)
 		return unlink(iso->journal) < 0 && errno != ENOENT ? -errno : 0;
+	r = isolation_format_held(iso, &text, &len);
+	if (r < 0)
+		return r;
 	fd = open(iso->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return -errno;
-	r = isolation_write_all(fd, ISOLATION_MAGIC "\n", strlen(ISOLATION_MAGIC "\n"));
-	if (r == 0 && iso->cpuset_control)
-		r = isolation_write_all(fd, "cpuset-control enabled\n", strlen("cpuset-control enabled\n"));
-	for (size_t i = 0; r == 0 && i < iso->n_values; i++)
-		if (iso->values[i].m.changed) {
-			int n = isolation_format_value(&iso->values[i], line, sizeof(line));
-
-			r = isolation_write_all(fd, line, (size_t)n);
-		}
-	for (size_t i = 0; r == 0 && i < iso->n_claims; i++)
-		if (iso->claims[i].partition) {
-			int n = snprintf(line, sizeof(line), "partition %" PRIu32 " 0 %s\n", iso->claims[i].id,
-					 iso->claims[i].from);
-
-			r = isolation_write_all(fd, line, (size_t)n);
-		}
+		r = -errno;
+	if (r == 0)
+		r = isolation_write_all(fd, text, len);
 	if (r == 0 && rename(iso->tmp, iso->journal) < 0)
 		r = -errno;
+	free(text);
 	if (r < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		unlink(iso->tmp);
 		return r;
 	}
@@ -450,7 +471,9 @@ static int isolation_replay(struct isolation *iso, char *text, size_t len, struc
 			break;
 		*eol = '\0';
 		line++;
-		if (memchr(p, '\0', (size_t)(eol - p)))
+		/* Longer than any line this file writes: a value read from the
+		 * kernel fits ISOLATION_VALUE_MAX, a cgroup path PATH_MAX. */
+		if ((size_t)(eol - p) >= ISOLATION_LINE_MAX || memchr(p, '\0', (size_t)(eol - p)))
 			r = -EBADMSG;
 		else if (line == 1)
 			r = strcmp(p, ISOLATION_MAGIC) == 0 ? 0 : -EBADMSG;
@@ -526,6 +549,26 @@ static int isolation_load(struct isolation *iso, struct rtplace_reason *reason)
 	reason->text[0] = '\0';
 	r = isolation_replay(iso, text, len, reason);
 	free(text);
+	return r;
+}
+
+int isolation_journal_compacted(const char *text, size_t len, char **ret, size_t *ret_len,
+				struct rtplace_reason *reason)
+{
+	struct isolation *iso = calloc(1, sizeof(*iso));
+	char *copy = malloc(len + 1);
+	int r = -ENOMEM;
+
+	reason->text[0] = '\0';
+	if (iso && copy) {
+		iso->fd = -1;
+		memcpy(copy, text, len);
+		r = isolation_replay(iso, copy, len, reason);
+	}
+	if (r == 0)
+		r = isolation_format_held(iso, ret, ret_len);
+	free(copy);
+	isolation_free(iso);
 	return r;
 }
 

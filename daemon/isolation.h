@@ -124,6 +124,15 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
  */
 int isolation_restore(struct isolation *iso, struct rtplace_reason *reason);
 
+/*
+ * A journal's len bytes as isolation_new() takes them over, written back
+ * as the compacted journal of what they hold for isolation_restore(), in
+ * a malloc()ed *ret of *ret_len bytes; reason as isolation_new(). Pure:
+ * the fuzz harness's round trip. 0 or -ENOMEM.
+ */
+int isolation_journal_compacted(const char *text, size_t len, char **ret, size_t *ret_len,
+				struct rtplace_reason *reason);
+
 /* The CPUs isolated for claims now. */
 void isolation_cpus(const struct isolation *iso, struct rtplace_cpumask *ret);
 

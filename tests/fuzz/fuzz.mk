@@ -47,6 +47,17 @@ tests_fuzz_replay_claims_state_LDADD = daemon/libdaemoncore.la common/libcommon.
 TESTS += tests/fuzz/replay-claims-state
 EXTRA_DIST += tests/fuzz/corpus/claims-state
 
+# Isolation journal (fuzz-isolation.c, corpus tests/fuzz/corpus/isolation).
+#   make fuzz-isolation [FUZZ_ISOLATION_SECONDS=60]
+#       the same; new inputs in tests/fuzz/corpus-isolation-found.
+check_PROGRAMS += tests/fuzz/replay-isolation
+tests_fuzz_replay_isolation_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz-isolation.c
+tests_fuzz_replay_isolation_CPPFLAGS = $(DAEMON_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus/isolation"'
+tests_fuzz_replay_isolation_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_fuzz_replay_isolation_LDADD = daemon/libdaemoncore.la common/libcommon.la $(LIBEVENT_LIBS)
+TESTS += tests/fuzz/replay-isolation
+EXTRA_DIST += tests/fuzz/corpus/isolation
+
 # Uevent messages (fuzz-uevent.c, corpus tests/fuzz/corpus/uevent: valid-*
 # as the kernel sends them, truncated-*, garbage-*, and what else reaches
 # the socket).
@@ -113,6 +124,19 @@ fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
 	tests/fuzz/fuzz-claims-state-libfuzzer -max_total_time=$(FUZZ_CLAIMS_STATE_SECONDS) -max_len=4096 \
 		tests/fuzz/corpus-claims-state-found $(srcdir)/tests/fuzz/corpus/claims-state
 
+FUZZ_ISOLATION_SECONDS = 60
+FUZZ_ISOLATION_SRC = $(srcdir)/tests/fuzz/fuzz-isolation.c $(srcdir)/daemon/isolation.c $(srcdir)/daemon/isoplan.c \
+	$(srcdir)/daemon/claims-state.c $(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c \
+	$(srcdir)/common/reason.c
+
+fuzz-isolation: $(FUZZ_ISOLATION_SRC)
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(DEFS) $(DEFAULT_INCLUDES) $(DAEMON_CPPFLAGS) $(CPPFLAGS) $(LIBEVENT_CFLAGS) $(FUZZ_ISOLATION_SRC) \
+		$(LIBEVENT_LIBS) -o tests/fuzz/fuzz-isolation-libfuzzer
+	$(MKDIR_P) tests/fuzz/corpus-isolation-found
+	tests/fuzz/fuzz-isolation-libfuzzer -max_total_time=$(FUZZ_ISOLATION_SECONDS) -max_len=4096 \
+		tests/fuzz/corpus-isolation-found $(srcdir)/tests/fuzz/corpus/isolation
+
 FUZZ_UEVENT_SECONDS = 60
 FUZZ_UEVENT_SRC = $(srcdir)/tests/fuzz/fuzz-uevent.c $(srcdir)/daemon/hotplug.c $(srcdir)/common/sysfs.c $(srcdir)/common/file.c \
 	$(srcdir)/common/cpuset.c $(srcdir)/common/reason.c
@@ -137,8 +161,9 @@ fuzz-topology: $(FUZZ_TOPOLOGY_SRC)
 	tests/fuzz/fuzz-topology-libfuzzer -max_total_time=$(FUZZ_TOPOLOGY_SECONDS) -max_len=16384 \
 		tests/fuzz/corpus-topology-found $(srcdir)/tests/fuzz/corpus/topology
 
-.PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-uevent fuzz-topology
+.PHONY: fuzz-protocol fuzz-config fuzz-claims-state fuzz-isolation fuzz-uevent fuzz-topology
 CLEANFILES += tests/fuzz/fuzz-protocol-libfuzzer tests/fuzz/fuzz-config-libfuzzer tests/fuzz/fuzz-claims-state-libfuzzer \
+	tests/fuzz/fuzz-isolation-libfuzzer \
 	tests/fuzz/fuzz-uevent-libfuzzer tests/fuzz/fuzz-topology-libfuzzer
 
 # What rtplace-oci-hook parses from a container's author (fuzz-oci.c,
@@ -180,7 +205,7 @@ CLEANFILES += tests/fuzz/fuzz-oci-libfuzzer
 #       fails when a harness crashed, leaked or hung; libFuzzer leaves the
 #       input in the build folder as crash-*, leak-*, timeout-* or oom-*.
 #       Leaks inside libhwloc are suppressed (tests/fuzz/lsan.supp).
-FUZZ_TARGETS = protocol config claims-state uevent topology oci
+FUZZ_TARGETS = protocol config claims-state isolation uevent topology oci
 FUZZ_CI_SECONDS = 20
 
 fuzz-ci:
