@@ -53,6 +53,7 @@ struct manage_proc {
 
 struct manage {
 	struct manage_opts o;
+	struct tracker *tracker; /* the levels source's; NULL: nothing is managed */
 	struct manage_proc *processes;
 	struct manage_thread *threads;
 	unsigned nthreads;
@@ -147,12 +148,12 @@ static void manage_catch_up(struct manage *mg, pid_t pid, pid_t tid)
 	struct tracker_event ev = { .type = TRACKER_EVENT_COLLISION, .tid = (uint32_t)tid, .tgid = (uint32_t)pid };
 	struct procfs_stat st;
 
-	if (procfs_read_stat(mg->o.proc_root, pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
-	    st.cpu >= mg->o.topo->ncpus)
+	if (procfs_read_stat(engine_proc_root(mg->o.engine), pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
+	    st.cpu >= engine_topo(mg->o.engine)->ncpus)
 		return;
 	ev.cpu = st.cpu;
 	ev.level = level_from_rt_priority(st.rt_priority);
-	ev.cpu_level = cpupri_level(mg->o.view, ev.cpu);
+	ev.cpu_level = cpupri_level(engine_view(mg->o.engine), ev.cpu);
 	if (ev.cpu_level > ev.level && ev.cpu_level < LEVEL_COUNT)
 		manage_tracker_event_cb(&ev, mg);
 }
@@ -173,14 +174,14 @@ static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsign
 	uint32_t rest = 0;
 	size_t i = 0;
 
-	if (r == 0 && *budget && procfs_list(mg->o.proc_root, mp->pid, &mg->tasks) == 0) {
+	if (r == 0 && *budget && procfs_list(engine_proc_root(mg->o.engine), mp->pid, &mg->tasks) == 0) {
 		for (; i < mg->tasks.n && *budget && r == 0; i++) {
 			pid_t tid = mg->tasks.ids[i];
 
 			if (manage_find_thread(mg, tid))
 				continue;
 			r = quota_take(mg->quota, mp->charged, 1, reason);
-			if (r == 0 && tracker_watch(mg->o.tracker, (uint32_t)tid, true) < 0) {
+			if (r == 0 && tracker_watch(mg->tracker, (uint32_t)tid, true) < 0) {
 				quota_put(mg->quota, mp->charged, 1);
 				continue;
 			}
@@ -207,7 +208,7 @@ static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const stru
 	unsigned budget = MANAGE_WATCH_BATCH;
 	struct manage_proc *mp;
 
-	if (!mg->o.tracker)
+	if (!mg->tracker)
 		return -EOPNOTSUPP;
 	mp = manage_find_process(mg, pid);
 	if (mp) {
@@ -258,7 +259,7 @@ void manage_release(struct manage *mg, pid_t pid)
 				i++;
 				continue;
 			}
-			tracker_watch(mg->o.tracker, (uint32_t)mg->threads[i].tid, false);
+			tracker_watch(mg->tracker, (uint32_t)mg->threads[i].tid, false);
 			manage_drop_thread(mg, &mg->threads[i], mp->charged);
 		}
 		free(mp);
@@ -290,7 +291,7 @@ static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
 	char buf[8192];
 	uint64_t uid, ppid;
 
-	if (pid == 2 || pid == getpid() || procfs_read(mg->o.proc_root, pid, "status", buf, sizeof(buf)) < 0 ||
+	if (pid == 2 || pid == getpid() || procfs_read(engine_proc_root(mg->o.engine), pid, "status", buf, sizeof(buf)) < 0 ||
 	    procfs_status_u64(buf, "Uid", 10, &uid) < 0 || procfs_status_u64(buf, "PPid", 10, &ppid) < 0 ||
 	    ppid == 2)
 		return false;
@@ -298,13 +299,13 @@ static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
 	for (unsigned i = 0; i < mg->n_rule_uids; i++)
 		if (mg->rule_uids[i] == (uid_t)uid)
 			return true;
-	if (mg->rules.n_manage_comm && procfs_read(mg->o.proc_root, pid, "comm", buf, sizeof(buf)) > 0) {
+	if (mg->rules.n_manage_comm && procfs_read(engine_proc_root(mg->o.engine), pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		for (uint32_t i = 0; i < mg->rules.n_manage_comm; i++)
 			if (strcmp(buf, mg->rules.manage_comm[i]) == 0)
 				return true;
 	}
-	if (mg->rules.n_manage_cgroup && procfs_read(mg->o.proc_root, pid, "cgroup", buf, sizeof(buf)) > 0) {
+	if (mg->rules.n_manage_cgroup && procfs_read(engine_proc_root(mg->o.engine), pid, "cgroup", buf, sizeof(buf)) > 0) {
 		/* The v2 hierarchy is the line "0::/path"; v1 lines never match. */
 		for (char *line = buf, *next; line && *line; line = next) {
 			next = strchr(line, '\n');
@@ -338,15 +339,15 @@ static void manage_rule_scan(struct manage *mg)
 		if (!mp->by_rule)
 			continue;
 		if (manage_rules_set(mg) && manage_rule_match(mg, mp->pid, &uid))
-			mp->allowed = mg->o.pcfg->managed; /* housekeeping-cpus may have changed */
+			mp->allowed = engine_placement(mg->o.engine)->managed; /* housekeeping-cpus may have changed */
 		else
 			manage_release(mg, mp->pid);
 	}
 	if (!manage_rules_set(mg))
 		return;
-	r = procfs_list(mg->o.proc_root, 0, &mg->procs);
+	r = procfs_list(engine_proc_root(mg->o.engine), 0, &mg->procs);
 	if (r < 0) {
-		log_warning("Failed to read %s for the [moves] manage rules: %s", mg->o.proc_root, strerror(-r));
+		log_warning("Failed to read %s for the [moves] manage rules: %s", engine_proc_root(mg->o.engine), strerror(-r));
 		return;
 	}
 	for (size_t i = 0; i < mg->procs.n; i++) {
@@ -354,7 +355,7 @@ static void manage_rule_scan(struct manage *mg)
 
 		if (manage_find_process(mg, pid) || !manage_rule_match(mg, pid, &uid))
 			continue;
-		if (manage_process_as(mg, pid, uid, &mg->o.pcfg->managed, true, NULL) < 0)
+		if (manage_process_as(mg, pid, uid, &engine_placement(mg->o.engine)->managed, true, NULL) < 0)
 			log_warning("Failed to manage pid %d (a [moves] manage rule): out of memory", (int)pid);
 	}
 }
@@ -402,14 +403,14 @@ static void manage_tick_cb(evutil_socket_t fd, short what, void *arg)
 		manage_rule_scan(mg);
 	for (struct manage_proc *mp = mg->processes; mp; mp = mp->next)
 		manage_scan_threads(mg, mp, &budget, NULL);
-	tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+	tracker_consume(mg->tracker, manage_tracker_event_cb, mg);
 }
 
 /* Exits of watched threads wake the ring buffer: drain it at once. */
 static void manage_ring_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manage *mg = arg;
-	int r = tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+	int r = tracker_consume(mg->tracker, manage_tracker_event_cb, mg);
 
 	if (r < 0)
 		log_warning("Failed to read tracker events: %s", strerror(-r));
@@ -462,11 +463,18 @@ int manage_apply_config(struct manage *mg, const struct config *cfg)
 	quota_set_limits(mg->quota, &limits);
 	manage_set_rules(mg, &cfg->moves);
 	/* Once now, at start and on every reload, whatever the last walk. */
-	if (mg->o.tracker)
+	if (mg->tracker)
 		manage_rule_scan(mg);
 	if (mg->ev_tick && event_add(mg->ev_tick, &tv) < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+/* A claim's owner exited: its threads are no longer watched for it. */
+static void manage_claim_ended_cb(const struct claim *cl, uint32_t why, void *ctx)
+{
+	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
+		manage_release(ctx, cl->pid);
 }
 
 int manage_new(const struct manage_opts *opts, const struct config *cfg, struct manage **ret)
@@ -478,6 +486,7 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 	if (!mg)
 		return -ENOMEM;
 	mg->o = *opts;
+	mg->tracker = levels_source_tracker(engine_levels(opts->engine));
 	manage_limits(cfg, &limits);
 	mg->threads = calloc(MANAGE_MAX_THREADS, sizeof(*mg->threads));
 	mg->index = calloc(MANAGE_INDEX_SLOTS, sizeof(*mg->index));
@@ -485,9 +494,9 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (opts->tracker) {
+	if (mg->tracker) {
 		mg->ev_tick = event_new(opts->base, -1, EV_PERSIST, manage_tick_cb, mg);
-		mg->ev_ring = event_new(opts->base, tracker_ring_fd(opts->tracker), EV_READ | EV_PERSIST, manage_ring_cb,
+		mg->ev_ring = event_new(opts->base, tracker_ring_fd(mg->tracker), EV_READ | EV_PERSIST, manage_ring_cb,
 					mg);
 		if (!mg->ev_tick || !mg->ev_ring || event_add(mg->ev_ring, NULL) < 0) {
 			r = -ENOMEM;
@@ -495,6 +504,8 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 		}
 	}
 	r = manage_apply_config(mg, cfg);
+	if (r == 0)
+		r = engine_on_claim_end(opts->engine, manage_claim_ended_cb, mg);
 	if (r < 0)
 		goto fail;
 	*ret = mg;

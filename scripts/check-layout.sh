@@ -8,6 +8,9 @@
 #    daemon, the clients and the BPF programs;
 #  - no client source includes a daemon header: what both need is in
 #    common/;
+#  - in the daemon, only main.c includes dispatch.h (front ends act
+#    through the engine), and the engine and its levels source include
+#    none of the modules built over them;
 #  - in the daemon and the shared core, /proc and /sys are named only by
 #    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
 #    common/sysfs.h), which every other file is handed or builds on, and
@@ -67,6 +70,26 @@ for f in $(git ls-files 'client/*.c' 'client/*.h'); do
 	while IFS= read -r inc; do
 		case "$daemon_headers" in
 		*" $inc "*) fail "$f includes the daemon header \"$inc\"; move what both need to common/" ;;
+		esac
+	done < <(includes_of "$f")
+done
+
+# The daemon is built bottom-up (daemon/main.c): levels source -> engine
+# -> actors -> dispatch -> server, RealtimeKit and the metrics beside
+# dispatch over the engine. The request handlers are main.c's to hand to
+# the server, no front end's to reach into; the engine and its levels
+# source include nothing built over them.
+for f in $(git ls-files 'daemon/*.c' 'daemon/*.h'); do
+	case "$f" in daemon/main.c | daemon/dispatch.c | daemon/dispatch.h) continue ;; esac
+	if includes_of "$f" | grep -qx 'dispatch.h'; then
+		fail "$f includes \"dispatch.h\": front ends act through the engine (engine.h), not the request handlers"
+	fi
+done
+above_engine="dispatch.h actors.h moves.h push.h manage.h notify.h server.h metrics.h rtkit.h"
+for f in $(git ls-files 'daemon/engine.[ch]' 'daemon/levels-source.[ch]'); do
+	while IFS= read -r inc; do
+		case " $above_engine " in
+		*" $inc "*) fail "$f includes \"$inc\", which is built over the engine" ;;
 		esac
 	done < <(includes_of "$f")
 done

@@ -351,15 +351,16 @@ TESTS += tests/integration/test-metrics
 TESTS += tests/integration/test-metrics-prometheus.sh
 EXTRA_DIST += tests/integration/test-metrics-prometheus.sh
 
-# MOVE requests' choice of a CPU (daemon/moves.c) over a synthetic map:
-# each failure of the pick has its own error and reason.
-check_PROGRAMS += tests/unit/test-moves
-tests_unit_test_moves_SOURCES = tests/unit/test-moves.c tests/unit/refmodel.h tests/unit/refmodel.c
-tests_unit_test_moves_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
-tests_unit_test_moves_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_moves_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
+# The choice of one CPU for a thread (common/placement.c, the engine's
+# engine_pick()) over a synthetic map: each failure of the pick has its own
+# error and reason.
+check_PROGRAMS += tests/unit/test-pick
+tests_unit_test_pick_SOURCES = tests/unit/test-pick.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_pick_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_pick_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pick_LDADD = common/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	$(HWLOC_LIBS) $(INIH_LIBS) $(UNIT_LDADD)
-TESTS += tests/unit/test-moves
+TESTS += tests/unit/test-pick
 
 # The helpers both command-line tools share (client/cli.c).
 check_PROGRAMS += tests/unit/test-cli
