@@ -27,7 +27,12 @@
 #    debian/copyright's LGPL Files stanza lists exactly the former; and
 #    each BPF program declares a GPL-compatible license to the kernel;
 #  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)", a
-#    comment that opens with "14.2:"): a comment states the rule itself.
+#    comment that opens with "14.2:"): a comment states the rule itself;
+#  - every citation of the design document in a tracked text file
+#    ("DESIGN §N", "DESIGN §N, §M", or a bare "§N" or "§N.M": the sign
+#    followed by a number is kept for that document) names a section
+#    doc/DESIGN.md has: a heading "## §N Title" (at any level; "§N.M"
+#    needs a heading of its own).
 # Prints every violation and exits 1 if there is any.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -200,6 +205,50 @@ for stanza in text.split("\n\n"):
 print("#checked")
 ')
 [ $licenses_checked = yes ] || fail "the license and ticket checks did not run (python3?)"
+
+design_checked=no
+while IFS= read -r hit; do
+	case "$hit" in
+	"#checked") design_checked=yes ;;
+	*) fail "$hit" ;;
+	esac
+done < <(git ls-files | python3 -c '
+import fnmatch, os, re, sys
+design = "doc/DESIGN.md"
+ref = re.compile(r"§([0-9]+(?:\.[0-9]+)*)")
+heading = re.compile(r"^#+[ \t]+§([0-9]+(?:\.[0-9]+)*)(?![0-9.])")
+sections = set()
+if os.path.exists(design):
+    with open(design, errors="replace") as f:
+        sections = {m.group(1) for m in map(heading.match, f) if m}
+else:
+    print(f"{design} is missing: the design document every citation of DESIGN §N points into")
+# The sections it has, consecutive numbers as one range.
+spans = []
+for n in sorted(sections, key=lambda n: [int(x) for x in n.split(".")]):
+    if spans and n.isdigit() and spans[-1][1].isdigit() and int(n) == int(spans[-1][1]) + 1:
+        spans[-1][1] = n
+    else:
+        spans.append([n, n])
+have = ", ".join("§" + a if a == b else f"§{a}-§{b}" for a, b in spans) or "none"
+for path in sys.stdin.read().splitlines():
+    if fnmatch.fnmatch(path, "tests/fuzz/corpus/*"):
+        continue
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        print(f"{path}: unreadable: {e.strerror}")
+        continue
+    if b"\0" in data:
+        continue
+    for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        for m in ref.finditer(line):
+            if m.group(1) not in sections:
+                print(f"{path}:{n}: cites DESIGN §{m.group(1)}, a section {design} does not have (it has {have})")
+print("#checked")
+')
+[ $design_checked = yes ] || fail "the check of citations of doc/DESIGN.md did not run (python3?)"
 
 [ $status -eq 0 ] && echo "check-layout: ok ($(echo "$headers" | wc -w) headers)"
 exit $status

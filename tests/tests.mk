@@ -198,8 +198,10 @@ tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
 
-# The layout rules (scripts/check-layout.sh) are part of the suite.
-TESTS += scripts/check-layout.sh
+# The layout rules (scripts/check-layout.sh) are part of the suite, and
+# so is a check that they fail on a citation of a missing design section.
+TESTS += scripts/check-layout.sh tests/integration/test-check-layout.sh
+EXTRA_DIST += tests/integration/test-check-layout.sh
 TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
 EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
 
