@@ -456,6 +456,40 @@ static void daemon_stop(struct daemon *d)
 	loop_free(d->loop);
 }
 
+/*
+ * What --check-config can tell beyond the file itself, as the daemon would
+ * find it at start: the socket's folder (server_dir_verdict(); a missing
+ * one is created at start only under a folder that exists) and the socket
+ * group. Prints every problem; -EINVAL if there was any.
+ */
+static int daemon_check_environment(const struct config *cfg)
+{
+	char dir[CONFIG_SOCKET_MAX], parent[CONFIG_SOCKET_MAX];
+	const char *sock = cfg->daemon.socket;
+	struct rtplace_reason why;
+	struct stat st;
+	int r = 0;
+
+	snprintf(dir, sizeof(dir), "%s", sock);
+	*(strrchr(dir, '/') == dir ? dir + 1 : strrchr(dir, '/')) = '\0';
+	snprintf(parent, sizeof(parent), "%s", dir);
+	*(strrchr(parent, '/') == parent ? parent + 1 : strrchr(parent, '/')) = '\0';
+	if (stat(dir, &st) == 0 && server_dir_verdict(dir, &st, geteuid(), &why) < 0) {
+		fprintf(stderr, "[daemon] socket = %s: %s\n", sock, why.text);
+		r = -EINVAL;
+	} else if (access(dir, F_OK) < 0 && access(parent, F_OK) < 0) {
+		fprintf(stderr, "[daemon] socket = %s: neither its folder %s nor %s exists (rtplaced creates only the "
+			"socket's own folder)\n", sock, dir, parent);
+		r = -EINVAL;
+	}
+	if (cfg->daemon.socket_group[0] && !getgrnam(cfg->daemon.socket_group)) {
+		fprintf(stderr, "[daemon] socket-group = %s: no such group (create it, e.g. with systemd-sysusers)\n",
+			cfg->daemon.socket_group);
+		r = -EINVAL;
+	}
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = { .reloads.last_ok = true };
@@ -467,7 +501,8 @@ int main(int argc, char **argv)
 	if (d.args.check_config) {
 		const char *path = d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH;
 
-		if (daemon_load_config(&d.args, true, &d.cfg, &defaulted) < 0)
+		if (daemon_load_config(&d.args, true, &d.cfg, &defaulted) < 0 ||
+		    daemon_check_environment(&d.cfg) < 0)
 			return EXIT_CONFIG;
 		if (defaulted)
 			printf("no configuration file at %s; the built-in defaults apply\n", path);

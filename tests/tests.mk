@@ -202,8 +202,8 @@ TESTS += tests/integration/test-manage-rules
 # so is a check that they fail on a citation of a missing design section.
 TESTS += scripts/check-layout.sh tests/integration/test-check-layout.sh
 EXTRA_DIST += tests/integration/test-check-layout.sh
-TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
-EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
+TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh tests/integration/test-rtplaced-socket.sh
+EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh tests/integration/test-rtplaced-socket.sh
 
 # --- integration tests: the clients against a real rtplaced.
 check_PROGRAMS += tests/integration/test-client-lib
