@@ -474,6 +474,10 @@ static void dispatch_cpus(struct dispatch *d, struct server_peer *peer, const st
 		if (online && cl) {
 			ci->claim_id = cl->id;
 			ci->claim_level = cl->level;
+			/* A simulated machine's levels change with claims only
+			 * (rtplaced(8)): show the level QUERY counts. */
+			if (!levels_source_live(engine_levels(d->engine)) && cl->level > ci->level)
+				ci->level = cl->level;
 		}
 		/* Clients before version 3 know neither the flag nor the shares. */
 		if (online && engine_irqnoise(d->engine) && m->hdr.version >= 3) {
