@@ -9,7 +9,7 @@ common_libcommon_la_SOURCES = \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \
 	common/placement.h common/placement.c common/placement-core.h \
-	common/placement-fast.c common/placement-scan.c common/placement-claims.c common/placement-ctx.c \
+	common/placement-fast.c common/placement-scan.c common/placement-claim-cache.c common/placement-ctx.c \
 	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/record.h common/ring.h common/ring.c

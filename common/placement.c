@@ -146,7 +146,7 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
 	st->claim_sets_held = 0;
-	if (st->claimed && placement_claims_sync(x, stamp))
+	if (st->claimed && placement_claim_cache_sync(x, stamp))
 		st->claimed = NULL;
 	placement_candidates(x);
 	if (st->cand == &x->base ? x->base_empty : placement_empty(x, st->cand)) {
