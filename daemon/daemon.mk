@@ -49,7 +49,8 @@ daemon_rtplaced_SOURCES = \
 	daemon/levels-source.h daemon/levels-source.c \
 	daemon/engine.h daemon/engine.c \
 	daemon/actors.h daemon/actors.c \
-	daemon/dispatch.h daemon/dispatch.c \
+	daemon/dispatch.h daemon/dispatch.c daemon/dispatch-handlers.h \
+	daemon/dispatch-claims.c daemon/dispatch-views.c daemon/dispatch-threads.c \
 	daemon/snapshot.h daemon/snapshot.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/metrics.h daemon/metrics.c

@@ -4,10 +4,11 @@
  * each packet with the shared codec, finds the request's handler in a
  * table beside the protocol's own table of types, and sends exactly its
  * reply before any event it causes (a CLAIM_ENDED queued while it is
- * served). The handlers act through the engine (engine.h), which owns
- * every piece of state, and the actors (actors.h); this file keeps only
- * what a request needs while it is served. server.c carries the packets;
- * this file gives them meaning.
+ * served). The handlers (dispatch-handlers.h: one file per family of
+ * requests) act through the engine (engine.h), which owns every piece of
+ * state, and the actors (actors.h); the dispatch keeps only what a
+ * request needs while it is served. server.c carries the packets; these
+ * files give them meaning.
  */
 #ifndef RTPLACE_DISPATCH_H
 #define RTPLACE_DISPATCH_H

@@ -8,8 +8,9 @@
 #    daemon, the clients and the BPF programs;
 #  - no client source includes a daemon header: what both need is in
 #    common/;
-#  - in the daemon, only main.c includes dispatch.h (front ends act
-#    through the engine), and the engine and its levels source include
+#  - in the daemon, only main.c includes dispatch.h and only the
+#    handlers' files their own header (front ends act through the
+#    engine), and the engine and its levels source include
 #    none of the modules built over them;
 #  - in the daemon and the shared core, /proc and /sys are named only by
 #    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
@@ -85,10 +86,14 @@ done
 # the server, no front end's to reach into; the engine and its levels
 # source include nothing built over them.
 for f in $(git ls-files 'daemon/*.c' 'daemon/*.h'); do
-	case "$f" in daemon/main.c | daemon/dispatch.c | daemon/dispatch.h) continue ;; esac
-	if includes_of "$f" | grep -qx 'dispatch.h'; then
-		fail "$f includes \"dispatch.h\": front ends act through the engine (engine.h), not the request handlers"
-	fi
+	case "$f" in daemon/dispatch.[ch] | daemon/dispatch-*.[ch]) continue ;; esac
+	while IFS= read -r inc; do
+		case "$inc" in
+		dispatch.h) [ "$f" = daemon/main.c ] ||
+			fail "$f includes \"dispatch.h\": front ends act through the engine (engine.h), not the request handlers" ;;
+		dispatch-*.h) fail "$f includes \"$inc\", the request handlers' own header" ;;
+		esac
+	done < <(includes_of "$f")
 done
 above_engine="dispatch.h actors.h moves.h push.h manage.h notify.h server.h metrics.h rtkit.h"
 for f in $(git ls-files 'daemon/engine.[ch]' 'daemon/levels-source.[ch]'); do
