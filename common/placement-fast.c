@@ -277,6 +277,10 @@ static inline uint32_t placement_fast_mark(struct placement_ctx *x)
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
+ * One function of some 160 lines on purpose: the walk's state (its
+ * position, the LLC's words, the penalty and claim sets, the picks so far)
+ * lives in locals across both passes of the hot path; split, a dozen of
+ * them would travel by pointer on every answer.
  */
 uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level)
 {

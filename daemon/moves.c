@@ -344,6 +344,69 @@ static bool moves_explain_budget(const struct moves *m, pid_t tid, struct rtplac
 }
 
 /*
+ * One batch of moves_move_process(): the n threads of tids, each
+ * authorised before any is touched, then moved and recorded in done
+ * (*ndone of them, room for n more). A thread that exited meanwhile is
+ * skipped. 0, or -errno with reason (the batch's moves stay in done, for
+ * the caller to undo).
+ */
+static int moves_process_batch(struct moves *m, const struct auth_creds *creds, pid_t pid,
+			       const struct rtplace_move *req, const struct rtplace_cpumask *aff,
+			       struct procfs_ids *tids, size_t n, struct moves_done *done, size_t *ndone,
+			       struct rtplace_reason *reason)
+{
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	struct auth_target *targets = calloc(n, sizeof(*targets));
+	int r = targets ? 0 : -ENOMEM;
+
+	if (!targets)
+		reason_set(reason, "out of memory");
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = moves_authorise(m, creds, tids->ids[i], req, &targets[i], reason);
+		if (r == -ESRCH) {
+			tids->ids[i] = 0; /* exited: nothing to move */
+			r = 0;
+		}
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct moves_done *d = &done[*ndone];
+		struct thread_sched_policy known;
+
+		if (!tids->ids[i])
+			continue;
+		r = thread_sched_apply_known(tids->ids[i], moves_known_policy(&targets[i], &known), aff,
+					     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
+		if (r == -ESRCH) {
+			r = 0;
+			continue;
+		}
+		if (r < 0 && !(r == -EPERM && set_sched && moves_explain_budget(m, tids->ids[i], reason)))
+			reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids->ids[i], (int)pid,
+				   strerror(-r));
+		d->tid = tids->ids[i];
+		d->euid = targets[i].euid;
+		*ndone += r == 0;
+	}
+	free(targets);
+	return r;
+}
+
+/* Room in *done for need entries (*cap of them now). 0 or -ENOMEM. */
+static int moves_done_reserve(struct moves_done **done, size_t *cap, size_t need)
+{
+	struct moves_done *grown;
+
+	if (need <= *cap)
+		return 0;
+	grown = reallocarray(*done, need, sizeof(**done));
+	if (!grown)
+		return -ENOMEM;
+	*done = grown;
+	*cap = need;
+	return 0;
+}
+
+/*
  * Moves every thread of process pid, all or none (RTPLACE_MOVE_F_PROCESS):
  * each listed thread is authorised before any is touched, then moved;
  * when one fails, those already moved are put back. The daemon serves one
@@ -356,7 +419,6 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			      const struct rtplace_move *req, struct rtplace_move_reply *ret,
 			      struct rtplace_reason *reason)
 {
-	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	struct rtplace_cpumask cpus, *aff = NULL;
 	struct moves_done *done = NULL, *named = NULL;
 	struct procfs_ids tids = { 0 };
@@ -371,85 +433,39 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 		}
 		aff = &cpus;
 	}
-	for (int pass = 0; pass < MOVES_PROCESS_PASSES; pass++) {
+	/* Threads may start while others move: list again until no new one. */
+	for (int pass = 0; pass < MOVES_PROCESS_PASSES && r == 0; pass++) {
 		ssize_t n = moves_list_new_threads(m, pid, done, ndone, &tids);
-		struct auth_target *targets = NULL;
 
-		if (n == -ESRCH && ndone > 0)
-			break; /* the process exited after its threads moved */
-		if (n < 0) {
-			r = (int)n;
-			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid,
-				   strerror(-r));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (ndone + (size_t)n > cap) {
-			struct moves_done *grown = reallocarray(done, ndone + (size_t)n, sizeof(*done));
-
-			if (grown) {
-				done = grown;
-				cap = ndone + (size_t)n;
-			}
-		}
-		targets = calloc((size_t)n, sizeof(*targets));
-		if (!targets || ndone + (size_t)n > cap) {
-			free(targets);
-			r = -ENOMEM;
+		if (n == 0 || (n == -ESRCH && ndone > 0))
+			break; /* all moved, or the process exited after its threads moved */
+		r = (int)n;
+		if (n < 0)
+			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid, strerror(-r));
+		else if ((r = moves_done_reserve(&done, &cap, ndone + (size_t)n)) < 0)
 			reason_set(reason, "out of memory");
-			goto fail;
-		}
-		for (ssize_t i = 0; i < n && r == 0; i++) {
-			r = moves_authorise(m, creds, tids.ids[i], req, &targets[i], reason);
-			if (r == -ESRCH) {
-				tids.ids[i] = 0; /* exited: nothing to move */
-				r = 0;
-			}
-		}
-		for (ssize_t i = 0; i < n && r == 0; i++) {
-			struct moves_done *d = &done[ndone];
-			struct thread_sched_policy known;
-
-			if (!tids.ids[i])
-				continue;
-			r = thread_sched_apply_known(tids.ids[i], moves_known_policy(&targets[i], &known), aff,
-						     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio,
-						     &d->res);
-			if (r == -ESRCH) {
-				r = 0;
-				continue;
-			}
-			if (r < 0 && !(r == -EPERM && set_sched && moves_explain_budget(m, tids.ids[i], reason)))
-				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids.ids[i],
-					   (int)pid, strerror(-r));
-			d->tid = tids.ids[i];
-			d->euid = targets[i].euid;
-			ndone += r == 0;
-		}
-		free(targets);
-		if (r < 0)
-			goto fail;
+		else
+			r = moves_process_batch(m, creds, pid, req, aff, &tids, (size_t)n, done, &ndone, reason);
 	}
-	for (size_t i = 0; i < ndone && !named; i++)
+	for (size_t i = 0; i < ndone && !named && r == 0; i++)
 		if (done[i].tid == req->tid)
 			named = &done[i];
-	if (!named) {
+	if (r == 0 && !named) {
 		r = -ESRCH;
 		reason_set(reason, "thread %d exited during the move; none moved", (int)req->tid);
-		goto fail;
 	}
-	moves_reply(req->tid, &named->res, ret);
-	for (size_t i = 0; i < ndone; i++)
-		moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
-	m->moved += ndone;
-	log_ratelimited(LOG_INFO, "pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
-			(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid, cpuset_next(&named->res.now.cpus, 0),
-			named->res.now.policy, named->res.now.prio);
-	goto out;
-fail:
-	moves_undo(done, ndone);
-out:
+	if (r < 0) {
+		moves_undo(done, ndone);
+	} else {
+		moves_reply(req->tid, &named->res, ret);
+		for (size_t i = 0; i < ndone; i++)
+			moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
+		m->moved += ndone;
+		log_ratelimited(LOG_INFO,
+				"pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
+				(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid,
+				cpuset_next(&named->res.now.cpus, 0), named->res.now.policy, named->res.now.prio);
+	}
 	free(done);
 	procfs_ids_free(&tids);
 	return r;
