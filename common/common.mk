@@ -5,6 +5,7 @@
 noinst_LTLIBRARIES += common/libcommon.la
 common_libcommon_la_SOURCES = \
 	common/cpuset.h common/cpuset.c \
+	common/idmap.h common/idmap.c \
 	common/levels.h common/levels.c \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "idmap.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
@@ -27,8 +28,6 @@
 /* Threads of managed processes followed at once: the tracker's map. */
 #define MANAGE_MAX_THREADS TRACKER_MAX_WATCHED
 _Static_assert(MANAGE_MAX_THREADS == CONFIG_WATCHED_MAX, "the parser bounds shares by the tracker's map");
-/* Slots of the index by tid: a power of two, at most half full. */
-#define MANAGE_INDEX_SLOTS (2 * MANAGE_MAX_THREADS)
 /* New threads watched by one request or tick, all processes together:
  * each costs a map update and a /proc read, so a process with thousands
  * of threads is taken a batch a tick, never in one 50-90 ms turn of the
@@ -57,9 +56,8 @@ struct manage {
 	struct manage_proc *processes;
 	struct manage_thread *threads;
 	unsigned nthreads;
-	/* threads[] by tid: 1 + the index, 0 for an empty slot (linear
-	 * probing, an emptied slot's successors shifted back, as quota.c). */
-	uint16_t *index;
+	/* threads[] by tid, with room for every thread: a put never fails. */
+	struct idmap index;
 	struct quota *quota; /* watched threads by charged uid */
 	struct procfs_ids tasks, procs; /* the last listings, reused */
 	struct event *ev_tick;
@@ -82,31 +80,17 @@ static struct manage_proc *manage_find_process(struct manage *mg, pid_t pid)
 	return NULL;
 }
 
-static uint32_t manage_index_home(pid_t tid)
-{
-	return ((uint32_t)tid * 2654435769u) & (MANAGE_INDEX_SLOTS - 1);
-}
-
-/* The index slot of tid, or the empty slot where it would go. */
-static uint16_t *manage_index_slot(struct manage *mg, pid_t tid)
-{
-	uint32_t i = manage_index_home(tid);
-
-	while (mg->index[i] && mg->threads[mg->index[i] - 1].tid != tid)
-		i = (i + 1) & (MANAGE_INDEX_SLOTS - 1);
-	return &mg->index[i];
-}
-
 static struct manage_thread *manage_find_thread(struct manage *mg, pid_t tid)
 {
-	uint16_t at = *manage_index_slot(mg, tid);
+	const uint32_t *at = idmap_find(&mg->index, (uint32_t)tid);
 
-	return at ? &mg->threads[at - 1] : NULL;
+	return at ? &mg->threads[*at] : NULL;
 }
 
+/* The index has room for MANAGE_MAX_THREADS, which the caller checked. */
 static void manage_add_thread(struct manage *mg, const struct manage_thread *mt)
 {
-	*manage_index_slot(mg, mt->tid) = (uint16_t)(mg->nthreads + 1);
+	idmap_put(&mg->index, (uint32_t)mt->tid, mg->nthreads);
 	mg->threads[mg->nthreads++] = *mt;
 }
 
@@ -114,23 +98,13 @@ static void manage_add_thread(struct manage *mg, const struct manage_thread *mt)
  * caller has unwatched it (or the tracker has, at its exit). */
 static void manage_drop_thread(struct manage *mg, struct manage_thread *mt, uid_t charged)
 {
-	uint32_t mask = MANAGE_INDEX_SLOTS - 1, hole = (uint32_t)(manage_index_slot(mg, mt->tid) - mg->index);
 	unsigned at = (unsigned)(mt - mg->threads);
 
-	mg->index[hole] = 0;
-	for (uint32_t i = (hole + 1) & mask; mg->index[i]; i = (i + 1) & mask) {
-		uint32_t home = manage_index_home(mg->threads[mg->index[i] - 1].tid);
-
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			mg->index[hole] = mg->index[i];
-			mg->index[i] = 0;
-			hole = i;
-		}
-	}
+	idmap_remove(&mg->index, (uint32_t)mt->tid);
 	quota_put(mg->quota, charged, 1);
 	if (at != --mg->nthreads) {
 		*mt = mg->threads[mg->nthreads];
-		*manage_index_slot(mg, mt->tid) = (uint16_t)(at + 1);
+		idmap_put(&mg->index, (uint32_t)mt->tid, at);
 	}
 }
 
@@ -489,8 +463,7 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 	mg->tracker = levels_source_tracker(engine_levels(opts->engine));
 	manage_limits(cfg, &limits);
 	mg->threads = calloc(MANAGE_MAX_THREADS, sizeof(*mg->threads));
-	mg->index = calloc(MANAGE_INDEX_SLOTS, sizeof(*mg->index));
-	if (!mg->threads || !mg->index || quota_new(&limits, &mg->quota) < 0) {
+	if (!mg->threads || idmap_init(&mg->index, MANAGE_MAX_THREADS) < 0 || quota_new(&limits, &mg->quota) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -530,7 +503,7 @@ void manage_free(struct manage *mg)
 	if (mg->ev_ring)
 		event_free(mg->ev_ring);
 	free(mg->threads);
-	free(mg->index);
+	idmap_free(&mg->index);
 	quota_free(mg->quota);
 	procfs_ids_free(&mg->tasks);
 	procfs_ids_free(&mg->procs);

@@ -35,6 +35,14 @@ tests_unit_test_basics_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_basics_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test-basics
 
+# The daemon's one hash table (common/idmap.c) against a plain array.
+check_PROGRAMS += tests/unit/test-idmap
+tests_unit_test_idmap_SOURCES = tests/unit/test-idmap.c
+tests_unit_test_idmap_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_idmap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-idmap
+
 check_PROGRAMS += tests/unit/test-topology
 tests_unit_test_topology_SOURCES = tests/unit/test-topology.c
 tests_unit_test_topology_CPPFLAGS = $(UNIT_CPPFLAGS)
