@@ -116,7 +116,20 @@ int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int n
 /* Connects c->rp; 0 or the exit status after saying why not. */
 int ctl_connect(struct ctl *c);
 
-/* Reports a failed library call and returns its exit status. */
+/*
+ * Reports an error: "rtplacectl: COMMAND: MESSAGE" on stderr and, under
+ * --json, {"error": {...}} on stdout (rtplacectl(1), JSON OUTPUT).
+ * errname is the errno's name ("EPERM"), "" for a usage error. Returns
+ * status.
+ */
+int ctl_report(const struct ctl *c, int status, const char *errname, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The name of errno -r ("EPERM"), "" when unknown. */
+const char *ctl_errno_name(int r);
+
+/* Reports a failed library call (the daemon's reason, else strerror) and
+ * returns its exit status. */
 int ctl_fail(const struct ctl *c, const char *what, int r);
 
 /* Sleeps for seconds (signals that return do not cut it short). */
@@ -153,10 +166,17 @@ int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n);
  * The shell that runs rtplacectl, starting at from (its parent): from, or
  * the first process above it that is neither a fork of its own parent
  * nor a command wrapper (timeout, sudo, nice, ...), so that the subshell
- * of a `$(...)` and a `timeout 5 rtplacectl` are passed over
- * (ctl-owner.c).
+ * of a `$(...)` and a `timeout 5 rtplacectl` are passed over; never above
+ * a process that ctl_owner_may_own() refuses (ctl-owner.c).
  */
 pid_t ctl_owner_calling_shell(pid_t from);
+
+/* The owner of process pid (of its /proc entry, as the daemon reads it). 0 or -errno. */
+int ctl_owner_uid(pid_t pid, uid_t *ret);
+
+/* Whether the daemon lets rtplacectl's user tie a claim to pid: root any
+ * process, a user its own. */
+bool ctl_owner_may_own(pid_t pid);
 
 /* The comm of pid into buf, "?" when it cannot be read. */
 void ctl_owner_comm(pid_t pid, char *buf, size_t len);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -32,33 +33,61 @@
 #include "ctl.h"
 #include "record.h"
 
-static void ctl_error(const struct ctl *c, const char *what, int r)
+/* The JSON document of an error under --json, on stdout where a script
+ * reads the answer: the command, the message as stderr has it, the
+ * errno's name ("" for a usage error) and the exit status. */
+static void ctl_json_error(const struct ctl *c, int status, const char *errname, const char *message)
+{
+	printf("{\"error\": {\"command\": ");
+	ctl_json_string(c->command);
+	printf(", \"message\": ");
+	ctl_json_string(message);
+	printf(", \"errno\": ");
+	ctl_json_string(errname);
+	printf(", \"exit\": %d}}\n", status);
+}
+
+int ctl_report(const struct ctl *c, int status, const char *errname, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rtplacectl: %s: %s\n", c->command, message);
+	if (c->json)
+		ctl_json_error(c, status, errname, message);
+	return status;
+}
+
+const char *ctl_errno_name(int r)
+{
+	const char *name = strerrorname_np(-r);
+
+	return name ? name : "";
+}
+
+/* The daemon's reason says why; strerror only where there is none. */
+int ctl_fail(const struct ctl *c, const char *what, int r)
 {
 	char reason[RTPLACE_REASON_LEN];
 
 	if (c->rp && rtplace_last_reason(c->rp, reason, sizeof(reason)) == 0)
-		fprintf(stderr, "rtplacectl: %s: %s: %s (%s)\n", c->command, what, reason, strerror(-r));
-	else
-		fprintf(stderr, "rtplacectl: %s: %s: %s\n", c->command, what, strerror(-r));
-}
-
-int ctl_fail(const struct ctl *c, const char *what, int r)
-{
-	ctl_error(c, what, r);
-	return cli_exit_status(r);
+		return ctl_report(c, cli_exit_status(r), ctl_errno_name(r), "%s: %s", what, reason);
+	return ctl_report(c, cli_exit_status(r), ctl_errno_name(r), "%s: %s", what, strerror(-r));
 }
 
 /* Never the whole help: the problem would scroll away above it. */
 int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 {
+	char problem[768];
 	va_list ap;
 
-	fprintf(stderr, "rtplacectl: %s: ", c->command);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(problem, sizeof(problem), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "; see 'rtplacectl %s --help'\n", c->command);
-	return EX_USAGE;
+	return ctl_report(c, EX_USAGE, "", "%s; see 'rtplacectl %s --help'", problem, c->command);
 }
 
 int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
@@ -130,9 +159,8 @@ int ctl_connect(struct ctl *c)
 			return ctl_usage_error(c, "socket path %s has %zu bytes; a UNIX socket path holds at most %zu",
 					       path, strlen(path), sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
 		cli_explain_connect(path, r, &hint);
-		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
-			hint.text);
-		return r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r);
+		return ctl_report(c, r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r), ctl_errno_name(r),
+				  "cannot reach rtplaced at %s: %s%s", path, strerror(-r), hint.text);
 	}
 	return 0;
 }
@@ -546,9 +574,11 @@ static const char *const ctl_owner_names[] = {
 };
 
 /*
- * Who holds the claim just made and how it ends, on stderr so that a
- * `$(...)` that captures the answer still shows it: the line a person
- * reads to know that the claim outlives the command, and until when.
+ * With --verbose, who holds the claim just made and how it ends, on
+ * stderr so that a `$(...)` that captures the answer still shows it: the
+ * line a person reads to know that the claim outlives the command, and
+ * until when. Without it success is quiet: the answer's claim line says
+ * the same in short.
  */
 static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans, pid_t pid, const char *comm,
 			   enum ctl_owner owner)
@@ -575,6 +605,52 @@ static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans
 		c->command, ans->claim_id, (int)pid, comm, who, lease, ans->claim_id);
 }
 
+/* The name of user uid, or "uid N" where it has none. */
+static void ctl_user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+/*
+ * The daemon refused the claim's owner, a process of another user: which
+ * process that was and the --owner choice that ties the claim to one of
+ * the caller's instead, or how to get one when none is above rtplacectl
+ * (a user switch such as runuser or setpriv right above it).
+ */
+static int ctl_owner_refused(struct ctl *c, pid_t pid, enum ctl_owner owner)
+{
+	char comm[RTPLACE_COMM_LEN], other[64], me[64], hint[512];
+	pid_t shell = ctl_owner_calling_shell(getppid());
+	uid_t uid;
+
+	if (ctl_owner_uid(pid, &uid) < 0)
+		return ctl_fail(c, "query refused", -EPERM);
+	ctl_owner_comm(pid, comm, sizeof(comm));
+	ctl_user_name(uid, other, sizeof(other));
+	ctl_user_name(geteuid(), me, sizeof(me));
+	if (owner != CTL_OWNER_SHELL && shell != pid && ctl_owner_may_own(shell))
+		snprintf(hint, sizeof(hint), "--owner shell (the default) ties it to process %d, which runs as %s",
+			 (int)shell, me);
+	else if (owner != CTL_OWNER_PARENT && getppid() != pid && ctl_owner_may_own(getppid()))
+		snprintf(hint, sizeof(hint), "--owner parent ties it to process %d, which runs as %s", (int)getppid(),
+			 me);
+	else
+		snprintf(hint, sizeof(hint),
+			 "no process above rtplacectl runs as %s (a user switch is right above it): run it from a "
+			 "shell of %s's (runuser -u %s -- sh -c '...'), or give --owner PID of a process of %s's "
+			 "that outlives the claim",
+			 me, me, me, me);
+	return ctl_report(c, EX_NOPERM, "EPERM",
+			  "query refused: the claim would live with process %d (%s), which runs as %s, not as %s "
+			  "who asks; %s",
+			  (int)pid, comm, other, me, hint);
+}
+
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -583,9 +659,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
 	 * its size: the word layouts are the same. */
 	struct rtplace_cpumask allowed, chosen;
-	bool have_prio = false, have_owner = false, strict = false, local = false;
+	bool have_prio = false, have_owner = false, strict = false, local = false, verbose = false;
 	enum ctl_owner owner = CTL_OWNER_SHELL;
-	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN];
+	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN] = "", lease_cut[64] = "";
 	long v;
 	int o, r, li = 0;
 
@@ -652,6 +728,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		case 'L':
 			local = true;
 			break;
+		case 'v':
+			verbose = true;
+			break;
 		}
 	}
 	if (r)
@@ -680,11 +759,18 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 					r);
 	}
 	r = rtplace_query(c->rp, &req, &ans);
+	if (r == -EPERM && req.owner_pid && !ctl_owner_may_own(req.owner_pid))
+		return ctl_owner_refused(c, req.owner_pid, owner);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
+	/* A lease shorter than asked is said once, beside the daemon's reason
+	 * (which names the cut itself when no level note took its place). */
+	if (ans.claim_id && req.lease_ms != RTPLACE_LEASE_DEFAULT && ans.lease_ms < req.lease_ms &&
+	    !strstr(ans.reason, "lease cut"))
+		snprintf(lease_cut, sizeof(lease_cut), "lease cut from %u to %u ms", req.lease_ms, ans.lease_ms);
 	if (ans.claim_id) {
 		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
-		if (!c->json)
+		if (verbose)
 			ctl_claim_note(c, &ans, req.owner_pid, comm, owner);
 	}
 	cpuset_zero(&chosen);
@@ -721,15 +807,17 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			printf("%s%d(%s)", i ? " " : "", ans.cpus[i], rtplace_level_name(ans.levels[i]));
 		printf("\nlevel   %s\n", rtplace_level_name(ans.level));
 		if (ans.claim_id && ans.lease_ms == RTPLACE_LEASE_INFINITE)
-			printf("claim   %" PRIu64 " (no lease; ends when process %d exits)\n", ans.claim_id,
-			       (int)req.owner_pid);
+			printf("claim   %" PRIu64 " (no lease; until process %d %s exits, or 'rtplacectl release %" PRIu64
+			       "')\n",
+			       ans.claim_id, (int)req.owner_pid, comm, ans.claim_id);
 		else if (ans.claim_id)
-			printf("claim   %" PRIu64 " (lease %u ms, or until process %d exits)\n", ans.claim_id,
-			       ans.lease_ms, (int)req.owner_pid);
+			printf("claim   %" PRIu64 " (lease %u ms, or until process %d %s exits, or 'rtplacectl release %" PRIu64
+			       "')\n",
+			       ans.claim_id, ans.lease_ms, (int)req.owner_pid, comm, ans.claim_id);
 		else
 			printf("claim   none\n");
-		if (ans.reason[0])
-			printf("reason  %s\n", ans.reason);
+		if (ans.reason[0] || lease_cut[0])
+			printf("reason  %s%s%s\n", ans.reason, ans.reason[0] && lease_cut[0] ? "; " : "", lease_cut);
 	}
 	/* An empty answer is an answer, but a script acting on it needs to know. */
 	if (ans.count == 0)
@@ -950,9 +1038,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 		goto out;
 	r = rtplace_subscribe(c->rp, &sub);
 	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "rtplacectl: watch: this rtplaced does not publish notification records (%s)\n",
-			strerror(-r));
-		r = EX_UNAVAILABLE;
+		r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "this rtplaced does not publish notification records");
 		goto out;
 	}
 	if (r < 0) {

@@ -503,6 +503,11 @@ EXTRA_DIST += tests/integration/test-man-rtplaced.sh
 TESTS += tests/integration/test-client-claim-owner.sh
 EXTRA_DIST += tests/integration/test-client-claim-owner.sh
 
+# A claim made through a user switch: the owner walk stops at it, the
+# refusal names the process and what works, a cut lease is said once.
+TESTS += tests/integration/test-client-owner-user.sh
+EXTRA_DIST += tests/integration/test-client-owner-user.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
