@@ -6,8 +6,9 @@
  * moves per second, collisions of managed threads counted from the
  * notification records it subscribes to) and the CPUs grouped by node and LLC with their level,
  * claim, thread and the share of the interval each class took. A frame
- * covers the interval since the previous reading, so the first comes one
- * delay after the start.
+ * covers the interval since the previous reading; the first comes after
+ * a short interval (CTL_TOP_FIRST_S), not a whole delay. When the daemon
+ * stops, top says so on a line of its own and exits 69, as watch does.
  *
  * Two layouts: a row per CPU, or, when the rows would not fit the terminal
  * (more than CTL_TOP_WIDE_MAX CPUs, or a terminal narrower than a row),
@@ -53,6 +54,8 @@
 #define CTL_TOP_CELL 16
 /* Longest line built, whatever the terminal's width. */
 #define CTL_TOP_LINE_MAX 1024
+/* Seconds of the first frame's interval at most, whatever the delay. */
+#define CTL_TOP_FIRST_S 0.25
 /* Notification records taken per read. */
 #define CTL_TOP_RECORDS 64
 /* Lines of a frame on a terminal that are not the CPUs: the two summary
@@ -77,6 +80,7 @@ struct top {
 	unsigned width, height;
 	size_t *order; /* CPU indices grouped by node, LLC, core */
 	int sigfd; /* SIGINT and SIGTERM, blocked */
+	bool framed; /* a frame was printed */
 	bool keys; /* stdin is a terminal in non-canonical mode, saved_tty its mode before */
 	struct termios saved_tty;
 	/* Paging, on a terminal only (clear): the page shown, the CPU lines
@@ -129,6 +133,22 @@ static long top_collisions(struct top *t)
 	return lost ? -1 : n;
 }
 
+/*
+ * A failed reading: on its own line (a terminal's frame ends in the page
+ * line, without a newline), and a daemon gone away said as `watch` says
+ * it, exit 69: the connection reset, or librtplace's one reconnect
+ * finding no socket or no listener. Returns the exit status.
+ */
+static int top_fail(struct top *t, const char *what, int r)
+{
+	if (t->clear && t->framed)
+		printf("\n");
+	fflush(stdout);
+	if (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN || r == -ENOENT || r == -ECONNREFUSED)
+		return ctl_report(t->c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the connection (it stopped?)");
+	return ctl_fail(t->c, what, r);
+}
+
 /* 0, or an exit status after saying what failed. */
 static int top_read(struct top *t, struct top_reading *ret)
 {
@@ -138,17 +158,17 @@ static int top_read(struct top *t, struct top_reading *ret)
 	*ret = (struct top_reading){ .at_ns = top_now_ns(), .collisions = top_collisions(t) };
 	r = rtplace_status(c->rp, &ret->st);
 	if (r < 0)
-		return ctl_fail(c, "cannot read the daemon's status", r);
+		return top_fail(t, "cannot read the daemon's status", r);
 	r = rtplace_cpus(c->rp, &ret->cpus, &ret->n);
 	if (r < 0)
-		return ctl_fail(c, "cannot read the CPU snapshot", r);
+		return top_fail(t, "cannot read the CPU snapshot", r);
 	r = rtplace_cpu_times(c->rp, &ret->times, &ret->ntimes);
 	if (r == -EOPNOTSUPP) {
 		ret->times = NULL;
 		return 0;
 	}
 	if (r < 0)
-		return ctl_fail(c, "cannot read the time by class", r);
+		return top_fail(t, "cannot read the time by class", r);
 	return 0;
 }
 
@@ -577,7 +597,9 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
 		double seconds;
 
-		if (top_wait(&t, t.delay) == TOP_WAKE_QUIT)
+		/* The first frame comes at once, as top(1)'s does, over a
+		 * short first interval rather than a whole delay. */
+		if (top_wait(&t, f == 0 && t.delay > CTL_TOP_FIRST_S ? CTL_TOP_FIRST_S : t.delay) == TOP_WAKE_QUIT)
 			break;
 		r = top_read(&t, &cur);
 		if (r)
@@ -591,6 +613,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 			top_json(&t, &prev, &cur, seconds);
 		else
 			top_text(&t, &prev, &cur, seconds);
+		t.framed = true;
 		if (fflush(stdout) != 0)
 			r = EX_IOERR;
 		top_reading_free(&prev);

@@ -488,7 +488,7 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 	}
 	if (r < 0) {
 		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) == 0)
-			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason.text, strerror(-r));
+			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s\n", reason.text);
 		else
 			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
 		return r;

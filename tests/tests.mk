@@ -508,6 +508,11 @@ EXTRA_DIST += tests/integration/test-client-claim-owner.sh
 TESTS += tests/integration/test-client-owner-user.sh
 EXTRA_DIST += tests/integration/test-client-owner-user.sh
 
+# rtplacectl top: its first frame at once, and a daemon that stops said
+# on a line of its own (exit 69).
+TESTS += tests/integration/test-client-top-stop.sh
+EXTRA_DIST += tests/integration/test-client-top-stop.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh

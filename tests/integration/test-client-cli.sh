@@ -97,24 +97,24 @@ grep -q "^released claim $claim (1 CPU)\$" "$TMP/out" || fail "release of one CP
 # Refusals, usage errors, help.
 # A node or CPU the machine lacks: the daemon's reason names those it has
 # (the 480-CPU topology has nodes 0-1, CPUs 0-479), in words, not wire
-# fields, and every client prints it as it came.
+# fields, and every client prints it as it came, without a strerror tail.
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
-grep -qx "rtplacectl: query: query refused: node 5 is not on this machine: nodes 0-1 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: node 5 is not on this machine: nodes 0-1" "$TMP/err" ||
 	fail "--node 5: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 478-481
-grep -qx "rtplacectl: query: query refused: CPUs 480-481 are not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: CPUs 480-481 are not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--cpu-list 478-481: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 900
-grep -qx "rtplacectl: query: query refused: CPU 900 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: CPU 900 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--cpu-list 900: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --near 480
-grep -qx "rtplacectl: query: query refused: near CPU 480 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: near CPU 480 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--near 480: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" move --tid $$ --cpu-list 0,1000
-grep -qx "rtplacectl: move: move refused: CPU 1000 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: move: move refused: CPU 1000 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "move --cpu-list 0,1000: $(cat "$TMP/err")"
 expect_status 65 "$RUN" --socket "$SOCK" --strict --prio 50 --node 5 -- true
-grep -qx "rtplace-run: rtplaced refused the query: node 5 is not on this machine: nodes 0-1 (Numerical result out of range)" \
+grep -qx "rtplace-run: rtplaced refused the query: node 5 is not on this machine: nodes 0-1" \
 	"$TMP/err" || fail "rtplace-run --node 5: $(cat "$TMP/err")"
 expect_status 64 "$CTL" --socket "$SOCK" query --count 2
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
