@@ -132,6 +132,10 @@ const char *ctl_errno_name(int r);
  * returns its exit status. */
 int ctl_fail(const struct ctl *c, const char *what, int r);
 
+/* The terminal's width: stdout's when it is one, else $COLUMNS, else 80.
+ * Tables fit 80 columns and grow with it. */
+unsigned ctl_columns(void);
+
 /* Sleeps for seconds (signals that return do not cut it short). */
 void ctl_sleep(double seconds);
 

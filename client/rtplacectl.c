@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/un.h>
 #include <sysexits.h>
@@ -385,6 +386,18 @@ int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace
 	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
 		ret[k] = (double)d[k] / (double)sum;
 	return 0;
+}
+
+unsigned ctl_columns(void)
+{
+	struct winsize ws;
+	long v;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	if (getenv("COLUMNS") && cli_parse_long(getenv("COLUMNS"), 20, 100000, &v) == 0)
+		return (unsigned)v;
+	return 80;
 }
 
 void ctl_sleep(double seconds)
@@ -935,21 +948,25 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 
 /* Records taken from the ring per read. */
 #define CTL_WATCH_BATCH 64
+/* The table's width with the date in TIME; 80 columns hold it without. */
+#define CTL_WATCH_WIDE_COLS 89
 
 /*
  * A record's CLOCK_MONOTONIC time as wall-clock time: local time in the
- * table ("2026-11-30T21:51:56.123456"), ISO 8601 with the UTC offset in
- * JSON. offset_ns is CLOCK_REALTIME - CLOCK_MONOTONIC, read per batch.
+ * table, the time of day ("21:51:56.123456") in 80 columns and with the
+ * date ("2026-11-30T21:51:56.123456") on a wider terminal, ISO 8601 with
+ * the UTC offset in JSON. offset_ns is CLOCK_REALTIME - CLOCK_MONOTONIC,
+ * read per batch.
  */
-static void ctl_watch_time(const struct rtplace_notification *n, int64_t offset_ns, bool zone, char *buf,
-			   size_t len)
+static void ctl_watch_time(const struct rtplace_notification *n, int64_t offset_ns, bool zone, bool date,
+			   char *buf, size_t len)
 {
 	int64_t wall = (int64_t)n->time_ns + offset_ns;
 	time_t sec = (time_t)(wall / 1000000000);
 	struct tm tm;
 	size_t k;
 
-	if (!localtime_r(&sec, &tm) || (k = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+	if (!localtime_r(&sec, &tm) || (k = strftime(buf, len, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm)) == 0) {
 		snprintf(buf, len, "?");
 		return;
 	}
@@ -968,24 +985,93 @@ static int64_t ctl_clock_offset_ns(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
-static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
+static bool ctl_watch_is_claim(unsigned type)
 {
-	char when[48], claim[24] = "-";
+	return type == RTPLACE_NOTIFY_CLAIM_CREATED || type == RTPLACE_NOTIFY_CLAIM_RELEASED ||
+	       type == RTPLACE_NOTIFY_CLAIM_EXPIRED || type == RTPLACE_NOTIFY_CLAIM_REVOKED;
+}
 
-	ctl_watch_time(n, offset_ns, c->json, when, sizeof(when));
+/*
+ * A record in the columns' own words. A claim record carries the claim's
+ * owner process (0: its connection), its first CPU in from_cpu and the
+ * priority it is held at, with no policy: the CPU is where the claim went
+ * (TO) when it was made and where it left (FROM) when it ended, and the
+ * scheduling column says the level it is held at ("rt50", as `claims`
+ * says it; "-" for priority 0, which an exclusive claim's record has) where
+ * a move's says policy and priority ("fifo/50"). -1 (not one CPU,
+ * unknown) is "-" in the table and stays -1 in JSON, as librtplace has it.
+ */
+struct ctl_watch_fields {
+	int tid;       /* 0: none */
+	int from, to;  /* -1: none */
+	char sched[16];
+	bool claim;
+};
+
+static void ctl_watch_fields(const struct rtplace_notification *n, struct ctl_watch_fields *ret)
+{
+	ret->claim = ctl_watch_is_claim(n->type);
+	ret->tid = (int)n->tid;
+	ret->from = n->from_cpu;
+	ret->to = n->to_cpu;
+	if (!ret->claim) {
+		if (n->policy == SCHED_FIFO || n->policy == SCHED_RR)
+			snprintf(ret->sched, sizeof(ret->sched), "%s/%d", ctl_policy_name(n->policy), n->prio);
+		else
+			snprintf(ret->sched, sizeof(ret->sched), "other");
+		return;
+	}
+	ret->from = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? -1 : n->from_cpu;
+	ret->to = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? n->from_cpu : -1;
+	if (n->prio >= RTPLACE_PRIO_MIN && n->prio <= RTPLACE_PRIO_MAX)
+		snprintf(ret->sched, sizeof(ret->sched), "%s",
+			 rtplace_level_name(RTPLACE_LEVEL_RT1 + (unsigned)n->prio - 1));
+	else
+		snprintf(ret->sched, sizeof(ret->sched), "-");
+}
+
+static void ctl_cell_int(char *buf, size_t len, int v, int none)
+{
+	if (v == none)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%d", v);
+}
+
+static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns,
+			    bool wide)
+{
+	char when[48], claim[24] = "-", tid[16], from[16], to[16];
+	struct ctl_watch_fields f;
+
+	ctl_watch_fields(n, &f);
+	ctl_watch_time(n, offset_ns, c->json, wide || c->json, when, sizeof(when));
 	if (c->json) {
 		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
-		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
-		       "\"policy\": \"%s\", \"prio\": %d, \"claim\": %" PRIu64 "}\n",
-		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
-		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio, n->claim_id);
+		       "\"type_id\": %u, \"tid\": ",
+		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type);
+		if (f.claim && f.tid == 0)
+			printf("null");
+		else
+			printf("%d", f.tid);
+		printf(", \"uid\": %u", (unsigned)n->uid);
+		printf(", \"from_cpu\": %d, \"to_cpu\": %d", f.from, f.to);
+		if (f.claim && n->prio > 0)
+			printf(", \"policy\": null, \"prio\": %d, \"level\": \"%s\"", n->prio, f.sched);
+		else if (f.claim)
+			printf(", \"policy\": null, \"prio\": 0, \"level\": null");
+		else
+			printf(", \"policy\": \"%s\", \"prio\": %d", ctl_policy_name(n->policy), n->prio);
+		printf(", \"claim\": %" PRIu64 "}\n", n->claim_id);
 		return;
 	}
 	if (n->claim_id)
 		snprintf(claim, sizeof(claim), "%" PRIu64, n->claim_id);
-	printf("%8" PRIu64 " %-26s %-14s %7d %6u %4d %4d %-6s %4d %6s\n", n->seq, when,
-	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
-	       ctl_policy_name(n->policy), n->prio, claim);
+	ctl_cell_int(tid, sizeof(tid), f.tid, f.claim ? 0 : INT_MIN);
+	ctl_cell_int(from, sizeof(from), f.from, -1);
+	ctl_cell_int(to, sizeof(to), f.to, -1);
+	printf("%6" PRIu64 " %-*s %-14s %7s %6u %4s %4s %-8s %6s\n", n->seq, wide ? 26 : 15, when,
+	       rtplace_notification_name(n->type), tid, (unsigned)n->uid, from, to, f.sched, claim);
 }
 
 static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
@@ -1012,6 +1098,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	int64_t offset_ns;
 	struct pollfd pfd[2];
 	sigset_t sigs;
+	/* The date fits beside the rest from CTL_WATCH_WIDE_COLS columns. */
+	const bool wide = ctl_columns() >= CTL_WATCH_WIDE_COLS;
 	long v;
 	int o, r, sfd = -1;
 
@@ -1047,8 +1135,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	}
 	/* The header says "subscribed": nothing published after it is missed. */
 	if (!c->json) {
-		printf("%8s %-26s %-14s %7s %6s %4s %4s %-6s %4s %6s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
-		       "TO", "POLICY", "PRIO", "CLAIM");
+		printf("%6s %-*s %-14s %7s %6s %4s %4s %-8s %6s\n", "SEQ", wide ? 26 : 15, "TIME", "TYPE", "TID", "UID",
+		       "FROM", "TO", "SCHED", "CLAIM");
 		fflush(stdout);
 	}
 	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };
@@ -1085,7 +1173,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 			ctl_watch_lost(c, lost);
 		offset_ns = ctl_clock_offset_ns();
 		for (size_t i = 0; i < n; i++)
-			ctl_watch_print(c, &recs[i], offset_ns);
+			ctl_watch_print(c, &recs[i], offset_ns, wide);
 		seen += n;
 		/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
 		if (fflush(stdout) != 0) {

@@ -143,13 +143,28 @@ expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
 held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$held"
 wait $W || fail "watch --count 4 exited $?: $(cat "$TMP/w.err")"
+# Each claim record in the columns' own words: the owner process as TID,
+# the CPU the claim went TO when made and left FROM when it ended, the
+# level it is held at as SCHED, never a policy with a priority or a -1.
 tail -n 4 "$TMP/w" | awk -v pid=$$ -v uid="$(id -u)" -v a="$leased" -v b="$held" '
-	NR == 1 && $3 == "claim-created" && $10 == a { n++ }
-	NR == 2 && $3 == "claim-expired" && $10 == a { n++ }
-	NR == 3 && $3 == "claim-created" && $10 == b { n++ }
-	NR == 4 && $3 == "claim-released" && $10 == b { n++ }
-	$4 == pid && $5 == uid && $9 == 5 { m++ }
+	NR == 1 && $3 == "claim-created" && $9 == a && $6 == "-" && $7 ~ /^[0-9]+$/ { n++ }
+	NR == 2 && $3 == "claim-expired" && $9 == a && $6 ~ /^[0-9]+$/ && $7 == "-" { n++ }
+	NR == 3 && $3 == "claim-created" && $9 == b && $6 == "-" && $7 ~ /^[0-9]+$/ { n++ }
+	NR == 4 && $3 == "claim-released" && $9 == b && $6 ~ /^[0-9]+$/ && $7 == "-" { n++ }
+	$4 == pid && $5 == uid && $8 == "rt5" && NF == 9 { m++ }
 	END { exit !(n == 4 && m == 4) }' || fail "watch printed (claims $leased, $held): $(cat "$TMP/w")"
+# 80 columns, the time of day only; a wider terminal gets the date too.
+awk 'length($0) > 80 { bad++ } END { exit bad > 0 }' "$TMP/w" || fail "watch is wider than 80 columns: $(cat "$TMP/w")"
+tail -n 1 "$TMP/w" | awk '$2 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ { ok = 1 } END { exit !ok }' ||
+	fail "watch's time in 80 columns: $(tail -n 1 "$TMP/w")"
+COLUMNS=100 "$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w" 2>"$TMP/w.err" &
+W=$!
+PIDS="$PIDS $W"
+wait_lines "$TMP/w" 1
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 100
+wait $W || fail "watch at 100 columns exited $?: $(cat "$TMP/w.err")"
+tail -n 1 "$TMP/w" | awk '$2 ~ /^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T/ && length($0) <= 100 { ok = 1 } END { exit !ok }' ||
+	fail "watch at 100 columns: $(cat "$TMP/w")"
 # The same records in JSON: move on claiming and releasing until the
 # watcher, which prints no header, has seen one made and released.
 "$CTL" --socket "$SOCK" --json watch >"$TMP/wj" 2>"$TMP/wj.err" &
@@ -161,7 +176,8 @@ made_and_released() {
 	python3 -c "
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\\n')]
-made = {r['claim'] for r in recs if r['type'] == 'claim-created' and r['type_id'] == 7}
+made = {r['claim'] for r in recs if r['type'] == 'claim-created' and r['type_id'] == 7
+        and r['from_cpu'] == -1 and r['to_cpu'] >= 0 and r['policy'] is None and r['level'] == 'rt5'}
 sys.exit(not any(r['type_id'] == 8 and r['claim'] in made for r in recs if r['type'] == 'claim-released'))
 " "$TMP/wj"
 }
