@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "cpuset.h"
 #include "ctl.h"
+#include "holders.h"
 #include "record.h"
 
 /* The JSON document of an error under --json, on stdout where a script
@@ -108,9 +109,12 @@ int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
 	case ':':
 		return ctl_usage_error(c, "%s needs a value", arg);
 	default:
-		if (optopt && optopt < 0x100)
-			return ctl_usage_error(c, "unknown option -%c", optopt);
-		return ctl_usage_error(c, "unknown option %s", arg);
+		if (optopt && optopt < 0x100) {
+			char letter[3] = { '-', (char)optopt, '\0' };
+
+			return ctl_usage_error(c, "unknown option %s%s", letter, cli_option_hint(letter));
+		}
+		return ctl_usage_error(c, "unknown option %s%s", arg, cli_option_hint(arg));
 	}
 }
 
@@ -554,23 +558,60 @@ out:
 
 /*
  * Fewer CPUs than asked: a warning (exit 0), or with --strict a failure
- * (exit 75, the claim given back), the same rule as rtplace-run's. A count
- * above what the daemon manages at all says how many that is.
+ * (exit 75, the claim given back), the same rule and words as
+ * rtplace-run's: who holds the CPUs left out, and a count above what the
+ * daemon manages at all says how many to ask for at most.
  */
 static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const struct rtplace_answer *ans, bool strict)
 {
+	char holders[HOLDERS_LEN] = "", most[96] = "";
+	struct rtplace_cpu *cpus = NULL;
 	struct rtplace_status st;
+	cpu_set_t others;
+	size_t n = 0;
 
-	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s", strict ? "error" : "warning", ans->count,
-		req->count, ans->reason);
+	/* The CPUs the query could have had and did not get. */
+	CPU_ZERO(&others);
+	if (rtplace_cpus(c->rp, &cpus, &n) == 0)
+		for (size_t i = 0; i < n && i < CPU_SETSIZE; i++)
+			if ((!req->allowed || CPU_ISSET(i, req->allowed)) && (req->node < 0 || cpus[i].node == req->node) &&
+			    !CPU_ISSET(i, &ans->set))
+				CPU_SET(i, &others);
+	rtplace_cpus_free(cpus);
+	if (!holders_format(c->rp, req->prio, false, &others, holders, sizeof(holders)))
+		snprintf(holders, sizeof(holders), "%s", ans->reason);
 	if (rtplace_status(c->rp, &st) == 0 && req->count > st.nonline)
-		fprintf(stderr, " (rtplaced manages %u CPU%s)", st.nonline, st.nonline == 1 ? "" : "s");
-	fprintf(stderr, "\n");
+		snprintf(most, sizeof(most), "; rtplaced manages %u CPU%s: ask for at most %u", st.nonline,
+			 st.nonline == 1 ? "" : "s", st.nonline);
+	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s%s\n", strict ? "error" : "warning", ans->count,
+		req->count, holders, most);
 	if (!strict)
 		return EX_OK;
 	if (ans->claim_id)
 		rtplace_release(c->rp, ans->claim_id, NULL);
 	return EX_TEMPFAIL;
+}
+
+/*
+ * A range the daemon refused (-ERANGE): a count above the machine's CPUs
+ * said as rtplace-run says a count above its affinity, with the most to
+ * ask for; any other range (a node, a CPU) in the daemon's words. Returns
+ * the exit status.
+ */
+static int ctl_range_refused(struct ctl *c, const struct rtplace_request *req)
+{
+	char reason[RTPLACE_REASON_LEN];
+	struct rtplace_status st;
+
+	/* Read before the status request replaces it. */
+	if (rtplace_last_reason(c->rp, reason, sizeof(reason)) < 0)
+		snprintf(reason, sizeof(reason), "%s", strerror(ERANGE));
+	if (req->count > 1 && rtplace_status(c->rp, &st) == 0 && req->count > st.ncpus)
+		return ctl_report(c, cli_exit_status(-ERANGE), "ERANGE",
+				  "query refused: --count %u: rtplaced's machine has %u CPU%s (%u online and managed); "
+				  "ask for at most %u",
+				  req->count, st.ncpus, st.ncpus == 1 ? "" : "s", st.nonline, st.ncpus);
+	return ctl_report(c, cli_exit_status(-ERANGE), "ERANGE", "query refused: %s", reason);
 }
 
 /* Whom a claim of query --claim lives with (--owner). */
@@ -774,6 +815,8 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r == -EPERM && req.owner_pid && !ctl_owner_may_own(req.owner_pid))
 		return ctl_owner_refused(c, req.owner_pid, owner);
+	if (r == -ERANGE)
+		return ctl_range_refused(c, &req);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
 	/* A lease shorter than asked is said once, beside the daemon's reason

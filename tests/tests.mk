@@ -513,6 +513,12 @@ EXTRA_DIST += tests/integration/test-client-owner-user.sh
 TESTS += tests/integration/test-client-top-stop.sh
 EXTRA_DIST += tests/integration/test-client-top-stop.sh
 
+# Errors said alike by rtplacectl and rtplace-run: no strerror tail after
+# a reason, the most CPUs to ask for, the holders of a partial answer,
+# chrt's -p pointed to --prio.
+TESTS += tests/integration/test-client-wording.sh
+EXTRA_DIST += tests/integration/test-client-wording.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
