@@ -378,8 +378,8 @@ static void top_compact(struct top *t, const struct top_reading *prev, const str
 	size_t used = 0;
 	unsigned in_line = 0;
 
-	top_line(t, "cells: CPU[i isolated, n nohz_full, b both] LEVEL [*claimed] most-used class (Idle Normal Rt Dl) "
-		 "and its %%");
+	/* Within 80 columns, as every line of a frame. */
+	top_line(t, "cells: CPU[i isolated,n nohz_full,b both] LEVEL[*claimed] top class I/N/R/D %%");
 	for (size_t k = 0; k < cur->n; k++) {
 		const struct rtplace_cpu *ci = &cur->cpus[t->order[k]];
 

@@ -442,7 +442,43 @@ fail:
 	return r == -EOPNOTSUPP ? EX_UNAVAILABLE : ctl_fail(c, "cannot read the time by class", r);
 }
 
-static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first)
+/* Columns of the whole table; narrower, cpus prints ctl_cpus_row_narrow()'s. */
+#define CTL_CPUS_WIDE_COLS 120
+
+/*
+ * A row in 80 columns: the first nine columns as the wide table has them
+ * (scripts read CPU and CLAIM-AT by position), COMM cut to 8, of the time
+ * by class RT% alone, SIRQ% without IRQ%, and FLAGS naming only what is
+ * not plain online: offline, hk (housekeeping), iso (isolated), nohz.
+ */
+static void ctl_cpus_row_narrow(const struct rtplace_cpu *ci, const double *shares)
+{
+	char flags[32] = "";
+
+	printf("%4d %4d %3d %4d %-7s %7d %-8.8s ", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
+	       (int)ci->pid, ci->comm[0] ? ci->comm : "-");
+	if (ci->claim_id)
+		printf("%6" PRIu64 " %-8s", ci->claim_id, rtplace_level_name(ci->claim_level));
+	else
+		printf("%6s %-8s", "-", "-");
+	if (shares)
+		printf(" %5.1f", shares[RTPLACE_CLASS_RT] * 100);
+	else
+		printf(" %5s", "-");
+	if (ci->flags & RTPLACE_CPU_F_IRQ)
+		printf(" %5.1f", (double)ci->softirq_share * 100 / RTPLACE_SHARE_ONE);
+	else
+		printf(" %5s", "-");
+	if (!(ci->flags & RTPLACE_CPU_F_ONLINE))
+		snprintf(flags, sizeof(flags), "offline");
+	snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags), "%s%s%s",
+		 ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",hk" : "", ci->flags & RTPLACE_CPU_F_ISOLATED ? ",iso" : "",
+		 ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? ",nohz" : "");
+	printf("%s%s\n", flags[0] ? " " : "", flags[0] == ',' ? flags + 1 : flags);
+}
+
+static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first,
+			 bool wide)
 {
 	if (c->json) {
 		printf("%s\n  {\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
@@ -464,6 +500,10 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 			else
 				printf(", \"%s\": null", rtplace_class_name((unsigned)k));
 		printf("}");
+		return;
+	}
+	if (!wide) {
+		ctl_cpus_row_narrow(ci, shares);
 		return;
 	}
 	printf("%4d %4d %4d %5d %-8s %7d %-16s ", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
@@ -495,6 +535,7 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	size_t n = 0, ntimes = 0;
 	double interval = 0;
 	bool svg = false;
+	const bool wide = ctl_columns() >= CTL_CPUS_WIDE_COLS;
 	int o, r;
 
 	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
@@ -535,16 +576,19 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 		printf("{\"interval_s\": %.3f, \"cpus\": [", interval);
 	else if (c->json)
 		printf("{\"interval_s\": null, \"cpus\": [");
-	else
+	else if (wide)
 		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %6s %6s %6s %6s %6s %6s %s\n", "CPU", "NODE", "LLC",
 		       "CORE", "LEVEL", "PID", "COMM", "CLAIM", "CLAIM-AT", "IDLE%", "NORM%", "RT%", "DL%", "IRQ%",
 		       "SIRQ%", "FLAGS");
+	else
+		printf("%4s %4s %3s %4s %-7s %7s %-8s %6s %-8s %5s %5s %s\n", "CPU", "NODE", "LLC", "CORE", "LEVEL",
+		       "PID", "COMM", "CLAIM", "CLAIM-AT", "RT%", "SIRQ%", "FLAGS");
 	for (size_t i = 0; i < n; i++) {
 		double shares[RTPLACE_CLASS_COUNT];
 		bool have = times && i < ntimes &&
 			    ctl_class_shares(before ? &before[i] : NULL, &times[i], shares) == 0;
 
-		ctl_cpus_row(c, &cpus[i], have ? shares : NULL, i == 0);
+		ctl_cpus_row(c, &cpus[i], have ? shares : NULL, i == 0, wide);
 	}
 	if (c->json)
 		printf("\n]}\n");
@@ -1272,9 +1316,13 @@ static void ctl_claims_json(const struct rtplace_claim *cl, bool first)
 		printf("null}");
 }
 
-static void ctl_claims_row(const struct rtplace_claim *cl)
+/* Columns of the whole table; narrower, the lease left gets a column of
+ * its own in seconds instead of a parenthesis in ENDS. */
+#define CTL_CLAIMS_WIDE_COLS 100
+
+static void ctl_claims_row(const struct rtplace_claim *cl, bool wide)
 {
-	char list[CPUSET_LIST_MAX], uid[24] = "other", pid[24] = "-", ends[64];
+	char list[CPUSET_LIST_MAX], uid[24] = "other", pid[24] = "-", ends[64], lease[24] = "-";
 
 	cli_format_cpus(&cl->cpus, list, sizeof(list));
 	if (cl->flags & RTPLACE_CLAIM_F_UID)
@@ -1282,6 +1330,14 @@ static void ctl_claims_row(const struct rtplace_claim *cl)
 	if (cl->flags & RTPLACE_CLAIM_F_PID)
 		snprintf(pid, sizeof(pid), "%d", (int)cl->owner_pid);
 	snprintf(ends, sizeof(ends), "%s", ctl_claim_end(cl));
+	if (!wide) {
+		if (cl->flags & RTPLACE_CLAIM_F_LEASE)
+			snprintf(lease, sizeof(lease), "%.1f", cl->lease_left_ms / 1000.0);
+		printf("%6" PRIu64 " %-9s %-10s %7s %-12.12s %6s %-10s %s\n", cl->id,
+		       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level), list, pid,
+		       cl->flags & RTPLACE_CLAIM_F_PID && cl->owner_comm[0] ? cl->owner_comm : "-", uid, ends, lease);
+		return;
+	}
 	if (cl->flags & RTPLACE_CLAIM_F_LEASE)
 		snprintf(ends + strlen(ends), sizeof(ends) - strlen(ends), ",lease(%u ms left)", cl->lease_left_ms);
 	printf("%6" PRIu64 " %-9s %-12s %7s %-16s %6s %s\n", cl->id,
@@ -1294,6 +1350,7 @@ static void ctl_claims_row(const struct rtplace_claim *cl)
 static int ctl_claims(struct ctl *c, int argc, char **argv)
 {
 	struct rtplace_claim *claims = NULL;
+	const bool wide = ctl_columns() >= CTL_CLAIMS_WIDE_COLS;
 	size_t n = 0;
 	int r;
 
@@ -1308,13 +1365,16 @@ static int ctl_claims(struct ctl *c, int argc, char **argv)
 		return ctl_fail(c, "cannot read the claims", r);
 	if (c->json)
 		printf("{\"claims\": [");
-	else
+	else if (wide)
 		printf("%6s %-9s %-12s %7s %-16s %6s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS");
+	else
+		printf("%6s %-9s %-10s %7s %-12s %6s %-10s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS",
+		       "LEASE-S");
 	for (size_t i = 0; i < n; i++) {
 		if (c->json)
 			ctl_claims_json(&claims[i], i == 0);
 		else
-			ctl_claims_row(&claims[i]);
+			ctl_claims_row(&claims[i], wide);
 	}
 	if (c->json)
 		printf("%s]}\n", n ? "\n" : "");

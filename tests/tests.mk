@@ -519,6 +519,10 @@ EXTRA_DIST += tests/integration/test-client-top-stop.sh
 TESTS += tests/integration/test-client-wording.sh
 EXTRA_DIST += tests/integration/test-client-wording.sh
 
+# rtplacectl's tables in 80 columns by default, wider with the terminal.
+TESTS += tests/integration/test-client-columns.sh
+EXTRA_DIST += tests/integration/test-client-columns.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
