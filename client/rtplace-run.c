@@ -280,9 +280,43 @@ static void run_describe_ask(const struct run_opts *o, const char *what, char *b
 		snprintf(buf, len, "no free CPU for a pinned%s %s", run_is_normal(o) ? " (normal-level)" : "", what);
 }
 
+/*
+ * Appends, when the daemon simulates another machine (--topology), that
+ * its CPUs are not this one's: a claim among this process's CPUs asks for
+ * ids of the simulated machine, and with --node for that machine's node,
+ * which may hold none of them. Nothing from a live daemon.
+ */
+static void run_append_simulated(struct rtplace *rp, const struct run_opts *o, char *buf, size_t len)
+{
+	struct rtplace_cpu *cpus = NULL;
+	struct rtplace_tracking tr;
+	struct rtplace_status st;
+	char list[CPUSET_LIST_MAX];
+	cpu_set_t node;
+	size_t n = 0, used = strlen(buf);
+
+	if (rtplace_tracking(rp, &tr) < 0 || tr.mode != RTPLACE_TRACKING_SIMULATED || rtplace_status(rp, &st) < 0)
+		return;
+	snprintf(buf + used, len - used, "; rtplaced simulates another machine (--topology, %u CPUs on %u node%s)",
+		 st.ncpus, st.nnodes, st.nnodes == 1 ? "" : "s");
+	if (o->node < 0 || rtplace_cpus(rp, &cpus, &n) < 0)
+		return;
+	CPU_ZERO(&node);
+	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++)
+		if (cpus[i].node == o->node)
+			CPU_SET(i, &node);
+	rtplace_cpus_free(cpus);
+	cli_format_cpus(&node, list, sizeof(list));
+	used = strlen(buf);
+	/* A list too long for the line is cut: the words before it say it all. */
+	if (snprintf(buf + used, len - used, ", whose node %d is CPUs %s there, not CPUs of this machine", o->node, list) >=
+	    (int)(len - used))
+		buf[len - 1] = '\0';
+}
+
 /* The refusal of a claim that got no CPU: what was asked, among which
  * CPUs, and who holds them; the daemon's own reason when the snapshot
- * names no holder. */
+ * names no holder, with what a simulating daemon means for it. */
 static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
 			    const char *reason)
 {
@@ -290,8 +324,10 @@ static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const 
 
 	run_describe_ask(o, "claim", ask, sizeof(ask));
 	cli_format_cpus(allowed, list, sizeof(list));
-	if (!holders_format(rp, o->run_prio, run_is_normal(o), allowed, holders, sizeof(holders)))
+	if (!holders_format(rp, o->run_prio, run_is_normal(o), allowed, holders, sizeof(holders))) {
 		snprintf(holders, sizeof(holders), "%s", reason);
+		run_append_simulated(rp, o, holders, sizeof(holders));
+	}
 	fprintf(stderr, "rtplace-run: %s %s %s: %s\n", ask, CPU_COUNT(allowed) == 1 ? "on CPU" : "among CPUs",
 		list, holders);
 }

@@ -4,8 +4,9 @@
 # rtplace-run (simulated daemon on a 16-CPU machine): a refusal carries
 # the daemon's reason without a strerror tail, a count above the machine
 # says how many to ask for at most, a partial answer of query names who
-# holds the CPUs it left out as rtplace-run's does, and chrt's -p and a
-# guessed --priority are pointed to --prio.
+# holds the CPUs it left out as rtplace-run's does, chrt's -p and a
+# guessed --priority are pointed to --prio, and rtplace-run's refusal by
+# a daemon that simulates another machine (480 CPUs) says so.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
 TOPO16=$top_builddir/tests/topology-1s-8c-16t.xml
@@ -50,4 +51,14 @@ for args in "-p 5" "--priority 5" "--priority=5"; do
 	grep -q "unknown option ${args%% *}; the RT priority is --prio P" "$TMP/err" ||
 		fail "rtplace-run $args: $(cat "$TMP/err")"
 done
+
+# rtplace-run claims among this machine's CPUs: the simulated machine's
+# node 1 (CPUs 120-239 and 360-479) holds none of them.
+stop_daemon
+start_daemon
+if [ "$(getconf _NPROCESSORS_CONF)" -le 120 ]; then
+	expect_status 75 "$RUN" --socket "$SOCK" --node 1 -- true
+	grep -q "; rtplaced simulates another machine (--topology, 480 CPUs on 2 nodes), whose node 1 is CPUs 120-239,360-479 there, not CPUs of this machine\$" \
+		"$TMP/err" || fail "rtplace-run --node 1 against a simulation: $(cat "$TMP/err")"
+fi
 exit 0
