@@ -241,7 +241,7 @@ static double top_rate(uint64_t before, uint64_t after, double seconds)
 static void top_json(struct top *t, const struct top_reading *prev, const struct top_reading *cur,
 		     double seconds)
 {
-	printf("{\"interval_s\": %.3f, \"claims\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
+	printf("{\"interval_s\": %.3f, \"claims_active\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
 	       seconds, cur->st.claims_active, top_rate(prev->st.queries, cur->st.queries, seconds),
 	       top_rate(prev->st.moves, cur->st.moves, seconds));
 	if (cur->collisions >= 0)
@@ -255,25 +255,8 @@ static void top_json(struct top *t, const struct top_reading *prev, const struct
 		double sh[RTPLACE_CLASS_COUNT];
 		bool have = top_shares(prev, cur, i, sh);
 
-		printf("%s{\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"level\": \"%s\", "
-		       "\"online\": %s, \"claim\": %" PRIu64 ", \"claim_level\": ",
-		       k ? ", " : "", ci->cpu, ci->package, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
-		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false", ci->claim_id);
-		if (ci->claim_id)
-			printf("\"%s\"", rtplace_level_name(ci->claim_level));
-		else
-			printf("null");
-		printf(", \"isolated\": %s, \"nohz_full\": %s", ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
-		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
-		ctl_json_string(ci->comm);
-		ctl_json_irq(ci);
-		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
-			if (have)
-				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)c), sh[c]);
-			else
-				printf(", \"%s\": null", rtplace_class_name((unsigned)c));
-		printf("}");
+		printf("%s", k ? ", " : "");
+		ctl_json_cpu(ci, have ? sh : NULL);
 	}
 	printf("]}\n");
 }

@@ -142,6 +142,14 @@ void ctl_sleep(double seconds);
 /* A JSON string to stdout: quotes, backslashes and control characters escaped. */
 void ctl_json_string(const char *s);
 
+/* A CPU as JSON, the one object of `cpus` and `top` (rtplacectl(1),
+ * JSON OUTPUT); shares NULL when unknown. */
+void ctl_json_cpu(const struct rtplace_cpu *ci, const double *shares);
+
+/* A claim as JSON, the one object of `claims` and `query` (rtplacectl(1),
+ * JSON OUTPUT). */
+void ctl_json_claim(const struct rtplace_claim *cl);
+
 /* A CPU's "irq" and "softirq" JSON members (null where the daemon does
  * not measure them), each after ", ". */
 void ctl_json_irq(const struct rtplace_cpu *ci);

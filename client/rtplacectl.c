@@ -184,6 +184,29 @@ void ctl_json_irq(const struct rtplace_cpu *ci)
 		printf(", \"irq\": null, \"softirq\": null");
 }
 
+void ctl_json_cpu(const struct rtplace_cpu *ci, const double *shares)
+{
+	printf("{\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
+	       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"isolated\": %s, "
+	       "\"nohz_full\": %s, \"pid\": %d, \"rt_queued\": %u, \"comm\": ",
+	       ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
+	       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false", ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false",
+	       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false", ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false",
+	       (int)ci->pid, ci->rt_queued);
+	ctl_json_string(ci->comm);
+	ctl_json_irq(ci);
+	if (ci->claim_id)
+		printf(", \"claim\": %" PRIu64 ", \"claim_level\": \"%s\"", ci->claim_id, rtplace_level_name(ci->claim_level));
+	else
+		printf(", \"claim\": null, \"claim_level\": null");
+	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
+		if (shares)
+			printf(", \"%s\": %.4f", rtplace_class_name((unsigned)k), shares[k]);
+		else
+			printf(", \"%s\": null", rtplace_class_name((unsigned)k));
+	printf("}");
+}
+
 void ctl_json_string(const char *s)
 {
 	putchar('"');
@@ -481,25 +504,8 @@ static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, cons
 			 bool wide)
 {
 	if (c->json) {
-		printf("%s\n  {\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
-		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"isolated\": %s, "
-		       "\"nohz_full\": %s, \"pid\": %d, \"rt_queued\": %u, \"comm\": ",
-		       first ? "" : ",", ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
-		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
-		ctl_json_string(ci->comm);
-		ctl_json_irq(ci);
-		printf(", \"claim\": %" PRIu64, ci->claim_id);
-		if (ci->claim_id)
-			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
-		for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
-			if (shares)
-				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)k), shares[k]);
-			else
-				printf(", \"%s\": null", rtplace_class_name((unsigned)k));
-		printf("}");
+		printf("%s\n  ", first ? "" : ",");
+		ctl_json_cpu(ci, shares);
 		return;
 	}
 	if (!wide) {
@@ -749,6 +755,40 @@ static int ctl_owner_refused(struct ctl *c, pid_t pid, enum ctl_owner owner)
 			  (int)pid, comm, other, me, hint);
 }
 
+/*
+ * The claim just made as `claims --json` shows it, read back from the
+ * daemon so that a claim is one object in every command; from a daemon
+ * older than the list of claims, the same fields from the answer. null
+ * without a claim.
+ */
+static void ctl_query_claim_json(struct ctl *c, const struct rtplace_answer *ans, pid_t owner, const char *comm)
+{
+	struct rtplace_claim cl;
+
+	if (!ans->claim_id) {
+		printf("null");
+		return;
+	}
+	if (rtplace_claim(c->rp, ans->claim_id, &cl) == 0) {
+		ctl_json_claim(&cl);
+		return;
+	}
+	cl = (struct rtplace_claim){
+		.id = ans->claim_id,
+		.level = ans->level,
+		.flags = RTPLACE_CLAIM_F_UID | (owner ? RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_PID
+						     : RTPLACE_CLAIM_F_CONNECTION) |
+			 (ans->lease_ms != RTPLACE_LEASE_INFINITE ? RTPLACE_CLAIM_F_LEASE : 0),
+		.ncpus = ans->count,
+		.owner_uid = geteuid(),
+		.owner_pid = owner,
+		.lease_left_ms = ans->lease_ms,
+	};
+	snprintf(cl.owner_comm, sizeof(cl.owner_comm), "%s", comm);
+	cl.cpus = ans->set;
+	ctl_json_claim(&cl);
+}
+
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -883,18 +923,18 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		for (unsigned i = 0; i < ans.count; i++)
 			printf("%s{\"cpu\": %d, \"level\": \"%s\"}", i ? ", " : "", ans.cpus[i],
 			       rtplace_level_name(ans.levels[i]));
-		printf("], \"cpu_list\": \"%s\", \"level\": \"%s\", \"claim\": %" PRIu64, list,
-		       rtplace_level_name(ans.level), ans.claim_id);
-		if (ans.claim_id) {
-			if (ans.lease_ms == RTPLACE_LEASE_INFINITE)
-				printf(", \"lease_ms\": null, \"owner_pid\": %d", (int)req.owner_pid);
-			else
-				printf(", \"lease_ms\": %u, \"owner_pid\": %d", ans.lease_ms, (int)req.owner_pid);
-			printf(", \"owner_comm\": ");
-			ctl_json_string(comm);
-			printf(", \"owner\": \"%s\", \"ends\": [\"owner-exit\", %s\"release\"]", ctl_owner_names[owner],
-			       ans.lease_ms == RTPLACE_LEASE_INFINITE ? "" : "\"lease\", ");
-		}
+		printf("], \"cpu_list\": \"%s\", \"level\": ", list);
+		if (ans.count)
+			printf("\"%s\"", rtplace_level_name(ans.level));
+		else
+			printf("null");
+		printf(", \"claim\": ");
+		ctl_query_claim_json(c, &ans, req.owner_pid, comm);
+		printf(", \"owner\": ");
+		if (ans.claim_id)
+			printf("\"%s\"", ctl_owner_names[owner]);
+		else
+			printf("null");
 		printf(", \"reason\": ");
 		ctl_json_string(ans.reason);
 		printf("}\n");
@@ -950,7 +990,7 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	if (r < 0)
 		return ctl_fail(c, "cannot release the claim", r);
 	if (c->json)
-		printf("{\"claim\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
+		printf("{\"id\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
 	else
 		printf("released claim %" PRIu64 " (%u CPU%s)\n", id, ncpus, ncpus == 1 ? "" : "s");
 	return EX_OK;
@@ -1019,8 +1059,8 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
 	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)
-		printf("{\"tid\": %d, \"all\": %s, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", "
-		       "\"prev_policy\": \"%s\", \"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
+		printf("{\"tid\": %d, \"all\": %s, \"policy\": \"%s\", \"prio\": %d, \"cpu_list\": \"%s\", "
+		       "\"prev_policy\": \"%s\", \"prev_prio\": %d, \"prev_cpu_list\": \"%s\"}\n",
 		       (int)res.tid, all ? "true" : "false", ctl_policy_name(res.policy), res.prio, cpus,
 		       ctl_policy_name(res.prev_policy), res.prev_prio, prev);
 	else if (all)
@@ -1148,8 +1188,11 @@ static void ctl_watch_print(const struct ctl *c, const struct rtplace_notificati
 		else if (f.claim)
 			printf(", \"policy\": null, \"prio\": 0, \"level\": null");
 		else
-			printf(", \"policy\": \"%s\", \"prio\": %d", ctl_policy_name(n->policy), n->prio);
-		printf(", \"claim\": %" PRIu64 "}\n", n->claim_id);
+			printf(", \"policy\": \"%s\", \"prio\": %d, \"level\": null", ctl_policy_name(n->policy), n->prio);
+		if (n->claim_id)
+			printf(", \"claim\": %" PRIu64 "}\n", n->claim_id);
+		else
+			printf(", \"claim\": null}\n");
 		return;
 	}
 	if (n->claim_id)
@@ -1285,15 +1328,15 @@ static const char *ctl_claim_end(const struct rtplace_claim *cl)
 	return cl->flags & RTPLACE_CLAIM_F_OWNER_EXIT ? "owner-exit" : "connection";
 }
 
-static void ctl_claims_json(const struct rtplace_claim *cl, bool first)
+void ctl_json_claim(const struct rtplace_claim *cl)
 {
 	char list[CPUSET_LIST_MAX];
 	const bool pid = cl->flags & RTPLACE_CLAIM_F_PID;
 
 	cli_format_cpus(&cl->cpus, list, sizeof(list));
-	printf("%s\n  {\"claim\": %" PRIu64 ", \"level\": ", first ? "" : ",", cl->id);
+	printf("{\"id\": %" PRIu64 ", \"level\": ", cl->id);
 	ctl_json_string(rtplace_level_name(cl->level));
-	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpus\": ",
+	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpu_list\": ",
 	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "true" : "false", cl->ncpus);
 	ctl_json_string(list);
 	printf(", \"other_user\": %s, \"owner_uid\": ", cl->flags & RTPLACE_CLAIM_F_OTHER_USER ? "true" : "false");
@@ -1371,9 +1414,10 @@ static int ctl_claims(struct ctl *c, int argc, char **argv)
 		printf("%6s %-9s %-10s %7s %-12s %6s %-10s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS",
 		       "LEASE-S");
 	for (size_t i = 0; i < n; i++) {
-		if (c->json)
-			ctl_claims_json(&claims[i], i == 0);
-		else
+		if (c->json) {
+			printf("%s\n  ", i ? "," : "");
+			ctl_json_claim(&claims[i]);
+		} else
 			ctl_claims_row(&claims[i], wide);
 	}
 	if (c->json)

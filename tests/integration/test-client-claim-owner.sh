@@ -26,7 +26,7 @@ print(','.join(map(str, cpus)))
 got=$("$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'], d['owner_comm'] != '', ','.join(d['ends']))
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'], d['claim']['owner_comm'] != '', ','.join(d['claim']['ends']))
 ") || fail "query --claim in \$(...) failed"
 set -- $got
 claim=$1
@@ -44,7 +44,7 @@ wait_claims 2
 gone=$("$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ")
 set -- $gone
 [ "$2" != $$ ] || fail "--owner parent in \$(...) held by this shell: $gone"
@@ -77,7 +77,7 @@ expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner
 python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['owner_pid'] == int(sys.argv[2]) and d['owner'] == 'pid' and d['owner_comm'] == 'sleep', d
+assert d['claim']['owner_pid'] == int(sys.argv[2]) and d['owner'] == 'pid' and d['claim']['owner_comm'] == 'sleep', d
 " "$TMP/out" $SLEEPER || fail "--owner PID: $(cat "$TMP/out")"
 grep -q "is held by process $SLEEPER (sleep), as --owner named" "$TMP/err" && fail "a note in JSON mode: $(cat "$TMP/err")"
 wait_claims 5
@@ -100,7 +100,7 @@ wait_claims 4
 wrapped=$(timeout 20 nice -n 0 env "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ") || fail "query --claim through timeout, nice and env failed"
 set -- $wrapped
 [ "$2" = $$ ] || fail "the claim made through wrappers is held by $2, not this shell ($$): $wrapped"
@@ -118,7 +118,7 @@ wait_claims 6
 wrapped=$(timeout 20 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ")
 set -- $wrapped
 [ "$2" != $$ ] || fail "--owner parent through timeout held by this shell: $wrapped"

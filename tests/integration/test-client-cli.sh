@@ -45,7 +45,7 @@ json_ok query
 python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert d['count'] == 4 and d['claim'] == 0
+assert d['count'] == 4 and d['claim'] is None
 assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
 " || fail "query JSON content: $(cat "$TMP/out")"
 # The same query answered in this process from the daemon's map.
@@ -54,7 +54,7 @@ json_ok "query --local"
 python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert d['count'] == 4 and d['claim'] == 0
+assert d['count'] == 4 and d['claim'] is None
 assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
 " || fail "query --local JSON content: $(cat "$TMP/out")"
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 50 --local --claim 0
@@ -64,7 +64,7 @@ grep -q -- '--local answers without claiming' "$TMP/err" || fail "query --local 
 # in the snapshot until released.
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 60 --count 2 --claim 0 --owner $$
 json_ok claim
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 cpu=$(python3 -c "import json; print(json.load(open('$TMP/out'))['cpus'][0]['cpu'])")
 [ "$claim" -gt 0 ] || fail "no claim id"
 "$CTL" --socket "$SOCK" --json cpus | python3 -c "
@@ -82,7 +82,7 @@ wait_claims 0
 
 # An empty answer: every allowed CPU claimed exclusively.
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpu-list 7-8 --claim 0 --owner $$ --exclusive
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpu-list 7-8
 grep -q '^no CPU: ' "$TMP/out" || fail "empty answer: $(cat "$TMP/out")"
 expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpu-list 7-8
@@ -90,7 +90,7 @@ json_ok empty
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 1 --claim 0 --owner $$
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (1 CPU)\$" "$TMP/out" || fail "release of one CPU: $(cat "$TMP/out")"
 
@@ -137,10 +137,10 @@ W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w" 1
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 100
-leased=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+leased=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 wait_lines "$TMP/w" 3
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
-held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$held"
 wait $W || fail "watch --count 4 exited $?: $(cat "$TMP/w.err")"
 # Each claim record in the columns' own words: the owner process as TID,
@@ -185,7 +185,7 @@ until made_and_released; do
 	i=$((i + 1))
 	[ $i -lt 200 ] || fail "json watch saw no claim released: $(cat "$TMP/wj.err")"
 	expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
-	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
 	sleep 0.05
 done

@@ -43,7 +43,7 @@ d = json.load(open('$TMP/out'))
 got = sorted(c['cpu'] for c in d['cpus'])
 assert got == [$low, 100, 101, 102, 103], got
 " || fail "the RT claim is not on the isolated CPUs: $(cat "$TMP/out")"
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 
 expect_status 0 "$CTL" --socket "$SOCK" status

@@ -38,7 +38,7 @@ expect_status 0 $NOBODY timeout 20 "$SCTL" --socket "$SOCK" --json query --prio 
 python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['claim'] > 0 and d['owner_pid'] != int(sys.argv[2]), d
+assert d['claim']['id'] > 0 and d['claim']['owner_pid'] != int(sys.argv[2]), d
 " "$TMP/out" $$ || fail "the walk climbed past the user switch: $(cat "$TMP/out")"
 
 # From nobody's own shell: the claim is held at normal and its lease cut;

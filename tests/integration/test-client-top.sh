@@ -47,7 +47,7 @@ import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
     assert 0.05 < d["interval_s"] < 5, d["interval_s"]
-    assert d["claims"] == 1 and d["tracking"] is False
+    assert d["claims_active"] == 1 and d["tracking"] is False
     # counted from the notification records top subscribed to
     assert d["collisions"] == 0, d["collisions"]
     cpus = d["cpus"]

@@ -36,8 +36,8 @@ expect_status 0 "$CTL" --socket "$SOCK" --json move --tid $SLEEPER --cpu-list 0
 python3 -c "
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m == {'tid': int(sys.argv[2]), 'all': False, 'policy': 'other', 'prio': 0, 'cpus': '0',
-             'prev_policy': 'other', 'prev_prio': 0, 'prev_cpus': '1'}, m
+assert m == {'tid': int(sys.argv[2]), 'all': False, 'policy': 'other', 'prio': 0, 'cpu_list': '0',
+             'prev_policy': 'other', 'prev_prio': 0, 'prev_cpu_list': '1'}, m
 " "$TMP/out" $SLEEPER || fail "move JSON: $(cat "$TMP/out")"
 expect_status 65 "$CTL" --socket "$SOCK" move --tid 999999 --cpu-list 0
 grep -q "does not exist" "$TMP/err" || fail "vanished thread: $(cat "$TMP/err")"
@@ -88,7 +88,7 @@ python3 -c "
 import datetime, json, sys
 r = json.loads(open(sys.argv[1]).readline())
 assert r['type'] == 'moved' and r['type_id'] == 1 and r['tid'] == int(sys.argv[2]), r
-assert r['uid'] == 0 and r['policy'] == 'other' and r['prio'] == 0 and r['claim'] == 0, r
+assert r['uid'] == 0 and r['policy'] == 'other' and r['prio'] == 0 and r['claim'] is None and r['level'] is None, r
 assert {r['from_cpu'], r['to_cpu']} == {0, 1} and r['seq'] > 0 and r['time_ns'] > 0, r
 t = datetime.datetime.fromisoformat(r['time'])
 assert t.tzinfo is not None, r
