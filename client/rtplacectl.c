@@ -57,7 +57,11 @@ int ctl_report(const struct ctl *c, int status, const char *errname, const char 
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rtplacectl: %s: %s\n", c->command, message);
+	/* Before a command, the program's name alone leads the line. */
+	if (strcmp(c->command, "rtplacectl") == 0)
+		fprintf(stderr, "rtplacectl: %s\n", message);
+	else
+		fprintf(stderr, "rtplacectl: %s: %s\n", c->command, message);
 	if (c->json)
 		ctl_json_error(c, status, errname, message);
 	return status;
@@ -460,9 +464,10 @@ static int ctl_cpus_times(struct ctl *c, double interval, struct rtplace_cpu_tim
 		return 0;
 fail:
 	if (r == -EOPNOTSUPP)
-		fprintf(stderr, "rtplacectl: %s: this rtplaced keeps no time by class (it needs the BPF tracker and a "
-				"daemon of this version)\n", c->command);
-	return r == -EOPNOTSUPP ? EX_UNAVAILABLE : ctl_fail(c, "cannot read the time by class", r);
+		return ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r),
+				  "this rtplaced keeps no time by class (it needs the BPF tracker and a daemon of this "
+				  "version)");
+	return ctl_fail(c, "cannot read the time by class", r);
 }
 
 /* Columns of the whole table; narrower, cpus prints ctl_cpus_row_narrow()'s. */
@@ -1291,8 +1296,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 				     &n, &lost);
 		if (r == -ECONNRESET) {
 			fflush(stdout);
-			fprintf(stderr, "rtplacectl: watch: rtplaced closed the subscription (it stopped?)\n");
-			r = EX_UNAVAILABLE;
+			r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the subscription (it stopped?)");
 			break;
 		}
 		if (r < 0) {
@@ -1481,25 +1485,19 @@ int main(int argc, char **argv)
 			ctl_common_option(&c, o, argc, argv);
 			break;
 		case ':':
-			fprintf(stderr, "rtplacectl: %s needs a value; see 'rtplacectl --help'\n", argv[optind - 1]);
-			return EX_USAGE;
+			return ctl_report(&c, EX_USAGE, "", "%s needs a value; see 'rtplacectl --help'", argv[optind - 1]);
 		default:
 			if (optopt && optopt < 0x100)
-				fprintf(stderr, "rtplacectl: unknown option -%c; see 'rtplacectl --help'\n", optopt);
-			else
-				fprintf(stderr, "rtplacectl: unknown option %s; see 'rtplacectl --help'\n",
-					argv[optind - 1]);
-			return EX_USAGE;
+				return ctl_report(&c, EX_USAGE, "", "unknown option -%c; see 'rtplacectl --help'", optopt);
+			return ctl_report(&c, EX_USAGE, "", "unknown option %s; see 'rtplacectl --help'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "rtplacectl: no command given; see 'rtplacectl --help'\n");
-		return EX_USAGE;
+		return ctl_report(&c, EX_USAGE, "", "no command given; see 'rtplacectl --help'");
 	}
 	cmd = ctl_command_find(argv[optind]);
 	if (!cmd) {
-		fprintf(stderr, "rtplacectl: unknown command %s; see 'rtplacectl --help'\n", argv[optind]);
-		return EX_USAGE;
+		return ctl_report(&c, EX_USAGE, "", "unknown command %s; see 'rtplacectl --help'", argv[optind]);
 	}
 	c.command = cmd->name;
 	c.id = (enum ctl_command_id)(cmd - ctl_commands);

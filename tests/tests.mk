@@ -523,6 +523,10 @@ EXTRA_DIST += tests/integration/test-client-wording.sh
 TESTS += tests/integration/test-client-columns.sh
 EXTRA_DIST += tests/integration/test-client-columns.sh
 
+# Every command's --json output against the shapes rtplacectl(1) documents.
+TESTS += tests/integration/test-client-json.sh
+EXTRA_DIST += tests/integration/test-client-json.sh tests/lib/json-shapes.py
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
