@@ -527,6 +527,10 @@ EXTRA_DIST += tests/integration/test-client-columns.sh
 TESTS += tests/integration/test-client-json.sh
 EXTRA_DIST += tests/integration/test-client-json.sh tests/lib/json-shapes.py
 
+# README's and rtplacectl(1)'s examples against what the clients print.
+TESTS += tests/integration/test-client-docs.sh
+EXTRA_DIST += tests/integration/test-client-docs.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
