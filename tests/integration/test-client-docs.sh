@@ -3,8 +3,9 @@
 # README's examples and rtplacectl(1)'s EXAMPLES against what the clients
 # print today (simulated daemon): the version and the lines of `status`,
 # the columns of `cpus` in 80 columns and wide, the lines of a claimed
-# `query`, the commands and exit statuses README lists, and every
-# rtplacectl(1) example run, exiting as documented.
+# `query`, the commands and exit statuses README lists, a simulated
+# claim's level as rtplaced(8) describes it, and every rtplacectl(1)
+# example run, exiting as documented.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
 README=$top_srcdir/README.md
@@ -60,6 +61,15 @@ exits=$(awk '/^\*\*`rtplacectl`\*\*/, /^$/' "$README" | tr '\n' ' ' | sed -n 's/
 for code in $exits; do
 	grep -q "^\.B $code\$" "$MAN" || fail "README's exit status $code is not in rtplacectl(1)"
 done
+
+# rtplaced(8): under --topology only claims change levels, and cpus shows
+# a claimed CPU at its claim's level.
+"$CTL" query --prio 50 --cpu-list 5 --claim 0 --owner $$ >/dev/null || fail "claiming CPU 5"
+"$CTL" --json cpus | python3 -c "
+import json, sys
+c = json.load(sys.stdin)['cpus'][5]
+assert c['level'] == 'rt50' and c['claim_level'] == 'rt50', c
+" || fail "rtplaced(8) says claims change levels under --topology; cpus does not show it"
 
 # rtplacectl(1)'s EXAMPLES, run: 0, but where the simulation cannot serve
 # (move, cpus --interval: 69) or the example needs what it names (claim 17
