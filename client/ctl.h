@@ -4,7 +4,8 @@
  * common options and error reporting; ctl-help.c: the options and their
  * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`;
  * ctl-owner.c: the process a claim of `query --claim` lives with). Errors go to stderr as "rtplacectl: COMMAND:
- * what failed: why" and exit statuses follow sysexits.
+ * what failed: why" (under --json also as a JSON document on stdout) and
+ * exit statuses follow sysexits.
  */
 #ifndef RTPLACE_CTL_H
 #define RTPLACE_CTL_H

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplacectl: ask rtplaced from the command line (DESIGN §8). One command
- * per run; a human table by default, one JSON document with --json. Errors
- * go to stderr as "rtplacectl: COMMAND: what failed: why" and the exit
- * status follows sysexits.
+ * per run; a human table in 80 columns by default (wider with the
+ * terminal), one JSON document with --json. Errors go to stderr as
+ * "rtplacectl: COMMAND: what failed: why", under --json also as a JSON
+ * document on stdout, and the exit status follows sysexits.
  */
 #include "config.h"
 
