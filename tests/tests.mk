@@ -511,6 +511,34 @@ EXTRA_DIST += tests/integration/test-man-rtplaced.sh
 TESTS += tests/integration/test-client-claim-owner.sh
 EXTRA_DIST += tests/integration/test-client-claim-owner.sh
 
+# A claim made through a user switch: the owner walk stops at it, the
+# refusal names the process and what works, a cut lease is said once.
+TESTS += tests/integration/test-client-owner-user.sh
+EXTRA_DIST += tests/integration/test-client-owner-user.sh
+
+# rtplacectl top: its first frame at once, and a daemon that stops said
+# on a line of its own (exit 69).
+TESTS += tests/integration/test-client-top-stop.sh
+EXTRA_DIST += tests/integration/test-client-top-stop.sh
+
+# Errors said alike by rtplacectl and rtplace-run: no strerror tail after
+# a reason, the most CPUs to ask for, the holders of a partial answer,
+# chrt's -p pointed to --prio.
+TESTS += tests/integration/test-client-wording.sh
+EXTRA_DIST += tests/integration/test-client-wording.sh
+
+# rtplacectl's tables in 80 columns by default, wider with the terminal.
+TESTS += tests/integration/test-client-columns.sh
+EXTRA_DIST += tests/integration/test-client-columns.sh
+
+# Every command's --json output against the shapes rtplacectl(1) documents.
+TESTS += tests/integration/test-client-json.sh
+EXTRA_DIST += tests/integration/test-client-json.sh tests/lib/json-shapes.py
+
+# README's and rtplacectl(1)'s examples against what the clients print.
+TESTS += tests/integration/test-client-docs.sh
+EXTRA_DIST += tests/integration/test-client-docs.sh
+
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.
 TESTS += tests/integration/test-client-claims.sh
