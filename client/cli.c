@@ -167,3 +167,24 @@ int cli_explain_rtbudget(pid_t pid, struct rtplace_reason *ret)
 	free(text);
 	return r;
 }
+
+const char *cli_option_hint(const char *arg)
+{
+	static const struct {
+		const char *habit; /* an option of chrt's, or a guess at ours */
+		const char *hint;
+	} hints[] = {
+		{ "-p", "; the RT priority is --prio P" },
+		{ "--priority", "; the RT priority is --prio P" },
+		{ "-f", "; SCHED_FIFO is --policy fifo (the default)" },
+		{ "--fifo", "; SCHED_FIFO is --policy fifo (the default)" },
+		{ "-r", "; SCHED_RR is --policy rr" },
+		{ "--rr", "; SCHED_RR is --policy rr" },
+	};
+	size_t n = strcspn(arg, "=");
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (strlen(hints[i].habit) == n && !strncmp(arg, hints[i].habit, n))
+			return hints[i].hint;
+	return "";
+}

@@ -48,6 +48,13 @@ void cli_explain_connect(const char *path, int r, struct rtplace_reason *hint);
  */
 int cli_explain_rtbudget(pid_t pid, struct rtplace_reason *ret);
 
+/*
+ * What an unknown option arg ("-p", "--priority=5") likely meant, from
+ * the habits of chrt, taskset and the like ("; the RT priority is --prio
+ * P"), to end a usage error; "" when it recalls no habit.
+ */
+const char *cli_option_hint(const char *arg);
+
 /* The sysexits status for r, an -errno of librtplace (both tools exit
  * with the same status for the same error). */
 int cli_exit_status(int r);

@@ -15,7 +15,7 @@ client_librtplace_la_SOURCES = \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \
 	common/placement.h common/placement.c common/placement-core.h \
-	common/placement-fast.c common/placement-scan.c common/placement-claims.c common/placement-ctx.c \
+	common/placement-fast.c common/placement-scan.c common/placement-claim-cache.c common/placement-ctx.c \
 	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/cpuset.h common/cpuset.c \
@@ -36,10 +36,11 @@ EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 # convenience archive) gives them CPU-list parsing and, for rtplace-run's
 # fallback, placement over the live topology, never a second codec.
 bin_PROGRAMS += client/rtplacectl client/rtplace-run
-client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-help.c client/ctl-top.c client/ctl-svg.c client/ctl-owner.c client/cli.h client/cli.c
+client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-help.c client/ctl-top.c client/ctl-svg.c client/ctl-owner.c client/cli.h client/cli.c \
+	client/holders.h client/holders.c
 client_rtplacectl_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplacectl_LDADD = client/librtplace.la common/libfile.la common/libcommon.la
-client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c
+client_rtplace_run_SOURCES = client/rtplace-run.c client/cli.h client/cli.c client/holders.h client/holders.c
 # Without a daemon it follows the daemon's configuration, read with the
 # same parser (common/libconfig.la).
 client_rtplace_run_CPPFLAGS = $(CLIENT_CPPFLAGS)

@@ -73,6 +73,9 @@ static const struct ctl_option ctl_query_options[] = {
 	{ "local", 'L', false, NULL,
 	  "answer in this process from the daemon's map and snapshot, read-only, without a round trip (not with "
 	  "--claim)" },
+	{ "verbose", 'v', true, NULL,
+	  "also say on stderr who holds the claim (the shell found, the subshell or wrapper passed over) and how "
+	  "it ends" },
 	{ 0 },
 };
 
@@ -107,7 +110,7 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			  ctl_top_options },
 	[CTL_CMD_QUERY] = { "query",
 			    "--prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU] "
-			    "[--claim MS [--owner PID|shell|parent] [--exclusive] [--isolate]] [--strict]",
+			    "[--claim MS [--owner PID|shell|parent] [--exclusive] [--isolate]] [--strict] [--verbose]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
 	[CTL_CMD_CLAIMS] = { "claims", "",
@@ -123,7 +126,8 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			   ctl_move_options },
 	[CTL_CMD_WATCH] = { "watch", "[--count N]",
 			    "print the daemon's notification records (moves, claims made, released, expired and "
-			    "revoked, each with its claim id, collisions, thread exits) as they arrive",
+			    "revoked, each with its claim id, collisions, thread exits, and the RealtimeKit "
+			    "watchdog's demotions) as they arrive, in 80 columns (the date too on a wider terminal)",
 			    ctl_watch_options },
 	[CTL_CMD_HELP] = { "help", "[COMMAND]", "print the commands, or COMMAND's help (the same as COMMAND --help)",
 			   ctl_no_options },

@@ -21,6 +21,12 @@
  * it runs, so a claim tied to it would end at once. The walk goes past a
  * process whose executable has the name of one of the wrappers of
  * ctl_owner_wrappers, known to run one command and exit with it.
+ *
+ * The daemon lets a user tie a claim only to a process of that user's
+ * (root to any). A wrapper that switches users (runuser, setpriv, sudo -u)
+ * leaves the shell above it another user's: the walk stops where the
+ * owner of the next process differs from rtplacectl's effective uid, and
+ * never goes above a process the daemon would refuse.
  */
 #include "config.h"
 
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -138,12 +145,34 @@ static bool ctl_owner_is_wrapper(pid_t pid)
 	return ctl_owner_wrapper_name(base ? base + 1 : exe);
 }
 
+int ctl_owner_uid(pid_t pid, uid_t *ret)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0)
+		return -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
+bool ctl_owner_may_own(pid_t pid)
+{
+	uid_t uid;
+
+	return geteuid() == 0 || (ctl_owner_uid(pid, &uid) == 0 && uid == geteuid());
+}
+
 pid_t ctl_owner_calling_shell(pid_t from)
 {
 	pid_t pid = from, parent;
 
 	for (int depth = 0; depth < CTL_OWNER_MAX_DEPTH; depth++) {
 		if (ctl_owner_ppid(pid, &parent) < 0 || parent <= 1)
+			break;
+		/* Past a user switch: a shell the daemon would refuse. */
+		if (!ctl_owner_may_own(parent))
 			break;
 		if (!ctl_owner_is_wrapper(pid) && !ctl_owner_is_fork_of(pid, parent))
 			break;

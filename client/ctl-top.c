@@ -6,8 +6,9 @@
  * moves per second, collisions of managed threads counted from the
  * notification records it subscribes to) and the CPUs grouped by node and LLC with their level,
  * claim, thread and the share of the interval each class took. A frame
- * covers the interval since the previous reading, so the first comes one
- * delay after the start.
+ * covers the interval since the previous reading; the first comes after
+ * a short interval (CTL_TOP_FIRST_S), not a whole delay. When the daemon
+ * stops, top says so on a line of its own and exits 69, as watch does.
  *
  * Two layouts: a row per CPU, or, when the rows would not fit the terminal
  * (more than CTL_TOP_WIDE_MAX CPUs, or a terminal narrower than a row),
@@ -53,6 +54,8 @@
 #define CTL_TOP_CELL 16
 /* Longest line built, whatever the terminal's width. */
 #define CTL_TOP_LINE_MAX 1024
+/* Seconds of the first frame's interval at most, whatever the delay. */
+#define CTL_TOP_FIRST_S 0.25
 /* Notification records taken per read. */
 #define CTL_TOP_RECORDS 64
 /* Lines of a frame on a terminal that are not the CPUs: the two summary
@@ -77,6 +80,7 @@ struct top {
 	unsigned width, height;
 	size_t *order; /* CPU indices grouped by node, LLC, core */
 	int sigfd; /* SIGINT and SIGTERM, blocked */
+	bool framed; /* a frame was printed */
 	bool keys; /* stdin is a terminal in non-canonical mode, saved_tty its mode before */
 	struct termios saved_tty;
 	/* Paging, on a terminal only (clear): the page shown, the CPU lines
@@ -129,6 +133,22 @@ static long top_collisions(struct top *t)
 	return lost ? -1 : n;
 }
 
+/*
+ * A failed reading: on its own line (a terminal's frame ends in the page
+ * line, without a newline), and a daemon gone away said as `watch` says
+ * it, exit 69: the connection reset, or librtplace's one reconnect
+ * finding no socket or no listener. Returns the exit status.
+ */
+static int top_fail(struct top *t, const char *what, int r)
+{
+	if (t->clear && t->framed)
+		printf("\n");
+	fflush(stdout);
+	if (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN || r == -ENOENT || r == -ECONNREFUSED)
+		return ctl_report(t->c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the connection (it stopped?)");
+	return ctl_fail(t->c, what, r);
+}
+
 /* 0, or an exit status after saying what failed. */
 static int top_read(struct top *t, struct top_reading *ret)
 {
@@ -138,17 +158,17 @@ static int top_read(struct top *t, struct top_reading *ret)
 	*ret = (struct top_reading){ .at_ns = top_now_ns(), .collisions = top_collisions(t) };
 	r = rtplace_status(c->rp, &ret->st);
 	if (r < 0)
-		return ctl_fail(c, "cannot read the daemon's status", r);
+		return top_fail(t, "cannot read the daemon's status", r);
 	r = rtplace_cpus(c->rp, &ret->cpus, &ret->n);
 	if (r < 0)
-		return ctl_fail(c, "cannot read the CPU snapshot", r);
+		return top_fail(t, "cannot read the CPU snapshot", r);
 	r = rtplace_cpu_times(c->rp, &ret->times, &ret->ntimes);
 	if (r == -EOPNOTSUPP) {
 		ret->times = NULL;
 		return 0;
 	}
 	if (r < 0)
-		return ctl_fail(c, "cannot read the time by class", r);
+		return top_fail(t, "cannot read the time by class", r);
 	return 0;
 }
 
@@ -221,7 +241,7 @@ static double top_rate(uint64_t before, uint64_t after, double seconds)
 static void top_json(struct top *t, const struct top_reading *prev, const struct top_reading *cur,
 		     double seconds)
 {
-	printf("{\"interval_s\": %.3f, \"claims\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
+	printf("{\"interval_s\": %.3f, \"claims_active\": %" PRIu64 ", \"queries_per_s\": %.1f, \"moves_per_s\": %.1f, ",
 	       seconds, cur->st.claims_active, top_rate(prev->st.queries, cur->st.queries, seconds),
 	       top_rate(prev->st.moves, cur->st.moves, seconds));
 	if (cur->collisions >= 0)
@@ -235,25 +255,8 @@ static void top_json(struct top *t, const struct top_reading *prev, const struct
 		double sh[RTPLACE_CLASS_COUNT];
 		bool have = top_shares(prev, cur, i, sh);
 
-		printf("%s{\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"level\": \"%s\", "
-		       "\"online\": %s, \"claim\": %" PRIu64 ", \"claim_level\": ",
-		       k ? ", " : "", ci->cpu, ci->package, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
-		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false", ci->claim_id);
-		if (ci->claim_id)
-			printf("\"%s\"", rtplace_level_name(ci->claim_level));
-		else
-			printf("null");
-		printf(", \"isolated\": %s, \"nohz_full\": %s", ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false");
-		printf(", \"pid\": %d, \"comm\": ", (int)ci->pid);
-		ctl_json_string(ci->comm);
-		ctl_json_irq(ci);
-		for (int c = 0; c < RTPLACE_CLASS_COUNT; c++)
-			if (have)
-				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)c), sh[c]);
-			else
-				printf(", \"%s\": null", rtplace_class_name((unsigned)c));
-		printf("}");
+		printf("%s", k ? ", " : "");
+		ctl_json_cpu(ci, have ? sh : NULL);
 	}
 	printf("]}\n");
 }
@@ -358,8 +361,8 @@ static void top_compact(struct top *t, const struct top_reading *prev, const str
 	size_t used = 0;
 	unsigned in_line = 0;
 
-	top_line(t, "cells: CPU[i isolated, n nohz_full, b both] LEVEL [*claimed] most-used class (Idle Normal Rt Dl) "
-		 "and its %%");
+	/* Within 80 columns, as every line of a frame. */
+	top_line(t, "cells: CPU[i isolated,n nohz_full,b both] LEVEL[*claimed] top class I/N/R/D %%");
 	for (size_t k = 0; k < cur->n; k++) {
 		const struct rtplace_cpu *ci = &cur->cpus[t->order[k]];
 
@@ -577,7 +580,9 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
 		double seconds;
 
-		if (top_wait(&t, t.delay) == TOP_WAKE_QUIT)
+		/* The first frame comes at once, as top(1)'s does, over a
+		 * short first interval rather than a whole delay. */
+		if (top_wait(&t, f == 0 && t.delay > CTL_TOP_FIRST_S ? CTL_TOP_FIRST_S : t.delay) == TOP_WAKE_QUIT)
 			break;
 		r = top_read(&t, &cur);
 		if (r)
@@ -591,6 +596,7 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 			top_json(&t, &prev, &cur, seconds);
 		else
 			top_text(&t, &prev, &cur, seconds);
+		t.framed = true;
 		if (fflush(stdout) != 0)
 			r = EX_IOERR;
 		top_reading_free(&prev);

@@ -4,7 +4,8 @@
  * common options and error reporting; ctl-help.c: the options and their
  * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`;
  * ctl-owner.c: the process a claim of `query --claim` lives with). Errors go to stderr as "rtplacectl: COMMAND:
- * what failed: why" and exit statuses follow sysexits.
+ * what failed: why" (under --json also as a JSON document on stdout) and
+ * exit statuses follow sysexits.
  */
 #ifndef RTPLACE_CTL_H
 #define RTPLACE_CTL_H
@@ -116,14 +117,39 @@ int ctl_getopt(struct ctl *c, struct ctl_getopt *g, int argc, char **argv, int n
 /* Connects c->rp; 0 or the exit status after saying why not. */
 int ctl_connect(struct ctl *c);
 
-/* Reports a failed library call and returns its exit status. */
+/*
+ * Reports an error: "rtplacectl: COMMAND: MESSAGE" on stderr and, under
+ * --json, {"error": {...}} on stdout (rtplacectl(1), JSON OUTPUT).
+ * errname is the errno's name ("EPERM"), "" for a usage error. Returns
+ * status.
+ */
+int ctl_report(const struct ctl *c, int status, const char *errname, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The name of errno -r ("EPERM"), "" when unknown. */
+const char *ctl_errno_name(int r);
+
+/* Reports a failed library call (the daemon's reason, else strerror) and
+ * returns its exit status. */
 int ctl_fail(const struct ctl *c, const char *what, int r);
+
+/* The terminal's width: stdout's when it is one, else $COLUMNS, else 80.
+ * Tables fit 80 columns and grow with it. */
+unsigned ctl_columns(void);
 
 /* Sleeps for seconds (signals that return do not cut it short). */
 void ctl_sleep(double seconds);
 
 /* A JSON string to stdout: quotes, backslashes and control characters escaped. */
 void ctl_json_string(const char *s);
+
+/* A CPU as JSON, the one object of `cpus` and `top` (rtplacectl(1),
+ * JSON OUTPUT); shares NULL when unknown. */
+void ctl_json_cpu(const struct rtplace_cpu *ci, const double *shares);
+
+/* A claim as JSON, the one object of `claims` and `query` (rtplacectl(1),
+ * JSON OUTPUT). */
+void ctl_json_claim(const struct rtplace_claim *cl);
 
 /* A CPU's "irq" and "softirq" JSON members (null where the daemon does
  * not measure them), each after ", ". */
@@ -153,10 +179,17 @@ int ctl_svg_write(FILE *f, const struct rtplace_cpu *cpus, size_t n);
  * The shell that runs rtplacectl, starting at from (its parent): from, or
  * the first process above it that is neither a fork of its own parent
  * nor a command wrapper (timeout, sudo, nice, ...), so that the subshell
- * of a `$(...)` and a `timeout 5 rtplacectl` are passed over
- * (ctl-owner.c).
+ * of a `$(...)` and a `timeout 5 rtplacectl` are passed over; never above
+ * a process that ctl_owner_may_own() refuses (ctl-owner.c).
  */
 pid_t ctl_owner_calling_shell(pid_t from);
+
+/* The owner of process pid (of its /proc entry, as the daemon reads it). 0 or -errno. */
+int ctl_owner_uid(pid_t pid, uid_t *ret);
+
+/* Whether the daemon lets rtplacectl's user tie a claim to pid: root any
+ * process, a user its own. */
+bool ctl_owner_may_own(pid_t pid);
 
 /* The comm of pid into buf, "?" when it cannot be read. */
 void ctl_owner_comm(pid_t pid, char *buf, size_t len);

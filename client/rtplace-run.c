@@ -35,6 +35,7 @@
 
 #include "cpupri.h"
 #include "cli.h"
+#include "holders.h"
 #include "conf.h"
 #include "cpuset.h"
 #include "placement.h"
@@ -48,10 +49,6 @@
 /* Choices a CPU going offline before the pin may cost: each try drops the
  * CPUs that went, so more tries only follow more hotplug. */
 #define RUN_PIN_TRIES 3
-/* A refusal names this many holders of the CPUs at the most, within a
- * line of this many bytes, and counts the rest. */
-#define RUN_HOLDERS_MAX 8
-#define RUN_HOLDERS_LEN 1024
 
 struct run_opts {
 	int prio;            /* 0: keep the caller's policy */
@@ -288,137 +285,54 @@ static void run_describe_ask(const struct run_opts *o, const char *what, char *b
 		snprintf(buf, len, "no free CPU for a pinned%s %s", run_is_normal(o) ? " (normal-level)" : "", what);
 }
 
-/* Appends to buf (of len bytes, NUL-terminated) as snprintf would, keeping
- * what fits. */
-static void run_append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void run_append(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
-/* Who holds claim id, as the daemon lets this caller see it: its owner
- * process and uid for the caller's own claims (any, for root), "another
- * user's" for the rest, nothing from a daemon without CLAIM (*asked
- * false after the first such answer, which names the rest by id alone).
- * Appended to what. */
-static void run_append_owner(struct rtplace *rp, char *what, size_t len, uint64_t id, bool *asked)
-{
-	struct rtplace_claim cl;
-	int r;
-
-	if (!*asked)
-		return;
-	r = rtplace_claim(rp, id, &cl);
-	if (r == -EOPNOTSUPP)
-		*asked = false;
-	if (r < 0)
-		return;
-	if (cl.flags & RTPLACE_CLAIM_F_OTHER_USER)
-		run_append(what, len, ", another user's");
-	else if (cl.flags & RTPLACE_CLAIM_F_PID)
-		run_append(what, len, ", owner pid %d %s, uid %u", (int)cl.owner_pid,
-			   cl.owner_comm[0] ? cl.owner_comm : "?", (unsigned)cl.owner_uid);
-	else if (cl.flags & RTPLACE_CLAIM_F_OWNER_EXIT)
-		run_append(what, len, ", owner outside this PID namespace, uid %u", (unsigned)cl.owner_uid);
-	else
-		run_append(what, len, ", held by a connection of uid %u", (unsigned)cl.owner_uid);
-}
-
 /*
- * Why each CPU of allowed was not given, as the daemon's snapshot shows
- * it: the claim holding it (its id, its owner where the daemon shows it
- * to this caller, and who runs there), else an RT task, isolation,
- * housekeeping or hotplug. One entry per claim, at most RUN_HOLDERS_MAX entries, the rest
- * counted. Returns how many entries were written (0: the snapshot said
- * nothing, or could not be read).
+ * Appends, when the daemon simulates another machine (--topology), that
+ * its CPUs are not this one's: a claim among this process's CPUs asks for
+ * ids of the simulated machine, and with --node for that machine's node,
+ * which may hold none of them. Nothing from a live daemon.
  */
-static unsigned run_format_holders(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
-				   char *buf, size_t len)
+static void run_append_simulated(struct rtplace *rp, const struct run_opts *o, char *buf, size_t len)
 {
 	struct rtplace_cpu *cpus = NULL;
-	bool ask_owners = true;
-	/* The lowest level that refuses this claim: rtP for priority P,
-	 * any RT for a pin alone. */
-	const unsigned blocking = RTPLACE_LEVEL_RT1 + (unsigned)(o->run_prio ? o->run_prio : 1) - 1;
-	unsigned entries = 0, more = 0;
-	cpu_set_t listed;
-	size_t n = 0;
+	struct rtplace_tracking tr;
+	struct rtplace_status st;
+	char list[CPUSET_LIST_MAX];
+	cpu_set_t node;
+	size_t n = 0, used = strlen(buf);
 
-	buf[0] = '\0';
-	if (rtplace_cpus(rp, &cpus, &n) < 0)
-		return 0;
-	CPU_ZERO(&listed);
-	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++) {
-		const struct rtplace_cpu *c = &cpus[i];
-		char what[256], list[CPUSET_LIST_MAX];
-		cpu_set_t these;
-
-		if (!CPU_ISSET(i, allowed) || CPU_ISSET(i, &listed))
-			continue;
-		CPU_ZERO(&these);
-		CPU_SET(i, &these);
-		if (c->claim_id) {
-			for (size_t j = i + 1; j < n && j < CPU_SETSIZE; j++)
-				if (cpus[j].claim_id == c->claim_id && CPU_ISSET(j, allowed))
-					CPU_SET(j, &these);
-			snprintf(what, sizeof(what), "held by claim %" PRIu64 " (%s%s", c->claim_id,
-				 c->claim_level == RTPLACE_LEVEL_DL ? "exclusive" : "at ",
-				 c->claim_level == RTPLACE_LEVEL_DL ? "" : rtplace_level_name(c->claim_level));
-			if (entries < RUN_HOLDERS_MAX)
-				run_append_owner(rp, what, sizeof(what), c->claim_id, &ask_owners);
-			if (c->pid > 0)
-				run_append(what, sizeof(what), ", running pid %d %s", (int)c->pid,
-					   c->comm[0] ? c->comm : "?");
-			run_append(what, sizeof(what), ")");
-		} else if (c->level == RTPLACE_LEVEL_OFFLINE) {
-			snprintf(what, sizeof(what), "offline");
-		} else if (c->level >= blocking) {
-			snprintf(what, sizeof(what), "running %s", rtplace_level_name(c->level));
-			if (c->pid > 0)
-				run_append(what, sizeof(what), " (pid %d %s)", (int)c->pid, c->comm[0] ? c->comm : "?");
-		} else if (c->flags & RTPLACE_CPU_F_HOUSEKEEPING) {
-			snprintf(what, sizeof(what), "a housekeeping CPU");
-		} else if (c->flags & RTPLACE_CPU_F_ISOLATED && run_is_normal(o)) {
-			snprintf(what, sizeof(what), "isolated (kept for RT threads)");
-		} else {
-			continue;
-		}
-		CPU_OR(&listed, &listed, &these);
-		if (entries == RUN_HOLDERS_MAX) {
-			more++;
-			continue;
-		}
-		cli_format_cpus(&these, list, sizeof(list));
-		run_append(buf, len, "%sCPU%s %s %s", entries ? ", " : "", CPU_COUNT(&these) == 1 ? "" : "s", list,
-			   what);
-		entries++;
-	}
-	if (more)
-		run_append(buf, len, ", and %u more ('rtplacectl cpus' lists them)", more);
+	if (rtplace_tracking(rp, &tr) < 0 || tr.mode != RTPLACE_TRACKING_SIMULATED || rtplace_status(rp, &st) < 0)
+		return;
+	snprintf(buf + used, len - used, "; rtplaced simulates another machine (--topology, %u CPUs on %u node%s)",
+		 st.ncpus, st.nnodes, st.nnodes == 1 ? "" : "s");
+	if (o->node < 0 || rtplace_cpus(rp, &cpus, &n) < 0)
+		return;
+	CPU_ZERO(&node);
+	for (size_t i = 0; i < n && i < CPU_SETSIZE; i++)
+		if (cpus[i].node == o->node)
+			CPU_SET(i, &node);
 	rtplace_cpus_free(cpus);
-	return entries;
+	cli_format_cpus(&node, list, sizeof(list));
+	used = strlen(buf);
+	/* A list too long for the line is cut: the words before it say it all. */
+	if (snprintf(buf + used, len - used, ", whose node %d is CPUs %s there, not CPUs of this machine", o->node, list) >=
+	    (int)(len - used))
+		buf[len - 1] = '\0';
 }
 
 /* The refusal of a claim that got no CPU: what was asked, among which
  * CPUs, and who holds them; the daemon's own reason when the snapshot
- * names no holder. */
+ * names no holder, with what a simulating daemon means for it. */
 static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const cpu_set_t *allowed,
 			    const char *reason)
 {
-	char ask[96], list[CPUSET_LIST_MAX], holders[RUN_HOLDERS_LEN];
+	char ask[96], list[CPUSET_LIST_MAX], holders[HOLDERS_LEN];
 
 	run_describe_ask(o, "claim", ask, sizeof(ask));
 	cli_format_cpus(allowed, list, sizeof(list));
-	if (!run_format_holders(rp, o, allowed, holders, sizeof(holders)))
+	if (!holders_format(rp, o->run_prio, run_is_normal(o), allowed, holders, sizeof(holders))) {
 		snprintf(holders, sizeof(holders), "%s", reason);
+		run_append_simulated(rp, o, holders, sizeof(holders));
+	}
 	fprintf(stderr, "rtplace-run: %s %s %s: %s\n", ask, CPU_COUNT(allowed) == 1 ? "on CPU" : "among CPUs",
 		list, holders);
 }
@@ -494,7 +408,7 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 	}
 	if (r < 0) {
 		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) == 0)
-			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s (%s)\n", reason.text, strerror(-r));
+			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s\n", reason.text);
 		else
 			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
 		return r;
@@ -504,12 +418,12 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 		return -EBUSY;
 	}
 	if (ret->count < req.count) {
-		char holders[RUN_HOLDERS_LEN];
+		char holders[HOLDERS_LEN];
 		cpu_set_t given, others;
 
 		CPU_AND(&given, allowed, &ret->set);
 		CPU_XOR(&others, allowed, &given);
-		if (!run_format_holders(*rpp, o, &others, holders, sizeof(holders)))
+		if (!holders_format(*rpp, o->run_prio, run_is_normal(o), &others, holders, sizeof(holders)))
 			snprintf(holders, sizeof(holders), "%s", ret->reason);
 		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
 			ret->count, req.count, holders);
@@ -686,9 +600,12 @@ int main(int argc, char **argv)
 		case ':':
 			return run_usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			if (optopt && optopt < 0x100)
-				return run_usage_error("unknown option -%c", optopt);
-			return run_usage_error("unknown option %s", argv[optind - 1]);
+			if (optopt && optopt < 0x100) {
+				char letter[3] = { '-', (char)optopt, '\0' };
+
+				return run_usage_error("unknown option %s%s", letter, cli_option_hint(letter));
+			}
+			return run_usage_error("unknown option %s%s", argv[optind - 1], cli_option_hint(argv[optind - 1]));
 		}
 	}
 	if (optind >= argc)

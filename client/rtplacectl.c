@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtplacectl: ask rtplaced from the command line (DESIGN §8). One command
- * per run; a human table by default, one JSON document with --json. Errors
- * go to stderr as "rtplacectl: COMMAND: what failed: why" and the exit
- * status follows sysexits.
+ * per run; a human table in 80 columns by default (wider with the
+ * terminal), one JSON document with --json. Errors go to stderr as
+ * "rtplacectl: COMMAND: what failed: why", under --json also as a JSON
+ * document on stdout, and the exit status follows sysexits.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/un.h>
 #include <sysexits.h>
@@ -30,35 +33,68 @@
 #include "cli.h"
 #include "cpuset.h"
 #include "ctl.h"
+#include "holders.h"
 #include "record.h"
 
-static void ctl_error(const struct ctl *c, const char *what, int r)
+/* The JSON document of an error under --json, on stdout where a script
+ * reads the answer: the command, the message as stderr has it, the
+ * errno's name ("" for a usage error) and the exit status. */
+static void ctl_json_error(const struct ctl *c, int status, const char *errname, const char *message)
+{
+	printf("{\"error\": {\"command\": ");
+	ctl_json_string(c->command);
+	printf(", \"message\": ");
+	ctl_json_string(message);
+	printf(", \"errno\": ");
+	ctl_json_string(errname);
+	printf(", \"exit\": %d}}\n", status);
+}
+
+int ctl_report(const struct ctl *c, int status, const char *errname, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	/* Before a command, the program's name alone leads the line. */
+	if (strcmp(c->command, "rtplacectl") == 0)
+		fprintf(stderr, "rtplacectl: %s\n", message);
+	else
+		fprintf(stderr, "rtplacectl: %s: %s\n", c->command, message);
+	if (c->json)
+		ctl_json_error(c, status, errname, message);
+	return status;
+}
+
+const char *ctl_errno_name(int r)
+{
+	const char *name = strerrorname_np(-r);
+
+	return name ? name : "";
+}
+
+/* The daemon's reason says why; strerror only where there is none. */
+int ctl_fail(const struct ctl *c, const char *what, int r)
 {
 	char reason[RTPLACE_REASON_LEN];
 
 	if (c->rp && rtplace_last_reason(c->rp, reason, sizeof(reason)) == 0)
-		fprintf(stderr, "rtplacectl: %s: %s: %s (%s)\n", c->command, what, reason, strerror(-r));
-	else
-		fprintf(stderr, "rtplacectl: %s: %s: %s\n", c->command, what, strerror(-r));
-}
-
-int ctl_fail(const struct ctl *c, const char *what, int r)
-{
-	ctl_error(c, what, r);
-	return cli_exit_status(r);
+		return ctl_report(c, cli_exit_status(r), ctl_errno_name(r), "%s: %s", what, reason);
+	return ctl_report(c, cli_exit_status(r), ctl_errno_name(r), "%s: %s", what, strerror(-r));
 }
 
 /* Never the whole help: the problem would scroll away above it. */
 int ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 {
+	char problem[768];
 	va_list ap;
 
-	fprintf(stderr, "rtplacectl: %s: ", c->command);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(problem, sizeof(problem), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "; see 'rtplacectl %s --help'\n", c->command);
-	return EX_USAGE;
+	return ctl_report(c, EX_USAGE, "", "%s; see 'rtplacectl %s --help'", problem, c->command);
 }
 
 int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
@@ -78,9 +114,12 @@ int ctl_common_option(struct ctl *c, int o, int argc, char **argv)
 	case ':':
 		return ctl_usage_error(c, "%s needs a value", arg);
 	default:
-		if (optopt && optopt < 0x100)
-			return ctl_usage_error(c, "unknown option -%c", optopt);
-		return ctl_usage_error(c, "unknown option %s", arg);
+		if (optopt && optopt < 0x100) {
+			char letter[3] = { '-', (char)optopt, '\0' };
+
+			return ctl_usage_error(c, "unknown option %s%s", letter, cli_option_hint(letter));
+		}
+		return ctl_usage_error(c, "unknown option %s%s", arg, cli_option_hint(arg));
 	}
 }
 
@@ -130,9 +169,8 @@ int ctl_connect(struct ctl *c)
 			return ctl_usage_error(c, "socket path %s has %zu bytes; a UNIX socket path holds at most %zu",
 					       path, strlen(path), sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
 		cli_explain_connect(path, r, &hint);
-		fprintf(stderr, "rtplacectl: %s: cannot reach rtplaced at %s: %s%s\n", c->command, path, strerror(-r),
-			hint.text);
-		return r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r);
+		return ctl_report(c, r == -ENOENT ? EX_UNAVAILABLE : cli_exit_status(r), ctl_errno_name(r),
+				  "cannot reach rtplaced at %s: %s%s", path, strerror(-r), hint.text);
 	}
 	return 0;
 }
@@ -149,6 +187,29 @@ void ctl_json_irq(const struct rtplace_cpu *ci)
 		       (double)ci->softirq_share / RTPLACE_SHARE_ONE);
 	else
 		printf(", \"irq\": null, \"softirq\": null");
+}
+
+void ctl_json_cpu(const struct rtplace_cpu *ci, const double *shares)
+{
+	printf("{\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
+	       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"isolated\": %s, "
+	       "\"nohz_full\": %s, \"pid\": %d, \"rt_queued\": %u, \"comm\": ",
+	       ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
+	       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false", ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false",
+	       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false", ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false",
+	       (int)ci->pid, ci->rt_queued);
+	ctl_json_string(ci->comm);
+	ctl_json_irq(ci);
+	if (ci->claim_id)
+		printf(", \"claim\": %" PRIu64 ", \"claim_level\": \"%s\"", ci->claim_id, rtplace_level_name(ci->claim_level));
+	else
+		printf(", \"claim\": null, \"claim_level\": null");
+	for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
+		if (shares)
+			printf(", \"%s\": %.4f", rtplace_class_name((unsigned)k), shares[k]);
+		else
+			printf(", \"%s\": null", rtplace_class_name((unsigned)k));
+	printf("}");
 }
 
 void ctl_json_string(const char *s)
@@ -359,6 +420,18 @@ int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace
 	return 0;
 }
 
+unsigned ctl_columns(void)
+{
+	struct winsize ws;
+	long v;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	if (getenv("COLUMNS") && cli_parse_long(getenv("COLUMNS"), 20, 100000, &v) == 0)
+		return (unsigned)v;
+	return 80;
+}
+
 void ctl_sleep(double seconds)
 {
 	struct timespec ts = { .tv_sec = (time_t)seconds,
@@ -392,33 +465,57 @@ static int ctl_cpus_times(struct ctl *c, double interval, struct rtplace_cpu_tim
 		return 0;
 fail:
 	if (r == -EOPNOTSUPP)
-		fprintf(stderr, "rtplacectl: %s: this rtplaced keeps no time by class (it needs the BPF tracker and a "
-				"daemon of this version)\n", c->command);
-	return r == -EOPNOTSUPP ? EX_UNAVAILABLE : ctl_fail(c, "cannot read the time by class", r);
+		return ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r),
+				  "this rtplaced keeps no time by class (it needs the BPF tracker and a daemon of this "
+				  "version)");
+	return ctl_fail(c, "cannot read the time by class", r);
 }
 
-static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first)
+/* Columns of the whole table; narrower, cpus prints ctl_cpus_row_narrow()'s. */
+#define CTL_CPUS_WIDE_COLS 120
+
+/*
+ * A row in 80 columns: the first nine columns as the wide table has them
+ * (scripts read CPU and CLAIM-AT by position), COMM cut to 8, of the time
+ * by class RT% alone, SIRQ% without IRQ%, and FLAGS naming only what is
+ * not plain online: offline, hk (housekeeping), iso (isolated), nohz.
+ */
+static void ctl_cpus_row_narrow(const struct rtplace_cpu *ci, const double *shares)
+{
+	char flags[32] = "";
+
+	printf("%4d %4d %3d %4d %-7s %7d %-8.8s ", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
+	       (int)ci->pid, ci->comm[0] ? ci->comm : "-");
+	if (ci->claim_id)
+		printf("%6" PRIu64 " %-8s", ci->claim_id, rtplace_level_name(ci->claim_level));
+	else
+		printf("%6s %-8s", "-", "-");
+	if (shares)
+		printf(" %5.1f", shares[RTPLACE_CLASS_RT] * 100);
+	else
+		printf(" %5s", "-");
+	if (ci->flags & RTPLACE_CPU_F_IRQ)
+		printf(" %5.1f", (double)ci->softirq_share * 100 / RTPLACE_SHARE_ONE);
+	else
+		printf(" %5s", "-");
+	if (!(ci->flags & RTPLACE_CPU_F_ONLINE))
+		snprintf(flags, sizeof(flags), "offline");
+	snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags), "%s%s%s",
+		 ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? ",hk" : "", ci->flags & RTPLACE_CPU_F_ISOLATED ? ",iso" : "",
+		 ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? ",nohz" : "");
+	printf("%s%s\n", flags[0] ? " " : "", flags[0] == ',' ? flags + 1 : flags);
+}
+
+static void ctl_cpus_row(const struct ctl *c, const struct rtplace_cpu *ci, const double *shares, bool first,
+			 bool wide)
 {
 	if (c->json) {
-		printf("%s\n  {\"cpu\": %d, \"package\": %d, \"node\": %d, \"llc\": %d, \"core\": %d, \"kind\": %d, "
-		       "\"level\": \"%s\", \"online\": %s, \"housekeeping\": %s, \"isolated\": %s, "
-		       "\"nohz_full\": %s, \"pid\": %d, \"rt_queued\": %u, \"comm\": ",
-		       first ? "" : ",", ci->cpu, ci->package, ci->node, ci->llc, ci->core, ci->kind, rtplace_level_name(ci->level),
-		       ci->flags & RTPLACE_CPU_F_ONLINE ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_HOUSEKEEPING ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_ISOLATED ? "true" : "false",
-		       ci->flags & RTPLACE_CPU_F_NOHZ_FULL ? "true" : "false", (int)ci->pid, ci->rt_queued);
-		ctl_json_string(ci->comm);
-		ctl_json_irq(ci);
-		printf(", \"claim\": %" PRIu64, ci->claim_id);
-		if (ci->claim_id)
-			printf(", \"claim_level\": \"%s\"", rtplace_level_name(ci->claim_level));
-		for (int k = 0; k < RTPLACE_CLASS_COUNT; k++)
-			if (shares)
-				printf(", \"%s\": %.4f", rtplace_class_name((unsigned)k), shares[k]);
-			else
-				printf(", \"%s\": null", rtplace_class_name((unsigned)k));
-		printf("}");
+		printf("%s\n  ", first ? "" : ",");
+		ctl_json_cpu(ci, shares);
+		return;
+	}
+	if (!wide) {
+		ctl_cpus_row_narrow(ci, shares);
 		return;
 	}
 	printf("%4d %4d %4d %5d %-8s %7d %-16s ", ci->cpu, ci->node, ci->llc, ci->core, rtplace_level_name(ci->level),
@@ -450,6 +547,7 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 	size_t n = 0, ntimes = 0;
 	double interval = 0;
 	bool svg = false;
+	const bool wide = ctl_columns() >= CTL_CPUS_WIDE_COLS;
 	int o, r;
 
 	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
@@ -490,16 +588,19 @@ static int ctl_cpus(struct ctl *c, int argc, char **argv)
 		printf("{\"interval_s\": %.3f, \"cpus\": [", interval);
 	else if (c->json)
 		printf("{\"interval_s\": null, \"cpus\": [");
-	else
+	else if (wide)
 		printf("%4s %4s %4s %5s %-8s %7s %-16s %6s %-8s %6s %6s %6s %6s %6s %6s %s\n", "CPU", "NODE", "LLC",
 		       "CORE", "LEVEL", "PID", "COMM", "CLAIM", "CLAIM-AT", "IDLE%", "NORM%", "RT%", "DL%", "IRQ%",
 		       "SIRQ%", "FLAGS");
+	else
+		printf("%4s %4s %3s %4s %-7s %7s %-8s %6s %-8s %5s %5s %s\n", "CPU", "NODE", "LLC", "CORE", "LEVEL",
+		       "PID", "COMM", "CLAIM", "CLAIM-AT", "RT%", "SIRQ%", "FLAGS");
 	for (size_t i = 0; i < n; i++) {
 		double shares[RTPLACE_CLASS_COUNT];
 		bool have = times && i < ntimes &&
 			    ctl_class_shares(before ? &before[i] : NULL, &times[i], shares) == 0;
 
-		ctl_cpus_row(c, &cpus[i], have ? shares : NULL, i == 0);
+		ctl_cpus_row(c, &cpus[i], have ? shares : NULL, i == 0, wide);
 	}
 	if (c->json)
 		printf("\n]}\n");
@@ -513,23 +614,60 @@ out:
 
 /*
  * Fewer CPUs than asked: a warning (exit 0), or with --strict a failure
- * (exit 75, the claim given back), the same rule as rtplace-run's. A count
- * above what the daemon manages at all says how many that is.
+ * (exit 75, the claim given back), the same rule and words as
+ * rtplace-run's: who holds the CPUs left out, and a count above what the
+ * daemon manages at all says how many to ask for at most.
  */
 static int ctl_partial(struct ctl *c, const struct rtplace_request *req, const struct rtplace_answer *ans, bool strict)
 {
+	char holders[HOLDERS_LEN] = "", most[96] = "";
+	struct rtplace_cpu *cpus = NULL;
 	struct rtplace_status st;
+	cpu_set_t others;
+	size_t n = 0;
 
-	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s", strict ? "error" : "warning", ans->count,
-		req->count, ans->reason);
+	/* The CPUs the query could have had and did not get. */
+	CPU_ZERO(&others);
+	if (rtplace_cpus(c->rp, &cpus, &n) == 0)
+		for (size_t i = 0; i < n && i < CPU_SETSIZE; i++)
+			if ((!req->allowed || CPU_ISSET(i, req->allowed)) && (req->node < 0 || cpus[i].node == req->node) &&
+			    !CPU_ISSET(i, &ans->set))
+				CPU_SET(i, &others);
+	rtplace_cpus_free(cpus);
+	if (!holders_format(c->rp, req->prio, false, &others, holders, sizeof(holders)))
+		snprintf(holders, sizeof(holders), "%s", ans->reason);
 	if (rtplace_status(c->rp, &st) == 0 && req->count > st.nonline)
-		fprintf(stderr, " (rtplaced manages %u CPU%s)", st.nonline, st.nonline == 1 ? "" : "s");
-	fprintf(stderr, "\n");
+		snprintf(most, sizeof(most), "; rtplaced manages %u CPU%s: ask for at most %u", st.nonline,
+			 st.nonline == 1 ? "" : "s", st.nonline);
+	fprintf(stderr, "rtplacectl: query: %s: got %u of %u CPUs: %s%s\n", strict ? "error" : "warning", ans->count,
+		req->count, holders, most);
 	if (!strict)
 		return EX_OK;
 	if (ans->claim_id)
 		rtplace_release(c->rp, ans->claim_id, NULL);
 	return EX_TEMPFAIL;
+}
+
+/*
+ * A range the daemon refused (-ERANGE): a count above the machine's CPUs
+ * said as rtplace-run says a count above its affinity, with the most to
+ * ask for; any other range (a node, a CPU) in the daemon's words. Returns
+ * the exit status.
+ */
+static int ctl_range_refused(struct ctl *c, const struct rtplace_request *req)
+{
+	char reason[RTPLACE_REASON_LEN];
+	struct rtplace_status st;
+
+	/* Read before the status request replaces it. */
+	if (rtplace_last_reason(c->rp, reason, sizeof(reason)) < 0)
+		snprintf(reason, sizeof(reason), "%s", strerror(ERANGE));
+	if (req->count > 1 && rtplace_status(c->rp, &st) == 0 && req->count > st.ncpus)
+		return ctl_report(c, cli_exit_status(-ERANGE), "ERANGE",
+				  "query refused: --count %u: rtplaced's machine has %u CPU%s (%u online and managed); "
+				  "ask for at most %u",
+				  req->count, st.ncpus, st.ncpus == 1 ? "" : "s", st.nonline, st.ncpus);
+	return ctl_report(c, cli_exit_status(-ERANGE), "ERANGE", "query refused: %s", reason);
 }
 
 /* Whom a claim of query --claim lives with (--owner). */
@@ -546,9 +684,11 @@ static const char *const ctl_owner_names[] = {
 };
 
 /*
- * Who holds the claim just made and how it ends, on stderr so that a
- * `$(...)` that captures the answer still shows it: the line a person
- * reads to know that the claim outlives the command, and until when.
+ * With --verbose, who holds the claim just made and how it ends, on
+ * stderr so that a `$(...)` that captures the answer still shows it: the
+ * line a person reads to know that the claim outlives the command, and
+ * until when. Without it success is quiet: the answer's claim line says
+ * the same in short.
  */
 static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans, pid_t pid, const char *comm,
 			   enum ctl_owner owner)
@@ -575,6 +715,86 @@ static void ctl_claim_note(const struct ctl *c, const struct rtplace_answer *ans
 		c->command, ans->claim_id, (int)pid, comm, who, lease, ans->claim_id);
 }
 
+/* The name of user uid, or "uid N" where it has none. */
+static void ctl_user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+/*
+ * The daemon refused the claim's owner, a process of another user: which
+ * process that was and the --owner choice that ties the claim to one of
+ * the caller's instead, or how to get one when none is above rtplacectl
+ * (a user switch such as runuser or setpriv right above it).
+ */
+static int ctl_owner_refused(struct ctl *c, pid_t pid, enum ctl_owner owner)
+{
+	char comm[RTPLACE_COMM_LEN], other[64], me[64], hint[512];
+	pid_t shell = ctl_owner_calling_shell(getppid());
+	uid_t uid;
+
+	if (ctl_owner_uid(pid, &uid) < 0)
+		return ctl_fail(c, "query refused", -EPERM);
+	ctl_owner_comm(pid, comm, sizeof(comm));
+	ctl_user_name(uid, other, sizeof(other));
+	ctl_user_name(geteuid(), me, sizeof(me));
+	if (owner != CTL_OWNER_SHELL && shell != pid && ctl_owner_may_own(shell))
+		snprintf(hint, sizeof(hint), "--owner shell (the default) ties it to process %d, which runs as %s",
+			 (int)shell, me);
+	else if (owner != CTL_OWNER_PARENT && getppid() != pid && ctl_owner_may_own(getppid()))
+		snprintf(hint, sizeof(hint), "--owner parent ties it to process %d, which runs as %s", (int)getppid(),
+			 me);
+	else
+		snprintf(hint, sizeof(hint),
+			 "no process above rtplacectl runs as %s (a user switch is right above it): run it from a "
+			 "shell of %s's (runuser -u %s -- sh -c '...'), or give --owner PID of a process of %s's "
+			 "that outlives the claim",
+			 me, me, me, me);
+	return ctl_report(c, EX_NOPERM, "EPERM",
+			  "query refused: the claim would live with process %d (%s), which runs as %s, not as %s "
+			  "who asks; %s",
+			  (int)pid, comm, other, me, hint);
+}
+
+/*
+ * The claim just made as `claims --json` shows it, read back from the
+ * daemon so that a claim is one object in every command; from a daemon
+ * older than the list of claims, the same fields from the answer. null
+ * without a claim.
+ */
+static void ctl_query_claim_json(struct ctl *c, const struct rtplace_answer *ans, pid_t owner, const char *comm)
+{
+	struct rtplace_claim cl;
+
+	if (!ans->claim_id) {
+		printf("null");
+		return;
+	}
+	if (rtplace_claim(c->rp, ans->claim_id, &cl) == 0) {
+		ctl_json_claim(&cl);
+		return;
+	}
+	cl = (struct rtplace_claim){
+		.id = ans->claim_id,
+		.level = ans->level,
+		.flags = RTPLACE_CLAIM_F_UID | (owner ? RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_PID
+						     : RTPLACE_CLAIM_F_CONNECTION) |
+			 (ans->lease_ms != RTPLACE_LEASE_INFINITE ? RTPLACE_CLAIM_F_LEASE : 0),
+		.ncpus = ans->count,
+		.owner_uid = geteuid(),
+		.owner_pid = owner,
+		.lease_left_ms = ans->lease_ms,
+	};
+	snprintf(cl.owner_comm, sizeof(cl.owner_comm), "%s", comm);
+	cl.cpus = ans->set;
+	ctl_json_claim(&cl);
+}
+
 static int ctl_query(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -583,9 +803,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
 	 * its size: the word layouts are the same. */
 	struct rtplace_cpumask allowed, chosen;
-	bool have_prio = false, have_owner = false, strict = false, local = false;
+	bool have_prio = false, have_owner = false, strict = false, local = false, verbose = false;
 	enum ctl_owner owner = CTL_OWNER_SHELL;
-	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN];
+	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN] = "", lease_cut[64] = "";
 	long v;
 	int o, r, li = 0;
 
@@ -655,6 +875,9 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		case 'L':
 			local = true;
 			break;
+		case 'v':
+			verbose = true;
+			break;
 		}
 	}
 	if (r)
@@ -683,11 +906,20 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 					r);
 	}
 	r = rtplace_query(c->rp, &req, &ans);
+	if (r == -EPERM && req.owner_pid && !ctl_owner_may_own(req.owner_pid))
+		return ctl_owner_refused(c, req.owner_pid, owner);
+	if (r == -ERANGE)
+		return ctl_range_refused(c, &req);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
+	/* A lease shorter than asked is said once, beside the daemon's reason
+	 * (which names the cut itself when no level note took its place). */
+	if (ans.claim_id && req.lease_ms != RTPLACE_LEASE_DEFAULT && ans.lease_ms < req.lease_ms &&
+	    !strstr(ans.reason, "lease cut"))
+		snprintf(lease_cut, sizeof(lease_cut), "lease cut from %u to %u ms", req.lease_ms, ans.lease_ms);
 	if (ans.claim_id) {
 		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
-		if (!c->json)
+		if (verbose)
 			ctl_claim_note(c, &ans, req.owner_pid, comm, owner);
 	}
 	cpuset_zero(&chosen);
@@ -700,18 +932,18 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		for (unsigned i = 0; i < ans.count; i++)
 			printf("%s{\"cpu\": %d, \"level\": \"%s\"}", i ? ", " : "", ans.cpus[i],
 			       rtplace_level_name(ans.levels[i]));
-		printf("], \"cpu_list\": \"%s\", \"level\": \"%s\", \"claim\": %" PRIu64, list,
-		       rtplace_level_name(ans.level), ans.claim_id);
-		if (ans.claim_id) {
-			if (ans.lease_ms == RTPLACE_LEASE_INFINITE)
-				printf(", \"lease_ms\": null, \"owner_pid\": %d", (int)req.owner_pid);
-			else
-				printf(", \"lease_ms\": %u, \"owner_pid\": %d", ans.lease_ms, (int)req.owner_pid);
-			printf(", \"owner_comm\": ");
-			ctl_json_string(comm);
-			printf(", \"owner\": \"%s\", \"ends\": [\"owner-exit\", %s\"release\"]", ctl_owner_names[owner],
-			       ans.lease_ms == RTPLACE_LEASE_INFINITE ? "" : "\"lease\", ");
-		}
+		printf("], \"cpu_list\": \"%s\", \"level\": ", list);
+		if (ans.count)
+			printf("\"%s\"", rtplace_level_name(ans.level));
+		else
+			printf("null");
+		printf(", \"claim\": ");
+		ctl_query_claim_json(c, &ans, req.owner_pid, comm);
+		printf(", \"owner\": ");
+		if (ans.claim_id)
+			printf("\"%s\"", ctl_owner_names[owner]);
+		else
+			printf("null");
 		printf(", \"reason\": ");
 		ctl_json_string(ans.reason);
 		printf("}\n");
@@ -724,15 +956,17 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 			printf("%s%d(%s)", i ? " " : "", ans.cpus[i], rtplace_level_name(ans.levels[i]));
 		printf("\nlevel   %s\n", rtplace_level_name(ans.level));
 		if (ans.claim_id && ans.lease_ms == RTPLACE_LEASE_INFINITE)
-			printf("claim   %" PRIu64 " (no lease; ends when process %d exits)\n", ans.claim_id,
-			       (int)req.owner_pid);
+			printf("claim   %" PRIu64 " (no lease; until process %d %s exits, or 'rtplacectl release %" PRIu64
+			       "')\n",
+			       ans.claim_id, (int)req.owner_pid, comm, ans.claim_id);
 		else if (ans.claim_id)
-			printf("claim   %" PRIu64 " (lease %u ms, or until process %d exits)\n", ans.claim_id,
-			       ans.lease_ms, (int)req.owner_pid);
+			printf("claim   %" PRIu64 " (lease %u ms, or until process %d %s exits, or 'rtplacectl release %" PRIu64
+			       "')\n",
+			       ans.claim_id, ans.lease_ms, (int)req.owner_pid, comm, ans.claim_id);
 		else
 			printf("claim   none\n");
-		if (ans.reason[0])
-			printf("reason  %s\n", ans.reason);
+		if (ans.reason[0] || lease_cut[0])
+			printf("reason  %s%s%s\n", ans.reason, ans.reason[0] && lease_cut[0] ? "; " : "", lease_cut);
 	}
 	/* An empty answer is an answer, but a script acting on it needs to know. */
 	if (ans.count == 0)
@@ -765,7 +999,7 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	if (r < 0)
 		return ctl_fail(c, "cannot release the claim", r);
 	if (c->json)
-		printf("{\"claim\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
+		printf("{\"id\": %" PRIu64 ", \"released\": true, \"ncpus\": %u}\n", id, ncpus);
 	else
 		printf("released claim %" PRIu64 " (%u CPU%s)\n", id, ncpus, ncpus == 1 ? "" : "s");
 	return EX_OK;
@@ -834,8 +1068,8 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 	cli_format_cpus(&res.cpus, cpus, sizeof(cpus));
 	cli_format_cpus(&res.prev_cpus, prev, sizeof(prev));
 	if (c->json)
-		printf("{\"tid\": %d, \"all\": %s, \"policy\": \"%s\", \"prio\": %d, \"cpus\": \"%s\", "
-		       "\"prev_policy\": \"%s\", \"prev_prio\": %d, \"prev_cpus\": \"%s\"}\n",
+		printf("{\"tid\": %d, \"all\": %s, \"policy\": \"%s\", \"prio\": %d, \"cpu_list\": \"%s\", "
+		       "\"prev_policy\": \"%s\", \"prev_prio\": %d, \"prev_cpu_list\": \"%s\"}\n",
 		       (int)res.tid, all ? "true" : "false", ctl_policy_name(res.policy), res.prio, cpus,
 		       ctl_policy_name(res.prev_policy), res.prev_prio, prev);
 	else if (all)
@@ -850,21 +1084,25 @@ static int ctl_move(struct ctl *c, int argc, char **argv)
 
 /* Records taken from the ring per read. */
 #define CTL_WATCH_BATCH 64
+/* The table's width with the date in TIME; 80 columns hold it without. */
+#define CTL_WATCH_WIDE_COLS 89
 
 /*
  * A record's CLOCK_MONOTONIC time as wall-clock time: local time in the
- * table ("2026-11-30T21:51:56.123456"), ISO 8601 with the UTC offset in
- * JSON. offset_ns is CLOCK_REALTIME - CLOCK_MONOTONIC, read per batch.
+ * table, the time of day ("21:51:56.123456") in 80 columns and with the
+ * date ("2026-11-30T21:51:56.123456") on a wider terminal, ISO 8601 with
+ * the UTC offset in JSON. offset_ns is CLOCK_REALTIME - CLOCK_MONOTONIC,
+ * read per batch.
  */
-static void ctl_watch_time(const struct rtplace_notification *n, int64_t offset_ns, bool zone, char *buf,
-			   size_t len)
+static void ctl_watch_time(const struct rtplace_notification *n, int64_t offset_ns, bool zone, bool date,
+			   char *buf, size_t len)
 {
 	int64_t wall = (int64_t)n->time_ns + offset_ns;
 	time_t sec = (time_t)(wall / 1000000000);
 	struct tm tm;
 	size_t k;
 
-	if (!localtime_r(&sec, &tm) || (k = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+	if (!localtime_r(&sec, &tm) || (k = strftime(buf, len, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm)) == 0) {
 		snprintf(buf, len, "?");
 		return;
 	}
@@ -883,24 +1121,96 @@ static int64_t ctl_clock_offset_ns(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
-static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns)
+static bool ctl_watch_is_claim(unsigned type)
 {
-	char when[48], claim[24] = "-";
+	return type == RTPLACE_NOTIFY_CLAIM_CREATED || type == RTPLACE_NOTIFY_CLAIM_RELEASED ||
+	       type == RTPLACE_NOTIFY_CLAIM_EXPIRED || type == RTPLACE_NOTIFY_CLAIM_REVOKED;
+}
 
-	ctl_watch_time(n, offset_ns, c->json, when, sizeof(when));
+/*
+ * A record in the columns' own words. A claim record carries the claim's
+ * owner process (0: its connection), its first CPU in from_cpu and the
+ * priority it is held at, with no policy: the CPU is where the claim went
+ * (TO) when it was made and where it left (FROM) when it ended, and the
+ * scheduling column says the level it is held at ("rt50", as `claims`
+ * says it; "-" for priority 0, which an exclusive claim's record has) where
+ * a move's says policy and priority ("fifo/50"). -1 (not one CPU,
+ * unknown) is "-" in the table and stays -1 in JSON, as librtplace has it.
+ */
+struct ctl_watch_fields {
+	int tid;       /* 0: none */
+	int from, to;  /* -1: none */
+	char sched[16];
+	bool claim;
+};
+
+static void ctl_watch_fields(const struct rtplace_notification *n, struct ctl_watch_fields *ret)
+{
+	ret->claim = ctl_watch_is_claim(n->type);
+	ret->tid = (int)n->tid;
+	ret->from = n->from_cpu;
+	ret->to = n->to_cpu;
+	if (!ret->claim) {
+		if (n->policy == SCHED_FIFO || n->policy == SCHED_RR)
+			snprintf(ret->sched, sizeof(ret->sched), "%s/%d", ctl_policy_name(n->policy), n->prio);
+		else
+			snprintf(ret->sched, sizeof(ret->sched), "other");
+		return;
+	}
+	ret->from = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? -1 : n->from_cpu;
+	ret->to = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? n->from_cpu : -1;
+	if (n->prio >= RTPLACE_PRIO_MIN && n->prio <= RTPLACE_PRIO_MAX)
+		snprintf(ret->sched, sizeof(ret->sched), "%s",
+			 rtplace_level_name(RTPLACE_LEVEL_RT1 + (unsigned)n->prio - 1));
+	else
+		snprintf(ret->sched, sizeof(ret->sched), "-");
+}
+
+static void ctl_cell_int(char *buf, size_t len, int v, int none)
+{
+	if (v == none)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%d", v);
+}
+
+static void ctl_watch_print(const struct ctl *c, const struct rtplace_notification *n, int64_t offset_ns,
+			    bool wide)
+{
+	char when[48], claim[24] = "-", tid[16], from[16], to[16];
+	struct ctl_watch_fields f;
+
+	ctl_watch_fields(n, &f);
+	ctl_watch_time(n, offset_ns, c->json, wide || c->json, when, sizeof(when));
 	if (c->json) {
 		printf("{\"seq\": %" PRIu64 ", \"time\": \"%s\", \"time_ns\": %" PRIu64 ", \"type\": \"%s\", "
-		       "\"type_id\": %u, \"tid\": %d, \"uid\": %u, \"from_cpu\": %d, \"to_cpu\": %d, "
-		       "\"policy\": \"%s\", \"prio\": %d, \"claim\": %" PRIu64 "}\n",
-		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type, (int)n->tid,
-		       (unsigned)n->uid, n->from_cpu, n->to_cpu, ctl_policy_name(n->policy), n->prio, n->claim_id);
+		       "\"type_id\": %u, \"tid\": ",
+		       n->seq, when, n->time_ns, rtplace_notification_name(n->type), n->type);
+		if (f.claim && f.tid == 0)
+			printf("null");
+		else
+			printf("%d", f.tid);
+		printf(", \"uid\": %u", (unsigned)n->uid);
+		printf(", \"from_cpu\": %d, \"to_cpu\": %d", f.from, f.to);
+		if (f.claim && n->prio > 0)
+			printf(", \"policy\": null, \"prio\": %d, \"level\": \"%s\"", n->prio, f.sched);
+		else if (f.claim)
+			printf(", \"policy\": null, \"prio\": 0, \"level\": null");
+		else
+			printf(", \"policy\": \"%s\", \"prio\": %d, \"level\": null", ctl_policy_name(n->policy), n->prio);
+		if (n->claim_id)
+			printf(", \"claim\": %" PRIu64 "}\n", n->claim_id);
+		else
+			printf(", \"claim\": null}\n");
 		return;
 	}
 	if (n->claim_id)
 		snprintf(claim, sizeof(claim), "%" PRIu64, n->claim_id);
-	printf("%8" PRIu64 " %-26s %-14s %7d %6u %4d %4d %-6s %4d %6s\n", n->seq, when,
-	       rtplace_notification_name(n->type), (int)n->tid, (unsigned)n->uid, n->from_cpu, n->to_cpu,
-	       ctl_policy_name(n->policy), n->prio, claim);
+	ctl_cell_int(tid, sizeof(tid), f.tid, f.claim ? 0 : INT_MIN);
+	ctl_cell_int(from, sizeof(from), f.from, -1);
+	ctl_cell_int(to, sizeof(to), f.to, -1);
+	printf("%6" PRIu64 " %-*s %-14s %7s %6u %4s %4s %-8s %6s\n", n->seq, wide ? 26 : 15, when,
+	       rtplace_notification_name(n->type), tid, (unsigned)n->uid, from, to, f.sched, claim);
 }
 
 static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
@@ -927,6 +1237,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	int64_t offset_ns;
 	struct pollfd pfd[2];
 	sigset_t sigs;
+	/* The date fits beside the rest from CTL_WATCH_WIDE_COLS columns. */
+	const bool wide = ctl_columns() >= CTL_WATCH_WIDE_COLS;
 	long v;
 	int o, r, sfd = -1;
 
@@ -953,9 +1265,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 		goto out;
 	r = rtplace_subscribe(c->rp, &sub);
 	if (r == -EOPNOTSUPP) {
-		fprintf(stderr, "rtplacectl: watch: this rtplaced does not publish notification records (%s)\n",
-			strerror(-r));
-		r = EX_UNAVAILABLE;
+		r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "this rtplaced does not publish notification records");
 		goto out;
 	}
 	if (r < 0) {
@@ -964,8 +1274,8 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 	}
 	/* The header says "subscribed": nothing published after it is missed. */
 	if (!c->json) {
-		printf("%8s %-26s %-14s %7s %6s %4s %4s %-6s %4s %6s\n", "SEQ", "TIME", "TYPE", "TID", "UID", "FROM",
-		       "TO", "POLICY", "PRIO", "CLAIM");
+		printf("%6s %-*s %-14s %7s %6s %4s %4s %-8s %6s\n", "SEQ", wide ? 26 : 15, "TIME", "TYPE", "TID", "UID",
+		       "FROM", "TO", "SCHED", "CLAIM");
 		fflush(stdout);
 	}
 	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };
@@ -990,8 +1300,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 				     &n, &lost);
 		if (r == -ECONNRESET) {
 			fflush(stdout);
-			fprintf(stderr, "rtplacectl: watch: rtplaced closed the subscription (it stopped?)\n");
-			r = EX_UNAVAILABLE;
+			r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the subscription (it stopped?)");
 			break;
 		}
 		if (r < 0) {
@@ -1002,7 +1311,7 @@ static int ctl_watch(struct ctl *c, int argc, char **argv)
 			ctl_watch_lost(c, lost);
 		offset_ns = ctl_clock_offset_ns();
 		for (size_t i = 0; i < n; i++)
-			ctl_watch_print(c, &recs[i], offset_ns);
+			ctl_watch_print(c, &recs[i], offset_ns, wide);
 		seen += n;
 		/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
 		if (fflush(stdout) != 0) {
@@ -1027,15 +1336,15 @@ static const char *ctl_claim_end(const struct rtplace_claim *cl)
 	return cl->flags & RTPLACE_CLAIM_F_OWNER_EXIT ? "owner-exit" : "connection";
 }
 
-static void ctl_claims_json(const struct rtplace_claim *cl, bool first)
+void ctl_json_claim(const struct rtplace_claim *cl)
 {
 	char list[CPUSET_LIST_MAX];
 	const bool pid = cl->flags & RTPLACE_CLAIM_F_PID;
 
 	cli_format_cpus(&cl->cpus, list, sizeof(list));
-	printf("%s\n  {\"claim\": %" PRIu64 ", \"level\": ", first ? "" : ",", cl->id);
+	printf("{\"id\": %" PRIu64 ", \"level\": ", cl->id);
 	ctl_json_string(rtplace_level_name(cl->level));
-	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpus\": ",
+	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpu_list\": ",
 	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "true" : "false", cl->ncpus);
 	ctl_json_string(list);
 	printf(", \"other_user\": %s, \"owner_uid\": ", cl->flags & RTPLACE_CLAIM_F_OTHER_USER ? "true" : "false");
@@ -1058,9 +1367,13 @@ static void ctl_claims_json(const struct rtplace_claim *cl, bool first)
 		printf("null}");
 }
 
-static void ctl_claims_row(const struct rtplace_claim *cl)
+/* Columns of the whole table; narrower, the lease left gets a column of
+ * its own in seconds instead of a parenthesis in ENDS. */
+#define CTL_CLAIMS_WIDE_COLS 100
+
+static void ctl_claims_row(const struct rtplace_claim *cl, bool wide)
 {
-	char list[CPUSET_LIST_MAX], uid[24] = "other", pid[24] = "-", ends[64];
+	char list[CPUSET_LIST_MAX], uid[24] = "other", pid[24] = "-", ends[64], lease[24] = "-";
 
 	cli_format_cpus(&cl->cpus, list, sizeof(list));
 	if (cl->flags & RTPLACE_CLAIM_F_UID)
@@ -1068,6 +1381,14 @@ static void ctl_claims_row(const struct rtplace_claim *cl)
 	if (cl->flags & RTPLACE_CLAIM_F_PID)
 		snprintf(pid, sizeof(pid), "%d", (int)cl->owner_pid);
 	snprintf(ends, sizeof(ends), "%s", ctl_claim_end(cl));
+	if (!wide) {
+		if (cl->flags & RTPLACE_CLAIM_F_LEASE)
+			snprintf(lease, sizeof(lease), "%.1f", cl->lease_left_ms / 1000.0);
+		printf("%6" PRIu64 " %-9s %-10s %7s %-12.12s %6s %-10s %s\n", cl->id,
+		       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level), list, pid,
+		       cl->flags & RTPLACE_CLAIM_F_PID && cl->owner_comm[0] ? cl->owner_comm : "-", uid, ends, lease);
+		return;
+	}
 	if (cl->flags & RTPLACE_CLAIM_F_LEASE)
 		snprintf(ends + strlen(ends), sizeof(ends) - strlen(ends), ",lease(%u ms left)", cl->lease_left_ms);
 	printf("%6" PRIu64 " %-9s %-12s %7s %-16s %6s %s\n", cl->id,
@@ -1080,6 +1401,7 @@ static void ctl_claims_row(const struct rtplace_claim *cl)
 static int ctl_claims(struct ctl *c, int argc, char **argv)
 {
 	struct rtplace_claim *claims = NULL;
+	const bool wide = ctl_columns() >= CTL_CLAIMS_WIDE_COLS;
 	size_t n = 0;
 	int r;
 
@@ -1094,13 +1416,17 @@ static int ctl_claims(struct ctl *c, int argc, char **argv)
 		return ctl_fail(c, "cannot read the claims", r);
 	if (c->json)
 		printf("{\"claims\": [");
-	else
+	else if (wide)
 		printf("%6s %-9s %-12s %7s %-16s %6s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS");
+	else
+		printf("%6s %-9s %-10s %7s %-12s %6s %-10s %s\n", "CLAIM", "LEVEL", "CPUS", "PID", "COMM", "UID", "ENDS",
+		       "LEASE-S");
 	for (size_t i = 0; i < n; i++) {
-		if (c->json)
-			ctl_claims_json(&claims[i], i == 0);
-		else
-			ctl_claims_row(&claims[i]);
+		if (c->json) {
+			printf("%s\n  ", i ? "," : "");
+			ctl_json_claim(&claims[i]);
+		} else
+			ctl_claims_row(&claims[i], wide);
 	}
 	if (c->json)
 		printf("%s]}\n", n ? "\n" : "");
@@ -1163,25 +1489,19 @@ int main(int argc, char **argv)
 			ctl_common_option(&c, o, argc, argv);
 			break;
 		case ':':
-			fprintf(stderr, "rtplacectl: %s needs a value; see 'rtplacectl --help'\n", argv[optind - 1]);
-			return EX_USAGE;
+			return ctl_report(&c, EX_USAGE, "", "%s needs a value; see 'rtplacectl --help'", argv[optind - 1]);
 		default:
 			if (optopt && optopt < 0x100)
-				fprintf(stderr, "rtplacectl: unknown option -%c; see 'rtplacectl --help'\n", optopt);
-			else
-				fprintf(stderr, "rtplacectl: unknown option %s; see 'rtplacectl --help'\n",
-					argv[optind - 1]);
-			return EX_USAGE;
+				return ctl_report(&c, EX_USAGE, "", "unknown option -%c; see 'rtplacectl --help'", optopt);
+			return ctl_report(&c, EX_USAGE, "", "unknown option %s; see 'rtplacectl --help'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "rtplacectl: no command given; see 'rtplacectl --help'\n");
-		return EX_USAGE;
+		return ctl_report(&c, EX_USAGE, "", "no command given; see 'rtplacectl --help'");
 	}
 	cmd = ctl_command_find(argv[optind]);
 	if (!cmd) {
-		fprintf(stderr, "rtplacectl: unknown command %s; see 'rtplacectl --help'\n", argv[optind]);
-		return EX_USAGE;
+		return ctl_report(&c, EX_USAGE, "", "unknown command %s; see 'rtplacectl --help'", argv[optind]);
 	}
 	c.command = cmd->name;
 	c.id = (enum ctl_command_id)(cmd - ctl_commands);

@@ -5,11 +5,12 @@
 noinst_LTLIBRARIES += common/libcommon.la
 common_libcommon_la_SOURCES = \
 	common/cpuset.h common/cpuset.c \
+	common/idmap.h common/idmap.c \
 	common/levels.h common/levels.c \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \
 	common/placement.h common/placement.c common/placement-core.h \
-	common/placement-fast.c common/placement-scan.c common/placement-claims.c common/placement-ctx.c \
+	common/placement-fast.c common/placement-scan.c common/placement-claim-cache.c common/placement-ctx.c \
 	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
 	common/record.h common/ring.h common/ring.c

@@ -15,7 +15,7 @@
  *  - placement-scan.c: the general path, every rule of placement.h
  *    (placement_general()). Calls the claim cache and the SMT penalty of
  *    placement-fast.c.
- *  - placement-claims.c: the sets derived from the claims, kept while the
+ *  - placement-claim-cache.c: the sets derived from the claims, kept while the
  *    claims stay the same. Calls nothing above it.
  *  - placement-ctx.c: building and freeing the context. Calls nothing
  *    above it.
@@ -194,7 +194,7 @@ struct placement_ctx {
 	 * is neither in claim_set[a] nor in claim_pen[p] (p ==
 	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
 	 * claim_free_valid[a] is set: the only words a fast walk over the
-	 * claims must read (placement_claim_free_words()). */
+	 * claims must read (placement_claim_cache_free_words()). */
 	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
 	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 	struct placement_state st;
@@ -423,9 +423,9 @@ static inline uint64_t placement_level_word(const struct placement_ctx *x, const
 	return out;
 }
 
-/* placement-claims.c: the claim cache. */
+/* placement-claim-cache.c: the claim cache. */
 
-bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp);
+bool placement_claim_cache_compare(struct placement_ctx *x, uint64_t stamp);
 
 /*
  * Compares the caller's claims with the copy the context's claim sets come
@@ -435,34 +435,34 @@ bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp);
  * claimed at all: the answer then reads as one without claims and asks
  * for no set.
  */
-static inline bool placement_claims_sync(struct placement_ctx *x, uint64_t stamp)
+static inline bool placement_claim_cache_sync(struct placement_ctx *x, uint64_t stamp)
 {
 	if (stamp != 0 && stamp == x->claim_stamp)
 		return x->claims_none;
-	return placement_claims_compare(x, stamp);
+	return placement_claim_cache_compare(x, stamp);
 }
-uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min);
+uint32_t placement_claim_cache_set_new(struct placement_ctx *x, uint8_t min);
 
 /*
  * The CPUs whose claim is at least min (1..127), from the context's sets
- * (placement_claims_sync() has run for this answer); a set it does not
- * hold yet costs a call (placement_claim_set_new()). A set stays valid
+ * (placement_claim_cache_sync() has run for this answer); a set it does not
+ * hold yet costs a call (placement_claim_cache_set_new()). A set stays valid
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
-static inline const struct rtplace_cpumask *placement_claims_at_least(struct placement_ctx *x, uint8_t min)
+static inline const struct rtplace_cpumask *placement_claim_cache_at_least(struct placement_ctx *x, uint8_t min)
 {
 	uint32_t k = 0;
 
 	while (k < x->nclaim_sets && x->claim_min[k] != min)
 		k++;
 	if (k == x->nclaim_sets)
-		k = placement_claim_set_new(x, min);
+		k = placement_claim_cache_set_new(x, min);
 	x->st.claim_sets_held |= UINT32_C(1) << k;
 	return &x->claim_set[k];
 }
-const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x);
-struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
+const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x);
+struct placement_wordset placement_claim_cache_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
 						    const struct rtplace_cpumask *pen);
 
 /* placement-fast.c: the fast paths. */

@@ -17,13 +17,13 @@
  * (tests/unit/test-placement.c checks both against the reference model).
  * A count-1 query on an idle map reads the idle level's count line, one
  * line of mask words, the claims (compared with the context's copy, see
- * placement_claims_sync(); not at all under a stamp already seen, see
+ * placement_claim_cache_sync(); not at all under a stamp already seen, see
  * placement_ctx_choose_stamped()), one sibling slot and the pick's slot,
  * however many nodes the machine has. Where claims leave no candidate of a
  * cpuset word free, the walk learns it from a word summary kept with the
- * claim sets (placement_claim_free_words()), not from the sets.
+ * claim sets (placement_claim_cache_free_words()), not from the sets.
  *
- * Layer: calls the claim cache (placement-claims.c) and the set arithmetic
+ * Layer: calls the claim cache (placement-claim-cache.c) and the set arithmetic
  * of placement-core.h, never the general path.
  */
 #include "config.h"
@@ -199,9 +199,9 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	words = placement_level_words(x, level);
 	counts = placement_level_counts(x, level);
 	if (st->claimed) {
-		above = placement_claims_at_least(x, (uint8_t)(level + 1));
-		pen = placement_claim_pen(x);
-		free_words = placement_claim_free_words(x, above, pen);
+		above = placement_claim_cache_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_cache_pen(x);
+		free_words = placement_claim_cache_free_words(x, above, pen);
 		steps = &free_words;
 	}
 	/* Words with no candidate free of the claims are passed unread. With
@@ -277,6 +277,10 @@ static inline uint32_t placement_fast_mark(struct placement_ctx *x)
  * Writes the picks into ret_cpus and returns count with *ret_level = L, or
  * returns 0 when the general path must decide (c's LLC is too small, or a
  * pick's slot has moved on).
+ * One function of some 160 lines on purpose: the walk's state (its
+ * position, the LLC's words, the penalty and claim sets, the picks so far)
+ * lives in locals across both passes of the hot path; split, a dozen of
+ * them would travel by pointer on every answer.
  */
 uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level)
 {
@@ -308,8 +312,8 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	words = placement_level_words(x, level);
 	counts = placement_level_counts(x, level);
 	if (st->claimed) {
-		above = placement_claims_at_least(x, (uint8_t)(level + 1));
-		pen = placement_claim_pen(x);
+		above = placement_claim_cache_at_least(x, (uint8_t)(level + 1));
+		pen = placement_claim_cache_pen(x);
 	}
 	for (uint32_t k = at.k; k <= x->nwords && c < 0; k++) {
 		uint64_t bits = placement_fast_read(x, words, counts, &at, k, &wi) &
@@ -332,7 +336,7 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	 * summary is cut to the LLC's words: the rest hold none of the
 	 * picks. */
 	if (above) {
-		free_words = placement_claim_free_words(x, above, pen);
+		free_words = placement_claim_cache_free_words(x, above, pen);
 		for (uint32_t j = 0; j < PLACEMENT_WORDSET_LEN; j++)
 			free_words.b[j] &= x->llc_words[llc].b[j];
 		steps = &free_words;

@@ -7,7 +7,7 @@
  * their keys; a pick whose slot has moved on is dropped and the choice
  * redone.
  *
- * Layer: calls the claim cache (placement-claims.c), the SMT penalty of
+ * Layer: calls the claim cache (placement-claim-cache.c), the SMT penalty of
  * placement-fast.c and the set arithmetic of placement-core.h.
  */
 #include "config.h"
@@ -97,7 +97,7 @@ static bool placement_fits(const struct placement_ctx *x, const struct rtplace_c
  * scan. For every CPU: a claim that alone makes it busy (placement_busy())
  * gives its SMT siblings their penalty without reading its slot.
  */
-static void placement_claims(struct placement_ctx *x)
+static void placement_scan_claimed(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 	const struct rtplace_cpumask *claimed, *high;
@@ -109,13 +109,13 @@ static void placement_claims(struct placement_ctx *x)
 	st->pen_claims = &none;
 	if (!st->claimed)
 		return;
-	claimed = placement_claims_at_least(x, 1);
-	high = placement_claims_at_least(x, (uint8_t)st->below);
+	claimed = placement_claim_cache_at_least(x, 1);
+	high = placement_claim_cache_at_least(x, (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
 		st->claims.bits[i] = claimed->bits[i] & ~high->bits[i] & st->cand->bits[i];
 		st->barred.bits[i] = high->bits[i] & st->cand->bits[i];
 	}
-	st->pen_claims = placement_claim_pen(x);
+	st->pen_claims = placement_claim_cache_pen(x);
 }
 
 /* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
@@ -487,7 +487,7 @@ uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t 
 	placement_zero(x, &st->seen);
 	placement_zero(x, &st->eligible);
 	placement_zero(x, &st->idle);
-	placement_claims(x);
+	placement_scan_claimed(x);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is
 	 * left no longer decides the answer, and the choice redone. Only the

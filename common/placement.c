@@ -146,7 +146,7 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
 	st->next = LEVEL_IDLE;
 	st->claim_sets_held = 0;
-	if (st->claimed && placement_claims_sync(x, stamp))
+	if (st->claimed && placement_claim_cache_sync(x, stamp))
 		st->claimed = NULL;
 	placement_candidates(x);
 	if (st->cand == &x->base ? x->base_empty : placement_empty(x, st->cand)) {
@@ -347,4 +347,38 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 out:
 	placement_ctx_free(x);
 	return r;
+}
+
+int placement_ctx_pick(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
+		       const struct rtplace_cpumask *allowed, int near, uint32_t level, struct placement_result *scratch,
+		       int *ret_cpu)
+{
+	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
+	int r;
+
+	if (req.prio <= 0)
+		return -EINVAL;
+	req.allowed = *allowed;
+	r = placement_ctx_choose(ctx, claimed_level, rotor, &req, NULL, scratch);
+	if (r == 0)
+		*ret_cpu = scratch->cpus[0];
+	return r;
+}
+
+int placement_pick_reason(int r, uint32_t level, struct rtplace_reason *reason)
+{
+	switch (r) {
+	case -ENOMEM:
+		reason_set(reason, "out of memory");
+		return -ENOMEM;
+	case -ENODEV:
+		reason_set(reason, "no managed online CPU in the requested set");
+		return -EBUSY;
+	case -ENOENT:
+		reason_set(reason, "no CPU below rt%d in the requested set", level_rt_priority(level));
+		return -EBUSY;
+	default:
+		reason_set(reason, "cannot pick a CPU: %s", strerror(-r));
+		return r;
+	}
 }

@@ -217,6 +217,21 @@ int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level
 			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret);
 
 /*
+ * One CPU of allowed for one thread at level (a move, a push, a
+ * RealtimeKit grant): placement_ctx_choose() for one CPU below level,
+ * nearest near (-1 for none), the answer built in scratch. 0 with the CPU;
+ * -EINVAL for a level that is not RT, else placement_ctx_choose()'s
+ * -errno (placement_pick_reason() words it).
+ */
+int placement_ctx_pick(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
+		       const struct rtplace_cpumask *allowed, int near, uint32_t level, struct placement_result *scratch,
+		       int *ret_cpu);
+
+/* What a requester is told of a failed pick r: why, and the error it gets
+ * (-EBUSY when no CPU fits, else r). */
+int placement_pick_reason(int r, uint32_t level, struct rtplace_reason *reason);
+
+/*
  * Claims as their keeper hands them out (daemon/claims.c,
  * claims_stamped()): the claimed level per CPU, as placement_ctx_choose()
  * takes it, and a stamp the keeper replaces whenever a level in it may

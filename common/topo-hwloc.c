@@ -469,32 +469,19 @@ int topo_load(const char *xml_path, struct rtplace_reason *reason, struct topo *
 	return r;
 }
 
-int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtplace_reason *reason,
-		  struct topo **ret)
+/*
+ * hwloc's topology of the live machine (xml NULL) or of the checked XML
+ * text checked (checked_size bytes), in *ret. 0, or -errno with reason.
+ */
+static int topo_hwloc_open(const xmlChar *checked, int checked_size, const char *what,
+			   struct rtplace_reason *reason, hwloc_topology_t *ret)
 {
-	hwloc_topology_t ht = NULL;
-	hwloc_const_cpuset_t online;
-	struct topo *t = NULL;
-	xmlChar *checked = NULL;
-	int checked_size = 0, last, r;
+	hwloc_topology_t ht;
+	int r;
 
-	if (!xml)
-		what = "the machine's topology";
-	if (xml && xml_size > TOPO_HWLOC_FILE_MAX) {
-		r = -EFBIG;
-		reason_set(reason, "cannot load %s: larger than %u bytes", what, TOPO_HWLOC_FILE_MAX);
-		goto out;
-	}
-	if (xml) {
-		r = topo_hwloc_rewrite_xml(xml, xml_size, what, reason, &checked, &checked_size);
-		if (r < 0)
-			goto out;
-	}
 	if (hwloc_topology_init(&ht) < 0) {
-		ht = NULL;
-		r = -ENOMEM;
 		reason_set(reason, "cannot load %s: %s", what, strerror(ENOMEM));
-		goto out;
+		return -ENOMEM;
 	}
 	/*
 	 * The daemon tracks and places threads of other processes, so it must
@@ -508,42 +495,51 @@ int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtp
 	/* set_xmlbuffer parses the text at once; on failure hwloc would
 	 * silently fall back to the live machine, so stop here. The size
 	 * counts the NUL, as hwloc's own exported buffers do. */
-	if (r == 0 && xml)
+	if (r == 0 && checked)
 		r = hwloc_topology_set_xmlbuffer(ht, (const char *)checked, checked_size + 1);
 	if (r == 0)
 		r = hwloc_topology_load(ht);
 	if (r < 0) {
 		r = topo_hwloc_errno();
 		reason_set(reason, "cannot load %s: %s", what,
-			   xml && r == -EINVAL ? "not an hwloc XML topology" : strerror(-r));
-		goto out;
+			   checked && r == -EINVAL ? "not an hwloc XML topology" : strerror(-r));
+		hwloc_topology_destroy(ht);
+		return r;
 	}
+	*ret = ht;
+	return 0;
+}
 
+/* The snapshot of hwloc's topology ht (of the XML what when from_xml). 0,
+ * or -errno with reason. */
+static int topo_hwloc_snapshot(hwloc_topology_t ht, const char *what, bool from_xml, struct rtplace_reason *reason,
+			       struct topo **ret)
+{
 	/* CPU ids span the complete set (offline CPUs included); the online
 	 * ones are those with a PU object. */
-	last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(ht));
+	int last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(ht));
+	hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(ht);
+	struct topo *t;
+	int r;
+
 	if (last < 0) {
-		r = -EINVAL;
 		reason_set(reason, "cannot load %s: it has no CPU", what);
-		goto out;
+		return -EINVAL;
 	}
 	if (last >= RTPLACE_MAX_CPUS) {
-		r = -E2BIG;
 		reason_set(reason, "%s has CPU ids up to %d (%d CPUs); rtplace is built for at most %d "
-			   "(RTPLACE_MAX_CPUS)", xml ? what : "this machine", last, last + 1,
+			   "(RTPLACE_MAX_CPUS)", from_xml ? what : "this machine", last, last + 1,
 			   RTPLACE_MAX_CPUS);
-		goto out;
+		return -E2BIG;
 	}
 	r = topo_new((uint32_t)last + 1, &t);
 	if (r < 0) {
 		reason_set(reason, "cannot load %s: %s", what, strerror(-r));
-		goto out;
+		return r;
 	}
-	online = hwloc_topology_get_topology_cpuset(ht);
 	for (int cpu = hwloc_bitmap_first(online); cpu >= 0 && (uint32_t)cpu < t->ncpus;
 	     cpu = hwloc_bitmap_next(online, cpu))
 		t->cpus[cpu].online = true;
-
 	topo_hwloc_number(ht, t, offsetof(struct topo_cpu, node), topo_hwloc_node_types,
 			  TOPO_HWLOC_NTYPES(topo_hwloc_node_types));
 	topo_hwloc_number(ht, t, offsetof(struct topo_cpu, package), topo_hwloc_package_types,
@@ -557,14 +553,34 @@ int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtp
 		r = topo_finish(t);
 	if (r < 0) {
 		reason_set(reason, "cannot load %s: %s", what, strerror(-r));
-		goto out;
+		topo_free(t);
+		return r;
 	}
 	*ret = t;
-	t = NULL;
-out:
-	topo_free(t);
-	if (ht)
+	return 0;
+}
+
+int topo_load_xml(const char *xml, size_t xml_size, const char *what, struct rtplace_reason *reason,
+		  struct topo **ret)
+{
+	hwloc_topology_t ht = NULL;
+	xmlChar *checked = NULL;
+	int checked_size = 0, r = 0;
+
+	if (!xml)
+		what = "the machine's topology";
+	if (xml && xml_size > TOPO_HWLOC_FILE_MAX) {
+		r = -EFBIG;
+		reason_set(reason, "cannot load %s: larger than %u bytes", what, TOPO_HWLOC_FILE_MAX);
+	}
+	if (r == 0 && xml)
+		r = topo_hwloc_rewrite_xml(xml, xml_size, what, reason, &checked, &checked_size);
+	if (r == 0)
+		r = topo_hwloc_open(checked, checked_size, what, reason, &ht);
+	if (r == 0) {
+		r = topo_hwloc_snapshot(ht, what, xml != NULL, reason, ret);
 		hwloc_topology_destroy(ht);
+	}
 	xmlFree(checked);
 	return r;
 }

@@ -18,9 +18,11 @@
 
 #define CLAIMS_STATE_MAGIC_V1 "rtplace-claims 1"
 #define CLAIMS_STATE_MAGIC_V2 "rtplace-claims 2"
-#define CLAIMS_STATE_MAGIC "rtplace-claims 3"
+#define CLAIMS_STATE_MAGIC_V3 "rtplace-claims 3"
+#define CLAIMS_STATE_MAGIC "rtplace-claims 4"
 /* What ends a MANAGE claim's line before the CPUs its threads may go to. */
 #define CLAIMS_STATE_MANAGE " manage "
+#define CLAIMS_STATE_ISOLATED " isolated"
 /* One line: its fields take well under 128 bytes, then two CPU lists. */
 #define CLAIMS_STATE_LINE_MAX (2 * CPUSET_LIST_MAX + 128)
 /* A journal holds at most CLAIMS_STATE_COMPACT_FACTOR lines per claim of a
@@ -112,8 +114,9 @@ static int claims_state_claim_of(const char *line, struct claim *ret)
 {
 	const char *q = line + strlen("claim "), *manage;
 	uint64_t id, pid, start, uid, level, expires;
-	char cpus[CPUSET_LIST_MAX];
-	size_t n;
+	char cpus[CPUSET_LIST_MAX], rest[2 * CPUSET_LIST_MAX + 32];
+	size_t n = strlen(line), tail = strlen(CLAIMS_STATE_ISOLATED);
+	bool isolated = n > tail && strcmp(line + n - tail, CLAIMS_STATE_ISOLATED) == 0;
 
 	if (!claims_state_number(&q, UINT32_MAX, ' ', &id) || !id || !claims_state_number(&q, INT32_MAX, ' ', &pid) ||
 	    !pid || !claims_state_number(&q, UINT64_MAX, ' ', &start) ||
@@ -127,7 +130,15 @@ static int claims_state_claim_of(const char *line, struct claim *ret)
 		.uid = (uint32_t)uid,
 		.level = (uint8_t)level,
 		.expires_ms = expires,
+		.isolated = isolated,
 	};
+	/* What follows the numbers, less the isolated mark. */
+	n = strlen(q) - (isolated ? tail : 0);
+	if (n >= sizeof(rest))
+		return -EBADMSG;
+	memcpy(rest, q, n);
+	rest[n] = '\0';
+	q = rest;
 	manage = strstr(q, CLAIMS_STATE_MANAGE);
 	if (manage && (cpuset_parse(manage + strlen(CLAIMS_STATE_MANAGE), &ret->managed) < 0 ||
 		       cpuset_empty(&ret->managed)))
@@ -206,8 +217,8 @@ int claims_state_parse(const char *text, size_t len, struct claim *ret, size_t m
 		if (r < 0)
 			return claims_state_fail(reason, line, r == -E2BIG ? "line too long" : "a NUL byte");
 		if (line == 1) {
-			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0 && strcmp(buf, CLAIMS_STATE_MAGIC_V2) != 0 &&
-			    strcmp(buf, CLAIMS_STATE_MAGIC_V1) != 0)
+			if (strcmp(buf, CLAIMS_STATE_MAGIC) != 0 && strcmp(buf, CLAIMS_STATE_MAGIC_V3) != 0 &&
+			    strcmp(buf, CLAIMS_STATE_MAGIC_V2) != 0 && strcmp(buf, CLAIMS_STATE_MAGIC_V1) != 0)
 				return claims_state_fail(reason, line, "not an rtplace claims file (version 1 to 3)");
 			continue;
 		}
@@ -281,9 +292,9 @@ static int claims_state_format_claim(const struct claim *cl, char *buf, size_t l
 	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
 	if (manage)
 		cpuset_format(&cl->managed, managed, sizeof(managed));
-	return snprintf(buf, len, "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s%s%s\n", cl->id,
-			cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus,
-			manage ? CLAIMS_STATE_MANAGE : "", managed);
+	return snprintf(buf, len, "claim %" PRIu32 " %" PRId32 " %" PRIu64 " %" PRIu32 " %u %" PRIu64 " %s%s%s%s\n",
+			cl->id, cl->pid, cl->pid_start, cl->uid, (unsigned)cl->level, cl->expires_ms, cpus,
+			manage ? CLAIMS_STATE_MANAGE : "", managed, cl->isolated ? CLAIMS_STATE_ISOLATED : "");
 }
 
 int claims_state_format(const struct claims *c, uint32_t next_id, uint32_t except_id, char *buf, size_t len)

@@ -5,15 +5,19 @@
  * is acknowledged, so the file is a journal, one line per change, appended
  * with one write(2) each:
  *
- *   rtplace-claims 3
+ *   rtplace-claims 4
  *   next-id N                                    ids below N may be in use
  *   claim ID PID START UID LEVEL EXPIRES CPUS    an owner-bound claim began
  *   claim ... CPUS manage ALLOWED                a MANAGE claim began: its
  *                                                threads may be pushed to
  *                                                ALLOWED, after a restart too
+ *   claim ... isolated                           its CPUs are isolated
+ *                                                ([isolation]), after a
+ *                                                restart too
  *   end ID                                       it ended
  *
- * Versions 1 and 2 (no manage part) are read as well.
+ * Versions 1 and 2 (no manage part) and 3 (no isolated mark) are read as
+ * well.
  *
  * What must be survived is the daemon's death, not the machine's: the file
  * lives in the runtime directory (tmpfs), where a write(2) that returned

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "claims.h"
+#include "idmap.h"
 #include "levels.h"
 #include "rtplace-proto.h"
 
@@ -36,15 +37,8 @@ struct claims_group {
 	struct event *ev;
 };
 
-/* Open addressing with linear probing, key -> group index. */
-struct claims_hash {
-	uint32_t *keys, *vals;
-	uint8_t *used;
-	uint32_t cap, n; /* cap: a power of two, at least twice n */
-};
-
 struct claims_index {
-	struct claims_hash hash;
+	struct idmap hash; /* key -> group index */
 	struct claims_group *groups;
 	uint32_t ngroups, cap, free_head; /* free groups chain through head */
 };
@@ -58,7 +52,7 @@ struct claims {
 	uint32_t count;
 	uint32_t *heap;                  /* slots with a lease, a min-heap on expires_ms */
 	uint32_t nheap;
-	struct claims_hash by_id;        /* id -> slot */
+	struct idmap by_id;              /* id -> slot */
 	struct claims_index index[CLAIMS_NINDEX];
 	uint32_t *level_count;           /* [ncpus][LEVEL_COUNT]: claims at each level */
 	uint8_t *levels;                 /* [ncpus] highest claimed level */
@@ -73,101 +67,6 @@ struct claims {
 	claims_life_fn *life;
 	void *life_ctx;
 };
-
-static uint32_t claims_hash_of(uint32_t key)
-{
-	/* Pids, ids and uids are dense small numbers: spread them (Knuth). */
-	return key * 2654435761u;
-}
-
-static int claims_hash_grow(struct claims_hash *h)
-{
-	uint32_t cap = h->cap ? h->cap * 2 : 64;
-	uint32_t *keys = calloc(cap, sizeof(*keys)), *vals = calloc(cap, sizeof(*vals));
-	uint8_t *used = calloc(cap, 1);
-
-	if (!keys || !vals || !used) {
-		free(keys);
-		free(vals);
-		free(used);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < h->cap; i++) {
-		uint32_t j;
-
-		if (!h->used[i])
-			continue;
-		for (j = claims_hash_of(h->keys[i]) & (cap - 1); used[j]; j = (j + 1) & (cap - 1))
-			;
-		used[j] = 1;
-		keys[j] = h->keys[i];
-		vals[j] = h->vals[i];
-	}
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-	h->keys = keys;
-	h->vals = vals;
-	h->used = used;
-	h->cap = cap;
-	return 0;
-}
-
-static void claims_hash_free(struct claims_hash *h)
-{
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-}
-
-/* Position of key, or CLAIMS_NIL. */
-static uint32_t claims_hash_find(const struct claims_hash *h, uint32_t key)
-{
-	if (!h->cap)
-		return CLAIMS_NIL;
-	for (uint32_t i = claims_hash_of(key) & (h->cap - 1); h->used[i]; i = (i + 1) & (h->cap - 1))
-		if (h->keys[i] == key)
-			return i;
-	return CLAIMS_NIL;
-}
-
-/* Adds key (not present) with val. 0 or -ENOMEM. */
-static int claims_hash_put(struct claims_hash *h, uint32_t key, uint32_t val)
-{
-	uint32_t i;
-
-	if (2 * (h->n + 1) > h->cap && claims_hash_grow(h) < 0)
-		return -ENOMEM;
-	for (i = claims_hash_of(key) & (h->cap - 1); h->used[i]; i = (i + 1) & (h->cap - 1))
-		;
-	h->used[i] = 1;
-	h->keys[i] = key;
-	h->vals[i] = val;
-	h->n++;
-	return 0;
-}
-
-/* Removes the entry at position i, shifting later entries of its probe run
- * back so that lookups need no tombstones. */
-static void claims_hash_del_at(struct claims_hash *h, uint32_t i)
-{
-	uint32_t mask = h->cap - 1;
-
-	h->used[i] = 0;
-	h->n--;
-	for (uint32_t j = (i + 1) & mask; h->used[j]; j = (j + 1) & mask) {
-		uint32_t home = claims_hash_of(h->keys[j]) & mask;
-
-		/* j stays if its home lies cyclically in (i, j]. */
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		h->keys[i] = h->keys[j];
-		h->vals[i] = h->vals[j];
-		h->used[i] = 1;
-		h->used[j] = 0;
-		i = j;
-	}
-}
 
 /*
  * A stamp no table of the process has had: placement contexts outlive
@@ -228,11 +127,11 @@ void claims_free(struct claims *c)
 			if (ix->groups[g].count)
 				claims_group_unwatch(&ix->groups[g]);
 		free(ix->groups);
-		claims_hash_free(&ix->hash);
+		idmap_free(&ix->hash);
 	}
 	if (c->ev_expire)
 		event_free(c->ev_expire);
-	claims_hash_free(&c->by_id);
+	idmap_free(&c->by_id);
 	free(c->slots);
 	free(c->order);
 	free(c->heap);
@@ -334,9 +233,9 @@ static uint32_t claims_key(const struct claim *cl, int k)
 static struct claims_group *claims_group_find(const struct claims *c, int k, uint32_t key)
 {
 	const struct claims_index *ix = &c->index[k];
-	uint32_t pos = claims_hash_find(&ix->hash, key);
+	const uint32_t *gi = idmap_find(&ix->hash, key);
 
-	return pos == CLAIMS_NIL ? NULL : &ix->groups[ix->hash.vals[pos]];
+	return gi ? &ix->groups[*gi] : NULL;
 }
 
 static void claims_owner_exit_cb(evutil_socket_t fd, short what, void *arg);
@@ -393,7 +292,7 @@ static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t k
 	}
 	gi = ix->free_head;
 	g = &ix->groups[gi];
-	if (claims_hash_put(&ix->hash, key, gi) < 0) {
+	if (idmap_put(&ix->hash, key, gi) < 0) {
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -404,7 +303,7 @@ static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t k
 	if (k == CLAIMS_BY_OWNER && c->base) {
 		*err = claims_group_watch(c, g);
 		if (*err < 0) {
-			claims_hash_del_at(&ix->hash, claims_hash_find(&ix->hash, key));
+			idmap_remove(&ix->hash, key);
 			g->head = ix->free_head;
 			ix->free_head = gi;
 			return NULL;
@@ -421,7 +320,7 @@ static void claims_group_put(struct claims *c, int k, struct claims_group *g)
 	if (g->count)
 		return;
 	claims_group_unwatch(g);
-	claims_hash_del_at(&ix->hash, claims_hash_find(&ix->hash, g->key));
+	idmap_remove(&ix->hash, g->key);
 	g->head = ix->free_head;
 	ix->free_head = gi;
 }
@@ -522,7 +421,7 @@ static int claims_insert(struct claims *c, const struct claim *cl)
 		if (!g[k])
 			goto undo;
 	}
-	r = claims_hash_put(&c->by_id, cl->id, c->free_head != CLAIMS_NIL ? c->free_head : c->nslots);
+	r = idmap_put(&c->by_id, cl->id, c->free_head != CLAIMS_NIL ? c->free_head : c->nslots);
 	if (r < 0)
 		goto undo;
 	if (c->free_head != CLAIMS_NIL) {
@@ -567,7 +466,7 @@ static void claims_remove(struct claims *c, uint32_t slot, uint32_t why)
 	claims_count_levels(c, &s->cl, -1);
 	claims_update_levels(c, &s->cl);
 	claims_heap_remove(c, slot);
-	claims_hash_del_at(&c->by_id, claims_hash_find(&c->by_id, s->cl.id));
+	idmap_remove(&c->by_id, s->cl.id);
 	for (int k = 0; k < CLAIMS_NINDEX; k++)
 		if (k != CLAIMS_BY_OWNER || s->cl.pid)
 			claims_unlink(c, k, slot);
@@ -642,9 +541,9 @@ void claims_skip_ids(struct claims *c, uint32_t next_id)
 
 static uint32_t claims_slot_of(const struct claims *c, uint32_t id)
 {
-	uint32_t pos = claims_hash_find(&c->by_id, id);
+	const uint32_t *slot = idmap_find(&c->by_id, id);
 
-	return pos == CLAIMS_NIL ? CLAIMS_NIL : c->by_id.vals[pos];
+	return slot ? *slot : CLAIMS_NIL;
 }
 
 const struct claim *claims_find(const struct claims *c, uint32_t id)

@@ -48,6 +48,7 @@ struct claim {
 	uint64_t expires_ms; /* monotonic ms, 0 = no lease */
 	struct rtplace_cpumask cpus;
 	struct rtplace_cpumask managed; /* MANAGE claims: the CPUs its owner's threads may be pushed to; else empty */
+	bool isolated;       /* its CPUs are isolated from the rest of the machine ([isolation]) */
 };
 
 struct claims;

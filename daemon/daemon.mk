@@ -46,7 +46,11 @@ daemon_rtplaced_SOURCES = \
 	daemon/main.c \
 	daemon/loop.h daemon/loop.c \
 	daemon/server.h daemon/server.c \
-	daemon/dispatch.h daemon/dispatch.c \
+	daemon/levels-source.h daemon/levels-source.c \
+	daemon/engine.h daemon/engine.c \
+	daemon/actors.h daemon/actors.c \
+	daemon/dispatch.h daemon/dispatch.c daemon/dispatch-handlers.h \
+	daemon/dispatch-claims.c daemon/dispatch-views.c daemon/dispatch-threads.c \
 	daemon/snapshot.h daemon/snapshot.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/metrics.h daemon/metrics.c
@@ -83,13 +87,13 @@ systemd/rtplace.conf: systemd/rtplace.sysusers
 # uevents the daemon follows.
 daemon_libtracker_la_SOURCES += daemon/hotplug.h daemon/hotplug.c
 
-# MOVE requests (daemon/moves.c) need no event loop: they join libmoves, so
-# that a unit test reaches their choice of a CPU. The push policy and the
-# managed processes run on the loop's timers: the daemon's own.
-daemon_libmoves_la_SOURCES += daemon/moves.h daemon/moves.c
-# A move refused RT names the cpu cgroup without a budget (common/rtbudget.h).
+# MOVE requests (daemon/moves.c), the push policy and the managed
+# processes act over the engine, whose choice of a CPU (engine_pick(),
+# placement_ctx_pick()) has its unit test in common/. A move refused RT
+# names the cpu cgroup without a budget (common/rtbudget.h).
 daemon_libmoves_la_LIBADD = common/libfile.la
 daemon_rtplaced_SOURCES += \
+	daemon/moves.h daemon/moves.c \
 	daemon/push.h daemon/push.c \
 	daemon/manage.h daemon/manage.c
 

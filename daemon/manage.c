@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "idmap.h"
 #include "levels.h"
 #include "log.h"
 #include "loop.h"
@@ -27,8 +28,6 @@
 /* Threads of managed processes followed at once: the tracker's map. */
 #define MANAGE_MAX_THREADS TRACKER_MAX_WATCHED
 _Static_assert(MANAGE_MAX_THREADS == CONFIG_WATCHED_MAX, "the parser bounds shares by the tracker's map");
-/* Slots of the index by tid: a power of two, at most half full. */
-#define MANAGE_INDEX_SLOTS (2 * MANAGE_MAX_THREADS)
 /* New threads watched by one request or tick, all processes together:
  * each costs a map update and a /proc read, so a process with thousands
  * of threads is taken a batch a tick, never in one 50-90 ms turn of the
@@ -53,12 +52,12 @@ struct manage_proc {
 
 struct manage {
 	struct manage_opts o;
+	struct tracker *tracker; /* the levels source's; NULL: nothing is managed */
 	struct manage_proc *processes;
 	struct manage_thread *threads;
 	unsigned nthreads;
-	/* threads[] by tid: 1 + the index, 0 for an empty slot (linear
-	 * probing, an emptied slot's successors shifted back, as quota.c). */
-	uint16_t *index;
+	/* threads[] by tid, with room for every thread: a put never fails. */
+	struct idmap index;
 	struct quota *quota; /* watched threads by charged uid */
 	struct procfs_ids tasks, procs; /* the last listings, reused */
 	struct event *ev_tick;
@@ -81,31 +80,17 @@ static struct manage_proc *manage_find_process(struct manage *mg, pid_t pid)
 	return NULL;
 }
 
-static uint32_t manage_index_home(pid_t tid)
-{
-	return ((uint32_t)tid * 2654435769u) & (MANAGE_INDEX_SLOTS - 1);
-}
-
-/* The index slot of tid, or the empty slot where it would go. */
-static uint16_t *manage_index_slot(struct manage *mg, pid_t tid)
-{
-	uint32_t i = manage_index_home(tid);
-
-	while (mg->index[i] && mg->threads[mg->index[i] - 1].tid != tid)
-		i = (i + 1) & (MANAGE_INDEX_SLOTS - 1);
-	return &mg->index[i];
-}
-
 static struct manage_thread *manage_find_thread(struct manage *mg, pid_t tid)
 {
-	uint16_t at = *manage_index_slot(mg, tid);
+	const uint32_t *at = idmap_find(&mg->index, (uint32_t)tid);
 
-	return at ? &mg->threads[at - 1] : NULL;
+	return at ? &mg->threads[*at] : NULL;
 }
 
+/* The index has room for MANAGE_MAX_THREADS, which the caller checked. */
 static void manage_add_thread(struct manage *mg, const struct manage_thread *mt)
 {
-	*manage_index_slot(mg, mt->tid) = (uint16_t)(mg->nthreads + 1);
+	idmap_put(&mg->index, (uint32_t)mt->tid, mg->nthreads);
 	mg->threads[mg->nthreads++] = *mt;
 }
 
@@ -113,23 +98,13 @@ static void manage_add_thread(struct manage *mg, const struct manage_thread *mt)
  * caller has unwatched it (or the tracker has, at its exit). */
 static void manage_drop_thread(struct manage *mg, struct manage_thread *mt, uid_t charged)
 {
-	uint32_t mask = MANAGE_INDEX_SLOTS - 1, hole = (uint32_t)(manage_index_slot(mg, mt->tid) - mg->index);
 	unsigned at = (unsigned)(mt - mg->threads);
 
-	mg->index[hole] = 0;
-	for (uint32_t i = (hole + 1) & mask; mg->index[i]; i = (i + 1) & mask) {
-		uint32_t home = manage_index_home(mg->threads[mg->index[i] - 1].tid);
-
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			mg->index[hole] = mg->index[i];
-			mg->index[i] = 0;
-			hole = i;
-		}
-	}
+	idmap_remove(&mg->index, (uint32_t)mt->tid);
 	quota_put(mg->quota, charged, 1);
 	if (at != --mg->nthreads) {
 		*mt = mg->threads[mg->nthreads];
-		*manage_index_slot(mg, mt->tid) = (uint16_t)(at + 1);
+		idmap_put(&mg->index, (uint32_t)mt->tid, at);
 	}
 }
 
@@ -147,12 +122,12 @@ static void manage_catch_up(struct manage *mg, pid_t pid, pid_t tid)
 	struct tracker_event ev = { .type = TRACKER_EVENT_COLLISION, .tid = (uint32_t)tid, .tgid = (uint32_t)pid };
 	struct procfs_stat st;
 
-	if (procfs_read_stat(mg->o.proc_root, pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
-	    st.cpu >= mg->o.topo->ncpus)
+	if (procfs_read_stat(engine_proc_root(mg->o.engine), pid, tid, &st) < 0 || st.state != 'R' || st.rt_priority < 1 ||
+	    st.cpu >= engine_topo(mg->o.engine)->ncpus)
 		return;
 	ev.cpu = st.cpu;
 	ev.level = level_from_rt_priority(st.rt_priority);
-	ev.cpu_level = cpupri_level(mg->o.view, ev.cpu);
+	ev.cpu_level = cpupri_level(engine_view(mg->o.engine), ev.cpu);
 	if (ev.cpu_level > ev.level && ev.cpu_level < LEVEL_COUNT)
 		manage_tracker_event_cb(&ev, mg);
 }
@@ -173,14 +148,14 @@ static int manage_scan_threads(struct manage *mg, struct manage_proc *mp, unsign
 	uint32_t rest = 0;
 	size_t i = 0;
 
-	if (r == 0 && *budget && procfs_list(mg->o.proc_root, mp->pid, &mg->tasks) == 0) {
+	if (r == 0 && *budget && procfs_list(engine_proc_root(mg->o.engine), mp->pid, &mg->tasks) == 0) {
 		for (; i < mg->tasks.n && *budget && r == 0; i++) {
 			pid_t tid = mg->tasks.ids[i];
 
 			if (manage_find_thread(mg, tid))
 				continue;
 			r = quota_take(mg->quota, mp->charged, 1, reason);
-			if (r == 0 && tracker_watch(mg->o.tracker, (uint32_t)tid, true) < 0) {
+			if (r == 0 && tracker_watch(mg->tracker, (uint32_t)tid, true) < 0) {
 				quota_put(mg->quota, mp->charged, 1);
 				continue;
 			}
@@ -207,7 +182,7 @@ static int manage_process_as(struct manage *mg, pid_t pid, uid_t uid, const stru
 	unsigned budget = MANAGE_WATCH_BATCH;
 	struct manage_proc *mp;
 
-	if (!mg->o.tracker)
+	if (!mg->tracker)
 		return -EOPNOTSUPP;
 	mp = manage_find_process(mg, pid);
 	if (mp) {
@@ -258,7 +233,7 @@ void manage_release(struct manage *mg, pid_t pid)
 				i++;
 				continue;
 			}
-			tracker_watch(mg->o.tracker, (uint32_t)mg->threads[i].tid, false);
+			tracker_watch(mg->tracker, (uint32_t)mg->threads[i].tid, false);
 			manage_drop_thread(mg, &mg->threads[i], mp->charged);
 		}
 		free(mp);
@@ -290,7 +265,7 @@ static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
 	char buf[8192];
 	uint64_t uid, ppid;
 
-	if (pid == 2 || pid == getpid() || procfs_read(mg->o.proc_root, pid, "status", buf, sizeof(buf)) < 0 ||
+	if (pid == 2 || pid == getpid() || procfs_read(engine_proc_root(mg->o.engine), pid, "status", buf, sizeof(buf)) < 0 ||
 	    procfs_status_u64(buf, "Uid", 10, &uid) < 0 || procfs_status_u64(buf, "PPid", 10, &ppid) < 0 ||
 	    ppid == 2)
 		return false;
@@ -298,13 +273,13 @@ static bool manage_rule_match(struct manage *mg, pid_t pid, uid_t *ret_uid)
 	for (unsigned i = 0; i < mg->n_rule_uids; i++)
 		if (mg->rule_uids[i] == (uid_t)uid)
 			return true;
-	if (mg->rules.n_manage_comm && procfs_read(mg->o.proc_root, pid, "comm", buf, sizeof(buf)) > 0) {
+	if (mg->rules.n_manage_comm && procfs_read(engine_proc_root(mg->o.engine), pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		for (uint32_t i = 0; i < mg->rules.n_manage_comm; i++)
 			if (strcmp(buf, mg->rules.manage_comm[i]) == 0)
 				return true;
 	}
-	if (mg->rules.n_manage_cgroup && procfs_read(mg->o.proc_root, pid, "cgroup", buf, sizeof(buf)) > 0) {
+	if (mg->rules.n_manage_cgroup && procfs_read(engine_proc_root(mg->o.engine), pid, "cgroup", buf, sizeof(buf)) > 0) {
 		/* The v2 hierarchy is the line "0::/path"; v1 lines never match. */
 		for (char *line = buf, *next; line && *line; line = next) {
 			next = strchr(line, '\n');
@@ -338,15 +313,15 @@ static void manage_rule_scan(struct manage *mg)
 		if (!mp->by_rule)
 			continue;
 		if (manage_rules_set(mg) && manage_rule_match(mg, mp->pid, &uid))
-			mp->allowed = mg->o.pcfg->managed; /* housekeeping-cpus may have changed */
+			mp->allowed = engine_placement(mg->o.engine)->managed; /* housekeeping-cpus may have changed */
 		else
 			manage_release(mg, mp->pid);
 	}
 	if (!manage_rules_set(mg))
 		return;
-	r = procfs_list(mg->o.proc_root, 0, &mg->procs);
+	r = procfs_list(engine_proc_root(mg->o.engine), 0, &mg->procs);
 	if (r < 0) {
-		log_warning("Failed to read %s for the [moves] manage rules: %s", mg->o.proc_root, strerror(-r));
+		log_warning("Failed to read %s for the [moves] manage rules: %s", engine_proc_root(mg->o.engine), strerror(-r));
 		return;
 	}
 	for (size_t i = 0; i < mg->procs.n; i++) {
@@ -354,7 +329,7 @@ static void manage_rule_scan(struct manage *mg)
 
 		if (manage_find_process(mg, pid) || !manage_rule_match(mg, pid, &uid))
 			continue;
-		if (manage_process_as(mg, pid, uid, &mg->o.pcfg->managed, true, NULL) < 0)
+		if (manage_process_as(mg, pid, uid, &engine_placement(mg->o.engine)->managed, true, NULL) < 0)
 			log_warning("Failed to manage pid %d (a [moves] manage rule): out of memory", (int)pid);
 	}
 }
@@ -402,14 +377,14 @@ static void manage_tick_cb(evutil_socket_t fd, short what, void *arg)
 		manage_rule_scan(mg);
 	for (struct manage_proc *mp = mg->processes; mp; mp = mp->next)
 		manage_scan_threads(mg, mp, &budget, NULL);
-	tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+	tracker_consume(mg->tracker, manage_tracker_event_cb, mg);
 }
 
 /* Exits of watched threads wake the ring buffer: drain it at once. */
 static void manage_ring_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manage *mg = arg;
-	int r = tracker_consume(mg->o.tracker, manage_tracker_event_cb, mg);
+	int r = tracker_consume(mg->tracker, manage_tracker_event_cb, mg);
 
 	if (r < 0)
 		log_warning("Failed to read tracker events: %s", strerror(-r));
@@ -462,11 +437,18 @@ int manage_apply_config(struct manage *mg, const struct config *cfg)
 	quota_set_limits(mg->quota, &limits);
 	manage_set_rules(mg, &cfg->moves);
 	/* Once now, at start and on every reload, whatever the last walk. */
-	if (mg->o.tracker)
+	if (mg->tracker)
 		manage_rule_scan(mg);
 	if (mg->ev_tick && event_add(mg->ev_tick, &tv) < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+/* A claim's owner exited: its threads are no longer watched for it. */
+static void manage_claim_ended_cb(const struct claim *cl, uint32_t why, void *ctx)
+{
+	if (why == RTPLACE_CLAIM_ENDED_OWNER_EXITED)
+		manage_release(ctx, cl->pid);
 }
 
 int manage_new(const struct manage_opts *opts, const struct config *cfg, struct manage **ret)
@@ -478,16 +460,16 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 	if (!mg)
 		return -ENOMEM;
 	mg->o = *opts;
+	mg->tracker = levels_source_tracker(engine_levels(opts->engine));
 	manage_limits(cfg, &limits);
 	mg->threads = calloc(MANAGE_MAX_THREADS, sizeof(*mg->threads));
-	mg->index = calloc(MANAGE_INDEX_SLOTS, sizeof(*mg->index));
-	if (!mg->threads || !mg->index || quota_new(&limits, &mg->quota) < 0) {
+	if (!mg->threads || idmap_init(&mg->index, MANAGE_MAX_THREADS) < 0 || quota_new(&limits, &mg->quota) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (opts->tracker) {
+	if (mg->tracker) {
 		mg->ev_tick = event_new(opts->base, -1, EV_PERSIST, manage_tick_cb, mg);
-		mg->ev_ring = event_new(opts->base, tracker_ring_fd(opts->tracker), EV_READ | EV_PERSIST, manage_ring_cb,
+		mg->ev_ring = event_new(opts->base, tracker_ring_fd(mg->tracker), EV_READ | EV_PERSIST, manage_ring_cb,
 					mg);
 		if (!mg->ev_tick || !mg->ev_ring || event_add(mg->ev_ring, NULL) < 0) {
 			r = -ENOMEM;
@@ -495,6 +477,8 @@ int manage_new(const struct manage_opts *opts, const struct config *cfg, struct 
 		}
 	}
 	r = manage_apply_config(mg, cfg);
+	if (r == 0)
+		r = engine_on_claim_end(opts->engine, manage_claim_ended_cb, mg);
 	if (r < 0)
 		goto fail;
 	*ret = mg;
@@ -519,7 +503,7 @@ void manage_free(struct manage *mg)
 	if (mg->ev_ring)
 		event_free(mg->ev_ring);
 	free(mg->threads);
-	free(mg->index);
+	idmap_free(&mg->index);
 	quota_free(mg->quota);
 	procfs_ids_free(&mg->tasks);
 	procfs_ids_free(&mg->procs);

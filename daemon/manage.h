@@ -19,6 +19,7 @@
 
 #include "conf.h"
 #include "cpupri.h"
+#include "engine.h"
 #include "cpuset.h"
 #include "notify.h"
 #include "placement.h"
@@ -38,11 +39,10 @@ struct manage_thread {
 
 struct manage_opts {
 	struct event_base *base;
-	const struct topo *topo;
-	const struct cpupri_view *view;      /* the live map */
-	const struct placement_config *pcfg; /* dispatch.c's, kept current on reload: its managed CPUs */
-	struct tracker *tracker;             /* NULL: simulation, nothing is managed */
-	const char *proc_root;
+	/* The live map and its managed CPUs; its levels source's tracker
+	 * (none: nothing is managed); its claims' owners that exit are let
+	 * go. */
+	struct engine *engine;
 	struct notify *notify;               /* collisions and exits become records */
 	struct push *push;                   /* gets the collisions */
 };

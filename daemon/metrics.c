@@ -108,7 +108,7 @@ static void metrics_family(struct evbuffer *b, const char *name, const char *typ
  * LLC or package with a join on this one. */
 static void metrics_cpu_places(struct metrics *m, struct evbuffer *b)
 {
-	const struct topo *t = m->o.topo;
+	const struct topo *t = engine_topo(m->o.engine);
 
 	metrics_family(b, "rtplace_cpu_info", "gauge",
 		       "Where the CPU sits: its NUMA node, package, LLC and core (-1: unknown); always 1.");
@@ -120,8 +120,8 @@ static void metrics_cpu_places(struct metrics *m, struct evbuffer *b)
 
 static void metrics_cpu_claims(struct metrics *m, struct evbuffer *b)
 {
-	const uint8_t *claimed = dispatch_claimed_levels(m->o.dispatch);
-	uint32_t ncpus = m->o.topo->ncpus;
+	const uint8_t *claimed = claims_levels(engine_claims_view(m->o.engine));
+	uint32_t ncpus = engine_topo(m->o.engine)->ncpus;
 
 	metrics_family(b, "rtplace_cpu_claimed", "gauge", "1 when a claim holds the CPU, else 0.");
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
@@ -139,7 +139,7 @@ static void metrics_cpu_rt_queued(struct metrics *m, struct evbuffer *b)
 {
 	metrics_family(b, "rtplace_cpu_rt_queued", "gauge",
 		       "RT tasks queued on the CPU at its last scheduler event (above 1: RT tasks wait there).");
-	for (uint32_t cpu = 0; cpu < m->o.topo->ncpus && cpu < m->view.geom.ncpus; cpu++) {
+	for (uint32_t cpu = 0; cpu < engine_topo(m->o.engine)->ncpus && cpu < m->view.geom.ncpus; cpu++) {
 		const struct cpupri_slot *slot = cpupri_slot_ptr((void *)m->view.map, &m->view.geom, cpu);
 
 		/* Relaxed: a gauge read once, from the CPU's own writer. */
@@ -153,8 +153,8 @@ static void metrics_cpu_rt_queued(struct metrics *m, struct evbuffer *b)
  * a rate() away. */
 static void metrics_irq(struct metrics *m, struct evbuffer *b)
 {
-	const struct irqnoise_cpu *n = irqnoise_cpus(m->o.irqnoise);
-	uint32_t ncpus = m->o.topo->ncpus;
+	const struct irqnoise_cpu *n = irqnoise_cpus(engine_irqnoise(m->o.engine));
+	uint32_t ncpus = engine_topo(m->o.engine)->ncpus;
 
 	metrics_family(b, "rtplace_cpu_irq_seconds_total", "counter",
 		       "Time the CPU spent in hardware interrupts since boot (/proc/stat irq).");
@@ -170,8 +170,8 @@ static void metrics_irq(struct metrics *m, struct evbuffer *b)
 
 static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
-	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
-	uint32_t ncpus = m->o.topo->ncpus;
+	const struct engine_host *h = engine_host(m->o.engine);
+	uint32_t ncpus = engine_topo(m->o.engine)->ncpus;
 
 	metrics_family(b, "rtplace_cpu_rt_priority", "gauge",
 		       "Highest RT priority queued on the CPU (0: none, 100: a deadline task runs).");
@@ -192,9 +192,9 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 	metrics_cpu_places(m, b);
 	metrics_cpu_claims(m, b);
 	/* Only a tracker or the sampler counts the RT tasks queued. */
-	if (m->o.tracker || m->o.sampler)
+	if (levels_source_live(engine_levels(m->o.engine)))
 		metrics_cpu_rt_queued(m, b);
-	if (m->o.irqnoise)
+	if (engine_irqnoise(m->o.engine))
 		metrics_irq(m, b);
 }
 
@@ -202,7 +202,7 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
  * value would pass for the kernel's. */
 static void metrics_rt_throttle(struct metrics *m, struct evbuffer *b)
 {
-	const struct dispatch_host *h = dispatch_get_host(m->o.dispatch);
+	const struct engine_host *h = engine_host(m->o.engine);
 
 	if (!h->rt_known)
 		return;
@@ -244,8 +244,8 @@ static void metrics_class_seconds(struct metrics *m, struct evbuffer *b)
 	metrics_family(b, "rtplace_cpu_class_seconds_total", "counter",
 		       "Time the CPU spent running idle, normal (fair), rt and dl (deadline) tasks, counted by the "
 		       "BPF tracker since rtplaced started.");
-	for (uint32_t cpu = 0; cpu < m->o.topo->ncpus; cpu++) {
-		int r = tracker_cpu_times(m->o.tracker, cpu, now, ns);
+	for (uint32_t cpu = 0; cpu < engine_topo(m->o.engine)->ncpus; cpu++) {
+		int r = levels_source_cpu_times(engine_levels(m->o.engine), cpu, now, ns);
 
 		if (r < 0) {
 			log_ratelimited(LOG_WARNING, "Failed to read the time by class of CPU %u: %s", cpu,
@@ -278,25 +278,31 @@ static void metrics_label_value(struct evbuffer *b, const char *v)
  * cost. */
 static void metrics_tracking(struct metrics *m, struct evbuffer *b)
 {
-	static const char *const modes[] = { "live", "sampled", "simulated" };
-	const char *mode = m->o.tracker ? "live" : m->o.sampler ? "sampled" : "simulated";
-	struct sampler_stats st;
+	static const struct {
+		uint32_t mode;
+		const char *name;
+	} modes[] = {
+		{ RTPLACE_TRACKING_LIVE, "live" },
+		{ RTPLACE_TRACKING_SAMPLED, "sampled" },
+		{ RTPLACE_TRACKING_SIMULATED, "simulated" },
+	};
+	struct rtplace_tracking_reply st;
 
 	metrics_family(b, "rtplace_tracking_mode", "gauge",
 		       "Where CPU levels come from: the BPF tracker (live), /proc samples (sampled), or none "
 		       "(simulated, --topology); 1 for the current one.");
+	levels_source_describe(engine_levels(m->o.engine), &st);
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		evbuffer_add_printf(b, "rtplace_tracking_mode{mode=\"%s\"} %d\n", modes[i], strcmp(modes[i], mode) == 0);
-	if (!m->o.sampler)
+		evbuffer_add_printf(b, "rtplace_tracking_mode{mode=\"%s\"} %d\n", modes[i].name, modes[i].mode == st.mode);
+	if (st.mode != RTPLACE_TRACKING_SAMPLED)
 		return;
-	sampler_get_stats(m->o.sampler, &st);
 	metrics_family(b, "rtplace_tracking_untracked_info", "gauge",
 		       "Why the BPF tracker does not run (the feature missing, or the configuration); always 1.");
 	evbuffer_add_printf(b, "rtplace_tracking_untracked_info{why=\"");
-	metrics_label_value(b, m->o.untracked->text);
+	metrics_label_value(b, st.why);
 	evbuffer_add_printf(b, "\"} 1\n");
 	metrics_family(b, "rtplace_sample_interval_seconds", "gauge", "Period of the /proc sampler.");
-	evbuffer_add_printf(b, "rtplace_sample_interval_seconds %.3f\n", m->o.sample_interval_ms / 1e3);
+	evbuffer_add_printf(b, "rtplace_sample_interval_seconds %.3f\n", st.interval_ms / 1e3);
 	metrics_family(b, "rtplace_samples_total", "counter",
 		       "Samples of the CPUs' levels from /proc: taken (ok), and failed (the map kept the last).");
 	evbuffer_add_printf(b, "rtplace_samples_total{result=\"ok\"} %llu\nrtplace_samples_total{result=\"failed\"} %llu\n",
@@ -309,7 +315,7 @@ static void metrics_tracker(struct metrics *m, struct evbuffer *b)
 {
 	struct tracker_prog_stats st[METRICS_MAX_PROGS];
 	size_t n;
-	int r = tracker_prog_stats(m->o.tracker, st, METRICS_MAX_PROGS, &n);
+	int r = tracker_prog_stats(levels_source_tracker(engine_levels(m->o.engine)), st, METRICS_MAX_PROGS, &n);
 
 	if (r < 0) {
 		log_ratelimited(LOG_WARNING, "Failed to read the tracker's BPF statistics: %s", strerror(-r));
@@ -358,14 +364,14 @@ static void metrics_rtkit(struct metrics *m, struct evbuffer *b)
 
 /* The whole page, in the text format 0.0.4: HELP and TYPE before each
  * family's samples, each family once. */
-static void metrics_claims(const struct dispatch_stats *st, struct evbuffer *b)
+static void metrics_claims(const struct engine_counters *st, struct evbuffer *b)
 {
-	static const char *const why[DISPATCH_END_COUNT] = {
-		[DISPATCH_END_RELEASED] = "released",
-		[DISPATCH_END_DISCONNECTED] = "disconnected",
-		[DISPATCH_END_EXPIRED] = "expired",
-		[DISPATCH_END_OWNER_EXITED] = "owner_exited",
-		[DISPATCH_END_REVOKED] = "revoked",
+	static const char *const why[ENGINE_END_COUNT] = {
+		[ENGINE_END_RELEASED] = "released",
+		[ENGINE_END_DISCONNECTED] = "disconnected",
+		[ENGINE_END_EXPIRED] = "expired",
+		[ENGINE_END_OWNER_EXITED] = "owner_exited",
+		[ENGINE_END_REVOKED] = "revoked",
 	};
 
 	metrics_family(b, "rtplace_claims_created_total", "counter",
@@ -374,19 +380,19 @@ static void metrics_claims(const struct dispatch_stats *st, struct evbuffer *b)
 	metrics_family(b, "rtplace_claims_ended_total", "counter",
 		       "Claims ended, by why: released, disconnected (a connection-bound claim's connection closed), "
 		       "expired, owner_exited, revoked (a CPU went offline).");
-	static const char *const limit[DISPATCH_LIMIT_COUNT] = {
-		[DISPATCH_LIMIT_PER_CLIENT] = "max-claims-per-client",
-		[DISPATCH_LIMIT_PER_USER] = "max-claims-per-user",
-		[DISPATCH_LIMIT_USERS] = "max-claims",
-		[DISPATCH_LIMIT_TABLE] = "table",
+	static const char *const limit[ENGINE_LIMIT_COUNT] = {
+		[ENGINE_LIMIT_PER_CLIENT] = "max-claims-per-client",
+		[ENGINE_LIMIT_PER_USER] = "max-claims-per-user",
+		[ENGINE_LIMIT_USERS] = "max-claims",
+		[ENGINE_LIMIT_TABLE] = "table",
 	};
 
-	for (int i = 0; i < DISPATCH_END_COUNT; i++)
+	for (int i = 0; i < ENGINE_END_COUNT; i++)
 		evbuffer_add_printf(b, "rtplace_claims_ended_total{reason=\"%s\"} %llu\n", why[i],
 				    (unsigned long long)st->claims_ended[i]);
 	metrics_family(b, "rtplace_claims_refused_total", "counter",
 		       "Claims refused at a limit, by the [limits] key met (table: the daemon's whole table).");
-	for (int i = 0; i < DISPATCH_LIMIT_COUNT; i++)
+	for (int i = 0; i < ENGINE_LIMIT_COUNT; i++)
 		evbuffer_add_printf(b, "rtplace_claims_refused_total{limit=\"%s\"} %llu\n", limit[i],
 				    (unsigned long long)st->claims_refused[i]);
 }
@@ -455,46 +461,47 @@ static void metrics_process(struct metrics *m, struct evbuffer *b)
 
 static void metrics_page(struct metrics *m, struct evbuffer *b)
 {
-	struct dispatch_stats st;
+	const struct engine_counters *st = engine_counters_view(m->o.engine);
+	struct tracker *tracker = levels_source_tracker(engine_levels(m->o.engine));
+	struct actors_stats as;
 
-	dispatch_get_stats(m->o.dispatch, &st);
+	actors_get_stats(m->o.actors, &as);
 	metrics_family(b, "rtplace_build_info", "gauge", "The running rtplaced's version; always 1.");
 	evbuffer_add_printf(b, "rtplace_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	metrics_cpus(m, b);
 	metrics_rt_throttle(m, b);
 	metrics_family(b, "rtplace_claims_active", "gauge", "Claims held now.");
-	evbuffer_add_printf(b, "rtplace_claims_active %u\n", st.claims_active);
+	evbuffer_add_printf(b, "rtplace_claims_active %u\n", claims_count(engine_claims_view(m->o.engine)));
 	metrics_family(b, "rtplace_claimed_cpus", "gauge", "CPUs some claim holds now.");
-	evbuffer_add_printf(b, "rtplace_claimed_cpus %u\n", st.claimed_cpus);
-	metrics_claims(&st, b);
+	evbuffer_add_printf(b, "rtplace_claimed_cpus %u\n", engine_claimed_cpus(m->o.engine));
+	metrics_claims(st, b);
 	metrics_family(b, "rtplace_clients", "gauge", "Socket clients connected now.");
-	evbuffer_add_printf(b, "rtplace_clients %u\n", st.clients);
+	evbuffer_add_printf(b, "rtplace_clients %u\n", server_client_count(m->o.server));
 	metrics_family(b, "rtplace_queries_total", "counter",
 		       "Placement queries answered: placed (with CPUs), empty (no CPU fits), refused (an error).");
 	evbuffer_add_printf(b,
 			    "rtplace_queries_total{result=\"placed\"} %llu\n"
 			    "rtplace_queries_total{result=\"empty\"} %llu\n"
 			    "rtplace_queries_total{result=\"refused\"} %llu\n",
-			    (unsigned long long)st.queries_placed, (unsigned long long)st.queries_empty,
-			    (unsigned long long)st.queries_refused);
-	metrics_query_time(st.query_time, b);
+			    (unsigned long long)st->queries_placed, (unsigned long long)st->queries_empty,
+			    (unsigned long long)(st->queries - st->queries_placed - st->queries_empty));
+	metrics_query_time(&st->query_time, b);
 	metrics_family(b, "rtplace_moves_total", "counter",
 		       "Threads moved (by MOVE requests and rebalancing pushes), and MOVE requests and pushes that failed.");
 	evbuffer_add_printf(b, "rtplace_moves_total{result=\"moved\"} %llu\nrtplace_moves_total{result=\"failed\"} %llu\n",
-			    (unsigned long long)st.moves.moved, (unsigned long long)st.moves.failed);
+			    (unsigned long long)as.moved, (unsigned long long)as.failed);
 	metrics_family(b, "rtplace_collisions_total", "counter",
 		       "Managed threads found queued behind an equal or higher RT task.");
-	evbuffer_add_printf(b, "rtplace_collisions_total %llu\n", (unsigned long long)st.moves.collisions);
+	evbuffer_add_printf(b, "rtplace_collisions_total %llu\n", (unsigned long long)as.collisions);
 	metrics_family(b, "rtplace_records_lost_total", "counter",
 		       "Notification records dropped because a subscriber's ring was full.");
-	evbuffer_add_printf(b, "rtplace_records_lost_total %llu\n", (unsigned long long)st.moves.records_lost);
+	evbuffer_add_printf(b, "rtplace_records_lost_total %llu\n", (unsigned long long)as.records_lost);
 	metrics_tracking(m, b);
-	if (m->o.tracker) {
+	if (tracker) {
 		metrics_class_seconds(m, b);
 		metrics_family(b, "rtplace_tracker_events_lost_total", "counter",
 			       "Tracker events dropped because the BPF ring buffer was full.");
-		evbuffer_add_printf(b, "rtplace_tracker_events_lost_total %llu\n",
-				    (unsigned long long)tracker_lost(m->o.tracker));
+		evbuffer_add_printf(b, "rtplace_tracker_events_lost_total %llu\n", (unsigned long long)tracker_lost(tracker));
 	}
 	if (m->bpf_stats)
 		metrics_tracker(m, b);
@@ -578,6 +585,8 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 	struct evhttp_bound_socket *bound;
+	const void *map;
+	size_t map_size;
 	int r;
 
 	if (!m)
@@ -589,7 +598,8 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = cpupri_view_open(opts->map, opts->map_size, &m->view);
+	map = levels_source_map(engine_levels(opts->engine), &map_size);
+	r = cpupri_view_open(map, map_size, &m->view);
 	if (r < 0)
 		goto fail;
 	m->http = evhttp_new(opts->base);
@@ -621,8 +631,8 @@ int metrics_new(const struct metrics_opts *opts, const struct config_metrics *cf
 		goto fail;
 	}
 	evhttp_set_bevcb(m->http, metrics_accepted_cb, m);
-	if (cfg->bpf_stats && opts->tracker) {
-		r = tracker_enable_stats(opts->tracker);
+	if (cfg->bpf_stats && levels_source_tracker(engine_levels(opts->engine))) {
+		r = tracker_enable_stats(levels_source_tracker(engine_levels(opts->engine)));
 		if (r < 0)
 			log_warning("[metrics] bpf-stats: cannot enable BPF statistics: %s; the tracker series are left out",
 				    strerror(-r));

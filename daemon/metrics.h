@@ -7,7 +7,7 @@
  * network.
  *
  * A scrape builds the whole page from counters the daemon keeps anyway
- * (dispatch_get_stats()), the cpupri map, where the levels come from (the
+ * (engine_counters_view()), the cpupri map, where the levels come from (the
  * tracker, or the /proc sampler and its cost), the tracker's time by class and,
  * with [metrics] bpf-stats, the tracker programs' run statistics; it never
  * waits on anything. evhttp
@@ -30,7 +30,9 @@
 #include <event2/event.h>
 
 #include "conf.h"
-#include "dispatch.h"
+#include "actors.h"
+#include "engine.h"
+#include "server.h"
 #include "reason.h"
 #include "rtkit.h"
 #include "sampler.h"
@@ -55,17 +57,11 @@ struct metrics_reloads {
 
 struct metrics_opts {
 	struct event_base *base;
-	const struct topo *topo;
-	const void *map;          /* the cpupri map, read-only */
-	size_t map_size;
-	struct dispatch *dispatch;
-	struct tracker *tracker;  /* NULL when simulating or sampling: no tracker statistics */
-	struct sampler *sampler;  /* NULL unless sampling */
-	uint32_t sample_interval_ms;
-	const struct rtplace_reason *untracked; /* with the sampler: why not the tracker */
+	struct engine *engine;    /* the map, claims, host and counters */
+	struct actors *actors;    /* moves, pushes and records */
+	struct server *server;    /* the clients connected */
 	struct rtkit *rtkit;      /* NULL without [rtkit] enable: no RealtimeKit series */
 	const struct metrics_reloads *reloads;
-	const struct irqnoise *irqnoise; /* NULL when simulating: no interrupt series */
 };
 
 /*

@@ -3,8 +3,8 @@
  * MOVE requests: authorise (auth.c), guard against moving init, kernel
  * threads or the daemon, re-check the target CPU against the live map,
  * apply with rollback (thread-sched.c), publish the records (notify.c).
- * Owns the counts of MOVE requests and the choice of a CPU for a thread at a level (moves_pick(), push.c's
- * too).
+ * Owns the counts of MOVE requests; the CPU a thread goes to is the
+ * engine's choice (engine_pick()).
  */
 #include "config.h"
 
@@ -50,8 +50,6 @@ struct moves {
 	pid_t self; /* the daemon's pid: the guard's, read once (it never forks) */
 	struct moves_pidfd pidfds[MOVES_PIDFDS];
 	unsigned pidfd_next; /* the slot a new pidfd takes: the oldest */
-	uint32_t rotor;
-	struct placement_result placed; /* moves_pick()'s answer: no allocation per pick */
 	uint64_t moved;  /* threads moved by MOVE requests */
 	uint64_t failed; /* MOVE requests refused or failed */
 };
@@ -60,40 +58,6 @@ struct moves {
 static int moves_single_cpu(const struct rtplace_cpumask *s)
 {
 	return cpuset_count(s) == 1 ? cpuset_next(s, 0) : -1;
-}
-
-int moves_pick(struct moves *m, const struct rtplace_cpumask *allowed, int near, uint32_t level, const uint8_t *claimed,
-	       int *ret_cpu)
-{
-	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
-	int r;
-
-	if (req.prio <= 0)
-		return -EINVAL;
-	req.allowed = *allowed;
-	r = placement_ctx_choose(*m->o.placement, claimed, &m->rotor, &req, NULL, &m->placed);
-	if (r < 0)
-		return r;
-	*ret_cpu = m->placed.cpus[0];
-	return 0;
-}
-
-int moves_pick_reason(int r, uint32_t level, struct rtplace_reason *reason)
-{
-	switch (r) {
-	case -ENOMEM:
-		reason_set(reason, "out of memory");
-		return -ENOMEM;
-	case -ENODEV:
-		reason_set(reason, "no managed online CPU in the requested set");
-		return -EBUSY;
-	case -ENOENT:
-		reason_set(reason, "no CPU below rt%d in the requested set", level_rt_priority(level));
-		return -EBUSY;
-	default:
-		reason_set(reason, "cannot pick a CPU: %s", strerror(-r));
-		return r;
-	}
 }
 
 /*
@@ -110,12 +74,12 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 
 	/* The kernel would refuse it with a bare EINVAL (hotplug, see the map). */
 	CPUSET_FOREACH(c, &asked) {
-		if ((uint32_t)c < m->o.topo->ncpus && cpupri_level(m->o.view, (uint32_t)c) == LEVEL_OFFLINE) {
+		if ((uint32_t)c < engine_topo(m->o.engine)->ncpus && cpupri_level(engine_view(m->o.engine), (uint32_t)c) == LEVEL_OFFLINE) {
 			reason_set(reason, "CPU %d is offline", c);
 			return -EINVAL;
 		}
 	}
-	cpuset_and(&asked, &asked, &m->o.topo->online);
+	cpuset_and(&asked, &asked, &engine_topo(m->o.engine)->online);
 	if (cpuset_empty(&asked)) {
 		reason_set(reason, "no online CPU in the requested set");
 		return -EINVAL;
@@ -124,19 +88,19 @@ static int moves_target_cpus(struct moves *m, const struct rtplace_move *req, ui
 	if (req->flags & RTPLACE_MOVE_F_FORCE || level < LEVEL_RT1 || level > LEVEL_RT99)
 		return 0;
 	if (req->flags & RTPLACE_MOVE_F_PLACE) {
-		r = moves_pick(m, &asked, current_cpu, level, claimed, &cpu);
+		r = engine_pick(m->o.engine, &asked, current_cpu, level, claimed, &cpu);
 		if (r < 0)
-			return moves_pick_reason(r, level, reason);
+			return placement_pick_reason(r, level, reason);
 	} else {
 		cpu = moves_single_cpu(&asked);
 		if (cpu < 0)
 			return 0; /* several CPUs without PLACE: the kernel chooses among them */
 	}
-	for (int i = 0; i < MOVES_REPICK_TRIES && r == 0 && cpupri_level(m->o.view, (uint32_t)cpu) >= level; i++)
-		r = moves_pick(m, &m->o.pcfg->managed, cpu, level, claimed, &cpu);
+	for (int i = 0; i < MOVES_REPICK_TRIES && r == 0 && cpupri_level(engine_view(m->o.engine), (uint32_t)cpu) >= level; i++)
+		r = engine_pick(m->o.engine, &engine_placement(m->o.engine)->managed, cpu, level, claimed, &cpu);
 	if (r == -ENOMEM)
-		return moves_pick_reason(r, level, reason);
-	if (r < 0 || cpupri_level(m->o.view, (uint32_t)cpu) >= level) {
+		return placement_pick_reason(r, level, reason);
+	if (r < 0 || cpupri_level(engine_view(m->o.engine), (uint32_t)cpu) >= level) {
 		reason_set(reason, "no managed CPU below rt%d any more", level_rt_priority(level));
 		return -EBUSY;
 	}
@@ -176,12 +140,12 @@ static int moves_task_read(struct moves *m, const struct auth_target *target, st
 		*ret = t;
 		return 0;
 	}
-	r = procfs_read_stat(m->o.proc_root, tid, 0, &st);
+	r = procfs_read_stat(engine_proc_root(m->o.engine), tid, 0, &st);
 	if (r < 0)
 		return r;
 	t.flags = st.flags;
 	if (t.flags & PROCFS_PF_KTHREAD) {
-		n = procfs_read(m->o.proc_root, tid, "comm", buf, sizeof(buf));
+		n = procfs_read(engine_proc_root(m->o.engine), tid, "comm", buf, sizeof(buf));
 		if (n < 0)
 			return (int)n;
 		snprintf(t.comm, sizeof(t.comm), "%.*s", (int)strcspn(buf, "\n"), buf);
@@ -259,7 +223,7 @@ static int moves_target_read_once(struct moves *m, pid_t tid, bool need_limit, s
 		r = auth_target_read_live(fd, tid, need_limit, ret);
 		close(fd);
 	}
-	return r == -EOPNOTSUPP ? auth_target_read(m->o.proc_root, tid, ret) : r;
+	return r == -EOPNOTSUPP ? auth_target_read(engine_proc_root(m->o.engine), tid, ret) : r;
 }
 
 /*
@@ -278,7 +242,7 @@ static int moves_authorise(struct moves *m, const struct auth_creds *creds, pid_
 		reason_set(reason, "thread %d does not exist", (int)tid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
-	return auth_move_allowed(creds, ret_target, m->o.policy, want_policy, req->prio, reason);
+	return auth_move_allowed(creds, ret_target, engine_policy(m->o.engine), want_policy, req->prio, reason);
 }
 
 /* What target's read saw of its policy, for thread_sched_apply_known():
@@ -344,7 +308,7 @@ static ssize_t moves_list_new_threads(struct moves *m, pid_t pid, const struct m
 				      struct procfs_ids *tids)
 {
 	size_t n = 0;
-	int r = procfs_list(m->o.proc_root, pid, tids);
+	int r = procfs_list(engine_proc_root(m->o.engine), pid, tids);
 
 	if (r < 0)
 		return r;
@@ -371,12 +335,75 @@ static bool moves_explain_budget(const struct moves *m, pid_t tid, struct rtplac
 	char cgroup[4096];
 	struct rtbudget_finding f;
 
-	if (procfs_read(m->o.proc_root, tid, "cgroup", cgroup, sizeof(cgroup)) < 0 ||
+	if (procfs_read(engine_proc_root(m->o.engine), tid, "cgroup", cgroup, sizeof(cgroup)) < 0 ||
 	    rtbudget_find(cgroup, RTBUDGET_CGROUP_ROOT, &f) < 0)
 		return false;
 	rtbudget_explain(&f, reason);
 	log_warning_ratelimited("Failed to move thread %d to RT: %s", (int)tid, reason->text);
 	return true;
+}
+
+/*
+ * One batch of moves_move_process(): the n threads of tids, each
+ * authorised before any is touched, then moved and recorded in done
+ * (*ndone of them, room for n more). A thread that exited meanwhile is
+ * skipped. 0, or -errno with reason (the batch's moves stay in done, for
+ * the caller to undo).
+ */
+static int moves_process_batch(struct moves *m, const struct auth_creds *creds, pid_t pid,
+			       const struct rtplace_move *req, const struct rtplace_cpumask *aff,
+			       struct procfs_ids *tids, size_t n, struct moves_done *done, size_t *ndone,
+			       struct rtplace_reason *reason)
+{
+	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
+	struct auth_target *targets = calloc(n, sizeof(*targets));
+	int r = targets ? 0 : -ENOMEM;
+
+	if (!targets)
+		reason_set(reason, "out of memory");
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = moves_authorise(m, creds, tids->ids[i], req, &targets[i], reason);
+		if (r == -ESRCH) {
+			tids->ids[i] = 0; /* exited: nothing to move */
+			r = 0;
+		}
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct moves_done *d = &done[*ndone];
+		struct thread_sched_policy known;
+
+		if (!tids->ids[i])
+			continue;
+		r = thread_sched_apply_known(tids->ids[i], moves_known_policy(&targets[i], &known), aff,
+					     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio, &d->res);
+		if (r == -ESRCH) {
+			r = 0;
+			continue;
+		}
+		if (r < 0 && !(r == -EPERM && set_sched && moves_explain_budget(m, tids->ids[i], reason)))
+			reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids->ids[i], (int)pid,
+				   strerror(-r));
+		d->tid = tids->ids[i];
+		d->euid = targets[i].euid;
+		*ndone += r == 0;
+	}
+	free(targets);
+	return r;
+}
+
+/* Room in *done for need entries (*cap of them now). 0 or -ENOMEM. */
+static int moves_done_reserve(struct moves_done **done, size_t *cap, size_t need)
+{
+	struct moves_done *grown;
+
+	if (need <= *cap)
+		return 0;
+	grown = reallocarray(*done, need, sizeof(**done));
+	if (!grown)
+		return -ENOMEM;
+	*done = grown;
+	*cap = need;
+	return 0;
 }
 
 /*
@@ -392,7 +419,6 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 			      const struct rtplace_move *req, struct rtplace_move_reply *ret,
 			      struct rtplace_reason *reason)
 {
-	bool set_sched = req->flags & RTPLACE_MOVE_F_SET_SCHED;
 	struct rtplace_cpumask cpus, *aff = NULL;
 	struct moves_done *done = NULL, *named = NULL;
 	struct procfs_ids tids = { 0 };
@@ -400,92 +426,46 @@ static int moves_move_process(struct moves *m, const struct auth_creds *creds, p
 	int r = 0;
 
 	if (req->flags & RTPLACE_MOVE_F_SET_AFFINITY) {
-		cpuset_and(&cpus, &req->cpus, &m->o.topo->online);
+		cpuset_and(&cpus, &req->cpus, &engine_topo(m->o.engine)->online);
 		if (cpuset_empty(&cpus)) {
 			reason_set(reason, "no online CPU in the requested set");
 			return -EINVAL;
 		}
 		aff = &cpus;
 	}
-	for (int pass = 0; pass < MOVES_PROCESS_PASSES; pass++) {
+	/* Threads may start while others move: list again until no new one. */
+	for (int pass = 0; pass < MOVES_PROCESS_PASSES && r == 0; pass++) {
 		ssize_t n = moves_list_new_threads(m, pid, done, ndone, &tids);
-		struct auth_target *targets = NULL;
 
-		if (n == -ESRCH && ndone > 0)
-			break; /* the process exited after its threads moved */
-		if (n < 0) {
-			r = (int)n;
-			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid,
-				   strerror(-r));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (ndone + (size_t)n > cap) {
-			struct moves_done *grown = reallocarray(done, ndone + (size_t)n, sizeof(*done));
-
-			if (grown) {
-				done = grown;
-				cap = ndone + (size_t)n;
-			}
-		}
-		targets = calloc((size_t)n, sizeof(*targets));
-		if (!targets || ndone + (size_t)n > cap) {
-			free(targets);
-			r = -ENOMEM;
+		if (n == 0 || (n == -ESRCH && ndone > 0))
+			break; /* all moved, or the process exited after its threads moved */
+		r = (int)n;
+		if (n < 0)
+			reason_set(reason, "cannot list the threads of pid %d: %s", (int)pid, strerror(-r));
+		else if ((r = moves_done_reserve(&done, &cap, ndone + (size_t)n)) < 0)
 			reason_set(reason, "out of memory");
-			goto fail;
-		}
-		for (ssize_t i = 0; i < n && r == 0; i++) {
-			r = moves_authorise(m, creds, tids.ids[i], req, &targets[i], reason);
-			if (r == -ESRCH) {
-				tids.ids[i] = 0; /* exited: nothing to move */
-				r = 0;
-			}
-		}
-		for (ssize_t i = 0; i < n && r == 0; i++) {
-			struct moves_done *d = &done[ndone];
-			struct thread_sched_policy known;
-
-			if (!tids.ids[i])
-				continue;
-			r = thread_sched_apply_known(tids.ids[i], moves_known_policy(&targets[i], &known), aff,
-						     set_sched ? req->policy : THREAD_SCHED_KEEP_POLICY, req->prio,
-						     &d->res);
-			if (r == -ESRCH) {
-				r = 0;
-				continue;
-			}
-			if (r < 0 && !(r == -EPERM && set_sched && moves_explain_budget(m, tids.ids[i], reason)))
-				reason_set(reason, "thread %d of pid %d: %s; none moved", (int)tids.ids[i],
-					   (int)pid, strerror(-r));
-			d->tid = tids.ids[i];
-			d->euid = targets[i].euid;
-			ndone += r == 0;
-		}
-		free(targets);
-		if (r < 0)
-			goto fail;
+		else
+			r = moves_process_batch(m, creds, pid, req, aff, &tids, (size_t)n, done, &ndone, reason);
 	}
-	for (size_t i = 0; i < ndone && !named; i++)
+	for (size_t i = 0; i < ndone && !named && r == 0; i++)
 		if (done[i].tid == req->tid)
 			named = &done[i];
-	if (!named) {
+	if (r == 0 && !named) {
 		r = -ESRCH;
 		reason_set(reason, "thread %d exited during the move; none moved", (int)req->tid);
-		goto fail;
 	}
-	moves_reply(req->tid, &named->res, ret);
-	for (size_t i = 0; i < ndone; i++)
-		moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
-	m->moved += ndone;
-	log_ratelimited(LOG_INFO, "pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
-			(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid, cpuset_next(&named->res.now.cpus, 0),
-			named->res.now.policy, named->res.now.prio);
-	goto out;
-fail:
-	moves_undo(done, ndone);
-out:
+	if (r < 0) {
+		moves_undo(done, ndone);
+	} else {
+		moves_reply(req->tid, &named->res, ret);
+		for (size_t i = 0; i < ndone; i++)
+			moves_publish_moved(m, done[i].tid, done[i].euid, &done[i].res);
+		m->moved += ndone;
+		log_ratelimited(LOG_INFO,
+				"pid %d uid %u moved the %zu threads of pid %d: CPUs %d..., policy %d prio %d",
+				(int)creds->pid, (unsigned)creds->uid, ndone, (int)pid,
+				cpuset_next(&named->res.now.cpus, 0), named->res.now.policy, named->res.now.prio);
+	}
 	free(done);
 	procfs_ids_free(&tids);
 	return r;
@@ -508,13 +488,13 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	int r;
 
 	reason->text[0] = '\0';
-	if (!m->o.live) {
+	if (!levels_source_live(engine_levels(m->o.engine))) {
 		reason_set(reason, "moves need the live machine (not --topology)");
 		return -EOPNOTSUPP;
 	}
 	/* A process-wide move authorises each thread with the same policy:
 	 * what one decision consults, they all do. */
-	r = auth_peer_move_creds(ap, m->o.proc_root, peer->pidfd, peer->pid, peer->uid, peer->gid, m->o.policy,
+	r = auth_peer_move_creds(ap, engine_proc_root(m->o.engine), peer->pidfd, peer->pid, peer->uid, peer->gid, engine_policy(m->o.engine),
 				 want_policy, &creds);
 	if (r < 0) {
 		reason_set(reason, "cannot read the credentials of pid %d", (int)peer->pid);
@@ -524,7 +504,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	 * CAP_SYS_NICE (auth_move_allowed()). */
 	r = moves_target_read_live(m, req->tid, set_sched && !auth_cap_sys_nice(creds), &target);
 	if (r == -EOPNOTSUPP)
-		r = auth_target_read(m->o.proc_root, req->tid, &target);
+		r = auth_target_read(engine_proc_root(m->o.engine), req->tid, &target);
 	if (r == 0)
 		r = moves_task_read(m, &target, &task);
 	if (r == -ENOENT)
@@ -541,7 +521,7 @@ static int moves_move_one(struct moves *m, const struct server_peer *peer, struc
 	}
 	if (req->flags & RTPLACE_MOVE_F_PROCESS)
 		return moves_move_process(m, creds, task.tgid, req, ret, reason);
-	r = auth_move_allowed(creds, &target, m->o.policy, want_policy, req->prio, reason);
+	r = auth_move_allowed(creds, &target, engine_policy(m->o.engine), want_policy, req->prio, reason);
 	if (r < 0)
 		return r;
 	if (set_sched)

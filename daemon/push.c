@@ -3,7 +3,7 @@
  * The push policy: when to push a managed thread off a contended CPU and
  * where to. Owns the switch, the per-thread interval, the per-turn budget
  * and the counts of pushes; the thread table is manage.c's, the choice of
- * CPU moves.c's (moves_pick()), applying it thread-sched.c's.
+ * CPU the engine's (engine_pick()), applying it thread-sched.c's.
  */
 #include "config.h"
 
@@ -68,11 +68,11 @@ void push_thread(struct push *p, pid_t tid, pid_t pid, uid_t uid, struct push_ra
 
 	if (!p->enabled || p->budget == 0 || (rate->last_try_ms && now - rate->last_try_ms < p->interval_ms))
 		return;
-	r = moves_pick(p->o.moves, allowed, (int)ev->cpu, ev->level, claims_levels_except(p->o.claims, pid),
-		       &cpu);
+	r = engine_pick(p->o.engine, allowed, (int)ev->cpu, ev->level,
+			claims_levels_except(engine_claims(p->o.engine), pid), &cpu);
 	if (r == -ENOMEM)
 		log_warning_ratelimited("Failed to pick a CPU to push thread %d to: out of memory", (int)tid);
-	if (r < 0 || (uint32_t)cpu == ev->cpu || cpupri_level(p->o.view, (uint32_t)cpu) >= ev->level)
+	if (r < 0 || (uint32_t)cpu == ev->cpu || cpupri_level(engine_view(p->o.engine), (uint32_t)cpu) >= ev->level)
 		return;
 	cpuset_zero(&to);
 	cpuset_set(&to, (unsigned)cpu);

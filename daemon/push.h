@@ -19,7 +19,7 @@
 #include "conf.h"
 #include "cpupri.h"
 #include "cpuset.h"
-#include "moves.h"
+#include "engine.h"
 #include "notify.h"
 #include "tracker.h"
 
@@ -32,9 +32,9 @@ struct push_rate {
 };
 
 struct push_opts {
-	const struct cpupri_view *view; /* the live map */
-	struct moves *moves;   /* picks the CPU */
-	struct claims *claims; /* a thread may go where its own process holds a claim */
+	/* The live map, the choice of a CPU (engine_pick()) and the claims:
+	 * a thread may go where its own process holds a claim. */
+	struct engine *engine;
 	struct notify *notify; /* each push is published as a moved record */
 };
 

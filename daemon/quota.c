@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Per-uid shares with room for root. The counts live in an open-addressed
- * hash of uids (linear probing, at most half full, a slot emptied by
- * shifting its successors back), so nothing marks deleted slots and a
- * uid whose count drops to 0 leaves the table at once: the table holds
- * only uids that hold something, and users who come and go do not grow it.
+ * Per-uid shares with room for root. The counts live in a table of uids
+ * (idmap.h), and a uid whose count drops to 0 leaves it at once: the
+ * table holds only uids that hold something, and users who come and go do
+ * not grow it.
  */
 #include "config.h"
 
@@ -12,21 +11,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "idmap.h"
 #include "quota.h"
-
-#define QUOTA_MIN_SLOTS 16
-
-struct quota_slot {
-	uint32_t uid;
-	uint32_t count; /* 0: the slot is empty */
-};
 
 struct quota {
 	struct quota_limits l;
 	struct quota_use use; /* .uid unused */
-	struct quota_slot *slots;
-	uint32_t cap;   /* power of two */
-	uint32_t nused; /* slots with a count */
+	struct idmap counts;  /* uid -> what it holds, never 0 */
 };
 
 static uint32_t quota_min(uint32_t a, uint32_t b)
@@ -73,84 +64,30 @@ int quota_check(const struct quota_limits *l, uid_t uid, const struct quota_use 
 	return r;
 }
 
-static uint32_t quota_hash(uint32_t uid)
+/* What uid holds. */
+static uint32_t quota_count(const struct quota *q, uid_t uid)
 {
-	/* Fibonacci hashing: consecutive uids (60001, 60002, ...) spread. */
-	return uid * 2654435769u;
-}
+	const uint32_t *n = idmap_find(&q->counts, (uint32_t)uid);
 
-/* The slot of uid, or the empty slot where it would go. */
-static struct quota_slot *quota_slot(const struct quota *q, uint32_t uid)
-{
-	uint32_t mask = q->cap - 1;
-
-	for (uint32_t i = quota_hash(uid) & mask;; i = (i + 1) & mask)
-		if (!q->slots[i].count || q->slots[i].uid == uid)
-			return &q->slots[i];
-}
-
-static int quota_grow(struct quota *q)
-{
-	struct quota_slot *old = q->slots;
-	uint32_t old_cap = q->cap;
-	struct quota_slot *slots = calloc((size_t)old_cap * 2, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	q->slots = slots;
-	q->cap = old_cap * 2;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].count)
-			*quota_slot(q, old[i].uid) = old[i];
-	free(old);
-	return 0;
-}
-
-/* Empties slot s, moving later entries of its probe run back so that
- * every entry stays reachable from its home slot without tombstones. */
-static void quota_slot_clear(struct quota *q, struct quota_slot *s)
-{
-	uint32_t mask = q->cap - 1, hole = (uint32_t)(s - q->slots);
-
-	s->count = 0;
-	for (uint32_t i = (hole + 1) & mask; q->slots[i].count; i = (i + 1) & mask) {
-		uint32_t home = quota_hash(q->slots[i].uid) & mask;
-
-		/* Entry i may fill the hole unless its home lies cyclically
-		 * in (hole, i]: then the hole is before its home. */
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			q->slots[hole] = q->slots[i];
-			q->slots[i].count = 0;
-			hole = i;
-		}
-	}
-	q->nused--;
+	return n ? *n : 0;
 }
 
 int quota_new(const struct quota_limits *l, struct quota **ret)
 {
 	struct quota *q = calloc(1, sizeof(*q));
-	int r = -ENOMEM;
 
-	if (q) {
-		q->slots = calloc(QUOTA_MIN_SLOTS, sizeof(*q->slots));
-		q->cap = QUOTA_MIN_SLOTS;
-		q->l = *l;
-		if (q->slots) {
-			*ret = q;
-			r = 0;
-		} else {
-			free(q);
-		}
-	}
-	return r;
+	if (!q)
+		return -ENOMEM;
+	q->l = *l;
+	*ret = q;
+	return 0;
 }
 
 void quota_free(struct quota *q)
 {
 	if (!q)
 		return;
-	free(q->slots);
+	idmap_free(&q->counts);
 	free(q);
 }
 
@@ -162,7 +99,7 @@ void quota_set_limits(struct quota *q, const struct quota_limits *l)
 void quota_get_use(const struct quota *q, uid_t uid, struct quota_use *ret)
 {
 	*ret = q->use;
-	ret->uid = quota_slot(q, (uint32_t)uid)->count;
+	ret->uid = quota_count(q, uid);
 }
 
 uint32_t quota_room_of(const struct quota *q, uid_t uid)
@@ -184,20 +121,13 @@ int quota_check_of(const struct quota *q, uid_t uid, uint32_t n, struct rtplace_
 int quota_take(struct quota *q, uid_t uid, uint32_t n, struct rtplace_reason *reason)
 {
 	struct quota_use use;
-	struct quota_slot *s;
 	int r;
 
 	quota_get_use(q, uid, &use);
 	r = quota_check(&q->l, uid, &use, n, reason);
-	s = quota_slot(q, (uint32_t)uid);
-	if (r == 0 && n && !s->count && 2 * (q->nused + 1) > q->cap) {
-		r = quota_grow(q);
-		s = quota_slot(q, (uint32_t)uid);
-	}
-	if (r == 0 && n) {
-		q->nused += !s->count;
-		s->uid = (uint32_t)uid;
-		s->count += n;
+	if (r == 0 && n)
+		r = idmap_put(&q->counts, (uint32_t)uid, use.uid + n);
+	if (r == 0) {
 		q->use.all += n;
 		if (uid != 0)
 			q->use.users += n;
@@ -207,15 +137,16 @@ int quota_take(struct quota *q, uid_t uid, uint32_t n, struct rtplace_reason *re
 
 void quota_put(struct quota *q, uid_t uid, uint32_t n)
 {
-	struct quota_slot *s = quota_slot(q, (uint32_t)uid);
+	uint32_t held = quota_count(q, uid);
 
-	n = quota_min(n, s->count);
+	n = quota_min(n, held);
 	if (!n)
 		return;
-	s->count -= n;
+	if (held == n)
+		idmap_remove(&q->counts, (uint32_t)uid);
+	else
+		idmap_put(&q->counts, (uint32_t)uid, held - n); /* present: no allocation */
 	q->use.all -= n;
 	if (uid != 0)
 		q->use.users -= n;
-	if (!s->count)
-		quota_slot_clear(q, s);
 }

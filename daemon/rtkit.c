@@ -91,7 +91,7 @@ static void rtkit_thread_drop(struct rtkit *k, unsigned i)
 	struct rtkit_thread *t = &k->threads[i];
 
 	if (t->claim_id)
-		dispatch_end_claim(k->o.dispatch, t->claim_id);
+		engine_end_claim(k->o.engine, t->claim_id);
 	if (t->ev)
 		event_free(t->ev);
 	if (t->pidfd >= 0)
@@ -312,7 +312,7 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		r = -ENOSPC;
 		goto out;
 	}
-	r = dispatch_claim_cpu(k->o.dispatch, pid, caller, level_from_rt_priority((int)prio), &st.cpus, &cpu,
+	r = engine_claim_cpu(k->o.engine, pid, caller, level_from_rt_priority((int)prio), &st.cpus, &cpu,
 			       &claim_id, &unpinned);
 	if (r < 0) {
 		cpu = -1;
@@ -339,7 +339,7 @@ static int rtkit_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, u
 		r = -ESRCH;
 	if (r < 0) {
 		if (claim_id)
-			dispatch_end_claim(k->o.dispatch, claim_id);
+			engine_end_claim(k->o.engine, claim_id);
 		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
 		if (!(r == -EPERM && rtkit_explain_budget(k, tid, reason)))
 			reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));

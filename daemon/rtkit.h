@@ -7,7 +7,7 @@
  * every other rtkit client get RT from it unchanged, and in the same call
  * a CPU: the thread is pinned inside its own affinity to the CPU placement
  * chooses for its priority, under a claim owner-bound to its process
- * (dispatch_claim_cpu()). Without a CPU below the priority the thread is
+ * (engine_claim_cpu()). Without a CPU below the priority the thread is
  * made RT where it is, as rtkit would, and the log says so.
  *
  * sd-bus runs on the daemon's libevent loop: the bus descriptor, its
@@ -31,7 +31,7 @@
 #include <event2/event.h>
 
 #include "conf.h"
-#include "dispatch.h"
+#include "engine.h"
 #include "rtkit-rules.h"
 
 #define RTKIT_BUS_NAME "org.freedesktop.RealtimeKit1"
@@ -47,7 +47,7 @@ struct rtkit;
 
 struct rtkit_opts {
 	struct event_base *base;
-	struct dispatch *dispatch;
+	struct engine *engine;
 	struct notify *notify; /* the watchdog's demotions are published as records */
 	const char *proc_root;
 };

@@ -615,6 +615,35 @@ static int server_check_stale(const char *path)
 	return r;
 }
 
+int server_dir_verdict(const char *dir, const struct stat *st, uid_t me, struct rtplace_reason *why)
+{
+	int r = 0;
+
+	/* A sticky folder (/tmp, /var/tmp) is shared on purpose: the fix is a
+	 * folder of the daemon's own, never to close the shared one. */
+	if (st->st_mode & (S_IWGRP | S_IWOTH) && st->st_mode & S_ISVTX) {
+		reason_set(why,
+			   "The socket's folder %s is a shared folder (mode %04o) where others may create files; "
+			   "put the socket in a folder of its own that only root may write, e.g. "
+			   "mkdir -m 0755 /run/rtplace and [daemon] socket = /run/rtplace/rtplaced.sock",
+			   dir, (unsigned)(st->st_mode & 07777));
+		r = -EPERM;
+	} else if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		reason_set(why,
+			   "The socket's folder %s is writable by %s (mode %04o); it must be writable by root only: "
+			   "chmod go-w %s, or choose another [daemon] socket",
+			   dir, st->st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st->st_mode & 07777), dir);
+		r = -EPERM;
+	} else if (st->st_uid != 0 && st->st_uid != me) {
+		reason_set(why,
+			   "The socket's folder %s belongs to uid %u; it must belong to root%s: chown root %s, or "
+			   "choose another [daemon] socket",
+			   dir, (unsigned)st->st_uid, me ? " or to the daemon's user" : "", dir);
+		r = -EPERM;
+	}
+	return r;
+}
+
 /*
  * The socket's folder, open, if only root (or, when the daemon is not
  * root, its own user) can add, remove or rename entries in it: otherwise
@@ -622,7 +651,7 @@ static int server_check_stale(const char *path)
  */
 static int server_open_dir(const char *dir, int *ret_dfd)
 {
-	uid_t me = geteuid();
+	struct rtplace_reason why;
 	struct stat st;
 	int dfd, r;
 
@@ -635,36 +664,15 @@ static int server_open_dir(const char *dir, int *ret_dfd)
 	if (fstat(dfd, &st) < 0) {
 		r = -errno;
 		log_error("Failed to stat the socket's folder %s: %m", dir);
-		goto fail;
+	} else {
+		r = server_dir_verdict(dir, &st, geteuid(), &why);
+		if (r < 0)
+			log_error("%s", why.text);
 	}
-	/* A sticky folder (/tmp, /var/tmp) is shared on purpose: the fix is a
-	 * folder of the daemon's own, never to close the shared one. */
-	if (st.st_mode & (S_IWGRP | S_IWOTH) && st.st_mode & S_ISVTX) {
-		log_error("The socket's folder %s is a shared folder (mode %04o) where others may create files; "
-			  "put the socket in a folder of its own that only root may write, e.g. "
-			  "mkdir -m 0755 /run/rtplace and [daemon] socket = /run/rtplace/rtplaced.sock",
-			  dir, (unsigned)(st.st_mode & 07777));
-		r = -EPERM;
-		goto fail;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		log_error("The socket's folder %s is writable by %s (mode %04o); it must be writable by root only: "
-			  "chmod go-w %s, or choose another [daemon] socket",
-			  dir, st.st_mode & S_IWOTH ? "everyone" : "its group", (unsigned)(st.st_mode & 07777), dir);
-		r = -EPERM;
-		goto fail;
-	}
-	if (st.st_uid != 0 && st.st_uid != me) {
-		log_error("The socket's folder %s belongs to uid %u; it must belong to root%s: chown root %s, or "
-			  "choose another [daemon] socket",
-			  dir, (unsigned)st.st_uid, me ? " or to the daemon's user" : "", dir);
-		r = -EPERM;
-		goto fail;
-	}
-	*ret_dfd = dfd;
-	return 0;
-fail:
-	close(dfd);
+	if (r < 0)
+		close(dfd);
+	else
+		*ret_dfd = dfd;
 	return r;
 }
 

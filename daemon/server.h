@@ -25,9 +25,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <event2/event.h>
+
+#include "reason.h"
 
 struct server;
 
@@ -87,6 +90,13 @@ struct server_limits {
 /* How long accepting pauses after accept() failed for want of descriptors
  * or memory. */
 #define SERVER_ACCEPT_PAUSE_MS 250
+
+/*
+ * Whether the socket may live in folder dir, whose status is st, for a
+ * daemon running as uid me: only root (or me) may add, remove or rename
+ * entries there. 0, or -EPERM with why naming the fix.
+ */
+int server_dir_verdict(const char *dir, const struct stat *st, uid_t me, struct rtplace_reason *why);
 
 struct server_socket_opts {
 	const char *path;  /* used when no fd is inherited */

@@ -8,6 +8,10 @@
 #    daemon, the clients and the BPF programs;
 #  - no client source includes a daemon header: what both need is in
 #    common/;
+#  - in the daemon, only main.c includes dispatch.h and only the
+#    handlers' files their own header (front ends act through the
+#    engine), and the engine and its levels source include
+#    none of the modules built over them;
 #  - in the daemon and the shared core, /proc and /sys are named only by
 #    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
 #    common/sysfs.h), which every other file is handed or builds on, and
@@ -24,7 +28,12 @@
 #    debian/copyright's LGPL Files stanza lists exactly the former; and
 #    each BPF program declares a GPL-compatible license to the kernel;
 #  - no such file points at a ticket ("[i]ssue 12", "([i]ssue ...)", a
-#    comment that opens with "14.2:"): a comment states the rule itself.
+#    comment that opens with "14.2:"): a comment states the rule itself;
+#  - every citation of the design document in a tracked text file
+#    ("DESIGN §N", "DESIGN §N, §M", or a bare "§N" or "§N.M": the sign
+#    followed by a number is kept for that document) names a section
+#    doc/DESIGN.md has: a heading "## §N Title" (at any level; "§N.M"
+#    needs a heading of its own).
 # Prints every violation and exits 1 if there is any.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +76,30 @@ for f in $(git ls-files 'client/*.c' 'client/*.h'); do
 	while IFS= read -r inc; do
 		case "$daemon_headers" in
 		*" $inc "*) fail "$f includes the daemon header \"$inc\"; move what both need to common/" ;;
+		esac
+	done < <(includes_of "$f")
+done
+
+# The daemon is built bottom-up (daemon/main.c): levels source -> engine
+# -> actors -> dispatch -> server, RealtimeKit and the metrics beside
+# dispatch over the engine. The request handlers are main.c's to hand to
+# the server, no front end's to reach into; the engine and its levels
+# source include nothing built over them.
+for f in $(git ls-files 'daemon/*.c' 'daemon/*.h'); do
+	case "$f" in daemon/dispatch.[ch] | daemon/dispatch-*.[ch]) continue ;; esac
+	while IFS= read -r inc; do
+		case "$inc" in
+		dispatch.h) [ "$f" = daemon/main.c ] ||
+			fail "$f includes \"dispatch.h\": front ends act through the engine (engine.h), not the request handlers" ;;
+		dispatch-*.h) fail "$f includes \"$inc\", the request handlers' own header" ;;
+		esac
+	done < <(includes_of "$f")
+done
+above_engine="dispatch.h actors.h moves.h push.h manage.h notify.h server.h metrics.h rtkit.h"
+for f in $(git ls-files 'daemon/engine.[ch]' 'daemon/levels-source.[ch]'); do
+	while IFS= read -r inc; do
+		case " $above_engine " in
+		*" $inc "*) fail "$f includes \"$inc\", which is built over the engine" ;;
 		esac
 	done < <(includes_of "$f")
 done
@@ -177,6 +210,50 @@ for stanza in text.split("\n\n"):
 print("#checked")
 ')
 [ $licenses_checked = yes ] || fail "the license and ticket checks did not run (python3?)"
+
+design_checked=no
+while IFS= read -r hit; do
+	case "$hit" in
+	"#checked") design_checked=yes ;;
+	*) fail "$hit" ;;
+	esac
+done < <(git ls-files | python3 -c '
+import fnmatch, os, re, sys
+design = "doc/DESIGN.md"
+ref = re.compile(r"§([0-9]+(?:\.[0-9]+)*)")
+heading = re.compile(r"^#+[ \t]+§([0-9]+(?:\.[0-9]+)*)(?![0-9.])")
+sections = set()
+if os.path.exists(design):
+    with open(design, errors="replace") as f:
+        sections = {m.group(1) for m in map(heading.match, f) if m}
+else:
+    print(f"{design} is missing: the design document every citation of DESIGN §N points into")
+# The sections it has, consecutive numbers as one range.
+spans = []
+for n in sorted(sections, key=lambda n: [int(x) for x in n.split(".")]):
+    if spans and n.isdigit() and spans[-1][1].isdigit() and int(n) == int(spans[-1][1]) + 1:
+        spans[-1][1] = n
+    else:
+        spans.append([n, n])
+have = ", ".join("§" + a if a == b else f"§{a}-§{b}" for a, b in spans) or "none"
+for path in sys.stdin.read().splitlines():
+    if fnmatch.fnmatch(path, "tests/fuzz/corpus/*"):
+        continue
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        print(f"{path}: unreadable: {e.strerror}")
+        continue
+    if b"\0" in data:
+        continue
+    for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        for m in ref.finditer(line):
+            if m.group(1) not in sections:
+                print(f"{path}:{n}: cites DESIGN §{m.group(1)}, a section {design} does not have (it has {have})")
+print("#checked")
+')
+[ $design_checked = yes ] || fail "the check of citations of doc/DESIGN.md did not run (python3?)"
 
 [ $status -eq 0 ] && echo "check-layout: ok ($(echo "$headers" | wc -w) headers)"
 exit $status

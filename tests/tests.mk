@@ -35,6 +35,14 @@ tests_unit_test_basics_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_basics_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test-basics
 
+# The daemon's one hash table (common/idmap.c) against a plain array.
+check_PROGRAMS += tests/unit/test-idmap
+tests_unit_test_idmap_SOURCES = tests/unit/test-idmap.c
+tests_unit_test_idmap_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_idmap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_idmap_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test-idmap
+
 check_PROGRAMS += tests/unit/test-topology
 tests_unit_test_topology_SOURCES = tests/unit/test-topology.c
 tests_unit_test_topology_CPPFLAGS = $(UNIT_CPPFLAGS)
@@ -215,10 +223,12 @@ tests_integration_test_manage_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_manage_rules_LDADD = tests/lib/libharness.la $(UNIT_LDADD)
 TESTS += tests/integration/test-manage-rules
 
-# The layout rules (scripts/check-layout.sh) are part of the suite.
-TESTS += scripts/check-layout.sh
-TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
-EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh
+# The layout rules (scripts/check-layout.sh) are part of the suite, and
+# so is a check that they fail on a citation of a missing design section.
+TESTS += scripts/check-layout.sh tests/integration/test-check-layout.sh
+EXTRA_DIST += tests/integration/test-check-layout.sh
+TESTS += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh tests/integration/test-rtplaced-socket.sh
+EXTRA_DIST += tests/integration/test-units.sh tests/integration/test-rtplaced-cli.sh tests/integration/test-rtplaced-socket.sh
 
 # --- integration tests: the clients against a real rtplaced.
 check_PROGRAMS += tests/integration/test-client-lib
@@ -368,15 +378,16 @@ TESTS += tests/integration/test-metrics
 TESTS += tests/integration/test-metrics-prometheus.sh
 EXTRA_DIST += tests/integration/test-metrics-prometheus.sh
 
-# MOVE requests' choice of a CPU (daemon/moves.c) over a synthetic map:
-# each failure of the pick has its own error and reason.
-check_PROGRAMS += tests/unit/test-moves
-tests_unit_test_moves_SOURCES = tests/unit/test-moves.c tests/unit/refmodel.h tests/unit/refmodel.c
-tests_unit_test_moves_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
-tests_unit_test_moves_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_moves_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
+# The choice of one CPU for a thread (common/placement.c, the engine's
+# engine_pick()) over a synthetic map: each failure of the pick has its own
+# error and reason.
+check_PROGRAMS += tests/unit/test-pick
+tests_unit_test_pick_SOURCES = tests/unit/test-pick.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_pick_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_pick_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pick_LDADD = common/libconfig.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	$(HWLOC_LIBS) $(INIH_LIBS) $(UNIT_LDADD)
-TESTS += tests/unit/test-moves
+TESTS += tests/unit/test-pick
 
 # The helpers both command-line tools share (client/cli.c).
 check_PROGRAMS += tests/unit/test-cli
@@ -516,6 +527,34 @@ EXTRA_DIST += tests/integration/test-man-rtplaced.sh
 # Who holds a claim of rtplacectl query --claim made inside $(...).
 TESTS += tests/integration/test-client-claim-owner.sh
 EXTRA_DIST += tests/integration/test-client-claim-owner.sh
+
+# A claim made through a user switch: the owner walk stops at it, the
+# refusal names the process and what works, a cut lease is said once.
+TESTS += tests/integration/test-client-owner-user.sh
+EXTRA_DIST += tests/integration/test-client-owner-user.sh
+
+# rtplacectl top: its first frame at once, and a daemon that stops said
+# on a line of its own (exit 69).
+TESTS += tests/integration/test-client-top-stop.sh
+EXTRA_DIST += tests/integration/test-client-top-stop.sh
+
+# Errors said alike by rtplacectl and rtplace-run: no strerror tail after
+# a reason, the most CPUs to ask for, the holders of a partial answer,
+# chrt's -p pointed to --prio.
+TESTS += tests/integration/test-client-wording.sh
+EXTRA_DIST += tests/integration/test-client-wording.sh
+
+# rtplacectl's tables in 80 columns by default, wider with the terminal.
+TESTS += tests/integration/test-client-columns.sh
+EXTRA_DIST += tests/integration/test-client-columns.sh
+
+# Every command's --json output against the shapes rtplacectl(1) documents.
+TESTS += tests/integration/test-client-json.sh
+EXTRA_DIST += tests/integration/test-client-json.sh tests/lib/json-shapes.py
+
+# README's and rtplacectl(1)'s examples against what the clients print.
+TESTS += tests/integration/test-client-docs.sh
+EXTRA_DIST += tests/integration/test-client-docs.sh
 
 # rtplacectl claims and rtplace-run's refusal: claims' owners as root, the
 # owner's uid, another uid and another PID namespace may see them.

@@ -3,7 +3,8 @@
 # Who holds a claim of `rtplacectl query --claim` (simulated daemon): made
 # inside `$(...)`, it lives with the calling shell, not with the subshell
 # that ran rtplacectl and exited when the output was read; the output says
-# who holds it and how it ends (stderr for the table, fields in JSON);
+# who holds it and how it ends (a line of the table, at length on stderr
+# with --verbose, fields in JSON);
 # --owner parent ties it to that subshell instead (it ends with it),
 # --owner PID to the process named; it ends when its shell exits. Command
 # wrappers (timeout, nice, env) between the shell and rtplacectl are
@@ -25,7 +26,7 @@ print(','.join(map(str, cpus)))
 got=$("$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'], d['owner_comm'] != '', ','.join(d['ends']))
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'], d['claim']['owner_comm'] != '', ','.join(d['claim']['ends']))
 ") || fail "query --claim in \$(...) failed"
 set -- $got
 claim=$1
@@ -43,7 +44,7 @@ wait_claims 2
 gone=$("$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ")
 set -- $gone
 [ "$2" != $$ ] || fail "--owner parent in \$(...) held by this shell: $gone"
@@ -52,14 +53,21 @@ wait_claims 2
 [ -n "$(claim_cpu "$claim")" ] || fail "claim $claim made in \$(...) is gone with its subshell"
 [ -z "$(claim_cpu "$1")" ] || fail "claim $1 of --owner parent outlived its subshell"
 
-# The table: the CPU on stdout, who holds the claim on stderr.
-cpu=$("$CTL" --socket "$SOCK" query --prio 50 --claim 0 2>"$TMP/note" | awk '$1 == "cpus" { print $2 }')
+# The table: the CPU and the claim on stdout, and nothing on stderr (a
+# success lands in no cron mail); with --verbose, who holds the claim on
+# stderr.
+"$CTL" --socket "$SOCK" query --prio 50 --claim 0 >"$TMP/quiet" 2>"$TMP/note" || fail "query --claim failed"
+[ -s "$TMP/note" ] && fail "a successful query --claim wrote to stderr: $(cat "$TMP/note")"
+grep -q "^claim   [0-9]* (lease [0-9]* ms, or until process $$ [^ ]* exits, or 'rtplacectl release [0-9]*')\$" \
+	"$TMP/quiet" || fail "the claim line: $(cat "$TMP/quiet")"
+wait_claims 3
+cpu=$("$CTL" --socket "$SOCK" query --prio 50 --claim 0 --verbose 2>"$TMP/note" | awk '$1 == "cpus" { print $2 }')
 [ -n "$cpu" ] || fail "no CPU from the table: $(cat "$TMP/note")"
 grep -q "^rtplacectl: query: claim [0-9]* is held by process $$ ([^)]*), the calling shell, not the subshell [0-9]* that ran rtplacectl; it ends when that process exits, when its lease of [0-9]* ms runs out, or with 'rtplacectl release [0-9]*'\$" \
 	"$TMP/note" || fail "the note on stderr: $(cat "$TMP/note")"
 table_claim=$(sed -n 's/.* claim \([0-9]*\) is held.*/\1/p' "$TMP/note")
 [ "$(claim_cpu "$table_claim")" = "$cpu" ] || fail "claim $table_claim is not on CPU $cpu"
-wait_claims 3
+wait_claims 4
 
 # --owner PID names the process; a word that is neither is a usage error.
 sleep 30 &
@@ -69,12 +77,12 @@ expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner
 python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['owner_pid'] == int(sys.argv[2]) and d['owner'] == 'pid' and d['owner_comm'] == 'sleep', d
+assert d['claim']['owner_pid'] == int(sys.argv[2]) and d['owner'] == 'pid' and d['claim']['owner_comm'] == 'sleep', d
 " "$TMP/out" $SLEEPER || fail "--owner PID: $(cat "$TMP/out")"
 grep -q "is held by process $SLEEPER (sleep), as --owner named" "$TMP/err" && fail "a note in JSON mode: $(cat "$TMP/err")"
-wait_claims 4
+wait_claims 5
 kill $SLEEPER
-wait_claims 3
+wait_claims 4
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 50 --claim 0 --owner me
 grep -q -- "--owner me: not a process id, shell or parent" "$TMP/err" || fail "--owner me: $(cat "$TMP/err")"
 
@@ -83,37 +91,37 @@ grep -q -- "--owner me: not a process id, shell or parent" "$TMP/err" || fail "-
 sh -c '
 c=$("$1" --socket "$2" query --prio 50 --claim 0 2>/dev/null | awk "\$1 == \"cpus\" { print \$2 }")
 [ -n "$c" ] || exit 1
-"$1" --socket "$2" --json status | grep -q "\"claims_active\": 4" || exit 2
+"$1" --socket "$2" --json status | grep -q "\"claims_active\": 5" || exit 2
 ' sh "$CTL" "$SOCK" || fail "the inner shell's claim did not live with it (exit $?)"
-wait_claims 3
+wait_claims 4
 
 # timeout runs rtplacectl through nice and env; each execs the next, so
 # rtplacectl's parent is timeout, which exits as soon as rtplacectl does.
 wrapped=$(timeout 20 nice -n 0 env "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ") || fail "query --claim through timeout, nice and env failed"
 set -- $wrapped
 [ "$2" = $$ ] || fail "the claim made through wrappers is held by $2, not this shell ($$): $wrapped"
-wait_claims 4
+wait_claims 5
 [ -n "$(claim_cpu "$1")" ] || fail "claim $1 made through timeout is gone with it"
 
 # The note names the wrapper passed over.
-cpu=$(timeout 20 "$CTL" --socket "$SOCK" query --prio 50 --claim 0 2>"$TMP/note" | awk '$1 == "cpus" { print $2 }')
+cpu=$(timeout 20 "$CTL" --socket "$SOCK" query --prio 50 --claim 0 --verbose 2>"$TMP/note" | awk '$1 == "cpus" { print $2 }')
 [ -n "$cpu" ] || fail "no CPU through timeout: $(cat "$TMP/note")"
 grep -q "^rtplacectl: query: claim [0-9]* is held by process $$ ([^)]*), the calling shell, not timeout [0-9]* that ran rtplacectl;" \
 	"$TMP/note" || fail "the note through timeout: $(cat "$TMP/note")"
-wait_claims 5
+wait_claims 6
 
 # --owner parent still means the wrapper itself: the claim ends with it.
 wrapped=$(timeout 20 "$CTL" --socket "$SOCK" --json query --prio 50 --claim 0 --owner parent | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
-print(d['claim'], d['owner_pid'], d['owner'])
+print(d['claim']['id'], d['claim']['owner_pid'], d['owner'])
 ")
 set -- $wrapped
 [ "$2" != $$ ] || fail "--owner parent through timeout held by this shell: $wrapped"
-wait_claims 5
+wait_claims 6
 [ -z "$(claim_cpu "$1")" ] || fail "claim $1 of --owner parent outlived timeout"
 exit 0

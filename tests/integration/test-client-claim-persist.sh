@@ -31,7 +31,7 @@ start_daemon
 # claim's id.
 claim() {
 	"$CTL" --socket "$SOCK" --json query --prio 10 --claim 0 --owner $$ >"$TMP/out" 2>"$TMP/err" || return 1
-	python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])"
+	python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])"
 }
 
 # Waits (bounded) until the watcher printed the creation of claim $1.

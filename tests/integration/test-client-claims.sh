@@ -28,13 +28,13 @@ NUID=$(id -u nobody)
 field() {
 	python3 -c "
 import json, sys
-c = [c for c in json.load(open(sys.argv[1]))['claims'] if c['claim'] == int(sys.argv[2])]
+c = [c for c in json.load(open(sys.argv[1]))['claims'] if c['id'] == int(sys.argv[2])]
 assert len(c) == 1, c
 print(json.dumps(c[0][sys.argv[3]]))
 " "$TMP/out" "$1" "$2"
 }
 claim_of() {
-	python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim'])" "$TMP/out"
+	python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim']['id'])" "$TMP/out"
 }
 
 # Root's claim on CPU 0, exclusive, owned by a sleeper; nobody's on CPU 1
@@ -62,14 +62,19 @@ wait_claims 2
 expect_status 0 "$CTL" --socket "$SOCK" --json claims
 [ "$(field "$c0" owner_pid)" = "$ROOT_OWNER" ] && [ "$(field "$c0" owner_comm)" = '"sleep"' ] &&
 	[ "$(field "$c0" owner_uid)" = 0 ] && [ "$(field "$c0" exclusive)" = true ] &&
-	[ "$(field "$c0" cpus)" = '"0"' ] || fail "root's view of claim $c0: $(cat "$TMP/out")"
+	[ "$(field "$c0" cpu_list)" = '"0"' ] || fail "root's view of claim $c0: $(cat "$TMP/out")"
 [ "$(field "$c1" owner_pid)" = "$NOBODY_OWNER" ] && [ "$(field "$c1" owner_uid)" = "$NUID" ] &&
 	[ "$(field "$c1" other_user)" = false ] && [ "$(field "$c1" lease_left_ms)" != null ] &&
 	[ "$(field "$c1" ends)" = '["owner-exit", "lease", "release"]' ] ||
 	fail "root's view of claim $c1: $(cat "$TMP/out")"
+# In 80 columns the lease left has a column of its own, in seconds; on a
+# wider terminal it is a parenthesis of ENDS.
 expect_status 0 "$CTL" --socket "$SOCK" claims
-grep -Eq "^ *$c0 exclusive +0 +$ROOT_OWNER +sleep +0 +owner-exit,lease\([0-9]+ ms left\)\$" "$TMP/out" ||
+grep -Eq "^ *$c0 exclusive +0 +$ROOT_OWNER +sleep +0 +owner-exit +[0-9]+\.[0-9]\$" "$TMP/out" ||
 	fail "root's table: $(cat "$TMP/out")"
+COLUMNS=132 expect_status 0 "$CTL" --socket "$SOCK" claims
+grep -Eq "^ *$c0 exclusive +0 +$ROOT_OWNER +sleep +0 +owner-exit,lease\([0-9]+ ms left\)\$" "$TMP/out" ||
+	fail "root's wide table: $(cat "$TMP/out")"
 
 # nobody sees its own claim's owner, and of root's only another user's.
 expect_status 0 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" --json claims
@@ -77,7 +82,7 @@ expect_status 0 $NOBODY "$STAGED/rtplacectl" --socket "$SOCK" --json claims
 	fail "nobody's view of its claim $c1: $(cat "$TMP/out")"
 [ "$(field "$c0" other_user)" = true ] && [ "$(field "$c0" owner_pid)" = null ] &&
 	[ "$(field "$c0" owner_uid)" = null ] && [ "$(field "$c0" owner_comm)" = null ] &&
-	[ "$(field "$c0" cpus)" = '"0"' ] || fail "nobody's view of root's claim $c0: $(cat "$TMP/out")"
+	[ "$(field "$c0" cpu_list)" = '"0"' ] || fail "nobody's view of root's claim $c0: $(cat "$TMP/out")"
 
 # nobody as "root" of a user namespace of its own (unshare -Ur) is still
 # nobody to the daemon: root's owner stays hidden.
@@ -105,7 +110,7 @@ unshare --pid --fork --mount-proc sh -c '
 echo $$ >"$3/ns-pid"
 ' sh "$CTL" "$SOCK" "$TMP" || fail "the client in its own PID namespace failed (exit $?)"
 cp "$TMP/ns-claims" "$TMP/out"
-c2=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim'])" "$TMP/ns-claim")
+c2=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim']['id'])" "$TMP/ns-claim")
 [ "$(field "$c0" owner_pid)" = null ] && [ "$(field "$c0" owner_uid)" = 0 ] &&
 	[ "$(field "$c0" other_user)" = false ] || fail "the namespace's view of claim $c0: $(cat "$TMP/out")"
 [ "$(field "$c2" owner_pid)" = "$(cat "$TMP/ns-pid")" ] && [ "$(field "$c2" owner_comm)" = '"sh"' ] ||
@@ -118,6 +123,6 @@ wait_claims 1
 expect_status 0 "$CTL" --socket "$SOCK" --json claims
 python3 -c "
 import json, sys
-assert [c['claim'] for c in json.load(open(sys.argv[1]))['claims']] == [int(sys.argv[2])]
+assert [c['id'] for c in json.load(open(sys.argv[1]))['claims']] == [int(sys.argv[2])]
 " "$TMP/out" "$c0" || fail "the list after claim $c1 ended: $(cat "$TMP/out")"
 exit 0

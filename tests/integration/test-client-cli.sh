@@ -45,7 +45,7 @@ json_ok query
 python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert d['count'] == 4 and d['claim'] == 0
+assert d['count'] == 4 and d['claim'] is None
 assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
 " || fail "query JSON content: $(cat "$TMP/out")"
 # The same query answered in this process from the daemon's map.
@@ -54,7 +54,7 @@ json_ok "query --local"
 python3 -c "
 import json
 d = json.load(open('$TMP/out'))
-assert d['count'] == 4 and d['claim'] == 0
+assert d['count'] == 4 and d['claim'] is None
 assert all(10 <= c['cpu'] <= 20 for c in d['cpus'])
 " || fail "query --local JSON content: $(cat "$TMP/out")"
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 50 --local --claim 0
@@ -64,7 +64,7 @@ grep -q -- '--local answers without claiming' "$TMP/err" || fail "query --local 
 # in the snapshot until released.
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 60 --count 2 --claim 0 --owner $$
 json_ok claim
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 cpu=$(python3 -c "import json; print(json.load(open('$TMP/out'))['cpus'][0]['cpu'])")
 [ "$claim" -gt 0 ] || fail "no claim id"
 "$CTL" --socket "$SOCK" --json cpus | python3 -c "
@@ -91,7 +91,7 @@ wait_claims 0
 
 # An empty answer: every allowed CPU claimed exclusively.
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 2 --cpu-list 7-8 --claim 0 --owner $$ --exclusive
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 75 "$CTL" --socket "$SOCK" query --prio 99 --cpu-list 7-8
 grep -q '^no CPU: ' "$TMP/out" || fail "empty answer: $(cat "$TMP/out")"
 expect_status 75 "$CTL" --socket "$SOCK" --json query --prio 99 --cpu-list 7-8
@@ -99,31 +99,31 @@ json_ok empty
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (2 CPUs)" "$TMP/out" || fail "release table: $(cat "$TMP/out")"
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 10 --count 1 --claim 0 --owner $$
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 grep -q "^released claim $claim (1 CPU)\$" "$TMP/out" || fail "release of one CPU: $(cat "$TMP/out")"
 
 # Refusals, usage errors, help.
 # A node or CPU the machine lacks: the daemon's reason names those it has
 # (the 480-CPU topology has nodes 0-1, CPUs 0-479), in words, not wire
-# fields, and every client prints it as it came.
+# fields, and every client prints it as it came, without a strerror tail.
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --node 5
-grep -qx "rtplacectl: query: query refused: node 5 is not on this machine: nodes 0-1 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: node 5 is not on this machine: nodes 0-1" "$TMP/err" ||
 	fail "--node 5: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 478-481
-grep -qx "rtplacectl: query: query refused: CPUs 480-481 are not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: CPUs 480-481 are not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--cpu-list 478-481: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --cpu-list 900
-grep -qx "rtplacectl: query: query refused: CPU 900 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: CPU 900 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--cpu-list 900: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" query --prio 50 --near 480
-grep -qx "rtplacectl: query: query refused: near CPU 480 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: query: query refused: near CPU 480 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "--near 480: $(cat "$TMP/err")"
 expect_status 65 "$CTL" --socket "$SOCK" move --tid $$ --cpu-list 0,1000
-grep -qx "rtplacectl: move: move refused: CPU 1000 is not on this machine: CPUs 0-479 (Numerical result out of range)" "$TMP/err" ||
+grep -qx "rtplacectl: move: move refused: CPU 1000 is not on this machine: CPUs 0-479" "$TMP/err" ||
 	fail "move --cpu-list 0,1000: $(cat "$TMP/err")"
 expect_status 65 "$RUN" --socket "$SOCK" --strict --prio 50 --node 5 -- true
-grep -qx "rtplace-run: rtplaced refused the query: node 5 is not on this machine: nodes 0-1 (Numerical result out of range)" \
+grep -qx "rtplace-run: rtplaced refused the query: node 5 is not on this machine: nodes 0-1" \
 	"$TMP/err" || fail "rtplace-run --node 5: $(cat "$TMP/err")"
 expect_status 64 "$CTL" --socket "$SOCK" query --count 2
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 100
@@ -146,19 +146,34 @@ W=$!
 PIDS="$PIDS $W"
 wait_lines "$TMP/w" 1
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 100
-leased=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+leased=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 wait_lines "$TMP/w" 3
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
-held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$held"
 wait $W || fail "watch --count 4 exited $?: $(cat "$TMP/w.err")"
+# Each claim record in the columns' own words: the owner process as TID,
+# the CPU the claim went TO when made and left FROM when it ended, the
+# level it is held at as SCHED, never a policy with a priority or a -1.
 tail -n 4 "$TMP/w" | awk -v pid=$$ -v uid="$(id -u)" -v a="$leased" -v b="$held" '
-	NR == 1 && $3 == "claim-created" && $10 == a { n++ }
-	NR == 2 && $3 == "claim-expired" && $10 == a { n++ }
-	NR == 3 && $3 == "claim-created" && $10 == b { n++ }
-	NR == 4 && $3 == "claim-released" && $10 == b { n++ }
-	$4 == pid && $5 == uid && $9 == 5 { m++ }
+	NR == 1 && $3 == "claim-created" && $9 == a && $6 == "-" && $7 ~ /^[0-9]+$/ { n++ }
+	NR == 2 && $3 == "claim-expired" && $9 == a && $6 ~ /^[0-9]+$/ && $7 == "-" { n++ }
+	NR == 3 && $3 == "claim-created" && $9 == b && $6 == "-" && $7 ~ /^[0-9]+$/ { n++ }
+	NR == 4 && $3 == "claim-released" && $9 == b && $6 ~ /^[0-9]+$/ && $7 == "-" { n++ }
+	$4 == pid && $5 == uid && $8 == "rt5" && NF == 9 { m++ }
 	END { exit !(n == 4 && m == 4) }' || fail "watch printed (claims $leased, $held): $(cat "$TMP/w")"
+# 80 columns, the time of day only; a wider terminal gets the date too.
+awk 'length($0) > 80 { bad++ } END { exit bad > 0 }' "$TMP/w" || fail "watch is wider than 80 columns: $(cat "$TMP/w")"
+tail -n 1 "$TMP/w" | awk '$2 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ { ok = 1 } END { exit !ok }' ||
+	fail "watch's time in 80 columns: $(tail -n 1 "$TMP/w")"
+COLUMNS=100 "$CTL" --socket "$SOCK" watch --count 1 >"$TMP/w" 2>"$TMP/w.err" &
+W=$!
+PIDS="$PIDS $W"
+wait_lines "$TMP/w" 1
+expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 100
+wait $W || fail "watch at 100 columns exited $?: $(cat "$TMP/w.err")"
+tail -n 1 "$TMP/w" | awk '$2 ~ /^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T/ && length($0) <= 100 { ok = 1 } END { exit !ok }' ||
+	fail "watch at 100 columns: $(cat "$TMP/w")"
 # The same records in JSON: move on claiming and releasing until the
 # watcher, which prints no header, has seen one made and released.
 "$CTL" --socket "$SOCK" --json watch >"$TMP/wj" 2>"$TMP/wj.err" &
@@ -170,7 +185,8 @@ made_and_released() {
 	python3 -c "
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\\n')]
-made = {r['claim'] for r in recs if r['type'] == 'claim-created' and r['type_id'] == 7}
+made = {r['claim'] for r in recs if r['type'] == 'claim-created' and r['type_id'] == 7
+        and r['from_cpu'] == -1 and r['to_cpu'] >= 0 and r['policy'] is None and r['level'] == 'rt5'}
 sys.exit(not any(r['type_id'] == 8 and r['claim'] in made for r in recs if r['type'] == 'claim-released'))
 " "$TMP/wj"
 }
@@ -178,7 +194,7 @@ until made_and_released; do
 	i=$((i + 1))
 	[ $i -lt 200 ] || fail "json watch saw no claim released: $(cat "$TMP/wj.err")"
 	expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 5 --claim 0
-	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 	expect_status 0 "$CTL" --socket "$SOCK" release "$held"
 	sleep 0.05
 done
@@ -258,7 +274,7 @@ stop_daemon
 printf '[placement]\nhousekeeping-cpus = 10-479\n' >"$TMP/hk.conf"
 start_daemon --config "$TMP/hk.conf"
 expect_status 0 "$CTL" --socket "$SOCK" query --prio 20 --count 20
-grep -q "warning: got 10 of 20 CPUs: .* (rtplaced manages 10 CPUs)\$" "$TMP/err" ||
+grep -q "warning: got 10 of 20 CPUs: .*; rtplaced manages 10 CPUs: ask for at most 10\$" "$TMP/err" ||
 	fail "count above the managed CPUs: $(cat "$TMP/err")"
 stop_daemon
 exit 0

@@ -43,7 +43,7 @@ d = json.load(open('$TMP/out'))
 got = sorted(c['cpu'] for c in d['cpus'])
 assert got == [$low, 100, 101, 102, 103], got
 " || fail "the RT claim is not on the isolated CPUs: $(cat "$TMP/out")"
-claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+claim=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 expect_status 0 "$CTL" --socket "$SOCK" release "$claim"
 
 expect_status 0 "$CTL" --socket "$SOCK" status
@@ -67,10 +67,15 @@ nohz = [c['cpu'] for c in d['cpus'] if c['nohz_full']]
 assert iso == [$low, 100, 101, 102, 103], iso
 assert nohz == [100, 101, 102, 103], nohz
 " || fail "cpus JSON flags"
-expect_status 0 "$CTL" --socket "$SOCK" cpus
+# The whole table on a wide terminal; in 80 columns FLAGS names only what
+# is not plain online.
+COLUMNS=160 expect_status 0 "$CTL" --socket "$SOCK" cpus
 grep -q "^ *101 .* online,isolated,nohz_full\$" "$TMP/out" || fail "cpus table: $(grep '^ *101 ' "$TMP/out")"
 grep -q "^ *$low .* online,isolated\$" "$TMP/out" || fail "cpus table: $(grep "^ *$low " "$TMP/out")"
 grep -q "^ *104 .* online,housekeeping$" "$TMP/out" || fail "cpus table: $(grep '^ *104 ' "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" cpus
+grep -q "^ *101 .* iso,nohz\$" "$TMP/out" || fail "cpus in 80 columns: $(grep '^ *101 ' "$TMP/out")"
+grep -q "^ *104 .* hk\$" "$TMP/out" || fail "cpus in 80 columns: $(grep '^ *104 ' "$TMP/out")"
 
 metrics() {
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \

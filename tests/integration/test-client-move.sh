@@ -108,7 +108,7 @@ expect_status 0 "$CTL" --socket "$SOCK" --json move --pid $STARTED --all --cpu-l
 python3 -c "
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m['all'] is True and m['tid'] == int(sys.argv[2]) and m['cpus'] == '1' and m['prev_cpus'] == '0', m
+assert m['all'] is True and m['tid'] == int(sys.argv[2]) and m['cpu_list'] == '1' and m['prev_cpu_list'] == '0', m
 " "$TMP/out" $STARTED || fail "move --all JSON: $(cat "$TMP/out")"
 [ "$(threads_of $STARTED | grep -c '^fifo 5 1$')" = 6 ] || fail "not every thread moved: $(threads_of $STARTED)"
 kill $STARTED

@@ -143,7 +143,7 @@ grep -q "Cpus_allowed_list:[[:space:]]*1\$" "$TMP/out" || fail "--cpu-list 1: $(
 # exclusive claim of this shell.
 if [ "$ncpus" = 2 ]; then
 	expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 1 -c 1 --claim 0 --owner $$ --exclusive
-	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim'])")
+	held=$(python3 -c "import json; print(json.load(open('$TMP/out'))['claim']['id'])")
 	expect_status 0 "$RUN" --socket "$SOCK" --cpus 2 -- sh -c 'echo "$RTPLACE_CPUS"'
 	[ "$(cat "$TMP/out")" = 0 ] || fail "partial answer ran on $(cat "$TMP/out")"
 	grep -qx "rtplace-run: warning: got 1 of 2 CPUs: CPU 1 held by claim $held (.*)" "$TMP/err" ||
@@ -174,7 +174,7 @@ sleep 60 &
 holder=$!
 PIDS="$PIDS $holder"
 claim_of() {
-	python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim'])" "$TMP/out"
+	python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim']['id'])" "$TMP/out"
 }
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 1 -c 0 --claim 600000 --owner $holder --exclusive
 c0=$(claim_of)

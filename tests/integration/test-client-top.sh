@@ -47,7 +47,7 @@ import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
     assert 0.05 < d["interval_s"] < 5, d["interval_s"]
-    assert d["claims"] == 1 and d["tracking"] is False
+    assert d["claims_active"] == 1 and d["tracking"] is False
     # counted from the notification records top subscribed to
     assert d["collisions"] == 0, d["collisions"]
     cpus = d["cpus"]
@@ -75,7 +75,7 @@ for sig in TERM INT; do
 done
 
 # Without the tracker `cpus` shows no shares, and --interval says why.
-expect_status 0 "$CTL" --socket "$SOCK" cpus
+COLUMNS=160 expect_status 0 "$CTL" --socket "$SOCK" cpus
 grep -q '^ *7 .* rt50 .*  -  *-  *-  *-  *-  *- online' "$TMP/out" || fail "cpus table row 7: $(grep '^ *7 ' "$TMP/out")"
 expect_status 69 "$CTL" --socket "$SOCK" cpus --interval 0.1
 grep -q 'no time by class' "$TMP/err" || fail "cpus --interval without tracker: $(cat "$TMP/err")"

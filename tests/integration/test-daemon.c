@@ -724,6 +724,37 @@ static void test_cpus_snapshot_pages(void **state)
 	close(fd);
 }
 
+/* In simulation only claims change levels (rtplaced(8)): CPUS shows a
+ * claimed CPU at its claim's level, the level QUERY counts it at. */
+static void test_cpus_show_claims_in_simulation(void **state)
+{
+	struct harness_daemon *d = *state;
+	int fd = harness_connect(d->socket);
+	struct rtplace_query q = harness_fifo_query(80, 1, RTPLACE_QUERY_F_CLAIM);
+	struct rtplace_cpus c = { 0 };
+	struct proto_msg req, rep;
+	uint32_t cpu;
+
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_int_equal(rep.query_reply.count, 1);
+	cpu = rep.query_reply.list[0].cpu;
+	c.first = cpu;
+	assert_int_equal(proto_encode_cpus(&req, next_request++, &c), 0);
+	assert_int_equal(harness_call(fd, &req, &rep), 0);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_CPUS_REPLY);
+	assert_int_equal(rep.cpus_reply.cpus[0].cpu, cpu);
+	assert_int_not_equal(rep.cpus_reply.cpus[0].claim_id, 0);
+	assert_int_equal(rep.cpus_reply.cpus[0].level, rep.cpus_reply.cpus[0].claim_level);
+	assert_int_equal(rep.cpus_reply.cpus[0].level, level_from_rt_priority(80));
+	/* Its neighbour, unclaimed, is idle still. */
+	if (rep.cpus_reply.count > 1) {
+		assert_int_equal(rep.cpus_reply.cpus[1].claim_id, 0);
+		assert_int_equal(rep.cpus_reply.cpus[1].level, LEVEL_IDLE);
+	}
+	close(fd);
+}
+
 /*
  * A simulated machine of RTPLACE_MAX_CPUS (8,192) CPUs, 32 nodes: queries
  * and claims anywhere on it in version 3, each CPU set on the wire as long
@@ -916,6 +947,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_input, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_moves_refused_in_simulation, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_cpus_snapshot_pages, start_sim, stop_daemon),
+		cmocka_unit_test_setup_teardown(test_cpus_show_claims_in_simulation, start_sim, stop_daemon),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refused, start_sim, stop_daemon),
 		cmocka_unit_test(test_8192_cpus),
 		cmocka_unit_test(test_watchdog_and_reload),

@@ -65,10 +65,11 @@ static void test_state_round_trip(void **state)
 	assert_int_equal(claims_new(8, &c), 0);
 	assert_int_equal(add(c, 1, 4242, 65534, LEVEL_NORMAL, "1-2", 0, &id1), 0);
 	assert_int_equal(add(c, 1, 0, 65534, LEVEL_RT1, "3", 0, &id2), 0); /* not saved */
-	/* A MANAGE claim keeps where its threads may be pushed. */
+	/* A MANAGE claim keeps where its threads may be pushed, an isolated
+	 * one that its CPUs are isolated. */
 	assert_int_equal(claims_add(c,
 				    &(struct claim){ .client = 2, .pid = 4243, .level = LEVEL_DL, .cpus = cpus_of("4"),
-						     .managed = cpus_of("0-1,4-7") },
+						     .managed = cpus_of("0-1,4-7"), .isolated = true },
 				    10, 90, &id3),
 			 0);
 	assert_int_equal(claims_state_format(c, 77, 0, buf, 10), -ENOSPC);
@@ -88,8 +89,9 @@ static void test_state_round_trip(void **state)
 		assert_int_equal(v[i].expires_ms, o->expires_ms);
 		assert_true(cpuset_equal(&v[i].cpus, &o->cpus));
 		assert_true(cpuset_equal(&v[i].managed, &o->managed));
+		assert_int_equal(v[i].isolated, o->isolated);
 	}
-	assert_non_null(strstr(buf, " 4 manage 0-1,4-7\n"));
+	assert_non_null(strstr(buf, " 4 manage 0-1,4-7 isolated\n"));
 	/* The claim whose end is being written is left out. */
 	assert_true(claims_state_format(c, 77, id1, buf, sizeof(buf)) > 0);
 	assert_int_equal(claims_state_parse(buf, strlen(buf), v, 4, &n, &next, &err), 0);
@@ -137,7 +139,7 @@ static void test_state_corrupt_refused(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		"rtplace-claims 4\nnext-id 5\n",
+		"rtplace-claims 5\nnext-id 5\n",
 		"rtplace-claims 2\n",
 		"rtplace-claims 2\nnext-id 0\n",
 		"rtplace-claims 2\nnext-id 99999999999\n",
@@ -158,6 +160,8 @@ static void test_state_corrupt_refused(void **state)
 		"rtplace-claims 3\nnext-id 5\nclaim 1 2 3 4 50 0 1 manage x\n",
 		"rtplace-claims 3\nnext-id 5\nclaim 1 2 3 4 50 0 manage 1\n",  /* no CPUs claimed */
 		"rtplace-claims 3\nnext-id 5\nclaim 1 2 3 4 50 0 1 managed 1\n",
+		"rtplace-claims 4\nnext-id 5\nclaim 1 2 3 4 50 0 isolated\n", /* no CPUs claimed */
+		"rtplace-claims 4\nnext-id 5\nclaim 1 2 3 4 50 0 1 isolatedx\n",
 	};
 	static const char nul[] = "rtplace-claims 2\nnext-id 5\nclaim 1 2 3 4 50 0 1\0\n";
 	struct claim v[4];

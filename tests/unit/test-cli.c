@@ -184,6 +184,21 @@ static void test_man_page_lists_options(void **state)
 	free(man);
 }
 
+/* chrt's habits point to rtplace's options; an option no habit explains
+ * gets no hint, nor does a longer word that only starts like one. */
+static void test_option_hint(void **state)
+{
+	(void)state;
+	assert_string_equal(cli_option_hint("-p"), "; the RT priority is --prio P");
+	assert_string_equal(cli_option_hint("--priority"), "; the RT priority is --prio P");
+	assert_string_equal(cli_option_hint("--priority=5"), "; the RT priority is --prio P");
+	assert_string_equal(cli_option_hint("-f"), "; SCHED_FIFO is --policy fifo (the default)");
+	assert_string_equal(cli_option_hint("--rr"), "; SCHED_RR is --policy rr");
+	assert_string_equal(cli_option_hint("--prioritize"), "");
+	assert_string_equal(cli_option_hint("-x"), "");
+	assert_string_equal(cli_option_hint(""), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_global_help),
 		cmocka_unit_test(test_help_width),
 		cmocka_unit_test(test_man_page_lists_options),
+		cmocka_unit_test(test_option_hint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

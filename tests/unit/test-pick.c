@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the CPU choice behind MOVE requests and pushes
- * (daemon/moves.c: moves_pick(), moves_pick_reason()) over a synthetic
+ * Unit tests of the CPU choice behind MOVE requests, pushes and
+ * RealtimeKit grants (common/placement.c: placement_ctx_pick(),
+ * placement_pick_reason(), which the engine's engine_pick() calls with
+ * its rotor) over a synthetic
  * 4-CPU machine and a map the test sets: a found CPU, every candidate at
  * or above the level, no managed CPU in the set and a level that is not RT
  * are told apart, and each failure becomes its own reply (no root, no
@@ -24,7 +26,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "moves.h"
+#include "auth.h"
+#include "conf.h"
+#include "placement.h"
 #include "refmodel.h"
 #include "sysfs.h"
 
@@ -33,16 +37,14 @@ struct fixture {
 	struct refmodel_map map;
 	struct placement_config cfg;
 	struct placement_ctx *ctx;
-	struct auth_policy policy;
-	struct moves *m;
+	uint32_t rotor;
+	struct placement_result scratch;
 };
 
 /* CPUs 0 and 1 are managed, 2 and 3 housekeeping; all idle. */
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct config cfg;
-	struct moves_opts o;
 
 	if (!f || topo_synthetic(1, 1, 1, 4, 1, &f->t) < 0 || refmodel_map_open(f->t, TOPO_SHARD_NODE, &f->map) < 0)
 		return -1;
@@ -52,18 +54,6 @@ static int setup(void **state)
 	cpuset_set(&f->cfg.managed, 1);
 	if (placement_ctx_new(&f->cfg, f->t, &f->map.view, &f->ctx) < 0)
 		return -1;
-	config_defaults(&cfg);
-	auth_policy_from_config(&cfg, &f->policy);
-	o = (struct moves_opts){
-		.topo = f->t,
-		.view = &f->map.view,
-		.pcfg = &f->cfg,
-		.placement = &f->ctx,
-		.proc_root = "/nonexistent",
-		.policy = &f->policy,
-	};
-	if (moves_new(&o, &f->m) < 0)
-		return -1;
 	*state = f;
 	return 0;
 }
@@ -72,7 +62,6 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	moves_free(f->m);
 	placement_ctx_free(f->ctx);
 	refmodel_map_close(&f->map);
 	topo_free(f->t);
@@ -86,7 +75,7 @@ static void test_pick_found(void **state)
 	int cpu = -1;
 
 	refmodel_map_set(&f->map, 0, LEVEL_RT1 + 59);
-	assert_int_equal(moves_pick(f->m, &f->t->online, -1, LEVEL_RT1 + 49, NULL, &cpu), 0);
+	assert_int_equal(placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49, &f->scratch, &cpu), 0);
 	assert_int_equal(cpu, 1);
 }
 
@@ -100,10 +89,10 @@ static void test_pick_none_below(void **state)
 
 	refmodel_map_set(&f->map, 0, LEVEL_RT1 + 59);
 	refmodel_map_set(&f->map, 1, LEVEL_RT1 + 49);
-	r = moves_pick(f->m, &f->t->online, -1, LEVEL_RT1 + 49, NULL, &cpu);
+	r = placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
 	assert_int_equal(r, -ENOENT);
 	assert_int_equal(cpu, -1);
-	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
+	assert_int_equal(placement_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
 	assert_string_equal(reason.text, "no CPU below rt50 in the requested set");
 }
 
@@ -115,10 +104,10 @@ static void test_pick_no_managed_cpu(void **state)
 	int cpu = -1, r;
 
 	cpuset_set(&housekeeping, 3);
-	r = moves_pick(f->m, &housekeeping, -1, LEVEL_RT1 + 49, NULL, &cpu);
+	r = placement_ctx_pick(f->ctx, NULL, &f->rotor, &housekeeping, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
 	assert_int_equal(r, -ENODEV);
 	assert_int_equal(cpu, -1);
-	assert_int_equal(moves_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
+	assert_int_equal(placement_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
 	assert_string_equal(reason.text, "no managed online CPU in the requested set");
 }
 
@@ -127,7 +116,7 @@ static void test_pick_not_rt(void **state)
 	struct fixture *f = *state;
 	int cpu = -1;
 
-	assert_int_equal(moves_pick(f->m, &f->t->online, -1, LEVEL_NORMAL, NULL, &cpu), -EINVAL);
+	assert_int_equal(placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_NORMAL, &f->scratch, &cpu), -EINVAL);
 	assert_int_equal(cpu, -1);
 }
 
@@ -136,7 +125,7 @@ static void test_pick_reason_out_of_memory(void **state)
 	struct rtplace_reason reason;
 
 	(void)state;
-	assert_int_equal(moves_pick_reason(-ENOMEM, LEVEL_RT1, &reason), -ENOMEM);
+	assert_int_equal(placement_pick_reason(-ENOMEM, LEVEL_RT1, &reason), -ENOMEM);
 	assert_string_equal(reason.text, "out of memory");
 }
 
@@ -148,16 +137,15 @@ static void test_pick_reason_out_of_memory(void **state)
  */
 static void isolated_picks(const char *config_text, int *ret_free, int *ret_busy, int *ret_rest_only)
 {
-	char root[] = "/tmp/test-moves.XXXXXX", path[128];
+	char root[] = "/tmp/test-pick.XXXXXX", path[128];
 	struct sysfs_isolation iso;
 	struct rtplace_reason reason;
 	struct placement_config pcfg;
 	struct placement_ctx *ctx;
 	struct refmodel_map map;
-	struct auth_policy policy;
+	struct placement_result scratch;
 	struct config cfg;
-	struct moves_opts o;
-	struct moves *m;
+	uint32_t rotor = 0;
 	struct rtplace_cpumask rest = { 0 };
 	struct topo *t;
 	FILE *f;
@@ -192,33 +180,22 @@ static void isolated_picks(const char *config_text, int *ret_free, int *ret_busy
 		assert_int_equal(config_load_string("t.conf", config_text, &cfg, NULL, NULL), 0);
 	config_placement(&cfg, t, &iso.isolated, &pcfg);
 	assert_int_equal(placement_ctx_new(&pcfg, t, &map.view, &ctx), 0);
-	auth_policy_from_config(&cfg, &policy);
-	o = (struct moves_opts){
-		.topo = t,
-		.view = &map.view,
-		.pcfg = &pcfg,
-		.placement = &ctx,
-		.proc_root = "/nonexistent",
-		.policy = &policy,
-	};
-	assert_int_equal(moves_new(&o, &m), 0);
 
 	/* Near CPU 0, a housekeeping CPU: the pick still goes to an isolated one. */
 	*ret_free = -1;
-	assert_int_equal(moves_pick(m, &pcfg.managed, 0, LEVEL_RT1 + 49, NULL, ret_free), 0);
+	assert_int_equal(placement_ctx_pick(ctx, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, ret_free), 0);
 	/* The isolated CPUs busy above: no pick, not a housekeeping CPU. */
 	refmodel_map_set(&map, 2, LEVEL_RT1 + 59);
 	refmodel_map_set(&map, 3, LEVEL_RT1 + 59);
 	cpu = -1;
-	*ret_busy = moves_pick(m, &pcfg.managed, 0, LEVEL_RT1 + 49, NULL, &cpu);
+	*ret_busy = placement_ctx_pick(ctx, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, &cpu);
 	assert_int_equal(cpu, -1);
 	/* Only housekeeping CPUs asked for. */
 	cpuset_set(&rest, 0);
 	cpuset_set(&rest, 1);
-	*ret_rest_only = moves_pick(m, &rest, -1, LEVEL_RT1 + 49, NULL, &cpu);
+	*ret_rest_only = placement_ctx_pick(ctx, NULL, &rotor, &rest, -1, LEVEL_RT1 + 49, &scratch, &cpu);
 	assert_int_equal(cpu, -1);
 
-	moves_free(m);
 	placement_ctx_free(ctx);
 	refmodel_map_close(&map);
 	topo_free(t);

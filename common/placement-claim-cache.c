@@ -62,8 +62,8 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 	return out;
 }
 
-/* placement_claims_sync() under a stamp the copy was not taken under. */
-bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp)
+/* placement_claim_cache_sync() under a stamp the copy was not taken under. */
+bool placement_claim_cache_compare(struct placement_ctx *x, uint64_t stamp)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 
@@ -86,7 +86,7 @@ bool placement_claims_compare(struct placement_ctx *x, uint64_t stamp)
 
 /* Derives the set for threshold min into a slot the answer does not hold;
  * returns the slot. */
-uint32_t placement_claim_set_new(struct placement_ctx *x, uint8_t min)
+uint32_t placement_claim_cache_set_new(struct placement_ctx *x, uint8_t min)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 	uint32_t k;
@@ -134,7 +134,7 @@ static void placement_siblings_of(const struct placement_ctx *x, const struct rt
  * the penalty the claims give, derived with the claim set it comes from
  * and kept as long. None under avoid-smt-siblings = never.
  */
-const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x)
+const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x)
 {
 	static const struct rtplace_cpumask none;
 	const struct rtplace_cpumask *set;
@@ -142,7 +142,7 @@ const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x)
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return &none;
-	set = placement_claims_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+	set = placement_claim_cache_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
 										    : (uint8_t)x->st.below);
 	k = (uint32_t)(set - x->claim_set);
 	if (!(x->claim_pen_valid >> k & 1)) {
@@ -154,13 +154,13 @@ const struct rtplace_cpumask *placement_claim_pen(struct placement_ctx *x)
 
 /*
  * The cpuset words (a bit each) where some candidate is neither in above
- * (a claim set) nor in pen (the claims' penalty, placement_claim_pen()):
+ * (a claim set) nor in pen (the claims' penalty, placement_claim_cache_pen()):
  * a fast walk passes the others without reading the map. For the
  * candidates of a request with neither allowed set nor node, kept with the
  * two sets, so the walk over a map whose free CPUs all sit beside claims
  * reads no set at all; for other candidates, worked out per answer.
  */
-struct placement_wordset placement_claim_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
+struct placement_wordset placement_claim_cache_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
 							   const struct rtplace_cpumask *pen)
 {
 	const struct rtplace_cpumask *cand = x->st.cand;

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine: the one owner of rtplaced's state (DESIGN §8). It holds the
+ * view of the cpupri map its levels source writes, the placement rules and
+ * the context answers are computed with (one rotor for every answer), the
+ * claims and their journal (claims-state.c), what local readers map
+ * (snapshot.c), the host's RT settings and the statistics. Every front end
+ * acts through it, one path per operation:
+ *   pick       one CPU for a thread at a level (moves, pushes, RealtimeKit)
+ *   place      a QUERY's answer
+ *   claim      quota -> owner -> add -> journal -> publish, one function
+ *   end        a claim released or its thread gone
+ *   configure  a reloaded configuration, the host read again
+ *   stats      what STATUS and the metrics export
+ * Claim ends it finds itself (lease, owner exit, hotplug) are told to the
+ * listeners its users register, after it counted, logged and journaled
+ * them. It never calls up into a front end any other way: dispatch.c,
+ * rtkit.c, metrics.c and the actors (actors.h) are peers above it.
+ *
+ * Single-threaded: everything runs on the daemon's loop.
+ */
+#ifndef RTPLACE_ENGINE_H
+#define RTPLACE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "auth.h"
+#include "claims.h"
+#include "conf.h"
+#include "cpupri.h"
+#include "histogram.h"
+#include "irqnoise.h"
+#include "levels-source.h"
+#include "placement.h"
+#include "procfs.h"
+#include "reason.h"
+#include "snapshot.h"
+#include "sysfs.h"
+
+struct engine;
+
+struct engine_opts {
+	struct event_base *base;
+	struct levels_source *levels;
+	const char *proc_root;           /* "/proc", or a test's own */
+	const char *host_root;           /* NULL: the host's own /sys and /proc */
+	const struct irqnoise *irqnoise; /* NULL when simulating */
+};
+
+/* Builds the engine over its levels source, follows the source's hotplug
+ * reports, and takes back the claims tied to processes that outlived the
+ * last daemon (DESIGN §14) from the journal beside the socket: read, not
+ * written. */
+int engine_new(const struct engine_opts *opts, const struct config *cfg, struct engine **ret);
+void engine_free(struct engine *e);
+
+/* Opens the claims journal and writes it anew from the table. Called once
+ * the socket is the daemon's: nothing is written before, and no claim is
+ * acknowledged before (engine_claim() refuses without the journal). */
+int engine_open_journal(struct engine *e);
+
+/* The host's RT configuration (DESIGN §20): read at start, reload and
+ * hotplug. */
+struct engine_host {
+	struct sysfs_isolation iso;
+	struct procfs_rt_throttle rt;
+	bool rt_known; /* rt was read */
+};
+
+/* Reads the host's RT configuration again; placement follows it from the
+ * next answer. Garbage keeps what was read before, and says so. */
+void engine_read_host(struct engine *e);
+const struct engine_host *engine_host(const struct engine *e);
+
+/* Applies a reloaded configuration: placement rules, leases, limits. */
+void engine_configure(struct engine *e, const struct config *cfg);
+
+/* The interrupt shares were sampled again: under [placement] irq-tiebreak
+ * the next answer ranks the managed CPUs by them. */
+void engine_irqnoise_sampled(struct engine *e);
+
+/* What the peers read, valid until engine_free(); the configuration,
+ * placement rules and policy follow engine_configure(). */
+const struct config *engine_config(const struct engine *e);
+const struct topo *engine_topo(const struct engine *e);
+const struct cpupri_view *engine_view(const struct engine *e);
+const struct placement_config *engine_placement(const struct engine *e);
+const struct rtplace_cpumask *engine_housekeeping(const struct engine *e);
+const struct auth_policy *engine_policy(const struct engine *e);
+const struct levels_source *engine_levels(const struct engine *e);
+const char *engine_proc_root(const struct engine *e);
+const struct irqnoise *engine_irqnoise(const struct engine *e);
+struct claims *engine_claims(struct engine *e);
+const struct claims *engine_claims_view(const struct engine *e);
+/* What LOCAL hands out. */
+const struct snapshot *engine_snapshot(const struct engine *e);
+
+/* Claims whose lease ran out end now (before an answer counts them). */
+void engine_expire_due(struct engine *e);
+
+/*
+ * A QUERY's answer: req over the live map and the claims, with the
+ * engine's rotor. 0 or placement's -errno, why saying what decided.
+ */
+int engine_place(struct engine *e, const struct placement_request *req, struct rtplace_reason *why,
+		 struct placement_result *ret);
+
+/*
+ * The best CPU of allowed below level for one thread, nearest near (-1 for
+ * none), counting claims as claimed says (NULL: every claim), with the
+ * rotor answers share. placement_ctx_pick()'s returns; placement_pick_reason()
+ * words a failure.
+ */
+int engine_pick(struct engine *e, const struct rtplace_cpumask *allowed, int near, uint32_t level,
+		const uint8_t *claimed, int *ret_cpu);
+
+/* The limits a claim can be refused at, as the metrics count them. */
+enum engine_claim_limit {
+	ENGINE_LIMIT_PER_CLIENT, /* [limits] max-claims-per-client */
+	ENGINE_LIMIT_PER_USER,   /* [limits] max-claims-per-user */
+	ENGINE_LIMIT_USERS,      /* [limits] max-claims */
+	ENGINE_LIMIT_TABLE,      /* the table's CLAIMS_MAX */
+	ENGINE_LIMIT_COUNT,
+};
+
+/*
+ * Whether uid may make one more claim through connection client (0 for
+ * none): its connection's share, its uid's, the users' part, the table's
+ * room. 0, or -EDQUOT/-EUSERS/-ENOSPC with why naming the key.
+ */
+int engine_claim_admit(struct engine *e, uint32_t client, uid_t uid, struct rtplace_reason *why);
+
+/*
+ * Makes claim tmpl (its CPUs, level, owner pid, uid and connection) for
+ * lease_ms (0 for none): the owner's start time read, added to the table,
+ * journaled, then published to subscribers. Admit it first. 0 with its
+ * id; -ESRCH when the owner is gone, -ENOMEM, or the journal's -errno
+ * (the claim is withdrawn: never acknowledged unless durable), reason
+ * saying which.
+ */
+int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, uint32_t *ret_id,
+		 struct rtplace_reason *reason);
+
+/*
+ * A claim on one CPU of allowed for a thread granted RT outside the socket
+ * (rtkit.c): engine_pick() below level, owner-bound to process pid of uid,
+ * so it ends when the process does. uid's claim limits apply. 0 with the
+ * CPU and claim id; -ENOENT when no CPU of allowed is below level, -ENODEV
+ * when allowed holds no managed CPU, -EOPNOTSUPP in simulation, as
+ * engine_claim_admit() and engine_claim() otherwise; reason says which.
+ */
+int engine_claim_cpu(struct engine *e, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
+		     int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason);
+
+/* Why claims ended, as the metrics count them. */
+enum engine_claim_end {
+	ENGINE_END_RELEASED,     /* RELEASE, or its RealtimeKit thread ended */
+	ENGINE_END_DISCONNECTED, /* a connection-bound claim's connection closed */
+	ENGINE_END_EXPIRED,
+	ENGINE_END_OWNER_EXITED,
+	ENGINE_END_REVOKED,      /* a CPU went offline */
+	ENGINE_END_COUNT,
+};
+
+/* Ends claim id (RELEASE, a RealtimeKit thread gone or reset); one that
+ * has ended already is no error. 0, or -ENOENT. */
+int engine_end_claim(struct engine *e, uint32_t id);
+
+/* Connection client closed: its connection-bound claims end. */
+void engine_client_gone(struct engine *e, uint32_t client);
+
+/* A claim that ended on its own or was taken back (lease, owner exit, a
+ * CPU offline): why is RTPLACE_CLAIM_ENDED_*. Called after the engine
+ * logged and journaled it, before the table drops it. */
+typedef void engine_claim_ended_fn(const struct claim *cl, uint32_t why, void *ctx);
+
+/* Registers a listener of such ends (at most ENGINE_LISTENERS_MAX). */
+#define ENGINE_LISTENERS_MAX 4
+int engine_on_claim_end(struct engine *e, engine_claim_ended_fn *fn, void *ctx);
+
+/* Publishes the snapshot local readers map, when claims changed since the
+ * last (force: whatever changed). */
+void engine_publish(struct engine *e, bool force);
+
+/* What the engine counts; the request counters are the front ends' to
+ * increment, through engine_counters(). */
+struct engine_counters {
+	uint64_t queries;         /* QUERY requests decoded */
+	uint64_t queries_placed;  /* answered with CPUs */
+	uint64_t queries_empty;   /* answered without a CPU */
+	uint64_t errors;          /* requests answered with an error */
+	uint64_t clients_dropped; /* connections dropped for garbage */
+	uint64_t claims_created;
+	uint64_t claims_ended[ENGINE_END_COUNT];
+	uint64_t claims_refused[ENGINE_LIMIT_COUNT];
+	/* The time from a QUERY's decoding to its reply queued, of every
+	 * QUERY decoded (refused ones too). */
+	struct histogram query_time;
+};
+
+struct engine_counters *engine_counters(struct engine *e);
+const struct engine_counters *engine_counters_view(const struct engine *e);
+
+/* When the engine started (loop_now_ms()). */
+uint64_t engine_start_ms(const struct engine *e);
+
+/* Managed CPUs the map does not show offline (hotplug). */
+uint32_t engine_online_count(const struct engine *e);
+
+/* CPUs some claim holds. */
+unsigned engine_claimed_cpus(const struct engine *e);
+
+#endif
