@@ -52,7 +52,7 @@ static int actors_build(struct actors *a, struct engine *e, struct event_base *b
 	if (r < 0)
 		return r;
 	/* Subscribers see every claim made and ended, with its id. */
-	claims_watch_life(engine_claims(e), notify_claim_life, a->notify);
+	engine_watch_life(e, notify_claim_life, a->notify);
 	r = moves_new(&(struct moves_opts){ .engine = e, .notify = a->notify }, &a->moves);
 	if (r < 0)
 		return r;

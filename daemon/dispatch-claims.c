@@ -11,33 +11,45 @@
 #include "loop.h"
 #include "procfs.h"
 
+/* The requester's credentials for a claim (auth_peer_creds()); one whose
+ * process is gone or unreadable is judged by its uid alone (uid_only):
+ * root keeps its rights, anyone else has none. */
+static const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
+						      struct auth_creds *uid_only)
+{
+	struct auth_peer *ap = dispatch_auth_peer(peer);
+	const struct auth_creds *creds = NULL;
+
+	*uid_only = (struct auth_creds){ .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
+	if (!ap || auth_peer_creds(ap, engine_proc_root(d->engine), peer->pidfd, peer->pid, peer->uid, peer->gid,
+				   &creds) < 0)
+		creds = uid_only;
+	return creds;
+}
+
 /*
  * What a claim by peer for q may hold (DESIGN §14): its level and lease,
  * and a note for the reply when it gets less than it asked for.
  */
 static void dispatch_claims_terms(struct dispatch *d, struct server_peer *peer, const struct rtplace_query *q,
-				uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
+				  uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
 {
-	struct auth_peer *ap = dispatch_auth_peer(peer);
-	const struct auth_creds *creds = NULL;
-	struct auth_creds uid_only = { .pid = peer->pid, .uid = peer->uid, .gid = peer->gid };
+	struct auth_creds uid_only;
+	const struct auth_creds *creds = dispatch_claims_creds(d, peer, &uid_only);
 
-	/* A requester whose process is gone or unreadable is judged by its
-	 * uid alone: root keeps its rights, anyone else has none. */
-	if (!ap || auth_peer_creds(ap, engine_proc_root(d->engine), peer->pidfd, peer->pid, peer->uid, peer->gid, &creds) < 0)
-		creds = &uid_only;
-	auth_claim_terms(creds, engine_policy(d->engine), engine_config(d->engine), q->prio, q->flags & RTPLACE_QUERY_F_EXCLUSIVE, q->lease_ms,
-			 ret_level, ret_lease, note);
+	auth_claim_terms(creds, engine_policy(d->engine), engine_config(d->engine), q->prio,
+			 q->flags & RTPLACE_QUERY_F_EXCLUSIVE, q->lease_ms, ret_level, ret_lease, note);
 }
 
 /*
  * What a QUERY must pass before placement: MANAGE needs a source that
- * sees threads; a claim, room under the limits and an owner process the
- * requester may name (*ret_owner, the daemon's pid of it, 0 for none).
+ * sees threads; a claim, room under the limits, the right to isolate when
+ * it asks for that, and an owner process the requester may name
+ * (*ret_owner, the daemon's pid of it, 0 for none).
  * 0, or -errno once the request is answered with an ERROR.
  */
 static int dispatch_claims_admit(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m,
-				pid_t *ret_owner)
+				 pid_t *ret_owner)
 {
 	const struct rtplace_query *q = &m->query;
 	const struct levels_source *levels = engine_levels(d->engine);
@@ -52,6 +64,13 @@ static int dispatch_claims_admit(struct dispatch *d, struct server_peer *peer, c
 	}
 	if (r == 0 && q->flags & RTPLACE_QUERY_F_CLAIM)
 		r = engine_claim_admit(d->engine, peer->id, peer->uid, &why);
+	/* Isolating CPUs is host configuration: only for those who could
+	 * change it themselves (DESIGN §14). */
+	if (r == 0 && q->flags & RTPLACE_QUERY_F_ISOLATE) {
+		struct auth_creds uid_only;
+
+		r = auth_may_isolate(dispatch_claims_creds(d, peer, &uid_only), &why);
+	}
 	if (r < 0) {
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r, why.text);
 		return r;
@@ -79,7 +98,12 @@ static int dispatch_claims_hold(struct dispatch *d, struct server_peer *peer, co
 {
 	const struct rtplace_query *q = &m->query;
 	struct rtplace_query_reply *qr = &d->reply.query_reply;
-	struct claim tmpl = { .client = peer->id, .pid = owner, .uid = peer->uid };
+	struct claim tmpl = {
+		.client = peer->id,
+		.pid = owner,
+		.uid = peer->uid,
+		.isolated = q->flags & RTPLACE_QUERY_F_ISOLATE,
+	};
 	struct rtplace_reason note, why;
 	uint32_t claim_id;
 	uint64_t lease;
@@ -96,7 +120,9 @@ static int dispatch_claims_hold(struct dispatch *d, struct server_peer *peer, co
 		if (!cpuset_empty(&req->allowed))
 			cpuset_and(&tmpl.managed, &tmpl.managed, &req->allowed);
 	}
-	r = engine_claim(d->engine, &tmpl, lease, &claim_id, &why);
+	/* The process that moves into an isolated partition: the owner, else
+	 * the requester. */
+	r = engine_claim(d->engine, &tmpl, lease, owner ? owner : peer->pid, &claim_id, &why);
 	if (r < 0) {
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r, why.text);
 		return r;
@@ -104,6 +130,12 @@ static int dispatch_claims_hold(struct dispatch *d, struct server_peer *peer, co
 	if (note.text[0]) {
 		log_ratelimited(LOG_INFO, "claim %u for uid %u: %s", claim_id, (unsigned)peer->uid, note.text);
 		proto_set_string(qr->reason, sizeof(qr->reason), note.text);
+	}
+	/* What isolation could not do, over a level note, which the log
+	 * keeps. */
+	if (why.text[0]) {
+		log_ratelimited(LOG_NOTICE, "claim %u isolated in part: %s", claim_id, why.text);
+		proto_set_string(qr->reason, sizeof(qr->reason), why.text);
 	}
 	if (q->flags & RTPLACE_QUERY_F_MANAGE) {
 		note.text[0] = '\0';

@@ -53,8 +53,13 @@ void dispatch_views_cpus(struct dispatch *d, struct server_peer *peer, const str
 	const struct topo *t = engine_topo(d->engine);
 	const struct cpupri_view *map = engine_view(d->engine);
 	uint32_t first = m->cpus.first;
+	struct rtplace_cpumask isolated;
 	struct pidmap_view view;
 
+	/* Isolated by the host (isolcpus=, a partition of its own) or for a
+	 * claim. */
+	engine_isolated_cpus(d->engine, &isolated);
+	cpuset_or(&isolated, &isolated, &engine_host(d->engine)->iso.isolated);
 	dispatch_view(d, peer, &view);
 	proto_msg_init(&d->reply, RTPLACE_MSG_CPUS_REPLY, m->hdr.request_id);
 	r->total = t->ncpus;
@@ -79,7 +84,7 @@ void dispatch_views_cpus(struct dispatch *d, struct server_peer *peer, const str
 			ci->flags |= RTPLACE_CPU_F_ONLINE;
 		if (online && cpuset_test(engine_housekeeping(d->engine), cpu))
 			ci->flags |= RTPLACE_CPU_F_HOUSEKEEPING;
-		if (m->cpus.flags & RTPLACE_CPUS_F_HOST && cpuset_test(&engine_host(d->engine)->iso.isolated, cpu))
+		if (m->cpus.flags & RTPLACE_CPUS_F_HOST && cpuset_test(&isolated, cpu))
 			ci->flags |= RTPLACE_CPU_F_ISOLATED;
 		if (m->cpus.flags & RTPLACE_CPUS_F_HOST && cpuset_test(&engine_host(d->engine)->iso.nohz_full, cpu))
 			ci->flags |= RTPLACE_CPU_F_NOHZ_FULL;

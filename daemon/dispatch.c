@@ -239,8 +239,10 @@ static int dispatch_one(struct dispatch *d, struct server_peer *peer, const void
 	size_t i;
 	int r;
 
-	/* The topology may have been reloaded (hotplug): so may its nodes. */
+	/* The topology may have been reloaded (hotplug): so may its nodes.
+	 * A claim may ask for isolation only where the engine isolates. */
 	d->lim.nnodes = engine_topo(d->engine)->nnodes;
+	d->lim.isolate = engine_isolates(d->engine);
 	r = proto_decode(msg, len, &d->lim, m, &err);
 
 	d->reply_version = r == 0 ? m->hdr.version : err.version;

@@ -9,6 +9,7 @@
 
 #include "claims-state.h"
 #include "engine.h"
+#include "isolation.h"
 #include "log.h"
 #include "loop.h"
 #include "quota.h"
@@ -36,7 +37,11 @@ struct engine {
 	struct placement_result picked;  /* engine_pick()'s answer: no allocation per pick */
 	struct claims *claims;
 	char state_path[CONFIG_SOCKET_MAX + 16]; /* owner-bound claims across restarts */
-	struct claims_state *state;      /* NULL until engine_restore() */
+	struct claims_state *state;      /* NULL until engine_open_journal() */
+	char isolation_path[CONFIG_SOCKET_MAX + 16]; /* what isolation changed, to be undone */
+	struct isolation *iso;           /* NULL until engine_open_journal(), or without a usable journal */
+	claims_life_fn *life;            /* the subscribers' watcher of claims made and ended */
+	void *life_ctx;
 	struct snapshot snap;            /* what LOCAL hands out; kept current after every change */
 	struct event *snap_later;        /* publishes once a claim that is ending has gone */
 	struct engine_listener listeners[ENGINE_LISTENERS_MAX];
@@ -92,6 +97,133 @@ void engine_configure(struct engine *e, const struct config *cfg)
 	engine_publish(e, true);
 }
 
+/* [isolation] turns something on. */
+static bool engine_isolation_on(const struct engine *e)
+{
+	return e->cfg.isolation.partition || e->cfg.isolation.irqs || e->cfg.isolation.workqueues;
+}
+
+bool engine_isolates(const struct engine *e)
+{
+	return e->iso && engine_isolation_on(e);
+}
+
+void engine_isolated_cpus(const struct engine *e, struct rtplace_cpumask *ret)
+{
+	cpuset_zero(ret);
+	if (e->iso)
+		isolation_cpus(e->iso, ret);
+}
+
+/* Every claim's life passes here (claims_watch_life()): an isolated
+ * claim's CPUs come back to the machine however it ended, then the
+ * subscribers hear of it. */
+static void engine_claim_life_cb(const struct claim *cl, uint32_t what, void *ctx)
+{
+	struct engine *e = ctx;
+	struct rtplace_reason reason = { "" };
+
+	if (what != CLAIMS_LIFE_CREATED && cl->isolated && e->iso && isolation_release(e->iso, cl->id, &reason) < 0 &&
+	    reason.text[0])
+		log_warning_ratelimited("claim %u: its CPUs' isolation is not all undone: %s (retried at restart)",
+					cl->id, reason.text);
+	if (e->life)
+		e->life(cl, what, e->life_ctx);
+}
+
+void engine_watch_life(struct engine *e, claims_life_fn *fn, void *ctx)
+{
+	e->life = fn;
+	e->life_ctx = ctx;
+}
+
+/* The machine as isolation plans with it: the online CPUs of each node,
+ * in a malloc'ed *ret_nodes of topo->nnodes, and those the host isolates
+ * itself. 0 or -ENOMEM. */
+static int engine_isolation_host(const struct engine *e, struct rtplace_cpumask **ret_nodes,
+				 struct rtplace_cpumask *ret_other)
+{
+	const struct topo *t = e->topo;
+	struct rtplace_cpumask *nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*nodes));
+
+	if (!nodes)
+		return -ENOMEM;
+	CPUSET_FOREACH(cpu, &t->online)
+		if (t->cpus[cpu].node >= 0 && (uint32_t)t->cpus[cpu].node < t->nnodes)
+			cpuset_set(&nodes[t->cpus[cpu].node], (unsigned)cpu);
+	cpuset_or(ret_other, &e->host.iso.isolated, &e->host.iso.nohz_full);
+	*ret_nodes = nodes;
+	return 0;
+}
+
+/* Tells isolation the machine again (hotplug, host isolation). */
+static void engine_isolation_set_host(struct engine *e)
+{
+	struct rtplace_cpumask *nodes, other;
+
+	if (!e->iso || engine_isolation_host(e, &nodes, &other) < 0)
+		return;
+	if (isolation_set_host(e->iso, nodes, e->topo->nnodes, &other) < 0)
+		log_warning("Failed to tell isolation the CPUs that came and went: out of memory");
+	free(nodes);
+}
+
+/* Isolates the claims restored with their CPUs isolated again. */
+static void engine_isolation_reapply(struct engine *e)
+{
+	struct rtplace_reason reason = { "" };
+	const struct claim *cl;
+
+	for (unsigned i = 0; (cl = claims_at(e->claims, i)); i++) {
+		int r;
+
+		if (!cl->isolated)
+			continue;
+		r = engine_isolates(e) ? isolation_claim(e->iso, cl->id, cl->pid, &cl->cpus, &reason) : -EOPNOTSUPP;
+		if (r < 0)
+			log_warning("restored claim %u: its CPUs stay shared: %s", cl->id,
+				    engine_isolates(e) ? reason.text : "[isolation] isolates nothing now");
+	}
+}
+
+/*
+ * Isolation's journal beside the claims state: what a killed daemon left
+ * isolated is undone, then the claims restored with their CPUs isolated
+ * are isolated again. Without a journal it can trust, no claim is
+ * isolated (and a claim asking for it is refused, saying so).
+ */
+static void engine_isolation_open(struct engine *e)
+{
+	struct rtplace_reason reason = { "" };
+	struct rtplace_cpumask *nodes = NULL;
+	struct isolation_opts o = {
+		.proc_root = e->proc_root,
+		.sys_root = SYSFS_ROOT,
+		.journal = e->isolation_path,
+		.owner = geteuid(),
+		.n_nodes = e->topo->nnodes,
+	};
+	int r = engine_isolation_host(e, &nodes, &o.other);
+
+	o.nodes = nodes;
+	if (r == 0)
+		r = isolation_new(&o, &e->cfg, &e->iso, &reason);
+	free(nodes);
+	if (r < 0) {
+		log_error("Failed to open the isolation journal %s: %s; no claim is isolated", e->isolation_path,
+			  reason.text[0] ? reason.text : strerror(-r));
+		return;
+	}
+	if (reason.text[0])
+		log_warning("The isolation journal %s: %s", e->isolation_path, reason.text);
+	r = isolation_restore(e->iso, &reason);
+	if (r > 0)
+		log_notice("Undid the isolation a previous rtplaced left: %d values and partitions put back", r);
+	else if (r < 0)
+		log_error("Failed to undo all the isolation a previous rtplaced left: %s", reason.text);
+	engine_isolation_reapply(e);
+}
+
 void engine_read_host(struct engine *e)
 {
 	char sysfs[4096], proc[4096], iso[256], nohz[256];
@@ -110,6 +242,7 @@ void engine_read_host(struct engine *e)
 		log_error("Failed to read kernel.sched_rt_runtime_us/sched_rt_period_us under %s/sys: %s%s", proc,
 			  strerror(-r), h->rt_known ? "; keeping the last values read" : "");
 	engine_configure(e, &e->cfg);
+	engine_isolation_set_host(e);
 	cpuset_format(&h->iso.isolated, iso, sizeof(iso));
 	cpuset_format(&h->iso.nohz_full, nohz, sizeof(nohz));
 	log_info("Host: isolated CPUs %s, nohz_full CPUs %s, RT throttling %s", iso[0] ? iso : "none",
@@ -254,7 +387,27 @@ int engine_claim_admit(struct engine *e, uint32_t client, uid_t uid, struct rtpl
 	return r;
 }
 
-int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, uint32_t *ret_id,
+/*
+ * Isolates the CPUs of claim id, journaled already, for process claimant:
+ * 0 with reason a note ("" when all was done), or -errno after the claim
+ * was withdrawn and its end journaled, reason saying why.
+ */
+static int engine_isolate(struct engine *e, uint32_t id, pid_t claimant, struct rtplace_reason *reason)
+{
+	const struct claim *cl = claims_find(e->claims, id);
+	struct claim gone = *cl;
+	int r = engine_isolates(e) ? isolation_claim(e->iso, id, claimant, &cl->cpus, reason) : -EOPNOTSUPP;
+
+	if (r == -EOPNOTSUPP && !engine_isolates(e))
+		reason_set(reason, "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
+	if (r < 0) {
+		claims_withdraw(e->claims, id);
+		engine_journal_end(e, &gone);
+	}
+	return r;
+}
+
+int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, pid_t claimant, uint32_t *ret_id,
 		 struct rtplace_reason *reason)
 {
 	struct claim cl = *tmpl;
@@ -272,6 +425,7 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 		reason_set(reason, r == -ESRCH ? "the owner process does not exist" : "cannot record the claim");
 		return r;
 	}
+	reason->text[0] = '\0';
 	/* Durable before it is acknowledged: a claim the journal does not
 	 * hold could be lost to a crash after the reply. */
 	r = e->state ? claims_state_added(e->state, e->claims, claims_find(e->claims, id)) : -EBADF;
@@ -280,6 +434,11 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 		claims_withdraw(e->claims, id);
 		reason_set(reason, "cannot record the claim in the state file");
 		return r;
+	}
+	if (cl.isolated) {
+		r = engine_isolate(e, id, claimant, reason);
+		if (r < 0)
+			return r;
 	}
 	/* Subscribers hear of it only now: never of a claim withdrawn. */
 	claims_made(e->claims, id);
@@ -307,7 +466,7 @@ int engine_claim_cpu(struct engine *e, pid_t pid, uid_t uid, uint32_t level, con
 		return placement_pick_reason(r, level, reason);
 	}
 	cpuset_set(&tmpl.cpus, (unsigned)cpu);
-	r = engine_claim(e, &tmpl, 0, ret_id, reason);
+	r = engine_claim(e, &tmpl, 0, pid, ret_id, reason);
 	if (r == 0)
 		*ret_cpu = cpu;
 	return r;
@@ -369,6 +528,7 @@ int engine_open_journal(struct engine *e)
 	if (r < 0)
 		log_warning("Failed to write the claims state %s: %s (claims are refused until it can be)",
 			    e->state_path, strerror(-r));
+	engine_isolation_open(e);
 	return 0;
 }
 
@@ -380,6 +540,8 @@ static int engine_build(struct engine *e, const struct engine_opts *opts)
 
 	if (r == 0)
 		r = claims_attach(e->claims, e->base, loop_now_ms, engine_claim_ended_cb, e);
+	if (r == 0)
+		claims_watch_life(e->claims, engine_claim_life_cb, e);
 	if (r == 0)
 		r = cpupri_view_open(map, map_size, &e->view);
 	if (r == 0)
@@ -416,6 +578,7 @@ int engine_new(const struct engine_opts *opts, const struct config *cfg, struct 
 	e->start_ms = loop_now_ms();
 	e->cfg = *cfg;
 	snprintf(e->state_path, sizeof(e->state_path), "%s.claims", cfg->daemon.socket);
+	snprintf(e->isolation_path, sizeof(e->isolation_path), "%s.isolation", cfg->daemon.socket);
 	config_placement(cfg, e->topo, &e->host.iso.isolated, &e->pcfg);
 	config_housekeeping(cfg, e->topo, &e->host.iso.isolated, &e->housekeeping);
 	engine_noisy(e);
@@ -431,8 +594,15 @@ int engine_new(const struct engine_opts *opts, const struct config *cfg, struct 
 
 void engine_free(struct engine *e)
 {
+	struct rtplace_reason reason;
+
 	if (!e)
 		return;
+	/* What is isolated comes back with the daemon's stop; a restart
+	 * isolates its restored claims again. */
+	if (e->iso && isolation_restore(e->iso, &reason) < 0)
+		log_error("Failed to undo all isolation at stop: %s (undone at the next start)", reason.text);
+	isolation_free(e->iso);
 	claims_state_free(e->state);
 	claims_free(e->claims);
 	placement_ctx_free(e->pctx);

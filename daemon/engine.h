@@ -133,15 +133,29 @@ enum engine_claim_limit {
 int engine_claim_admit(struct engine *e, uint32_t client, uid_t uid, struct rtplace_reason *why);
 
 /*
- * Makes claim tmpl (its CPUs, level, owner pid, uid and connection) for
- * lease_ms (0 for none): the owner's start time read, added to the table,
- * journaled, then published to subscribers. Admit it first. 0 with its
- * id; -ESRCH when the owner is gone, -ENOMEM, or the journal's -errno
- * (the claim is withdrawn: never acknowledged unless durable), reason
- * saying which.
+ * Makes claim tmpl (its CPUs, level, owner pid, uid and connection, and
+ * whether its CPUs are isolated) for lease_ms (0 for none): the owner's
+ * start time read, added to the table, journaled, its CPUs isolated with
+ * process claimant moved into their partition, then published to
+ * subscribers. Admit it first. 0 with its id, reason holding a note of
+ * what isolation could not do ("" for none); -ESRCH when the owner is
+ * gone, -ENOMEM, the journal's -errno (never acknowledged unless durable)
+ * or isolation's refusal (isolation_claim(); -EOPNOTSUPP when the daemon
+ * isolates nothing), the claim withdrawn, reason saying which.
  */
-int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, uint32_t *ret_id,
+int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, pid_t claimant, uint32_t *ret_id,
 		 struct rtplace_reason *reason);
+
+/* Whether claims may ask for isolation: [isolation] turns something on
+ * and its journal is open. */
+bool engine_isolates(const struct engine *e);
+
+/* The CPUs isolated for claims now. */
+void engine_isolated_cpus(const struct engine *e, struct rtplace_cpumask *ret);
+
+/* The watcher of every claim made and ended (notify.c's records): the
+ * engine's own undoing of isolation runs first. */
+void engine_watch_life(struct engine *e, claims_life_fn *fn, void *ctx);
 
 /*
  * A claim on one CPU of allowed for a thread granted RT outside the socket

@@ -173,6 +173,11 @@ tests_integration_test_isolation_CFLAGS = $(UNIT_CFLAGS)
 tests_integration_test_isolation_LDADD = common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/integration/test-isolation
 
+# Isolated claims through the real daemon and clients, root (interrupts
+# and unbound workqueues; partitions are test-isolation's in the VM bed).
+TESTS += tests/integration/test-isolation-claims.sh
+EXTRA_DIST += tests/integration/test-isolation-claims.sh
+
 check_PROGRAMS += tests/integration/test-thread-sched tests/integration/test-notify
 tests_integration_test_thread_sched_SOURCES = tests/integration/test-thread-sched.c
 tests_integration_test_thread_sched_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
