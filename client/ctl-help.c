@@ -110,7 +110,7 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			  ctl_top_options },
 	[CTL_CMD_QUERY] = { "query",
 			    "--prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU] "
-			    "[--claim MS [--owner PID|shell|parent] [--exclusive] [--isolate]] [--strict] [--verbose]",
+			    "[--claim MS [--owner WHO] [--exclusive|--isolate]] [--strict] [--verbose]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
 	[CTL_CMD_CLAIMS] = { "claims", "",

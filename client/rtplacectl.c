@@ -1344,8 +1344,9 @@ void ctl_json_claim(const struct rtplace_claim *cl)
 	cli_format_cpus(&cl->cpus, list, sizeof(list));
 	printf("{\"id\": %" PRIu64 ", \"level\": ", cl->id);
 	ctl_json_string(rtplace_level_name(cl->level));
-	printf(", \"exclusive\": %s, \"ncpus\": %u, \"cpu_list\": ",
-	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "true" : "false", cl->ncpus);
+	printf(", \"exclusive\": %s, \"isolated\": %s, \"ncpus\": %u, \"cpu_list\": ",
+	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "true" : "false",
+	       cl->flags & RTPLACE_CLAIM_F_ISOLATED ? "true" : "false", cl->ncpus);
 	ctl_json_string(list);
 	printf(", \"other_user\": %s, \"owner_uid\": ", cl->flags & RTPLACE_CLAIM_F_OTHER_USER ? "true" : "false");
 	if (cl->flags & RTPLACE_CLAIM_F_UID)
@@ -1367,6 +1368,15 @@ void ctl_json_claim(const struct rtplace_claim *cl)
 		printf("null}");
 }
 
+/* The LEVEL column of `claims`: isolated and exclusive claims by what
+ * they keep from others, the rest by their level. */
+static const char *ctl_claim_level(const struct rtplace_claim *cl)
+{
+	if (cl->flags & RTPLACE_CLAIM_F_ISOLATED)
+		return "isolated";
+	return cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level);
+}
+
 /* Columns of the whole table; narrower, the lease left gets a column of
  * its own in seconds instead of a parenthesis in ENDS. */
 #define CTL_CLAIMS_WIDE_COLS 100
@@ -1385,14 +1395,14 @@ static void ctl_claims_row(const struct rtplace_claim *cl, bool wide)
 		if (cl->flags & RTPLACE_CLAIM_F_LEASE)
 			snprintf(lease, sizeof(lease), "%.1f", cl->lease_left_ms / 1000.0);
 		printf("%6" PRIu64 " %-9s %-10s %7s %-12.12s %6s %-10s %s\n", cl->id,
-		       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level), list, pid,
+		       ctl_claim_level(cl), list, pid,
 		       cl->flags & RTPLACE_CLAIM_F_PID && cl->owner_comm[0] ? cl->owner_comm : "-", uid, ends, lease);
 		return;
 	}
 	if (cl->flags & RTPLACE_CLAIM_F_LEASE)
 		snprintf(ends + strlen(ends), sizeof(ends) - strlen(ends), ",lease(%u ms left)", cl->lease_left_ms);
 	printf("%6" PRIu64 " %-9s %-12s %7s %-16s %6s %s\n", cl->id,
-	       cl->flags & RTPLACE_CLAIM_F_EXCLUSIVE ? "exclusive" : rtplace_level_name(cl->level), list, pid,
+	       ctl_claim_level(cl), list, pid,
 	       cl->flags & RTPLACE_CLAIM_F_PID && cl->owner_comm[0] ? cl->owner_comm : "-", uid, ends);
 }
 

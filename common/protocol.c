@@ -601,6 +601,8 @@ static int proto_check_claim_reply(const struct proto_msg *m, const struct proto
 				  RTPLACE_LEVEL_DL);
 	if (!(f & RTPLACE_CLAIM_F_EXCLUSIVE) != (r->level != RTPLACE_LEVEL_DL))
 		return proto_fail(reason, -EINVAL, "the exclusive flag and level %u disagree", r->level);
+	if ((f & RTPLACE_CLAIM_F_ISOLATED) && !(f & RTPLACE_CLAIM_F_EXCLUSIVE))
+		return proto_fail(reason, -EINVAL, "an isolated claim that is not exclusive");
 	if (!proto_is_zero(r->reserved, sizeof(r->reserved)))
 		return proto_fail(reason, -EINVAL, "reserved field not zero");
 	if (proto_mask_empty(&r->cpus))

@@ -590,9 +590,10 @@ struct rtplace_subscribe_reply {
  * which lives in the receiver's PID namespace. */
 #define RTPLACE_CLAIM_F_PID (1u << 5)
 #define RTPLACE_CLAIM_F_EXCLUSIVE (1u << 6)  /* level is RTPLACE_LEVEL_DL: no query gets its CPUs */
+#define RTPLACE_CLAIM_F_ISOLATED (1u << 7)   /* with EXCLUSIVE: its CPUs are isolated (QUERY_F_ISOLATE) */
 #define RTPLACE_CLAIM_F_ALL \
 	(RTPLACE_CLAIM_F_LEASE | RTPLACE_CLAIM_F_OWNER_EXIT | RTPLACE_CLAIM_F_CONNECTION | RTPLACE_CLAIM_F_UID | \
-	 RTPLACE_CLAIM_F_OTHER_USER | RTPLACE_CLAIM_F_PID | RTPLACE_CLAIM_F_EXCLUSIVE)
+	 RTPLACE_CLAIM_F_OTHER_USER | RTPLACE_CLAIM_F_PID | RTPLACE_CLAIM_F_EXCLUSIVE | RTPLACE_CLAIM_F_ISOLATED)
 
 /*
  * One claim, the answer to CLAIM; claim_id 0 (every field zero, cpus

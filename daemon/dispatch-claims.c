@@ -251,6 +251,8 @@ void dispatch_claims_info(struct dispatch *d, struct server_peer *peer, const st
 		r->flags = cl->pid ? RTPLACE_CLAIM_F_OWNER_EXIT : RTPLACE_CLAIM_F_CONNECTION;
 		if (cl->level == LEVEL_DL)
 			r->flags |= RTPLACE_CLAIM_F_EXCLUSIVE;
+		if (cl->isolated)
+			r->flags |= RTPLACE_CLAIM_F_ISOLATED;
 		if (cl->expires_ms) {
 			uint64_t left = cl->expires_ms > now ? cl->expires_ms - now : 0;
 

@@ -172,6 +172,7 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 {
 	const struct engine_host *h = engine_host(m->o.engine);
 	uint32_t ncpus = engine_topo(m->o.engine)->ncpus;
+	struct rtplace_cpumask isolated;
 
 	metrics_family(b, "rtplace_cpu_rt_priority", "gauge",
 		       "Highest RT priority queued on the CPU (0: none, 100: a deadline task runs).");
@@ -183,9 +184,17 @@ static void metrics_cpus(struct metrics *m, struct evbuffer *b)
 		evbuffer_add_printf(b, "rtplace_cpu_online{cpu=\"%u\"} %d\n", cpu,
 				    cpupri_level(&m->view, cpu) != LEVEL_OFFLINE);
 	metrics_family(b, "rtplace_cpu_isolated", "gauge",
-		       "1 when the CPU is isolated (isolcpus= or an isolated cgroup partition), else 0.");
+		       "1 when the CPU is isolated (isolcpus=, an isolated cgroup partition, or for a claim), else 0.");
+	engine_isolated_cpus(m->o.engine, &isolated);
+	cpuset_or(&isolated, &isolated, &h->iso.isolated);
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
-		evbuffer_add_printf(b, "rtplace_cpu_isolated{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.isolated, cpu));
+		evbuffer_add_printf(b, "rtplace_cpu_isolated{cpu=\"%u\"} %d\n", cpu, cpuset_test(&isolated, cpu));
+	metrics_family(b, "rtplace_cpu_isolated_for_claim", "gauge",
+		       "1 when a claim's isolation ([isolation]) keeps other tasks, interrupts and unbound work off the CPU, "
+		       "else 0.");
+	engine_isolated_cpus(m->o.engine, &isolated);
+	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+		evbuffer_add_printf(b, "rtplace_cpu_isolated_for_claim{cpu=\"%u\"} %d\n", cpu, cpuset_test(&isolated, cpu));
 	metrics_family(b, "rtplace_cpu_nohz_full", "gauge", "1 when the CPU is in nohz_full=, else 0.");
 	for (uint32_t cpu = 0; cpu < ncpus; cpu++)
 		evbuffer_add_printf(b, "rtplace_cpu_nohz_full{cpu=\"%u\"} %d\n", cpu, cpuset_test(&h->iso.nohz_full, cpu));

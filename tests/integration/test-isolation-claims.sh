@@ -65,7 +65,8 @@ assert c['isolated'] is True, c
 " "$TMP/cpus" || fail "$1: cpus does not flag CPU 1 isolated: $(cat "$TMP/cpus")"
 }
 
-printf '[isolation]\nirqs = yes\nworkqueues = yes\n' > "$TMP/iso.conf"
+port=$((20000 + $$ % 20000))
+printf '[isolation]\nirqs = yes\nworkqueues = yes\n[metrics]\nlisten = 127.0.0.1:%s\n' $port > "$TMP/iso.conf"
 start_live_daemon --config "$TMP/iso.conf"
 sleep 600 & OWNER=$!
 PIDS="$PIDS $OWNER"
@@ -89,6 +90,19 @@ cp "$TMP/out" "$TMP/reason"
 id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' "$TMP/out")
 [ -n "$id" ] || fail "no claim id in: $(cat "$TMP/out")"
 cpu1_isolated "held"
+expect_status 0 "$CTL" --socket "$SOCK" --json claims
+python3 -c "
+import json, sys
+c = [c for c in json.load(open(sys.argv[1]))['claims'] if c['id'] == int(sys.argv[2])][0]
+assert c['isolated'] is True and c['exclusive'] is True, c
+" "$TMP/out" "$id" || fail "claims --json does not show claim $id isolated: $(cat "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" claims
+grep -q "^ *$id  *isolated " "$TMP/out" || fail "claims does not show claim $id isolated: $(cat "$TMP/out")"
+python3 -c "import urllib.request, sys; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" \
+	"http://127.0.0.1:$port/metrics" > "$TMP/metrics" || fail "cannot scrape the metrics"
+grep -q '^rtplace_cpu_isolated_for_claim{cpu="1"} 1$' "$TMP/metrics" &&
+	grep -q '^rtplace_cpu_isolated_for_claim{cpu="0"} 0$' "$TMP/metrics" ||
+	fail "the metrics do not show CPU 1 isolated for the claim: $(grep isolated "$TMP/metrics")"
 kill -9 "$DAEMON"
 wait "$DAEMON" 2>/dev/null
 DAEMON=

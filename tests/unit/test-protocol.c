@@ -181,6 +181,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
 	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
 	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
+	assert_int_equal(RTPLACE_CLAIM_F_ISOLATED, 1u << 7);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
 	assert_int_equal(RTPLACE_QUERY_F_ISOLATE, 1u << 4);
 	assert_int_equal(RTPLACE_CPUS_F_HOST, 1u << 1);
@@ -1205,8 +1206,19 @@ static void test_claim_reply_rules(void **state)
 	}
 	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
 	ACCEPTED(&m, &lim_client);
-	m.claim_reply.flags |= 1u << 7;
-	REFUSED(&m, &lim_client, -EINVAL, "unknown claim flags 0x80");
+	m.claim_reply.flags |= 1u << 8;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown claim flags 0x100");
+	/* Only an exclusive claim's CPUs are isolated. */
+	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
+	if (m.claim_reply.flags & RTPLACE_CLAIM_F_EXCLUSIVE) {
+		m.claim_reply.flags |= RTPLACE_CLAIM_F_ISOLATED;
+		ACCEPTED(&m, &lim_client);
+		m.claim_reply.flags &= ~RTPLACE_CLAIM_F_EXCLUSIVE;
+		m.claim_reply.level = RTPLACE_LEVEL_NORMAL;
+	} else {
+		m.claim_reply.flags |= RTPLACE_CLAIM_F_ISOLATED;
+	}
+	REFUSED(&m, &lim_client, -EINVAL, "an isolated claim that is not exclusive");
 	m = sample(RTPLACE_MSG_CLAIM_REPLY, 0);
 	m.claim_reply.flags |= RTPLACE_CLAIM_F_CONNECTION;
 	REFUSED(&m, &lim_client, -EINVAL, "a claim ends with its owner process or its connection, one of them");
