@@ -458,6 +458,36 @@ static void test_local_map_bpf_read_only(void **state)
 	close(fd);
 }
 
+/* The map LOCAL hands out shows no pid: the tracker's are the initial PID
+ * namespace's, which a reader in another one must not learn (replies
+ * translate them). This process runs on CPU 0 as it reads. */
+static void test_local_map_no_pids(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), fds[2];
+	const struct cpupri_geom *g;
+	struct proto_msg rep;
+	size_t size;
+	void *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
+	size = (size_t)rep.local_reply.map_size;
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[0], 0);
+	assert_true(p != MAP_FAILED);
+	g = &((const struct cpupri_header *)p)->geom;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		uint32_t pid = cpupri_slot_ptr(p, g, cpu)->pid;
+
+		if (pid)
+			fail_msg("LOCAL's map shows pid %u on CPU %u", pid, cpu);
+	}
+	munmap(p, size);
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+}
+
 static int start(void **state)
 {
 	return harness_live_start(&daemon_under_test, NULL);
@@ -472,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_node_local_answers),
 		cmocka_unit_test(test_local_map_read_only),
 		cmocka_unit_test(test_local_map_bpf_read_only),
+		cmocka_unit_test(test_local_map_no_pids),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
