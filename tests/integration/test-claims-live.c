@@ -1009,6 +1009,53 @@ static void test_corrupt_state_keeps_ids(void **state)
 	assert_int_equal(harness_stop(&daemon_under_test), 0);
 }
 
+/*
+ * A state file refused for its mode restores nothing either, but it may be
+ * the daemon's own made writable since: the next claim's id is past the
+ * ids it names, not 1 (1 before). A forged file cannot push them round:
+ * from one that names the last id, ids go no further than half of them.
+ */
+static void test_refused_state_keeps_ids(void **state)
+{
+	char socket[128], statefile[160];
+	struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
+	struct proto_msg rep;
+	uint64_t last = 0;
+	int fd;
+
+	snprintf(socket, sizeof(socket), "%s/rtplaced.sock", tmpdir);
+	snprintf(statefile, sizeof(statefile), "%s.claims", socket);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	for (int i = 0; i < 5; i++) {
+		query(fd, &q, &rep);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		last = rep.query_reply.claim_id;
+	}
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+
+	assert_int_equal(chmod(statefile, 0666), 0);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_true(rep.query_reply.claim_id > last);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+
+	assert_int_equal(harness_write_file(statefile, "rtplace-claims 3\nnext-id 4294967295\n"), 0);
+	assert_int_equal(chmod(statefile, 0666), 0);
+	start(&daemon_under_test, socket, "");
+	fd = connect_to(socket);
+	query(fd, &q, &rep);
+	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+	assert_true(rep.query_reply.claim_id > last);
+	assert_true(rep.query_reply.claim_id <= UINT32_MAX / 2 + 1);
+	close(fd);
+	assert_int_equal(harness_stop(&daemon_under_test), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1022,6 +1069,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_acknowledged_claims_survive_sigkill, teardown),
 		cmocka_unit_test_teardown(test_foreign_state_refused, teardown),
 		cmocka_unit_test_teardown(test_corrupt_state_keeps_ids, teardown),
+		cmocka_unit_test_teardown(test_refused_state_keeps_ids, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
