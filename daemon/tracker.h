@@ -66,7 +66,7 @@ int tracker_map_ro_fd(const struct tracker *t);
 
 /* How far apart the daemon refreshes the copy, in milliseconds: what a
  * local read may lag behind the map (a refresh reads one line per CPU). */
-#define TRACKER_MIRROR_MS 1
+#define TRACKER_MIRROR_MS 10
 
 /* Brings the copy of tracker_map_ro_fd() to the map's current levels. */
 void tracker_mirror(struct tracker *t);
