@@ -624,12 +624,30 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* FD_ROOT_QUERIES queries on fd, their latencies sorted into ns. */
+static void root_latencies(int fd, uint64_t ns[FD_ROOT_QUERIES])
+{
+	struct rtplace_query q = harness_fifo_query(10, 1, 0);
+	struct proto_msg rep;
+
+	for (int i = 0; i < FD_ROOT_QUERIES; i++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		query(fd, &q, &rep);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
+		ns[i] = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	}
+	qsort(ns, FD_ROOT_QUERIES, sizeof(ns[0]), cmp_u64);
+}
+
 /*
  * Owner-bound claims hold a pidfd each; those of users other than root
  * stay out of the last descriptors, which are root's: with every user at
  * its claim limit and the daemon at its descriptor limit, root still
  * connects, claims for an owner process and is answered. Prints root's
- * query latency then. The unfixed daemon gave the users' pidfds every
+ * query latency then, and before the users came. The unfixed daemon gave the users' pidfds every
  * descriptor: root's connection was never accepted.
  */
 static void test_claims_fd_reserve(void **state)
@@ -638,7 +656,7 @@ static void test_claims_fd_reserve(void **state)
 	const char *wrapper[] = { "prlimit", nofile, "--", NULL };
 	const char *args[] = { "--topology", topo480, NULL };
 	struct rtplace_query q = claim_query(10, 1, RTPLACE_LEASE_INFINITE);
-	static uint64_t ns[FD_ROOT_QUERIES];
+	static uint64_t ns[FD_ROOT_QUERIES], idle[FD_ROOT_QUERIES];
 	unsigned made = 0, refused_users = 0;
 	struct proto_msg rep;
 	int pipefd[2], hold[2], fd;
@@ -648,6 +666,9 @@ static void test_claims_fd_reserve(void **state)
 	snprintf(config, sizeof(config), "[daemon]\nsocket-mode = 0666\nlog-level = info\n[limits]\nmax-claims-per-user = %d\n",
 		 FD_CLAIMS);
 	assert_int_equal(harness_start_wrapped(&daemon_under_test, wrapper, config, args, NULL), 0);
+	fd = connect_to(daemon_under_test.socket);
+	root_latencies(fd, idle);
+	close(fd);
 	/* Before the pipes: it must not hold hold[1] open. */
 	root_owner = sleeper();
 	assert_int_equal(pipe(pipefd), 0);
@@ -679,21 +700,12 @@ static void test_claims_fd_reserve(void **state)
 	query(fd, &q, &rep);
 	assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
 	assert_int_not_equal(rep.query_reply.claim_id, 0);
-	q = harness_fifo_query(10, 1, 0);
-	for (int i = 0; i < FD_ROOT_QUERIES; i++) {
-		struct timespec a, b;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		query(fd, &q, &rep);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		assert_int_equal(rep.hdr.type, RTPLACE_MSG_QUERY_REPLY);
-		ns[i] = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
-	}
-	qsort(ns, FD_ROOT_QUERIES, sizeof(ns[0]), cmp_u64);
+	root_latencies(fd, ns);
 	printf("# %u users' claims held (%u users refused for descriptors, limit %d): root's query p50 %.1f us, "
-	       "p99 %.1f us\n",
+	       "p99 %.1f us (idle before: %.1f, %.1f us)\n",
 	       made, refused_users, FD_LIMIT, (double)ns[FD_ROOT_QUERIES / 2] / 1e3,
-	       (double)ns[FD_ROOT_QUERIES * 99 / 100] / 1e3);
+	       (double)ns[FD_ROOT_QUERIES * 99 / 100] / 1e3, (double)idle[FD_ROOT_QUERIES / 2] / 1e3,
+	       (double)idle[FD_ROOT_QUERIES * 99 / 100] / 1e3);
 	close(fd);
 	close(hold[1]);
 	for (int u = 0; u < FD_USERS; u++)
