@@ -113,6 +113,19 @@ void cpupri_set_online_idle(void *map, const struct cpupri_geom *g, const struct
 /* A map bit that holds no CPU, in the bit -> CPU table view_open builds. */
 #define CPUPRI_NO_CPU UINT16_MAX
 
+void cpupri_mirror(void *dst, const void *src, const struct cpupri_geom *g)
+{
+	for (__u32 cpu = 0; cpu < g->ncpus; cpu++) {
+		const struct cpupri_slot *from = cpupri_slot_ptr((void *)src, g, cpu);
+		struct cpupri_slot *to = cpupri_slot_ptr(dst, g, cpu);
+		__u32 queued = __atomic_load_n(&from->rt_queued, __ATOMIC_RELAXED);
+
+		if (to->rt_queued != queued)
+			to->rt_queued = queued;
+		cpupri_set(dst, g, cpu, __atomic_load_n(&from->level, __ATOMIC_RELAXED));
+	}
+}
+
 static __u64 cpupri_low_bits(__u32 len)
 {
 	return len >= 64 ? ~(__u64)0 : ((__u64)1 << len) - 1;

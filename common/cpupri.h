@@ -308,6 +308,15 @@ int cpupri_map_new(const struct topo *topo, enum topo_shard mode, void **ret_map
 void cpupri_set_online_idle(void *map, const struct cpupri_geom *g, const struct topo *topo);
 
 /*
+ * Brings dst, a map of src's geometry initialised by cpupri_init() whose
+ * only writer is the caller, to src's levels and RT queue lengths, CPU by
+ * CPU through cpupri_set(), so that dst's readers see what the map's
+ * protocol promises them while it changes. The pids are not copied: dst's
+ * stay 0. src may change meanwhile; each CPU gets the level read once.
+ */
+void cpupri_mirror(void *dst, const void *src, const struct cpupri_geom *g);
+
+/*
  * A reader's translation between CPU ids and the map's shard-local bits,
  * derived once when the view is opened (the slots' shard and bit never
  * change after cpupri_init()). cpupri_init() numbers a shard's bits in

@@ -405,7 +405,7 @@ int claims_state_load(struct claims *c, const char *path, uid_t owner, const cha
 	size_t n = 0, len = 0, max = 1;
 	uint32_t next_id;
 	struct stat st;
-	int dirfd, fd = -1, r;
+	int dirfd, fd = -1, trust, r;
 
 	reason->text[0] = '\0';
 	r = claims_state_open_dir(path, &dirfd, &base);
@@ -426,24 +426,33 @@ int claims_state_load(struct claims *c, const char *path, uid_t owner, const cha
 		r = -errno;
 		goto out;
 	}
-	r = claims_state_trusted(&st, owner, true, reason);
-	if (r < 0)
-		goto out;
+	trust = claims_state_trusted(&st, owner, true, reason);
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto out;
 	}
-	r = claims_state_trusted(&st, owner, false, reason);
-	if (r < 0)
-		goto out;
+	if (trust == 0)
+		trust = claims_state_trusted(&st, owner, false, reason);
 	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > CLAIMS_STATE_FILE_MAX) {
-		reason_set(reason, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
-		r = -EBADMSG;
+		if (trust == 0)
+			reason_set(reason, "%s", S_ISREG(st.st_mode) ? "too large" : "not a regular file");
+		r = trust < 0 ? trust : -EBADMSG;
 		goto out;
 	}
 	r = claims_state_read(fd, (size_t)st.st_size, &text, &len);
 	if (r < 0)
 		goto out;
+	if (trust < 0) {
+		/* Nothing of it is restored, but it may be the daemon's own
+		 * file made writable since (a chmod, a folder's mode), whose
+		 * ids clients may still hold: skip them too, though only so
+		 * far that a forged file cannot wrap the ids round to 1. */
+		uint32_t past = claims_state_salvage_next_id(text, len);
+
+		claims_skip_ids(c, past < CLAIMS_STATE_UNTRUSTED_IDS ? past : CLAIMS_STATE_UNTRUSTED_IDS);
+		r = trust;
+		goto out;
+	}
 	for (const char *q = text; (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
 		max++;
 	v = calloc(max, sizeof(*v));

@@ -47,6 +47,9 @@
 #include "claims.h"
 #include "reason.h"
 
+/* How far an untrusted file's ids are skipped at most: half the ids, so
+ * a forged file leaves more than two billion before they wrap. */
+#define CLAIMS_STATE_UNTRUSTED_IDS (UINT32_MAX / 2)
 /* Ids reserved by one next-id line. */
 #define CLAIMS_STATE_ID_BLOCK 1024
 /* Compaction once the journal has this many lines per live claim... */
@@ -86,8 +89,9 @@ int claims_state_trusted(const struct stat *st, uid_t owner, bool dir, struct rt
  * the same process (pid and start time under proc_root) and drops the
  * rest. Returns how many were restored; -ENOENT when there is no file;
  * -EPERM when it or its folder is not owner's alone, -EBADMSG for a
- * corrupt file, with reason saying why (nothing is restored; a corrupt
- * file's ids are still skipped); another -errno when it cannot be read.
+ * corrupt file, with reason saying why (nothing is restored; the ids a
+ * corrupt file names are still skipped, and so are an untrusted file's,
+ * up to CLAIMS_STATE_UNTRUSTED_IDS); another -errno when it cannot be read.
  */
 int claims_state_load(struct claims *c, const char *path, uid_t owner, const char *proc_root,
 		      struct rtplace_reason *reason);

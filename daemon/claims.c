@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "claims.h"
 #include "idmap.h"
 #include "levels.h"
+#include "quota.h"
 #include "rtplace-proto.h"
 
 #define CLAIMS_NIL UINT32_MAX
@@ -240,12 +242,23 @@ static struct claims_group *claims_group_find(const struct claims *c, int k, uin
 
 static void claims_owner_exit_cb(evutil_socket_t fd, short what, void *arg);
 
-/* Watches the owner group g's process. 0, -ESRCH when it is gone, -errno. */
-static int claims_group_watch(struct claims *c, struct claims_group *g)
+/* Watches the owner group g's process, for a claim of uid. 0, -ESRCH when
+ * it is gone, -EMFILE when its pidfd would be one of the descriptors kept
+ * for root (quota_fd_reserve()), -errno. */
+static int claims_group_watch(struct claims *c, struct claims_group *g, uid_t uid)
 {
+	struct rlimit rl;
+
 	g->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)g->key, 0);
 	if (g->pidfd < 0)
 		return -errno;
+	/* Read each time, as the server does: prlimit may change it. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    quota_fd_reserved(uid, (uint64_t)g->pidfd, (uint64_t)rl.rlim_cur)) {
+		close(g->pidfd);
+		g->pidfd = -1;
+		return -EMFILE;
+	}
 	g->ev = event_new(c->base, g->pidfd, EV_READ, claims_owner_exit_cb, g);
 	if (!g->ev || event_add(g->ev, NULL) < 0) {
 		claims_group_unwatch(g);
@@ -254,9 +267,9 @@ static int claims_group_watch(struct claims *c, struct claims_group *g)
 	return 0;
 }
 
-/* The group of key in index k, created (and, for an attached owner, watched)
- * when new. NULL with *err set. */
-static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t key, int *err)
+/* The group of key in index k, created (and, for an attached owner, watched
+ * for a claim of uid) when new. NULL with *err set. */
+static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t key, uid_t uid, int *err)
 {
 	struct claims_index *ix = &c->index[k];
 	struct claims_group *g = claims_group_find(c, k, key);
@@ -301,7 +314,7 @@ static struct claims_group *claims_group_get(struct claims *c, int k, uint32_t k
 		ix->ngroups = gi + 1;
 	*g = (struct claims_group){ .c = c, .key = key, .head = CLAIMS_NIL, .pidfd = -1 };
 	if (k == CLAIMS_BY_OWNER && c->base) {
-		*err = claims_group_watch(c, g);
+		*err = claims_group_watch(c, g, uid);
 		if (*err < 0) {
 			idmap_remove(&ix->hash, key);
 			g->head = ix->free_head;
@@ -417,7 +430,7 @@ static int claims_insert(struct claims *c, const struct claim *cl)
 	for (int k = 0; k < CLAIMS_NINDEX; k++) {
 		if (k == CLAIMS_BY_OWNER && cl->pid == 0)
 			continue;
-		g[k] = claims_group_get(c, k, claims_key(cl, k), &r);
+		g[k] = claims_group_get(c, k, claims_key(cl, k), cl->uid, &r);
 		if (!g[k])
 			goto undo;
 	}

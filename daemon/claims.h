@@ -63,7 +63,9 @@ void claims_free(struct claims *c);
  * cpus; id and expires_ms are ignored). lease_ms 0 means no lease. Returns
  * 0 and the new id; -EINVAL for an empty set or a level below normal;
  * -ENOSPC when the table is full; -ESRCH when attached and the owner pid is
- * gone already; -ENOMEM. The claim is pending: its holder records it
+ * gone already; -EMFILE when attached and the owner's pidfd, for a uid
+ * other than root, would be one of the descriptors kept for root
+ * (quota_fd_reserve()); -ENOMEM. The claim is pending: its holder records it
  * (the state file) and then confirms it with claims_made(), or takes it
  * back with claims_withdraw().
  */

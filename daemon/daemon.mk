@@ -16,8 +16,9 @@ daemon_libtracker_la_CPPFLAGS = $(DAEMON_CPPFLAGS) -I$(top_builddir)/bpf
 daemon_libtracker_la_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 daemon_libtracker_la_LIBADD = common/libfile.la $(LIBBPF_LIBS)
 
-# The claims table and its state file, the log and the one reader of
-# /proc, which every other daemon library uses: link it after them.
+# The claims table and its state file, the log, the one reader of /proc
+# and the sealed regions of local reads (the tracker's copy of its map is
+# one), which every other daemon library uses: link it after them.
 noinst_LTLIBRARIES += daemon/libdaemoncore.la
 daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
@@ -27,7 +28,8 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/clocks.h daemon/clocks.c \
 	daemon/histogram.h daemon/histogram.c \
 	daemon/procfs.h daemon/procfs.c \
-	daemon/irqnoise.h daemon/irqnoise.c
+	daemon/irqnoise.h daemon/irqnoise.c \
+	daemon/snapshot.h daemon/snapshot.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.
 daemon_libdaemoncore_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
@@ -51,7 +53,6 @@ daemon_rtplaced_SOURCES = \
 	daemon/actors.h daemon/actors.c \
 	daemon/dispatch.h daemon/dispatch.c daemon/dispatch-handlers.h \
 	daemon/dispatch-claims.c daemon/dispatch-views.c daemon/dispatch-threads.c \
-	daemon/snapshot.h daemon/snapshot.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)

@@ -422,7 +422,9 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 	if (r == 0)
 		r = claims_add(e->claims, &cl, loop_now_ms(), lease_ms, &id);
 	if (r < 0) {
-		reason_set(reason, r == -ESRCH ? "the owner process does not exist" : "cannot record the claim");
+		reason_set(reason, r == -ESRCH    ? "the owner process does not exist"
+				   : r == -EMFILE ? "daemon near its descriptor limit"
+						  : "cannot record the claim");
 		return r;
 	}
 	reason->text[0] = '\0';

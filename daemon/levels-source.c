@@ -125,6 +125,11 @@ static void levels_source_sample_cb(void *ctx)
 					PROCFS_ROOT, strerror(-r));
 }
 
+static void levels_source_mirror_cb(void *ctx)
+{
+	tracker_mirror(((struct levels_source *)ctx)->tracker);
+}
+
 /* The /proc sampler on the loop's timer, where the tracker does not run. */
 static int levels_source_open_sampler(struct levels_source *src, const struct config *cfg)
 {
@@ -175,6 +180,8 @@ static int levels_source_open_live(struct levels_source *src, const struct confi
 			src->map_fd = tracker_map_ro_fd(src->tracker);
 			if (src->map_fd < 0)
 				log_notice("No descriptor of the cpupri map to hand out: no local reads");
+			else if (loop_every(src->loop, TRACKER_MIRROR_MS * 1000, levels_source_mirror_cb, src) < 0)
+				return -ENOMEM;
 			return 0;
 		}
 		if (tc->required) {

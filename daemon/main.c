@@ -414,6 +414,7 @@ static int daemon_start(struct daemon *d)
 {
 	int status;
 
+	server_raise_fd_limit();
 	if (loop_new(&d->loop) < 0)
 		return EXIT_FAILURE;
 	status = daemon_build(d);

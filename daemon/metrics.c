@@ -22,6 +22,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "procfs.h"
+#include "quota.h"
 #include "server.h"
 
 /* Every program of bpf/tracker.bpf.c fits, with room for more. */
@@ -42,8 +43,8 @@ struct metrics {
 /*
  * Scrapers must not take the descriptors socket clients need: evhttp in
  * libevent 2.1 has no cap on connections, so accepting pauses while the
- * lowest free descriptor lies in the top 2 * SERVER_FD_RESERVE of
- * RLIMIT_NOFILE (the top SERVER_FD_RESERVE stay for root, the next as many
+ * lowest free descriptor lies in the top 2 * quota_fd_reserve() of
+ * RLIMIT_NOFILE (the top quota_fd_reserve() stay for root, the next as many
  * for unprivileged socket clients). accept() hands out the lowest free
  * descriptor, so a duplicate of the listener shows where the next one lands.
  */
@@ -58,7 +59,7 @@ static bool metrics_fds_scarce(const struct metrics *m)
 	if (fd < 0)
 		return true;
 	close(fd);
-	return (rlim_t)fd >= rl.rlim_cur - 2 * SERVER_FD_RESERVE(rl.rlim_cur);
+	return (rlim_t)fd >= rl.rlim_cur - 2 * (rlim_t)quota_fd_reserve((uint64_t)rl.rlim_cur);
 }
 
 static void metrics_resume_cb(evutil_socket_t fd, short what, void *arg)

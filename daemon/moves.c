@@ -36,7 +36,7 @@
  * whether its thread still lives (auth_target_read_live()), and one whose
  * thread has exited is closed and the tid opened anew, since the number
  * may name another thread by now. A few descriptors, well within those
- * the server keeps for the daemon's own needs (SERVER_FD_RESERVE).
+ * the server keeps for the daemon's own needs (quota_fd_reserve()).
  */
 #define MOVES_PIDFDS 8
 

@@ -20,6 +20,16 @@ struct quota {
 	struct idmap counts;  /* uid -> what it holds, never 0 */
 };
 
+uint64_t quota_fd_reserve(uint64_t nofile)
+{
+	return nofile / 8 < 16 ? 16 : nofile / 8 > 1024 ? 1024 : nofile / 8;
+}
+
+bool quota_fd_reserved(uid_t uid, uint64_t fd, uint64_t nofile)
+{
+	return uid != 0 && nofile != UINT64_MAX && fd + quota_fd_reserve(nofile) >= nofile;
+}
+
 static uint32_t quota_min(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;

@@ -20,6 +20,7 @@
 #ifndef RTPLACE_DAEMON_QUOTA_H
 #define RTPLACE_DAEMON_QUOTA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +56,21 @@ uint32_t quota_room(const struct quota_limits *l, uid_t uid, const struct quota_
  */
 int quota_check(const struct quota_limits *l, uid_t uid, const struct quota_use *use, uint32_t n,
 		struct rtplace_reason *reason);
+
+/*
+ * The daemon's descriptors are such a pool with no count of its own: the
+ * kernel hands out the lowest free descriptor, so one that lands in the
+ * top quota_fd_reserve(RLIMIT_NOFILE) of the soft limit nofile means
+ * every lower one is taken, and a holder other than root (a connection,
+ * its peer's pidfd, a claim owner's pidfd) must give it back: the rest
+ * stays for root's connections and claims and the daemon's own needs.
+ * The reserve is an eighth of nofile, at least 16, at most 1024.
+ */
+uint64_t quota_fd_reserve(uint64_t nofile);
+
+/* Whether uid may not hold descriptor fd under the soft limit nofile
+ * (UINT64_MAX: none). */
+bool quota_fd_reserved(uid_t uid, uint64_t fd, uint64_t nofile);
 
 struct quota;
 

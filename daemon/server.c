@@ -479,11 +479,36 @@ static bool server_refusal(struct server *s, int fd, const struct ucred *cred, s
 		return true;
 	/* Read each time: an administrator may change it (prlimit). */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    (rlim_t)fd >= rl.rlim_cur - SERVER_FD_RESERVE(rl.rlim_cur)) {
+	    quota_fd_reserved(cred->uid, (uint64_t)fd, (uint64_t)rl.rlim_cur)) {
 		reason_set(reason, "daemon near its descriptor limit (%" PRIu64 ")", (uint64_t)rl.rlim_cur);
 		return true;
 	}
 	return false;
+}
+
+void server_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warning("Failed to read RLIMIT_NOFILE: %m");
+		return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			log_warning("Failed to raise RLIMIT_NOFILE from %" PRIu64 " to %" PRIu64 ": %m", (uint64_t)was,
+				    (uint64_t)rl.rlim_max);
+			return;
+		}
+	}
+	if (rl.rlim_cur == RLIM_INFINITY)
+		log_info("Descriptors: no limit");
+	else
+		log_info("Descriptors: up to %" PRIu64 " (RLIMIT_NOFILE), the last %" PRIu64 " kept for root",
+			 (uint64_t)rl.rlim_cur, quota_fd_reserve((uint64_t)rl.rlim_cur));
 }
 
 /* Tells the client why (an ERROR with request id 0: "closing"), and closes. */

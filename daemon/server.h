@@ -11,10 +11,9 @@
  * (an ERROR naming the limit, then close) when that user already has
  * max_clients_per_user connections, when max_clients connections are open,
  * or when a descriptor it got (the socket, the peer's pidfd) is among the
- * daemon's last SERVER_FD_RESERVE(RLIMIT_NOFILE) descriptors. accept() hands out the
- * lowest free descriptor, so unprivileged connections never hold one of
- * those last descriptors: they stay for root's connections and for the
- * daemon's own needs. Root's connections are refused by none of these
+ * daemon's last quota_fd_reserve(RLIMIT_NOFILE) descriptors (quota.h), as
+ * claims' pidfds are: those stay for root's connections and claims and for
+ * the daemon's own needs. Root's connections are refused by none of these
  * limits. Should the daemon run out of descriptors all the same (EMFILE,
  * ENFILE), it stops accepting for SERVER_ACCEPT_PAUSE_MS at a time instead
  * of spinning on a listener that stays readable.
@@ -81,12 +80,6 @@ struct server_limits {
 	size_t max_message;       /* longest packet accepted */
 };
 
-/*
- * Descriptors of RLIMIT_NOFILE (soft) never given to an unprivileged
- * connection: an eighth of the limit, at least 16, at most 1024.
- */
-#define SERVER_FD_RESERVE(nofile) ((nofile) / 8 < 16 ? 16 : (nofile) / 8 > 1024 ? 1024 : (nofile) / 8)
-
 /* How long accepting pauses after accept() failed for want of descriptors
  * or memory. */
 #define SERVER_ACCEPT_PAUSE_MS 250
@@ -115,6 +108,14 @@ struct server_socket_opts {
  * listening) at path is replaced; a live one is an error (-EADDRINUSE), so
  * a second daemon cannot steal the first one's socket. Returns 0 or -errno.
  */
+/*
+ * Raises RLIMIT_NOFILE's soft limit to its hard one, before anything holds
+ * descriptors for clients: every connection holds two and every owner of
+ * claims one (its pidfd), and the usual soft limit (1,024) is far below
+ * what [limits] lets users hold. Logs the limit it leaves, and a failure.
+ */
+void server_raise_fd_limit(void);
+
 int server_new(struct event_base *base, const struct server_socket_opts *opts, const struct server_limits *limits,
 	       server_dispatch_cb dispatch, void *ctx, struct server **ret);
 

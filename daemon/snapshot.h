@@ -9,7 +9,8 @@
  *
  * The placement snapshot (common/snap.h) is such a region; so is the
  * simulated daemon's cpupri map (--topology), so that local reads work,
- * and are tested, without BPF.
+ * and are tested, without BPF, and the tracker's copy of its BPF map
+ * (tracker.h), which no BPF program can be given.
  */
 #ifndef RTPLACE_DAEMON_SNAPSHOT_H
 #define RTPLACE_DAEMON_SNAPSHOT_H
@@ -34,8 +35,8 @@ void snapshot_region_free(struct snapshot_region *r);
 
 /*
  * What the daemon offers local readers: the map descriptor it was given,
- * one that maps read-only only (a sealed memfd, or the frozen BPF map;
- * -1: none, no local reads) and the placement snapshot, kept
+ * one that maps read-only only (a sealed memfd; -1: none, no local
+ * reads) and the placement snapshot, kept
  * current by snapshot_publish() after every change of the claims, the
  * configuration, the isolation or the topology.
  */

@@ -21,6 +21,7 @@
 #include "hotplug.h"
 #include "procfs.h"
 #include "seed.h"
+#include "snapshot.h"
 #include "sysfs.h"
 #include "tracker.h"
 /* Generated from bpf/tracker.bpf.c by bpftool; needs cpupri.h first. */
@@ -48,7 +49,7 @@ struct tracker {
 	bool saw_exit;         /* an exit event, whose thread BPF unwatched itself */
 	struct ring_buffer *ring;
 	const void *map;       /* read-only mapping of the cpupri map */
-	int map_ro_fd;         /* of the frozen map, for local readers; -1 for none */
+	struct snapshot_region mirror; /* what local readers map: no BPF map (tracker_mirror()) */
 	size_t map_len;        /* bytes mapped, a page multiple */
 	size_t map_size;       /* bytes of the region (geometry) */
 	const struct tracker_cpu_time *times; /* read-only mapping of tracker_times */
@@ -428,10 +429,8 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	shard_of = calloc(topo->ncpus, sizeof(*shard_of));
 	t = calloc(1, sizeof(*t));
-	if (t) {
+	if (t)
 		t->stats_fd = -1;
-		t->map_ro_fd = -1;
-	}
 	if (!shard_of || !t) {
 		r = -ENOMEM;
 		goto out;
@@ -516,13 +515,19 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 		goto out;
 	}
 
-	/* What LOCAL hands out. Not a BPF_F_RDONLY descriptor: mmap() of a
-	 * file opened without write drops VM_SHARED, which bpf_map_mmap()
-	 * requires, so such a descriptor cannot be mapped at all. The frozen
-	 * map refuses writes through any descriptor instead: a writable
-	 * mapping (EPERM), mprotect() to write (a read-only mapping loses
-	 * VM_MAYWRITE), write(2) (a map has no write) and map updates. */
-	t->map_ro_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	/* What LOCAL hands out: a copy in a sealed memfd, never a descriptor
+	 * of the BPF map. Any descriptor of a map, one opened BPF_F_RDONLY by
+	 * id included, lets whoever may load a program (CAP_BPF, or anyone
+	 * where kernel.unprivileged_bpf_disabled is 0) write the map from it:
+	 * the verifier checks the map's flags, never the descriptor's mode,
+	 * and BPF_F_RDONLY_PROG is a flag of creation only, which would stop
+	 * our own programs. A read-only descriptor cannot be mapped at all
+	 * (mmap() drops VM_SHARED, which bpf_map_mmap() requires). Without
+	 * the copy there are no local reads: logged by the caller. */
+	if (snapshot_region_new("rtplace-map", g.size, &t->mirror) == 0) {
+		cpupri_init(t->mirror.map, &g, shard_of);
+		cpupri_mirror(t->mirror.map, t->map, &g);
+	}
 
 	r = tracker_map_times(t, topo->ncpus, (size_t)page);
 	if (r < 0) {
@@ -561,7 +566,13 @@ const void *tracker_map(const struct tracker *t, size_t *ret_size)
 
 int tracker_map_ro_fd(const struct tracker *t)
 {
-	return t->map_ro_fd;
+	return t->mirror.map ? t->mirror.ro_fd : -1;
+}
+
+void tracker_mirror(struct tracker *t)
+{
+	if (t->mirror.map)
+		cpupri_mirror(t->mirror.map, t->map, &((const struct cpupri_header *)t->map)->geom);
 }
 
 int tracker_cpu_times(const struct tracker *t, uint32_t cpu, uint64_t now_ns, uint64_t ret[RTPLACE_CLASS_COUNT])
@@ -677,8 +688,7 @@ void tracker_close(struct tracker *t)
 	ring_buffer__free(t->ring);
 	if (t->map)
 		munmap((void *)t->map, t->map_len);
-	if (t->map_ro_fd >= 0)
-		close(t->map_ro_fd);
+	snapshot_region_free(&t->mirror);
 	if (t->times)
 		munmap((void *)t->times, t->times_len);
 	tracker_bpf__destroy(t->skel);

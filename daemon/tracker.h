@@ -54,9 +54,22 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 
 /* The cpupri map, mapped read-only, and its size in bytes (cpupri_view_open()). */
 const void *tracker_map(const struct tracker *t, size_t *ret_size);
-/* A descriptor of the frozen map for local readers, which can map it
- * PROT_READ only; the tracker keeps it. -1 when none could be made. */
+/*
+ * A descriptor for local readers: of a sealed memfd (snapshot.h) that
+ * holds a copy of the map, which they can map PROT_READ only and which
+ * no BPF program can be given; the tracker keeps it. -1 when none could
+ * be made. The copy has the map's levels and RT queue lengths as of the
+ * last tracker_mirror() (TRACKER_MIRROR_MS apart on the daemon's loop)
+ * and no pids: those of the map are the initial PID namespace's.
+ */
 int tracker_map_ro_fd(const struct tracker *t);
+
+/* How far apart the daemon refreshes the copy, in milliseconds: what a
+ * local read may lag behind the map (a refresh reads one line per CPU). */
+#define TRACKER_MIRROR_MS 10
+
+/* Brings the copy of tracker_map_ro_fd() to the map's current levels. */
+void tracker_mirror(struct tracker *t);
 
 /*
  * The nanoseconds cpu spent in each class (RTPLACE_CLASS_*) at now_ns

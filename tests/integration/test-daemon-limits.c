@@ -79,12 +79,14 @@ static void fixture_dir(struct fixture *f)
 
 /*
  * Starts rtplaced on topo with conf_text as its configuration and its
- * stderr into f->log; with nofile > 0, RLIMIT_NOFILE (soft) lowered to it.
+ * stderr into f->log; with nofile > 0, RLIMIT_NOFILE (soft and hard) lowered to it.
  */
 static void fixture_start(struct fixture *f, const char *conf_text, rlim_t nofile)
 {
 	const char *args[] = { "--topology", topo, NULL };
-	struct rlimit rl, low;
+	char limit[48];
+	/* Soft and hard: the daemon raises its soft limit to the hard one. */
+	const char *wrapper[] = { "prlimit", limit, "--", NULL };
 	int logfd, saved, r;
 
 	fixture_dir(f);
@@ -92,15 +94,11 @@ static void fixture_start(struct fixture *f, const char *conf_text, rlim_t nofil
 	assert_true(logfd >= 0);
 	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	assert_true(saved >= 0);
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	low = rl;
-	if (nofile)
-		low.rlim_cur = nofile;
+	snprintf(limit, sizeof(limit), "--nofile=%llu:%llu", (unsigned long long)nofile, (unsigned long long)nofile);
 	fflush(stderr);
 	dup2(logfd, STDERR_FILENO);
-	setrlimit(RLIMIT_NOFILE, &low);
-	r = harness_start_with_config(&f->d, conf_text, args, NULL);
-	setrlimit(RLIMIT_NOFILE, &rl);
+	r = nofile ? harness_start_wrapped(&f->d, wrapper, conf_text, args, NULL)
+		   : harness_start_with_config(&f->d, conf_text, args, NULL);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	close(logfd);

@@ -19,7 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/bpf.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -29,6 +35,9 @@
 
 #define SPIN_CPU 1
 #define SPIN_PRIO 60
+#define NOBODY 65534
+/* What the BPF writer stores in the map's spare bytes of CPU 0's slot. */
+#define BPF_SCRIBBLE 0x5a5a5a5a
 
 static struct harness_daemon daemon_under_test;
 static pid_t spinner;
@@ -313,7 +322,7 @@ static void test_node_local_answers(void **state)
 	close(fd);
 }
 
-/* The live daemon hands out its BPF map read-only: it maps PROT_READ and
+/* The live daemon hands out its map read-only: it maps PROT_READ and
  * shows the CPUs online, a writable mapping, mprotect() to write and
  * write(2) fail. */
 static void test_local_map_read_only(void **state)
@@ -345,6 +354,140 @@ static void test_local_map_read_only(void **state)
 	close(fd);
 }
 
+/*
+ * Loads a socket filter that stores BPF_SCRIBBLE at byte off of the value
+ * of the map map_fd would be, and runs it once. 0 when it ran, -errno when
+ * the kernel refused (a descriptor that is no map: EBADF or EINVAL).
+ */
+static int bpf_scribble(int map_fd, uint32_t off)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_VALUE, .imm = map_fd },
+		{ .imm = (int32_t)off },
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 1, .imm = BPF_SCRIBBLE },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	unsigned char packet[64] = { 0 };
+	union bpf_attr a = { 0 };
+	int prog, r = 0;
+
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	a.license = (uintptr_t)"GPL";
+	prog = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	if (prog < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)prog;
+	a.test.data_in = (uintptr_t)packet;
+	a.test.data_size_in = sizeof(packet);
+	if (syscall(SYS_bpf, BPF_PROG_TEST_RUN, &a, sizeof(a)) < 0)
+		r = -errno;
+	close(prog);
+	return r;
+}
+
+/* In a child: nobody with CAP_BPF only, as an ambient capability would
+ * leave it after exec. */
+static int become_nobody_with_bpf(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		return -errno;
+	data[CAP_BPF / 32].effective = data[CAP_BPF / 32].permitted = 1u << (CAP_BPF % 32);
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+/*
+ * No BPF program can write the map through what LOCAL hands out: as nobody
+ * with CAP_BPF (who cannot open the tracker's map by id), and as root, a
+ * socket filter that stores through the descriptor is refused, or its store
+ * is not seen in the map read through that descriptor.
+ */
+static void test_local_map_bpf_read_only(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), fds[2], status;
+	const struct cpupri_header *h;
+	const volatile uint32_t *spare;
+	struct proto_msg rep;
+	size_t size;
+	uint32_t off;
+	pid_t pid;
+	void *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
+	size = (size_t)rep.local_reply.map_size;
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[0], 0);
+	assert_true(p != MAP_FAILED);
+	h = p;
+	off = h->geom.slots_off + (uint32_t)offsetof(struct cpupri_slot, reserved);
+	spare = (const volatile uint32_t *)((const char *)p + off);
+	assert_int_not_equal(*spare, BPF_SCRIBBLE);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int r = become_nobody_with_bpf();
+
+		if (r < 0) {
+			fprintf(stderr, "cannot become nobody with CAP_BPF: %s\n", strerror(-r));
+			_exit(2);
+		}
+		_exit(bpf_scribble(fds[0], off) == 0 ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 1)
+		fail_msg("nobody with CAP_BPF loaded and ran a program that stores through LOCAL's map descriptor "
+			 "(the map now reads %#x at byte %u)", *spare, off);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	if (bpf_scribble(fds[0], off) == 0)
+		fail_msg("root loaded and ran a program that stores through LOCAL's map descriptor (the map now reads "
+			 "%#x at byte %u)", *spare, off);
+	assert_int_not_equal(*spare, BPF_SCRIBBLE);
+	munmap(p, size);
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+}
+
+/* The map LOCAL hands out shows no pid: the tracker's are the initial PID
+ * namespace's, which a reader in another one must not learn (replies
+ * translate them). This process runs on CPU 0 as it reads. */
+static void test_local_map_no_pids(void **state)
+{
+	int fd = harness_connect(daemon_under_test.socket), fds[2];
+	const struct cpupri_geom *g;
+	struct proto_msg rep;
+	size_t size;
+	void *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(harness_local(fd, RTPLACE_PROTO_VERSION, &rep, fds), 2);
+	size = (size_t)rep.local_reply.map_size;
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[0], 0);
+	assert_true(p != MAP_FAILED);
+	g = &((const struct cpupri_header *)p)->geom;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		uint32_t pid = cpupri_slot_ptr(p, g, cpu)->pid;
+
+		if (pid)
+			fail_msg("LOCAL's map shows pid %u on CPU %u", pid, cpu);
+	}
+	munmap(p, size);
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+}
+
 static int start(void **state)
 {
 	return harness_live_start(&daemon_under_test, NULL);
@@ -358,6 +501,8 @@ int main(void)
 		cmocka_unit_test(test_class_times_follow_rt_thread),
 		cmocka_unit_test(test_node_local_answers),
 		cmocka_unit_test(test_local_map_read_only),
+		cmocka_unit_test(test_local_map_bpf_read_only),
+		cmocka_unit_test(test_local_map_no_pids),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

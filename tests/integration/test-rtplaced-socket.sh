@@ -3,7 +3,8 @@
 # rtplaced writes nothing before its socket is its own. A socket in a
 # shared folder (/tmp) fails --check-config, naming the folder and the
 # fix, as the start fails; the refused start leaves no claims state behind
-# (it used to create SOCKET.claims, which the next start then refused).
+# (it used to create SOCKET.claims, which the next start then refused) and
+# leaves one that was there untouched.
 # A second daemon pointed at a live daemon's socket fails without
 # rewriting the live daemon's claims state.
 . "$(dirname "$0")/test-client-common.sh"
@@ -25,6 +26,15 @@ timeout 20 "$RTPLACED" --config "$TMP/shared.conf" --topology "$TOPO480" 2> "$TM
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a start with the socket in /tmp exited $rc"
 [ ! -e "$shared.claims" ] || fail "a refused start left $shared.claims behind"
 [ ! -e "$shared" ] || fail "a refused start left $shared behind"
+# A state file already there (an earlier daemon's) is left as it was: a
+# refused start used to rewrite it with no claims (next-id 77 became 1025).
+printf 'rtplace-claims 3\nnext-id 77\n' > "$shared.claims"
+chmod 600 "$shared.claims"
+before=$(cksum < "$shared.claims")
+timeout 20 "$RTPLACED" --config "$TMP/shared.conf" --topology "$TOPO480" 2> "$TMP/err"; rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a start with the socket in /tmp over a state file exited $rc"
+[ "$(cksum < "$shared.claims")" = "$before" ] || fail "a refused start rewrote $shared.claims: $(cat "$shared.claims")"
+rm -f "$shared.claims"
 
 start_daemon
 [ -f "$SOCK.claims" ] || fail "the live daemon has no claims state at $SOCK.claims"

@@ -486,6 +486,45 @@ static void test_set_online_idle(void **state)
 	topo_free(t);
 }
 
+/* A copy follows the map's levels and queue lengths, twice over (levels
+ * that change between copies), and keeps no pid. */
+static void test_mirror(void **state)
+{
+	struct topo *t = small_topology();
+	struct cpupri_view v, w;
+	void *src, *dst;
+	uint64_t rng = 42;
+	size_t size;
+
+	assert_int_equal(cpupri_map_new(t, TOPO_SHARD_NODE, &src, &size), 0);
+	assert_int_equal(cpupri_map_new(t, TOPO_SHARD_NODE, &dst, &size), 0);
+	const struct cpupri_geom *g = &((const struct cpupri_header *)src)->geom;
+	assert_int_equal(cpupri_view_open(src, size, &v), 0);
+	assert_int_equal(cpupri_view_open(dst, size, &w), 0);
+	for (int round = 0; round < 2; round++) {
+		for (__u32 cpu = 0; cpu < t->ncpus; cpu++) {
+			struct cpupri_slot *slot = cpupri_slot_ptr(src, g, cpu);
+
+			cpupri_set(src, g, cpu, refmodel_rand_below(&rng, LEVEL_COUNT));
+			slot->pid = 1000 + cpu;
+			slot->rt_queued = refmodel_rand_below(&rng, 4);
+		}
+		cpupri_mirror(dst, src, g);
+		for (__u32 cpu = 0; cpu < t->ncpus; cpu++) {
+			assert_int_equal(cpupri_level(&w, cpu), cpupri_level(&v, cpu));
+			assert_int_equal(cpupri_slot_ptr(dst, g, cpu)->rt_queued, cpupri_slot_ptr(src, g, cpu)->rt_queued);
+			assert_int_equal(cpupri_slot_ptr(dst, g, cpu)->pid, 0);
+		}
+		for (__u32 level = 0; level < LEVEL_COUNT; level++)
+			assert_int_equal(cpupri_count(&w, level), cpupri_count(&v, level));
+	}
+	cpupri_view_close(&v);
+	cpupri_view_close(&w);
+	free(src);
+	free(dst);
+	topo_free(t);
+}
+
 /* The one constructor gives line-aligned maps, and a view refuses a map
  * that does not start on a line: its padding would not keep writers apart. */
 static void test_map_new_aligned(void **state)
@@ -850,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_find_skips_zero_count),
 		cmocka_unit_test(test_set_edges),
 		cmocka_unit_test(test_set_online_idle),
+		cmocka_unit_test(test_mirror),
 		cmocka_unit_test(test_map_new_aligned),
 		cmocka_unit_test(test_layout_480),
 		cmocka_unit_test(test_differential),

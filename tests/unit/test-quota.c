@@ -92,6 +92,21 @@ static void test_lowered_limits_keep_what_is_held(void **state)
 
 /* Random takes and puts over many uids against plain arrays: the hash
  * (growth, backward-shift deletion) never loses or mixes up a count. */
+/* The last descriptors of the soft limit are root's: an eighth, from 16 to
+ * 1,024; none without a limit. */
+static void test_fd_reserve(void **state)
+{
+	(void)state;
+	assert_int_equal(quota_fd_reserve(64), 16);
+	assert_int_equal(quota_fd_reserve(1024), 128);
+	assert_int_equal(quota_fd_reserve(65536), 1024);
+	assert_false(quota_fd_reserved(1000, 1024 - 129, 1024));
+	assert_true(quota_fd_reserved(1000, 1024 - 128, 1024));
+	assert_true(quota_fd_reserved(1000, 5000, 1024));
+	assert_false(quota_fd_reserved(0, 1023, 1024));
+	assert_false(quota_fd_reserved(1000, 1 << 30, UINT64_MAX));
+}
+
 static void test_matches_a_model(void **state)
 {
 	enum { NUIDS = 3000 };
@@ -149,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_check_names_the_narrowest_limit),
 		cmocka_unit_test(test_users_cannot_take_roots_room),
 		cmocka_unit_test(test_lowered_limits_keep_what_is_held),
+		cmocka_unit_test(test_fd_reserve),
 		cmocka_unit_test(test_matches_a_model),
 	};
 
