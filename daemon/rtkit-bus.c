@@ -44,18 +44,27 @@ struct rtkit_call {
 	struct rtkit_call *prev, *next;
 };
 
+/* The unique name of m's sender; "" on a connection without a bus. */
+static const char *rtkit_bus_sender(sd_bus_message *m)
+{
+	const char *s = sd_bus_message_get_sender(m);
+
+	return s ? s : "";
+}
+
 /* rtkit's error names: a refusal is AccessDenied, so clients need no
  * change; what is not a refusal says what failed. */
-static void rtkit_bus_reply_error(struct rtkit_call *c, int r, enum rtkit_refusal why, uid_t uid, const char *text)
+static void rtkit_bus_reply_error(struct rtkit *k, sd_bus_message *m, int r, enum rtkit_refusal why, uid_t uid,
+				  const char *text)
 {
 	const char *name = r == -ENOMEM ? SD_BUS_ERROR_NO_MEMORY
 			 : why == RTKIT_REFUSE_GONE || why == RTKIT_REFUSE_FAILED ? SD_BUS_ERROR_FAILED
 										  : SD_BUS_ERROR_ACCESS_DENIED;
 
-	c->k->stats.refused[why]++;
-	log_ratelimited(LOG_NOTICE, "RealtimeKit: %s refused to uid %u (%s): %s", sd_bus_message_get_member(c->msg),
+	k->stats.refused[why]++;
+	log_ratelimited(LOG_NOTICE, "RealtimeKit: %s refused to uid %u (%s): %s", sd_bus_message_get_member(m),
 			(unsigned)uid, rtkit_refusal_name(why), text);
-	sd_bus_reply_method_errorf(c->msg, name, "%s", text);
+	sd_bus_reply_method_errorf(m, name, "%s", text);
 }
 
 /* The answer to a request: r 0 or -errno with why and reason. */
@@ -68,14 +77,24 @@ static void rtkit_bus_reply(struct rtkit_call *c, int r, enum rtkit_refusal why,
 	}
 	if (why == RTKIT_REFUSE_COUNT)
 		why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
-	rtkit_bus_reply_error(c, r, why, uid, reason->text);
+	rtkit_bus_reply_error(c->k, c->msg, r, why, uid, reason->text);
+}
+
+static void rtkit_bus_burst_spent(const struct rtkit *k, uid_t uid, enum rtkit_refusal *why,
+				  struct rtplace_reason *reason)
+{
+	*why = RTKIT_REFUSE_BURST;
+	reason_set(reason, "uid %u made %u requests within %u s ([rtkit] actions-per-burst-max)", (unsigned)uid,
+		   (unsigned)k->cfg.actions_per_burst_max, (unsigned)k->cfg.actions_burst_sec);
 }
 
 /* Whether the caller may ask for a grant now: not within the watchdog's
- * refusal, and within its uid's burst, which the request counts in. */
-static int rtkit_bus_admit(struct rtkit *k, uid_t uid, enum rtkit_refusal *why, struct rtplace_reason *reason)
+ * refusal, and within its uid's burst, which the request counts in
+ * (take) or which must only have room (!take). */
+static int rtkit_bus_admit(struct rtkit *k, uid_t uid, bool take, enum rtkit_refusal *why,
+			   struct rtplace_reason *reason)
 {
-	int r;
+	int r = 0;
 
 	if (rtkit_rules_refusing(&k->cfg, k->watchdog_fired_ms, loop_now_ms())) {
 		*why = RTKIT_REFUSE_WATCHDOG;
@@ -83,11 +102,12 @@ static int rtkit_bus_admit(struct rtkit *k, uid_t uid, enum rtkit_refusal *why, 
 			   (unsigned)k->cfg.watchdog_refuse_sec);
 		return -EPERM;
 	}
-	r = rtkit_bursts_take(&k->bursts, &k->cfg, uid, loop_now_ms());
+	if (!take)
+		r = rtkit_bursts_spent(&k->bursts, &k->cfg, uid, loop_now_ms()) ? -EPERM : 0;
+	else
+		r = rtkit_bursts_take(&k->bursts, &k->cfg, uid, loop_now_ms());
 	if (r == -EPERM) {
-		*why = RTKIT_REFUSE_BURST;
-		reason_set(reason, "uid %u made %u requests within %u s ([rtkit] actions-per-burst-max)", (unsigned)uid,
-			   (unsigned)k->cfg.actions_per_burst_max, (unsigned)k->cfg.actions_burst_sec);
+		rtkit_bus_burst_spent(k, uid, why, reason);
 	} else if (r < 0) {
 		*why = RTKIT_REFUSE_FAILED;
 		reason_set(reason, "out of memory");
@@ -99,7 +119,7 @@ static void rtkit_bus_serve_realtime(struct rtkit_call *c, uid_t uid, pid_t call
 {
 	struct rtplace_reason reason = { { 0 } };
 	enum rtkit_refusal why = RTKIT_REFUSE_COUNT;
-	int r = rtkit_bus_admit(c->k, uid, &why, &reason);
+	int r = rtkit_bus_admit(c->k, uid, true, &why, &reason);
 
 	if (r == 0)
 		r = rtkit_grant_realtime(c->k, uid, c->pid ? c->pid : caller_pid, c->tid, (uint32_t)c->value, &why,
@@ -111,7 +131,7 @@ static void rtkit_bus_serve_nice(struct rtkit_call *c, uid_t uid, pid_t caller_p
 {
 	struct rtplace_reason reason = { { 0 } };
 	enum rtkit_refusal why = RTKIT_REFUSE_COUNT;
-	int r = rtkit_bus_admit(c->k, uid, &why, &reason);
+	int r = rtkit_bus_admit(c->k, uid, true, &why, &reason);
 
 	if (r == 0)
 		r = rtkit_grant_nice(c->k, uid, c->pid ? c->pid : caller_pid, c->tid, (int32_t)c->value, &why,
@@ -128,7 +148,7 @@ static bool rtkit_bus_root(struct rtkit_call *c, uid_t uid)
 	if (uid == 0)
 		return true;
 	reason_set(&reason, "%s is root's", sd_bus_message_get_member(c->msg));
-	rtkit_bus_reply_error(c, -EPERM, RTKIT_REFUSE_ROOT_ONLY, uid, reason.text);
+	rtkit_bus_reply_error(c->k, c->msg, -EPERM, RTKIT_REFUSE_ROOT_ONLY, uid, reason.text);
 	return false;
 }
 
@@ -197,7 +217,7 @@ static void rtkit_bus_call_free(struct rtkit_call *c)
 		k->calls = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	k->ncalls--;
+	rtkit_admit_done(&k->admit, rtkit_bus_sender(c->msg));
 	sd_bus_slot_unref(c->slot);
 	sd_bus_message_unref(c->msg);
 	free(c);
@@ -234,31 +254,38 @@ static int rtkit_bus_creds_cb(sd_bus_message *reply, void *userdata, sd_bus_erro
 		sd_bus_reply_method_errorf(c->msg, SD_BUS_ERROR_FAILED, "the bus did not tell the caller's uid and pid");
 		goto out;
 	}
+	rtkit_admit_learn(&c->k->admit, rtkit_bus_sender(c->msg), (uid_t)uid);
 	c->serve(c, (uid_t)uid, (pid_t)pid);
 out:
 	rtkit_bus_call_free(c);
 	return 0;
 }
 
-/* Queues call m, to be served by serve once the bus names its caller. */
+/* Queues call m, to be served by serve once the bus names its caller,
+ * within its sender's and its uid's shares of the wait (rtkit-admit.h). */
 static int rtkit_bus_queue(struct rtkit *k, sd_bus_message *m, rtkit_bus_serve_fn *serve, uint64_t pid, uint64_t tid,
 			   int64_t value, sd_bus_error *ret_error)
 {
 	struct rtkit_call *c;
-	int r;
+	int r = rtkit_admit_take(&k->admit, rtkit_bus_sender(m), loop_now_ms());
 
-	if (k->ncalls >= RTKIT_PENDING_MAX)
-		return sd_bus_error_setf(ret_error, SD_BUS_ERROR_LIMITS_EXCEEDED, "%u requests are waiting already",
-					 RTKIT_PENDING_MAX);
+	if (r == -EBUSY)
+		return sd_bus_error_setf(ret_error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "too many requests of this connection or user are waiting already");
+	if (r < 0)
+		return r;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		rtkit_admit_done(&k->admit, rtkit_bus_sender(m));
 		return -ENOMEM;
+	}
 	*c = (struct rtkit_call){ .k = k, .serve = serve, .pid = (pid_t)pid, .tid = (pid_t)tid, .value = value };
 	c->msg = sd_bus_message_ref(m);
 	r = sd_bus_call_method_async(k->bus, &c->slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 				     "org.freedesktop.DBus", "GetConnectionCredentials", rtkit_bus_creds_cb, c, "s",
 				     sd_bus_message_get_sender(m));
 	if (r < 0) {
+		rtkit_admit_done(&k->admit, rtkit_bus_sender(m));
 		sd_bus_message_unref(c->msg);
 		free(c);
 		return r;
@@ -267,7 +294,6 @@ static int rtkit_bus_queue(struct rtkit *k, sd_bus_message *m, rtkit_bus_serve_f
 	if (k->calls)
 		k->calls->prev = c;
 	k->calls = c;
-	k->ncalls++;
 	return 1;
 }
 
@@ -276,8 +302,19 @@ static int rtkit_bus_queue(struct rtkit *k, sd_bus_message *m, rtkit_bus_serve_f
 static int rtkit_bus_queue_grant(struct rtkit *k, sd_bus_message *m, rtkit_bus_serve_fn *serve, bool with_pid,
 				 uint64_t pid, uint64_t tid, int64_t value, sd_bus_error *ret_error)
 {
+	struct rtplace_reason reason = { { 0 } };
+	enum rtkit_refusal why;
+	uid_t uid;
+
 	if (tid == 0 || tid > INT_MAX || pid > INT_MAX || (with_pid && pid == 0))
 		return sd_bus_error_setf(ret_error, SD_BUS_ERROR_INVALID_ARGS, "no such process or thread id");
+	/* A sender the bus named before that may not ask now is told so
+	 * without waiting: a flood over its burst takes no place. */
+	if (rtkit_admit_known(&k->admit, rtkit_bus_sender(m), &uid) &&
+	    rtkit_bus_admit(k, uid, false, &why, &reason) < 0) {
+		rtkit_bus_reply_error(k, m, -EPERM, why, uid, reason.text);
+		return 1;
+	}
 	return rtkit_bus_queue(k, m, serve, pid, tid, value, ret_error);
 }
 
@@ -383,6 +420,8 @@ void rtkit_bus_close(struct rtkit *k)
 {
 	while (k->calls)
 		rtkit_bus_call_free(k->calls);
+	/* Unique names are the bus's: a new connection starts with none. */
+	rtkit_admit_free(&k->admit);
 	k->vtable_slot = sd_bus_slot_unref(k->vtable_slot);
 	k->name_slot = sd_bus_slot_unref(k->name_slot);
 	if (k->ev) {

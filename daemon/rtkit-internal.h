@@ -27,6 +27,7 @@
 #include <systemd/sd-bus.h>
 
 #include "reason.h"
+#include "rtkit-admit.h"
 #include "rtkit.h"
 #include "thread-sched.h"
 
@@ -53,8 +54,8 @@ struct rtkit {
 	struct event *ev;
 	bool serving, closing;
 	bool exited; /* root called Exit: off the bus until a reload */
-	struct rtkit_call *calls;
-	unsigned ncalls;
+	struct rtkit_call *calls; /* waiting for their callers' credentials */
+	struct rtkit_admit admit; /* their shares, per sender and uid */
 	struct rtkit_thread *threads;
 	unsigned nthreads;
 	struct rtkit_bursts bursts;

@@ -126,6 +126,10 @@ struct rtkit_bursts {
  * (the request is refused and not counted); -ENOMEM. */
 int rtkit_bursts_take(struct rtkit_bursts *b, const struct config_rtkit *cfg, uid_t uid, uint64_t now_ms);
 
+/* Whether uid's window at now_ms is full: its next request would be
+ * refused. */
+bool rtkit_bursts_spent(const struct rtkit_bursts *b, const struct config_rtkit *cfg, uid_t uid, uint64_t now_ms);
+
 void rtkit_bursts_free(struct rtkit_bursts *b);
 
 #endif

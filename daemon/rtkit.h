@@ -37,9 +37,6 @@
 #define RTKIT_BUS_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_OBJECT_PATH "/org/freedesktop/RealtimeKit1"
 
-/* Requests waiting for the bus's answer about their caller; more are
- * refused (LimitsExceeded) rather than queued. */
-#define RTKIT_PENDING_MAX 256
 /* Threads holding a grant, all users together. */
 #define RTKIT_THREADS_MAX 4096
 
