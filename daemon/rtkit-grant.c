@@ -9,7 +9,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -27,12 +29,15 @@
 #endif
 
 /* The target of a request: process pid and thread tid, their owner and the
- * process's RT time limit. The pidfds come back open (-1 where the kernel
- * has none) for the caller to confirm and keep. */
+ * process's RT time limit, and the thread's start time (its identity with
+ * tid, for rtkit_grant_verify()). The pidfds come back open (-1 where the
+ * kernel has none) for the caller to confirm and keep. */
 static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, struct rtkit_target *ret,
-			     int *ret_pfd, int *ret_tfd, enum rtkit_refusal *why, struct rtplace_reason *reason)
+			      uint64_t *ret_start, int *ret_pfd, int *ret_tfd, enum rtkit_refusal *why,
+			      struct rtplace_reason *reason)
 {
 	struct auth_target at;
+	struct procfs_stat st;
 	char limits[4096];
 	ssize_t n;
 	int pfd, tfd, r;
@@ -52,7 +57,10 @@ static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t ti
 		return -ESRCH;
 	}
 	*ret_tfd = tfd >= 0 ? tfd : -1;
-	r = tfd >= 0 ? auth_target_read_live(tfd, tid, false, &at) : -EOPNOTSUPP;
+	/* Before the owner: the live read confirms the pidfd last. */
+	r = procfs_read_stat(k->o.proc_root, tid, tid, &st);
+	if (r == 0)
+		r = tfd >= 0 ? auth_target_read_live(tfd, tid, false, &at) : -EOPNOTSUPP;
 	if (r == -EOPNOTSUPP)
 		r = auth_target_read(k->o.proc_root, tid, &at);
 	if (r == 0) {
@@ -70,8 +78,150 @@ static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t ti
 	ret->uid = at.uid;
 	ret->euid = at.euid;
 	ret->thread_tgid = at.tgid;
+	*ret_start = st.start_time;
 	*why = RTKIT_REFUSE_COUNT;
 	return 0;
+}
+
+/*
+ * After acting on tid: whether tid still named the thread the grant
+ * checked. No system call acts on a thread through its pidfd, so the act
+ * goes by tid, and the identity is checked after it: with the thread's
+ * pidfd, the thread has not exited (a live thread's tid is its own, so
+ * the act reached it); without one (before Linux 6.9), the task at tid
+ * has the start time read before the checks, as rtkit checks. 0, or
+ * -ESRCH when the thread exited, with *ret_other set when tid names
+ * another task by now, which the act may have reached.
+ */
+static int rtkit_grant_verify(const struct rtkit *k, pid_t tid, int tfd, uint64_t start, bool *ret_other)
+{
+	struct procfs_stat st;
+
+	*ret_other = false;
+	if (tfd >= 0 && !rtkit_threads_exited(tfd))
+		return 0;
+	if (procfs_read_stat(k->o.proc_root, tid, tid, &st) < 0)
+		return -ESRCH;
+	if (st.start_time == start)
+		return tfd >= 0 ? -ESRCH : 0;
+	*ret_other = true;
+	return -ESRCH;
+}
+
+/* What the task at a tid had just before a grant acted on it. */
+struct rtkit_grant_prior {
+	struct thread_sched_result res; /* policy and priority; affinity where the act pinned */
+	int reset_on_fork;
+	int nice;
+};
+
+/* Reads prior's policy, priority, reset-on-fork flag and nice level. */
+static int rtkit_grant_prior_read(pid_t tid, struct rtkit_grant_prior *prior)
+{
+	int r = thread_sched_getattr(tid, &prior->res.prev.policy, &prior->res.prev.prio, &prior->reset_on_fork);
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	prior->nice = getpriority(PRIO_PROCESS, (id_t)tid);
+	return errno ? -errno : 0;
+}
+
+/*
+ * The grant's thread exited before the act and tid names another task:
+ * what the act did to it is undone, back to what that task had just
+ * before, if it carries the act still (is_ours). Without this it would
+ * stay RT or niced, pinned, maybe another user's.
+ */
+static void rtkit_grant_undo_other(pid_t tid, const struct rtkit_grant_prior *prior, bool is_ours)
+{
+	struct sched_param sp = { .sched_priority = prior->res.prev.prio };
+	struct thread_sched_result affinity = prior->res;
+	int r = 0;
+
+	if (!is_ours)
+		return;
+	affinity.set_sched = false;
+	if (sched_setscheduler(tid, prior->res.prev.policy | prior->reset_on_fork, &sp) < 0 ||
+	    setpriority(PRIO_PROCESS, (id_t)tid, prior->nice) < 0)
+		r = -errno;
+	if (r == 0)
+		r = thread_sched_undo(tid, &affinity);
+	if (r < 0 && r != -ESRCH)
+		log_warning("RealtimeKit: thread %d exited under its grant and its tid names another task, which the "
+			    "grant reached; failed to undo that: %s",
+			    (int)tid, strerror(-r));
+	else
+		log_notice("RealtimeKit: thread %d exited under its grant and its tid names another task, which the "
+			   "grant reached; undone",
+			   (int)tid);
+}
+
+/* Whether tid carries SCHED_RR at prio with SCHED_RESET_ON_FORK, as a
+ * grant leaves it. */
+static bool rtkit_grant_is_rt(pid_t tid, uint32_t prio)
+{
+	int policy, p, reset_on_fork;
+
+	return thread_sched_getattr(tid, &policy, &p, &reset_on_fork) == 0 && policy == SCHED_RR &&
+	       p == (int)prio && reset_on_fork;
+}
+
+/*
+ * Pins tid to cpu (-1: leaves its affinity) and makes it SCHED_RR at
+ * prio, its children back to SCHED_OTHER. *ret_prior says what the task
+ * at tid had just before, for an undo; res->prev its affinity. 0 or
+ * -errno, with nothing changed.
+ */
+static int rtkit_grant_act(pid_t tid, int cpu, uint32_t prio, struct rtkit_grant_prior *ret_prior,
+			   struct thread_sched_result *res)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+	struct rtkit_grant_prior prior = { .nice = 0 };
+	int r = rtkit_grant_prior_read(tid, &prior);
+
+	*res = (struct thread_sched_result){ 0 };
+	if (r == 0 && cpu >= 0) {
+		struct rtplace_cpumask one = { 0 };
+
+		cpuset_set(&one, (unsigned)cpu);
+		r = thread_sched_apply(tid, &one, THREAD_SCHED_KEEP_POLICY, 0, res);
+	}
+	if (r < 0)
+		return r;
+	if (sched_setscheduler(tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp) < 0) {
+		r = -errno;
+		thread_sched_undo(tid, res);
+		return r;
+	}
+	prior.res.prev.cpus = res->prev.cpus;
+	prior.res.set_affinity = res->set_affinity;
+	*ret_prior = prior;
+	return 0;
+}
+
+/*
+ * Test builds only (--enable-self-checks): with RTPLACED_TEST_RTKIT_HOLD
+ * naming a FIFO, a grant stops between its checks and its act until a
+ * writer closes the FIFO, so that a test can end the thread and give its
+ * tid to another task in between, deterministically.
+ */
+static void rtkit_grant_test_hold(pid_t tid)
+{
+#ifdef RTPLACE_SELF_CHECKS
+	const char *fifo = getenv("RTPLACED_TEST_RTKIT_HOLD");
+	char c;
+	int fd;
+
+	if (!fifo)
+		return;
+	log_notice("RealtimeKit: test hold before acting on thread %d", (int)tid);
+	fd = open(fifo, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && read(fd, &c, 1) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+#endif
 }
 
 /*
@@ -113,12 +263,13 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	struct thread_sched_state st;
 	struct thread_sched_result res = { 0 };
 	struct rtplace_reason unpinned;
-	struct sched_param sp = { .sched_priority = (int)prio };
+	struct rtkit_grant_prior prior;
+	uint64_t start;
 	uint32_t claim_id = 0;
-	bool was_pinned = false;
+	bool was_pinned = false, acted, other;
 	int pfd, tfd, cpu = -1, held, r;
 
-	r = rtkit_grant_target(k, caller, pid, tid, &target, &pfd, &tfd, why, reason);
+	r = rtkit_grant_target(k, caller, pid, tid, &target, &start, &pfd, &tfd, why, reason);
 	if (r < 0)
 		goto out;
 	rtkit_threads_count(k, caller, pid, tid, &use);
@@ -157,28 +308,21 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 		log_ratelimited(LOG_NOTICE, "RealtimeKit: thread %d of process %d gets rt%u without a CPU of its own: %s",
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
-	if (cpu >= 0) {
-		struct rtplace_cpumask one = { 0 };
-
-		cpuset_set(&one, (unsigned)cpu);
-		r = thread_sched_apply(tid, &one, THREAD_SCHED_KEEP_POLICY, 0, &res);
-	} else {
-		r = 0;
+	rtkit_grant_test_hold(tid);
+	r = rtkit_grant_act(tid, cpu, prio, &prior, &res);
+	acted = r == 0;
+	if (acted) {
+		r = rtkit_grant_verify(k, tid, tfd, start, &other);
+		if (other)
+			rtkit_grant_undo_other(tid, &prior, rtkit_grant_is_rt(tid, prio));
 	}
-	if (r == 0 && sched_setscheduler(tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp) < 0) {
-		r = -errno;
-		thread_sched_undo(tid, &res);
-	}
-	/* Acted on by tid, checked through the pidfd just before: a thread
-	 * that exited in between is refused as gone and not recorded (as
-	 * rtkit checks the thread's start time after acting). */
-	if (r == 0 && rtkit_threads_exited(tfd))
-		r = -ESRCH;
 	if (r < 0) {
 		if (claim_id)
 			engine_end_claim(k->o.engine, claim_id);
 		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
-		if (!(r == -EPERM && rtkit_grant_explain_budget(k, tid, reason)))
+		if (acted)
+			reason_set(reason, "thread %d exited", (int)tid);
+		else if (!(r == -EPERM && rtkit_grant_explain_budget(k, tid, reason)))
 			reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));
 		goto out;
 	}
@@ -210,27 +354,36 @@ int rtkit_grant_nice(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, int32_
 {
 	struct rtkit_target target;
 	struct sched_param sp = { 0 };
+	struct rtkit_grant_prior prior = { .nice = 0 };
+	uint64_t start;
+	bool other;
 	int pfd, tfd, r;
 
-	r = rtkit_grant_target(k, caller, pid, tid, &target, &pfd, &tfd, why, reason);
+	r = rtkit_grant_target(k, caller, pid, tid, &target, &start, &pfd, &tfd, why, reason);
 	if (r == 0)
 		r = rtkit_rules_nice(&k->cfg, &target, nice, why, reason);
 	if (r == 0)
 		r = rtkit_grant_confirm(k, pfd, pid, reason);
 	if (r == 0) {
+		r = rtkit_grant_prior_read(tid, &prior);
 		/* As rtkit: a normal thread, its children back to nice 0. */
-		if (sched_setscheduler(tid, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp) < 0 ||
+		if (r < 0 || sched_setscheduler(tid, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp) < 0 ||
 		    setpriority(PRIO_PROCESS, (id_t)tid, nice) < 0) {
-			r = -errno;
+			r = r < 0 ? r : -errno;
 			*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
 			reason_set(reason, "cannot set nice level %d on thread %d: %s", (int)nice, (int)tid,
 				   strerror(-r));
+		} else {
+			r = rtkit_grant_verify(k, tid, tfd, start, &other);
+			errno = 0;
+			if (other)
+				rtkit_grant_undo_other(tid, &prior,
+						       getpriority(PRIO_PROCESS, (id_t)tid) == nice && errno == 0);
+			if (r < 0) {
+				*why = RTKIT_REFUSE_GONE;
+				reason_set(reason, "thread %d exited", (int)tid);
+			}
 		}
-	}
-	if (r == 0 && rtkit_threads_exited(tfd)) {
-		*why = RTKIT_REFUSE_GONE;
-		reason_set(reason, "thread %d exited", (int)tid);
-		r = -ESRCH;
 	}
 	if (r == 0) {
 		k->stats.granted_nice++;

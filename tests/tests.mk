@@ -503,6 +503,11 @@ tests_integration_test_rtkit_flood_LDADD = $(LIBSYSTEMD_LIBS)
 TESTS += tests/integration/test-rtkit-fair.sh
 EXTRA_DIST += tests/integration/test-rtkit-fair.sh
 
+# A thread's identity under a grant, raced deterministically through the
+# test hold of a --enable-self-checks build (skipped without).
+TESTS += tests/integration/test-rtkit-identity.sh
+EXTRA_DIST += tests/integration/test-rtkit-identity.sh
+
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.
 EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
