@@ -157,23 +157,29 @@ static void rtkit_grant_undo_other(pid_t tid, const struct rtkit_grant_prior *pr
 			   (int)tid);
 }
 
-/* Whether tid carries SCHED_RR at prio with SCHED_RESET_ON_FORK, as a
- * grant leaves it. */
-static bool rtkit_grant_is_rt(pid_t tid, uint32_t prio)
+/* The name of a policy a grant gives ([rtkit] scheduling-policy). */
+static const char *rtkit_grant_policy_name(int policy)
 {
-	int policy, p, reset_on_fork;
+	return policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR";
+}
 
-	return thread_sched_getattr(tid, &policy, &p, &reset_on_fork) == 0 && policy == SCHED_RR &&
+/* Whether tid carries policy at prio with SCHED_RESET_ON_FORK, as a grant
+ * leaves it. */
+static bool rtkit_grant_is_rt(pid_t tid, int policy, uint32_t prio)
+{
+	int now, p, reset_on_fork;
+
+	return thread_sched_getattr(tid, &now, &p, &reset_on_fork) == 0 && now == policy &&
 	       p == (int)prio && reset_on_fork;
 }
 
 /*
- * Pins tid to cpu (-1: leaves its affinity) and makes it SCHED_RR at
- * prio, its children back to SCHED_OTHER. *ret_prior says what the task
- * at tid had just before, for an undo; res->prev its affinity. 0 or
- * -errno, with nothing changed.
+ * Pins tid to cpu (-1: leaves its affinity) and gives it policy
+ * (SCHED_RR or SCHED_FIFO) at prio, its children back to SCHED_OTHER.
+ * *ret_prior says what the task at tid had just before, for an undo;
+ * res->prev its affinity. 0 or -errno, with nothing changed.
  */
-static int rtkit_grant_act(pid_t tid, int cpu, uint32_t prio, struct rtkit_grant_prior *ret_prior,
+static int rtkit_grant_act(pid_t tid, int cpu, int policy, uint32_t prio, struct rtkit_grant_prior *ret_prior,
 			   struct thread_sched_result *res)
 {
 	struct sched_param sp = { .sched_priority = (int)prio };
@@ -189,7 +195,7 @@ static int rtkit_grant_act(pid_t tid, int cpu, uint32_t prio, struct rtkit_grant
 	}
 	if (r < 0)
 		return r;
-	if (sched_setscheduler(tid, SCHED_RR | SCHED_RESET_ON_FORK, &sp) < 0) {
+	if (sched_setscheduler(tid, policy | SCHED_RESET_ON_FORK, &sp) < 0) {
 		r = -errno;
 		thread_sched_undo(tid, res);
 		return r;
@@ -225,7 +231,7 @@ static void rtkit_grant_test_hold(pid_t tid)
 }
 
 /*
- * After the kernel refused tid SCHED_RR with EPERM although the rules
+ * After the kernel refused tid real-time with EPERM although the rules
  * allowed it: a cpu cgroup without an RT budget is the usual cause, and
  * the caller (PipeWire's log, a user's terminal) gets the folder and the
  * fix in the error. Returns whether that was the cause.
@@ -265,6 +271,7 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	struct rtplace_reason unpinned;
 	struct rtkit_grant_prior prior;
 	uint64_t start;
+	int policy = k->cfg.scheduling_policy;
 	uint32_t claim_id = 0;
 	bool was_pinned = false, acted, other;
 	int pfd, tfd, cpu = -1, held, r;
@@ -309,12 +316,12 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
 	rtkit_grant_test_hold(tid);
-	r = rtkit_grant_act(tid, cpu, prio, &prior, &res);
+	r = rtkit_grant_act(tid, cpu, policy, prio, &prior, &res);
 	acted = r == 0;
 	if (acted) {
 		r = rtkit_grant_verify(k, tid, tfd, start, &other);
 		if (other)
-			rtkit_grant_undo_other(tid, &prior, rtkit_grant_is_rt(tid, prio));
+			rtkit_grant_undo_other(tid, &prior, rtkit_grant_is_rt(tid, policy, prio));
 	}
 	if (r < 0) {
 		if (claim_id)
@@ -323,7 +330,8 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 		if (acted)
 			reason_set(reason, "thread %d exited", (int)tid);
 		else if (!(r == -EPERM && rtkit_grant_explain_budget(k, tid, reason)))
-			reason_set(reason, "cannot make thread %d SCHED_RR: %s", (int)tid, strerror(-r));
+			reason_set(reason, "cannot make thread %d %s: %s", (int)tid, rtkit_grant_policy_name(policy),
+				   strerror(-r));
 		goto out;
 	}
 	res.prev = st;
@@ -336,11 +344,11 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	tfd = -1;
 	k->stats.granted_rt++;
 	if (cpu >= 0)
-		log_info("RealtimeKit: thread %d of process %d (uid %u) is SCHED_RR %u on CPU %d (claim %u)", (int)tid,
-			 (int)pid, (unsigned)caller, (unsigned)prio, cpu, claim_id);
+		log_info("RealtimeKit: thread %d of process %d (uid %u) is %s %u on CPU %d (claim %u)", (int)tid,
+			 (int)pid, (unsigned)caller, rtkit_grant_policy_name(policy), (unsigned)prio, cpu, claim_id);
 	else
-		log_info("RealtimeKit: thread %d of process %d (uid %u) is SCHED_RR %u, not pinned", (int)tid, (int)pid,
-			 (unsigned)caller, (unsigned)prio);
+		log_info("RealtimeKit: thread %d of process %d (uid %u) is %s %u, not pinned", (int)tid, (int)pid,
+			 (unsigned)caller, rtkit_grant_policy_name(policy), (unsigned)prio);
 out:
 	if (pfd >= 0)
 		close(pfd);

@@ -77,8 +77,8 @@ void rtkit_bus_close(struct rtkit *k);
 /* rtkit-grant.c: each returns 0, or -errno with *why and reason (fit for
  * a D-Bus error message) set. */
 
-/* Makes thread tid of process pid SCHED_RR at prio for caller, on a CPU
- * of its own where placement has one. */
+/* Makes thread tid of process pid real-time ([rtkit] scheduling-policy)
+ * at prio for caller, on a CPU of its own where placement has one. */
 int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, uint32_t prio,
 			 enum rtkit_refusal *why, struct rtplace_reason *reason);
 

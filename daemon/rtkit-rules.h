@@ -77,7 +77,7 @@ struct rtkit_use {
 };
 
 /*
- * May target's thread be made SCHED_RR at priority? 0, or -EPERM with
+ * May target's thread be made real-time at priority? 0, or -EPERM with
  * *ret_why and reason (fit for a D-Bus error message) set.
  */
 int rtkit_rules_realtime(const struct config_rtkit *cfg, const struct rtkit_target *t, uint32_t priority,
