@@ -261,6 +261,33 @@ static int rtkit_grant_confirm(struct rtkit *k, int pfd, pid_t pid, struct rtpla
 	return r;
 }
 
+/*
+ * rtkit_grant_act(), then rtkit_grant_verify(): what the act did to
+ * another task that took tid meanwhile is undone. 0 with *res as
+ * rtkit_grant_act() leaves it, or -errno with reason set (-ESRCH: the
+ * thread exited).
+ */
+static int rtkit_grant_act_verified(const struct rtkit *k, pid_t tid, int tfd, uint64_t start, int cpu, int policy,
+				    uint32_t prio, struct thread_sched_result *res, struct rtplace_reason *reason)
+{
+	struct rtkit_grant_prior prior;
+	bool other;
+	int r = rtkit_grant_act(tid, cpu, policy, prio, &prior, res);
+
+	if (r < 0) {
+		if (!(r == -EPERM && rtkit_grant_explain_budget(k, tid, reason)))
+			reason_set(reason, "cannot make thread %d %s: %s", (int)tid, rtkit_grant_policy_name(policy),
+				   strerror(-r));
+		return r;
+	}
+	r = rtkit_grant_verify(k, tid, tfd, start, &other);
+	if (other)
+		rtkit_grant_undo_other(tid, &prior, rtkit_grant_is_rt(tid, policy, prio));
+	if (r < 0)
+		reason_set(reason, "thread %d exited", (int)tid);
+	return r;
+}
+
 int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, uint32_t prio,
 			 enum rtkit_refusal *why, struct rtplace_reason *reason)
 {
@@ -269,11 +296,10 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	struct thread_sched_state st;
 	struct thread_sched_result res = { 0 };
 	struct rtplace_reason unpinned;
-	struct rtkit_grant_prior prior;
 	uint64_t start;
 	int policy = k->cfg.scheduling_policy;
 	uint32_t claim_id = 0;
-	bool was_pinned = false, acted, other;
+	bool was_pinned = false;
 	int pfd, tfd, cpu = -1, held, r;
 
 	r = rtkit_grant_target(k, caller, pid, tid, &target, &start, &pfd, &tfd, why, reason);
@@ -316,22 +342,11 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
 	rtkit_grant_test_hold(tid);
-	r = rtkit_grant_act(tid, cpu, policy, prio, &prior, &res);
-	acted = r == 0;
-	if (acted) {
-		r = rtkit_grant_verify(k, tid, tfd, start, &other);
-		if (other)
-			rtkit_grant_undo_other(tid, &prior, rtkit_grant_is_rt(tid, policy, prio));
-	}
+	r = rtkit_grant_act_verified(k, tid, tfd, start, cpu, policy, prio, &res, reason);
 	if (r < 0) {
 		if (claim_id)
 			engine_end_claim(k->o.engine, claim_id);
 		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
-		if (acted)
-			reason_set(reason, "thread %d exited", (int)tid);
-		else if (!(r == -EPERM && rtkit_grant_explain_budget(k, tid, reason)))
-			reason_set(reason, "cannot make thread %d %s: %s", (int)tid, rtkit_grant_policy_name(policy),
-				   strerror(-r));
 		goto out;
 	}
 	res.prev = st;
