@@ -50,9 +50,9 @@ if pid < 0:
     sys.exit("clone3: " + os.strerror(ctypes.get_errno()))
 print(pid)
 PY
+PIDS="$PIDS $(cat "$TMP/reuse")"
 [ "$(cat "$TMP/reuse")" = "$VICTIM" ] || fail "the new task is $(cat "$TMP/reuse"), not $VICTIM"
 REUSED=$VICTIM
-PIDS="$PIDS $REUSED"
 [ "$(ps -o user= -p $REUSED)" = daemon ] || fail "tid $REUSED is not the daemon user's: $(ps -o user= -p $REUSED)"
 mask=$(taskset -pc $REUSED | sed 's/.*: //')
 
