@@ -23,7 +23,7 @@ sleep 120 &
 ROOTS=$!
 PIDS="$PIDS $FLOODED $OTHERS $ROOTS"
 
-timeout -s KILL 30 $NOBODY "$STAGED/test-rtkit-flood" 32 64 8 $FLOODED >"$TMP/flood" 2>&1 &
+timeout -s KILL 60 $NOBODY "$STAGED/test-rtkit-flood" 32 64 50 $FLOODED >"$TMP/flood" 2>&1 &
 FLOODER=$!
 PIDS="$PIDS $FLOODER"
 wait_grep "(burst)" "$TMP/rtplaced.log" "the flood did not reach its burst limit"
@@ -38,7 +38,7 @@ for i in $(seq 15); do
 		org.freedesktop.RealtimeKit1.MakeThreadHighPriorityWithPID uint64:$ROOTS uint64:$ROOTS int32:-5 \
 		>>"$TMP/answers" 2>&1 || root_refused=$((root_refused + 1))
 done
-kill -0 $FLOODER 2>/dev/null || fail "the flood ended before the others' requests: $(cat "$TMP/flood")"
+kill -TERM $FLOODER 2>/dev/null || fail "the flood ended before the others' requests: $(cat "$TMP/flood")"
 wait $FLOODER || fail "the flood failed: $(cat "$TMP/flood")"
 echo "# nobody's flood: $(cat "$TMP/flood"); refused of 15: another user's $other_refused, root's $root_refused"
 [ $other_refused = 0 ] && [ $root_refused = 0 ] ||

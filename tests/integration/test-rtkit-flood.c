@@ -2,13 +2,14 @@
 /*
  * A RealtimeKit flood for the fairness test: CONNECTIONS connections to
  * the system bus, each keeping INFLIGHT calls of
- * MakeThreadHighPriorityWithPID(PID, PID, 0) waiting, for SECONDS; prints
- * how they were answered ("ok N denied N limits N other N"). It bounds
- * itself: after SECONDS it stops, whatever is still waiting.
+ * MakeThreadHighPriorityWithPID(PID, PID, 0) waiting, until SIGTERM;
+ * prints how they were answered ("ok N denied N limits N other N"). It
+ * bounds itself: after SECONDS it stops, whatever is still waiting.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,14 @@ static int flood_send(struct flood_conn *c)
 					c, "tti", c->f->pid, c->f->pid, (int32_t)0);
 }
 
+static int flood_stop_cb(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
 int main(int argc, char **argv)
 {
+	sigset_t term;
 	struct flood f = { 0 };
 	struct flood_conn *conns;
 	sd_event *ev = NULL;
@@ -67,8 +74,13 @@ int main(int argc, char **argv)
 	inflight = (unsigned)atoi(argv[2]);
 	seconds = (unsigned)atoi(argv[3]);
 	f.pid = strtoull(argv[4], NULL, 10);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, NULL);
 	conns = calloc(n, sizeof(*conns));
 	r = conns ? sd_event_default(&ev) : -ENOMEM;
+	if (r >= 0)
+		r = sd_event_add_signal(ev, NULL, SIGTERM, flood_stop_cb, NULL);
 	for (unsigned i = 0; r >= 0 && i < n; i++) {
 		conns[i].f = &f;
 		r = sd_bus_open_system(&conns[i].bus);
@@ -82,6 +94,10 @@ int main(int argc, char **argv)
 					       NULL);
 	if (r >= 0)
 		r = sd_event_loop(ev);
+	for (unsigned i = 0; conns && i < n; i++)
+		sd_bus_flush_close_unref(conns[i].bus);
+	free(conns);
+	sd_event_unref(ev);
 	if (r < 0) {
 		fprintf(stderr, "flood: %s\n", strerror(-r));
 		return 1;
