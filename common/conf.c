@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +59,10 @@ static const struct config_choice config_log_levels[] = {
 
 static const struct config_choice config_shards[] = {
 	{ "node", TOPO_SHARD_NODE }, { "llc", TOPO_SHARD_LLC }, { NULL, 0 },
+};
+
+static const struct config_choice config_rtkit_policies[] = {
+	{ "rr", SCHED_RR }, { "fifo", SCHED_FIFO }, { NULL, 0 },
 };
 
 static const struct config_choice config_tracker_modes[] = {
@@ -130,6 +135,7 @@ void config_defaults(struct config *ret)
 	ret->rtkit.enable = false;
 	ret->rtkit.rttime_usec_max = 200000;
 	ret->rtkit.max_realtime_priority = 20;
+	ret->rtkit.scheduling_policy = SCHED_RR;
 	ret->rtkit.min_nice_level = -15;
 	ret->rtkit.actions_burst_sec = 20;
 	ret->rtkit.actions_per_burst_max = 25;
@@ -474,6 +480,16 @@ static int config_set_ring_records(struct config *c, const char *v)
 	return 0;
 }
 
+static int config_set_rtkit_policy(struct config *c, const char *v)
+{
+	int policy;
+	int r = config_parse_choice(v, config_rtkit_policies, &policy);
+
+	if (r == 0)
+		c->rtkit.scheduling_policy = policy;
+	return r;
+}
+
 /* A nice level from -20 to 19 ([rtkit] min-nice-level). */
 static int config_set_rtkit_min_nice(struct config *c, const char *v)
 {
@@ -631,6 +647,7 @@ static const struct config_key config_keys[] = {
 		    "microseconds from 1 to 60000000"),
 	CONFIG_UINT("rtkit", "max-realtime-priority", rtkit.max_realtime_priority, 1, 99,
 		    "an integer from 1 to 99"),
+	CONFIG_FN("rtkit", "scheduling-policy", config_set_rtkit_policy, "rr or fifo"),
 	CONFIG_FN("rtkit", "min-nice-level", config_set_rtkit_min_nice, "an integer from -20 to 19"),
 	CONFIG_UINT("rtkit", "actions-burst-sec", rtkit.actions_burst_sec, 1, 86400, "seconds from 1 to 86400"),
 	CONFIG_UINT("rtkit", "actions-per-burst-max", rtkit.actions_per_burst_max, 1, 1000000,
@@ -997,7 +1014,8 @@ void config_placement(const struct config *c, const struct topo *t, const struct
 static bool config_rtkit_equal(const struct config_rtkit *a, const struct config_rtkit *b)
 {
 	return a->enable == b->enable && a->rttime_usec_max == b->rttime_usec_max &&
-	       a->max_realtime_priority == b->max_realtime_priority && a->min_nice_level == b->min_nice_level &&
+	       a->max_realtime_priority == b->max_realtime_priority && a->scheduling_policy == b->scheduling_policy &&
+	       a->min_nice_level == b->min_nice_level &&
 	       a->actions_burst_sec == b->actions_burst_sec && a->actions_per_burst_max == b->actions_per_burst_max &&
 	       a->max_threads_per_user == b->max_threads_per_user &&
 	       a->max_processes_per_user == b->max_processes_per_user &&

@@ -148,6 +148,7 @@ struct config {
 		bool enable;
 		uint32_t rttime_usec_max;       /* advertised and enforced; never 0 */
 		uint32_t max_realtime_priority; /* 1..99 */
+		int32_t scheduling_policy;      /* SCHED_RR or SCHED_FIFO, granted threads' */
 		int32_t min_nice_level;         /* -20..19 */
 		uint32_t actions_burst_sec;     /* the rate window */
 		uint32_t actions_per_burst_max; /* requests per uid per window */

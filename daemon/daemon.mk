@@ -106,8 +106,10 @@ daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c
 # for their unit test; the bus edge (sd-bus on the daemon's loop) in the
 # daemon; the system bus policy that lets root own the name (named for
 # rtplace: rtkit's package ships org.freedesktop.RealtimeKit1.conf).
-daemon_libmoves_la_SOURCES += daemon/rtkit-rules.h daemon/rtkit-rules.c
-daemon_rtplaced_SOURCES += daemon/rtkit.h daemon/rtkit.c
+daemon_libmoves_la_SOURCES += daemon/rtkit-rules.h daemon/rtkit-rules.c daemon/rtkit-admit.h daemon/rtkit-admit.c
+daemon_rtplaced_SOURCES += \
+	daemon/rtkit.h daemon/rtkit.c daemon/rtkit-internal.h \
+	daemon/rtkit-bus.c daemon/rtkit-grant.c daemon/rtkit-threads.c daemon/rtkit-watchdog.c
 dbussystemddir = $(datadir)/dbus-1/system.d
 dbussystemd_DATA = dbus/rtplace-realtimekit.conf
 EXTRA_DIST += dbus/rtplace-realtimekit.conf

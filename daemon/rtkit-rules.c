@@ -204,6 +204,16 @@ int rtkit_bursts_take(struct rtkit_bursts *b, const struct config_rtkit *cfg, ui
 	return 0;
 }
 
+bool rtkit_bursts_spent(const struct rtkit_bursts *b, const struct config_rtkit *cfg, uid_t uid, uint64_t now_ms)
+{
+	uint64_t window = (uint64_t)cfg->actions_burst_sec * 1000;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].uid == uid)
+			return now_ms - b->v[i].start_ms < window && b->v[i].count >= cfg->actions_per_burst_max;
+	return false;
+}
+
 void rtkit_bursts_free(struct rtkit_bursts *b)
 {
 	free(b->v);

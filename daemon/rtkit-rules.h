@@ -77,7 +77,7 @@ struct rtkit_use {
 };
 
 /*
- * May target's thread be made SCHED_RR at priority? 0, or -EPERM with
+ * May target's thread be made real-time at priority? 0, or -EPERM with
  * *ret_why and reason (fit for a D-Bus error message) set.
  */
 int rtkit_rules_realtime(const struct config_rtkit *cfg, const struct rtkit_target *t, uint32_t priority,
@@ -125,6 +125,10 @@ struct rtkit_bursts {
 /* Counts one request of uid at now_ms. 0; -EPERM when its window is full
  * (the request is refused and not counted); -ENOMEM. */
 int rtkit_bursts_take(struct rtkit_bursts *b, const struct config_rtkit *cfg, uid_t uid, uint64_t now_ms);
+
+/* Whether uid's window at now_ms is full: its next request would be
+ * refused. */
+bool rtkit_bursts_spent(const struct rtkit_bursts *b, const struct config_rtkit *cfg, uid_t uid, uint64_t now_ms);
 
 void rtkit_bursts_free(struct rtkit_bursts *b);
 

@@ -10,11 +10,11 @@
  * (engine_claim_cpu()). Without a CPU below the priority the thread is
  * made RT where it is, as rtkit would, and the log says so.
  *
- * sd-bus runs on the daemon's libevent loop: the bus descriptor, its
- * events and its timeout become one libevent event, re-armed after each
- * round of sd_bus_process(). Nothing here waits: the caller's uid and pid
- * are asked of the bus with an asynchronous GetConnectionCredentials, and
- * the method is answered from its reply. The rules are rtkit-rules.c's.
+ * sd-bus runs on the daemon's libevent loop (rtkit-bus.c). Nothing here
+ * waits: the caller's uid and pid are asked of the bus with an
+ * asynchronous GetConnectionCredentials, and the method is answered from
+ * its reply. The rules are rtkit-rules.c's; the files that do the rest
+ * are listed in rtkit-internal.h.
  *
  * When the name is owned already (rtkit-daemon runs), or the bus cannot
  * be reached, it says so once and the daemon runs without the interface.
@@ -37,9 +37,6 @@
 #define RTKIT_BUS_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_OBJECT_PATH "/org/freedesktop/RealtimeKit1"
 
-/* Requests waiting for the bus's answer about their caller; more are
- * refused (LimitsExceeded) rather than queued. */
-#define RTKIT_PENDING_MAX 256
 /* Threads holding a grant, all users together. */
 #define RTKIT_THREADS_MAX 4096
 

@@ -479,6 +479,12 @@ tests_unit_test_rtkit_rules_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_unit_test_rtkit_rules_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rtkit_rules_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
 TESTS += tests/unit/test-rtkit-rules
+check_PROGRAMS += tests/unit/test-rtkit-admit
+tests_unit_test_rtkit_admit_SOURCES = tests/unit/test-rtkit-admit.c
+tests_unit_test_rtkit_admit_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rtkit_admit_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rtkit_admit_LDADD = daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-rtkit-admit
 TESTS += tests/integration/test-rtkit.sh tests/integration/test-rtkit-pipewire.sh
 EXTRA_DIST += tests/integration/test-rtkit-common.sh tests/integration/test-rtkit.sh \
 	tests/integration/test-rtkit-pipewire.sh
@@ -487,6 +493,20 @@ check_PROGRAMS += tests/integration/test-rtkit-spin
 tests_integration_test_rtkit_spin_SOURCES = tests/integration/test-rtkit-spin.c
 TESTS += tests/integration/test-rtkit-watchdog.sh
 EXTRA_DIST += tests/integration/test-rtkit-watchdog.sh
+
+# Fairness: a nobody flood over its burst while another user and root are
+# served; the flood is a program of its own on sd-bus.
+check_PROGRAMS += tests/integration/test-rtkit-flood
+tests_integration_test_rtkit_flood_SOURCES = tests/integration/test-rtkit-flood.c
+tests_integration_test_rtkit_flood_CFLAGS = $(AM_CFLAGS) $(LIBSYSTEMD_CFLAGS)
+tests_integration_test_rtkit_flood_LDADD = $(LIBSYSTEMD_LIBS)
+TESTS += tests/integration/test-rtkit-fair.sh
+EXTRA_DIST += tests/integration/test-rtkit-fair.sh
+
+# A thread's identity under a grant, raced deterministically through the
+# test hold of a --enable-self-checks build (skipped without).
+TESTS += tests/integration/test-rtkit-identity.sh
+EXTRA_DIST += tests/integration/test-rtkit-identity.sh
 
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.

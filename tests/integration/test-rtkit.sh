@@ -251,13 +251,17 @@ owner=$(DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/open_bus.sock dbus-send --system 
 kill $OPEN
 wait $OPEN 2>/dev/null
 
-# A reload takes the new rules; the properties follow.
-printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\n' "$METRICS_PORT" \
-	>"$TMP/rtkit.conf"
+# A reload takes the new rules; the properties follow, and grants get
+# the policy configured.
+printf '[metrics]\nlisten = 127.0.0.1:%s\n[rtkit]\nenable = yes\nmax-realtime-priority = 30\nscheduling-policy = fifo\n' \
+	"$METRICS_PORT" >"$TMP/rtkit.conf"
 kill -HUP "$DAEMON"
 wait_grep "Configuration reloaded" "$TMP/rtplaced.log" "rtplaced did not reload"
 [ "$(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)" = "i 30" ] ||
 	fail "MaxRealtimePriority after the reload: $(rk get-property $RK_DEST $RK_PATH $RK_DEST MaxRealtimePriority)"
+rk call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $OTHER $OTHER 25 || fail "the grant under fifo refused"
+chrt -p $OTHER | grep -q "policy: SCHED_FIFO|SCHED_RESET_ON_FORK" || fail "scheduling-policy = fifo gave $(chrt -p $OTHER)"
+chrt -p $OTHER | grep -q "priority: 25" || fail "not at priority 25: $(chrt -p $OTHER)"
 
 # Exit (root): rtplaced answers, logs who asked, releases the name and
 # keeps serving its socket; a call to the name then finds no owner. A

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -664,7 +665,7 @@ static void test_example_is_the_defaults(void **state)
 			line[0] = ' ';
 			keys++;
 		}
-	assert_int_equal(keys, 55);
+	assert_int_equal(keys, 56);
 	assert_int_equal(test_load(text, &c, NULL), 0);
 	assert_true(config_equal(&c, &d));
 	assert_memory_equal(&c, &d, sizeof(c));
@@ -836,6 +837,7 @@ static void test_rtkit(void **state)
 	assert_false(c.rtkit.enable);
 	assert_int_equal(c.rtkit.rttime_usec_max, 200000);
 	assert_int_equal(c.rtkit.max_realtime_priority, 20);
+	assert_int_equal(c.rtkit.scheduling_policy, SCHED_RR);
 	assert_int_equal(c.rtkit.min_nice_level, -15);
 	assert_int_equal(c.rtkit.actions_burst_sec, 20);
 	assert_int_equal(c.rtkit.actions_per_burst_max, 25);
@@ -876,6 +878,15 @@ static void test_rtkit(void **state)
 		       "t.conf:2: rttime-usec-max = 0 is out of range: expected microseconds from 1 to 60000000");
 	test_one_error("[rtkit]\nmax-realtime-priority = 100\n",
 		       "t.conf:2: max-realtime-priority = 100 is out of range: expected an integer from 1 to 99");
+	/* rtkit's --scheduling-policy: SCHED_RR or SCHED_FIFO, nothing else. */
+	assert_int_equal(test_load("[rtkit]\nscheduling-policy = fifo\n", &c, NULL), 0);
+	assert_int_equal(c.rtkit.scheduling_policy, SCHED_FIFO);
+	assert_int_equal(test_load("[rtkit]\nscheduling-policy = rr\n", &c, NULL), 0);
+	assert_int_equal(c.rtkit.scheduling_policy, SCHED_RR);
+	test_one_error("[rtkit]\nscheduling-policy = other\n",
+		       "t.conf:2: invalid value 'other' for scheduling-policy: expected rr or fifo");
+	test_one_error("[rtkit]\nscheduling-policy = deadline\n",
+		       "t.conf:2: invalid value 'deadline' for scheduling-policy: expected rr or fifo");
 	test_one_error("[rtkit]\nmin-nice-level = -21\n",
 		       "t.conf:2: min-nice-level = -21 is out of range: expected an integer from -20 to 19");
 	test_one_error("[rtkit]\nmin-nice-level = 20\n",
@@ -891,6 +902,9 @@ static void test_rtkit(void **state)
 	assert_differs(&c, &d, "rtkit.enable");
 	d = c;
 	d.rtkit.max_realtime_priority = 30;
+	assert_differs(&c, &d, NULL);
+	d = c;
+	d.rtkit.scheduling_policy = SCHED_FIFO;
 	assert_differs(&c, &d, NULL);
 }
 

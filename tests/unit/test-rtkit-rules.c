@@ -143,11 +143,17 @@ static void test_bursts(void **state)
 
 	cfg.actions_per_burst_max = 3;
 	cfg.actions_burst_sec = 10;
-	for (int i = 0; i < 3; i++)
+	assert_false(rtkit_bursts_spent(&b, &cfg, 1000, 5000));
+	for (int i = 0; i < 3; i++) {
+		assert_false(rtkit_bursts_spent(&b, &cfg, 1000, 5000 + (uint64_t)i));
 		assert_int_equal(rtkit_bursts_take(&b, &cfg, 1000, 5000 + (uint64_t)i), 0);
+	}
+	assert_true(rtkit_bursts_spent(&b, &cfg, 1000, 14999));
 	assert_int_equal(rtkit_bursts_take(&b, &cfg, 1000, 14999), -EPERM);
 	/* Another user has a window of its own. */
+	assert_false(rtkit_bursts_spent(&b, &cfg, 1001, 14999));
 	assert_int_equal(rtkit_bursts_take(&b, &cfg, 1001, 14999), 0);
+	assert_false(rtkit_bursts_spent(&b, &cfg, 1000, 15000));
 	/* The window closes 10 s after it opened. */
 	assert_int_equal(rtkit_bursts_take(&b, &cfg, 1000, 15000), 0);
 	/* A closed window's entry is reused: the table stays small. */
