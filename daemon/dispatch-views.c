@@ -18,7 +18,7 @@ void dispatch_views_local(struct dispatch *d, struct server_peer *peer, const st
 {
 	struct rtplace_local_reply lr;
 	int fds[2];
-	int r = m->hdr.version < 3 ? -EOPNOTSUPP : snapshot_offer(engine_snapshot(d->engine), &lr, fds);
+	int r = m->hdr.version < 3 ? -EOPNOTSUPP : engine_offer_local(d->engine, &lr, fds);
 
 	if (r < 0) {
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r,

@@ -670,9 +670,11 @@ const struct claims *engine_claims_view(const struct engine *e)
 	return e->claims;
 }
 
-const struct snapshot *engine_snapshot(const struct engine *e)
+int engine_offer_local(struct engine *e, struct rtplace_local_reply *ret, int fds[2])
 {
-	return &e->snap;
+	int r = levels_source_share(e->levels);
+
+	return r < 0 ? r : snapshot_offer(&e->snap, ret, fds);
 }
 
 struct engine_counters *engine_counters(struct engine *e)

@@ -94,8 +94,9 @@ const char *engine_proc_root(const struct engine *e);
 const struct irqnoise *engine_irqnoise(const struct engine *e);
 struct claims *engine_claims(struct engine *e);
 const struct claims *engine_claims_view(const struct engine *e);
-/* What LOCAL hands out. */
-const struct snapshot *engine_snapshot(const struct engine *e);
+/* LOCAL: the descriptors local readers map (snapshot_offer()), the
+ * levels source told that someone reads its map. 0 or -errno. */
+int engine_offer_local(struct engine *e, struct rtplace_local_reply *ret, int fds[2]);
 
 /* Claims whose lease ran out end now (before an answer counts them). */
 void engine_expire_due(struct engine *e);

@@ -30,6 +30,7 @@ struct levels_source {
 	const void *map;
 	size_t map_size;
 	int map_fd;                /* -1 for none */
+	bool shared;               /* a local reader took map_fd: the tracker's copy is kept current */
 	struct tracker *tracker;   /* the tracker kind's */
 	struct sampler *sampler;   /* the sampler kind's */
 	uint32_t sample_interval_ms;
@@ -180,8 +181,6 @@ static int levels_source_open_live(struct levels_source *src, const struct confi
 			src->map_fd = tracker_map_ro_fd(src->tracker);
 			if (src->map_fd < 0)
 				log_notice("No descriptor of the cpupri map to hand out: no local reads");
-			else if (loop_every(src->loop, TRACKER_MIRROR_MS * 1000, levels_source_mirror_cb, src) < 0)
-				return -ENOMEM;
 			return 0;
 		}
 		if (tc->required) {
@@ -373,6 +372,21 @@ int levels_source_follow(struct levels_source *src, levels_source_changed_fn *ch
 const struct topo *levels_source_topo(const struct levels_source *src)
 {
 	return src->topo;
+}
+
+int levels_source_share(struct levels_source *src)
+{
+	int r = 0;
+
+	/* The tracker's copy for local readers costs a copy every
+	 * TRACKER_MIRROR_MS: paid from the first reader on, not by an idle
+	 * daemon. */
+	if (src->tracker && src->map_fd >= 0 && !src->shared) {
+		tracker_mirror(src->tracker);
+		r = loop_every(src->loop, TRACKER_MIRROR_MS * 1000, levels_source_mirror_cb, src);
+		src->shared = r == 0;
+	}
+	return r;
 }
 
 const void *levels_source_map(const struct levels_source *src, size_t *ret_size)

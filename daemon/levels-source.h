@@ -72,6 +72,10 @@ int levels_source_follow(struct levels_source *src, levels_source_changed_fn *ch
 const void *levels_source_map(const struct levels_source *src, size_t *ret_size);
 int levels_source_map_fd(const struct levels_source *src);
 
+/* A local reader takes map_fd: from now on the tracker's copy behind it
+ * follows the live map (TRACKER_MIRROR_MS apart). 0 or -ENOMEM. */
+int levels_source_share(struct levels_source *src);
+
 /* The map is the machine's (tracked or sampled), not a simulation. */
 bool levels_source_live(const struct levels_source *src);
 /* The source sees threads: who runs where, time by class, events. */
