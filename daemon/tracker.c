@@ -402,21 +402,112 @@ static int tracker_kernel_btf(struct rtplace_reason *reason, struct btf **ret)
 	return 0;
 }
 
+/* Opens the BPF object for a map of geometry g and ncpus CPUs and loads
+ * its programs, the watch programs left detached. 0, or -errno with
+ * reason. */
+static int tracker_load(struct tracker *t, uint32_t ncpus, const struct cpupri_geom *g,
+			struct rtplace_reason *reason)
+{
+	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
+	char lockdown[32];
+	int r;
+
+	t->skel = tracker_bpf__open();
+	if (!t->skel) {
+		r = -errno;
+		reason_set(reason, "opening the BPF object failed: %s", strerror(-r));
+		return r;
+	}
+	t->skel->rodata->tracker_geom = *g;
+	t->start_ns = clocks_monotonic_ns();
+	t->skel->rodata->tracker_start_ns = t->start_ns;
+	tracker_watch_progs(t->skel, watch_progs);
+	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
+		bpf_program__set_autoattach(watch_progs[i], false);
+	r = bpf_map__set_value_size(t->skel->maps.tracker_cpupri, g->size);
+	if (r == 0)
+		r = bpf_map__set_max_entries(t->skel->maps.tracker_times, ncpus);
+	if (r == 0)
+		r = tracker_bpf__load(t->skel);
+	if (r < 0) {
+		/* Lockdown lets bpf() through but refuses programs that
+		 * read kernel memory, so only the load can tell. */
+		tracker_lockdown(lockdown, sizeof(lockdown));
+		if (r == -EPERM && lockdown[0])
+			reason_set(reason, "loading the BPF programs failed under kernel lockdown (%s): %s", lockdown,
+				   strerror(-r));
+		else
+			reason_set(reason, "loading the BPF programs failed: %s", strerror(-r));
+	}
+	return r;
+}
+
+/*
+ * The cpupri map, initialised and seeded through a writable mapping while
+ * the programs attach, then mapped read-only and frozen against syscall
+ * writes, so that only the BPF programs change it afterwards; and the copy
+ * local readers get. 0, or -errno with reason.
+ */
+static int tracker_map_cpupri(struct tracker *t, const struct topo *topo, const struct cpupri_geom *g,
+			      const uint16_t *shard_of, size_t page, struct rtplace_reason *reason)
+{
+	int fd = bpf_map__fd(t->skel->maps.tracker_cpupri), r;
+	size_t len = (g->size + page - 1) / page * page;
+	void *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	t->map_size = g->size;
+	t->map_len = len;
+	if (rw == MAP_FAILED) {
+		r = -errno;
+		reason_set(reason, "mapping the cpupri map failed: %s", strerror(-r));
+		return r;
+	}
+	cpupri_init(rw, g, shard_of);
+	r = tracker_bpf__attach(t->skel);
+	if (r < 0)
+		reason_set(reason, "attaching the BPF programs failed: %s", strerror(-r));
+	/* After attach, so that any CPU the seed misses is one whose next
+	 * event the programs see. */
+	if (r == 0 && (r = tracker_seed(topo, rw, g)) < 0)
+		reason_set(reason, "seeding from %s and %s failed: %s", PROCFS_ROOT, SYSFS_ROOT, strerror(-r));
+	if (r == 0) {
+		t->map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (t->map == MAP_FAILED) {
+			r = -errno;
+			t->map = NULL;
+			reason_set(reason, "mapping the cpupri map read-only failed: %s", strerror(-r));
+		}
+	}
+	munmap(rw, len);
+	if (r == 0 && (r = bpf_map_freeze(fd)) < 0)
+		reason_set(reason, "freezing the cpupri map failed: %s", strerror(-r));
+	/* What LOCAL hands out: a copy in a sealed memfd, never a descriptor
+	 * of the BPF map. Any descriptor of a map, one opened BPF_F_RDONLY by
+	 * id included, lets whoever may load a program (CAP_BPF, or anyone
+	 * where kernel.unprivileged_bpf_disabled is 0) write the map from it:
+	 * the verifier checks the map's flags, never the descriptor's mode,
+	 * and BPF_F_RDONLY_PROG is a flag of creation only, which would stop
+	 * our own programs. A read-only descriptor cannot be mapped at all
+	 * (mmap() drops VM_SHARED, which bpf_map_mmap() requires). Without
+	 * the copy there are no local reads: logged by the caller. */
+	if (r == 0 && snapshot_region_new("rtplace-map", g->size, &t->mirror) == 0) {
+		cpupri_init(t->mirror.map, g, shard_of);
+		cpupri_mirror(t->mirror.map, t->map, g);
+	}
+	return r;
+}
+
 int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_reason *reason,
 		 struct rtplace_reason *libbpf_said, struct tracker **ret)
 {
-	struct bpf_program *watch_progs[TRACKER_NWATCH_PROGS];
 	long page = sysconf(_SC_PAGESIZE);
-	char lockdown[32];
 	struct tracker *t = NULL;
 	struct tracker_log log;
 	struct btf *btf = NULL;
 	uint16_t *shard_of = NULL;
-	void *rw = MAP_FAILED;
-	size_t len = 0;
 	struct cpupri_geom g;
 	uint32_t nshards;
-	int fd, r;
+	int r;
 
 	tracker_log_begin(&log);
 	reason_set(reason, "out of memory");
@@ -442,115 +533,28 @@ int tracker_open(const struct topo *topo, enum topo_shard shard, struct rtplace_
 			   nshards, strerror(-r));
 		goto out;
 	}
-
-	t->skel = tracker_bpf__open();
-	if (!t->skel) {
-		r = -errno;
-		reason_set(reason, "opening the BPF object failed: %s", strerror(-r));
-		goto out;
-	}
-	t->skel->rodata->tracker_geom = g;
-	t->start_ns = clocks_monotonic_ns();
-	t->skel->rodata->tracker_start_ns = t->start_ns;
-	tracker_watch_progs(t->skel, watch_progs);
-	for (int i = 0; i < TRACKER_NWATCH_PROGS; i++)
-		bpf_program__set_autoattach(watch_progs[i], false);
-	r = bpf_map__set_value_size(t->skel->maps.tracker_cpupri, g.size);
+	r = tracker_load(t, topo->ncpus, &g, reason);
 	if (r == 0)
-		r = bpf_map__set_max_entries(t->skel->maps.tracker_times, topo->ncpus);
-	if (r == 0)
-		r = tracker_bpf__load(t->skel);
-	if (r < 0) {
-		/* Lockdown lets bpf() through but refuses programs that
-		 * read kernel memory, so only the load can tell. */
-		tracker_lockdown(lockdown, sizeof(lockdown));
-		if (r == -EPERM && lockdown[0])
-			reason_set(reason, "loading the BPF programs failed under kernel lockdown (%s): %s", lockdown,
-				   strerror(-r));
-		else
-			reason_set(reason, "loading the BPF programs failed: %s", strerror(-r));
-		goto out;
-	}
-
-	/* Writable only while the loader initialises and seeds it; readers
-	 * get a read-only mapping and the map is frozen against syscall
-	 * writes, so only the BPF programs can change it afterwards. */
-	fd = bpf_map__fd(t->skel->maps.tracker_cpupri);
-	t->map_size = g.size;
-	len = (g.size + (size_t)page - 1) / (size_t)page * (size_t)page;
-	t->map_len = len;
-	rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (rw == MAP_FAILED) {
-		r = -errno;
-		reason_set(reason, "mapping the cpupri map failed: %s", strerror(-r));
-		goto out;
-	}
-	cpupri_init(rw, &g, shard_of);
-
-	r = tracker_bpf__attach(t->skel);
-	if (r < 0) {
-		reason_set(reason, "attaching the BPF programs failed: %s", strerror(-r));
-		goto out;
-	}
-	/* After attach, so that any CPU the seed misses is one whose next
-	 * event the programs see. */
-	r = tracker_seed(topo, rw, &g);
-	if (r < 0) {
-		reason_set(reason, "seeding from %s and %s failed: %s", PROCFS_ROOT, SYSFS_ROOT, strerror(-r));
-		goto out;
-	}
-
-	t->map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-	if (t->map == MAP_FAILED) {
-		r = -errno;
-		t->map = NULL;
-		reason_set(reason, "mapping the cpupri map read-only failed: %s", strerror(-r));
-		goto out;
-	}
-	munmap(rw, len);
-	rw = MAP_FAILED;
-	r = bpf_map_freeze(fd);
-	if (r < 0) {
-		reason_set(reason, "freezing the cpupri map failed: %s", strerror(-r));
-		goto out;
-	}
-
-	/* What LOCAL hands out: a copy in a sealed memfd, never a descriptor
-	 * of the BPF map. Any descriptor of a map, one opened BPF_F_RDONLY by
-	 * id included, lets whoever may load a program (CAP_BPF, or anyone
-	 * where kernel.unprivileged_bpf_disabled is 0) write the map from it:
-	 * the verifier checks the map's flags, never the descriptor's mode,
-	 * and BPF_F_RDONLY_PROG is a flag of creation only, which would stop
-	 * our own programs. A read-only descriptor cannot be mapped at all
-	 * (mmap() drops VM_SHARED, which bpf_map_mmap() requires). Without
-	 * the copy there are no local reads: logged by the caller. */
-	if (snapshot_region_new("rtplace-map", g.size, &t->mirror) == 0) {
-		cpupri_init(t->mirror.map, &g, shard_of);
-		cpupri_mirror(t->mirror.map, t->map, &g);
-	}
-
-	r = tracker_map_times(t, topo->ncpus, (size_t)page);
-	if (r < 0) {
+		r = tracker_map_cpupri(t, topo, &g, shard_of, (size_t)page, reason);
+	if (r == 0 && (r = tracker_map_times(t, topo->ncpus, (size_t)page)) < 0)
 		reason_set(reason, "mapping or freezing the time-by-class map failed: %s", strerror(-r));
-		goto out;
+	if (r == 0) {
+		t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.tracker_events), tracker_ring_cb, t, NULL);
+		if (!t->ring) {
+			r = -errno;
+			reason_set(reason, "creating the ring buffer reader failed: %s", strerror(-r));
+		}
 	}
-
-	t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.tracker_events), tracker_ring_cb, t, NULL);
-	if (!t->ring) {
-		r = -errno;
-		reason_set(reason, "creating the ring buffer reader failed: %s", strerror(-r));
-		goto out;
+	if (r == 0) {
+		*ret = t;
+		t = NULL;
+		reason->text[0] = '\0';
 	}
-	*ret = t;
-	t = NULL;
-	reason->text[0] = '\0';
 out:
 	if (libbpf_said && r < 0)
 		tracker_libbpf_said(libbpf_said, &log);
 	else if (libbpf_said)
 		libbpf_said->text[0] = '\0';
-	if (rw != MAP_FAILED)
-		munmap(rw, len);
 	tracker_close(t);
 	btf__free(btf);
 	free(shard_of);
