@@ -508,7 +508,12 @@ static void run_effective_policy(struct run_opts *o)
 	}
 }
 
-int main(int argc, char **argv)
+/* Parsing went on: no exit status yet. */
+#define RUN_GO_ON (-1)
+
+/* The options into o (have_* saying what was given), every usage error a
+ * line of ours, not getopt's. RUN_GO_ON, or the exit status. */
+static int run_parse_args(int argc, char **argv, struct run_opts *o, bool *ret_have_policy, bool *ret_have_count)
 {
 	static const struct option opts[] = {
 		{ "prio", required_argument, NULL, 'p' },
@@ -527,69 +532,59 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct run_opts o = { .policy = SCHED_FIFO, .count = 1, .node = -1 };
-	struct rtplace_answer *ans = NULL;
-	struct rtplace *rp = NULL;
-	struct sched_param param = { 0 };
-	struct config config;
-	cpu_set_t allowed, chosen;
-	bool have_policy = false, have_count = false, have_config = false;
-	char cpus[CPUSET_LIST_MAX], claim[32];
-	struct rtplace_reason reason;
 	long v;
-	int opt, r;
+	int opt;
 
-	/* Every usage error is one line of ours, not getopt's. */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:hVvc:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
 				return run_usage_error("--prio %s: not a priority 1..99", optarg);
-			o.prio = (int)v;
+			o->prio = (int)v;
 			break;
 		case 'P':
-			if (cli_parse_policy(optarg, &o.policy) < 0)
+			if (cli_parse_policy(optarg, &o->policy) < 0)
 				return run_usage_error("--policy %s: not fifo or rr", optarg);
-			have_policy = true;
+			*ret_have_policy = true;
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
 				return run_usage_error("--cpus %s: not a count 1..256%s", optarg,
 						       strpbrk(optarg, "-,") ? " (a CPU list is --cpu-list)" : "");
-			o.count = (unsigned)v;
-			have_count = true;
+			o->count = (unsigned)v;
+			*ret_have_count = true;
 			break;
 		case 'c':
-			if (cli_parse_cpus(optarg, &o.list) < 0)
+			if (cli_parse_cpus(optarg, &o->list) < 0)
 				return run_usage_error("--cpu-list %s: not a CPU list (e.g. 2-5,8)", optarg);
-			o.have_list = true;
+			o->have_list = true;
 			break;
 		case 'N':
 			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return run_usage_error("--node %s: not a node id", optarg);
-			o.node = (int)v;
+			o->node = (int)v;
 			break;
 		case 'x':
-			o.exclusive = true;
+			o->exclusive = true;
 			break;
 		case 'I':
-			o.isolate = o.exclusive = true;
+			o->isolate = o->exclusive = true;
 			break;
 		case 'm':
-			o.manage = true;
+			o->manage = true;
 			break;
 		case 's':
-			o.strict = true;
+			o->strict = true;
 			break;
 		case 'S':
-			o.socket = optarg;
+			o->socket = optarg;
 			break;
 		case 'C':
-			o.config = optarg;
+			o->config = optarg;
 			break;
 		case 'v':
-			o.verbose = true;
+			o->verbose = true;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -608,6 +603,148 @@ int main(int argc, char **argv)
 			return run_usage_error("unknown option %s%s", argv[optind - 1], cli_option_hint(argv[optind - 1]));
 		}
 	}
+	return RUN_GO_ON;
+}
+
+/* The CPUs this process may run on (taskset, cgroups), narrowed to
+ * --cpu-list, and the count checked against them. RUN_GO_ON, or the exit
+ * status. */
+static int run_allowed(struct run_opts *o, cpu_set_t *ret)
+{
+	if (sched_getaffinity(0, sizeof(*ret), ret) < 0) {
+		fprintf(stderr, "rtplace-run: cannot read own CPU affinity: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
+	if (o->have_list) {
+		CPU_AND(ret, ret, &o->list);
+		if (CPU_COUNT(ret) == 0) {
+			fprintf(stderr, "rtplace-run: --cpu-list: none of these CPUs is available to this process\n");
+			return EX_USAGE;
+		}
+		o->count = (unsigned)CPU_COUNT(ret);
+	} else if (o->count > (unsigned)CPU_COUNT(ret)) {
+		fprintf(stderr, "rtplace-run: --cpus %u: this process may run on %d CPU%s (the machine has %ld online); "
+			"ask for at most %d\n", o->count, CPU_COUNT(ret), CPU_COUNT(ret) == 1 ? "" : "s",
+			sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(ret));
+		return EX_USAGE;
+	}
+	return RUN_GO_ON;
+}
+
+/*
+ * Chooses CPUs (the daemon's claim, or locally) and pins this process to
+ * them; chooses again among the others when the chosen went offline
+ * before the pinning, a bounded number of times. 0 with *rpp, ans,
+ * cpus and claim set, or the exit status (a claim made is released).
+ */
+static int run_choose_and_pin(struct run_opts *o, struct config *config, bool *have_config, cpu_set_t *allowed,
+			      struct rtplace **rpp, struct rtplace_answer *ans, char *cpus, size_t cpus_len,
+			      char *claim, size_t claim_len)
+{
+	cpu_set_t chosen;
+	int r;
+
+	for (unsigned tries = 1;; tries++) {
+		r = run_choose(o, config, have_config, allowed, rpp, ans, &chosen, claim, claim_len);
+		if (r)
+			return r;
+		cli_format_cpus(&chosen, cpus, cpus_len);
+		if (sched_setaffinity(0, sizeof(chosen), &chosen) == 0)
+			return 0;
+		r = errno;
+		/* EINVAL: every chosen CPU went offline (or left this
+		 * process's cpuset) after the answer. Choose again among the
+		 * others, a bounded number of times. */
+		for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &chosen))
+				CPU_CLR(cpu, allowed);
+		if (r != EINVAL || tries == RUN_PIN_TRIES || CPU_COUNT(allowed) == 0 ||
+		    (o->strict && o->count > (unsigned)CPU_COUNT(allowed))) {
+			fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s%s\n", cpus, strerror(r),
+				r == EINVAL ? "; they went offline or left this process's cpuset, and no other "
+					      "CPU is left to choose" : "");
+			if (*rpp && claim[0])
+				rtplace_release(*rpp, ans->claim_id, NULL);
+			return r == EPERM ? EX_NOPERM : r == EINVAL ? EX_TEMPFAIL : EX_OSERR;
+		}
+		fprintf(stderr, "rtplace-run: warning: CPUs %s went offline before they could be pinned to; "
+			"choosing again\n", cpus);
+		if (*rpp && claim[0])
+			rtplace_release(*rpp, ans->claim_id, NULL);
+		rtplace_close(*rpp);
+		*rpp = NULL;
+		if (o->count > (unsigned)CPU_COUNT(allowed))
+			o->count = (unsigned)CPU_COUNT(allowed);
+	}
+}
+
+/* --prio: this process at that RT priority. 0, or the exit status after
+ * saying what would allow it. */
+static int run_set_policy(const struct run_opts *o)
+{
+	struct sched_param param = { .sched_priority = o->prio };
+	struct rtplace_reason reason;
+	int r;
+
+	if (!o->prio || sched_setscheduler(0, o->policy, &param) == 0)
+		return 0;
+	r = errno;
+	if (r == EPERM && cli_explain_rtbudget(0, &reason) == 0)
+		fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s\n", run_policy_name(o->policy), o->prio,
+			reason.text);
+	else
+		fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s; run as root, give the program "
+			"CAP_SYS_NICE, or raise RLIMIT_RTPRIO to %d (ulimit -r, limits.conf rtprio)\n",
+			run_policy_name(o->policy), o->prio, strerror(r), o->prio);
+	return r == EPERM ? EX_NOPERM : EX_OSERR;
+}
+
+/* --verbose: what command was given. */
+static void run_tell(const struct run_opts *o, const char *cpus, const char *claim, const char *command)
+{
+	if (claim[0])
+		fprintf(stderr, "rtplace-run: CPUs %s (claim %s), ", cpus, claim);
+	else
+		fprintf(stderr, "rtplace-run: CPUs %s (local choice, unclaimed), ", cpus);
+	if (o->run_prio)
+		fprintf(stderr, "%s %d%s\n", run_policy_name(o->run_policy), o->run_prio, o->prio ? "" : " (inherited)");
+	else
+		fprintf(stderr, "normal policy\n");
+	/* The daemon watches one process, this one, which the exec keeps: a
+	 * wrapper's child is another. */
+	if (o->manage_granted)
+		fprintf(stderr, "rtplace-run: managed: the threads of process %d (%s) only, not those of the "
+			"processes it starts\n", (int)getpid(), command);
+}
+
+/* Becomes the command: the claim is tied to this pid, which the exec
+ * keeps, so the connection may close first. The exit status only when the
+ * exec failed. */
+static int run_exec(struct rtplace *rp, struct rtplace_answer *ans, char **command)
+{
+	int r;
+
+	rtplace_close(rp);
+	free(ans);
+	execvp(command[0], command);
+	r = errno;
+	fprintf(stderr, "rtplace-run: cannot run %s: %s\n", command[0], strerror(r));
+	return r == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	struct run_opts o = { .policy = SCHED_FIFO, .count = 1, .node = -1 };
+	struct rtplace_answer *ans = NULL;
+	struct rtplace *rp = NULL;
+	struct config config;
+	cpu_set_t allowed;
+	bool have_policy = false, have_count = false, have_config = false;
+	char cpus[CPUSET_LIST_MAX], claim[32];
+	int r = run_parse_args(argc, argv, &o, &have_policy, &have_count);
+
+	if (r != RUN_GO_ON)
+		return r;
 	if (optind >= argc)
 		return run_usage_error("%s", "no command given");
 	if (have_count && o.have_list)
@@ -626,111 +763,32 @@ int main(int argc, char **argv)
 		return RUN_EXIT_NOT_FOUND;
 	}
 	run_effective_policy(&o);
-	/* Choose only among CPUs this process may run on (taskset, cgroups). */
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
-		fprintf(stderr, "rtplace-run: cannot read own CPU affinity: %s\n", strerror(errno));
-		return EX_OSERR;
-	}
-	if (o.have_list) {
-		CPU_AND(&allowed, &allowed, &o.list);
-		if (CPU_COUNT(&allowed) == 0) {
-			fprintf(stderr, "rtplace-run: --cpu-list: none of these CPUs is available to this process\n");
-			return EX_USAGE;
-		}
-		o.count = (unsigned)CPU_COUNT(&allowed);
-	} else if (o.count > (unsigned)CPU_COUNT(&allowed)) {
-		fprintf(stderr, "rtplace-run: --cpus %u: this process may run on %d CPU%s (the machine has %ld online); "
-			"ask for at most %d\n", o.count, CPU_COUNT(&allowed), CPU_COUNT(&allowed) == 1 ? "" : "s",
-			sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
-		return EX_USAGE;
-	}
-
+	r = run_allowed(&o, &allowed);
+	if (r != RUN_GO_ON)
+		return r;
 	ans = malloc(sizeof(*ans));
 	if (!ans) {
 		fprintf(stderr, "rtplace-run: %s\n", strerror(ENOMEM));
 		return EX_OSERR;
 	}
-	for (unsigned tries = 1;; tries++) {
-		r = run_choose(&o, &config, &have_config, &allowed, &rp, ans, &chosen, claim, sizeof(claim));
-		if (r)
-			goto out;
-		cli_format_cpus(&chosen, cpus, sizeof(cpus));
-		if (sched_setaffinity(0, sizeof(chosen), &chosen) == 0)
-			break;
-		r = errno;
-		/* EINVAL: every chosen CPU went offline (or left this
-		 * process's cpuset) after the answer. Choose again among the
-		 * others, a bounded number of times. */
-		for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &chosen))
-				CPU_CLR(cpu, &allowed);
-		if (r != EINVAL || tries == RUN_PIN_TRIES || CPU_COUNT(&allowed) == 0 ||
-		    (o.strict && o.count > (unsigned)CPU_COUNT(&allowed))) {
-			fprintf(stderr, "rtplace-run: cannot pin to CPUs %s: %s%s\n", cpus, strerror(r),
-				r == EINVAL ? "; they went offline or left this process's cpuset, and no other "
-					      "CPU is left to choose" : "");
-			r = r == EPERM ? EX_NOPERM : r == EINVAL ? EX_TEMPFAIL : EX_OSERR;
-			goto release;
+	r = run_choose_and_pin(&o, &config, &have_config, &allowed, &rp, ans, cpus, sizeof(cpus), claim,
+			       sizeof(claim));
+	if (r == 0) {
+		r = run_set_policy(&o);
+		if (r == 0 && o.verbose)
+			run_tell(&o, cpus, claim, argv[optind]);
+		/* For scripts and rtplacectl release: what this process was given. */
+		if (r == 0 &&
+		    (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0))) {
+			fprintf(stderr, "rtplace-run: %s\n", strerror(errno));
+			r = EX_OSERR;
 		}
-		fprintf(stderr, "rtplace-run: warning: CPUs %s went offline before they could be pinned to; "
-			"choosing again\n", cpus);
+		if (r == 0)
+			return run_exec(rp, ans, argv + optind);
+		/* A claim made for a command that does not run is released. */
 		if (rp && claim[0])
 			rtplace_release(rp, ans->claim_id, NULL);
-		rtplace_close(rp);
-		rp = NULL;
-		if (o.count > (unsigned)CPU_COUNT(&allowed))
-			o.count = (unsigned)CPU_COUNT(&allowed);
 	}
-	if (o.prio) {
-		param.sched_priority = o.prio;
-		if (sched_setscheduler(0, o.policy, &param) < 0) {
-			r = errno;
-			if (r == EPERM && cli_explain_rtbudget(0, &reason) == 0)
-				fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s\n",
-					run_policy_name(o.policy), o.prio, reason.text);
-			else
-				fprintf(stderr, "rtplace-run: cannot set %s priority %d: %s; run as root, give the "
-					"program CAP_SYS_NICE, or raise RLIMIT_RTPRIO to %d (ulimit -r, limits.conf "
-					"rtprio)\n", run_policy_name(o.policy), o.prio, strerror(r), o.prio);
-			r = r == EPERM ? EX_NOPERM : EX_OSERR;
-			goto release;
-		}
-	}
-	if (o.verbose) {
-		if (claim[0])
-			fprintf(stderr, "rtplace-run: CPUs %s (claim %s), ", cpus, claim);
-		else
-			fprintf(stderr, "rtplace-run: CPUs %s (local choice, unclaimed), ", cpus);
-		if (o.run_prio)
-			fprintf(stderr, "%s %d%s\n", run_policy_name(o.run_policy), o.run_prio,
-				o.prio ? "" : " (inherited)");
-		else
-			fprintf(stderr, "normal policy\n");
-		/* The daemon watches one process, this one, which the exec keeps:
-		 * a wrapper's child is another. */
-		if (o.manage_granted)
-			fprintf(stderr, "rtplace-run: managed: the threads of process %d (%s) only, not those of "
-				"the processes it starts\n", (int)getpid(), argv[optind]);
-	}
-	/* For scripts and rtplacectl release: what this process was given. */
-	if (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0)) {
-		fprintf(stderr, "rtplace-run: %s\n", strerror(errno));
-		r = EX_OSERR;
-		goto release;
-	}
-	/* The claim is tied to this pid, which the exec keeps; the connection
-	 * may close now. */
-	rtplace_close(rp);
-	rp = NULL;
-	free(ans);
-	execvp(argv[optind], argv + optind);
-	r = errno;
-	fprintf(stderr, "rtplace-run: cannot run %s: %s\n", argv[optind], strerror(r));
-	return r == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_RUN;
-release:
-	if (rp && claim[0])
-		rtplace_release(rp, ans->claim_id, NULL);
-out:
 	rtplace_close(rp);
 	free(ans);
 	return r;
