@@ -795,88 +795,94 @@ static void ctl_query_claim_json(struct ctl *c, const struct rtplace_answer *ans
 	ctl_json_claim(&cl);
 }
 
-static int ctl_query(struct ctl *c, int argc, char **argv)
-{
-	struct ctl_getopt g = { 0 };
-	struct rtplace_request req = RTPLACE_REQUEST_INIT;
-	struct rtplace_answer ans;
+/* Parsing went on: no exit status yet. */
+#define CTL_GO_ON (-1)
+
+/* What `query` was asked beside the request. */
+struct ctl_query_opts {
+	bool strict, local, verbose;
+	enum ctl_owner owner;
 	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
 	 * its size: the word layouts are the same. */
-	struct rtplace_cpumask allowed, chosen;
-	bool have_prio = false, have_owner = false, strict = false, local = false, verbose = false;
-	enum ctl_owner owner = CTL_OWNER_SHELL;
-	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN] = "", lease_cut[64] = "";
+	struct rtplace_cpumask allowed;
+};
+
+/* `query`'s options into req and q. CTL_GO_ON, or the exit status. */
+static int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_request *req,
+			   struct ctl_query_opts *q)
+{
+	struct ctl_getopt g = { 0 };
+	bool have_prio = false, have_owner = false;
 	long v;
 	int o, r, li = 0;
 
-	req.prio = 0;
 	while ((o = ctl_getopt(c, &g, argc, argv, 0, &li, &r)) != -1) {
 		switch (o) {
 		case 'p':
 			if (cli_parse_long(optarg, RTPLACE_PRIO_MIN, RTPLACE_PRIO_MAX, &v) < 0)
 				return ctl_usage_error(c, "--prio %s: not a priority 1..99", optarg);
-			req.prio = (int)v;
+			req->prio = (int)v;
 			have_prio = true;
 			break;
 		case 'P':
-			if (cli_parse_policy(optarg, &req.policy) < 0)
+			if (cli_parse_policy(optarg, &req->policy) < 0)
 				return ctl_usage_error(c, "--policy %s: not fifo or rr", optarg);
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 1, RTPLACE_ANSWER_MAX, &v) < 0)
 				return ctl_usage_error(c, "--%s %s: not a count 1..256%s", g.longs[li].name, optarg,
 						       strpbrk(optarg, "-,") ? " (a CPU list is --cpu-list)" : "");
-			req.count = (unsigned)v;
+			req->count = (unsigned)v;
 			break;
 		case 'c':
-			if (cpuset_parse(optarg, &allowed) < 0 || cpuset_empty(&allowed))
+			if (cpuset_parse(optarg, &q->allowed) < 0 || cpuset_empty(&q->allowed))
 				return ctl_usage_error(c, "--cpu-list %s: not a CPU list (e.g. 0-3,8)", optarg);
-			req.allowed = (const cpu_set_t *)(const void *)&allowed;
-			req.allowed_size = sizeof(allowed);
+			req->allowed = (const cpu_set_t *)(const void *)&q->allowed;
+			req->allowed_size = sizeof(q->allowed);
 			break;
 		case 'N':
 			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return ctl_usage_error(c, "--node %s: not a node id", optarg);
-			req.node = (int)v;
+			req->node = (int)v;
 			break;
 		case 'a':
 			if (cli_parse_long(optarg, 0, RTPLACE_MAX_CPUS - 1, &v) < 0)
 				return ctl_usage_error(c, "--near %s: not a CPU id", optarg);
-			req.near_cpu = (int)v;
+			req->near_cpu = (int)v;
 			break;
 		case 'C':
 			if (cli_parse_long(optarg, 0, UINT32_MAX - 1, &v) < 0)
 				return ctl_usage_error(c, "--claim %s: not a lease in ms", optarg);
-			req.flags |= RTPLACE_QUERY_F_CLAIM;
-			req.lease_ms = (uint32_t)v;
+			req->flags |= RTPLACE_QUERY_F_CLAIM;
+			req->lease_ms = (uint32_t)v;
 			break;
 		case 'o':
 			if (!strcmp(optarg, "shell")) {
-				owner = CTL_OWNER_SHELL;
+				q->owner = CTL_OWNER_SHELL;
 			} else if (!strcmp(optarg, "parent")) {
-				owner = CTL_OWNER_PARENT;
+				q->owner = CTL_OWNER_PARENT;
 			} else if (cli_parse_long(optarg, 1, INT32_MAX, &v) == 0) {
-				owner = CTL_OWNER_PID;
-				req.owner_pid = (pid_t)v;
+				q->owner = CTL_OWNER_PID;
+				req->owner_pid = (pid_t)v;
 			} else {
 				return ctl_usage_error(c, "--owner %s: not a process id, shell or parent", optarg);
 			}
 			have_owner = true;
 			break;
 		case 'x':
-			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE;
+			req->flags |= RTPLACE_QUERY_F_EXCLUSIVE;
 			break;
 		case 'I':
-			req.flags |= RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE;
+			req->flags |= RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE;
 			break;
 		case 's':
-			strict = true;
+			q->strict = true;
 			break;
 		case 'L':
-			local = true;
+			q->local = true;
 			break;
 		case 'v':
-			verbose = true;
+			q->verbose = true;
 			break;
 		}
 	}
@@ -884,21 +890,90 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 		return r < 0 ? EX_OK : r;
 	if (!have_prio)
 		return ctl_usage_error(c, "%s", "--prio is required");
-	if ((have_owner || req.flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req.flags & RTPLACE_QUERY_F_CLAIM))
+	if ((have_owner || req->flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req->flags & RTPLACE_QUERY_F_CLAIM))
 		return ctl_usage_error(c, "%s", "--owner, --exclusive and --isolate need --claim");
-	if (local && req.flags & RTPLACE_QUERY_F_CLAIM)
+	if (q->local && req->flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
+	return CTL_GO_ON;
+}
+
+/* `query --json`'s answer: one object. */
+static void ctl_query_print_json(struct ctl *c, const struct rtplace_answer *ans, const struct rtplace_request *req,
+				 enum ctl_owner owner, const char *list, const char *comm)
+{
+	printf("{\"count\": %u, \"cpus\": [", ans->count);
+	for (unsigned i = 0; i < ans->count; i++)
+		printf("%s{\"cpu\": %d, \"level\": \"%s\"}", i ? ", " : "", ans->cpus[i],
+		       rtplace_level_name(ans->levels[i]));
+	printf("], \"cpu_list\": \"%s\", \"level\": ", list);
+	if (ans->count)
+		printf("\"%s\"", rtplace_level_name(ans->level));
+	else
+		printf("null");
+	printf(", \"claim\": ");
+	ctl_query_claim_json(c, ans, req->owner_pid, comm);
+	printf(", \"owner\": ");
+	if (ans->claim_id)
+		printf("\"%s\"", ctl_owner_names[owner]);
+	else
+		printf("null");
+	printf(", \"reason\": ");
+	ctl_json_string(ans->reason);
+	printf("}\n");
+}
+
+/* `query`'s answer as lines; a lease shorter than asked (lease_cut) is
+ * said once, beside the daemon's reason. */
+static void ctl_query_print_text(const struct rtplace_answer *ans, pid_t owner_pid, const char *list,
+				 const char *comm, const char *lease_cut)
+{
+	if (ans->count == 0) {
+		printf("no CPU: %s\n", ans->reason);
+		return;
+	}
+	printf("cpus    %s\n", list);
+	printf("order   ");
+	for (unsigned i = 0; i < ans->count; i++)
+		printf("%s%d(%s)", i ? " " : "", ans->cpus[i], rtplace_level_name(ans->levels[i]));
+	printf("\nlevel   %s\n", rtplace_level_name(ans->level));
+	if (ans->claim_id && ans->lease_ms == RTPLACE_LEASE_INFINITE)
+		printf("claim   %" PRIu64 " (no lease; until process %d %s exits, or 'rtplacectl release %" PRIu64
+		       "')\n",
+		       ans->claim_id, (int)owner_pid, comm, ans->claim_id);
+	else if (ans->claim_id)
+		printf("claim   %" PRIu64 " (lease %u ms, or until process %d %s exits, or 'rtplacectl release %" PRIu64
+		       "')\n",
+		       ans->claim_id, ans->lease_ms, (int)owner_pid, comm, ans->claim_id);
+	else
+		printf("claim   none\n");
+	if (ans->reason[0] || lease_cut[0])
+		printf("reason  %s%s%s\n", ans->reason, ans->reason[0] && lease_cut[0] ? "; " : "", lease_cut);
+}
+
+static int ctl_query(struct ctl *c, int argc, char **argv)
+{
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct ctl_query_opts q = { .owner = CTL_OWNER_SHELL };
+	struct rtplace_answer ans;
+	struct rtplace_cpumask chosen;
+	char list[CPUSET_LIST_MAX], comm[RTPLACE_COMM_LEN] = "", lease_cut[64] = "";
+	int r;
+
+	req.prio = 0;
+	r = ctl_query_parse(c, argc, argv, &req, &q);
+	if (r != CTL_GO_ON)
+		return r;
 	/* rtplacectl exits at once: a claim tied to its connection would end
 	 * with it, so it lives with a process, by default the calling shell
 	 * (ctl-owner.c: not the subshell of a $(...)). */
-	if (owner == CTL_OWNER_PARENT)
+	if (q.owner == CTL_OWNER_PARENT)
 		req.owner_pid = getppid();
-	else if (owner == CTL_OWNER_SHELL && req.flags & RTPLACE_QUERY_F_CLAIM)
+	else if (q.owner == CTL_OWNER_SHELL && req.flags & RTPLACE_QUERY_F_CLAIM)
 		req.owner_pid = ctl_owner_calling_shell(getppid());
 	r = ctl_connect(c);
 	if (r)
 		return r;
-	if (local) {
+	if (q.local) {
 		r = rtplace_local_open(c->rp);
 		if (r < 0)
 			return ctl_fail(c, r == -EOPNOTSUPP ? "the daemon offers no map to read locally (drop --local)"
@@ -907,72 +982,35 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	}
 	r = rtplace_query(c->rp, &req, &ans);
 	if (r == -EPERM && req.owner_pid && !ctl_owner_may_own(req.owner_pid))
-		return ctl_owner_refused(c, req.owner_pid, owner);
+		return ctl_owner_refused(c, req.owner_pid, q.owner);
 	if (r == -ERANGE)
 		return ctl_range_refused(c, &req);
 	if (r < 0)
 		return ctl_fail(c, "query refused", r);
-	/* A lease shorter than asked is said once, beside the daemon's reason
-	 * (which names the cut itself when no level note took its place). */
+	/* The daemon's reason names the cut itself when no level note took
+	 * its place. */
 	if (ans.claim_id && req.lease_ms != RTPLACE_LEASE_DEFAULT && ans.lease_ms < req.lease_ms &&
 	    !strstr(ans.reason, "lease cut"))
 		snprintf(lease_cut, sizeof(lease_cut), "lease cut from %u to %u ms", req.lease_ms, ans.lease_ms);
 	if (ans.claim_id) {
 		ctl_owner_comm(req.owner_pid, comm, sizeof(comm));
-		if (verbose)
-			ctl_claim_note(c, &ans, req.owner_pid, comm, owner);
+		if (q.verbose)
+			ctl_claim_note(c, &ans, req.owner_pid, comm, q.owner);
 	}
 	cpuset_zero(&chosen);
 	for (unsigned i = 0; i < ans.count; i++)
 		cpuset_set(&chosen, (unsigned)ans.cpus[i]);
 	if (cpuset_format(&chosen, list, sizeof(list)) < 0)
 		snprintf(list, sizeof(list), "?");
-	if (c->json) {
-		printf("{\"count\": %u, \"cpus\": [", ans.count);
-		for (unsigned i = 0; i < ans.count; i++)
-			printf("%s{\"cpu\": %d, \"level\": \"%s\"}", i ? ", " : "", ans.cpus[i],
-			       rtplace_level_name(ans.levels[i]));
-		printf("], \"cpu_list\": \"%s\", \"level\": ", list);
-		if (ans.count)
-			printf("\"%s\"", rtplace_level_name(ans.level));
-		else
-			printf("null");
-		printf(", \"claim\": ");
-		ctl_query_claim_json(c, &ans, req.owner_pid, comm);
-		printf(", \"owner\": ");
-		if (ans.claim_id)
-			printf("\"%s\"", ctl_owner_names[owner]);
-		else
-			printf("null");
-		printf(", \"reason\": ");
-		ctl_json_string(ans.reason);
-		printf("}\n");
-	} else if (ans.count == 0) {
-		printf("no CPU: %s\n", ans.reason);
-	} else {
-		printf("cpus    %s\n", list);
-		printf("order   ");
-		for (unsigned i = 0; i < ans.count; i++)
-			printf("%s%d(%s)", i ? " " : "", ans.cpus[i], rtplace_level_name(ans.levels[i]));
-		printf("\nlevel   %s\n", rtplace_level_name(ans.level));
-		if (ans.claim_id && ans.lease_ms == RTPLACE_LEASE_INFINITE)
-			printf("claim   %" PRIu64 " (no lease; until process %d %s exits, or 'rtplacectl release %" PRIu64
-			       "')\n",
-			       ans.claim_id, (int)req.owner_pid, comm, ans.claim_id);
-		else if (ans.claim_id)
-			printf("claim   %" PRIu64 " (lease %u ms, or until process %d %s exits, or 'rtplacectl release %" PRIu64
-			       "')\n",
-			       ans.claim_id, ans.lease_ms, (int)req.owner_pid, comm, ans.claim_id);
-		else
-			printf("claim   none\n");
-		if (ans.reason[0] || lease_cut[0])
-			printf("reason  %s%s%s\n", ans.reason, ans.reason[0] && lease_cut[0] ? "; " : "", lease_cut);
-	}
+	if (c->json)
+		ctl_query_print_json(c, &ans, &req, q.owner, list, comm);
+	else
+		ctl_query_print_text(&ans, req.owner_pid, list, comm, lease_cut);
 	/* An empty answer is an answer, but a script acting on it needs to know. */
 	if (ans.count == 0)
 		return EX_TEMPFAIL;
 	if (ans.count < req.count)
-		return ctl_partial(c, &req, &ans, strict);
+		return ctl_partial(c, &req, &ans, q.strict);
 	return EX_OK;
 }
 
