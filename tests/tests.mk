@@ -504,8 +504,11 @@ TESTS += tests/integration/test-rtkit-fair.sh
 EXTRA_DIST += tests/integration/test-rtkit-fair.sh
 
 # A thread's identity under a grant, raced deterministically through the
-# test hold of a --enable-self-checks build (skipped without).
+# test hold of a --enable-self-checks build: run there only (the
+# sanitizers step of scripts/test-all.sh is one).
+if SELF_CHECKS
 TESTS += tests/integration/test-rtkit-identity.sh
+endif
 EXTRA_DIST += tests/integration/test-rtkit-identity.sh
 
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
