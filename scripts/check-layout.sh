@@ -10,8 +10,8 @@
 #    common/;
 #  - in the daemon, only main.c includes dispatch.h and only the
 #    handlers' files their own header (front ends act through the
-#    engine), and the engine and its levels source include
-#    none of the modules built over them;
+#    engine), and every file has a tier (base, levels, engine, actors,
+#    front ends, main) and includes nothing of a higher one;
 #  - in the daemon and the shared core, /proc and /sys are named only by
 #    their readers' roots (PROCFS_ROOT in daemon/procfs.h, SYSFS_ROOT in
 #    common/sysfs.h), which every other file is handed or builds on, and
@@ -95,12 +95,40 @@ for f in $(git ls-files 'daemon/*.c' 'daemon/*.h'); do
 		esac
 	done < <(includes_of "$f")
 done
-above_engine="dispatch.h actors.h moves.h push.h manage.h notify.h server.h metrics.h rtkit.h"
-for f in $(git ls-files 'daemon/engine.[ch]' 'daemon/levels-source.[ch]'); do
+# Every daemon file has a tier, and includes the daemon's headers of its
+# own tier and those below only:
+#   1 base      what any layer uses: the loop, logging, /proc, the claims
+#               table and its journal, rights, quotas, records, the socket,
+#               the isolation edge and RealtimeKit's pure rules
+#   2 levels    where the map's levels come from
+#   3 engine    the one owner of the daemon's state
+#   4 actors    what acts on threads over the engine
+#   5 front     the request handlers, RealtimeKit on the bus, the metrics
+#   6 main      start-up order
+daemon_tier() {
+	case "$(basename "${1%.[ch]}")" in
+	main) echo 6 ;;
+	dispatch | dispatch-* | metrics | rtkit | rtkit-bus | rtkit-grant | rtkit-threads | rtkit-watchdog | \
+		rtkit-internal) echo 5 ;;
+	actors | moves | push | manage) echo 4 ;;
+	engine) echo 3 ;;
+	levels-source | tracker | sampler) echo 2 ;;
+	log | clocks | loop | procfs | histogram | systemd | quota | claims | claims-state | pidmap | auth | \
+		thread-sched | irqnoise | hotplug | seed | snapshot | isoplan | isolation | rtkit-rules | rtkit-admit | \
+		notify | server) echo 1 ;;
+	*) echo 0 ;;
+	esac
+}
+for f in $(git ls-files 'daemon/*.c' 'daemon/*.h'); do
+	tier=$(daemon_tier "$f")
+	if [ "$tier" = 0 ]; then
+		fail "$f has no tier in the daemon's layers: place it in daemon_tier() (scripts/check-layout.sh)"
+		continue
+	fi
 	while IFS= read -r inc; do
-		case " $above_engine " in
-		*" $inc "*) fail "$f includes \"$inc\", which is built over the engine" ;;
-		esac
+		case "$daemon_headers" in *" $inc "*) ;; *) continue ;; esac
+		[ "$(daemon_tier "$inc")" -le "$tier" ] ||
+			fail "$f (tier $tier) includes \"$inc\" (tier $(daemon_tier "$inc")), which is built over it"
 	done < <(includes_of "$f")
 done
 

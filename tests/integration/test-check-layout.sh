@@ -5,8 +5,8 @@
 # doc/DESIGN.md lacks (two citations on one line of a header, a
 # subsection in a man page) and a cited section taken out of doc/DESIGN.md must each fail
 # it, named by file:line, and nothing else may; so must a daemon front end
-# that includes the request handlers (dispatch.h) and an engine that
-# includes a module built over it. A tarball (make distcheck)
+# that includes the request handlers (dispatch.h), an engine that
+# includes a module built over it, and a daemon file of no tier. A tarball (make distcheck)
 # has no tracked files to copy: skipped, as check-layout is there.
 set -u
 # The section sign, written so that this file cites no section itself.
@@ -61,12 +61,15 @@ echo "PASS: dangling citations of doc/DESIGN.md fail check-layout, by file:line"
 git checkout -q -- . || fail "cannot restore the copy"
 sed -i '0,/#include "metrics.h"/s//#include "metrics.h"\n#include "dispatch.h"/' daemon/metrics.c
 sed -i '0,/#include "engine.h"/s//#include "engine.h"\n#include "moves.h"/' daemon/engine.c
+printf '/* SPDX-License-Identifier: GPL-2.0-or-later */\n#include "log.h"\n' > daemon/untiered.c
 git add -A -f . || fail "cannot index the changes"
 scripts/check-layout.sh > "$dir/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "check-layout exited $rc on a front end including dispatch.h, expected 1: $(cat "$dir/out")"
 grep -q '^check-layout: daemon/metrics.c includes "dispatch.h"' "$dir/out" ||
 	fail "daemon/metrics.c including dispatch.h not reported: $(cat "$dir/out")"
-grep -q '^check-layout: daemon/engine.c includes "moves.h", which is built over the engine' "$dir/out" ||
+grep -q '^check-layout: daemon/engine.c (tier 3) includes "moves.h" (tier 4), which is built over it' "$dir/out" ||
 	fail "daemon/engine.c including moves.h not reported: $(cat "$dir/out")"
+grep -q '^check-layout: daemon/untiered.c has no tier' "$dir/out" ||
+	fail "a daemon file without a tier not reported: $(cat "$dir/out")"
 echo "PASS: a front end including dispatch.h, and the engine including what is built over it, fail check-layout"
