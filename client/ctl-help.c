@@ -69,6 +69,9 @@ static const struct ctl_option ctl_query_options[] = {
 	{ "isolate", 'I', false, NULL,
 	  "--exclusive, and the daemon isolates the claimed CPUs while the claim lives: other tasks, movable "
 	  "interrupts and unbound work leave them, as its [isolation] says (CAP_SYS_NICE)" },
+	{ "isolate-if-possible", 'i', false, NULL,
+	  "--isolate where the daemon can, and a claim without isolation where it cannot, the reason saying "
+	  "why" },
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },
 	{ "local", 'L', false, NULL,
 	  "answer in this process from the daemon's map and snapshot, read-only, without a round trip (not with "

@@ -62,7 +62,7 @@ struct run_opts {
 	bool have_list;
 	cpu_set_t list;
 	int node;
-	bool exclusive, isolate, manage, strict, verbose;
+	bool exclusive, isolate, isolate_try, manage, strict, verbose;
 	bool manage_granted; /* the claim made the daemon manage this process */
 	const char *socket;
 };
@@ -70,8 +70,9 @@ struct run_opts {
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: rtplace-run [--prio P] [--policy fifo|rr] [--cpus N | --cpu-list LIST] [--node N]\n"
-		   "                   [--exclusive] [--isolate] [--manage] [--strict] [--socket PATH]\n"
-		   "                   [--config FILE] [--verbose] -- COMMAND [ARGS...]\n\n"
+		   "                   [--exclusive] [--isolate[-if-possible]] [--manage] [--strict]\n"
+		   "                   [--socket PATH] [--config FILE] [--verbose]\n"
+		   "                   -- COMMAND [ARGS...]\n\n"
 		   "Claims CPUs from rtplaced for as long as COMMAND runs, pins itself to them, sets\n"
 		   "SCHED_FIFO/RR priority P (with --prio), then execs COMMAND.\n\n"
 		   "  --prio P              RT priority 1..99 (default: keep the policy it was started\n"
@@ -85,6 +86,8 @@ static void run_usage(FILE *f)
 		   "                        runs: other tasks, movable interrupts and unbound work\n"
 		   "                        leave them, as its [isolation] says (CAP_SYS_NICE; never\n"
 		   "                        without a daemon)\n"
+		   "  --isolate-if-possible --isolate where the daemon can; where it cannot, the CPUs\n"
+		   "                        are claimed without isolation (--verbose says why)\n"
 		   "  --manage              let the daemon move COMMAND's threads when they collide:\n"
 		   "                        those of COMMAND's own process only, not of processes it\n"
 		   "                        starts (a wrapper that forks, such as timeout or a shell\n"
@@ -359,6 +362,7 @@ static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct r
 	req.node = o->node;
 	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
 		    (o->isolate ? RTPLACE_QUERY_F_ISOLATE : 0) |
+		    (o->isolate_try ? RTPLACE_QUERY_F_ISOLATE | RTPLACE_QUERY_F_ISOLATE_TRY : 0) |
 		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0) | (run_is_normal(o) ? RTPLACE_QUERY_F_NORMAL : 0);
 	req.lease_ms = RTPLACE_LEASE_INFINITE;
 	req.owner_pid = getpid();
@@ -523,6 +527,7 @@ static int run_parse_args(int argc, char **argv, struct run_opts *o, bool *ret_h
 		{ "node", required_argument, NULL, 'N' },
 		{ "exclusive", no_argument, NULL, 'x' },
 		{ "isolate", no_argument, NULL, 'I' },
+		{ "isolate-if-possible", no_argument, NULL, 'i' },
 		{ "manage", no_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "socket", required_argument, NULL, 'S' },
@@ -570,6 +575,9 @@ static int run_parse_args(int argc, char **argv, struct run_opts *o, bool *ret_h
 			break;
 		case 'I':
 			o->isolate = o->exclusive = true;
+			break;
+		case 'i':
+			o->isolate_try = o->exclusive = true;
 			break;
 		case 'm':
 			o->manage = true;
@@ -699,8 +707,10 @@ static int run_set_policy(const struct run_opts *o)
 	return r == EPERM ? EX_NOPERM : EX_OSERR;
 }
 
-/* --verbose: what command was given. */
-static void run_tell(const struct run_opts *o, const char *cpus, const char *claim, const char *command)
+/* --verbose: what command was given, and why a claim asked isolated if
+ * possible is not. */
+static void run_tell(const struct run_opts *o, const struct rtplace_answer *ans, const char *cpus, const char *claim,
+		     const char *command)
 {
 	if (claim[0])
 		fprintf(stderr, "rtplace-run: CPUs %s (claim %s), ", cpus, claim);
@@ -715,6 +725,8 @@ static void run_tell(const struct run_opts *o, const char *cpus, const char *cla
 	if (o->manage_granted)
 		fprintf(stderr, "rtplace-run: managed: the threads of process %d (%s) only, not those of the "
 			"processes it starts\n", (int)getpid(), command);
+	if (o->isolate_try && claim[0] && strncmp(ans->reason, "not isolated: ", 14) == 0)
+		fprintf(stderr, "rtplace-run: %s\n", ans->reason);
 }
 
 /* Becomes the command: the claim is tied to this pid, which the exec
@@ -776,7 +788,7 @@ int main(int argc, char **argv)
 	if (r == 0) {
 		r = run_set_policy(&o);
 		if (r == 0 && o.verbose)
-			run_tell(&o, cpus, claim, argv[optind]);
+			run_tell(&o, ans, cpus, claim, argv[optind]);
 		/* For scripts and rtplacectl release: what this process was given. */
 		if (r == 0 &&
 		    (setenv("RTPLACE_CPUS", cpus, 1) < 0 || (claim[0] && setenv("RTPLACE_CLAIM_ID", claim, 1) < 0))) {

@@ -875,6 +875,9 @@ static int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_
 		case 'I':
 			req->flags |= RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE;
 			break;
+		case 'i':
+			req->flags |= RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_ISOLATE | RTPLACE_QUERY_F_ISOLATE_TRY;
+			break;
 		case 's':
 			q->strict = true;
 			break;
@@ -891,7 +894,7 @@ static int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_
 	if (!have_prio)
 		return ctl_usage_error(c, "%s", "--prio is required");
 	if ((have_owner || req->flags & RTPLACE_QUERY_F_EXCLUSIVE) && !(req->flags & RTPLACE_QUERY_F_CLAIM))
-		return ctl_usage_error(c, "%s", "--owner, --exclusive and --isolate need --claim");
+		return ctl_usage_error(c, "%s", "--owner, --exclusive and --isolate[-if-possible] need --claim");
 	if (q->local && req->flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
 	return CTL_GO_ON;

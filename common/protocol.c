@@ -247,7 +247,9 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 		return proto_fail(reason, -EINVAL, "manage without owner pid");
 	if ((q->flags & RTPLACE_QUERY_F_ISOLATE) && !(q->flags & RTPLACE_QUERY_F_EXCLUSIVE))
 		return proto_fail(reason, -EINVAL, "isolate without exclusive flag");
-	if ((q->flags & RTPLACE_QUERY_F_ISOLATE) && !b->isolate)
+	if ((q->flags & RTPLACE_QUERY_F_ISOLATE_TRY) && !(q->flags & RTPLACE_QUERY_F_ISOLATE))
+		return proto_fail(reason, -EINVAL, "isolate-if-possible without isolate flag");
+	if ((q->flags & RTPLACE_QUERY_F_ISOLATE) && !(q->flags & RTPLACE_QUERY_F_ISOLATE_TRY) && !b->isolate)
 		return proto_fail(reason, -EOPNOTSUPP,
 				  "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
 	return 0;

@@ -270,9 +270,14 @@ static inline int rtplace_cpumask_test(const struct rtplace_cpumask *m, unsigned
  * namespace. A daemon that isolates nothing answers ERROR -EOPNOTSUPP; one
  * without the flag, ERROR -EINVAL ("unknown query flags"). */
 #define RTPLACE_QUERY_F_ISOLATE (1u << 4)
+/* With ISOLATE: isolation if the daemon can give it. Where it cannot (it
+ * isolates nothing, the requester may not isolate, the kernel or the
+ * cgroup hierarchy refuses), the claim is made without, and the reply's
+ * reason says "not isolated: " and why. */
+#define RTPLACE_QUERY_F_ISOLATE_TRY (1u << 5)
 #define RTPLACE_QUERY_F_ALL                                                                      \
 	(RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE | RTPLACE_QUERY_F_MANAGE | RTPLACE_QUERY_F_NORMAL | \
-	 RTPLACE_QUERY_F_ISOLATE)
+	 RTPLACE_QUERY_F_ISOLATE | RTPLACE_QUERY_F_ISOLATE_TRY)
 
 /*
  * Which CPU(s) for an RT thread of priority prio (DESIGN §5)?

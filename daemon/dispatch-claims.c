@@ -65,8 +65,9 @@ static int dispatch_claims_admit(struct dispatch *d, struct server_peer *peer, c
 	if (r == 0 && q->flags & RTPLACE_QUERY_F_CLAIM)
 		r = engine_claim_admit(d->engine, peer->id, peer->uid, &why);
 	/* Isolating CPUs is host configuration: only for those who could
-	 * change it themselves (DESIGN §14). */
-	if (r == 0 && q->flags & RTPLACE_QUERY_F_ISOLATE) {
+	 * change it themselves (DESIGN §14). Asked if possible, the claim is
+	 * made without (dispatch_claims_hold()). */
+	if (r == 0 && q->flags & RTPLACE_QUERY_F_ISOLATE && !(q->flags & RTPLACE_QUERY_F_ISOLATE_TRY)) {
 		struct auth_creds uid_only;
 
 		r = auth_may_isolate(dispatch_claims_creds(d, peer, &uid_only), &why);
@@ -104,7 +105,7 @@ static int dispatch_claims_hold(struct dispatch *d, struct server_peer *peer, co
 		.uid = peer->uid,
 		.isolated = q->flags & RTPLACE_QUERY_F_ISOLATE,
 	};
-	struct rtplace_reason note, why;
+	struct rtplace_reason note, why, refused = { "" };
 	uint32_t claim_id;
 	uint64_t lease;
 	int r;
@@ -120,9 +121,22 @@ static int dispatch_claims_hold(struct dispatch *d, struct server_peer *peer, co
 		if (!cpuset_empty(&req->allowed))
 			cpuset_and(&tmpl.managed, &tmpl.managed, &req->allowed);
 	}
+	/* Asked if possible, isolation the requester may not have is none. */
+	if (tmpl.isolated && q->flags & RTPLACE_QUERY_F_ISOLATE_TRY) {
+		struct auth_creds uid_only;
+
+		if (auth_may_isolate(dispatch_claims_creds(d, peer, &uid_only), &refused) < 0)
+			tmpl.isolated = false;
+	}
 	/* The process that moves into an isolated partition: the owner, else
 	 * the requester. */
-	r = engine_claim(d->engine, &tmpl, lease, owner ? owner : peer->pid, &claim_id, &why);
+	if (q->flags & RTPLACE_QUERY_F_ISOLATE_TRY)
+		r = engine_claim_isolated_if_possible(d->engine, &tmpl, lease, owner ? owner : peer->pid, &claim_id,
+						      &why);
+	else
+		r = engine_claim(d->engine, &tmpl, lease, owner ? owner : peer->pid, &claim_id, &why);
+	if (r == 0 && refused.text[0])
+		reason_set(&why, "not isolated: %s", refused.text);
 	if (r < 0) {
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r, why.text);
 		return r;

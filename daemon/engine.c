@@ -449,6 +449,25 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 	return 0;
 }
 
+int engine_claim_isolated_if_possible(struct engine *e, const struct claim *tmpl, uint64_t lease_ms,
+				      pid_t claimant, uint32_t *ret_id, struct rtplace_reason *reason)
+{
+	struct rtplace_reason refused;
+	struct claim shared = *tmpl;
+	int r = engine_claim(e, tmpl, lease_ms, claimant, ret_id, reason);
+
+	/* Isolation refused withdrew the claim (its id is never reused):
+	 * made again without, unless what failed was the claim itself. */
+	if (r == 0 || !tmpl->isolated || r == -ESRCH || r == -ENOMEM || !e->state)
+		return r;
+	refused = *reason;
+	shared.isolated = false;
+	r = engine_claim(e, &shared, lease_ms, claimant, ret_id, reason);
+	if (r == 0)
+		reason_set(reason, "not isolated: %s", refused.text);
+	return r;
+}
+
 int engine_claim_cpu(struct engine *e, pid_t pid, uid_t uid, uint32_t level, const struct rtplace_cpumask *allowed,
 		     int *ret_cpu, uint32_t *ret_id, struct rtplace_reason *reason)
 {

@@ -147,6 +147,11 @@ int engine_claim_admit(struct engine *e, uint32_t client, uid_t uid, struct rtpl
 int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, pid_t claimant, uint32_t *ret_id,
 		 struct rtplace_reason *reason);
 
+/* engine_claim(), but where isolation is refused the claim is made
+ * without, reason saying "not isolated: " and why. */
+int engine_claim_isolated_if_possible(struct engine *e, const struct claim *tmpl, uint64_t lease_ms,
+				      pid_t claimant, uint32_t *ret_id, struct rtplace_reason *reason);
+
 /* Whether claims may ask for isolation: [isolation] turns something on
  * and its journal is open. */
 bool engine_isolates(const struct engine *e);

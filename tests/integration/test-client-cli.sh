@@ -83,7 +83,7 @@ wait_claims 0
 # Isolation is asked with a claim, and a daemon that isolates nothing
 # refuses it, saying so: nothing is claimed.
 expect_status 64 "$CTL" --socket "$SOCK" query --prio 60 --isolate
-grep -q -- '--owner, --exclusive and --isolate need --claim' "$TMP/err" || fail "query --isolate: $(cat "$TMP/err")"
+grep -q -- '--owner, --exclusive and --isolate\[-if-possible\] need --claim' "$TMP/err" || fail "query --isolate: $(cat "$TMP/err")"
 expect_status 69 "$CTL" --socket "$SOCK" query --prio 60 --claim 0 --owner $$ --isolate
 grep -q 'this daemon isolates nothing (\[isolation\] in rtplaced.conf turns it on)' "$TMP/err" ||
 	fail "query --claim --isolate: $(cat "$TMP/err")"

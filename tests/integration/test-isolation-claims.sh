@@ -8,7 +8,9 @@
 # for the restored claim); a release, the owner's exit and the daemon's
 # stop each give every file back byte for byte, and leave no journal. The
 # claim that would take node 0's last housekeeping CPU is refused, and so
-# is nobody, who holds no CAP_SYS_NICE. (Partitions need cgroup v2: the
+# is nobody, who holds no CAP_SYS_NICE; asked --isolate-if-possible, both
+# get the claim without isolation and the reason why, as from a daemon
+# that isolates nothing (which refuses a plain --isolate). (Partitions need cgroup v2: the
 # VM bed's test-isolation makes them.) The machine's affinities and mask
 # are saved first and written back on every exit path.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
@@ -79,10 +81,20 @@ stage_programs "$CTL"
 expect_status 77 setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/sh -c '"$@"; exit $?' sh \
 	"$STAGED/rtplacectl" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate
 grep -q "CAP_SYS_NICE" "$TMP/err" || fail "nobody's refusal does not name CAP_SYS_NICE: $(cat "$TMP/err")"
+# Asked if possible, nobody gets the claim without isolation, told why.
+expect_status 0 setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/sh -c '"$@"; exit $?' sh \
+	"$STAGED/rtplacectl" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate-if-possible
+grep -q "^reason  not isolated: .*CAP_SYS_NICE" "$TMP/out" || fail "nobody's claim if possible: $(cat "$TMP/out")"
+host_as_saved "after nobody's claim if possible"
 # Both CPUs would leave node 0 without a housekeeping CPU.
 expect_status 75 "$CTL" --socket "$SOCK" query --prio 50 -c 0-1 --count 2 --claim 60000 --isolate --owner $OWNER
 grep -q "housekeeping" "$TMP/err" || fail "the last housekeeping CPU's refusal: $(cat "$TMP/err")"
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 -c 0-1 --count 2 --claim 60000 --isolate-if-possible \
+	--owner $OWNER
+grep -q "^reason  not isolated: .*housekeeping" "$TMP/out" || fail "both CPUs if possible: $(cat "$TMP/out")"
 host_as_saved "after the refusals"
+"$CTL" --socket "$SOCK" release "$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' "$TMP/out")" > /dev/null ||
+	fail "cannot release the claim of both CPUs"
 
 # Held, through a kill -9 and a restart, then released.
 expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 -c 1 --claim 600000 --owner $OWNER --isolate
@@ -132,4 +144,22 @@ expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 -c 1 --claim 600000 --ow
 cpu1_isolated "held a third time"
 stop_daemon
 host_as_saved "after the daemon stopped"
+
+# A daemon that isolates nothing refuses --isolate, and makes the claim
+# without isolation when asked if possible, saying so. (The held claim's
+# owner goes first: the daemon would restore its claim.)
+kill "$OWNER"
+wait "$OWNER" 2>/dev/null
+sleep 600 & OWNER=$!
+PIDS="$PIDS $OWNER"
+start_live_daemon
+expect_status 69 "$CTL" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate --owner $OWNER
+grep -q "isolates nothing" "$TMP/err" || fail "--isolate without [isolation]: $(cat "$TMP/err")"
+expect_status 0 "$CTL" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate-if-possible --owner $OWNER
+grep -q "^reason  not isolated: this daemon isolates nothing" "$TMP/out" ||
+	fail "--isolate-if-possible without [isolation]: $(cat "$TMP/out")"
+expect_status 0 "$RUN" --socket "$SOCK" --verbose -c 0 --isolate-if-possible -- true
+grep -q "^rtplace-run: not isolated: this daemon isolates nothing" "$TMP/err" ||
+	fail "rtplace-run --isolate-if-possible --verbose: $(cat "$TMP/err")"
+host_as_saved "with a daemon that isolates nothing"
 echo "PASS: isolated claims take CPU 1 from interrupts and unbound work, and give it back on every end"

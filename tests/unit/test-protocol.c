@@ -428,8 +428,10 @@ static void test_query_rules(void **state)
 	m = base;
 	m.query.flags = RTPLACE_QUERY_F_NORMAL;
 	ACCEPTED(&m, &lim_server);
-	m.query.flags = 1u << 5;
+	m.query.flags = 1u << 6;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
+	m.query.flags = RTPLACE_QUERY_F_ISOLATE_TRY;
+	REFUSED(&m, &lim_server, -EINVAL, "isolate-if-possible without isolate flag");
 	m.query.flags = 1u << 31;
 	REFUSED(&m, &lim_server, -EINVAL, "unknown query flags");
 
