@@ -100,12 +100,42 @@ static int auth_parse_ids(const char *s, unsigned long *ret, int n)
 	return 0;
 }
 
-/* The soft limit of the "Max realtime priority" line of a limits file. */
+/* One limit of a limits file's line at *p ("unlimited" or a number),
+ * *p moved past it and the spaces after it. 0 or -EBADMSG. */
+static int auth_parse_limit(const char **p, uint64_t *ret)
+{
+	char *end;
+
+	if (strncmp(*p, "unlimited", 9) == 0) {
+		*ret = AUTH_RLIM_INFINITY;
+		end = (char *)*p + 9;
+	} else if (**p >= '0' && **p <= '9') {
+		errno = 0;
+		*ret = strtoull(*p, &end, 10);
+		if (errno)
+			return -EBADMSG;
+	} else {
+		return -EBADMSG;
+	}
+	if (*end != ' ' && *end != '\n' && *end != '\0')
+		return -EBADMSG;
+	while (*end == ' ')
+		end++;
+	*p = end;
+	return 0;
+}
+
+/*
+ * The RT priority a process may set itself, from the "Max realtime
+ * priority" line of its limits file: the soft limit, and never above the
+ * hard one (a soft limit above it is no right the kernel would honour).
+ */
 static int auth_parse_rtprio(const char *limits, uint64_t *ret)
 {
 	static const char key[] = "Max realtime priority";
 	const char *p = limits;
-	char *end;
+	uint64_t soft, hard;
+	int r;
 
 	while (p && strncmp(p, key, sizeof(key) - 1) != 0) {
 		p = strchr(p, '\n');
@@ -117,15 +147,12 @@ static int auth_parse_rtprio(const char *limits, uint64_t *ret)
 	p += sizeof(key) - 1;
 	while (*p == ' ')
 		p++;
-	if (strncmp(p, "unlimited", 9) == 0) {
-		*ret = AUTH_RLIM_INFINITY;
-		return 0;
-	}
-	if (*p < '0' || *p > '9')
-		return -EBADMSG;
-	errno = 0;
-	*ret = strtoull(p, &end, 10);
-	return errno || (*end != ' ' && *end != '\n' && *end != '\0') ? -EBADMSG : 0;
+	r = auth_parse_limit(&p, &soft);
+	if (r == 0)
+		r = auth_parse_limit(&p, &hard);
+	if (r == 0)
+		*ret = soft < hard ? soft : hard;
+	return r;
 }
 
 static int auth_read_rtprio(const char *proc_root, pid_t id, uint64_t *ret)
@@ -273,7 +300,7 @@ static int auth_read_cap_sys_nice(const char *proc_root, pid_t pid, int pidfd, s
 	return 0;
 }
 
-/* The soft RLIMIT_RTPRIO of process (or thread) id, by prlimit. 0, -ESRCH,
+/* The RLIMIT_RTPRIO of process (or thread) id, by prlimit. 0, -ESRCH,
  * or -EOPNOTSUPP (another user's process without CAP_SYS_RESOURCE). */
 static int auth_read_rtprio_live(pid_t id, uint64_t *ret)
 {
@@ -281,6 +308,9 @@ static int auth_read_rtprio_live(pid_t id, uint64_t *ret)
 
 	if (prlimit(id, RLIMIT_RTPRIO, NULL, &rl) < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	/* Never above the hard limit (auth_parse_rtprio()). */
+	if (rl.rlim_max < rl.rlim_cur)
+		rl.rlim_cur = rl.rlim_max;
 	*ret = rl.rlim_cur == RLIM_INFINITY ? AUTH_RLIM_INFINITY : (uint64_t)rl.rlim_cur;
 	return 0;
 }

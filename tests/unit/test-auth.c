@@ -59,7 +59,7 @@ static const char *limits_text(char *buf, size_t len, const char *soft)
 		 "Limit                     Soft Limit           Hard Limit           Units     \n"
 		 "Max cpu time              unlimited            unlimited            seconds   \n"
 		 "Max nice priority         0                    0                    \n"
-		 "Max realtime priority     %-20s 99                   \n"
+		 "Max realtime priority     %-20s unlimited            \n"
 		 "Max realtime timeout      unlimited            unlimited            us        \n",
 		 soft);
 	return buf;
@@ -192,9 +192,18 @@ static void test_creds_read_errors(void **state)
 	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), -EBADMSG);
 	write_file(114, "limits", "Max realtime priority     many                 0\n");
 	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), -EBADMSG);
-	write_file(114, "limits", "Max realtime priority     7                    0\n");
+	write_file(114, "limits", "Max realtime priority     7                    9\n");
 	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), 0);
 	assert_int_equal(c.rtprio_limit, 7);
+	/* A soft limit above the hard one gives no more than the hard one. */
+	write_file(114, "limits", "Max realtime priority     7                    0\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), 0);
+	assert_int_equal(c.rtprio_limit, 0);
+	write_file(114, "limits", "Max realtime priority     unlimited            5\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), 0);
+	assert_int_equal(c.rtprio_limit, 5);
+	write_file(114, "limits", "Max realtime priority     7                    x\n");
+	assert_int_equal(auth_creds_read(proc_root, 114, 1000, 100, &c), -EBADMSG);
 }
 
 static void test_target_read(void **state)
