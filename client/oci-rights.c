@@ -95,13 +95,15 @@ static int oci_rights_rlimits(json_object *process, uint64_t *ret, struct rtplac
 	return 0;
 }
 
-/* Whether linux.namespaces gives the container its own user namespace. */
-static int oci_rights_userns(json_object *config, bool *ret, struct rtplace_reason *reason)
+/* Whether linux.namespaces gives the container its own user namespace
+ * (*ret_user) and its own, new PID namespace (*ret_pid: one it does not
+ * join by path). */
+static int oci_rights_namespaces(json_object *config, bool *ret_user, bool *ret_pid, struct rtplace_reason *reason)
 {
 	json_object *linux_, *nss;
 	size_t n;
 
-	*ret = false;
+	*ret_user = *ret_pid = false;
 	oci_rights_member(config, "linux", &linux_);
 	oci_rights_member(linux_, "namespaces", &nss);
 	if (!nss)
@@ -112,15 +114,18 @@ static int oci_rights_userns(json_object *config, bool *ret, struct rtplace_reas
 	}
 	n = json_object_array_length(nss);
 	for (size_t i = 0; i < n; i++) {
-		json_object *type;
+		json_object *type, *path;
 
 		oci_rights_member(json_object_array_get_idx(nss, i), "type", &type);
+		oci_rights_member(json_object_array_get_idx(nss, i), "path", &path);
 		if (!type || !json_object_is_type(type, json_type_string)) {
 			reason_set(reason, "linux.namespaces[%zu] has no \"type\" string", i);
 			return -EINVAL;
 		}
 		if (strcmp(json_object_get_string(type), "user") == 0)
-			*ret = true;
+			*ret_user = true;
+		if (strcmp(json_object_get_string(type), "pid") == 0 && !path)
+			*ret_pid = true;
 	}
 	return 0;
 }
@@ -153,7 +158,7 @@ int oci_rights_parse(json_object *config, struct oci_rights *ret, struct rtplace
 	if (e == 0)
 		e = oci_rights_rlimits(process, &r.rtprio, reason);
 	if (e == 0)
-		e = oci_rights_userns(config, &r.userns, reason);
+		e = oci_rights_namespaces(config, &r.userns, &r.pidns, reason);
 	if (e < 0)
 		return e;
 	r.cap_sys_nice = effective && bounding;

@@ -25,6 +25,9 @@ struct oci_rights {
 	 * that namespace's, and the kernel grants RT policies only for
 	 * CAP_SYS_NICE in the host's. */
 	bool userns;
+	/* The container has its own, new PID namespace: its init process is
+	 * process 1 there, which the hook checks of the pid the state names. */
+	bool pidns;
 	/* The soft RLIMIT_RTPRIO (the one the kernel checks); 0 when the
 	 * spec sets none, since what the runtime would inherit is unknown. */
 	uint64_t rtprio;

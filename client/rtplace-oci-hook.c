@@ -243,6 +243,35 @@ static void hook_config_error_cb(void *userdata, const char *message)
 }
 
 /*
+ * Whether process pid is process 1 of a PID namespace below the hook's:
+ * the last of the pids its status lists (NSpid), from the hook's
+ * namespace inward, is 1, and there are two or more.
+ */
+static bool hook_is_container_init(pid_t pid)
+{
+	char path[64], line[256];
+	bool init = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *last;
+
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		last = strrchr(line, '\t');
+		init = last && last != strchr(line, '\t') && strcmp(last + 1, "1") == 0;
+		break;
+	}
+	fclose(f);
+	return init;
+}
+
+/*
  * Grants the request only within the container's own rights (its
  * config.json) and the node's [containers] policy; a refusal names what
  * is missing and how to grant it, and is final whatever
@@ -267,6 +296,11 @@ static int hook_check_rights(struct hook *h, json_object *config)
 	r = oci_rights_parse(config, &rights, &reason);
 	if (r < 0)
 		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
+	if (rights.pidns && !hook_is_container_init(h->pid))
+		return hook_error(h, EX_NOPERM,
+				  "refused: process %d is not the init process of the container's own PID namespace "
+				  "(process 1 there), which its config.json asks for: the state names another process",
+				  (int)h->pid);
 	r = oci_rights_check(&rights, &node.containers, &req, &reason);
 	if (r < 0)
 		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);

@@ -167,6 +167,18 @@ grep -qF "container hand: warning: cannot reach rtplaced at $FULL: Connection ti
 	grep -qF "starting unplaced (io.rtplace.optional=true)" "$TMP/err" || fail "full backlog: $(cat "$TMP/err")"
 kill "$FULL_PID"
 
+# A config.json that gives the container its own PID namespace names an
+# init that is process 1 there: a state naming a process of the host's
+# namespace (another user's, say) is refused, nothing placed.
+printf '{"ociVersion":"1.0.2",%s,"linux":{"namespaces":[{"type":"pid"},{"type":"mount"}]}}\n' "$HAND_CAPS" \
+	>"$HAND/config.json"
+hook_by_hand 77 '{"io.rtplace.priority":"50"}'
+grep -qF "container hand: refused: process $INIT is not the init process of the container's own PID namespace" \
+	"$TMP/err" || fail "a host process named as a new PID namespace's init: $(cat "$TMP/err")"
+[ "$(chrt -p "$INIT" | sed -n 's/.*policy: //p' | head -1)" = SCHED_OTHER ] ||
+	fail "the refused hook changed process $INIT: $(chrt -p "$INIT")"
+hand_config ""
+
 # --- Real containers under runc.
 require_root
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
