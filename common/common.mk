@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += common/libcommon.la
 common_libcommon_la_SOURCES = \
 	common/cpuset.h common/cpuset.c \
 	common/idmap.h common/idmap.c \
+	common/decimal.h common/decimal.c \
 	common/levels.h common/levels.c \
 	common/cpupri.h common/cpupri.c \
 	common/topo.h common/topo.c \

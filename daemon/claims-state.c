@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "claims-state.h"
+#include "decimal.h"
 #include "levels.h"
 #include "procfs.h"
 
@@ -71,19 +72,10 @@ static int claims_state_line(const char **p, const char *end, char *buf, size_t 
 static bool claims_state_number(const char **p, uint64_t max, char stop, uint64_t *ret)
 {
 	const char *s = *p;
-	uint64_t v = 0;
 
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (max - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s != stop)
+	if (!decimal_parse(&s, max, ret) || *s != stop)
 		return false;
 	*p = stop ? s + 1 : s;
-	*ret = v;
 	return true;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "claims-state.h"
+#include "decimal.h"
 #include "isolation.h"
 #include "isoplan.h"
 #include "procfs.h"
@@ -358,23 +359,6 @@ static bool isolation_cgroup_ok(const char *text)
 	return true;
 }
 
-static bool isolation_number(const char **p, uint64_t max, uint64_t *ret)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (max - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*p = s;
-	*ret = v;
-	return true;
-}
-
 /* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
 static int isolation_replay_line(struct isolation *iso, const char *line)
 {
@@ -393,7 +377,7 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 		uint64_t id, pid;
 
 		p = line + strlen("partition ");
-		if (!isolation_number(&p, UINT32_MAX, &id) || !id)
+		if (!decimal_parse(&p, UINT32_MAX, &id) || !id)
 			return -EBADMSG;
 		c = isolation_claim_find(iso, (uint32_t)id);
 		if (!*p) {
@@ -402,7 +386,7 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 			isolation_claim_remove(iso, c);
 			return 0;
 		}
-		if (c || *p++ != ' ' || !isolation_number(&p, INT32_MAX, &pid) || *p++ != ' ' ||
+		if (c || *p++ != ' ' || !decimal_parse(&p, INT32_MAX, &pid) || *p++ != ' ' ||
 		    !isolation_cgroup_ok(p))
 			return -EBADMSG;
 		c = isolation_claim_add(iso, (uint32_t)id);
@@ -418,7 +402,7 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 	}
 	if (strncmp(line, "irq ", strlen("irq ")) == 0) {
 		p = line + strlen("irq ");
-		if (!isolation_number(&p, UINT_MAX - 1, &n))
+		if (!decimal_parse(&p, UINT_MAX - 1, &n))
 			return -EBADMSG;
 		irq = (unsigned)n;
 		if (*p && (*p++ != ' ' || cpuset_parse(p, &mask) < 0 || cpuset_empty(&mask)))
@@ -804,7 +788,7 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 			uint64_t irq;
 			int r;
 
-			if (!isolation_number(&p, UINT_MAX - 1, &irq) || *p)
+			if (!decimal_parse(&p, UINT_MAX - 1, &irq) || *p)
 				continue;
 			r = isolation_sync_value(iso, (unsigned)irq, &managed, reason);
 			if (r == -ENOMEM) {
