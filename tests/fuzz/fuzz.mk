@@ -114,7 +114,8 @@ fuzz-config: $(FUZZ_CONFIG_SRC)
 
 FUZZ_CLAIMS_STATE_SECONDS = 60
 FUZZ_CLAIMS_STATE_SRC = $(srcdir)/tests/fuzz/fuzz-claims-state.c $(srcdir)/daemon/claims-state.c \
-	$(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c $(srcdir)/common/reason.c
+	$(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c $(srcdir)/common/reason.c \
+	$(srcdir)/common/idmap.c $(srcdir)/common/decimal.c $(srcdir)/daemon/quota.c
 
 fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -127,7 +128,7 @@ fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
 FUZZ_ISOLATION_SECONDS = 60
 FUZZ_ISOLATION_SRC = $(srcdir)/tests/fuzz/fuzz-isolation.c $(srcdir)/daemon/isolation.c $(srcdir)/daemon/isoplan.c \
 	$(srcdir)/daemon/claims-state.c $(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c \
-	$(srcdir)/common/reason.c
+	$(srcdir)/common/reason.c $(srcdir)/common/idmap.c $(srcdir)/common/decimal.c $(srcdir)/daemon/quota.c
 
 fuzz-isolation: $(FUZZ_ISOLATION_SRC)
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
