@@ -161,7 +161,10 @@ intree() {
 		rc=1
 	fi
 	rm -rf "$etc"
-	if ! diff -u "$top/build-test-werror/results.txt" results.txt; then
+	# The copy is no git work tree of its own: check-layout's own test,
+	# which plants faults in a copy of the tracked files, skips there.
+	if ! diff -u <(grep -v ': tests/integration/test-check-layout.sh$' "$top/build-test-werror/results.txt") \
+		<(grep -v ': tests/integration/test-check-layout.sh$' results.txt); then
 		echo "intree: results differ from the werror run's, with $conf at the default path: a test is not hermetic (or not stable)" >&2
 		rc=1
 	fi
