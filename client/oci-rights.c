@@ -198,6 +198,14 @@ int oci_rights_check(const struct oci_rights *rights, const struct config_contai
 			      req->prio);
 		return -EPERM;
 	}
+	if (req->isolate && !oci_rights_host_cap(rights)) {
+		reason_set(reason, "io.rtplace.isolate=true needs CAP_SYS_NICE in the host's user namespace (effective "
+				   "and bounding sets, no user namespace of the container's own), and the container's "
+				   "spec gives ");
+		oci_rights_given(rights, reason);
+		reason_append(reason, ": add it (" OCI_RIGHTS_HOW_CAP "), or ask io.rtplace.isolate=if-possible");
+		return -EPERM;
+	}
 	if (req->exclusive && !oci_rights_host_cap(rights)) {
 		reason_set(reason, "io.rtplace.exclusive=true needs CAP_SYS_NICE (effective and bounding sets; an "
 				   "RLIMIT_RTPRIO does not do), and the container's spec gives ");
@@ -221,6 +229,11 @@ int oci_rights_check(const struct oci_rights *rights, const struct config_contai
 		return -EPERM;
 	}
 	return 0;
+}
+
+bool oci_rights_may_isolate(const struct oci_rights *rights)
+{
+	return oci_rights_host_cap(rights);
 }
 
 uint32_t oci_rights_lease_ms(const struct oci_rights *rights, uint32_t max_lease_ms)

@@ -37,6 +37,7 @@ struct oci_rights {
 struct oci_request {
 	int prio;       /* 1..99 */
 	bool exclusive;
+	bool isolate;   /* io.rtplace.isolate=true: the claim's CPUs isolated */
 	unsigned count; /* CPUs */
 };
 
@@ -63,6 +64,10 @@ int oci_rights_check(const struct oci_rights *rights, const struct config_contai
  * without CAP_SYS_NICE however it is made; the hook's being root does not
  * lift that.
  */
+/* Whether the container may have its CPUs isolated (CAP_SYS_NICE in the
+ * host's user namespace: isolation is host configuration). */
+bool oci_rights_may_isolate(const struct oci_rights *rights);
+
 uint32_t oci_rights_lease_ms(const struct oci_rights *rights, uint32_t max_lease_ms);
 
 #endif

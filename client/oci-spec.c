@@ -167,10 +167,20 @@ static int oci_spec_ask_one(const char *key, const char *s, struct oci_ask *a, b
 	} else if (strcmp(key, OCI_ANN_OPTIONAL) == 0) {
 		if (oci_spec_bool(s, &a->optional) < 0)
 			return oci_spec_bad(reason, key, s, "not true or false");
+	} else if (strcmp(key, OCI_ANN_ISOLATE) == 0) {
+		bool yes;
+
+		if (strcmp(s, "if-possible") == 0)
+			a->isolate = OCI_ISOLATE_IF_POSSIBLE;
+		else if (oci_spec_bool(s, &yes) == 0)
+			a->isolate = yes ? OCI_ISOLATE_YES : OCI_ISOLATE_NO;
+		else
+			return oci_spec_bad(reason, key, s, "not true, false or if-possible");
 	} else {
 		reason_set(reason,
 			   "unknown annotation %s (known: " OCI_ANN_PRIORITY ", " OCI_ANN_POLICY ", " OCI_ANN_CPUS
-			   ", " OCI_ANN_CPU_LIST ", " OCI_ANN_NODE ", " OCI_ANN_EXCLUSIVE ", " OCI_ANN_OPTIONAL ")",
+			   ", " OCI_ANN_CPU_LIST ", " OCI_ANN_NODE ", " OCI_ANN_EXCLUSIVE ", " OCI_ANN_OPTIONAL
+			   ", " OCI_ANN_ISOLATE ")",
 			   key);
 		return -EINVAL;
 	}

@@ -27,6 +27,14 @@
 #define OCI_ANN_NODE OCI_ANN_PREFIX "node"
 #define OCI_ANN_EXCLUSIVE OCI_ANN_PREFIX "exclusive"
 #define OCI_ANN_OPTIONAL OCI_ANN_PREFIX "optional"
+#define OCI_ANN_ISOLATE OCI_ANN_PREFIX "isolate"
+
+/* io.rtplace.isolate: none (false), true, or if-possible. */
+enum oci_isolate {
+	OCI_ISOLATE_NO,
+	OCI_ISOLATE_YES,
+	OCI_ISOLATE_IF_POSSIBLE,
+};
 
 /* The state is a few hundred bytes, but Kubernetes copies pod annotations
  * into it (up to 256 KiB); more than this is not a state. config.json
@@ -49,6 +57,7 @@ struct oci_ask {
 	cpu_set_t list;
 	int node; /* -1: any */
 	bool exclusive, optional;
+	enum oci_isolate isolate; /* isolated, the claim is exclusive too */
 };
 
 /* Parses size bytes (not NUL-terminated) as one JSON document; name says

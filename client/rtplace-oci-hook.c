@@ -279,7 +279,12 @@ static bool hook_is_container_init(pid_t pid)
  */
 static int hook_check_rights(struct hook *h, json_object *config)
 {
-	const struct oci_request req = { .prio = h->ask.prio, .exclusive = h->ask.exclusive, .count = h->ask.count };
+	const struct oci_request req = {
+		.prio = h->ask.prio,
+		.exclusive = h->ask.exclusive || h->ask.isolate == OCI_ISOLATE_YES,
+		.isolate = h->ask.isolate == OCI_ISOLATE_YES,
+		.count = h->ask.count,
+	};
 	struct rtplace_reason reason;
 	struct oci_rights rights;
 	struct config node;
@@ -304,6 +309,22 @@ static int hook_check_rights(struct hook *h, json_object *config)
 	r = oci_rights_check(&rights, &node.containers, &req, &reason);
 	if (r < 0)
 		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);
+	/* Asked if possible, isolation the container may not have is none:
+	 * the hook, being root, would otherwise get it from rtplaced. */
+	if (h->ask.isolate == OCI_ISOLATE_IF_POSSIBLE && !oci_rights_may_isolate(&rights)) {
+		h->ask.isolate = OCI_ISOLATE_NO;
+		fprintf(stderr, "rtplace-oci-hook: container %s: note: not isolated: io.rtplace.isolate needs "
+				"CAP_SYS_NICE in the host's user namespace, which its spec does not give\n",
+			h->id);
+	} else if (h->ask.isolate == OCI_ISOLATE_IF_POSSIBLE && !node.containers.allow_exclusive) {
+		h->ask.isolate = OCI_ISOLATE_NO;
+		fprintf(stderr, "rtplace-oci-hook: container %s: note: not isolated: an isolated claim is exclusive, "
+				"and this node's [containers] allow-exclusive = no (rtplaced.conf)\n",
+			h->id);
+	}
+	/* Only an exclusive claim's CPUs are isolated. */
+	if (h->ask.isolate != OCI_ISOLATE_NO)
+		h->ask.exclusive = true;
 	h->lease_ms = oci_rights_lease_ms(&rights, node.limits.max_lease_ms);
 	if (h->lease_ms != RTPLACE_LEASE_INFINITE)
 		fprintf(stderr, "rtplace-oci-hook: container %s: note: without CAP_SYS_NICE the claim lasts at most "
@@ -339,7 +360,9 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 	req.policy = h->ask.policy;
 	req.count = h->ask.count;
 	req.node = h->ask.node;
-	req.flags = RTPLACE_QUERY_F_CLAIM | (h->ask.exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0);
+	req.flags = RTPLACE_QUERY_F_CLAIM | (h->ask.exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
+		    (h->ask.isolate != OCI_ISOLATE_NO ? RTPLACE_QUERY_F_ISOLATE : 0) |
+		    (h->ask.isolate == OCI_ISOLATE_IF_POSSIBLE ? RTPLACE_QUERY_F_ISOLATE_TRY : 0);
 	req.lease_ms = h->lease_ms;
 	req.owner_pid = h->pid;
 	req.allowed = allowed;
@@ -362,6 +385,8 @@ static int hook_claim(const struct hook *h, const cpu_set_t *allowed, struct rtp
 		rtplace_release(*rpp, ret->claim_id, NULL);
 		return hook_unplaced(h, EX_TEMPFAIL, "got %u of %u CPUs: %s", ret->count, req.count, ret->reason);
 	}
+	if (strncmp(ret->reason, "not isolated: ", 14) == 0)
+		fprintf(stderr, "rtplace-oci-hook: container %s: note: %s\n", h->id, ret->reason);
 	*ret_placed = true;
 	return 0;
 }

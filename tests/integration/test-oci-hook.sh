@@ -254,6 +254,45 @@ delete optional
 
 start_live_daemon --config "$TMP/rtplaced.conf"
 
+# io.rtplace.isolate: true asks rtplaced to isolate (this test's daemon
+# isolates nothing: refused, the container not started unless optional);
+# if-possible is placed without isolation, saying why; true without
+# CAP_SYS_NICE in the host's user namespace is refused by the hook itself,
+# if-possible then places without isolation.
+sleep 600 &
+INIT=$!
+PIDS="$PIDS $INIT"
+hand_config ""
+hook_by_hand 69 '{"io.rtplace.priority":"50","io.rtplace.isolate":"true"}'
+grep -qF "isolates nothing" "$TMP/err" || fail "isolate=true against a daemon that isolates nothing: $(cat "$TMP/err")"
+hook_by_hand 0 '{"io.rtplace.priority":"50","io.rtplace.isolate":"if-possible"}'
+grep -qF "container hand: note: not isolated: this daemon isolates nothing" "$TMP/err" ||
+	fail "isolate=if-possible: $(cat "$TMP/err")"
+hook_by_hand 65 '{"io.rtplace.priority":"50","io.rtplace.isolate":"maybe"}'
+grep -qF 'annotation io.rtplace.isolate="maybe": not true, false or if-possible' "$TMP/err" ||
+	fail "isolate=maybe: $(cat "$TMP/err")"
+# (A new "init process": the placed one is pinned to its claimed CPU.)
+kill "$INIT"
+wait "$INIT" 2>/dev/null
+wait_claims 0
+sleep 600 &
+INIT=$!
+PIDS="$PIDS $INIT"
+printf '{"ociVersion":"1.0.2","process":{"rlimits":[{"type":"RLIMIT_RTPRIO","hard":50,"soft":50}]}}\n' \
+	>"$HAND/config.json"
+hook_by_hand 77 '{"io.rtplace.priority":"50","io.rtplace.isolate":"true"}'
+grep -qF "io.rtplace.isolate=true needs CAP_SYS_NICE in the host's user namespace" "$TMP/err" ||
+	fail "isolate=true without CAP_SYS_NICE: $(cat "$TMP/err")"
+hook_by_hand 0 '{"io.rtplace.priority":"50","io.rtplace.isolate":"if-possible"}'
+grep -qF "not isolated: io.rtplace.isolate needs CAP_SYS_NICE" "$TMP/err" ||
+	fail "isolate=if-possible without CAP_SYS_NICE: $(cat "$TMP/err")"
+hand_config ""
+# Their claims end with their "init process".
+kill "$INIT"
+wait "$INIT" 2>/dev/null
+wait_claims 0
+
+
 # A bad annotation under runc: the runtime refuses the container.
 make_bundle bad '{"io.rtplace.priority":"50","io.rtplace.policy":"deadline"}' ""
 create bad && fail "runc created a container with a bad annotation"
