@@ -75,6 +75,7 @@ static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t ti
 	}
 	ret->caller_uid = caller;
 	ret->pid = pid;
+	ret->tid = tid;
 	ret->uid = at.uid;
 	ret->euid = at.euid;
 	ret->thread_tgid = at.tgid;

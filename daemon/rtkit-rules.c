@@ -39,8 +39,8 @@ static int rtkit_rules_identity(const struct rtkit_target *t, enum rtkit_refusal
 				struct rtplace_reason *reason)
 {
 	if (t->caller_uid != 0 && t->caller_uid != t->uid && t->caller_uid != t->euid) {
-		reason_set(reason, "process %d belongs to uid %u, not to the caller's uid %u", (int)t->pid,
-			   (unsigned)t->uid, (unsigned)t->caller_uid);
+		reason_set(reason, "thread %d of process %d belongs to uid %u, not to the caller's uid %u", (int)t->tid,
+			   (int)t->pid, (unsigned)t->uid, (unsigned)t->caller_uid);
 		return rtkit_refuse(RTKIT_REFUSE_NOT_OWNER, ret_why);
 	}
 	if (t->thread_tgid != t->pid) {

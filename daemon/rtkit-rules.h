@@ -63,7 +63,8 @@ const char *rtkit_refusal_name(enum rtkit_refusal why);
 struct rtkit_target {
 	uid_t caller_uid;
 	pid_t pid;            /* the process named */
-	uid_t uid, euid;      /* its real and effective uid */
+	pid_t tid;            /* the thread named */
+	uid_t uid, euid;      /* the thread's real and effective uid (threads may differ) */
 	pid_t thread_tgid;    /* the process the thread belongs to */
 	uint64_t rttime_hard; /* the process's hard RLIMIT_RTTIME, us */
 };

@@ -54,6 +54,16 @@ static void test_owner_and_thread(void **state)
 	test_realtime(RTKIT_REFUSE_COUNT, &t, 20, &none); /* the effective uid owns it */
 	t.euid = 1001;
 	test_realtime(RTKIT_REFUSE_NOT_OWNER, &t, 20, &none);
+	{
+		/* The thread is what another uid owns: the refusal names it. */
+		struct config_rtkit cfg = test_cfg();
+		struct rtplace_reason reason = { { 0 } };
+		enum rtkit_refusal why;
+
+		t.tid = 44;
+		assert_int_equal(rtkit_rules_realtime(&cfg, &t, 20, &none, &why, &reason), -EPERM);
+		assert_string_equal(reason.text, "thread 44 of process 42 belongs to uid 1001, not to the caller's uid 1000");
+	}
 	t.caller_uid = 0;
 	test_realtime(RTKIT_REFUSE_COUNT, &t, 20, &none);
 	t = own;
