@@ -23,6 +23,7 @@ noinst_LTLIBRARIES += daemon/libdaemoncore.la
 daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
 	daemon/quota.h daemon/quota.c \
+	daemon/rate.h daemon/rate.c \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
 	daemon/clocks.h daemon/clocks.c \

@@ -18,13 +18,23 @@
 #include "pidmap.h"
 #include "procfs.h"
 #include "protocol.h"
+#include "loop.h"
 #include "quota.h"
+#include "rate.h"
 #include "server.h"
 
 /* Connections accepted per callback: between bursts the loop sees the
  * hang-ups of clients that came and went, so a storm of short connections
  * does not fill the client table with peers that are already gone. */
 #define SERVER_ACCEPT_BURST 8
+/* Connections a uid other than root may open a second, and at once: far
+ * above what clients starting together open (one each), far below a
+ * storm's tens of thousands, whose connections are then refused before
+ * they cost a descriptor lookup, an allocation or a /proc read. Kept for
+ * SERVER_CONNECT_UIDS uids at a time. */
+#define SERVER_CONNECT_RATE 256
+#define SERVER_CONNECT_BURST 512
+#define SERVER_CONNECT_UIDS 4096
 #define SERVER_MAX_FDS 4
 /* Packets a dropped client sent that are discarded unread, at most. */
 #define SERVER_DISCARD_MAX 64
@@ -76,6 +86,7 @@ struct server {
 	struct server_client *current;
 	unsigned nclients;
 	struct quota *users; /* connections by uid */
+	struct rate *connects; /* new connections by uid */
 	uint32_t next_id;
 	uint64_t refused;
 	bool peer_pidfd_missing_logged; /* the kernel gives no SO_PEERPIDFD: said once */
@@ -555,6 +566,12 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			close(fd);
 			continue;
 		}
+		if (cred.uid != 0 && !rate_admit(s->connects, cred.uid, loop_now_ms())) {
+			reason_set(&reason, "uid %u connects more than %u times a second; keep a connection open, or "
+					    "wait", (unsigned)cred.uid, SERVER_CONNECT_RATE);
+			server_refuse(s, fd, &cred, reason.text);
+			continue;
+		}
 		len = sizeof(pidfd);
 		/* A kernel without it leaves -1: the dispatcher then reads the
 		 * peer by pid each time, as before pidfds. */
@@ -786,7 +803,10 @@ static int server_listen(const struct server_socket_opts *o, int *ret_fd)
 		log_error("Failed to give %s/%s its group: %m", dir, sa.sun_path);
 		goto fail_bound;
 	}
-	if (listen(fd, 128) < 0) {
+	/* A backlog as deep as the kernel allows (net.core.somaxconn): a
+	 * storm's connections wait there for their refusal, root's for its
+	 * turn, instead of failing with EAGAIN. */
+	if (listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		log_error("Failed to listen on %s/%s: %m", dir, sa.sun_path);
 		goto fail_bound;
@@ -828,7 +848,8 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 	server_quota_limits(limits, &users);
 	s->by_id = calloc(SERVER_ID_BUCKETS_MIN, sizeof(*s->by_id));
 	s->by_id_mask = SERVER_ID_BUCKETS_MIN - 1;
-	if (!s->rbuf || !s->by_id || quota_new(&users, &s->users) < 0) {
+	if (!s->rbuf || !s->by_id || quota_new(&users, &s->users) < 0 ||
+	    rate_new(SERVER_CONNECT_RATE, SERVER_CONNECT_BURST, SERVER_CONNECT_UIDS, &s->connects) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -893,6 +914,7 @@ void server_free(struct server *s)
 	free(s->rbuf);
 	free(s->by_id);
 	quota_free(s->users);
+	rate_free(s->connects);
 	free(s);
 }
 

@@ -115,7 +115,7 @@ daemon_tier() {
 	levels-source | tracker | sampler) echo 2 ;;
 	log | clocks | loop | procfs | histogram | systemd | quota | claims | claims-state | pidmap | auth | \
 		thread-sched | irqnoise | hotplug | seed | snapshot | isoplan | isolation | rtkit-rules | rtkit-admit | \
-		notify | server) echo 1 ;;
+		notify | server | rate) echo 1 ;;
 	*) echo 0 ;;
 	esac
 }

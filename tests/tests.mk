@@ -94,6 +94,14 @@ tests_unit_test_quota_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_quota_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
 TESTS += tests/unit/test-quota
 
+# Per-uid admission at a rate (daemon/rate.c): the connection storms' limit.
+check_PROGRAMS += tests/unit/test-rate
+tests_unit_test_rate_SOURCES = tests/unit/test-rate.c
+tests_unit_test_rate_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_rate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rate_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(LIBEVENT_LIBS)
+TESTS += tests/unit/test-rate
+
 check_PROGRAMS += tests/unit/test-claims
 tests_unit_test_claims_SOURCES = tests/unit/test-claims.c
 tests_unit_test_claims_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -177,6 +185,10 @@ TESTS += tests/integration/test-isolation
 # and unbound workqueues; partitions are test-isolation's in the VM bed).
 TESTS += tests/integration/test-isolation-claims.sh
 EXTRA_DIST += tests/integration/test-isolation-claims.sh
+
+# A connection storm of one user against root's requests.
+TESTS += tests/integration/test-daemon-storm.sh
+EXTRA_DIST += tests/integration/test-daemon-storm.sh
 
 check_PROGRAMS += tests/integration/test-thread-sched tests/integration/test-notify
 tests_integration_test_thread_sched_SOURCES = tests/integration/test-thread-sched.c

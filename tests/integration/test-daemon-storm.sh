@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A connection storm from one user (root) does not keep others out:
+# nobody opens and closes connections as fast as it can for 3 s while
+# root asks `status` 40 times; every one of root's requests is answered,
+# and the daemon refuses nobody's connections past its rate (256 a second
+# after a burst of 512) at once, saying so in its log. Root's request
+# times during the storm and before it are printed (bench/README.md).
+. "${top_srcdir:-.}/tests/integration/test-client-common.sh"
+
+require_root
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+
+chmod 0711 "$TMP"
+start_daemon
+chmod 0666 "$SOCK"
+
+# Root's request times, ms, one a line, into $1.
+root_times() {
+	: >"$1"
+	for i in $(seq 40); do
+		t0=$(date +%s%N)
+		"$CTL" --socket "$SOCK" status >/dev/null 2>"$TMP/root.err" || fail "root's status failed: $(cat "$TMP/root.err")"
+		echo $((($(date +%s%N) - t0) / 1000)) >>"$1"
+	done
+}
+# p50 and p99 of the times in $1, in µs.
+percentiles() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { printf "p50 %d us, p99 %d us", v[int(NR * 0.5) + 1], v[int(NR * 0.99) + 1] }'
+}
+
+root_times "$TMP/idle"
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import socket, sys, time
+end = time.time() + 3
+n = 0
+while time.time() < end:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(sys.argv[1])
+        n += 1
+    except OSError:
+        pass
+    s.close()
+print(n)
+' "$SOCK" >"$TMP/storm.out" 2>&1 &
+STORM=$!
+PIDS="$PIDS $STORM"
+sleep 0.3
+root_times "$TMP/storm"
+wait "$STORM" || fail "the storm failed: $(cat "$TMP/storm.out")"
+wait_grep "connects more than 256 times a second" "$TMP/rtplaced.log" \
+	"nobody's storm of $(cat "$TMP/storm.out") connections in 3 s was not refused at the rate" "$TMP/rtplaced.log"
+echo "# root's status, idle: $(percentiles "$TMP/idle"); during nobody's storm of $(cat "$TMP/storm.out") connections in 3 s: $(percentiles "$TMP/storm")"
+echo "PASS: a storm's connections past the rate are refused, root's requests all answered"
