@@ -26,6 +26,9 @@
 #               guests (tests/system/), images built from Debian's archive
 #               and cached: the package step's packages installed through
 #               apt, each check of each release counts
+#   trixie      (root) the tree built with -Werror in a Debian 13 chroot
+#               made from Debian's archive (tests/system/build-host.sh),
+#               its unit tests run there; each counts
 # Ends with one line "N passed, N failed[, N skipped]": every test of every
 # `make check` counts, and every step counts as one. Arguments run only the
 # steps they name, e.g. `scripts/test-all.sh package`.
@@ -356,26 +359,42 @@ system() {
 	[ "$p" -gt 0 ] && [ "$f" -eq 0 ]
 }
 
+# Debian 13 as a build host: -Werror with its gcc 14 and libraries, and the
+# unit tests.
+trixie() {
+	local out=$top/build-test-trixie p f
+
+	echo "== trixie: -Werror build and unit tests in a Debian 13 chroot"
+	rm -rf "$out" && mkdir -p "$out" || return 1
+	"$top/tests/system/build-host.sh" --out "$out" trixie >"$out/run.log" 2>&1
+	cat "$out/run.log"
+	p=$(grep -c '^PASS: trixie/' "$out/run.log")
+	f=$(grep -cE '^(FAIL|ERROR|XPASS|SKIP): trixie/' "$out/run.log")
+	passed=$((passed + p)); failed=$((failed + f))
+	[ "$p" -gt 1 ] && [ "$f" -eq 0 ]
+}
+
 werror() { run_variant werror --enable-werror; }
 sanitizers() { run_variant sanitizers --enable-werror --enable-sanitizers; }
 
 # Arguments name steps to run alone (intree, distcheck, fuzz and install
 # use the werror step's build); none: all of them.
-steps=${*:-werror sanitizers intree distcheck fuzz install package vm system}
+steps=${*:-werror sanitizers intree distcheck fuzz install package vm system trixie}
 for s in $steps; do
 	case $s in
 	werror | sanitizers | intree | distcheck | fuzz) step "$s" "$s" ;;
-	install | package | vm | system)
+	install | package | vm | system | trixie)
 		if [ $root = yes ]; then
 			[ $s = install ] && step install live_install
 			[ $s = package ] && step package package
 			[ $s = vm ] && step vm vm
 			[ $s = system ] && step system system
+			[ $s = trixie ] && step trixie trixie
 		else
 			skip_step "$s" "needs root"
 		fi
 		;;
-	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm system)" >&2; exit 64 ;;
+	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm system trixie)" >&2; exit 64 ;;
 	esac
 done
 
