@@ -72,7 +72,7 @@ for r in $releases; do
 		qrc=$?
 	t2=$(date +%s)
 	if [ -s "$share/results" ]; then
-		sed "s|^\(PASS\|FAIL\): |\1: system/$r/|" "$share/results"
+		sed -E "s#^(PASS|FAIL): #\1: system/$r/#" "$share/results"
 	fi
 	if ! grep -q '^PASS: purge' "$share/results" 2>/dev/null && ! grep -q '^FAIL: purge' "$share/results" 2>/dev/null; then
 		echo "FAIL: system/$r/guest (the checks did not run to the end, qemu exit $qrc; console and guest.log in $share)"
