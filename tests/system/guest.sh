@@ -99,10 +99,16 @@ runuser -u bob -- rtplacectl query --prio 10 >/tmp/bob.out 2>&1
 cat /tmp/bob.out
 check rights-other "another user is not refused with how to join group rtplace" \
 	bash -c '! runuser -u bob -- rtplacectl query --prio 10 && grep -q rtplace /tmp/bob.out'
-# The owner walk climbs past runuser to the member's own rtplacectl, not
-# to root's shell.
-check rights-runuser-claim "runuser -u alice -- rtplacectl query --claim refused" \
-	runuser -u alice -- rtplacectl query --prio 10 --claim 60000
+# A claim through a user switch: the owner walk stops at runuser (root's)
+# and says which process it found and what to give instead; from a shell
+# of the member's, the claim is made.
+runuser -u alice -- rtplacectl query --prio 10 --claim 60000 >/tmp/runuser.out 2>&1
+cat /tmp/runuser.out
+check rights-runuser-told "the refusal through runuser names neither runuser nor --owner" \
+	bash -c 'runuser -u alice -- rtplacectl query --prio 10 --claim 60000 >/dev/null 2>&1 ||
+		{ grep -q "(runuser)" /tmp/runuser.out && grep -q -- "--owner" /tmp/runuser.out; }'
+check rights-runuser-shell "runuser -u alice -- sh -c 'rtplacectl query --claim' refused" \
+	runuser -u alice -- sh -c 'rtplacectl query --prio 10 --claim 60000'
 
 # --- kill -9: systemd restarts rtplaced, the claims tied to processes stay
 sleep 3600 &
