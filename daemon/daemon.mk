@@ -84,6 +84,15 @@ systemd/rtplaced.service: systemd/rtplaced.service.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtplaced.service.in > $@
 systemd/rtplace.conf: systemd/rtplace.sysusers
 	$(AM_V_GEN)$(MKDIR_P) systemd && cp $(srcdir)/systemd/rtplace.sysusers $@
+# Makes rtplaced the RealtimeKit service when [rtkit] enable = yes
+# (rtplaced.conf(5), [rtkit]).
+rtkitdropindir = $(systemdsystemunitdir)/rtkit-daemon.service.d
+rtkitdropin_DATA = systemd/rtkit-daemon.service.d/rtplace.conf
+EXTRA_DIST += systemd/rtkit-daemon-rtplace.conf.in
+CLEANFILES += systemd/rtkit-daemon.service.d/rtplace.conf
+systemd/rtkit-daemon.service.d/rtplace.conf: systemd/rtkit-daemon-rtplace.conf.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) systemd/rtkit-daemon.service.d && \
+		sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtkit-daemon-rtplace.conf.in > $@
 
 # CPU hotplug (daemon/hotplug.h): the online list the seed reads and the
 # uevents the daemon follows.

@@ -39,6 +39,7 @@ struct daemon_args {
 	const char *topology_path;
 	const char *host_root; /* NULL: the host's own /sys and /proc */
 	bool check_config;
+	bool serves_rtkit;
 };
 
 /* The daemon's modules, in the order they are built (DESIGN §8): each
@@ -78,6 +79,7 @@ static void daemon_usage(FILE *out)
 		"                         DIR/proc instead of /sys and /proc (tests)\n"
 		"  -n, --check-config     validate the configuration, print every error as\n"
 		"                         file:line: message, and exit\n"
+		"      --serves-rtkit     exit 0 if the configuration enables [rtkit], 1 if not\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n"
 		"\n"
@@ -104,7 +106,8 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 		{ "config", required_argument, NULL, 'c' },   { "socket", required_argument, NULL, 's' },
 		{ "topology", required_argument, NULL, 't' }, { "check-config", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
-		{ "host-root", required_argument, NULL, 'H' }, { NULL, 0, NULL, 0 },
+		{ "host-root", required_argument, NULL, 'H' }, { "serves-rtkit", no_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -138,6 +141,9 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 			break;
 		case 'n':
 			ret->check_config = true;
+			break;
+		case 'K':
+			ret->serves_rtkit = true;
 			break;
 		case 'h':
 			daemon_usage(stdout);
@@ -511,6 +517,9 @@ int main(int argc, char **argv)
 			printf("%s: configuration is valid\n", path);
 		return EXIT_SUCCESS;
 	}
+	/* rtkit-daemon's unit asks this before it starts (rtplaced(8)). */
+	if (d.args.serves_rtkit)
+		return daemon_load_config(&d.args, true, &d.cfg, NULL) < 0 ? EXIT_CONFIG : !d.cfg.rtkit.enable;
 	if (daemon_load_config(&d.args, false, &d.cfg, &defaulted) < 0)
 		return EXIT_CONFIG;
 	log_set_level(d.cfg.daemon.log_level);

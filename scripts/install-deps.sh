@@ -14,6 +14,8 @@ git dpkg-dev debhelper fakeroot lintian
 qemu-system-x86 busybox-static kmod cpio xz-utils"
 # The OCI hook's test under a real container engine (test-oci-podman.sh).
 packages="$packages podman"
+# The system tier's images of whole Debian systems (tests/system/).
+packages="$packages mmdebstrap e2fsprogs"
 
 missing=""
 for p in $packages; do

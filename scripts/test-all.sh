@@ -22,6 +22,13 @@
 #               qemu guests on Debian's 6.1, 6.1-rt, 6.12 and 6.12-rt
 #               kernels with 4 NUMA nodes (tests/vm/), one guest at a time;
 #               each test of each kernel counts
+#   system      (root) whole Debian 12 and 13 systems booting systemd in qemu
+#               guests (tests/system/), images built from Debian's archive
+#               and cached: the package step's packages installed through
+#               apt, each check of each release counts
+#   trixie      (root) the tree built with -Werror in a Debian 13 chroot
+#               made from Debian's archive (tests/system/build-host.sh),
+#               its unit tests run there; each counts
 # Ends with one line "N passed, N failed[, N skipped]": every test of every
 # `make check` counts, and every step counts as one. Arguments run only the
 # steps they name, e.g. `scripts/test-all.sh package`.
@@ -334,25 +341,63 @@ vm() {
 	[ "$p" -gt 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ] && ! grep -q '^vm/.*: the guest failed' vm.log
 }
 
+# Whole Debian systems with the package step's packages (or packages built
+# here when that step did not run): every check of every release counts.
+system() {
+	local debs=$top/build-test-deb p f
+
+	if ! ls "$debs"/rtplace_*.deb >/dev/null 2>&1; then
+		copy_tree "$debs/rtplace" && cd "$debs/rtplace" || return 1
+		echo "== system: dpkg-buildpackage -b -us -uc"
+		DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -b -us -uc >"$debs/build.log" 2>&1 ||
+			{ tail -50 "$debs/build.log"; return 1; }
+		cd "$top" || return 1
+	fi
+	echo "== system: Debian 12 and 13 booting systemd in qemu guests"
+	"$top/tests/system/run.sh" --debs "$debs" --out "$debs/system" >"$debs/system.log" 2>&1
+	cat "$debs/system.log"
+	p=$(grep -c '^PASS: system/' "$debs/system.log"); f=$(grep -c '^FAIL: system/' "$debs/system.log")
+	passed=$((passed + p)); failed=$((failed + f))
+	root_passed=$((root_passed + p))
+	[ "$p" -gt 0 ] && [ "$f" -eq 0 ]
+}
+
+# Debian 13 as a build host: -Werror with its gcc 14 and libraries, and the
+# unit tests.
+trixie() {
+	local out=$top/build-test-trixie p f
+
+	echo "== trixie: -Werror build and unit tests in a Debian 13 chroot"
+	rm -rf "$out" && mkdir -p "$out" || return 1
+	"$top/tests/system/build-host.sh" --out "$out" trixie >"$out/run.log" 2>&1
+	cat "$out/run.log"
+	p=$(grep -c '^PASS: trixie/' "$out/run.log")
+	f=$(grep -cE '^(FAIL|ERROR|XPASS|SKIP): trixie/' "$out/run.log")
+	passed=$((passed + p)); failed=$((failed + f))
+	[ "$p" -gt 1 ] && [ "$f" -eq 0 ]
+}
+
 werror() { run_variant werror --enable-werror; }
 sanitizers() { run_variant sanitizers --enable-werror --enable-sanitizers; }
 
 # Arguments name steps to run alone (intree, distcheck, fuzz and install
 # use the werror step's build); none: all of them.
-steps=${*:-werror sanitizers intree distcheck fuzz install package vm}
+steps=${*:-werror sanitizers intree distcheck fuzz install package vm system trixie}
 for s in $steps; do
 	case $s in
 	werror | sanitizers | intree | distcheck | fuzz) step "$s" "$s" ;;
-	install | package | vm)
+	install | package | vm | system | trixie)
 		if [ $root = yes ]; then
 			[ $s = install ] && step install live_install
 			[ $s = package ] && step package package
 			[ $s = vm ] && step vm vm
+			[ $s = system ] && step system system
+			[ $s = trixie ] && step trixie trixie
 		else
 			skip_step "$s" "needs root"
 		fi
 		;;
-	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm)" >&2; exit 64 ;;
+	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm system trixie)" >&2; exit 64 ;;
 	esac
 done
 

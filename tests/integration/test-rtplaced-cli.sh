@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # rtplaced's command line: --help, --version, bad usage (64, also a
 # --socket path that is relative or too long), and
-# --check-config on good and bad files (every error as file:line, status 78).
+# --check-config on good and bad files (every error as file:line, status 78),
+# and --serves-rtkit (0 when [rtkit] enable = yes, 1 when not, 78 for a bad
+# file), which rtkit-daemon's drop-in asks.
 set -u
 rtplaced="$top_builddir/daemon/rtplaced"
 dir=$(mktemp -d)
@@ -32,6 +34,15 @@ grep -q "not an absolute path" "$dir/err" || fail "relative --socket: $(cat "$di
 
 cp "$top_srcdir/conf/rtplaced.conf" "$dir/good.conf"
 "$rtplaced" --check-config --config "$dir/good.conf" > "$dir/out" 2>&1 || fail "example config rejected: $(cat "$dir/out")"
+
+printf '[rtkit]\nenable = yes\n' > "$dir/rtkit-on.conf"
+"$rtplaced" --serves-rtkit --config "$dir/rtkit-on.conf" || fail "--serves-rtkit with enable = yes exited $?"
+"$rtplaced" --serves-rtkit --config "$dir/good.conf"; rc=$?
+[ $rc -eq 1 ] || fail "--serves-rtkit with the interface off exited $rc, expected 1"
+printf '[rtkit]\nenable = perhaps\n' > "$dir/rtkit-bad.conf"
+"$rtplaced" --serves-rtkit --config "$dir/rtkit-bad.conf" 2> "$dir/err"; rc=$?
+[ $rc -eq 78 ] || fail "--serves-rtkit on a bad file exited $rc, expected 78"
+grep -q "rtkit-bad.conf:2:" "$dir/err" || fail "--serves-rtkit on a bad file: $(cat "$dir/err")"
 
 cat > "$dir/bad.conf" <<'CONF'
 [daemon]
