@@ -9,9 +9,11 @@
 # a daemon that simulates another machine (480 CPUs) says so.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
+# The same shape and file as tests/lib/testlib.c's, which other tests read
+# when ../shared is absent: siblings numbered N and N + 8.
 TOPO16=$top_builddir/tests/topology-1s-8c-16t.xml
 if [ ! -r "$TOPO16" ]; then
-	lstopo-no-graphics -i "pack:1 [numa] l3:1 core:8 pu:2" --of xml -f "$TOPO16.$$" && mv "$TOPO16.$$" "$TOPO16" ||
+	lstopo-no-graphics -i "pack:1 [numa] l3:1 core:8 pu:2(indexes=core:pack)" --of xml -f "$TOPO16.$$" && mv "$TOPO16.$$" "$TOPO16" ||
 		skip "lstopo-no-graphics cannot write a 16-CPU topology"
 fi
 start_notified "$RTPLACED" --socket "$SOCK" --config "$CONF" --topology "$TOPO16"
