@@ -81,6 +81,13 @@ stage_programs "$CTL"
 expect_status 77 setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/sh -c '"$@"; exit $?' sh \
 	"$STAGED/rtplacectl" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate
 grep -q "CAP_SYS_NICE" "$TMP/err" || fail "nobody's refusal does not name CAP_SYS_NICE: $(cat "$TMP/err")"
+# Nor does nobody as root of a user namespace of its own: CAP_SYS_NICE
+# there is no host privilege.
+if command -v unshare >/dev/null && setpriv --reuid=nobody --regid=nogroup --clear-groups unshare -Ur true 2>/dev/null; then
+	expect_status 77 setpriv --reuid=nobody --regid=nogroup --clear-groups unshare -Ur /bin/sh -c '"$@"; exit $?' sh \
+		"$STAGED/rtplacectl" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate
+	grep -q "CAP_SYS_NICE" "$TMP/err" || fail "unshare -Ur's refusal does not name CAP_SYS_NICE: $(cat "$TMP/err")"
+fi
 # Asked if possible, nobody gets the claim without isolation, told why.
 expect_status 0 setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/sh -c '"$@"; exit $?' sh \
 	"$STAGED/rtplacectl" --socket "$SOCK" query --prio 50 -c 1 --claim 60000 --isolate-if-possible
