@@ -47,6 +47,9 @@ common_libtopohwloc_la_LIBADD += $(LIBXML2_LIBS)
 # The type in which failures are explained (common/reason.h).
 common_libcommon_la_SOURCES += common/reason.h common/reason.c
 
+# Why an answer is what it is (EXPLAIN): placement's answer classified.
+common_libcommon_la_SOURCES += common/explain.h common/explain.c
+
 # The configuration parser (common/conf.h), pure but for reading its file:
 # the daemon and rtplace-run's fallback share it. Users also link
 # common/libcommon.la (cpuset_parse).

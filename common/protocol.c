@@ -214,9 +214,10 @@ static int proto_fail_cpus(struct rtplace_reason *reason, const struct proto_bou
 			  proto_plural(n, "is", "are"), had);
 }
 
-static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
+/* A QUERY's body, alone or in an EXPLAIN. */
+static int proto_check_query_body(const struct rtplace_query *q, const struct proto_bounds *b,
+				  struct rtplace_reason *reason)
 {
-	const struct rtplace_query *q = &m->query;
 	bool claim = q->flags & RTPLACE_QUERY_F_CLAIM;
 
 	if (!proto_prio_ok(q->prio))
@@ -253,6 +254,20 @@ static int proto_check_query(const struct proto_msg *m, const struct proto_bound
 		return proto_fail(reason, -EOPNOTSUPP,
 				  "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
 	return 0;
+}
+
+static int proto_check_query(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
+{
+	return proto_check_query_body(&m->query, b, reason);
+}
+
+static int proto_check_explain(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
+{
+	if (m->explain.reserved)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (m->explain.first >= b->ncpus)
+		return proto_fail(reason, -ERANGE, "first cpu out of range");
+	return proto_check_query_body(&m->explain.query, b, reason);
 }
 
 static int proto_check_release(const struct proto_msg *m, const struct proto_bounds *b, struct rtplace_reason *reason)
@@ -460,6 +475,91 @@ static int proto_check_cpu_times_reply(const struct proto_msg *m, const struct p
 	if (!proto_is_zero(&r->cpus[count], sizeof(r->cpus[0]) * (RTPLACE_CPUS_PAGE - count)))
 		return proto_fail(reason, -EINVAL, "entries past count not zero");
 	return 0;
+}
+
+/* One CPU of an EXPLAIN page: its claim's owner told only as
+ * rtplace-proto.h's flags say. */
+static int proto_check_explain_cpu(const struct rtplace_explain_cpu *c, uint32_t cpu, const struct proto_bounds *b,
+				   struct rtplace_reason *reason)
+{
+	uint32_t f = c->flags;
+
+	if (c->cpu != cpu)
+		return proto_fail(reason, -EINVAL, "cpu entry out of order");
+	if (c->verdict >= RTPLACE_EXPLAIN_COUNT)
+		return proto_fail(reason, -EINVAL, "unknown verdict %u", c->verdict);
+	if (c->level >= RTPLACE_LEVEL_COUNT || c->map_level >= RTPLACE_LEVEL_COUNT ||
+	    c->claim_level >= RTPLACE_LEVEL_COUNT)
+		return proto_fail(reason, -ERANGE, "level out of range");
+	if (f & ~RTPLACE_EXPLAIN_CPU_F_ALL)
+		return proto_fail(reason, -EINVAL, "unknown explain cpu flags 0x%x", f & ~RTPLACE_EXPLAIN_CPU_F_ALL);
+	if ((c->verdict == RTPLACE_EXPLAIN_CHOSEN) != (c->rank != 0))
+		return proto_fail(reason, -EINVAL, "a rank without the chosen verdict, or the reverse");
+	if (c->other < -1 || (c->other >= 0 && (uint32_t)c->other >= b->ncpus))
+		return proto_fail(reason, -ERANGE, "other cpu out of range");
+	if (c->pid < 0 || c->claim_pid < 0)
+		return proto_fail(reason, -ERANGE, "pid out of range");
+	if (!c->claim_id != !c->claim_level)
+		return proto_fail(reason, -EINVAL, "claim id and level disagree");
+	if (c->claim_id ? !(f & RTPLACE_EXPLAIN_CPU_F_CLAIM_UID) == !(f & RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER)
+			: (f & (RTPLACE_EXPLAIN_CPU_F_CLAIM_UID | RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER)) != 0)
+		return proto_fail(reason, -EINVAL, "a claim's user is either shown or another's, one of them");
+	if ((f & RTPLACE_EXPLAIN_CPU_F_CLAIM_PID) && !(f & RTPLACE_EXPLAIN_CPU_F_CLAIM_UID))
+		return proto_fail(reason, -EINVAL, "claim owner pid without its uid");
+	if ((f & RTPLACE_EXPLAIN_CPU_F_CLAIM_PID) ? c->claim_pid <= 0 : c->claim_pid != 0 || c->claim_comm[0])
+		return proto_fail(reason, -EINVAL, "claim owner pid %d does not match the flags", (int)c->claim_pid);
+	if (!(f & RTPLACE_EXPLAIN_CPU_F_CLAIM_UID) && c->claim_uid)
+		return proto_fail(reason, -EINVAL, "claim uid without its flag");
+	if (c->reserved || c->reserved2)
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (!proto_string_ok(c->comm, sizeof(c->comm), false) ||
+	    !proto_string_ok(c->claim_comm, sizeof(c->claim_comm), false))
+		return proto_fail(reason, -EINVAL, "bad comm string");
+	return 0;
+}
+
+/* The answer's summary and the obstacles of an EXPLAIN page. */
+static int proto_check_explain_head(const struct rtplace_explain_reply *r, struct rtplace_reason *reason)
+{
+	if (r->result != 0 && r->result != -ENOENT && r->result != -ENODEV)
+		return proto_fail(reason, -EINVAL, "unknown explain result %d", (int)r->result);
+	if ((r->result == 0) != (r->nchosen != 0) || r->nchosen > RTPLACE_QUERY_MAX_COUNT)
+		return proto_fail(reason, -EINVAL, "chosen count %u disagrees with the result", r->nchosen);
+	if (r->level >= RTPLACE_LEVEL_COUNT || r->claim_level >= RTPLACE_LEVEL_COUNT ||
+	    (r->nchosen == 0 && r->level != RTPLACE_LEVEL_OFFLINE))
+		return proto_fail(reason, -ERANGE, "level out of range");
+	if (r->nobstacles > RTPLACE_EXPLAIN_OBSTACLES_MAX)
+		return proto_fail(reason, -ERANGE, "more obstacles than the reply holds");
+	for (uint32_t i = 0; i < RTPLACE_EXPLAIN_OBSTACLES_MAX; i++) {
+		const struct rtplace_explain_obstacle *o = &r->obstacles[i];
+
+		if (i >= r->nobstacles ? !proto_is_zero(o, sizeof(*o))
+				       : o->kind < RTPLACE_OBSTACLE_RTPRIO || o->kind >= RTPLACE_OBSTACLE_COUNT)
+			return proto_fail(reason, -EINVAL, "obstacle %u unknown, or set past their count", i);
+		if (!proto_is_zero(o->reserved, sizeof(o->reserved)))
+			return proto_fail(reason, -EINVAL, "reserved field not zero");
+	}
+	if (!proto_is_zero(r->reserved, sizeof(r->reserved)))
+		return proto_fail(reason, -EINVAL, "reserved field not zero");
+	if (!proto_string_ok(r->detail, sizeof(r->detail), false))
+		return proto_fail(reason, -EINVAL, "bad detail string");
+	return 0;
+}
+
+static int proto_check_explain_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				     struct rtplace_reason *reason)
+{
+	const struct rtplace_explain_reply *r = &m->explain_reply;
+	uint32_t count;
+	int ret = proto_check_page(r->total, r->first, r->count, 0, b, reason, &count);
+
+	if (ret == 0)
+		ret = proto_check_explain_head(r, reason);
+	for (uint32_t i = 0; ret == 0 && i < count; i++)
+		ret = proto_check_explain_cpu(&r->cpus[i], r->first + i, b, reason);
+	if (ret == 0 && !proto_is_zero(&r->cpus[count], sizeof(r->cpus[0]) * (RTPLACE_CPUS_PAGE - count)))
+		ret = proto_fail(reason, -EINVAL, "entries past count not zero");
+	return ret;
 }
 
 static int proto_check_status_reply(const struct proto_msg *m, const struct proto_bounds *b,
@@ -736,7 +836,22 @@ static const struct proto_type proto_types[] = {
 		   proto_check_empty),
 	PROTO_SETS_TYPE(RTPLACE_MSG_CLAIM_REPLY, PROTO_ACCEPT_REPLIES, rtplace_claim_reply, cpus, 1, "claim-reply",
 			proto_check_claim_reply),
+	PROTO_SETS_TYPE(RTPLACE_MSG_EXPLAIN, PROTO_ACCEPT_REQUESTS, rtplace_explain, query.allowed, 1, "explain",
+			proto_check_explain),
+	{ .type = RTPLACE_MSG_EXPLAIN_REPLY, .accept = PROTO_ACCEPT_REPLIES,
+	  .body_size = sizeof(struct rtplace_explain_reply), .list_offset = offsetof(struct rtplace_explain_reply, cpus),
+	  .entry_size = sizeof(struct rtplace_explain_cpu), .count_offset = offsetof(struct rtplace_explain_reply, count),
+	  .count_size = sizeof(((struct rtplace_explain_reply *)0)->count), .max_entries = RTPLACE_CPUS_PAGE,
+	  .has_reason = true, .reason_offset = offsetof(struct rtplace_explain_reply, detail),
+	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "explain-reply", .check = proto_check_explain_reply },
 };
+
+_Static_assert(offsetof(struct rtplace_explain, query.allowed) + sizeof(struct rtplace_cpumask) ==
+		       sizeof(struct rtplace_explain),
+	       "explain ends in its set");
+_Static_assert(offsetof(struct rtplace_explain_reply, detail) + RTPLACE_REASON_MAX ==
+		       offsetof(struct rtplace_explain_reply, cpus),
+	       "explain reply's detail precedes its list");
 
 _Static_assert(offsetof(struct rtplace_claim_reply, cpus) + sizeof(struct rtplace_cpumask) ==
 		       sizeof(struct rtplace_claim_reply),

@@ -80,6 +80,8 @@ struct proto_msg {
 		struct rtplace_cpu_times_reply cpu_times_reply;
 		struct rtplace_claim_req claim;
 		struct rtplace_claim_reply claim_reply;
+		struct rtplace_explain explain;
+		struct rtplace_explain_reply explain_reply;
 	};
 	bool packed; /* the wire form (see above), never sent itself */
 };
@@ -291,6 +293,11 @@ static inline int proto_encode_subscribe(struct proto_msg *ret, uint32_t request
 static inline int proto_encode_claim(struct proto_msg *ret, uint32_t request_id, const struct rtplace_claim_req *c)
 {
 	return proto_encode(ret, RTPLACE_MSG_CLAIM, request_id, 0, c, NULL);
+}
+
+static inline int proto_encode_explain(struct proto_msg *ret, uint32_t request_id, const struct rtplace_explain *e)
+{
+	return proto_encode(ret, RTPLACE_MSG_EXPLAIN, request_id, 0, e, NULL);
 }
 
 /*

@@ -196,6 +196,10 @@ enum {
 	 * -EOPNOTSUPP ("unknown message type"): a client then names claims
 	 * by their ids alone (the CPUS reply's claim_id). */
 	RTPLACE_MSG_CLAIM = 0x010b,
+	/* Added to version 3 later; a daemon without it answers ERROR
+	 * -EOPNOTSUPP ("unknown message type"), and one that speaks it
+	 * answers a request of an older version so too. */
+	RTPLACE_MSG_EXPLAIN = 0x010c,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -210,6 +214,7 @@ enum {
 	RTPLACE_MSG_HOST_REPLY = 0x0209,
 	RTPLACE_MSG_LOCAL_REPLY = 0x020a,
 	RTPLACE_MSG_CLAIM_REPLY = 0x020b,
+	RTPLACE_MSG_EXPLAIN_REPLY = 0x020c,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -328,6 +333,22 @@ struct rtplace_cpus {
  * reply's claim_id is 0. */
 struct rtplace_claim_req {
 	uint64_t from_id;
+};
+
+/*
+ * A dry run of query (EXPLAIN, DESIGN §5): the answer the QUERY would get
+ * now, nothing claimed and the rotation left where it was, with why each
+ * CPU was chosen or passed over, for the page of CPU ids first ..
+ * first + RTPLACE_CPUS_PAGE - 1, and what would stop the requester's
+ * thread (query's owner_pid with CLAIM, else the requester) from getting
+ * the policy asked. query is checked as a QUERY is. A client walks pages
+ * until first reaches the reply's total; each page is a dry run of its
+ * own, so a client compares their chosen CPUs (see EXPLAIN_REPLY).
+ */
+struct rtplace_explain {
+	uint32_t first;      /* below the topology's CPU count */
+	uint32_t reserved;
+	struct rtplace_query query;
 };
 
 /* MOVE flags: at least one of SET_AFFINITY and SET_SCHED. */
@@ -618,6 +639,120 @@ struct rtplace_claim_reply {
 	struct rtplace_cpumask cpus;       /* non-empty with a claim */
 };
 
+/* Why EXPLAIN says a CPU was chosen or passed over: one verdict, the
+ * first that applies, in this order (DESIGN §5's rules). */
+enum {
+	RTPLACE_EXPLAIN_CHOSEN = 0,       /* in the answer; rank its place in it */
+	RTPLACE_EXPLAIN_NOT_ALLOWED,      /* outside the request's allowed CPUs */
+	RTPLACE_EXPLAIN_OFFLINE,          /* offline, or not in the map */
+	RTPLACE_EXPLAIN_HOUSEKEEPING,     /* a housekeeping CPU: not managed */
+	RTPLACE_EXPLAIN_OTHER_NODE,       /* not on the request's node */
+	RTPLACE_EXPLAIN_ISOLATED,         /* isolated, and this request keeps off isolated CPUs */
+	RTPLACE_EXPLAIN_NOT_ISOLATED,     /* not isolated, and this request takes isolated CPUs only */
+	RTPLACE_EXPLAIN_BUSY,             /* what runs there is at or above the priority */
+	RTPLACE_EXPLAIN_CLAIMED,          /* a claim holds it at or above the priority */
+	RTPLACE_EXPLAIN_ISOLATION_SIDE,   /* under isolated = prefer, the other side answered */
+	RTPLACE_EXPLAIN_KIND,             /* a less performant kind; enough of the most were free */
+	RTPLACE_EXPLAIN_BUSIER,           /* a higher level than every chosen CPU */
+	RTPLACE_EXPLAIN_GROUP,            /* outside the cache or node the answer keeps to */
+	RTPLACE_EXPLAIN_SMT,              /* its SMT sibling (other) is busy or chosen */
+	RTPLACE_EXPLAIN_FARTHER,          /* farther from the near CPU or the first pick */
+	RTPLACE_EXPLAIN_NOISY,            /* interrupt noise; quieter CPUs came first */
+	RTPLACE_EXPLAIN_ROTATION,         /* an equal; rotation spreads answers, the next may get it */
+	RTPLACE_EXPLAIN_CHANGED,          /* its level changed while the answer was made */
+	RTPLACE_EXPLAIN_COUNT,
+};
+
+/* EXPLAIN's per-CPU flags: what else is true of the CPU. */
+#define RTPLACE_EXPLAIN_CPU_F_ISOLATED (1u << 0)   /* isolcpus=, an isolated partition, or a claim's isolation */
+#define RTPLACE_EXPLAIN_CPU_F_NOHZ_FULL (1u << 1)
+#define RTPLACE_EXPLAIN_CPU_F_NOISY (1u << 2)      /* ranked last for interrupt noise */
+/* A claim holds it: claim_id and claim_level set, and whose it is as the
+ * receiver may see it (CLAIM_REPLY's rules): exactly one of CLAIM_UID
+ * and CLAIM_OTHER_USER, CLAIM_PID only with CLAIM_UID. */
+#define RTPLACE_EXPLAIN_CPU_F_CLAIM_UID (1u << 3)  /* claim_uid is its user's */
+#define RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER (1u << 4)
+#define RTPLACE_EXPLAIN_CPU_F_CLAIM_PID (1u << 5)  /* claim_pid and claim_comm name its owner process */
+#define RTPLACE_EXPLAIN_CPU_F_ALL \
+	(RTPLACE_EXPLAIN_CPU_F_ISOLATED | RTPLACE_EXPLAIN_CPU_F_NOHZ_FULL | RTPLACE_EXPLAIN_CPU_F_NOISY | \
+	 RTPLACE_EXPLAIN_CPU_F_CLAIM_UID | RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER | RTPLACE_EXPLAIN_CPU_F_CLAIM_PID)
+
+/* One CPU of an EXPLAIN page. pid and comm are what the CPUS reply would
+ * show this receiver. other is the CPU the verdict names (SMT: the busy
+ * or chosen sibling), -1 for none. */
+struct rtplace_explain_cpu {
+	uint16_t cpu;
+	uint8_t verdict;     /* RTPLACE_EXPLAIN_* */
+	uint8_t level;       /* the level placement counts: the map's or the claim's, the higher */
+	uint8_t map_level;   /* what runs there: the map's level */
+	uint8_t claim_level; /* the claim's level, 0 for none */
+	uint16_t flags;      /* RTPLACE_EXPLAIN_CPU_F_* */
+	uint16_t rank;       /* CHOSEN: its place in the answer, from 1; else 0 */
+	uint16_t reserved;
+	int32_t other;
+	int32_t pid;         /* thread running there, 0 for none or unseen */
+	int32_t claim_pid;   /* with CLAIM_PID */
+	uint64_t claim_id;   /* 0 for none */
+	uint32_t claim_uid;  /* with CLAIM_UID */
+	uint32_t reserved2;
+	char comm[RTPLACE_COMM_MAX];       /* comm of pid, "" when unknown */
+	char claim_comm[RTPLACE_COMM_MAX]; /* with CLAIM_PID, "" when unknown */
+};
+
+/* What stops the thread from getting the policy asked (EXPLAIN's
+ * obstacles): value and limit as each says. */
+enum {
+	/* Its soft RLIMIT_RTPRIO (value; limit the hard one, -1 for
+	 * unlimited) is below the priority and it has no CAP_SYS_NICE. */
+	RTPLACE_OBSTACLE_RTPRIO = 1,
+	/* CAP_SYS_NICE only in a user namespace other than the daemon's,
+	 * which the kernel does not count for RT policies. */
+	RTPLACE_OBSTACLE_CAP_USERNS,
+	/* Its cpu cgroup has no RT budget (RT group scheduling): value 0,
+	 * limit the most it can be given in us; the reply's detail names
+	 * the folder and the fix. */
+	RTPLACE_OBSTACLE_RT_BUDGET,
+	/* RT throttling: RT tasks may run value us of every limit us on a
+	 * CPU (kernel.sched_rt_runtime_us and _period_us). */
+	RTPLACE_OBSTACLE_THROTTLING,
+	RTPLACE_OBSTACLE_COUNT,
+};
+
+#define RTPLACE_EXPLAIN_OBSTACLES_MAX 8
+
+struct rtplace_explain_obstacle {
+	uint16_t kind;       /* RTPLACE_OBSTACLE_* */
+	uint16_t reserved[3];
+	int64_t value;
+	int64_t limit;
+};
+
+/*
+ * A page of EXPLAIN: entries for CPU ids first..first+count-1 (count as
+ * CPUS pages count), then not sent. result is what the QUERY would
+ * answer: 0 with nchosen CPUs (each CHOSEN in its page), -ENOENT with
+ * none below the priority, -ENODEV with no managed online CPU allowed;
+ * level the highest chosen level (RTPLACE_LEVEL_OFFLINE with none).
+ * claim_level, with the query's CLAIM flag, is the level the claim would
+ * hold (lower than asked for a requester without the right to RT).
+ * obstacles past nobstacles are zero. detail is a reason (see Versions):
+ * with an RT_BUDGET obstacle the folder and the fix in words, else "".
+ */
+struct rtplace_explain_reply {
+	uint32_t total;      /* CPU ids in the topology (highest id + 1) */
+	uint32_t first;
+	uint32_t count;
+	int32_t result;
+	uint16_t nchosen;
+	uint8_t level;
+	uint8_t nobstacles;
+	uint8_t claim_level;
+	uint8_t reserved[3];
+	struct rtplace_explain_obstacle obstacles[RTPLACE_EXPLAIN_OBSTACLES_MAX];
+	char detail[RTPLACE_REASON_MAX];
+	struct rtplace_explain_cpu cpus[RTPLACE_CPUS_PAGE];
+};
+
 /* ---- Events ------------------------------------------------------------ */
 
 #define RTPLACE_CLAIM_ENDED_EXPIRED 1      /* its lease ran out */
@@ -700,6 +835,21 @@ RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_claim_reply) == 48 + RTPLACE_MAX_CPUS
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, level) == 24, "claim reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, owner_comm) == 32, "claim reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_claim_reply, cpus) == 48, "claim reply layout");
+
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_explain) == 8 + sizeof(struct rtplace_query), "explain layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain, query) == 8, "explain layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_explain_cpu) == 72, "explain cpu layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain_cpu, claim_id) == 24, "explain cpu layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain_cpu, comm) == 40, "explain cpu layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_explain_obstacle) == 24, "obstacle layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain_reply, obstacles) == 24, "explain reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain_reply, detail) == 24 + 24 * RTPLACE_EXPLAIN_OBSTACLES_MAX,
+		     "explain reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_explain_reply, cpus) ==
+			     offsetof(struct rtplace_explain_reply, detail) + RTPLACE_REASON_MAX,
+		     "explain reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_msg_hdr) + sizeof(struct rtplace_explain_reply) <= RTPLACE_MSG_MAX / 4,
+		     "an explain page stays small");
 
 /* The biggest message fits the bound with room for later versions (a
  * quarter of it: version 3's CPUS reply, with its interrupt shares, is

@@ -64,6 +64,15 @@ tests_unit_test_placement_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_placement_LDADD = common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD)
 TESTS += tests/unit/test-cpupri tests/unit/test-placement
 
+# EXPLAIN's classification against placement's own answers, on the same
+# topologies and random states.
+check_PROGRAMS += tests/unit/test-explain
+tests_unit_test_explain_SOURCES = tests/unit/test-explain.c tests/unit/refmodel.h tests/unit/refmodel.c
+tests_unit_test_explain_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_explain_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_explain_LDADD = common/libtopohwloc.la $(HWLOC_LIBS) $(UNIT_LDADD)
+TESTS += tests/unit/test-explain
+
 check_PROGRAMS += tests/unit/test-protocol
 tests_unit_test_protocol_SOURCES = tests/unit/test-protocol.c tests/fuzz/fuzz-protocol.c \
 	tests/fuzz/proto-samples.h tests/fuzz/proto-samples.c

@@ -17,6 +17,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_HOST,         RTPLACE_MSG_HOST_REPLY,
 	RTPLACE_MSG_LOCAL,        RTPLACE_MSG_LOCAL_REPLY,
 	RTPLACE_MSG_CLAIM,        RTPLACE_MSG_CLAIM_REPLY,
+	RTPLACE_MSG_EXPLAIN,      RTPLACE_MSG_EXPLAIN_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -370,6 +371,84 @@ static int sample_move_reply(unsigned shape, struct proto_msg *ret)
 	return sample_reply(ret, RTPLACE_MSG_MOVE_REPLY, 10 + shape, &r, sizeof(r));
 }
 
+/* Shapes: a dry run of a plain query; of an exclusive claim on some
+ * CPUs from the second page. */
+static int sample_explain(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_explain e = {
+		.query = { .prio = 50, .policy = RTPLACE_POLICY_FIFO, .count = 1, .node = -1, .near_cpu = -1 },
+	};
+
+	switch (shape) {
+	case 0:
+		break;
+	case 1:
+		e.first = RTPLACE_CPUS_PAGE;
+		e.query.count = 2;
+		e.query.flags = RTPLACE_QUERY_F_CLAIM | RTPLACE_QUERY_F_EXCLUSIVE;
+		sample_mask_range(&e.query.allowed, 2, 200);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return proto_encode_explain(ret, 15, &e);
+}
+
+/* Shapes: a 16-CPU page with the answer, a claim seen whole, one of
+ * another user and every obstacle; no CPU below the priority. */
+static int sample_explain_reply(unsigned shape, struct proto_msg *ret)
+{
+	int err = proto_msg_init(ret, RTPLACE_MSG_EXPLAIN_REPLY, 15);
+	struct rtplace_explain_reply *r = &ret->explain_reply;
+
+	if (err < 0 || shape > 1)
+		return err < 0 ? err : -ENOENT;
+	r->total = r->count = PROTO_SAMPLE_NCPUS;
+	r->level = RTPLACE_LEVEL_OFFLINE;
+	r->result = -ENOENT;
+	for (unsigned c = 0; c < PROTO_SAMPLE_NCPUS; c++) {
+		r->cpus[c].cpu = (uint16_t)c;
+		r->cpus[c].verdict = RTPLACE_EXPLAIN_BUSY;
+		r->cpus[c].level = r->cpus[c].map_level = RTPLACE_LEVEL_RT1 + 79;
+		r->cpus[c].other = -1;
+	}
+	if (shape == 0) {
+		r->result = 0;
+		r->nchosen = 1;
+		r->level = RTPLACE_LEVEL_IDLE;
+		r->cpus[3] = (struct rtplace_explain_cpu){ .cpu = 3, .verdict = RTPLACE_EXPLAIN_CHOSEN, .rank = 1,
+							    .level = RTPLACE_LEVEL_IDLE, .other = -1 };
+		r->cpus[5].verdict = RTPLACE_EXPLAIN_CLAIMED;
+		r->cpus[5].map_level = RTPLACE_LEVEL_NORMAL;
+		r->cpus[5].level = r->cpus[5].claim_level = RTPLACE_LEVEL_DL;
+		r->cpus[5].claim_id = 12;
+		r->cpus[5].flags = RTPLACE_EXPLAIN_CPU_F_CLAIM_UID | RTPLACE_EXPLAIN_CPU_F_CLAIM_PID;
+		r->cpus[5].claim_uid = 1000;
+		r->cpus[5].claim_pid = 4242;
+		proto_set_string(r->cpus[5].claim_comm, sizeof(r->cpus[5].claim_comm), "synth");
+		r->cpus[6] = r->cpus[5];
+		r->cpus[6].cpu = 6;
+		r->cpus[6].flags = RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER | RTPLACE_EXPLAIN_CPU_F_ISOLATED;
+		r->cpus[6].claim_uid = 0;
+		r->cpus[6].claim_pid = 0;
+		memset(r->cpus[6].claim_comm, 0, sizeof(r->cpus[6].claim_comm));
+		r->cpus[7].verdict = RTPLACE_EXPLAIN_SMT;
+		r->cpus[7].level = r->cpus[7].map_level = RTPLACE_LEVEL_IDLE;
+		r->cpus[7].other = 3;
+		r->cpus[8].pid = 777;
+		proto_set_string(r->cpus[8].comm, sizeof(r->cpus[8].comm), "pipewire");
+		r->nobstacles = 4;
+		for (uint16_t k = RTPLACE_OBSTACLE_RTPRIO; k < RTPLACE_OBSTACLE_COUNT; k++)
+			r->obstacles[k - 1].kind = k;
+		r->obstacles[0].limit = -1;
+		r->obstacles[2].limit = 950000;
+		r->obstacles[3].value = 950000;
+		r->obstacles[3].limit = 1000000;
+		proto_set_string(r->detail, sizeof(r->detail), "no RT budget: cpu cgroup /sys/fs/cgroup/cpu/x");
+	}
+	return sample_finish(ret);
+}
+
 int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 {
 	switch (type) {
@@ -437,6 +516,10 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return proto_encode_claim(ret, 14, &(struct rtplace_claim_req){ .from_id = shape ? 6 : 0 });
 	case RTPLACE_MSG_CLAIM_REPLY:
 		return sample_claim_reply(shape, ret);
+	case RTPLACE_MSG_EXPLAIN:
+		return sample_explain(shape, ret);
+	case RTPLACE_MSG_EXPLAIN_REPLY:
+		return sample_explain_reply(shape, ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The next request type no daemon knows yet: bump it when it is taken. */
-#define MSG_UNKNOWN 0x010c
+#define MSG_UNKNOWN 0x010d
 
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
@@ -151,6 +151,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_LOCAL_REPLY, 48, "local-reply" },
 		{ RTPLACE_MSG_CLAIM, 32, "claim" },
 		{ RTPLACE_MSG_CLAIM_REPLY, 200, "claim-reply" },
+		{ RTPLACE_MSG_EXPLAIN, 184, "explain" },
+		{ RTPLACE_MSG_EXPLAIN_REPLY, 9520, "explain-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -343,12 +345,17 @@ static void test_length_off_by_one(void **state)
 		struct proto_msg m = sample(proto_sample_types[i], 0);
 		size_t len = m.hdr.length;
 
-		/* A reason ends version 3's ERROR, QUERY_REPLY and
-		 * TRACKING_REPLY: a byte more or less is a reason with a NUL
+		/* EXPLAIN_REPLY's readable form holds its reason far from where
+		 * version 3 sends it: its wire bytes, then. */
+		if (m.hdr.type == RTPLACE_MSG_EXPLAIN_REPLY)
+			assert_int_equal(proto_sample(RTPLACE_MSG_EXPLAIN_REPLY, 0, &m), 0);
+
+		/* A reason ends version 3's ERROR, QUERY_REPLY,
+		 * TRACKING_REPLY and EXPLAIN_REPLY: a byte more or less is a reason with a NUL
 		 * before its end, or without one, unless the reason is empty
 		 * (one NUL) and the byte is gone. */
 		bool tail = m.hdr.type == RTPLACE_MSG_ERROR || m.hdr.type == RTPLACE_MSG_QUERY_REPLY ||
-			    m.hdr.type == RTPLACE_MSG_TRACKING_REPLY;
+			    m.hdr.type == RTPLACE_MSG_TRACKING_REPLY || m.hdr.type == RTPLACE_MSG_EXPLAIN_REPLY;
 
 		/* one byte more, length field agreeing */
 		memcpy(buf, &m, len);
@@ -1051,7 +1058,8 @@ static void test_list_reply_lengths(void **state)
 		    m.hdr.type == RTPLACE_MSG_QUERY_REPLY || m.hdr.type == RTPLACE_MSG_CPUS_REPLY ||
 		    m.hdr.type == RTPLACE_MSG_CPU_TIMES_REPLY || m.hdr.type == RTPLACE_MSG_QUERY ||
 		    m.hdr.type == RTPLACE_MSG_MOVE || m.hdr.type == RTPLACE_MSG_MOVE_REPLY ||
-		    m.hdr.type == RTPLACE_MSG_CLAIM_REPLY)
+		    m.hdr.type == RTPLACE_MSG_CLAIM_REPLY || m.hdr.type == RTPLACE_MSG_EXPLAIN ||
+		    m.hdr.type == RTPLACE_MSG_EXPLAIN_REPLY)
 			continue;
 		assert_int_equal(m.hdr.length, proto_msg_length(m.hdr.type));
 	}
