@@ -36,7 +36,7 @@ EXTRA_client_librtplace_la_DEPENDENCIES = client/librtplace.sym
 # convenience archive) gives them CPU-list parsing and, for rtplace-run's
 # fallback, placement over the live topology, never a second codec.
 bin_PROGRAMS += client/rtplacectl client/rtplace-run
-client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-help.c client/ctl-top.c client/ctl-svg.c client/ctl-owner.c client/cli.h client/cli.c \
+client_rtplacectl_SOURCES = client/rtplacectl.c client/ctl.h client/ctl-help.c client/ctl-top.c client/ctl-svg.c client/ctl-owner.c client/ctl-explain.c client/cli.h client/cli.c \
 	client/holders.h client/holders.c
 client_rtplacectl_CPPFLAGS = $(CLIENT_CPPFLAGS)
 client_rtplacectl_LDADD = client/librtplace.la common/libfile.la common/libcommon.la

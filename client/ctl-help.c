@@ -48,30 +48,34 @@ static const struct ctl_option ctl_top_options[] = {
 	{ 0 },
 };
 
-static const struct ctl_option ctl_query_options[] = {
-	{ "prio", 'p', false, "P", "the RT priority 1..99 of the thread to place (required)" },
-	{ "policy", 'P', false, "fifo|rr", "its RT policy (default fifo)" },
-	{ "count", 'n', false, "N", "how many CPUs, 1..256 (default 1)" },
-	{ "cpus", 'n', false, "N", "the same as --count: a count, not a list" },
-	{ "cpu-list", 'c', true, "LIST", "choose among these CPUs only (e.g. 0-3,8)" },
-	{ "node", 'N', false, "N", "choose on NUMA node N only" },
-	{ "near", 'a', false, "CPU", "prefer CPUs close to CPU (same core, then LLC, then node)" },
-	{ "claim", 'C', false, "MS",
-	  "hold the answer as a claim for MS milliseconds (0: the daemon's claim-timeout-ms); it also ends "
-	  "when its owner exits or on release" },
-	{ "owner", 'o', false, "PID|shell|parent",
-	  "the process the claim lives with: shell (the default) the calling shell or script, also from inside "
-	  "$(...) and past the command wrappers sudo, doas, runuser, setpriv, env, nice, ionice, chrt, taskset, "
-	  "numactl, timeout, setsid, stdbuf, nohup, time, flock and unbuffer (named by their executable); parent "
-	  "rtplacectl's parent process, which in $(...) may be a subshell or a wrapper that exits at once; or a "
-	  "process id" },
-	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" },
-	{ "isolate", 'I', false, NULL,
-	  "--exclusive, and the daemon isolates the claimed CPUs while the claim lives: other tasks, movable "
-	  "interrupts and unbound work leave them, as its [isolation] says (CAP_SYS_NICE)" },
-	{ "isolate-if-possible", 'i', false, NULL,
-	  "--isolate where the daemon can, and a claim without isolation where it cannot, the reason saying "
+/* The options that make a request: query's and explain's. */
+#define CTL_REQUEST_OPTIONS \
+	{ "prio", 'p', false, "P", "the RT priority 1..99 of the thread to place (required)" }, \
+	{ "policy", 'P', false, "fifo|rr", "its RT policy (default fifo)" }, \
+	{ "count", 'n', false, "N", "how many CPUs, 1..256 (default 1)" }, \
+	{ "cpus", 'n', false, "N", "the same as --count: a count, not a list" }, \
+	{ "cpu-list", 'c', true, "LIST", "choose among these CPUs only (e.g. 0-3,8)" }, \
+	{ "node", 'N', false, "N", "choose on NUMA node N only" }, \
+	{ "near", 'a', false, "CPU", "prefer CPUs close to CPU (same core, then LLC, then node)" }, \
+	{ "claim", 'C', false, "MS", \
+	  "hold the answer as a claim for MS milliseconds (0: the daemon's claim-timeout-ms); it also ends " \
+	  "when its owner exits or on release" }, \
+	{ "owner", 'o', false, "PID|shell|parent", \
+	  "the process the claim lives with: shell (the default) the calling shell or script, also from inside " \
+	  "$(...) and past the command wrappers sudo, doas, runuser, setpriv, env, nice, ionice, chrt, taskset, " \
+	  "numactl, timeout, setsid, stdbuf, nohup, time, flock and unbuffer (named by their executable); parent " \
+	  "rtplacectl's parent process, which in $(...) may be a subshell or a wrapper that exits at once; or a " \
+	  "process id" }, \
+	{ "exclusive", 'x', false, NULL, "keep the claimed CPUs from every other query, whatever its priority" }, \
+	{ "isolate", 'I', false, NULL, \
+	  "--exclusive, and the daemon isolates the claimed CPUs while the claim lives: other tasks, movable " \
+	  "interrupts and unbound work leave them, as its [isolation] says (CAP_SYS_NICE)" }, \
+	{ "isolate-if-possible", 'i', false, NULL, \
+	  "--isolate where the daemon can, and a claim without isolation where it cannot, the reason saying " \
 	  "why" },
+
+static const struct ctl_option ctl_query_options[] = {
+	CTL_REQUEST_OPTIONS
 	{ "strict", 's', false, NULL, "fewer CPUs than asked is a failure (exit 75, the claim given back), not a warning" },
 	{ "local", 'L', false, NULL,
 	  "answer in this process from the daemon's map and snapshot, read-only, without a round trip (not with "
@@ -79,6 +83,11 @@ static const struct ctl_option ctl_query_options[] = {
 	{ "verbose", 'v', true, NULL,
 	  "also say on stderr who holds the claim (the shell found, the subshell or wrapper passed over) and how "
 	  "it ends" },
+	{ 0 },
+};
+
+static const struct ctl_option ctl_explain_options[] = {
+	CTL_REQUEST_OPTIONS
 	{ 0 },
 };
 
@@ -116,6 +125,14 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			    "[--claim MS [--owner WHO] [--exclusive|--isolate]] [--strict] [--verbose]",
 			    "which CPUs suit an RT thread of priority P, best first, and with --claim hold them",
 			    ctl_query_options },
+	[CTL_CMD_EXPLAIN] = { "explain",
+			      "--prio P [--policy fifo|rr] [--count N] [--cpu-list LIST] [--node N] [--near CPU] "
+			      "[--claim MS [--owner WHO] [--exclusive|--isolate]]",
+			      "why query would answer what it would, claiming nothing: for each CPU allowed, chosen or "
+			      "the rule that passed it over (its level and what runs there, a claim and its holder, "
+			      "housekeeping, isolation, an SMT sibling, the node, interrupt noise, offline), and what "
+			      "would stop the thread from getting the policy, each with the fix",
+			      ctl_explain_options },
 	[CTL_CMD_CLAIMS] = { "claims", "",
 			     "every claim the daemon holds: its level, CPUs and how it ends, and its owner process, "
 			     "comm and uid where you may see them (yours, or any as root; another user's claim shows "

@@ -3,7 +3,8 @@
  * What rtplacectl's commands share (rtplacectl.c: the commands, the
  * common options and error reporting; ctl-help.c: the options and their
  * help; ctl-top.c: `top`; ctl-svg.c: the picture of `cpus --svg`;
- * ctl-owner.c: the process a claim of `query --claim` lives with). Errors go to stderr as "rtplacectl: COMMAND:
+ * ctl-owner.c: the process a claim of `query --claim` lives with;
+ * ctl-explain.c: `explain`). Errors go to stderr as "rtplacectl: COMMAND:
  * what failed: why" (under --json also as a JSON document on stdout) and
  * exit statuses follow sysexits.
  */
@@ -49,6 +50,7 @@ enum ctl_command_id {
 	CTL_CMD_CLAIMS,
 	CTL_CMD_MOVE,
 	CTL_CMD_WATCH,
+	CTL_CMD_EXPLAIN,
 	CTL_CMD_HELP,
 	CTL_CMD_COUNT,
 };
@@ -162,6 +164,33 @@ void ctl_json_irq(const struct rtplace_cpu *ci);
  */
 int ctl_class_shares(const struct rtplace_cpu_time *before, const struct rtplace_cpu_time *after,
 		     double ret[RTPLACE_CLASS_COUNT]);
+
+/* Parsing went on: no exit status yet. */
+#define CTL_GO_ON (-1)
+
+/* Whom a claim of query --claim lives with (--owner). */
+enum ctl_owner {
+	CTL_OWNER_SHELL,  /* the calling shell, past $(...) subshells: the default */
+	CTL_OWNER_PARENT, /* rtplacectl's parent, a subshell or not */
+	CTL_OWNER_PID,    /* the process named */
+};
+
+/* What `query` (and `explain`) was asked beside the request. */
+struct ctl_query_opts {
+	bool strict, local, verbose;
+	enum ctl_owner owner;
+	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
+	 * its size: the word layouts are the same. */
+	struct rtplace_cpumask allowed;
+};
+
+/* The options of `query` (or `explain`, which takes those that make the
+ * request) into req and q, the claim's owner process found. CTL_GO_ON,
+ * or the exit status. */
+int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_request *req, struct ctl_query_opts *q);
+
+/* `rtplacectl explain` (ctl-explain.c). */
+int ctl_explain(struct ctl *c, int argc, char **argv);
 
 /* `rtplacectl top` (ctl-top.c). */
 int ctl_top(struct ctl *c, int argc, char **argv);

@@ -1051,6 +1051,118 @@ void rtplace_claims_free(struct rtplace_claim *claims)
 	free(claims);
 }
 
+/* Pages a changing machine may make disagree before rtplace_explain()
+ * gives up. */
+#define RTPLACE_EXPLAIN_TRIES 4
+
+/* Page pg into e (its first page when e->cpus is NULL): whether it is of
+ * the same answer as the pages before. -ENOMEM, -EPROTO for a page that
+ * is no continuation. */
+static int rtplace_explain_page(const struct rtplace_explain_reply *pg, uint32_t first, struct rtplace_explanation *e)
+{
+	if (!e->cpus) {
+		if (pg->total == 0 || pg->total > RTPLACE_MAX_CPUS)
+			return -EPROTO;
+		e->cpus = calloc(pg->total, sizeof(*e->cpus));
+		if (!e->cpus)
+			return -ENOMEM;
+		e->ncpus = pg->total;
+		e->result = pg->result;
+		e->nchosen = pg->nchosen;
+		e->level = pg->level;
+		e->claim_level = pg->claim_level;
+		e->nobstacles = pg->nobstacles;
+		memcpy(e->obstacles, pg->obstacles, sizeof(e->obstacles));
+		memcpy(e->detail, pg->detail, sizeof(e->detail));
+	}
+	if (pg->total != e->ncpus || pg->first != first || pg->count == 0 || pg->count > e->ncpus - first)
+		return -EPROTO;
+	if (pg->result != e->result || pg->nchosen != e->nchosen || pg->level != e->level)
+		return -EAGAIN;
+	memcpy(&e->cpus[first], pg->cpus, pg->count * sizeof(pg->cpus[0]));
+	return 0;
+}
+
+/* e's chosen list from its CPUs' ranks: -EAGAIN unless every rank of
+ * the answer is there once (pages of different answers). */
+static int rtplace_explain_chosen(struct rtplace_explanation *e)
+{
+	unsigned seen = 0;
+
+	for (size_t c = 0; c < e->ncpus; c++) {
+		unsigned rank = e->cpus[c].rank;
+
+		if (e->cpus[c].verdict != RTPLACE_EXPLAIN_CHOSEN)
+			continue;
+		if (rank == 0 || rank > e->nchosen || seen == e->nchosen)
+			return -EAGAIN;
+		e->chosen[rank - 1] = (int)c;
+		seen++;
+	}
+	return seen == e->nchosen ? 0 : -EAGAIN;
+}
+
+/* One walk of the pages, rp's lock held. */
+static int rtplace_explain_locked(struct rtplace *rp, struct rtplace_explain *x, int pidfd,
+				  struct rtplace_explanation *e)
+{
+	int r = 0;
+
+	free(e->cpus);
+	memset(e, 0, sizeof(*e));
+	x->first = 0;
+	do {
+		r = proto_encode_explain(&rp->req, rtplace_next_id(rp), x);
+		if (r == 0)
+			r = rtplace_call_fds(rp, RTPLACE_MSG_EXPLAIN_REPLY, pidfd, NULL, 0);
+		if (r == 0)
+			r = rtplace_explain_page(&rp->reply.explain_reply, x->first, e);
+		if (r == 0)
+			x->first += rp->reply.explain_reply.count;
+	} while (r == 0 && x->first < e->ncpus);
+	return r < 0 ? r : rtplace_explain_chosen(e);
+}
+
+int rtplace_explain(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_explanation **ret)
+{
+	struct rtplace_explanation *e;
+	struct rtplace_explain x = { 0 };
+	bool close_pidfd = false;
+	int pidfd = -1, tries = 0, r;
+
+	if (!rp || !req || !ret)
+		return -EINVAL;
+	r = rtplace_build_query(req, &x.query);
+	if (r < 0)
+		return r;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_lock(&rp->lock);
+	r = x.query.owner_pid ? rtplace_pidfd_for(rp, x.query.owner_pid, false, &pidfd, &close_pidfd) : 0;
+	if (r == 0)
+		do
+			r = rtplace_explain_locked(rp, &x, pidfd, e);
+		while (r == -EAGAIN && ++tries < RTPLACE_EXPLAIN_TRIES);
+	if (close_pidfd)
+		close(pidfd);
+	pthread_mutex_unlock(&rp->lock);
+	if (r < 0) {
+		rtplace_explanation_free(e);
+		return r;
+	}
+	*ret = e;
+	return 0;
+}
+
+void rtplace_explanation_free(struct rtplace_explanation *e)
+{
+	if (!e)
+		return;
+	free(e->cpus);
+	free(e);
+}
+
 const char *rtplace_class_name(unsigned cls)
 {
 	static const char *const names[RTPLACE_CLASS_COUNT] = {

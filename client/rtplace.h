@@ -281,6 +281,42 @@ void rtplace_claims_free(struct rtplace_claim *claims);
  * daemon holds no such claim, -EOPNOTSUPP as above. */
 int rtplace_claim(struct rtplace *rp, uint64_t id, struct rtplace_claim *ret);
 
+/*
+ * Why rtplace_query() would answer what it would (DESIGN §5): a dry run of
+ * req with nothing claimed and the daemon's rotation left alone, so that a
+ * query that follows at once gets the same CPUs. For every CPU id, its
+ * verdict (RTPLACE_EXPLAIN_*: chosen, or the rule that passed it over),
+ * what runs there and a claim's holder as far as this caller may see them
+ * (as rtplace_cpus() and rtplace_claims() would show); and what would
+ * stop the thread (req's owner_pid with RTPLACE_QUERY_F_CLAIM, else the
+ * caller) from getting the policy asked (RTPLACE_OBSTACLE_*). The struct
+ * types of cpus and obstacles are the wire's (rtplace-proto.h).
+ */
+struct rtplace_explanation {
+	int result;               /* rtplace_query()'s answer now: 0 with nchosen CPUs,
+				     -ENOENT none below the priority, -ENODEV no managed
+				     online CPU allowed */
+	unsigned nchosen;
+	unsigned level;           /* highest level chosen, RTPLACE_LEVEL_OFFLINE for none */
+	unsigned claim_level;     /* with RTPLACE_QUERY_F_CLAIM: the level the claim would hold */
+	int chosen[RTPLACE_ANSWER_MAX]; /* the CPUs, in the order they were picked */
+	unsigned nobstacles;
+	struct rtplace_explain_obstacle obstacles[RTPLACE_EXPLAIN_OBSTACLES_MAX];
+	char detail[RTPLACE_REASON_LEN]; /* with RTPLACE_OBSTACLE_RT_BUDGET: the folder and the fix */
+	size_t ncpus;             /* CPU ids 0..ncpus-1 */
+	struct rtplace_explain_cpu *cpus; /* cpus[i] is CPU i */
+};
+
+/*
+ * Explains req (as rtplace_query() takes it) into an explanation to free
+ * with rtplace_explanation_free(). The daemon answers a page of 128 CPUs
+ * at a time, each a dry run of its own: pages that disagree (the machine
+ * changed between them) are asked again, and -EAGAIN returned when they
+ * keep disagreeing. -EOPNOTSUPP from a daemon older than this call; the
+ * errors of rtplace_query() otherwise.
+ */
+int rtplace_explain(struct rtplace *rp, const struct rtplace_request *req, struct rtplace_explanation **ret);
+void rtplace_explanation_free(struct rtplace_explanation *e);
 /* "idle", "normal", "rt", "dl"; "?" when out of range. */
 const char *rtplace_class_name(unsigned cls);
 

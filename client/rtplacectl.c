@@ -670,13 +670,6 @@ static int ctl_range_refused(struct ctl *c, const struct rtplace_request *req)
 	return ctl_report(c, cli_exit_status(-ERANGE), "ERANGE", "query refused: %s", reason);
 }
 
-/* Whom a claim of query --claim lives with (--owner). */
-enum ctl_owner {
-	CTL_OWNER_SHELL,  /* the calling shell, past $(...) subshells: the default */
-	CTL_OWNER_PARENT, /* rtplacectl's parent, a subshell or not */
-	CTL_OWNER_PID,    /* the process named */
-};
-
 static const char *const ctl_owner_names[] = {
 	[CTL_OWNER_SHELL] = "shell",
 	[CTL_OWNER_PARENT] = "parent",
@@ -795,20 +788,7 @@ static void ctl_query_claim_json(struct ctl *c, const struct rtplace_answer *ans
 	ctl_json_claim(&cl);
 }
 
-/* Parsing went on: no exit status yet. */
-#define CTL_GO_ON (-1)
-
-/* What `query` was asked beside the request. */
-struct ctl_query_opts {
-	bool strict, local, verbose;
-	enum ctl_owner owner;
-	/* A set as wide as rtplace's (8,192 CPUs), passed as a cpu_set_t of
-	 * its size: the word layouts are the same. */
-	struct rtplace_cpumask allowed;
-};
-
-/* `query`'s options into req and q. CTL_GO_ON, or the exit status. */
-static int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_request *req,
+int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_request *req,
 			   struct ctl_query_opts *q)
 {
 	struct ctl_getopt g = { 0 };
@@ -897,6 +877,13 @@ static int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_
 		return ctl_usage_error(c, "%s", "--owner, --exclusive and --isolate[-if-possible] need --claim");
 	if (q->local && req->flags & RTPLACE_QUERY_F_CLAIM)
 		return ctl_usage_error(c, "%s", "--local answers without claiming: drop --claim or --local");
+	/* rtplacectl exits at once: a claim tied to its connection would end
+	 * with it, so it lives with a process, by default the calling shell
+	 * (ctl-owner.c: not the subshell of a $(...)). */
+	if (q->owner == CTL_OWNER_PARENT)
+		req->owner_pid = getppid();
+	else if (q->owner == CTL_OWNER_SHELL && req->flags & RTPLACE_QUERY_F_CLAIM)
+		req->owner_pid = ctl_owner_calling_shell(getppid());
 	return CTL_GO_ON;
 }
 
@@ -966,13 +953,6 @@ static int ctl_query(struct ctl *c, int argc, char **argv)
 	r = ctl_query_parse(c, argc, argv, &req, &q);
 	if (r != CTL_GO_ON)
 		return r;
-	/* rtplacectl exits at once: a claim tied to its connection would end
-	 * with it, so it lives with a process, by default the calling shell
-	 * (ctl-owner.c: not the subshell of a $(...)). */
-	if (q.owner == CTL_OWNER_PARENT)
-		req.owner_pid = getppid();
-	else if (q.owner == CTL_OWNER_SHELL && req.flags & RTPLACE_QUERY_F_CLAIM)
-		req.owner_pid = ctl_owner_calling_shell(getppid());
 	r = ctl_connect(c);
 	if (r)
 		return r;
@@ -1513,6 +1493,7 @@ static int (*const ctl_runners[])(struct ctl *c, int argc, char **argv) = {
 	[CTL_CMD_STATUS] = ctl_status,   [CTL_CMD_CPUS] = ctl_cpus,   [CTL_CMD_TOP] = ctl_top,
 	[CTL_CMD_QUERY] = ctl_query,     [CTL_CMD_RELEASE] = ctl_release, [CTL_CMD_MOVE] = ctl_move,
 	[CTL_CMD_WATCH] = ctl_watch,     [CTL_CMD_HELP] = ctl_help_command, [CTL_CMD_CLAIMS] = ctl_claims,
+	[CTL_CMD_EXPLAIN] = ctl_explain,
 };
 _Static_assert(sizeof(ctl_runners) / sizeof(ctl_runners[0]) == CTL_CMD_COUNT, "a runner for every command");
 

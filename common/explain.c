@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why each CPU was chosen or passed over, and what stops a thread from
  * getting its policy (explain.h).
@@ -14,10 +14,14 @@
 /* What the classification derives once from the answer. */
 struct explain_answer {
 	struct rtplace_cpumask chosen;
+	/* The picks before the last: their siblings had the penalty when
+	 * the last pick was made. */
+	struct rtplace_cpumask earlier;
 	uint32_t worst;          /* highest rank chosen */
 	bool all_kind0;          /* every chosen CPU is of the most performant kind */
 	int32_t llc, node;       /* shared by every chosen CPU, else -1 */
 	int32_t anchor;          /* the near CPU, else the first pick, else -1 */
+	bool anchor_picked;      /* the anchor is the first pick: it beats no one on locality */
 	bool side_isolated;      /* under prefer: the answer is of the isolated CPUs */
 	enum placement_isolated mode;
 	bool allowed_empty;
@@ -46,6 +50,7 @@ static void explain_answer_of(const struct placement_config *cfg, const struct t
 {
 	*ret = (struct explain_answer){ .all_kind0 = true, .anchor = req->near_cpu, .below = LEVEL_OFFLINE };
 	cpuset_zero(&ret->chosen);
+	cpuset_zero(&ret->earlier);
 	if (req->prio >= LEVEL_RT_PRIO_MIN && req->prio <= LEVEL_RT_PRIO_MAX)
 		ret->below = level_from_rt_priority(req->prio);
 	ret->mode = placement_isolated_mode(cfg, req);
@@ -57,13 +62,17 @@ static void explain_answer_of(const struct placement_config *cfg, const struct t
 		uint32_t rank = explain_rank(cfg, res->levels[i]);
 
 		cpuset_set(&ret->chosen, res->cpus[i]);
+		if (i + 1 < res->n)
+			cpuset_set(&ret->earlier, res->cpus[i]);
 		ret->worst = rank > ret->worst ? rank : ret->worst;
 		ret->all_kind0 = ret->all_kind0 && tc->kind == 0;
 		ret->llc = i == 0 ? tc->llc : ret->llc == tc->llc ? ret->llc : -1;
 		ret->node = i == 0 ? tc->node : ret->node == tc->node ? ret->node : -1;
 	}
-	if (ret->anchor < 0 && res->n > 0)
+	if (ret->anchor < 0 && res->n > 0) {
 		ret->anchor = res->cpus[0];
+		ret->anchor_picked = true;
+	}
 	ret->side_isolated = res->n > 0 && cpuset_test(&cfg->isolated, res->cpus[0]);
 }
 
@@ -111,7 +120,8 @@ static bool explain_beaten(const struct placement_config *cfg, const struct topo
 	for (uint32_t i = 0; i < res->n; i++) {
 		uint32_t x = res->cpus[i];
 
-		if (explain_rank(cfg, explain_level(v, claimed, x)) != a->worst)
+		if (explain_rank(cfg, explain_level(v, claimed, x)) != a->worst ||
+		    (!noise && a->anchor_picked && (int32_t)x == a->anchor))
 			continue;
 		if (noise ? !cpuset_test(&cfg->noisy, x)
 			  : a->anchor >= 0 && explain_tier(t, a->anchor, x) < explain_tier(t, a->anchor, cpu))
@@ -134,7 +144,7 @@ static int explain_busy_sibling(const struct placement_config *cfg, const struct
 
 		if (claimed && claimed[s] > l)
 			l = claimed[s];
-		if ((uint32_t)s != cpu && (cpuset_test(&a->chosen, (unsigned)s) ||
+		if ((uint32_t)s != cpu && (cpuset_test(&a->earlier, (unsigned)s) ||
 				 (cfg->avoid_smt == PLACEMENT_SMT_ALWAYS ? l > LEVEL_IDLE : l >= a->below)))
 			return (int)s;
 	}

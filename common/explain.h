@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Why a query's answer is what it is (EXPLAIN, DESIGN §5). Pure: no
  * syscalls, no globals, the inputs placement takes.

@@ -655,7 +655,7 @@ enum {
 	RTPLACE_EXPLAIN_KIND,             /* a less performant kind; enough of the most were free */
 	RTPLACE_EXPLAIN_BUSIER,           /* a higher level than every chosen CPU */
 	RTPLACE_EXPLAIN_GROUP,            /* outside the cache or node the answer keeps to */
-	RTPLACE_EXPLAIN_SMT,              /* its SMT sibling (other) is busy or chosen */
+	RTPLACE_EXPLAIN_SMT,              /* its SMT sibling (other) is busy, or an earlier pick */
 	RTPLACE_EXPLAIN_FARTHER,          /* farther from the near CPU or the first pick */
 	RTPLACE_EXPLAIN_NOISY,            /* interrupt noise; quieter CPUs came first */
 	RTPLACE_EXPLAIN_ROTATION,         /* an equal; rotation spreads answers, the next may get it */

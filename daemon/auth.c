@@ -130,7 +130,7 @@ static int auth_parse_limit(const char **p, uint64_t *ret)
  * priority" line of its limits file: the soft limit, and never above the
  * hard one (a soft limit above it is no right the kernel would honour).
  */
-static int auth_parse_rtprio(const char *limits, uint64_t *ret)
+static int auth_parse_rtprio(const char *limits, uint64_t *ret, uint64_t *ret_hard)
 {
 	static const char key[] = "Max realtime priority";
 	const char *p = limits;
@@ -150,19 +150,28 @@ static int auth_parse_rtprio(const char *limits, uint64_t *ret)
 	r = auth_parse_limit(&p, &soft);
 	if (r == 0)
 		r = auth_parse_limit(&p, &hard);
-	if (r == 0)
+	if (r == 0) {
 		*ret = soft < hard ? soft : hard;
+		*ret_hard = hard;
+	}
 	return r;
 }
 
-static int auth_read_rtprio(const char *proc_root, pid_t id, uint64_t *ret)
+int auth_read_rtprio_limits(const char *proc_root, pid_t pid, uint64_t *ret_soft, uint64_t *ret_hard)
 {
 	char buf[4096];
 
 	ssize_t n;
 
-	n = procfs_read(proc_root, id, "limits", buf, sizeof(buf));
-	return n < 0 ? (int)n : auth_parse_rtprio(buf, ret);
+	n = procfs_read(proc_root, pid, "limits", buf, sizeof(buf));
+	return n < 0 ? (int)n : auth_parse_rtprio(buf, ret_soft, ret_hard);
+}
+
+static int auth_read_rtprio(const char *proc_root, pid_t id, uint64_t *ret)
+{
+	uint64_t hard;
+
+	return auth_read_rtprio_limits(proc_root, id, ret, &hard);
 }
 
 int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, struct auth_creds *ret)

@@ -117,6 +117,12 @@ struct auth_policy {
  */
 int auth_creds_read(const char *proc_root, pid_t pid, uid_t uid, gid_t gid, struct auth_creds *ret);
 
+/* The RLIMIT_RTPRIO of process pid from its limits file: the soft limit
+ * as auth_creds.rtprio_limit has it (never above the hard one) and the
+ * hard one, AUTH_RLIM_INFINITY for unlimited. 0 or -errno as
+ * auth_creds_read(). */
+int auth_read_rtprio_limits(const char *proc_root, pid_t pid, uint64_t *ret_soft, uint64_t *ret_hard);
+
 /* Reads the owner, policy and RT limit of thread tid. 0, -ESRCH, -EBADMSG
  * or another -errno as auth_creds_read. */
 int auth_target_read(const char *proc_root, pid_t tid, struct auth_target *ret);

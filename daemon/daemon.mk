@@ -53,7 +53,7 @@ daemon_rtplaced_SOURCES = \
 	daemon/engine.h daemon/engine.c \
 	daemon/actors.h daemon/actors.c \
 	daemon/dispatch.h daemon/dispatch.c daemon/dispatch-handlers.h \
-	daemon/dispatch-claims.c daemon/dispatch-views.c daemon/dispatch-threads.c \
+	daemon/dispatch-claims.c daemon/dispatch-views.c daemon/dispatch-threads.c daemon/dispatch-explain.c \
 	daemon/systemd.h daemon/systemd.c \
 	daemon/metrics.h daemon/metrics.c
 daemon_rtplaced_CPPFLAGS = $(DAEMON_CPPFLAGS)

@@ -11,10 +11,7 @@
 #include "loop.h"
 #include "procfs.h"
 
-/* The requester's credentials for a claim (auth_peer_creds()); one whose
- * process is gone or unreadable is judged by its uid alone (uid_only):
- * root keeps its rights, anyone else has none. */
-static const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
+const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
 						      struct auth_creds *uid_only)
 {
 	struct auth_peer *ap = dispatch_auth_peer(peer);
@@ -27,11 +24,7 @@ static const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct
 	return creds;
 }
 
-/*
- * What a claim by peer for q may hold (DESIGN §14): its level and lease,
- * and a note for the reply when it gets less than it asked for.
- */
-static void dispatch_claims_terms(struct dispatch *d, struct server_peer *peer, const struct rtplace_query *q,
+void dispatch_claims_terms(struct dispatch *d, struct server_peer *peer, const struct rtplace_query *q,
 				  uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note)
 {
 	struct auth_creds uid_only;
@@ -251,8 +244,7 @@ void dispatch_claims_info(struct dispatch *d, struct server_peer *peer, const st
 {
 	struct rtplace_claim_reply *r = &d->reply.claim_reply;
 	const struct claim *cl;
-	struct pidmap_view view;
-	pid_t shown = 0;
+	pid_t shown;
 
 	cl = claims_at_or_after(engine_claims(d->engine), m->claim.from_id);
 	proto_msg_init(&d->reply, RTPLACE_MSG_CLAIM_REPLY, m->hdr.request_id);
@@ -273,24 +265,37 @@ void dispatch_claims_info(struct dispatch *d, struct server_peer *peer, const st
 			r->flags |= RTPLACE_CLAIM_F_LEASE;
 			r->lease_left_ms = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX - 1;
 		}
-		if (!auth_may_see_owner(peer->uid, cl->uid)) {
+		shown = dispatch_claims_holder(d, peer, cl, r->owner_comm, sizeof(r->owner_comm));
+		if (shown < 0) {
 			r->flags |= RTPLACE_CLAIM_F_OTHER_USER;
 		} else {
 			r->flags |= RTPLACE_CLAIM_F_UID;
 			r->owner_uid = cl->uid;
-			if (cl->pid) {
-				dispatch_view(d, peer, &view);
-				if (pidmap_show(&view, cl->pid, &shown) < 0)
-					shown = 0;
-			}
-			if (shown > 0) {
-				r->flags |= RTPLACE_CLAIM_F_PID;
-				r->owner_pid = (int32_t)shown;
-				dispatch_comm(d, cl->pid, r->owner_comm, sizeof(r->owner_comm));
-			}
+		}
+		if (shown > 0) {
+			r->flags |= RTPLACE_CLAIM_F_PID;
+			r->owner_pid = (int32_t)shown;
 		}
 	}
 	dispatch_send_reply(d, peer, m);
+}
+
+pid_t dispatch_claims_holder(const struct dispatch *d, const struct server_peer *peer, const struct claim *cl,
+			     char *comm, size_t len)
+{
+	struct pidmap_view view;
+	pid_t shown = 0;
+
+	if (!auth_may_see_owner(peer->uid, cl->uid))
+		return -1;
+	if (cl->pid) {
+		dispatch_view(d, peer, &view);
+		if (pidmap_show(&view, cl->pid, &shown) < 0)
+			shown = 0;
+	}
+	if (shown > 0)
+		dispatch_comm(d, cl->pid, comm, len);
+	return shown;
 }
 
 /* A QUERY, timed from its decoding to its reply queued. */

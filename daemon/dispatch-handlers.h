@@ -8,6 +8,7 @@
  *   dispatch-views.c    CPUS, CPU_TIMES, STATUS, TRACKING, HOST, LOCAL:
  *                       what the engine knows, as the client may see it
  *   dispatch-threads.c  MOVE, SUBSCRIBE: threads moved and their records
+ *   dispatch-explain.c  EXPLAIN: a QUERY's dry run, and why
  * Only these files include it.
  */
 #ifndef RTPLACE_DISPATCH_HANDLERS_H
@@ -106,7 +107,31 @@ int dispatch_resolve_pid(struct dispatch *d, const struct server_peer *peer, con
 /* Process or thread pid's name (its comm) into buf, "" when unreadable. */
 void dispatch_comm(const struct dispatch *d, int32_t pid, char *buf, size_t len);
 
+/* The thread running on cpu as view sees it (the CPUS reply's pid, RT
+ * queue and comm): pid 0 and no comm when it lives outside view's
+ * namespace. */
+void dispatch_views_running(const struct dispatch *d, const struct pidmap_view *view, uint32_t cpu, int32_t *ret_pid,
+			    uint32_t *ret_queued, char *comm, size_t len);
+
+/* The requester's credentials for a claim (auth_peer_creds()); one whose
+ * process is gone or unreadable is judged by its uid alone (uid_only):
+ * root keeps its rights, anyone else has none. */
+const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
+					       struct auth_creds *uid_only);
+
+/* What a claim by peer for q may hold (DESIGN §14): its level and lease,
+ * and a note for the reply when it gets less than it asked for. */
+void dispatch_claims_terms(struct dispatch *d, struct server_peer *peer, const struct rtplace_query *q,
+			   uint8_t *ret_level, uint64_t *ret_lease, struct rtplace_reason *note);
+
+/* Who holds claim cl, as peer may see it (CLAIM_REPLY's rules): -1 when
+ * peer may not see its user; else its owner process by peer's number
+ * (comm filled), or 0 when it has none in peer's PID namespace. */
+pid_t dispatch_claims_holder(const struct dispatch *d, const struct server_peer *peer, const struct claim *cl,
+			     char *comm, size_t len);
+
 dispatch_handler_fn dispatch_claims_query, dispatch_claims_release, dispatch_claims_info;
+dispatch_handler_fn dispatch_explain;
 dispatch_handler_fn dispatch_views_cpus, dispatch_views_cpu_times, dispatch_views_status, dispatch_views_tracking,
 	dispatch_views_host, dispatch_views_local;
 dispatch_handler_fn dispatch_threads_move, dispatch_threads_subscribe;

@@ -35,16 +35,21 @@ void dispatch_views_local(struct dispatch *d, struct server_peer *peer, const st
 		log_debug("client %u: cannot send the local-read descriptors: %s", peer->id, strerror(-r));
 }
 
-/* The thread running on a CPU as the client sees it: 0 and no comm when
- * it is outside the client's namespace. */
-static void dispatch_views_cpu_show(const struct pidmap_view *v, struct rtplace_cpu_info *ci)
+void dispatch_views_running(const struct dispatch *d, const struct pidmap_view *view, uint32_t cpu, int32_t *ret_pid,
+			    uint32_t *ret_queued, char *comm, size_t len)
 {
-	pid_t shown;
+	const struct cpupri_view *map = engine_view(d->engine);
+	const struct cpupri_slot *slot = cpupri_slot_ptr((void *)map->map, &map->geom, cpu);
+	pid_t pid = (pid_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED), shown = pid;
 
-	pidmap_show(v, ci->pid, &shown);
-	ci->pid = (int32_t)shown;
+	*ret_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
+	dispatch_comm(d, pid, comm, len);
+	/* Outside the client's namespace: 0 and no comm. */
+	if (!view->same_pidns)
+		pidmap_show(view, pid, &shown);
+	*ret_pid = (int32_t)shown;
 	if (!shown)
-		memset(ci->comm, 0, sizeof(ci->comm));
+		memset(comm, 0, len);
 }
 
 void dispatch_views_cpus(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m)
@@ -90,15 +95,8 @@ void dispatch_views_cpus(struct dispatch *d, struct server_peer *peer, const str
 			ci->flags |= RTPLACE_CPU_F_NOHZ_FULL;
 		if (ci->level == LEVEL_OFFLINE)
 			ci->flags &= (uint8_t)~RTPLACE_CPU_F_ONLINE;
-		if (ci->flags & RTPLACE_CPU_F_ONLINE && levels_source_has_threads(engine_levels(d->engine))) {
-			const struct cpupri_slot *slot = cpupri_slot_ptr((void *)map->map, &map->geom, cpu);
-
-			ci->pid = (int32_t)__atomic_load_n(&slot->pid, __ATOMIC_RELAXED);
-			ci->rt_queued = __atomic_load_n(&slot->rt_queued, __ATOMIC_RELAXED);
-			dispatch_comm(d, ci->pid, ci->comm, sizeof(ci->comm));
-			if (!view.same_pidns)
-				dispatch_views_cpu_show(&view, ci);
-		}
+		if (ci->flags & RTPLACE_CPU_F_ONLINE && levels_source_has_threads(engine_levels(d->engine)))
+			dispatch_views_running(d, &view, cpu, &ci->pid, &ci->rt_queued, ci->comm, sizeof(ci->comm));
 		if (online && cl) {
 			ci->claim_id = cl->id;
 			ci->claim_level = cl->level;

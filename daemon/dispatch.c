@@ -199,6 +199,7 @@ static dispatch_handler_fn *const dispatch_handlers[] = {
 	[RTPLACE_MSG_HOST - RTPLACE_MSG_QUERY] = dispatch_views_host,
 	[RTPLACE_MSG_LOCAL - RTPLACE_MSG_QUERY] = dispatch_views_local,
 	[RTPLACE_MSG_CLAIM - RTPLACE_MSG_QUERY] = dispatch_claims_info,
+	[RTPLACE_MSG_EXPLAIN - RTPLACE_MSG_QUERY] = dispatch_explain,
 };
 
 /*
@@ -219,7 +220,8 @@ static int dispatch_check_fds(struct dispatch *d, const struct server_peer *peer
 	}
 	if (peer->nfds > 1 ||
 	    (peer->nfds == 1 && !(m->hdr.type == RTPLACE_MSG_MOVE ||
-				  (m->hdr.type == RTPLACE_MSG_QUERY && m->query.owner_pid)))) {
+				  (m->hdr.type == RTPLACE_MSG_QUERY && m->query.owner_pid) ||
+				  (m->hdr.type == RTPLACE_MSG_EXPLAIN && m->explain.query.owner_pid)))) {
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, -EINVAL,
 				    "one pidfd, only with a MOVE or a claim's owner process");
 		return -EINVAL;

@@ -348,6 +348,16 @@ int engine_place(struct engine *e, const struct placement_request *req, struct r
 	return r;
 }
 
+int engine_place_dry(struct engine *e, const struct placement_request *req, struct rtplace_reason *why,
+		     struct placement_result *ret, const uint8_t **ret_claimed)
+{
+	uint32_t rotor = e->rotor;
+
+	engine_expire_due(e);
+	*ret_claimed = claims_levels(e->claims);
+	return placement_ctx_choose_stamped(e->pctx, claims_stamped(e->claims), &rotor, req, why, ret);
+}
+
 int engine_pick(struct engine *e, const struct rtplace_cpumask *allowed, int near, uint32_t level,
 		const uint8_t *claimed, int *ret_cpu)
 {

@@ -109,6 +109,15 @@ int engine_place(struct engine *e, const struct placement_request *req, struct r
 		 struct placement_result *ret);
 
 /*
+ * EXPLAIN's dry run: engine_place() on a copy of the rotor, so that the
+ * next QUERY gets this very answer (a dry run moves nothing), and the
+ * claimed levels it counted (t->ncpus entries, 0 unclaimed), valid until
+ * the claims change.
+ */
+int engine_place_dry(struct engine *e, const struct placement_request *req, struct rtplace_reason *why,
+		     struct placement_result *ret, const uint8_t **ret_claimed);
+
+/*
  * The best CPU of allowed below level for one thread, nearest near (-1 for
  * none), counting claims as claimed says (NULL: every claim), with the
  * rotor answers share. placement_ctx_pick()'s returns; placement_pick_reason()

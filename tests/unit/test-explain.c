@@ -139,7 +139,8 @@ static void ex_check_preference(const struct ex_case *ec, uint32_t c, uint32_t w
 		uint32_t s = (uint32_t)e->other, l = ec->claimed[s] > ec->map.levels[s] ? ec->claimed[s] : ec->map.levels[s];
 		bool chosen = false;
 
-		for (uint32_t i = 0; i < ec->res.n; i++)
+		/* A pick gives its siblings the penalty for the picks after it. */
+		for (uint32_t i = 0; i + 1 < ec->res.n; i++)
 			chosen = chosen || ec->res.cpus[i] == s;
 		ok = e->other >= 0 && s != c && t->cpus[s].core == t->cpus[c].core && ec->cfg.avoid_smt &&
 		     (chosen || (ec->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? l > LEVEL_IDLE
