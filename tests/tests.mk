@@ -612,6 +612,12 @@ EXTRA_DIST += tests/integration/test-client-docs.sh
 TESTS += tests/integration/test-client-claims.sh
 EXTRA_DIST += tests/integration/test-client-claims.sh
 
+# rtplacectl explain against the daemon (simulated): its answer is the next
+# query's, a claim's holder shown as the caller may see it, the thread's
+# RLIMIT_RTPRIO with its fix.
+TESTS += tests/integration/test-client-explain.sh
+EXTRA_DIST += tests/integration/test-client-explain.sh
+
 # The peer a connection judges, with SO_PEERPIDFD (Linux 6.5) and, on an
 # older kernel, by its pid (the fallback the log names): rights re-read at
 # each request, and never lent by an exited peer to its socket's heir.

@@ -307,6 +307,25 @@ static void test_claims_unknown_to_old_daemon(void **state)
 	rtplace_close(rp);
 }
 
+/* Nor does an older daemon know EXPLAIN: rtplace_explain() says
+ * -EOPNOTSUPP, writes nothing, and the connection serves on. */
+static void test_explain_unknown_to_old_daemon(void **state)
+{
+	struct old_daemon *od = *state;
+	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_explanation *x = NULL;
+	struct rtplace_answer ans;
+	struct rtplace *rp;
+
+	req.prio = 50;
+	assert_int_equal(rtplace_connect(od->addr.sun_path, &rp), 0);
+	assert_int_equal(rtplace_explain(rp, &req, &x), -EOPNOTSUPP);
+	assert_null(x);
+	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
+	assert_int_equal(ans.count, 1);
+	rtplace_close(rp);
+}
+
 static int setup_v3(void **state)
 {
 	return setup_version(state, RTPLACE_PROTO_VERSION);
@@ -356,6 +375,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_version_2_daemon, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_local_reads_unoffered, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_claims_unknown_to_old_daemon, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_explain_unknown_to_old_daemon, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_abi_0_1, setup_v3, teardown),
 	};
 
