@@ -154,6 +154,46 @@ static const char *ctl_explain_result(int r)
 	return r == 0 ? "ok" : r == -ENOENT ? "none-below" : "no-candidate";
 }
 
+/* e as the explained_cpu object of rtplacectl(1)'s JSON OUTPUT. */
+static void ctl_explain_json_cpu(const struct rtplace_explain_cpu *e, const char *why)
+{
+	printf("{\"cpu\": %u, \"verdict\": \"%s\", \"rank\": ", e->cpu, explain_verdict_name(e->verdict));
+	if (e->rank)
+		printf("%u", e->rank);
+	else
+		printf("null");
+	printf(", \"level\": \"%s\", \"running_level\": \"%s\", \"pid\": %d, \"comm\": ",
+	       rtplace_level_name(e->level), rtplace_level_name(e->map_level), (int)e->pid);
+	ctl_json_string(e->comm);
+	if (e->claim_id)
+		printf(", \"claim\": %" PRIu64 ", \"claim_level\": \"%s\", \"other_user\": %s", e->claim_id,
+		       rtplace_level_name(e->claim_level),
+		       e->flags & RTPLACE_EXPLAIN_CPU_F_CLAIM_OTHER_USER ? "true" : "false");
+	else
+		printf(", \"claim\": null, \"claim_level\": null, \"other_user\": null");
+	if (e->flags & RTPLACE_EXPLAIN_CPU_F_CLAIM_UID)
+		printf(", \"owner_uid\": %u", e->claim_uid);
+	else
+		printf(", \"owner_uid\": null");
+	if (e->flags & RTPLACE_EXPLAIN_CPU_F_CLAIM_PID) {
+		printf(", \"owner_pid\": %d, \"owner_comm\": ", (int)e->claim_pid);
+		ctl_json_string(e->claim_comm);
+	} else {
+		printf(", \"owner_pid\": null, \"owner_comm\": null");
+	}
+	printf(", \"isolated\": %s, \"nohz_full\": %s, \"irq_noise\": %s, \"other_cpu\": ",
+	       e->flags & RTPLACE_EXPLAIN_CPU_F_ISOLATED ? "true" : "false",
+	       e->flags & RTPLACE_EXPLAIN_CPU_F_NOHZ_FULL ? "true" : "false",
+	       e->flags & RTPLACE_EXPLAIN_CPU_F_NOISY ? "true" : "false");
+	if (e->other >= 0)
+		printf("%d", (int)e->other);
+	else
+		printf("null");
+	printf(", \"why\": ");
+	ctl_json_string(why);
+	printf("}");
+}
+
 static void ctl_explain_json(const struct rtplace_explanation *x, const struct rtplace_request *req, const char *list)
 {
 	char words[512];
@@ -166,43 +206,18 @@ static void ctl_explain_json(const struct rtplace_explanation *x, const struct r
 		printf("\"%s\"", rtplace_level_name(x->level));
 	else
 		printf("null");
+	printf(", \"claim_level\": ");
+	if (req->flags & RTPLACE_QUERY_F_CLAIM)
+		printf("\"%s\"", rtplace_level_name(x->claim_level));
+	else
+		printf("null");
 	printf(", \"cpus\": [");
 	for (size_t c = 0, n = 0; c < x->ncpus; c++) {
-		const struct rtplace_explain_cpu *e = &x->cpus[c];
-
-		if (e->verdict == RTPLACE_EXPLAIN_NOT_ALLOWED)
+		if (x->cpus[c].verdict == RTPLACE_EXPLAIN_NOT_ALLOWED)
 			continue;
-		ctl_explain_words(e, req, x, words, sizeof(words));
-		printf("%s{\"cpu\": %u, \"verdict\": \"%s\", \"rank\": %u, \"level\": \"%s\", \"running\": {\"level\": "
-		       "\"%s\", \"pid\": %d, \"comm\": ",
-		       n++ ? ", " : "", e->cpu, explain_verdict_name(e->verdict), e->rank, rtplace_level_name(e->level),
-		       rtplace_level_name(e->map_level), (int)e->pid);
-		ctl_json_string(e->comm);
-		printf("}, \"claim\": ");
-		if (e->claim_id) {
-			printf("{\"id\": %" PRIu64 ", \"level\": \"%s\", \"uid\": ", e->claim_id,
-			       rtplace_level_name(e->claim_level));
-			if (e->flags & RTPLACE_EXPLAIN_CPU_F_CLAIM_UID)
-				printf("%u", e->claim_uid);
-			else
-				printf("null");
-			printf(", \"pid\": ");
-			if (e->flags & RTPLACE_EXPLAIN_CPU_F_CLAIM_PID) {
-				printf("%d, \"comm\": ", (int)e->claim_pid);
-				ctl_json_string(e->claim_comm);
-			} else {
-				printf("null, \"comm\": null");
-			}
-			printf("}");
-		} else {
-			printf("null");
-		}
-		printf(", \"isolated\": %s, \"nohz_full\": %s, \"irq_noise\": %s, \"why\": ",
-		       e->flags & RTPLACE_EXPLAIN_CPU_F_ISOLATED ? "true" : "false",
-		       e->flags & RTPLACE_EXPLAIN_CPU_F_NOHZ_FULL ? "true" : "false",
-		       e->flags & RTPLACE_EXPLAIN_CPU_F_NOISY ? "true" : "false");
-		ctl_json_string(words);
-		printf("}");
+		ctl_explain_words(&x->cpus[c], req, x, words, sizeof(words));
+		printf("%s", n++ ? ", " : "");
+		ctl_explain_json_cpu(&x->cpus[c], words);
 	}
 	printf("], \"obstacles\": [");
 	for (unsigned i = 0; i < x->nobstacles; i++) {

@@ -33,12 +33,17 @@ expect_status 0 "$CTL" --socket "$SOCK" --json cpus
 shape cpus
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 2
 shape query
+expect_status 0 "$CTL" --socket "$SOCK" --json explain --prio 50 --count 2 --cpu-list 0-7
+shape explain
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 50 --count 2 --claim 600000 --owner $$
 shape query
 claim=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['claim']['id'])" "$TMP/out")
 cp "$TMP/out" "$TMP/query"
 expect_status 0 "$CTL" --socket "$SOCK" --json query --prio 60 --cpu-list 7 --claim 0 --exclusive --owner $$
 shape query
+# A claimed CPU, a claim's level and an empty answer.
+expect_status 0 "$CTL" --socket "$SOCK" --json explain --prio 60 --cpu-list 7 --claim 0
+shape explain
 expect_status 0 "$CTL" --socket "$SOCK" --json claims
 shape claims
 # The claim of query is the claim of claims, but for the lease run down.
