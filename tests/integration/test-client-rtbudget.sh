@@ -46,6 +46,20 @@ grep -q "no RT budget: cpu cgroup $CG has cpu.rt_runtime_us 0" "$TMP/err" ||
 	fail "rtplace-run does not name the cgroup: $(cat "$TMP/err")"
 grep -q "$fix" "$TMP/err" || fail "rtplace-run: no fix: $(cat "$TMP/err")"
 
+# explain says it of the thread that would run there: the claim's owner,
+# else rtplacectl itself.
+expect_status 0 "$CTL" --socket "$SOCK" explain --prio 10 --claim 0 --owner "$SLEEPER"
+grep -q "^thread  no RT budget: cpu cgroup $CG has cpu.rt_runtime_us 0" "$TMP/out" && grep -q "$fix" "$TMP/out" ||
+	fail "explain of the sleeper names no budget: $(cat "$TMP/out")"
+expect_status 0 sh -c "echo \$\$ >'$CG/cgroup.procs' && exec '$CTL' --socket '$SOCK' --json explain --prio 10"
+python3 -c "
+import json, sys
+o = [o for o in json.load(open(sys.argv[1]))['obstacles'] if o['kind'] == 'rt-budget']
+assert len(o) == 1 and sys.argv[2] in o[0]['why'], o
+" "$TMP/out" "$CG/cpu.rt_runtime_us" || fail "explain from inside $CG: $(cat "$TMP/out")"
+expect_status 0 "$CTL" --socket "$SOCK" explain --prio 10
+grep -q "no RT budget" "$TMP/out" && fail "explain from outside $CG names a budget: $(cat "$TMP/out")"
+
 # With a budget the same move goes through: the budget was the cause.
 echo 10000 >"$CG/cpu.rt_runtime_us" || fail "cannot give $CG a budget"
 expect_status 0 "$CTL" --socket "$SOCK" move --tid "$SLEEPER" --prio 10
