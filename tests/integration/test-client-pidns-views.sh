@@ -10,7 +10,8 @@
 #   its tid in the container, and a claim's expiry by the owner's pid in
 #   the container; a move of a host thread is not delivered to it (it
 #   could not name that thread, and such records would fill its ring);
-# - a MOVE's refusal names the thread by the container's number.
+# - a MOVE's refusal names the thread by the container's number;
+# - `rtplacectl explain --json` shows what runs on each CPU as cpus does.
 #
 # The spinners run at normal priority, pinned, and end by themselves
 # within 30 s; the container is deleted and the daemon killed on every
@@ -87,6 +88,20 @@ while [ -z "$seen_own" ] || [ -z "$seen_zero" ] || [ -z "$seen_host" ]; do
 	"$CTL" --socket "$SOCK" --json cpus >"$TMP/host.txt" || fail "rtplacectl cpus on the host"
 	jq -e --argjson h "$HSPIN" '.cpus[] | select(.cpu == 0 and .pid == $h)' "$TMP/host.txt" >/dev/null &&
 		seen_host=yes
+done
+
+# --- EXPLAIN shows what runs on each CPU as CPUS does.
+seen_own=''
+i=0
+while [ -z "$seen_own" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "after 100 samples explain never showed the container's spinner $CSPIN on CPU 1:" \
+		"$(cat "$TMP/out.txt")"
+	in_container taskset -c 1 $CCTL --json explain --prio 50 || fail "rtplacectl explain in the container: $(cat "$TMP/err.txt")"
+	jq -e --argjson h "$HSPIN" --argjson hc "$HCSPIN" '[.cpus[] | select(.pid == $h or .pid == $hc)] == []' \
+		"$TMP/out.txt" >/dev/null || fail "explain showed the container a host pid ($HSPIN or $HCSPIN): $(cat "$TMP/out.txt")"
+	jq -e --argjson c "$CSPIN" '.cpus[] | select(.cpu == 1 and .pid == $c and .comm == "python3")' \
+		"$TMP/out.txt" >/dev/null && seen_own=yes
 done
 
 # --- Records: the container's watcher, bounded to 40 s.
