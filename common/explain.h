@@ -19,8 +19,8 @@
  * from facts its caller read (the daemon: the requester's credentials,
  * cgroup and the host's sysctls); one obstacle per fact that applies, so
  * a new fact of the kernel's environment is a field and an entry here.
- * explain_obstacle_words() and explain_verdict_words() put both into
- * words that name the fix, for rtplacectl.
+ * explain_obstacle_words() puts an obstacle into words that name the fix,
+ * and explain_verdict_name() names a verdict, for rtplacectl.
  */
 #ifndef RTPLACE_EXPLAIN_H
 #define RTPLACE_EXPLAIN_H

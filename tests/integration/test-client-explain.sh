@@ -88,6 +88,15 @@ expect_status 0 prlimit --rtprio=0:0 "$CTL" --socket "$SOCK" --json explain --pr
 [ "$(field "[o['kind'] for o in x['obstacles'] if o['kind'] == 'rlimit-rtprio']")" = '[]' ] ||
 	fail "root's CAP_SYS_NICE not counted: $(cat "$TMP/out")"
 
+# nobody as root of a user namespace of its own holds CAP_SYS_NICE there,
+# which the kernel does not count for RT: said, beside RLIMIT_RTPRIO.
+if command -v unshare >/dev/null && $NOBODY unshare -Ur true 2>/dev/null; then
+	expect_status 0 prlimit --rtprio=0:0 $NOBODY unshare -Ur "$STAGED/rtplacectl" --socket "$SOCK" --json explain \
+		--prio 50 -c 2
+	[ "$(field "[o['kind'] for o in x['obstacles'] if o['kind'] != 'rt-throttling']")" = '["rlimit-rtprio", "cap-sys-nice-userns"]' ] ||
+		fail "nobody in a user namespace of its own: $(cat "$TMP/out")"
+fi
+
 # A query's own errors are explain's: no such node.
 expect_status 65 "$CTL" --socket "$SOCK" explain --prio 50 --node 9
 grep -q "node 9" "$TMP/err" || fail "explain --node 9: $(cat "$TMP/err")"
