@@ -111,13 +111,12 @@ uint32_t placement_claim_cache_set_new(struct placement_ctx *x, uint8_t min)
  * set shifts, or sibling lists where it is irregular. */
 static void placement_siblings_of(const struct placement_ctx *x, const struct rtplace_cpumask *in, struct rtplace_cpumask *out)
 {
-	placement_zero(x, out);
+	cpuset_zero_n(out, x->nwords);
 	for (uint32_t k = 0; k < x->nshifts; k++) {
 		struct rtplace_cpumask from;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			from.bits[i] = in->bits[i] & x->shift_from[k].bits[i];
-		placement_or_shifted(x, out, &from, x->shift[k]);
+		cpuset_and_n(&from, in, &x->shift_from[k], x->nwords);
+		cpuset_or_shifted_n(out, &from, x->shift[k], x->nwords);
 	}
 	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
 		for (uint64_t bits = in->bits[i]; bits; bits &= bits - 1) {

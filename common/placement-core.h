@@ -202,134 +202,24 @@ struct placement_ctx {
 	struct placement_config cfg;
 };
 
-/* The hardware instruction where the build allows it; otherwise inline
- * arithmetic rather than libgcc's out-of-line table lookup. */
-static inline uint32_t placement_popcount(uint64_t w)
-{
-#ifdef __POPCNT__
-	return (uint32_t)__builtin_popcountll(w);
-#else
-	w -= (w >> 1) & UINT64_C(0x5555555555555555);
-	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
-
-static inline uint32_t placement_popcount_and(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < x->nwords; i++)
-		n += placement_popcount(a->bits[i] & b->bits[i]);
-	return n;
-}
-
-static inline bool placement_intersects(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		if (a->bits[i] & b->bits[i])
-			return true;
-	return false;
-}
-
-/* Whether s holds at least n CPUs, counting no further than needed. */
-static inline bool placement_at_least(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t n)
-{
-	uint32_t have = 0;
-
-	for (uint32_t i = 0; i < x->nwords && have < n; i++)
-		if (s->bits[i])
-			have += placement_popcount(s->bits[i]);
-	return have >= n;
-}
-
-/* ORs into out the CPUs of in moved by d (the callers' bits land inside the machine). */
-static inline void placement_or_shifted(const struct placement_ctx *x, struct rtplace_cpumask *out, const struct rtplace_cpumask *in,
-				 int32_t d)
-{
-	const uint32_t q = (uint32_t)(d < 0 ? -d : d) / 64, r = (uint32_t)(d < 0 ? -d : d) % 64;
-
-	for (uint32_t i = 0; i < x->nwords; i++) {
-		uint64_t w = 0;
-
-		if (d > 0 && i >= q) {
-			w = in->bits[i - q] << r;
-			if (r && i >= q + 1)
-				w |= in->bits[i - q - 1] >> (64 - r);
-		} else if (d < 0 && i + q < x->nwords) {
-			w = in->bits[i + q] >> r;
-			if (r && i + q + 1 < x->nwords)
-				w |= in->bits[i + q + 1] << (64 - r);
-		}
-		out->bits[i] |= w;
-	}
-}
-
-static inline bool placement_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		if (s->bits[i])
-			return false;
-	return true;
-}
-
-/* Whether a request's allowed set holds no CPU below the topology's count:
- * the CPUs past it are not read (placement.h). */
-static inline bool placement_allowed_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
-{
-	const uint32_t last = x->nwords - 1;
-	uint64_t any = 0, any2 = 0;
-	uint32_t i = 0;
-
-	/* Two words a step: an empty set, the usual one, reads them all. */
-	for (; i + 1 < last; i += 2) {
-		any |= s->bits[i];
-		any2 |= s->bits[i + 1];
-	}
-	if (i < last)
-		any |= s->bits[i];
-	return !(any | any2 | (s->bits[last] & x->last_word));
-}
-
-static inline void placement_zero(const struct placement_ctx *x, struct rtplace_cpumask *s)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		s->bits[i] = 0;
-}
-
-/* First CPU of s at or after from, or -1. */
-static inline int placement_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t from)
-{
-	for (uint32_t i = from / 64; i < x->nwords; i++) {
-		uint64_t w = s->bits[i];
-
-		if (i == from / 64)
-			w &= ~UINT64_C(0) << (from % 64);
-		if (w)
-			return (int)(i * 64 + (uint32_t)__builtin_ctzll(w));
-	}
-	return -1;
-}
-
 /* The CPU of s nearest the rotation origin (smallest (cpu - start) mod ncpus), or -1. */
 static inline int placement_rot_first(const struct placement_ctx *x, const struct rtplace_cpumask *s)
 {
-	int c = placement_next(x, s, x->st.start);
+	int c = cpuset_next_n(s, x->st.start, x->nwords);
 
-	return c >= 0 ? c : placement_next(x, s, 0);
+	return c >= 0 ? c : cpuset_next_n(s, 0, x->nwords);
 }
 
 /* The CPU of s after c in rotation order, or -1 once the walk is back at the origin. */
 static inline int placement_rot_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, int c)
 {
 	const uint32_t start = x->st.start;
-	int n = placement_next(x, s, (uint32_t)c + 1);
+	int n = cpuset_next_n(s, (uint32_t)c + 1, x->nwords);
 
 	if ((uint32_t)c >= start) {
 		if (n >= 0)
 			return n;
-		n = placement_next(x, s, 0);
+		n = cpuset_next_n(s, 0, x->nwords);
 	}
 	return n >= 0 && (uint32_t)n < start ? n : -1;
 }

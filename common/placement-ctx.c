@@ -165,14 +165,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	}
 	cpuset_and(&base0, &x->base, &x->kind0);
 	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
-	x->base_empty = placement_empty(x, &x->base);
+	x->base_empty = cpuset_empty_n(&x->base, x->nwords);
 	for (int k = 0; k < 2; k++) {
 		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
 			uint32_t n;
 			const struct rtplace_cpumask *groups = placement_groups(x, (enum placement_group)w, &n);
 
 			for (uint32_t g = 0; g < n; g++) {
-				uint32_t in = placement_popcount_and(x, k ? &base0 : &x->base, &groups[g]);
+				uint32_t in = cpuset_count_and_n(k ? &base0 : &x->base, &groups[g], x->nwords);
 
 				if (in > x->base_widest[k][w])
 					x->base_widest[k][w] = in;

@@ -402,12 +402,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 			goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
-	placement_zero(x, low);
+	cpuset_zero_n(low, x->nwords);
 	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
 	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
 		low->bits[wi] = placement_level_word(x, words, counts, wi) & t->llc_cpus[llc].bits[wi] &
 			    (above ? ~above->bits[wi] : ~UINT64_C(0));
-	if (!placement_at_least(x, low, count))
+	if (!cpuset_at_least_n(low, count, x->nwords))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
 		free.bits[i] = low->bits[i] & (pen ? ~pen->bits[i] : ~UINT64_C(0));

@@ -38,10 +38,10 @@ static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bit
 	st->eligible.bits[i] |= bits;
 	if (level == LEVEL_IDLE)
 		st->idle.bits[i] |= bits;
-	st->cnt[r] += placement_popcount(bits);
+	st->cnt[r] += cpuset_word_count(bits);
 	/* Kind-0 counts matter only when the candidates mix kinds. */
 	if (st->mixed)
-		st->cnt0[r] += placement_popcount(bits & x->kind0.bits[i]);
+		st->cnt0[r] += cpuset_word_count(bits & x->kind0.bits[i]);
 	st->used[r / 64] |= UINT64_C(1) << (r % 64);
 }
 
@@ -85,7 +85,7 @@ static bool placement_fits(const struct placement_ctx *x, const struct rtplace_c
 	const struct rtplace_cpumask *groups = placement_groups(x, which, &n);
 
 	for (uint32_t g = 0; g < n; g++)
-		if (placement_popcount_and(x, kset, &groups[g]) >= count)
+		if (cpuset_count_and_n(kset, &groups[g], x->nwords) >= count)
 			return true;
 	return false;
 }
@@ -104,8 +104,8 @@ static void placement_scan_claimed(struct placement_ctx *x)
 
 	static const struct rtplace_cpumask none;
 
-	placement_zero(x, &st->claims);
-	placement_zero(x, &st->barred);
+	cpuset_zero_n(&st->claims, x->nwords);
+	cpuset_zero_n(&st->barred, x->nwords);
 	st->pen_claims = &none;
 	if (!st->claimed)
 		return;
@@ -123,16 +123,14 @@ static void placement_settled_set(const struct placement_ctx *x, bool use0, uint
 {
 	const struct placement_state *st = &x->st;
 
-	placement_zero(x, ret);
+	cpuset_zero_n(ret, x->nwords);
 	PLACEMENT_FOREACH_RANK(r, st) {
 		if (r > level)
 			break;
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] |= st->rank[r].bits[i];
+		cpuset_or_n(ret, ret, &st->rank[r], x->nwords);
 	}
 	if (use0)
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] &= x->kind0.bits[i];
+		cpuset_and_n(ret, ret, &x->kind0, x->nwords);
 }
 
 /*
@@ -186,7 +184,7 @@ static void placement_scan(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 
-	if (st->next > LEVEL_IDLE && !placement_empty(x, &st->eligible) && placement_decided(x, st->next - 1))
+	if (st->next > LEVEL_IDLE && !cpuset_empty_n(&st->eligible, x->nwords) && placement_decided(x, st->next - 1))
 		return;
 	while (st->next < st->below) {
 		__u32 level;
@@ -223,7 +221,7 @@ static void placement_scan(struct placement_ctx *x)
 					placement_add_word(x, i, UINT64_C(1) << (c % 64), l);
 			}
 		}
-		if (!placement_empty(x, &st->eligible) && placement_decided(x, level))
+		if (!cpuset_empty_n(&st->eligible, x->nwords) && placement_decided(x, level))
 			return;
 	}
 }
@@ -235,7 +233,7 @@ static void placement_sorted_ranks(const struct placement_ctx *x, const struct r
 	uint32_t i = 0;
 
 	PLACEMENT_FOREACH_RANK(r, &x->st) {
-		uint32_t n = placement_popcount_and(x, &x->st.rank[r], m);
+		uint32_t n = cpuset_count_and_n(&x->st.rank[r], m, x->nwords);
 
 		for (; n > 0 && i < count; n--)
 			vec[i++] = (uint8_t)r;
@@ -267,15 +265,14 @@ static bool placement_best_group(struct placement_ctx *x, const struct rtplace_c
 		int cmp = 0;
 		bool is_near;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			m.bits[i] = k->bits[i] & groups[g].bits[i];
-		if (!placement_at_least(x, &m, count))
+		cpuset_and_n(&m, k, &groups[g], x->nwords);
+		if (!cpuset_at_least_n(&m, count, x->nwords))
 			continue;
 		placement_sorted_ranks(x, &m, st->vec[cur]);
 		/* Rotation looks only at the CPUs the group would hand out
 		 * (rank up to its worst pick): the scan may have stopped
 		 * before it met the others. */
-		placement_zero(x, &low);
+		cpuset_zero_n(&low, x->nwords);
 		PLACEMENT_FOREACH_RANK(r, st) {
 			if (r > st->vec[cur][count - 1])
 				break;
@@ -301,8 +298,7 @@ static bool placement_best_group(struct placement_ctx *x, const struct rtplace_c
 		best = (int)g;
 		best_near = is_near;
 		best_rot = rot;
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] = m.bits[i];
+		cpuset_copy_n(ret, &m, x->nwords);
 	}
 	return best >= 0;
 }
@@ -339,7 +335,7 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	uint32_t r = LEVEL_COUNT, ntiers = 1;
 
 	PLACEMENT_FOREACH_RANK(rr, &x->st) {
-		if (placement_intersects(x, &x->st.rank[rr], g)) {
+		if (cpuset_intersects_n(&x->st.rank[rr], g, x->nwords)) {
 			r = rr;
 			break;
 		}
@@ -347,8 +343,7 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	if (r == LEVEL_COUNT)
 		return -1;
 	*ret_rank = r;
-	for (uint32_t i = 0; i < x->nwords; i++)
-		tier[0].bits[i] = x->st.rank[r].bits[i] & g->bits[i];
+	cpuset_and_n(&tier[0], &x->st.rank[r], g, x->nwords);
 	if (anchor >= 0) {
 		/* The anchor, its LLC, its node, the rest (placement.h step 5).
 		 * The anchor need not be online: its LLC and node are those of
@@ -386,8 +381,7 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	for (uint32_t k = 0; k < ntiers; k++) {
 		struct rtplace_cpumask free;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			free.bits[i] = tier[k].bits[i] & ~x->st.pen.bits[i];
+		cpuset_andnot_n(&free, &tier[k], &x->st.pen, x->nwords);
 		for (int c = placement_rot_first(x, &free); c >= 0; c = placement_rot_next(x, &free, c))
 			if (!placement_penalty(x, (uint32_t)c))
 				return c;
@@ -412,7 +406,7 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 	uint32_t n = 0;
 
 	cpuset_and(&k, &st->eligible, &x->kind0);
-	if (!placement_at_least(x, &k, count))
+	if (!cpuset_at_least_n(&k, count, x->nwords))
 		k = st->eligible;
 	g = k;
 	if (count > 1 && !placement_best_group(x, &k, PLACEMENT_GROUP_LLC, &g) &&
@@ -480,13 +474,13 @@ uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t 
 	placement_possible(x);
 	/* Only the ranks the last answer used hold anything. */
 	PLACEMENT_FOREACH_RANK(rr, st) {
-		placement_zero(x, &st->rank[rr]);
+		cpuset_zero_n(&st->rank[rr], x->nwords);
 		st->cnt[rr] = st->cnt0[rr] = 0;
 	}
 	st->used[0] = st->used[1] = 0;
-	placement_zero(x, &st->seen);
-	placement_zero(x, &st->eligible);
-	placement_zero(x, &st->idle);
+	cpuset_zero_n(&st->seen, x->nwords);
+	cpuset_zero_n(&st->eligible, x->nwords);
+	cpuset_zero_n(&st->idle, x->nwords);
 	placement_scan_claimed(x);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is

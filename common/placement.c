@@ -23,7 +23,7 @@ static void placement_candidates_of(struct placement_ctx *x)
 	const struct placement_request *req = st->req;
 	struct rtplace_cpumask cand0;
 
-	if (placement_allowed_empty(x, &req->allowed)) {
+	if (cpuset_empty_below(&req->allowed, x->nwords, x->last_word)) {
 		st->mask = &x->node_mask[req->node];
 		cpuset_and(&st->cand_buf, &x->base, &x->topo->node_cpus[req->node]);
 	} else {
@@ -44,7 +44,7 @@ static inline void placement_candidates(struct placement_ctx *x)
 {
 	struct placement_state *st = &x->st;
 
-	if (st->req->node >= 0 || !placement_allowed_empty(x, &st->req->allowed)) {
+	if (st->req->node >= 0 || !cpuset_empty_below(&st->req->allowed, x->nwords, x->last_word)) {
 		placement_candidates_of(x);
 		return;
 	}
@@ -149,14 +149,14 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	if (st->claimed && placement_claim_cache_sync(x, stamp))
 		st->claimed = NULL;
 	placement_candidates(x);
-	if (st->cand == &x->base ? x->base_empty : placement_empty(x, st->cand)) {
+	if (st->cand == &x->base ? x->base_empty : cpuset_empty_n(st->cand, x->nwords)) {
 		r = -ENODEV;
 		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		goto out;
 	}
 	/* Noise among the candidates: the fast paths walk the quiet CPUs
 	 * first, or leave the answer to the general path's tiers. */
-	st->noisy = !x->noisy_none && placement_intersects(x, st->cand, &x->cfg.noisy);
+	st->noisy = !x->noisy_none && cpuset_intersects_n(st->cand, &x->cfg.noisy, x->nwords);
 	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
 		uint32_t level;
 
@@ -241,7 +241,7 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, reason, ret);
 	iso = *req;
 	rest = *req;
-	if (placement_allowed_empty(x, &iso.allowed))
+	if (cpuset_empty_below(&iso.allowed, x->nwords, x->last_word))
 		iso.allowed = c->managed;
 	rest.allowed = iso.allowed;
 	cpuset_and(&iso.allowed, &iso.allowed, &c->isolated);
