@@ -114,6 +114,26 @@ static bool placement_all_offline(const struct placement_ctx *x, const struct pl
 	return true;
 }
 
+/* Starts st on an answer to req: the request's fields, the rotation
+ * origin, the claims (none when none is claimed) and the candidates. */
+static inline void placement_state_start(const struct placement_ctx *x, struct placement_state *st,
+					 const struct placement_request *req, const uint8_t *claimed_level,
+					 uint64_t stamp, const uint32_t *rotor)
+{
+	const uint32_t ncpus = x->topo->ncpus;
+
+	st->req = req;
+	st->claimed = claimed_level;
+	st->below = level_from_rt_priority(req->prio);
+	/* The cursor is ours and below ncpus; a division only for one that is not. */
+	st->start = !rotor ? 0 : *rotor < ncpus ? *rotor : *rotor % ncpus;
+	st->next = LEVEL_IDLE;
+	st->claim_sets_held = 0;
+	if (st->claimed && placement_claim_cache_sync(x, st, stamp))
+		st->claimed = NULL;
+	placement_candidates(x, st);
+}
+
 /* placement_ctx_choose() and placement_ctx_choose_stamped(): stamp 0 for
  * claims without one. */
 static int placement_ctx_answer(const struct placement_ctx *x, struct placement_state *st, const uint8_t *claimed_level,
@@ -135,16 +155,7 @@ static int placement_ctx_answer(const struct placement_ctx *x, struct placement_
 	}
 	if (r < 0)
 		goto out;
-	st->req = req;
-	st->claimed = claimed_level;
-	st->below = level_from_rt_priority(req->prio);
-	/* The cursor is ours and below ncpus; a division only for one that is not. */
-	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
-	st->next = LEVEL_IDLE;
-	st->claim_sets_held = 0;
-	if (st->claimed && placement_claim_cache_sync(x, st, stamp))
-		st->claimed = NULL;
-	placement_candidates(x, st);
+	placement_state_start(x, st, req, claimed_level, stamp, rotor);
 	if (st->cand == &x->base ? x->base_empty : cpuset_empty_n(st->cand, x->nwords)) {
 		r = -ENODEV;
 		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
