@@ -157,7 +157,7 @@ static inline void cpuset_or_shifted_n(struct rtplace_cpumask *out, const struct
 	for (unsigned i = 0; i < nwords; i++) {
 		uint64_t w = 0;
 
-		if (d > 0 && i >= q) {
+		if (d >= 0 && i >= q) {
 			w = in->bits[i - q] << r;
 			if (r && i >= q + 1)
 				w |= in->bits[i - q - 1] >> (64 - r);
