@@ -5,8 +5,8 @@
  * (daemon/snapshot.c), published as rtplaced publishes them, and every
  * request is answered twice, by librtplace's local path (client/local-read.c
  * over read-only mappings of the descriptors) and by what rtplaced's QUERY
- * handler runs (placement_ctx_choose_stamped() on the daemon's own context
- * and rotor), which must agree on every CPU, level and reason. The map's
+ * handler runs (placement_ctx_choose_stamped() on the daemon's own context,
+ * state and rotor), which must agree on every CPU, level and reason. The map's
  * levels change at random here, which the simulated daemon never does (its
  * levels change with claims only); test-local-reads runs the same against
  * the real daemon over the socket. Also: a writable mapping, mprotect() to
