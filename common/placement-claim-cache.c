@@ -163,7 +163,7 @@ const struct rtplace_cpumask *placement_claim_cache_pen(const struct placement_c
  */
 struct placement_wordset placement_claim_cache_free_words(const struct placement_ctx *x, struct placement_state *st,
 							  const struct rtplace_cpumask *above,
-							   const struct rtplace_cpumask *pen)
+							  const struct rtplace_cpumask *pen)
 {
 	const struct rtplace_cpumask *cand = st->cand;
 	const uint32_t a = (uint32_t)(above - st->cache.set);

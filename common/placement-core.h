@@ -386,7 +386,7 @@ static inline const struct rtplace_cpumask *placement_claim_cache_at_least(const
 const struct rtplace_cpumask *placement_claim_cache_pen(const struct placement_ctx *x, struct placement_state *st);
 struct placement_wordset placement_claim_cache_free_words(const struct placement_ctx *x, struct placement_state *st,
 							  const struct rtplace_cpumask *above,
-						    const struct rtplace_cpumask *pen);
+							  const struct rtplace_cpumask *pen);
 
 /* placement-fast.c: the fast paths. */
 

@@ -91,7 +91,7 @@ static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, c
  * origin's word is met twice, its bits from the origin on first, the ones
  * before the origin last. */
 static inline __attribute__((always_inline)) uint64_t placement_fast_step(const struct placement_ctx *x,
-			    const struct placement_state *st,
+									   const struct placement_state *st,
 									   const __u64 *words, const __s32 *counts,
 									   uint32_t k, uint32_t *ret_i)
 {

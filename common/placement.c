@@ -117,27 +117,27 @@ static bool placement_all_offline(const struct placement_ctx *x, const struct pl
 /* Starts st on an answer to req: the request's fields, the rotation
  * origin, the claims (none when none is claimed) and the candidates. */
 static inline void placement_state_start(const struct placement_ctx *x, struct placement_state *st,
-					 const struct placement_request *req, const uint8_t *claimed_level,
-					 uint64_t stamp, const uint32_t *rotor)
+					 const struct placement_request *req, const struct placement_claims *claims,
+					 const uint32_t *rotor)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 
 	st->req = req;
-	st->claimed = claimed_level;
+	st->claimed = claims ? claims->level : NULL;
 	st->below = level_from_rt_priority(req->prio);
 	/* The cursor is ours and below ncpus; a division only for one that is not. */
 	st->start = !rotor ? 0 : *rotor < ncpus ? *rotor : *rotor % ncpus;
 	st->next = LEVEL_IDLE;
 	st->claim_sets_held = 0;
-	if (st->claimed && placement_claim_cache_sync(x, st, stamp))
+	if (st->claimed && placement_claim_cache_sync(x, st, claims->stamp))
 		st->claimed = NULL;
 	placement_candidates(x, st);
 }
 
-/* placement_ctx_choose() and placement_ctx_choose_stamped(): stamp 0 for
- * claims without one. */
-static int placement_ctx_answer(const struct placement_ctx *x, struct placement_state *st, const uint8_t *claimed_level,
-				uint64_t stamp, uint32_t *rotor, const struct placement_request *req,
+/* placement_ctx_choose() and placement_ctx_choose_stamped(): claims NULL
+ * for none, stamp 0 for claims without a stamp. */
+static int placement_ctx_answer(const struct placement_ctx *x, struct placement_state *st,
+				const struct placement_claims *claims, uint32_t *rotor, const struct placement_request *req,
 				struct rtplace_reason *reason, struct placement_result *ret)
 {
 	const struct topo *t = x->topo;
@@ -155,7 +155,7 @@ static int placement_ctx_answer(const struct placement_ctx *x, struct placement_
 	}
 	if (r < 0)
 		goto out;
-	placement_state_start(x, st, req, claimed_level, stamp, rotor);
+	placement_state_start(x, st, req, claims, rotor);
 	if (st->cand == &x->base ? x->base_empty : cpuset_empty_n(st->cand, x->nwords)) {
 		r = -ENODEV;
 		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
@@ -228,7 +228,7 @@ static uint32_t placement_worst(const struct placement_result *r)
  * copy of the cursor; only the answer given moves it.
  */
 static int placement_ctx_isolation(const struct placement_ctx *x, struct placement_state *st,
-				   const uint8_t *claimed_level, uint64_t stamp, uint32_t *rotor,
+				   const struct placement_claims *claims, uint32_t *rotor,
 				   const struct placement_request *req, struct rtplace_reason *reason,
 				   struct placement_result *ret)
 {
@@ -246,7 +246,7 @@ static int placement_ctx_isolation(const struct placement_ctx *x, struct placeme
 	int r, r_rest;
 
 	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, NULL) < 0)
-		return placement_ctx_answer(x, st, claimed_level, stamp, rotor, req, reason, ret);
+		return placement_ctx_answer(x, st, claims, rotor, req, reason, ret);
 	iso = *req;
 	rest = *req;
 	if (cpuset_empty_below(&iso.allowed, x->nwords, x->last_word))
@@ -267,16 +267,16 @@ static int placement_ctx_isolation(const struct placement_ctx *x, struct placeme
 		return -ENODEV;
 	}
 	if (mode != PLACEMENT_ISOLATED_PREFER)
-		return placement_ctx_answer(x, st, claimed_level, stamp, rotor,
-					    mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, reason, ret);
+		return placement_ctx_answer(x, st, claims, rotor, mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, reason,
+					    ret);
 	other = malloc(sizeof(*other));
 	if (!other) {
 		ret->n = 0;
 		placement_say(reason, PLACEMENT_REASON_NO_MEMORY);
 		return -ENOMEM;
 	}
-	r = placement_ctx_answer(x, st, claimed_level, stamp, &rot_iso, &iso, reason, ret);
-	r_rest = placement_ctx_answer(x, st, claimed_level, stamp, &rot_rest, &rest, &other->reason, &other->res);
+	r = placement_ctx_answer(x, st, claims, &rot_iso, &iso, reason, ret);
+	r_rest = placement_ctx_answer(x, st, claims, &rot_rest, &rest, &other->reason, &other->res);
 	if (r_rest == 0 && (r < 0 || other->res.n > ret->n ||
 			    (other->res.n == ret->n && placement_worst(&other->res) < placement_worst(ret)))) {
 		r = 0;
@@ -313,13 +313,12 @@ enum placement_isolated placement_isolated_mode(const struct placement_config *c
 	return mode;
 }
 
-/* 0, or -EINVAL with the reason for a state made for another context:
- * its sets and sizes are not this context's. */
-static inline int placement_state_check(const struct placement_ctx *x, const struct placement_state *st,
-					struct placement_result *ret, struct rtplace_reason *reason)
+/* An answer asked with the state of another context: its sets and sizes
+ * are not this context's. Out of line: no caller of the daemon's or of
+ * local reads ever takes this path. */
+static __attribute__((noinline, cold)) int placement_state_refuse(struct placement_result *ret,
+								  struct rtplace_reason *reason)
 {
-	if (st->ctx == x)
-		return 0;
 	ret->n = 0;
 	ret->level = LEVEL_OFFLINE;
 	placement_say(reason, PLACEMENT_REASON_BAD_STATE);
@@ -330,14 +329,15 @@ int placement_ctx_choose(const struct placement_ctx *x, struct placement_state *
 			 uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
 			 struct placement_result *ret)
 {
-	int r = placement_state_check(x, st, ret, reason);
+	/* Claims without a stamp: compared at every answer. */
+	const struct placement_claims claims = { .level = claimed_level, .stamp = 0 };
 
+	if (st->ctx != x)
+		return placement_state_refuse(ret, reason);
 	/* No isolated CPU (the context knows): no rule, no frame for one. */
-	if (r == 0 && x->isolated_none)
-		r = placement_ctx_answer(x, st, claimed_level, 0, rotor, req, reason, ret);
-	else if (r == 0)
-		r = placement_ctx_isolation(x, st, claimed_level, 0, rotor, req, reason, ret);
-	return r;
+	if (x->isolated_none)
+		return placement_ctx_answer(x, st, &claims, rotor, req, reason, ret);
+	return placement_ctx_isolation(x, st, &claims, rotor, req, reason, ret);
 }
 
 int placement_ctx_choose_stamped(const struct placement_ctx *x, struct placement_state *st,
@@ -345,15 +345,11 @@ int placement_ctx_choose_stamped(const struct placement_ctx *x, struct placement
 				 const struct placement_request *req, struct rtplace_reason *reason,
 				 struct placement_result *ret)
 {
-	const uint8_t *level = claims ? claims->level : NULL;
-	const uint64_t stamp = claims ? claims->stamp : 0;
-	int r = placement_state_check(x, st, ret, reason);
-
-	if (r == 0 && x->isolated_none)
-		r = placement_ctx_answer(x, st, level, stamp, rotor, req, reason, ret);
-	else if (r == 0)
-		r = placement_ctx_isolation(x, st, level, stamp, rotor, req, reason, ret);
-	return r;
+	if (st->ctx != x)
+		return placement_state_refuse(ret, reason);
+	if (x->isolated_none)
+		return placement_ctx_answer(x, st, claims, rotor, req, reason, ret);
+	return placement_ctx_isolation(x, st, claims, rotor, req, reason, ret);
 }
 
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
