@@ -59,6 +59,7 @@
 #define RTPLACE_PLACEMENT_CORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "placement.h"
@@ -115,37 +116,42 @@ static inline uint32_t placement_wordset_next(const struct placement_wordset *ws
  * and answers under one stamp derive each set once, not once an answer.
  */
 struct placement_claim_cache {
+	/* What a sync and every set lookup read, first. */
 	uint8_t *copy;              /* [topo->ncpus] */
-	bool copy_valid;
 	uint64_t stamp;             /* the stamp copy equals the levels of (struct placement_claims), 0: none */
+	bool copy_valid;
 	bool none;                  /* copy is all zero */
-	uint32_t nsets;
 	uint8_t min[PLACEMENT_CLAIM_SETS];
-	struct rtplace_cpumask set[PLACEMENT_CLAIM_SETS];
+	uint32_t nsets;
 	/* pen[k]: the CPUs with an SMT sibling in set[k], valid where bit k
 	 * of pen_valid is set. */
 	uint32_t pen_valid;
-	struct rtplace_cpumask pen[PLACEMENT_CLAIM_SETS];
 	/* free[a][p]: the cpuset words (a bit each) where a CPU of the
 	 * context's base is neither in set[a] nor in pen[p] (p ==
 	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
 	 * free_valid[a] is set: the only words a fast walk over the claims
 	 * must read (placement_claim_cache_free_words()). */
 	uint32_t free_valid[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask set[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask pen[PLACEMENT_CLAIM_SETS];
 	struct placement_wordset free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
 };
 
 /*
  * What answering writes (placement.h): the working set of the answer
- * being made, then what the state keeps across its owner's answers. A
+ * being made, and what the state keeps across its owner's answers. A
  * context is only read while it answers, so that one per thread is a
  * choice of its owner, not a need: the state is the one per thread.
+ *
+ * Layout: what every answer reads (the request's fields, the pick marks,
+ * the claim cache's scalars) comes first, in a few lines of one page; the
+ * sets the general path works on follow (some 140 KiB at RTPLACE_MAX_CPUS).
  */
 struct placement_state {
 	/* The context the state was made for (placement_state_new()): its
 	 * sets and sizes are that context's. */
 	const struct placement_ctx *ctx;
-	/* One answer's: set at its start (placement_ctx_answer()). */
+	/* One answer's: set at its start (placement_state_start()). */
 	const struct placement_request *req;
 	const uint8_t *claimed;
 	__u32 below;                /* rtP: eligible levels are strictly lower */
@@ -153,9 +159,19 @@ struct placement_state {
 	const struct rtplace_cpumask *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
 	const struct cpupri_mask *mask; /* cand in the map's bits */
 	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
+	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
 	/* [use kind 0][group kind]: some group can hold count candidates */
 	bool possible[2][2];
 	__u32 next;                 /* next level the scan reads */
+	uint32_t claim_sets_held;   /* the cache's claim sets this answer holds, a bit each */
+	/* Across answers. [ncpus]: picked[cpu] == picked_mark while cpu is a
+	 * pick of the answer placement_fast_many() is making: its siblings'
+	 * penalty at the cost of one load each, with no set to clear per
+	 * answer. */
+	uint32_t *picked;
+	uint32_t picked_mark;
+	struct placement_claim_cache cache;
+	/* One answer's sets. */
 	struct rtplace_cpumask seen;         /* met in the level scan */
 	struct rtplace_cpumask eligible;     /* met below rtP, not dropped: the union of rank[] */
 	struct rtplace_cpumask claims;       /* candidates claimed below rtP: ranked one by one */
@@ -163,7 +179,6 @@ struct placement_state {
 	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
 	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
 	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
-	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
 	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
 	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
 	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
@@ -173,16 +188,9 @@ struct placement_state {
 	struct rtplace_cpumask low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
 	struct cpupri_mask mask_buf;
 	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
-	uint32_t claim_sets_held;   /* the cache's claim sets this answer holds, a bit each */
-	/* Across answers. [ncpus]: picked[cpu] == picked_mark while cpu is a
-	 * pick of the answer placement_fast_many() is making: its siblings'
-	 * penalty at the cost of one load each, with no set to clear per
-	 * answer. */
-	uint32_t *picked;
-	uint32_t picked_mark;
-	struct placement_claim_cache cache;
 };
 
+_Static_assert(offsetof(struct placement_state, cache.set) < 256, "what every answer reads sits in the first lines");
 _Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
 struct placement_ctx {
 	const struct topo *topo;
