@@ -69,7 +69,8 @@ struct cs_result {
 	double exit_one_us; /* per owner */
 };
 
-static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, unsigned rounds,
+static int cs_run(const struct topo *t, struct placement_ctx *pctx, struct placement_state *pst, unsigned n,
+		  unsigned rounds,
 		  struct cs_result *ret)
 {
 	uint64_t *ns = calloc(rounds, sizeof(*ns));
@@ -95,7 +96,7 @@ static int cs_run(const struct topo *t, struct placement_ctx *pctx, unsigned n, 
 
 		t0 = bench_now_ns();
 		claims_expire(c, 1000, cs_ended, &ended);
-		r = placement_ctx_choose(pctx, claims_levels(c), &rotor, &req, NULL, res);
+		r = placement_ctx_choose(pctx, pst, claims_levels(c), &rotor, &req, NULL, res);
 		if (r < 0 || res->n != 1) {
 			r = r < 0 ? r : -EIO;
 			goto out;
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
 	unsigned rounds = quick ? 500 : 5000, repeats = quick ? 3 : 7;
 	struct placement_config cfg = { .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
 	struct placement_ctx *pctx = NULL;
+	struct placement_state *pst = NULL;
 	struct cpupri_geom geom;
 	struct cpupri_view view;
 	uint16_t shard_of[RTPLACE_MAX_CPUS];
@@ -165,10 +167,12 @@ int main(int argc, char **argv)
 		cfg.managed = t->online;
 		r = placement_ctx_new(&cfg, t, &view, &pctx);
 	}
+	if (r == 0)
+		r = placement_state_new(pctx, &pst);
 	for (unsigned k = 0; r == 0 && k < repeats; k++) {
-		r = cs_run(t, pctx, CS_SMALL, rounds, &small[k]);
+		r = cs_run(t, pctx, pst, CS_SMALL, rounds, &small[k]);
 		if (r == 0)
-			r = cs_run(t, pctx, CS_BIG, rounds, &big[k]);
+			r = cs_run(t, pctx, pst, CS_BIG, rounds, &big[k]);
 		q_small[k] = small[k].query_us;
 		q_big[k] = big[k].query_us;
 		e_small[k] = small[k].exit_one_us;
@@ -189,6 +193,7 @@ int main(int argc, char **argv)
 	printf("owner exit, us per owner: %u owners %.3f, %u owners %.3f (ratio %.2f); all %u owners: %.2f ms\n",
 	       CS_SMALL, e_small[repeats / 2], CS_BIG, e_big[repeats / 2] * 1e3 / CS_BIG,
 	       e_big[repeats / 2] * 1e3 / CS_BIG / e_small[repeats / 2], CS_BIG, e_big[repeats / 2]);
+	placement_state_free(pst);
 	placement_ctx_free(pctx);
 	cpupri_view_close(&view);
 	free(map);

@@ -143,7 +143,8 @@ struct pt_quality {
 
 /* 60 instances x 4 CPUs at rt99, each answer claimed; see the top. */
 static int pt_quality_run(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
-			  struct placement_ctx *ctx, struct placement_result *res, struct placement_result *check,
+			  struct placement_ctx *ctx, struct placement_state *st, struct placement_result *res,
+			  struct placement_result *check,
 			  struct pt_quality *ret)
 {
 	uint8_t *claimed = calloc(t->ncpus, 1);
@@ -159,7 +160,7 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
 	cpuset_zero(&req.allowed);
 	for (unsigned i = 0; i < PT_INSTANCES; i++) {
 		uint32_t rotor_check = rotor;
-		int r = placement_ctx_choose(ctx, claimed, &rotor, &req, &why, res);
+		int r = placement_ctx_choose(ctx, st, claimed, &rotor, &req, &why, res);
 		int rc = placement_choose(cfg, t, &m->view, claimed, &rotor_check, &req, &why_check, check);
 		bool llc = true, node = true, smt = false;
 
@@ -198,7 +199,8 @@ static int pt_quality_run(const struct topo *t, const struct pt_map *m, const st
  * with ctx NULL, placement_choose(); with stamped, placement_ctx_choose_stamped()
  * (stamped->level is claimed). */
 static double pt_rate(const struct topo *t, const struct pt_map *m, const struct placement_config *cfg,
-		      struct placement_ctx *ctx, const uint8_t *claimed, const struct placement_claims *stamped,
+		      struct placement_ctx *ctx, struct placement_state *st, const uint8_t *claimed,
+		      const struct placement_claims *stamped,
 		      const struct placement_request *req, struct placement_result *res, unsigned repeat_ms,
 		      bool cpu_time)
 {
@@ -214,9 +216,9 @@ static double pt_rate(const struct topo *t, const struct pt_map *m, const struct
 		do {
 			for (int i = 0; i < 256; i++)
 				if (stamped)
-					placement_ctx_choose_stamped(ctx, stamped, &rotor, req, &why, res);
+					placement_ctx_choose_stamped(ctx, st, stamped, &rotor, req, &why, res);
 				else if (ctx)
-					placement_ctx_choose(ctx, claimed, &rotor, req, &why, res);
+					placement_ctx_choose(ctx, st, claimed, &rotor, req, &why, res);
 				else
 					placement_choose(cfg, t, &m->view, claimed, &rotor, req, &why, res);
 			n += 256;
@@ -307,6 +309,7 @@ static int pt_quality(const struct topo *t, struct pt_map *m, struct placement_r
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct placement_config cfg = { .managed = t->online, .prefer_idle = true, .avoid_smt = cases[i].smt };
 		struct placement_ctx *ctx;
+		struct placement_state *st = NULL;
 		struct pt_quality q;
 		char mix[32];
 		int r;
@@ -315,7 +318,10 @@ static int pt_quality(const struct topo *t, struct pt_map *m, struct placement_r
 		r = placement_ctx_new(&cfg, t, &m->view, &ctx);
 		if (r < 0)
 			return r;
-		r = pt_quality_run(t, m, &cfg, ctx, res, check, &q);
+		r = placement_state_new(ctx, &st);
+		if (r == 0)
+			r = pt_quality_run(t, m, &cfg, ctx, st, res, check, &q);
+		placement_state_free(st);
 		placement_ctx_free(ctx);
 		if (r < 0)
 			return r;
@@ -349,11 +355,14 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 	struct rtplace_cpumask noisy;
 	uint8_t *claimed = calloc(t->ncpus, 1);
 	struct placement_ctx *ctx = NULL;
+	struct placement_state *st = NULL;
 	int r = -ENOMEM;
 
 	if (!claimed)
 		goto out;
 	r = placement_ctx_new(&cfg, t, &m->view, &ctx);
+	if (r == 0)
+		r = placement_state_new(ctx, &st);
 	if (r < 0)
 		goto out;
 	printf("\n== throughput: decisions/s, %s of %d x %u ms%s (ns per decision) ==\n", o->cpu_time ? "fastest" : "median",
@@ -379,7 +388,7 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 
 			cpuset_zero(&req.allowed);
 			for (int i = 0; i < PT_INSTANCES; i++) {
-				if (placement_ctx_choose(ctx, claimed, &rotor, &req, NULL, res) < 0)
+				if (placement_ctx_choose(ctx, st, claimed, &rotor, &req, NULL, res) < 0)
 					continue;
 				for (uint32_t k = 0; k < res->n; k++)
 					claimed[res->cpus[k]] = LEVEL_RT99;
@@ -392,9 +401,9 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 			char name[32];
 
 			cpuset_zero(&req.allowed);
-			per_call = pt_rate(t, m, &cfg, NULL, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
-			with_ctx = pt_rate(t, m, &cfg, ctx, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
-			with_stamp = pt_rate(t, m, &cfg, ctx, claimed, &stamped, &req, res, o->repeat_ms, o->cpu_time);
+			per_call = pt_rate(t, m, &cfg, NULL, NULL, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
+			with_ctx = pt_rate(t, m, &cfg, ctx, st, claimed, NULL, &req, res, o->repeat_ms, o->cpu_time);
+			with_stamp = pt_rate(t, m, &cfg, ctx, st, claimed, &stamped, &req, res, o->repeat_ms, o->cpu_time);
 			scale->stamped_ns[s][q] = 1e9 / with_stamp;
 			snprintf(name, sizeof(name), "rt%d count %u", queries[q].prio, queries[q].count);
 			printf("%-20s %-12s %12.0f (%7.0f ns) %12.0f (%7.0f ns) %12.0f (%7.0f ns)\n", states[s].name, name,
@@ -402,6 +411,7 @@ static int pt_throughput(const struct topo *t, struct pt_map *m, struct placemen
 		}
 	}
 out:
+	placement_state_free(st);
 	placement_ctx_free(ctx);
 	free(claimed);
 	return r;

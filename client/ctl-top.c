@@ -528,13 +528,67 @@ static unsigned top_body_rows(const struct top *t)
 	return t->height > CTL_TOP_FIXED_ROWS + 1 ? t->height - CTL_TOP_FIXED_ROWS : 1;
 }
 
+/* Blocks SIGINT and SIGTERM into t->sigfd, connects, takes the keys and
+ * subscribes to the records where it can: 0, or the exit status (t->sigfd
+ * is closed then). */
+static int top_open(struct top *t)
+{
+	struct ctl *c = t->c;
+	sigset_t sigs;
+	int r;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0)
+		return ctl_fail(c, "cannot wait for signals", -errno);
+	t->sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (t->sigfd < 0)
+		return ctl_fail(c, "cannot wait for signals", -errno);
+	r = ctl_connect(c);
+	if (r) {
+		close(t->sigfd);
+		return r;
+	}
+	top_keys_on(t);
+	/* Without records (a simulated topology, the subscriber limit) the
+	 * collisions are unknown; everything else works. */
+	if (rtplace_subscribe(c->rp, &t->sub) < 0)
+		t->sub = NULL;
+	return 0;
+}
+
+/* Reads *cur and prints the frame from *prev to it, which then becomes
+ * *prev: 0, or the exit status. */
+static int top_frame(struct top *t, struct top_reading *prev, struct top_reading *cur)
+{
+	double seconds;
+	int r = top_read(t, cur);
+
+	if (r)
+		return r;
+	if (top_order(t, cur) < 0)
+		return ctl_fail(t->c, "cannot sort the CPUs", -ENOMEM);
+	seconds = (double)(cur->at_ns - prev->at_ns) / 1e9;
+	if (t->c->json)
+		top_json(t, prev, cur, seconds);
+	else
+		top_text(t, prev, cur, seconds);
+	t->framed = true;
+	if (fflush(stdout) != 0)
+		r = EX_IOERR;
+	top_reading_free(prev);
+	*prev = *cur;
+	*cur = (struct top_reading){ 0 };
+	return r;
+}
+
 int ctl_top(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
 	struct top t = { .c = c, .delay = 1, .sigfd = -1 };
 	struct top_reading prev = { 0 }, cur = { 0 };
 	long frames = 0, v;
-	sigset_t sigs;
 	int o, r;
 
 	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
@@ -558,50 +612,16 @@ int ctl_top(struct ctl *c, int argc, char **argv)
 	top_size(&t);
 	t.clear = !t.batch && !c->json && isatty(STDOUT_FILENO);
 	t.body_rows = top_body_rows(&t);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0)
-		return ctl_fail(c, "cannot wait for signals", -errno);
-	t.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	if (t.sigfd < 0)
-		return ctl_fail(c, "cannot wait for signals", -errno);
-	r = ctl_connect(c);
-	if (r) {
-		close(t.sigfd);
+	r = top_open(&t);
+	if (r)
 		return r;
-	}
-	top_keys_on(&t);
-	/* Without records (a simulated topology, the subscriber limit) the
-	 * collisions are unknown; everything else works. */
-	if (rtplace_subscribe(c->rp, &t.sub) < 0)
-		t.sub = NULL;
 	r = top_read(&t, &prev);
+	/* The first frame comes at once, as top(1)'s does, over a short first
+	 * interval rather than a whole delay. */
 	for (long f = 0; r == 0 && (frames == 0 || f < frames); f++) {
-		double seconds;
-
-		/* The first frame comes at once, as top(1)'s does, over a
-		 * short first interval rather than a whole delay. */
 		if (top_wait(&t, f == 0 && t.delay > CTL_TOP_FIRST_S ? CTL_TOP_FIRST_S : t.delay) == TOP_WAKE_QUIT)
 			break;
-		r = top_read(&t, &cur);
-		if (r)
-			break;
-		if (top_order(&t, &cur) < 0) {
-			r = ctl_fail(c, "cannot sort the CPUs", -ENOMEM);
-			break;
-		}
-		seconds = (double)(cur.at_ns - prev.at_ns) / 1e9;
-		if (c->json)
-			top_json(&t, &prev, &cur, seconds);
-		else
-			top_text(&t, &prev, &cur, seconds);
-		t.framed = true;
-		if (fflush(stdout) != 0)
-			r = EX_IOERR;
-		top_reading_free(&prev);
-		prev = cur;
-		cur = (struct top_reading){ 0 };
+		r = top_frame(&t, &prev, &cur);
 	}
 	if (t.clear)
 		printf("\n");

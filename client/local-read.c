@@ -27,6 +27,9 @@ struct local_thread {
 	uint64_t shape;              /* of topo and ctx; 0 before the first build */
 	struct topo *topo;
 	struct placement_ctx *ctx;
+	/* The thread's own: the reads of one handle share no written byte
+	 * (tests/integration/test-local-noshare.c). */
+	struct placement_state *st;
 	uint8_t *claimed;            /* [ncpus] */
 	struct placement_request req;
 	struct placement_result res;
@@ -47,6 +50,7 @@ struct rtplace_local {
 
 static void local_thread_free(struct local_thread *th)
 {
+	placement_state_free(th->st);
 	placement_ctx_free(th->ctx);
 	topo_free(th->topo);
 	free(th->claimed);
@@ -143,11 +147,12 @@ static struct local_thread *local_thread(struct rtplace_local *l)
 	return th;
 }
 
-/* The topology and context of the snapshot's current shape. */
+/* The topology, context and state of the snapshot's current shape. */
 static int local_rebuild(struct rtplace_local *l, struct local_thread *th)
 {
 	struct placement_config cfg;
 	struct placement_ctx *ctx = NULL;
+	struct placement_state *st = NULL;
 	struct snap_config c;
 	struct topo *t = NULL;
 	int r = snap_read_shape(l->snap, LOCAL_TRIES, &c, &t);
@@ -156,12 +161,17 @@ static int local_rebuild(struct rtplace_local *l, struct local_thread *th)
 		snap_placement_config(&c, &cfg);
 		r = placement_ctx_new(&cfg, t, &l->view, &ctx);
 	}
+	if (r == 0)
+		r = placement_state_new(ctx, &st);
 	if (r < 0) {
+		placement_ctx_free(ctx);
 		topo_free(t);
 		return r;
 	}
+	placement_state_free(th->st);
 	placement_ctx_free(th->ctx);
 	topo_free(th->topo);
+	th->st = st;
 	th->ctx = ctx;
 	th->topo = t;
 	th->shape = c.shape;
@@ -194,9 +204,9 @@ static int local_answer(struct rtplace_local *l, struct local_thread *th, const 
 	if (r < 0)
 		return -EAGAIN;
 	/* The thread's own stamps, new with every count it copies under:
-	 * equal stamps are one copy, and the context is the thread's alone. */
+	 * equal stamps are one copy, and the state is the thread's alone. */
 	claims = (struct placement_claims){ .level = th->claimed, .stamp = th->stamp };
-	r = placement_ctx_choose_stamped(th->ctx, &claims, &rotor, &th->req, &why, &th->res);
+	r = placement_ctx_choose_stamped(th->ctx, th->st, &claims, &rotor, &th->req, &why, &th->res);
 	if (r == -EINVAL || r == -ENOMEM)
 		return -EINVAL;
 	memset(&th->reply, 0, offsetof(struct rtplace_query_reply, reason));

@@ -5,11 +5,14 @@
  * from them by the daemon's own placement code (common/placement.c), with
  * no syscall and no write to anything another thread reads.
  *
- * Each thread that queries gets its own state on its first local query
- * (the topology and placement context built from the snapshot, its copy
- * of the claims, the answer's scratch space): a placement context is one
- * answer's scratch space, and sharing one would put every reader's writes
- * on the same lines. The states are kept on the handle and freed with it.
+ * Each thread that queries gets its own on its first local query: the
+ * topology and placement context built from the snapshot, its copy of the
+ * claims, and a placement state, where an answer writes all it writes
+ * (placement.h); sharing a state would put every reader's writes on the
+ * same lines. An answer only reads the context, but each thread follows
+ * the snapshot's shape on its own and rebuilds its context when the shape
+ * changes, so the context stays the thread's too. They are kept on the
+ * handle and freed with it.
  */
 #ifndef RTPLACE_LOCAL_READ_H
 #define RTPLACE_LOCAL_READ_H

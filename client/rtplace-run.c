@@ -340,6 +340,108 @@ static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const 
 		list, holders);
 }
 
+/* The claim rtplace-run asks for, over allowed. */
+static void run_request(const struct run_opts *o, const cpu_set_t *allowed, struct rtplace_request *ret)
+{
+	*ret = (struct rtplace_request)RTPLACE_REQUEST_INIT;
+	ret->prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN;
+	ret->policy = o->run_policy ? o->run_policy : SCHED_FIFO;
+	ret->count = o->count;
+	ret->node = o->node;
+	ret->flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
+		     (o->isolate ? RTPLACE_QUERY_F_ISOLATE : 0) |
+		     (o->isolate_try ? RTPLACE_QUERY_F_ISOLATE | RTPLACE_QUERY_F_ISOLATE_TRY : 0) |
+		     (o->manage ? RTPLACE_QUERY_F_MANAGE : 0) | (run_is_normal(o) ? RTPLACE_QUERY_F_NORMAL : 0);
+	ret->lease_ms = RTPLACE_LEASE_INFINITE;
+	ret->owner_pid = getpid();
+	ret->allowed = allowed;
+	ret->allowed_size = sizeof(*allowed);
+}
+
+/* Connects and asks, again without what an older or simulating daemon
+ * refuses: rtplace_query()'s return, with req as finally asked. */
+static int run_query(const struct run_opts *o, const char *path, struct rtplace **rpp, struct rtplace_request *req,
+		     struct rtplace_answer *ret)
+{
+	struct rtplace_reason reason;
+	int r = rtplace_connect(o->socket, rpp);
+
+	if (r < 0)
+		return r;
+	r = rtplace_query(*rpp, req, ret);
+	/* Only a daemon that cannot watch threads (simulated topology)
+	 * says -EOPNOTSUPP to MANAGE; any other refusal is reported. */
+	if (r == -EOPNOTSUPP && o->manage && !o->strict) {
+		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) < 0)
+			reason_set(&reason, "%s", strerror(-r));
+		fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads (%s); "
+			"running without --manage\n", path, reason.text);
+		req->flags &= ~RTPLACE_QUERY_F_MANAGE;
+		r = rtplace_query(*rpp, req, ret);
+	}
+	/* A daemon older than NORMAL knows no isolation to keep off. */
+	if (r == -EINVAL && req->flags & RTPLACE_QUERY_F_NORMAL) {
+		req->flags &= ~RTPLACE_QUERY_F_NORMAL;
+		r = rtplace_query(*rpp, req, ret);
+	}
+	return r;
+}
+
+/* Reports a query that failed with r: a warning where rtplace-run goes on
+ * locally (a client limit, no daemon, unless --strict), else the error. */
+static void run_say_failed(const struct run_opts *o, const char *path, struct rtplace *rp, int r)
+{
+	struct rtplace_reason reason;
+
+	/* Refused at a client limit: the daemon named it. */
+	if (r == -EUSERS) {
+		if (rtplace_last_reason(rp, reason.text, sizeof(reason.text)) < 0)
+			reason_set(&reason, "%s", strerror(-r));
+		if (o->strict)
+			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason.text);
+		else
+			fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
+				"choosing CPUs locally, without a claim\n", path, reason.text);
+	} else if (run_is_unreachable(r)) {
+		cli_explain_connect(path, r, &reason);
+		if (o->strict)
+			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), reason.text);
+		else
+			fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
+				"choosing CPUs locally, without a claim\n", path, strerror(-r), reason.text);
+	} else if (rtplace_last_reason(rp, reason.text, sizeof(reason.text)) == 0) {
+		fprintf(stderr, "rtplace-run: rtplaced refused the query: %s\n", reason.text);
+	} else {
+		fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
+	}
+}
+
+/* An answer with fewer CPUs than asked: none is refused (-EBUSY), fewer
+ * a warning, or under --strict an error with the claim released. */
+static int run_check_count(const struct run_opts *o, struct rtplace *rp, const cpu_set_t *allowed, unsigned asked,
+			   const struct rtplace_answer *ans)
+{
+	char holders[HOLDERS_LEN];
+	cpu_set_t given, others;
+
+	if (ans->count == 0) {
+		run_say_refused(rp, o, allowed, ans->reason);
+		return -EBUSY;
+	}
+	if (ans->count >= asked)
+		return 0;
+	CPU_AND(&given, allowed, &ans->set);
+	CPU_XOR(&others, allowed, &given);
+	if (!holders_format(rp, o->run_prio, run_is_normal(o), &others, holders, sizeof(holders)))
+		snprintf(holders, sizeof(holders), "%s", ans->reason);
+	fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning", ans->count,
+		asked, holders);
+	if (!o->strict)
+		return 0;
+	rtplace_release(rp, ans->claim_id, NULL);
+	return -EBUSY;
+}
+
 /*
  * Asks the daemon. Returns 0 with the answer in *ret, or -errno after
  * reporting it: as a warning when run_may_fall_back(), else as the error
@@ -348,96 +450,23 @@ static void run_say_refused(struct rtplace *rp, const struct run_opts *o, const 
 static int run_ask_daemon(struct run_opts *o, const cpu_set_t *allowed, struct rtplace **rpp,
 			  struct rtplace_answer *ret)
 {
-	struct rtplace_request req = RTPLACE_REQUEST_INIT;
+	struct rtplace_request req;
 	const char *path = o->socket ? o->socket : getenv(RTPLACE_SOCKET_ENV);
-	struct rtplace_reason reason;
 	int r;
 
 	o->manage_granted = false;
 	if (!path || !*path)
 		path = RTPLACE_DEFAULT_SOCKET;
-	req.prio = o->run_prio ? o->run_prio : RTPLACE_PRIO_MIN;
-	req.policy = o->run_policy ? o->run_policy : SCHED_FIFO;
-	req.count = o->count;
-	req.node = o->node;
-	req.flags = RTPLACE_QUERY_F_CLAIM | (o->exclusive ? RTPLACE_QUERY_F_EXCLUSIVE : 0) |
-		    (o->isolate ? RTPLACE_QUERY_F_ISOLATE : 0) |
-		    (o->isolate_try ? RTPLACE_QUERY_F_ISOLATE | RTPLACE_QUERY_F_ISOLATE_TRY : 0) |
-		    (o->manage ? RTPLACE_QUERY_F_MANAGE : 0) | (run_is_normal(o) ? RTPLACE_QUERY_F_NORMAL : 0);
-	req.lease_ms = RTPLACE_LEASE_INFINITE;
-	req.owner_pid = getpid();
-	req.allowed = allowed;
-	req.allowed_size = sizeof(*allowed);
-
-	r = rtplace_connect(o->socket, rpp);
-	if (r == 0) {
-		r = rtplace_query(*rpp, &req, ret);
-		/* Only a daemon that cannot watch threads (simulated topology)
-		 * says -EOPNOTSUPP to MANAGE; any other refusal is reported. */
-		if (r == -EOPNOTSUPP && o->manage && !o->strict) {
-			if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) < 0)
-				reason_set(&reason, "%s", strerror(-r));
-			fprintf(stderr, "rtplace-run: warning: rtplaced at %s does not manage threads (%s); "
-				"running without --manage\n", path, reason.text);
-			req.flags &= ~RTPLACE_QUERY_F_MANAGE;
-			r = rtplace_query(*rpp, &req, ret);
-		}
-		/* A daemon older than NORMAL knows no isolation to keep off. */
-		if (r == -EINVAL && req.flags & RTPLACE_QUERY_F_NORMAL) {
-			req.flags &= ~RTPLACE_QUERY_F_NORMAL;
-			r = rtplace_query(*rpp, &req, ret);
-		}
-	}
-	/* Refused at a client limit: the daemon named it. */
-	if (r == -EUSERS) {
-		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) < 0)
-			reason_set(&reason, "%s", strerror(-r));
-		if (o->strict)
-			fprintf(stderr, "rtplace-run: rtplaced at %s refused the connection: %s\n", path, reason.text);
-		else
-			fprintf(stderr, "rtplace-run: warning: rtplaced at %s refused the connection: %s; "
-				"choosing CPUs locally, without a claim\n", path, reason.text);
-		return r;
-	}
-	if (r < 0 && run_is_unreachable(r)) {
-		struct rtplace_reason hint;
-
-		cli_explain_connect(path, r, &hint);
-		if (o->strict)
-			fprintf(stderr, "rtplace-run: cannot reach rtplaced at %s: %s%s\n", path, strerror(-r), hint.text);
-		else
-			fprintf(stderr, "rtplace-run: warning: cannot reach rtplaced at %s: %s%s; "
-				"choosing CPUs locally, without a claim\n", path, strerror(-r), hint.text);
-		return r;
-	}
+	run_request(o, allowed, &req);
+	r = run_query(o, path, rpp, &req, ret);
 	if (r < 0) {
-		if (rtplace_last_reason(*rpp, reason.text, sizeof(reason.text)) == 0)
-			fprintf(stderr, "rtplace-run: rtplaced refused the query: %s\n", reason.text);
-		else
-			fprintf(stderr, "rtplace-run: query failed: %s\n", strerror(-r));
+		run_say_failed(o, path, *rpp, r);
 		return r;
 	}
-	if (ret->count == 0) {
-		run_say_refused(*rpp, o, allowed, ret->reason);
-		return -EBUSY;
-	}
-	if (ret->count < req.count) {
-		char holders[HOLDERS_LEN];
-		cpu_set_t given, others;
-
-		CPU_AND(&given, allowed, &ret->set);
-		CPU_XOR(&others, allowed, &given);
-		if (!holders_format(*rpp, o->run_prio, run_is_normal(o), &others, holders, sizeof(holders)))
-			snprintf(holders, sizeof(holders), "%s", ret->reason);
-		fprintf(stderr, "rtplace-run: %s: got %u of %u CPUs: %s\n", o->strict ? "error" : "warning",
-			ret->count, req.count, holders);
-		if (o->strict) {
-			rtplace_release(*rpp, ret->claim_id, NULL);
-			return -EBUSY;
-		}
-	}
-	o->manage_granted = req.flags & RTPLACE_QUERY_F_MANAGE;
-	return 0;
+	r = run_check_count(o, *rpp, allowed, req.count, ret);
+	if (r == 0)
+		o->manage_granted = req.flags & RTPLACE_QUERY_F_MANAGE;
+	return r;
 }
 
 /*

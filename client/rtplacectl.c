@@ -1243,6 +1243,77 @@ static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
 		       "ring-records)\n", lost);
 }
 
+/* A watch between its steps. */
+struct ctl_watch {
+	struct rtplace_sub *sub;
+	int sfd;                /* a signalfd for SIGINT and SIGTERM */
+	uint64_t count, seen;   /* records to print (0: no limit), and printed */
+	bool wide;              /* the date fits beside the rest */
+};
+
+/* Blocks SIGINT and SIGTERM into w->sfd, connects and subscribes: 0, or
+ * the exit status (what was opened is in w, for the caller to close). */
+static int ctl_watch_open(struct ctl *c, struct ctl_watch *w)
+{
+	sigset_t sigs;
+	int r;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 || (w->sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0)
+		return ctl_fail(c, "cannot watch for signals", -errno);
+	r = ctl_connect(c);
+	if (r)
+		return r;
+	r = rtplace_subscribe(c->rp, &w->sub);
+	if (r == -EOPNOTSUPP)
+		return ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "this rtplaced does not publish notification records");
+	if (r < 0)
+		return ctl_fail(c, "cannot subscribe to notification records", r);
+	/* The header says "subscribed": nothing published after it is missed. */
+	if (!c->json) {
+		printf("%6s %-*s %-14s %7s %6s %4s %4s %-8s %6s\n", "SEQ", w->wide ? 26 : 15, "TIME", "TYPE", "TID",
+		       "UID", "FROM", "TO", "SCHED", "CLAIM");
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/* Reads and prints the records waiting: the exit status, with *ret_done
+ * set when the watch ends there (its count reached, the daemon gone, an
+ * error). */
+static int ctl_watch_batch(struct ctl *c, struct ctl_watch *w, bool *ret_done)
+{
+	struct rtplace_notification recs[CTL_WATCH_BATCH];
+	/* With --count, take no record beyond it: the rest stay unread. */
+	const size_t want = w->count && w->count - w->seen < CTL_WATCH_BATCH ? (size_t)(w->count - w->seen)
+									       : CTL_WATCH_BATCH;
+	size_t n = 0;
+	uint64_t lost = 0;
+	int64_t offset_ns;
+	int r = rtplace_sub_read(w->sub, recs, want, &n, &lost);
+
+	*ret_done = true;
+	if (r == -ECONNRESET) {
+		fflush(stdout);
+		return ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the subscription (it stopped?)");
+	}
+	if (r < 0)
+		return ctl_fail(c, "cannot read notification records", r);
+	if (lost)
+		ctl_watch_lost(c, lost);
+	offset_ns = ctl_clock_offset_ns();
+	for (size_t i = 0; i < n; i++)
+		ctl_watch_print(c, &recs[i], offset_ns, w->wide);
+	w->seen += n;
+	/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
+	if (fflush(stdout) != 0)
+		return EX_IOERR;
+	*ret_done = w->count && w->seen >= w->count;
+	return EX_OK;
+}
+
 /*
  * Prints records as they arrive until SIGINT or SIGTERM (status 0), until
  * count records (0: no limit), or until the daemon goes away. One loop
@@ -1252,102 +1323,42 @@ static void ctl_watch_lost(const struct ctl *c, uint64_t lost)
 static int ctl_watch(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
-	struct rtplace_notification recs[CTL_WATCH_BATCH];
-	struct rtplace_sub *sub = NULL;
-	uint64_t count = 0, seen = 0;
-	int64_t offset_ns;
-	struct pollfd pfd[2];
-	sigset_t sigs;
 	/* The date fits beside the rest from CTL_WATCH_WIDE_COLS columns. */
-	const bool wide = ctl_columns() >= CTL_WATCH_WIDE_COLS;
+	struct ctl_watch w = { .sfd = -1, .wide = ctl_columns() >= CTL_WATCH_WIDE_COLS };
+	struct pollfd pfd[2];
+	bool done = false;
 	long v;
-	int o, r, sfd = -1;
+	int o, r;
 
 	while ((o = ctl_getopt(c, &g, argc, argv, 0, NULL, &r)) != -1) {
 		switch (o) {
 		case 'n':
 			if (cli_parse_long(optarg, 1, LONG_MAX, &v) < 0)
 				return ctl_usage_error(c, "--count %s: not a positive count", optarg);
-			count = (uint64_t)v;
+			w.count = (uint64_t)v;
 			break;
 		}
 	}
 	if (r)
 		return r < 0 ? EX_OK : r;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
-		r = ctl_fail(c, "cannot watch for signals", -errno);
-		goto out;
+	r = ctl_watch_open(c, &w);
+	if (r == 0) {
+		pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(w.sub), .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = w.sfd, .events = POLLIN };
 	}
-	r = ctl_connect(c);
-	if (r)
-		goto out;
-	r = rtplace_subscribe(c->rp, &sub);
-	if (r == -EOPNOTSUPP) {
-		r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "this rtplaced does not publish notification records");
-		goto out;
-	}
-	if (r < 0) {
-		r = ctl_fail(c, "cannot subscribe to notification records", r);
-		goto out;
-	}
-	/* The header says "subscribed": nothing published after it is missed. */
-	if (!c->json) {
-		printf("%6s %-*s %-14s %7s %6s %4s %4s %-8s %6s\n", "SEQ", wide ? 26 : 15, "TIME", "TYPE", "TID", "UID",
-		       "FROM", "TO", "SCHED", "CLAIM");
-		fflush(stdout);
-	}
-	pfd[0] = (struct pollfd){ .fd = rtplace_sub_fd(sub), .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	for (;;) {
-		size_t n = 0;
-		uint64_t lost = 0;
-
+	while (r == 0 && !done) {
 		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = ctl_fail(c, "cannot wait for records", -errno);
-			break;
+			if (errno != EINTR)
+				r = ctl_fail(c, "cannot wait for records", -errno);
+			continue;
 		}
-		if (pfd[1].revents) {
-			r = EX_OK;
+		if (pfd[1].revents)
 			break;
-		}
-		/* With --count, take no record beyond it: the rest stay unread. */
-		r = rtplace_sub_read(sub, recs, count && count - seen < CTL_WATCH_BATCH ? (size_t)(count - seen)
-										       : CTL_WATCH_BATCH,
-				     &n, &lost);
-		if (r == -ECONNRESET) {
-			fflush(stdout);
-			r = ctl_report(c, EX_UNAVAILABLE, ctl_errno_name(r), "rtplaced closed the subscription (it stopped?)");
-			break;
-		}
-		if (r < 0) {
-			r = ctl_fail(c, "cannot read notification records", r);
-			break;
-		}
-		if (lost)
-			ctl_watch_lost(c, lost);
-		offset_ns = ctl_clock_offset_ns();
-		for (size_t i = 0; i < n; i++)
-			ctl_watch_print(c, &recs[i], offset_ns, wide);
-		seen += n;
-		/* Each batch reaches a pipe at once, not when stdio's buffer fills. */
-		if (fflush(stdout) != 0) {
-			r = EX_IOERR;
-			break;
-		}
-		if (count && seen >= count) {
-			r = EX_OK;
-			break;
-		}
+		r = ctl_watch_batch(c, &w, &done);
 	}
-out:
-	rtplace_sub_free(sub);
-	if (sfd >= 0)
-		close(sfd);
+	rtplace_sub_free(w.sub);
+	if (w.sfd >= 0)
+		close(w.sfd);
 	return r;
 }
 

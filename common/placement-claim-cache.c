@@ -2,8 +2,9 @@
 /*
  * The claim cache: the sets derived from the claims (the CPUs claimed at
  * or above a level, the SMT siblings those claims make busy, the cpuset
- * words they leave free), kept in the context while the caller's claims
- * stay byte for byte the context's copy, so that an answer derives a set
+ * words they leave free), kept in the answerer's state (struct
+ * placement_claim_cache, placement-core.h says why there) while the
+ * caller's claims stay byte for byte its copy, so that an answer derives a set
  * once per change of the claims, not once per answer.
  *
  * Layer: calls only the set arithmetic of placement-core.h.
@@ -63,61 +64,61 @@ static uint64_t placement_claim_bits(const uint8_t *claimed, uint32_t ncpus, uin
 }
 
 /* placement_claim_cache_sync() under a stamp the copy was not taken under. */
-bool placement_claim_cache_compare(struct placement_ctx *x, uint64_t stamp)
+bool placement_claim_cache_compare(const struct placement_ctx *x, struct placement_state *st, uint64_t stamp)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 
 	/* A copy that still equals the claims keeps its stamp: stamps only
 	 * say what the copy equals. */
-	if (!x->claim_copy_valid || memcmp(x->claim_copy, x->st.claimed, ncpus) != 0) {
-		memcpy(x->claim_copy, x->st.claimed, ncpus);
-		x->claim_copy_valid = true;
-		x->claim_stamp = 0;
-		x->nclaim_sets = 0;
-		x->claim_pen_valid = 0;
-		x->claims_none = true;
-		for (uint32_t c = 0; c < ncpus && x->claims_none; c++)
-			x->claims_none = x->claim_copy[c] == 0;
+	if (!st->cache.copy_valid || memcmp(st->cache.copy, st->claimed, ncpus) != 0) {
+		memcpy(st->cache.copy, st->claimed, ncpus);
+		st->cache.copy_valid = true;
+		st->cache.stamp = 0;
+		st->cache.nsets = 0;
+		st->cache.pen_valid = 0;
+		st->cache.none = true;
+		for (uint32_t c = 0; c < ncpus && st->cache.none; c++)
+			st->cache.none = st->cache.copy[c] == 0;
 	}
 	if (stamp != 0)
-		x->claim_stamp = stamp;
-	return x->claims_none;
+		st->cache.stamp = stamp;
+	return st->cache.none;
 }
 
 /* Derives the set for threshold min into a slot the answer does not hold;
  * returns the slot. */
-uint32_t placement_claim_cache_set_new(struct placement_ctx *x, uint8_t min)
+uint32_t placement_claim_cache_set_new(const struct placement_ctx *x, struct placement_state *st, uint8_t min)
 {
 	const uint32_t ncpus = x->topo->ncpus;
 	uint32_t k;
 
-	if (x->nclaim_sets < PLACEMENT_CLAIM_SETS)
-		k = x->nclaim_sets++;
+	if (st->cache.nsets < PLACEMENT_CLAIM_SETS)
+		k = st->cache.nsets++;
 	else
-		for (k = 0; x->st.claim_sets_held >> k & 1; k++)
+		for (k = 0; st->claim_sets_held >> k & 1; k++)
 			;
-	x->claim_min[k] = min;
-	x->claim_pen_valid &= ~(UINT32_C(1) << k);
+	st->cache.min[k] = min;
+	st->cache.pen_valid &= ~(UINT32_C(1) << k);
 	/* The word summaries that read set k or its penalty go with it. */
-	x->claim_free_valid[k] = 0;
+	st->cache.free_valid[k] = 0;
 	for (uint32_t a = 0; a < PLACEMENT_CLAIM_SETS; a++)
-		x->claim_free_valid[a] &= ~(UINT32_C(1) << k);
+		st->cache.free_valid[a] &= ~(UINT32_C(1) << k);
 	for (uint32_t i = 0; i < x->nwords; i++)
-		x->claim_set[k].bits[i] = placement_claim_bits(x->claim_copy, ncpus, i, min);
+		st->cache.set[k].bits[i] = placement_claim_bits(st->cache.copy, ncpus, i, min);
 	return k;
 }
 
 /* The CPUs with an SMT sibling in in, into out: the sibling relation as
  * set shifts, or sibling lists where it is irregular. */
-static void placement_siblings_of(const struct placement_ctx *x, const struct rtplace_cpumask *in, struct rtplace_cpumask *out)
+static void placement_siblings_of(const struct placement_ctx *x, const struct rtplace_cpumask *in,
+				  struct rtplace_cpumask *out)
 {
-	placement_zero(x, out);
+	cpuset_zero_n(out, x->nwords);
 	for (uint32_t k = 0; k < x->nshifts; k++) {
 		struct rtplace_cpumask from;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			from.bits[i] = in->bits[i] & x->shift_from[k].bits[i];
-		placement_or_shifted(x, out, &from, x->shift[k]);
+		cpuset_and_n(&from, in, &x->shift_from[k], x->nwords);
+		cpuset_or_shifted_n(out, &from, x->shift[k], x->nwords);
 	}
 	for (uint32_t i = 0; i < x->nwords && !x->nshifts; i++) {
 		for (uint64_t bits = in->bits[i]; bits; bits &= bits - 1) {
@@ -134,7 +135,7 @@ static void placement_siblings_of(const struct placement_ctx *x, const struct rt
  * the penalty the claims give, derived with the claim set it comes from
  * and kept as long. None under avoid-smt-siblings = never.
  */
-const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x)
+const struct rtplace_cpumask *placement_claim_cache_pen(const struct placement_ctx *x, struct placement_state *st)
 {
 	static const struct rtplace_cpumask none;
 	const struct rtplace_cpumask *set;
@@ -142,14 +143,14 @@ const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x)
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return &none;
-	set = placement_claim_cache_at_least(x, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
-										    : (uint8_t)x->st.below);
-	k = (uint32_t)(set - x->claim_set);
-	if (!(x->claim_pen_valid >> k & 1)) {
-		placement_siblings_of(x, set, &x->claim_pen[k]);
-		x->claim_pen_valid |= UINT32_C(1) << k;
+	set = placement_claim_cache_at_least(x, st, x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1
+										    : (uint8_t)st->below);
+	k = (uint32_t)(set - st->cache.set);
+	if (!(st->cache.pen_valid >> k & 1)) {
+		placement_siblings_of(x, set, &st->cache.pen[k]);
+		st->cache.pen_valid |= UINT32_C(1) << k;
 	}
-	return &x->claim_pen[k];
+	return &st->cache.pen[k];
 }
 
 /*
@@ -160,24 +161,25 @@ const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x)
  * two sets, so the walk over a map whose free CPUs all sit beside claims
  * reads no set at all; for other candidates, worked out per answer.
  */
-struct placement_wordset placement_claim_cache_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
-							   const struct rtplace_cpumask *pen)
+struct placement_wordset placement_claim_cache_free_words(const struct placement_ctx *x, struct placement_state *st,
+							  const struct rtplace_cpumask *above,
+							  const struct rtplace_cpumask *pen)
 {
-	const struct rtplace_cpumask *cand = x->st.cand;
-	const uint32_t a = (uint32_t)(above - x->claim_set);
-	/* Under avoid-smt-siblings = never, pen is no set of the context. */
+	const struct rtplace_cpumask *cand = st->cand;
+	const uint32_t a = (uint32_t)(above - st->cache.set);
+	/* Under avoid-smt-siblings = never, pen is no set of the cache. */
 	const uint32_t p = x->cfg.avoid_smt == PLACEMENT_SMT_NEVER ? PLACEMENT_CLAIM_SETS
-								     : (uint32_t)(pen - x->claim_pen);
+								     : (uint32_t)(pen - st->cache.pen);
 	struct placement_wordset words = { { 0 } };
 
-	if (cand == &x->base && (x->claim_free_valid[a] >> p & 1))
-		return x->claim_free[a][p];
+	if (cand == &x->base && (st->cache.free_valid[a] >> p & 1))
+		return st->cache.free[a][p];
 	for (uint32_t i = 0; i < x->nwords; i++)
 		if (cand->bits[i] & ~above->bits[i] & ~pen->bits[i])
 			placement_wordset_add(&words, i);
 	if (cand == &x->base) {
-		x->claim_free[a][p] = words;
-		x->claim_free_valid[a] |= UINT32_C(1) << p;
+		st->cache.free[a][p] = words;
+		st->cache.free_valid[a] |= UINT32_C(1) << p;
 	}
 	return words;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the placement files share (placement.h is the interface they
- * implement): the context and one answer's state, the set arithmetic over
+ * implement): the context, the state an answer writes, the accessors over
  * them, and each file's functions for the others, sectioned per file.
  * The files, each one layer, and what each may call:
  *
@@ -17,10 +17,18 @@
  *    placement-fast.c.
  *  - placement-claim-cache.c: the sets derived from the claims, kept while the
  *    claims stay the same. Calls nothing above it.
- *  - placement-ctx.c: building and freeing the context. Calls nothing
- *    above it.
+ *  - placement-ctx.c: building and freeing the context and the state.
+ *    Calls nothing above it.
  *
- * The set arithmetic and the accessors are inline: they run inside every
+ * The context and the state. An answer reads the context (what the
+ * configuration, topology and map geometry give, below) and writes only
+ * the state its caller passes: the answer's working set, and what the
+ * state keeps across its owner's answers (the claim cache, the pick
+ * marks of placement_fast_many()). So one context can serve threads that
+ * each hold a state, and local reads write nothing another thread reads.
+ *
+ * The accessors are inline, and the set arithmetic is cpuset.h's bounded
+ * forms (cpuset_*_n() over nwords): they run inside every
  * loop of the layers above. Only calls made once or twice an answer cross
  * files.
  *
@@ -51,6 +59,7 @@
 #define RTPLACE_PLACEMENT_CORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "placement.h"
@@ -62,45 +71,12 @@ enum placement_group {
 
 /* The four locality tiers of a pick relative to its anchor (placement.h, step 5). */
 #define PLACEMENT_TIERS 4
-/* Claim thresholds whose sets the context keeps; an answer asks for at most 3. */
+/* Claim thresholds whose sets the claim cache keeps; an answer asks for at most 3. */
 #define PLACEMENT_CLAIM_SETS 4
 _Static_assert(PLACEMENT_CLAIM_SETS > 3, "a set an answer does not hold is always there to replace");
 /* Sibling offsets worth shifting sets by; 4-way SMT numbered 4k..4k+3 needs 6. */
 #define PLACEMENT_MAX_SHIFTS 8
 
-/* One answer's working set. */
-struct placement_state {
-	const struct placement_request *req;
-	const uint8_t *claimed;
-	__u32 below;                /* rtP: eligible levels are strictly lower */
-	uint32_t start;             /* rotation origin */
-	const struct rtplace_cpumask *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
-	const struct cpupri_mask *mask; /* cand in the map's bits */
-	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
-	/* [use kind 0][group kind]: some group can hold count candidates */
-	bool possible[2][2];
-	__u32 next;                 /* next level the scan reads */
-	struct rtplace_cpumask seen;         /* met in the level scan */
-	struct rtplace_cpumask eligible;     /* met below rtP, not dropped: the union of rank[] */
-	struct rtplace_cpumask claims;       /* candidates claimed below rtP: ranked one by one */
-	struct rtplace_cpumask barred;       /* candidates claimed at rtP or above: never eligible */
-	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
-	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
-	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
-	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
-	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
-	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
-	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
-	struct rtplace_cpumask rank[LEVEL_COUNT];
-	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
-	struct rtplace_cpumask cand_buf;
-	struct rtplace_cpumask low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
-	struct cpupri_mask mask_buf;
-	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
-	uint32_t claim_sets_held;   /* the context's claim sets this answer holds, a bit each */
-};
-
-_Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
 /* A set of cpuset words, a bit each: which words a walk must read. */
 #define PLACEMENT_WORDSET_LEN ((CPUSET_WORDS + 63) / 64)
 struct placement_wordset {
@@ -127,6 +103,95 @@ static inline uint32_t placement_wordset_next(const struct placement_wordset *ws
 	return below;
 }
 
+/*
+ * The claim cache (placement-claim-cache.c): sets derived from the
+ * claims, kept while the caller's claims stay byte for byte what copy
+ * holds (compared once per answer, a few lines, where deriving a set reads
+ * and compares every claim): set[k] holds the CPUs whose claim is at least
+ * min[k].
+ *
+ * It lives in the state, not in the context: answers write it, and a
+ * context is read-only while it answers. It outlives one answer because
+ * the state does: a state is its owner's (one thread's) for every answer,
+ * and answers under one stamp derive each set once, not once an answer.
+ */
+struct placement_claim_cache {
+	/* What a sync and every set lookup read, first. */
+	uint8_t *copy;              /* [topo->ncpus] */
+	uint64_t stamp;             /* the stamp copy equals the levels of (struct placement_claims), 0: none */
+	bool copy_valid;
+	bool none;                  /* copy is all zero */
+	uint8_t min[PLACEMENT_CLAIM_SETS];
+	uint32_t nsets;
+	/* pen[k]: the CPUs with an SMT sibling in set[k], valid where bit k
+	 * of pen_valid is set. */
+	uint32_t pen_valid;
+	/* free[a][p]: the cpuset words (a bit each) where a CPU of the
+	 * context's base is neither in set[a] nor in pen[p] (p ==
+	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
+	 * free_valid[a] is set: the only words a fast walk over the claims
+	 * must read (placement_claim_cache_free_words()). */
+	uint32_t free_valid[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask set[PLACEMENT_CLAIM_SETS];
+	struct rtplace_cpumask pen[PLACEMENT_CLAIM_SETS];
+	struct placement_wordset free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
+};
+
+/*
+ * What answering writes (placement.h): the working set of the answer
+ * being made, and what the state keeps across its owner's answers. A
+ * context is only read while it answers, so that one per thread is a
+ * choice of its owner, not a need: the state is the one per thread.
+ *
+ * Layout: what every answer reads (the request's fields, the pick marks,
+ * the claim cache's scalars) comes first, in a few lines of one page; the
+ * sets the general path works on follow (some 140 KiB at RTPLACE_MAX_CPUS).
+ */
+struct placement_state {
+	/* The context the state was made for (placement_state_new()): its
+	 * sets and sizes are that context's. */
+	const struct placement_ctx *ctx;
+	/* One answer's: set at its start (placement_state_start()). */
+	const struct placement_request *req;
+	const uint8_t *claimed;
+	__u32 below;                /* rtP: eligible levels are strictly lower */
+	uint32_t start;             /* rotation origin */
+	const struct rtplace_cpumask *cand;  /* allowed ∩ managed ∩ online ∩ in the map (∩ node) */
+	const struct cpupri_mask *mask; /* cand in the map's bits */
+	bool mixed;                 /* cand's kind-0 CPUs are neither none nor all */
+	bool noisy;                 /* cand holds CPUs of cfg.noisy: picks split each tier by noise */
+	/* [use kind 0][group kind]: some group can hold count candidates */
+	bool possible[2][2];
+	__u32 next;                 /* next level the scan reads */
+	uint32_t claim_sets_held;   /* the cache's claim sets this answer holds, a bit each */
+	/* Across answers. [ncpus]: picked[cpu] == picked_mark while cpu is a
+	 * pick of the answer placement_fast_many() is making: its siblings'
+	 * penalty at the cost of one load each, with no set to clear per
+	 * answer. */
+	uint32_t *picked;
+	uint32_t picked_mark;
+	struct placement_claim_cache cache;
+	/* One answer's sets. */
+	struct rtplace_cpumask seen;         /* met in the level scan */
+	struct rtplace_cpumask eligible;     /* met below rtP, not dropped: the union of rank[] */
+	struct rtplace_cpumask claims;       /* candidates claimed below rtP: ranked one by one */
+	struct rtplace_cpumask barred;       /* candidates claimed at rtP or above: never eligible */
+	const struct rtplace_cpumask *pen_claims; /* CPUs with an SMT sibling that its claim alone makes busy */
+	struct rtplace_cpumask idle;         /* eligible CPUs whose level is idle (folded into normal unless prefer_idle) */
+	struct rtplace_cpumask pen, pen_known; /* SMT penalty, for the CPUs it was computed for */
+	uint64_t used[2];           /* ranks that rank[] may hold CPUs at */
+	uint32_t cnt[LEVEL_COUNT];  /* eligible CPUs per rank */
+	uint32_t cnt0[LEVEL_COUNT]; /* those of kind 0 */
+	struct rtplace_cpumask rank[LEVEL_COUNT];
+	uint8_t vec[2][PLACEMENT_MAX_COUNT]; /* best and current group's sorted ranks */
+	struct rtplace_cpumask cand_buf;
+	struct rtplace_cpumask low_buf;      /* placement_fast_many()'s CPUs of the level in the LLC */
+	struct cpupri_mask mask_buf;
+	struct cpupri_mask found;   /* the level cpupri_find() last answered, in the map's bits */
+};
+
+_Static_assert(offsetof(struct placement_state, cache.set) < 256, "what every answer reads sits in the first lines");
+_Static_assert(LEVEL_COUNT <= 128, "ranks fit placement_state.used");
 struct placement_ctx {
 	const struct topo *topo;
 	const struct cpupri_view *view;
@@ -163,11 +228,6 @@ struct placement_ctx {
 	uint32_t base_widest[2][2]; /* [kind 0 only][group kind]: most base CPUs in one group */
 	uint32_t *sib_off;          /* [ncpus + 1]: cpu's SMT siblings are sib[sib_off[cpu] .. sib_off[cpu + 1]) */
 	uint16_t *sib;              /* the siblings, the CPU itself left out */
-	/* [ncpus]: picked[cpu] == picked_mark while cpu is a pick of the
-	 * answer placement_fast_many() is making: its siblings' penalty at
-	 * the cost of one load each, with no set to clear per answer. */
-	uint32_t *picked;
-	uint32_t picked_mark;
 	/* The sibling relation as shifts: CPU c in shift_from[k] has sibling
 	 * c + shift[k]. Machines number siblings N and N + ncores, or 2k and
 	 * 2k + 1: two shifts, so the siblings of a set are a few word shifts
@@ -175,168 +235,37 @@ struct placement_ctx {
 	uint32_t nshifts;
 	int32_t shift[PLACEMENT_MAX_SHIFTS];
 	struct rtplace_cpumask shift_from[PLACEMENT_MAX_SHIFTS];
-	/* Sets derived from the claims, kept while the caller's claims stay
-	 * byte for byte what claim_copy holds (compared once per answer, a
-	 * few lines, where deriving a set reads and compares every claim):
-	 * claim_set[k] holds the CPUs whose claim is at least claim_min[k]. */
-	uint8_t *claim_copy;        /* [topo->ncpus] */
-	bool claim_copy_valid;
-	uint64_t claim_stamp;       /* the stamp claim_copy equals the claims of (placement_claims), 0: none */
-	bool claims_none;           /* claim_copy is all zero */
-	uint32_t nclaim_sets;
-	uint8_t claim_min[PLACEMENT_CLAIM_SETS];
-	struct rtplace_cpumask claim_set[PLACEMENT_CLAIM_SETS];
-	/* claim_pen[k]: the CPUs with an SMT sibling in claim_set[k], valid
-	 * where bit k of claim_pen_valid is set. */
-	uint32_t claim_pen_valid;
-	struct rtplace_cpumask claim_pen[PLACEMENT_CLAIM_SETS];
-	/* claim_free[a][p]: the cpuset words (a bit each) where a CPU of base
-	 * is neither in claim_set[a] nor in claim_pen[p] (p ==
-	 * PLACEMENT_CLAIM_SETS: no penalty), valid where bit p of
-	 * claim_free_valid[a] is set: the only words a fast walk over the
-	 * claims must read (placement_claim_cache_free_words()). */
-	uint32_t claim_free_valid[PLACEMENT_CLAIM_SETS];
-	struct placement_wordset claim_free[PLACEMENT_CLAIM_SETS][PLACEMENT_CLAIM_SETS + 1];
-	struct placement_state st;
 	/* Last: its sets are read by the rules that need them only. */
 	struct placement_config cfg;
 };
 
-/* The hardware instruction where the build allows it; otherwise inline
- * arithmetic rather than libgcc's out-of-line table lookup. */
-static inline uint32_t placement_popcount(uint64_t w)
-{
-#ifdef __POPCNT__
-	return (uint32_t)__builtin_popcountll(w);
-#else
-	w -= (w >> 1) & UINT64_C(0x5555555555555555);
-	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
-
-static inline uint32_t placement_popcount_and(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < x->nwords; i++)
-		n += placement_popcount(a->bits[i] & b->bits[i]);
-	return n;
-}
-
-static inline bool placement_intersects(const struct placement_ctx *x, const struct rtplace_cpumask *a, const struct rtplace_cpumask *b)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		if (a->bits[i] & b->bits[i])
-			return true;
-	return false;
-}
-
-/* Whether s holds at least n CPUs, counting no further than needed. */
-static inline bool placement_at_least(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t n)
-{
-	uint32_t have = 0;
-
-	for (uint32_t i = 0; i < x->nwords && have < n; i++)
-		if (s->bits[i])
-			have += placement_popcount(s->bits[i]);
-	return have >= n;
-}
-
-/* ORs into out the CPUs of in moved by d (the callers' bits land inside the machine). */
-static inline void placement_or_shifted(const struct placement_ctx *x, struct rtplace_cpumask *out, const struct rtplace_cpumask *in,
-				 int32_t d)
-{
-	const uint32_t q = (uint32_t)(d < 0 ? -d : d) / 64, r = (uint32_t)(d < 0 ? -d : d) % 64;
-
-	for (uint32_t i = 0; i < x->nwords; i++) {
-		uint64_t w = 0;
-
-		if (d > 0 && i >= q) {
-			w = in->bits[i - q] << r;
-			if (r && i >= q + 1)
-				w |= in->bits[i - q - 1] >> (64 - r);
-		} else if (d < 0 && i + q < x->nwords) {
-			w = in->bits[i + q] >> r;
-			if (r && i + q + 1 < x->nwords)
-				w |= in->bits[i + q + 1] << (64 - r);
-		}
-		out->bits[i] |= w;
-	}
-}
-
-static inline bool placement_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		if (s->bits[i])
-			return false;
-	return true;
-}
-
-/* Whether a request's allowed set holds no CPU below the topology's count:
- * the CPUs past it are not read (placement.h). */
-static inline bool placement_allowed_empty(const struct placement_ctx *x, const struct rtplace_cpumask *s)
-{
-	const uint32_t last = x->nwords - 1;
-	uint64_t any = 0, any2 = 0;
-	uint32_t i = 0;
-
-	/* Two words a step: an empty set, the usual one, reads them all. */
-	for (; i + 1 < last; i += 2) {
-		any |= s->bits[i];
-		any2 |= s->bits[i + 1];
-	}
-	if (i < last)
-		any |= s->bits[i];
-	return !(any | any2 | (s->bits[last] & x->last_word));
-}
-
-static inline void placement_zero(const struct placement_ctx *x, struct rtplace_cpumask *s)
-{
-	for (uint32_t i = 0; i < x->nwords; i++)
-		s->bits[i] = 0;
-}
-
-/* First CPU of s at or after from, or -1. */
-static inline int placement_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, uint32_t from)
-{
-	for (uint32_t i = from / 64; i < x->nwords; i++) {
-		uint64_t w = s->bits[i];
-
-		if (i == from / 64)
-			w &= ~UINT64_C(0) << (from % 64);
-		if (w)
-			return (int)(i * 64 + (uint32_t)__builtin_ctzll(w));
-	}
-	return -1;
-}
-
 /* The CPU of s nearest the rotation origin (smallest (cpu - start) mod ncpus), or -1. */
-static inline int placement_rot_first(const struct placement_ctx *x, const struct rtplace_cpumask *s)
+static inline int placement_rot_first(const struct placement_ctx *x, const struct placement_state *st,
+				      const struct rtplace_cpumask *s)
 {
-	int c = placement_next(x, s, x->st.start);
+	int c = cpuset_next_n(s, st->start, x->nwords);
 
-	return c >= 0 ? c : placement_next(x, s, 0);
+	return c >= 0 ? c : cpuset_next_n(s, 0, x->nwords);
 }
 
 /* The CPU of s after c in rotation order, or -1 once the walk is back at the origin. */
-static inline int placement_rot_next(const struct placement_ctx *x, const struct rtplace_cpumask *s, int c)
+static inline int placement_rot_next(const struct placement_ctx *x, const struct placement_state *st,
+				     const struct rtplace_cpumask *s, int c)
 {
-	const uint32_t start = x->st.start;
-	int n = placement_next(x, s, (uint32_t)c + 1);
+	const uint32_t start = st->start;
+	int n = cpuset_next_n(s, (uint32_t)c + 1, x->nwords);
 
 	if ((uint32_t)c >= start) {
 		if (n >= 0)
 			return n;
-		n = placement_next(x, s, 0);
+		n = cpuset_next_n(s, 0, x->nwords);
 	}
 	return n >= 0 && (uint32_t)n < start ? n : -1;
 }
 
-static inline uint32_t placement_rotdist(const struct placement_ctx *x, uint32_t cpu)
+static inline uint32_t placement_rotdist(const struct placement_ctx *x, const struct placement_state *st, uint32_t cpu)
 {
-	return (cpu + x->topo->ncpus - x->st.start) % x->topo->ncpus;
+	return (cpu + x->topo->ncpus - st->start) % x->topo->ncpus;
 }
 
 static inline const struct rtplace_cpumask *placement_groups(const struct placement_ctx *x, enum placement_group which,
@@ -372,25 +301,25 @@ static inline uint32_t placement_slot_level(const struct placement_ctx *x, uint3
 /* Whether cpu, at rtP, makes its SMT sibling's answer worse: its slot's
  * level or its claim is >= rtP (any level above idle under
  * avoid-smt-siblings = always). */
-static inline bool placement_busy(const struct placement_ctx *x, uint32_t cpu)
+static inline bool placement_busy(const struct placement_ctx *x, const struct placement_state *st, uint32_t cpu)
 {
-	uint32_t l = placement_claimed(&x->st, cpu, placement_slot_level(x, cpu));
+	uint32_t l = placement_claimed(st, cpu, placement_slot_level(x, cpu));
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS)
 		return l > LEVEL_IDLE;
-	return l >= x->st.below;
+	return l >= st->below;
 }
 
 /* Whether cpu has an SMT sibling that is busy, from the slots and claims:
  * its SMT penalty before this answer's picks. */
-static inline bool placement_penalty_of(const struct placement_ctx *x, uint32_t cpu)
+static inline bool placement_penalty_of(const struct placement_ctx *x, const struct placement_state *st, uint32_t cpu)
 {
 	bool pen = false;
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return false;
 	for (uint32_t i = x->sib_off[cpu]; i < x->sib_off[cpu + 1] && !pen; i++)
-		pen = placement_busy(x, x->sib[i]);
+		pen = placement_busy(x, st, x->sib[i]);
 	return pen;
 }
 
@@ -407,13 +336,13 @@ static inline const __s32 *placement_level_counts(const struct placement_ctx *x,
 
 /* cpupri_level_cpu_word() for the answer's candidates (st.mask), through
  * the context's base pieces when the candidates are base. */
-static inline uint64_t placement_level_word(const struct placement_ctx *x, const __u64 *words, const __s32 *counts,
-					    uint32_t i)
+static inline uint64_t placement_level_word(const struct placement_ctx *x, const struct placement_state *st,
+					    const __u64 *words, const __s32 *counts, uint32_t i)
 {
 	uint64_t out = 0;
 
-	if (x->st.mask != &x->base_mask)
-		return cpupri_level_cpu_word(x->view, words, counts, x->st.mask, i);
+	if (st->mask != &x->base_mask)
+		return cpupri_level_cpu_word(x->view, words, counts, st->mask, i);
 	for (uint32_t k = x->base_piece_off[i]; k < x->base_piece_off[i + 1]; k++) {
 		const struct cpupri_piece *p = &x->base_pieces[k];
 
@@ -425,53 +354,57 @@ static inline uint64_t placement_level_word(const struct placement_ctx *x, const
 
 /* placement-claim-cache.c: the claim cache. */
 
-bool placement_claim_cache_compare(struct placement_ctx *x, uint64_t stamp);
+bool placement_claim_cache_compare(const struct placement_ctx *x, struct placement_state *st, uint64_t stamp);
 
 /*
- * Compares the caller's claims with the copy the context's claim sets come
+ * Compares the caller's claims with the copy the state's claim sets come
  * from, once per answer, and starts the sets over if they differ; claims
  * under the stamp the copy was last taken or confirmed under (stamp 0:
  * none) are not compared, and cost no call. Returns whether no CPU is
  * claimed at all: the answer then reads as one without claims and asks
  * for no set.
  */
-static inline bool placement_claim_cache_sync(struct placement_ctx *x, uint64_t stamp)
+static inline bool placement_claim_cache_sync(const struct placement_ctx *x, struct placement_state *st, uint64_t stamp)
 {
-	if (stamp != 0 && stamp == x->claim_stamp)
-		return x->claims_none;
-	return placement_claim_cache_compare(x, stamp);
+	if (stamp != 0 && stamp == st->cache.stamp)
+		return st->cache.none;
+	return placement_claim_cache_compare(x, st, stamp);
 }
-uint32_t placement_claim_cache_set_new(struct placement_ctx *x, uint8_t min);
+uint32_t placement_claim_cache_set_new(const struct placement_ctx *x, struct placement_state *st, uint8_t min);
 
 /*
- * The CPUs whose claim is at least min (1..127), from the context's sets
+ * The CPUs whose claim is at least min (1..127), from the state's sets
  * (placement_claim_cache_sync() has run for this answer); a set it does not
  * hold yet costs a call (placement_claim_cache_set_new()). A set stays valid
  * for the rest of the answer: a new threshold replaces a set the answer
  * does not hold (it holds fewer than PLACEMENT_CLAIM_SETS).
  */
-static inline const struct rtplace_cpumask *placement_claim_cache_at_least(struct placement_ctx *x, uint8_t min)
+static inline const struct rtplace_cpumask *placement_claim_cache_at_least(const struct placement_ctx *x,
+									   struct placement_state *st, uint8_t min)
 {
 	uint32_t k = 0;
 
-	while (k < x->nclaim_sets && x->claim_min[k] != min)
+	while (k < st->cache.nsets && st->cache.min[k] != min)
 		k++;
-	if (k == x->nclaim_sets)
-		k = placement_claim_cache_set_new(x, min);
-	x->st.claim_sets_held |= UINT32_C(1) << k;
-	return &x->claim_set[k];
+	if (k == st->cache.nsets)
+		k = placement_claim_cache_set_new(x, st, min);
+	st->claim_sets_held |= UINT32_C(1) << k;
+	return &st->cache.set[k];
 }
-const struct rtplace_cpumask *placement_claim_cache_pen(struct placement_ctx *x);
-struct placement_wordset placement_claim_cache_free_words(struct placement_ctx *x, const struct rtplace_cpumask *above,
-						    const struct rtplace_cpumask *pen);
+const struct rtplace_cpumask *placement_claim_cache_pen(const struct placement_ctx *x, struct placement_state *st);
+struct placement_wordset placement_claim_cache_free_words(const struct placement_ctx *x, struct placement_state *st,
+							  const struct rtplace_cpumask *above,
+							  const struct rtplace_cpumask *pen);
 
 /* placement-fast.c: the fast paths. */
 
-int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level);
-uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level);
+int placement_fast_one(const struct placement_ctx *x, struct placement_state *st, uint32_t *ret_level);
+uint32_t placement_fast_many(const struct placement_ctx *x, struct placement_state *st, uint16_t *ret_cpus,
+			     uint32_t *ret_level);
 
 /* placement-scan.c: the general path. */
 
-uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels);
+uint32_t placement_general(const struct placement_ctx *x, struct placement_state *st, uint16_t *ret_cpus,
+			   uint8_t *ret_levels);
 
 #endif

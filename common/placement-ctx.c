@@ -105,11 +105,93 @@ static int placement_ctx_base_pieces(struct placement_ctx *x)
 	return 0;
 }
 
+/* What the view's geometry and the topology's size give the context: the
+ * slots, the first level's words and counts and the strides between
+ * levels, the cpuset words the machine spans. */
+static void placement_ctx_geometry(struct placement_ctx *x)
+{
+	const struct cpupri_view *v = x->view;
+	const uint32_t ncpus = x->topo->ncpus;
+
+	x->slots = cpupri_slot_ptr((void *)v->map, &v->geom, 0);
+	x->slots_n = v->geom.ncpus;
+	x->nwords = (ncpus + 63) / 64;
+	x->last_word = ncpus % 64 ? (UINT64_C(1) << (ncpus % 64)) - 1 : ~UINT64_C(0);
+	x->words0 = cpupri_level_words(v, 0);
+	x->counts0 = cpupri_level_counts(v, 0);
+	x->words_stride = (uint32_t)(cpupri_level_words(v, 1) - x->words0);
+	x->counts_stride = (uint32_t)(cpupri_level_counts(v, 1) - x->counts0);
+}
+
+/* The candidates of a request with no allowed set (base), of kind 0, and
+ * of each node, with their map masks. */
+static int placement_ctx_base(struct placement_ctx *x)
+{
+	const struct topo *t = x->topo;
+	const struct cpupri_view *v = x->view;
+
+	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
+	if (!x->node_mask || cpupri_mask_new(v, &x->base_mask) < 0)
+		return -ENOMEM;
+	x->nnodes = t->nnodes;
+	cpuset_zero(&x->kind0);
+	for (uint32_t c = 0; c < t->ncpus; c++)
+		if (t->cpus[c].online && t->cpus[c].kind == 0)
+			cpuset_set(&x->kind0, c);
+	/* CPUs the map does not hold are offline as far as it can tell. */
+	cpuset_and(&x->base, &x->cfg.managed, &t->online);
+	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
+		cpuset_clear(&x->base, (unsigned)c);
+	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
+	x->base_empty = cpuset_empty_n(&x->base, x->nwords);
+	for (uint32_t node = 0; node < t->nnodes; node++) {
+		struct rtplace_cpumask s;
+
+		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
+			return -ENOMEM;
+		cpuset_and(&s, &x->base, &t->node_cpus[node]);
+		cpupri_mask_from_cpuset(v, &s, &x->node_mask[node]);
+	}
+	return 0;
+}
+
+/* The groups: the cpuset words each LLC spans, and the most CPUs of base
+ * (and of its kind-0 CPUs) one LLC or node holds. */
+static int placement_ctx_groups(struct placement_ctx *x)
+{
+	const struct topo *t = x->topo;
+	struct rtplace_cpumask base0;
+
+	x->llc_words = calloc(t->nllcs ? t->nllcs : 1, sizeof(*x->llc_words));
+	if (!x->llc_words)
+		return -ENOMEM;
+	x->nllcs = t->nllcs;
+	for (uint32_t llc = 0; llc < t->nllcs; llc++)
+		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
+			if (t->llc_cpus[llc].bits[i])
+				placement_wordset_add(&x->llc_words[llc], i);
+	cpuset_and(&base0, &x->base, &x->kind0);
+	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
+	for (int k = 0; k < 2; k++) {
+		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
+			uint32_t n;
+			const struct rtplace_cpumask *groups = placement_groups(x, (enum placement_group)w, &n);
+
+			for (uint32_t g = 0; g < n; g++) {
+				uint32_t in = cpuset_count_and_n(k ? &base0 : &x->base, &groups[g], x->nwords);
+
+				if (in > x->base_widest[k][w])
+					x->base_widest[k][w] = in;
+			}
+		}
+	}
+	return 0;
+}
+
 int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		      struct placement_ctx **ret)
 {
 	struct placement_ctx *x = calloc(1, sizeof(*x));
-	struct rtplace_cpumask base0;
 	int r = -ENOMEM;
 
 	if (!x)
@@ -117,69 +199,14 @@ int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, 
 	x->cfg = *cfg;
 	x->topo = t;
 	x->view = v;
-	x->slots = cpupri_slot_ptr((void *)v->map, &v->geom, 0);
-	x->slots_n = v->geom.ncpus;
-	x->nwords = (t->ncpus + 63) / 64;
-	x->words0 = cpupri_level_words(v, 0);
-	x->counts0 = cpupri_level_counts(v, 0);
-	x->words_stride = (uint32_t)(cpupri_level_words(v, 1) - x->words0);
-	x->counts_stride = (uint32_t)(cpupri_level_counts(v, 1) - x->counts0);
-	x->claim_copy = malloc(t->ncpus ? t->ncpus : 1);
-	x->picked = calloc(t->ncpus ? t->ncpus : 1, sizeof(*x->picked));
-	if (!x->claim_copy || !x->picked)
-		goto out;
-	if (cpupri_mask_new(v, &x->base_mask) < 0 || cpupri_mask_new(v, &x->st.mask_buf) < 0 ||
-	    cpupri_mask_new(v, &x->st.found) < 0)
-		goto out;
-	x->node_mask = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->node_mask));
-	if (!x->node_mask)
-		goto out;
-	x->nnodes = t->nnodes;
-	x->llc_words = calloc(t->nllcs ? t->nllcs : 1, sizeof(*x->llc_words));
-	if (!x->llc_words)
-		goto out;
-	x->nllcs = t->nllcs;
-	for (uint32_t llc = 0; llc < t->nllcs; llc++)
-		for (uint32_t i = 0; i < CPUSET_WORDS; i++)
-			if (t->llc_cpus[llc].bits[i])
-				placement_wordset_add(&x->llc_words[llc], i);
 	x->isolated_none = cpuset_empty(&cfg->isolated);
 	x->noisy_none = cpuset_empty(&cfg->noisy);
-	x->last_word = t->ncpus % 64 ? (UINT64_C(1) << (t->ncpus % 64)) - 1 : ~UINT64_C(0);
-	cpuset_zero(&x->kind0);
-	for (uint32_t c = 0; c < t->ncpus; c++)
-		if (t->cpus[c].online && t->cpus[c].kind == 0)
-			cpuset_set(&x->kind0, c);
-	/* CPUs the map does not hold are offline as far as it can tell. */
-	cpuset_and(&x->base, &cfg->managed, &t->online);
-	for (int c = cpuset_next(&x->base, v->geom.ncpus); c >= 0; c = cpuset_next(&x->base, (unsigned)c + 1))
-		cpuset_clear(&x->base, (unsigned)c);
-	cpupri_mask_from_cpuset(v, &x->base, &x->base_mask);
-	for (uint32_t node = 0; node < t->nnodes; node++) {
-		struct rtplace_cpumask s;
-
-		if (cpupri_mask_new(v, &x->node_mask[node]) < 0)
-			goto out;
-		cpuset_and(&s, &x->base, &t->node_cpus[node]);
-		cpupri_mask_from_cpuset(v, &s, &x->node_mask[node]);
-	}
-	cpuset_and(&base0, &x->base, &x->kind0);
-	x->base_mixed = !cpuset_empty(&base0) && !cpuset_equal(&base0, &x->base);
-	x->base_empty = placement_empty(x, &x->base);
-	for (int k = 0; k < 2; k++) {
-		for (int w = PLACEMENT_GROUP_LLC; w <= PLACEMENT_GROUP_NODE; w++) {
-			uint32_t n;
-			const struct rtplace_cpumask *groups = placement_groups(x, (enum placement_group)w, &n);
-
-			for (uint32_t g = 0; g < n; g++) {
-				uint32_t in = placement_popcount_and(x, k ? &base0 : &x->base, &groups[g]);
-
-				if (in > x->base_widest[k][w])
-					x->base_widest[k][w] = in;
-			}
-		}
-	}
-	r = placement_ctx_base_pieces(x);
+	placement_ctx_geometry(x);
+	r = placement_ctx_base(x);
+	if (r == 0)
+		r = placement_ctx_groups(x);
+	if (r == 0)
+		r = placement_ctx_base_pieces(x);
 	if (r == 0)
 		r = placement_ctx_siblings(x);
 out:
@@ -201,17 +228,46 @@ void placement_ctx_free(struct placement_ctx *x)
 	if (!x)
 		return;
 	cpupri_mask_free(&x->base_mask);
-	cpupri_mask_free(&x->st.mask_buf);
-	cpupri_mask_free(&x->st.found);
 	for (uint32_t node = 0; node < x->nnodes; node++)
 		cpupri_mask_free(&x->node_mask[node]);
 	free(x->node_mask);
 	free(x->llc_words);
 	free(x->base_piece_off);
 	free(x->base_pieces);
-	free(x->claim_copy);
-	free(x->picked);
 	free(x->sib_off);
 	free(x->sib);
 	free(x);
+}
+
+int placement_state_new(const struct placement_ctx *x, struct placement_state **ret)
+{
+	const uint32_t ncpus = x->topo->ncpus ? x->topo->ncpus : 1;
+	struct placement_state *st = calloc(1, sizeof(*st));
+	int r = -ENOMEM;
+
+	if (!st)
+		goto out;
+	st->ctx = x;
+	st->cache.copy = malloc(ncpus);
+	st->picked = calloc(ncpus, sizeof(*st->picked));
+	if (st->cache.copy && st->picked && cpupri_mask_new(x->view, &st->mask_buf) == 0 &&
+	    cpupri_mask_new(x->view, &st->found) == 0)
+		r = 0;
+out:
+	if (r == 0)
+		*ret = st;
+	else
+		placement_state_free(st);
+	return r;
+}
+
+void placement_state_free(struct placement_state *st)
+{
+	if (!st)
+		return;
+	cpupri_mask_free(&st->mask_buf);
+	cpupri_mask_free(&st->found);
+	free(st->cache.copy);
+	free(st->picked);
+	free(st);
 }

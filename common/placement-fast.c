@@ -16,7 +16,7 @@
  * cpupri_find() and gives the same answer on the same map
  * (tests/unit/test-placement.c checks both against the reference model).
  * A count-1 query on an idle map reads the idle level's count line, one
- * line of mask words, the claims (compared with the context's copy, see
+ * line of mask words, the claims (compared with the state's copy, see
  * placement_claim_cache_sync(); not at all under a stamp already seen, see
  * placement_ctx_choose_stamped()), one sibling slot and the pick's slot,
  * however many nodes the machine has. Where claims leave no candidate of a
@@ -34,9 +34,9 @@
 
 /* The cpuset word at step k (0..nwords) of a walk in rotation order: the
  * origin's word, the ones after it, wrapping, and the origin's again. */
-static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
+static uint32_t placement_fast_word(const struct placement_ctx *x, const struct placement_state *st, uint32_t k)
 {
-	const uint32_t nw = x->nwords, from = x->st.start / 64;
+	const uint32_t nw = x->nwords, from = st->start / 64;
 
 	return from + k < nw ? from + k : from + k - nw;
 }
@@ -47,10 +47,10 @@ static uint32_t placement_fast_word(const struct placement_ctx *x, uint32_t k)
  * 0..nwords - from - 1 are words from..nwords - 1, the next ones words
  * 0..from - 1, and step nwords the origin's word again.
  */
-static uint32_t placement_fast_next_listed(const struct placement_ctx *x, const struct placement_wordset *words,
-					   uint32_t k)
+static uint32_t placement_fast_next_listed(const struct placement_ctx *x, const struct placement_state *st,
+					   const struct placement_wordset *words, uint32_t k)
 {
-	const uint32_t nw = x->nwords, from = x->st.start / 64;
+	const uint32_t nw = x->nwords, from = st->start / 64;
 	uint64_t any = 0;
 
 	/* Claims that leave no candidate free, a common case: no word. */
@@ -78,12 +78,12 @@ static uint32_t placement_fast_next_listed(const struct placement_ctx *x, const 
 }
 
 /* placement_fast_next_listed(), inline for a walk without a word list. */
-static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_wordset *words,
-						uint32_t k)
+static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, const struct placement_state *st,
+						const struct placement_wordset *words, uint32_t k)
 {
 	if (!words)
 		return k <= x->nwords ? k : x->nwords + 1;
-	return placement_fast_next_listed(x, words, k);
+	return placement_fast_next_listed(x, st, words, k);
 }
 
 /* The CPUs of a level (words, counts: the level's) among the candidates at
@@ -91,12 +91,13 @@ static inline uint32_t placement_fast_next_step(const struct placement_ctx *x, c
  * origin's word is met twice, its bits from the origin on first, the ones
  * before the origin last. */
 static inline __attribute__((always_inline)) uint64_t placement_fast_step(const struct placement_ctx *x,
+									   const struct placement_state *st,
 									   const __u64 *words, const __s32 *counts,
 									   uint32_t k, uint32_t *ret_i)
 {
-	const uint32_t nw = x->nwords, sh = x->st.start % 64;
-	const uint32_t i = placement_fast_word(x, k);
-	uint64_t bits = placement_level_word(x, words, counts, i);
+	const uint32_t nw = x->nwords, sh = st->start % 64;
+	const uint32_t i = placement_fast_word(x, st, k);
+	uint64_t bits = placement_level_word(x, st, words, counts, i);
 
 	if (k == 0)
 		bits &= ~UINT64_C(0) << sh;
@@ -121,19 +122,20 @@ struct placement_fast_at {
  * passed only after a whole walk met none. Returns the level with *ret_at
  * its first candidate's word, or LEVEL_COUNT when there is none.
  */
-static uint32_t placement_fast_level(const struct placement_ctx *x, struct placement_fast_at *ret_at)
+static uint32_t placement_fast_level(const struct placement_ctx *x, const struct placement_state *st,
+				     struct placement_fast_at *ret_at)
 {
-	const struct cpupri_mask *mask = x->st.mask;
+	const struct cpupri_mask *mask = st->mask;
 	uint32_t i;
 
-	for (uint32_t level = LEVEL_IDLE; level < x->st.below; level++) {
+	for (uint32_t level = LEVEL_IDLE; level < st->below; level++) {
 		const __u64 *words = placement_level_words(x, level);
 		const __s32 *counts = placement_level_counts(x, level);
 
 		if (mask->lo >= mask->hi || !cpupri_counts_live(counts, mask->s0, mask->s1))
 			continue;
 		for (uint32_t k = 0; k <= x->nwords; k++) {
-			uint64_t bits = placement_fast_step(x, words, counts, k, &i);
+			uint64_t bits = placement_fast_step(x, st, words, counts, k, &i);
 
 			if (bits) {
 				*ret_at = (struct placement_fast_at){ .k = k, .bits = bits };
@@ -146,14 +148,15 @@ static uint32_t placement_fast_level(const struct placement_ctx *x, struct place
 
 /* placement_fast_step() at step k of the level placement_fast_level()
  * chose, the word it stopped at not read twice: a walk starts there. */
-static inline uint64_t placement_fast_read(const struct placement_ctx *x, const __u64 *words, const __s32 *counts,
+static inline uint64_t placement_fast_read(const struct placement_ctx *x, const struct placement_state *st,
+					   const __u64 *words, const __s32 *counts,
 					   const struct placement_fast_at *at, uint32_t k, uint32_t *ret_i)
 {
 	if (k == at->k) {
-		*ret_i = placement_fast_word(x, k);
+		*ret_i = placement_fast_word(x, st, k);
 		return at->bits;
 	}
-	return placement_fast_step(x, words, counts, k, ret_i);
+	return placement_fast_step(x, st, words, counts, k, ret_i);
 }
 
 /*
@@ -179,9 +182,8 @@ static inline uint64_t placement_fast_read(const struct placement_ctx *x, const 
  * CPUs ranks there, or the pick's slot has moved on (a stale bit, see
  * cpupri_set()).
  */
-int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
+int placement_fast_one(const struct placement_ctx *x, struct placement_state *st, uint32_t *ret_level)
 {
-	struct placement_state *st = &x->st;
 	const uint32_t nw = x->nwords;
 	const struct rtplace_cpumask *above = NULL, *pen = NULL;
 	const __u64 *words;
@@ -193,24 +195,24 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	int pick = -1;
 	__u32 slot;
 
-	level = placement_fast_level(x, &at);
+	level = placement_fast_level(x, st, &at);
 	if (level == LEVEL_COUNT)
 		return -1;
 	words = placement_level_words(x, level);
 	counts = placement_level_counts(x, level);
 	if (st->claimed) {
-		above = placement_claim_cache_at_least(x, (uint8_t)(level + 1));
-		pen = placement_claim_cache_pen(x);
-		free_words = placement_claim_cache_free_words(x, above, pen);
+		above = placement_claim_cache_at_least(x, st, (uint8_t)(level + 1));
+		pen = placement_claim_cache_pen(x, st);
+		free_words = placement_claim_cache_free_words(x, st, above, pen);
 		steps = &free_words;
 	}
 	/* Words with no candidate free of the claims are passed unread. With
 	 * noise among the candidates, the quiet CPUs are walked first, then
 	 * the noisy ones: key order (penalty, noise, rotation). */
 	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
-		for (uint32_t k = placement_fast_next_step(x, steps, at.k); k <= nw && pick < 0;
-		     k = placement_fast_next_step(x, steps, k + 1)) {
-			uint64_t bits = placement_fast_read(x, words, counts, &at, k, &i);
+		for (uint32_t k = placement_fast_next_step(x, st, steps, at.k); k <= nw && pick < 0;
+		     k = placement_fast_next_step(x, st, steps, k + 1)) {
+			uint64_t bits = placement_fast_read(x, st, words, counts, &at, k, &i);
 
 			if (above)
 				bits &= ~above->bits[i] & ~pen->bits[i];
@@ -219,14 +221,14 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 			for (; bits && pick < 0; bits &= bits - 1) {
 				uint32_t c = i * 64 + (uint32_t)__builtin_ctzll(bits);
 
-				if (!placement_penalty_of(x, c))
+				if (!placement_penalty_of(x, st, c))
 					pick = (int)c;
 			}
 		}
 	}
 	for (int pass = 0; pass < (st->noisy ? 2 : 1) && pick < 0; pass++) {
 		for (uint32_t k = at.k; k <= nw && pick < 0; k++) {
-			uint64_t bits = placement_fast_read(x, words, counts, &at, k, &i) &
+			uint64_t bits = placement_fast_read(x, st, words, counts, &at, k, &i) &
 					(above ? ~above->bits[i] : ~UINT64_C(0));
 
 			if (st->noisy)
@@ -244,16 +246,16 @@ int placement_fast_one(struct placement_ctx *x, uint32_t *ret_level)
 	return pick;
 }
 
-/* A new mark for this answer's picks in x->picked: the marks of earlier
+/* A new mark for this answer's picks in st->picked: the marks of earlier
  * answers are other numbers, so nothing is cleared per answer (only when
  * the count wraps). */
-static inline uint32_t placement_fast_mark(struct placement_ctx *x)
+static inline uint32_t placement_fast_mark(const struct placement_ctx *x, struct placement_state *st)
 {
-	if (++x->picked_mark == 0) {
-		memset(x->picked, 0, x->topo->ncpus * sizeof(*x->picked));
-		x->picked_mark = 1;
+	if (++st->picked_mark == 0) {
+		memset(st->picked, 0, x->topo->ncpus * sizeof(*st->picked));
+		st->picked_mark = 1;
 	}
-	return x->picked_mark;
+	return st->picked_mark;
 }
 
 /*
@@ -282,9 +284,9 @@ static inline uint32_t placement_fast_mark(struct placement_ctx *x)
  * lives in locals across both passes of the hot path; split, a dozen of
  * them would travel by pointer on every answer.
  */
-uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32_t *ret_level)
+uint32_t placement_fast_many(const struct placement_ctx *x, struct placement_state *st, uint16_t *ret_cpus,
+			     uint32_t *ret_level)
 {
-	struct placement_state *st = &x->st;
 	const struct topo *t = x->topo;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
@@ -300,23 +302,23 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	int c = -1, last = -1, low_last = -1;
 	const uint32_t *const sib_off = x->sib_off;
 	const uint16_t *const sib = x->sib;
-	uint32_t *const picked = x->picked;
+	uint32_t *const picked = st->picked;
 	/* picked[cpu] == mark: cpu is a pick of this answer. */
-	const uint32_t mark = placement_fast_mark(x);
+	const uint32_t mark = placement_fast_mark(x, st);
 	/* What placement_busy() compares a sibling's level with. */
 	const uint32_t busy_from = x->cfg.avoid_smt == PLACEMENT_SMT_ALWAYS ? LEVEL_IDLE + 1 : st->below;
 
-	level = placement_fast_level(x, &at);
+	level = placement_fast_level(x, st, &at);
 	if (level == LEVEL_COUNT)
 		return 0;
 	words = placement_level_words(x, level);
 	counts = placement_level_counts(x, level);
 	if (st->claimed) {
-		above = placement_claim_cache_at_least(x, (uint8_t)(level + 1));
-		pen = placement_claim_cache_pen(x);
+		above = placement_claim_cache_at_least(x, st, (uint8_t)(level + 1));
+		pen = placement_claim_cache_pen(x, st);
 	}
 	for (uint32_t k = at.k; k <= x->nwords && c < 0; k++) {
-		uint64_t bits = placement_fast_read(x, words, counts, &at, k, &wi) &
+		uint64_t bits = placement_fast_read(x, st, words, counts, &at, k, &wi) &
 				(above ? ~above->bits[wi] : ~UINT64_C(0));
 
 		if (bits)
@@ -336,16 +338,16 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 	 * summary is cut to the LLC's words: the rest hold none of the
 	 * picks. */
 	if (above) {
-		free_words = placement_claim_cache_free_words(x, above, pen);
+		free_words = placement_claim_cache_free_words(x, st, above, pen);
 		for (uint32_t j = 0; j < PLACEMENT_WORDSET_LEN; j++)
 			free_words.b[j] &= x->llc_words[llc].b[j];
 		steps = &free_words;
 	}
-	for (uint32_t k = placement_fast_next_step(x, steps, at.k); k <= x->nwords && n < count;
-	     k = placement_fast_next_step(x, steps, k + 1)) {
+	for (uint32_t k = placement_fast_next_step(x, st, steps, at.k); k <= x->nwords && n < count;
+	     k = placement_fast_next_step(x, st, steps, k + 1)) {
 		uint64_t bits, want;
 
-		wi = placement_fast_word(x, k);
+		wi = placement_fast_word(x, st, k);
 		want = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] & ~pen->bits[wi] : ~UINT64_C(0));
 		/* With noise, this walk takes quiet CPUs only: count of them
 		 * without a penalty are what the picks, quiet first, are. */
@@ -353,7 +355,7 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 			want &= ~x->cfg.noisy.bits[wi];
 		if (!want)
 			continue;
-		bits = placement_fast_read(x, words, counts, &at, k, &wi) & want;
+		bits = placement_fast_read(x, st, words, counts, &at, k, &wi) & want;
 		for (; bits && n < count; bits &= bits - 1) {
 			const uint32_t cpu = wi * 64 + (uint32_t)__builtin_ctzll(bits);
 			const uint32_t s0 = sib_off[cpu], s1 = sib_off[cpu + 1];
@@ -391,10 +393,10 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		for (uint32_t k = at.k; k <= x->nwords && n < count; k++) {
 			uint64_t bits;
 
-			wi = placement_fast_word(x, k);
+			wi = placement_fast_word(x, st, k);
 			bits = t->llc_cpus[llc].bits[wi] & (above ? ~above->bits[wi] : ~UINT64_C(0));
 			if (bits)
-				bits &= placement_fast_read(x, words, counts, &at, k, &wi);
+				bits &= placement_fast_read(x, st, words, counts, &at, k, &wi);
 			for (; bits && n < count; bits &= bits - 1)
 				ret_cpus[n++] = (uint16_t)(wi * 64 + (uint32_t)__builtin_ctzll(bits));
 		}
@@ -402,12 +404,12 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 			goto check;
 	}
 	/* The level's CPUs in that LLC: only the words it spans are read. */
-	placement_zero(x, low);
+	cpuset_zero_n(low, x->nwords);
 	for (wi = placement_wordset_next(&x->llc_words[llc], 0, x->nwords); wi < x->nwords;
 	     wi = placement_wordset_next(&x->llc_words[llc], wi + 1, x->nwords))
-		low->bits[wi] = placement_level_word(x, words, counts, wi) & t->llc_cpus[llc].bits[wi] &
+		low->bits[wi] = placement_level_word(x, st, words, counts, wi) & t->llc_cpus[llc].bits[wi] &
 			    (above ? ~above->bits[wi] : ~UINT64_C(0));
-	if (!placement_at_least(x, low, count))
+	if (!cpuset_at_least_n(low, count, x->nwords))
 		return 0;
 	for (uint32_t i = 0; i < x->nwords; i++)
 		free.bits[i] = low->bits[i] & (pen ? ~pen->bits[i] : ~UINT64_C(0));
@@ -417,22 +419,22 @@ uint32_t placement_fast_many(struct placement_ctx *x, uint16_t *ret_cpus, uint32
 		/* Penalties only grow within an answer, so the CPUs before the
 		 * last pick in rotation order, picked or found penalised, stay
 		 * out: each pick's walk goes on where the last one stopped. */
-		c = last < 0 ? placement_rot_first(x, &free) : placement_rot_next(x, &free, last);
+		c = last < 0 ? placement_rot_first(x, st, &free) : placement_rot_next(x, st, &free, last);
 		while (c >= 0 && pick < 0) {
-			if (!smt || !placement_penalty_of(x, (uint32_t)c)) {
+			if (!smt || !placement_penalty_of(x, st, (uint32_t)c)) {
 				pick = c;
 				break;
 			}
 			cpuset_clear(&free, (unsigned)c);
-			c = placement_rot_next(x, &free, c);
+			c = placement_rot_next(x, st, &free, c);
 		}
 		/* Else the first left in rotation order: the CPUs of low
 		 * before the last such pick were all picked already. */
 		if (pick >= 0)
 			last = pick;
 		else
-			pick = low_last = low_last < 0 ? placement_rot_first(x, low)
-							: placement_rot_next(x, low, low_last);
+			pick = low_last = low_last < 0 ? placement_rot_first(x, st, low)
+							: placement_rot_next(x, st, low, low_last);
 		ret_cpus[n] = (uint16_t)pick;
 		cpuset_clear(low, (unsigned)pick);
 		cpuset_clear(&free, (unsigned)pick);

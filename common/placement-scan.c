@@ -23,32 +23,32 @@ static uint32_t placement_rank_of(const struct placement_ctx *x, uint32_t level)
 }
 
 /* The level a CPU of rank r was met at (reported in the answer). */
-static uint32_t placement_level_of(const struct placement_ctx *x, uint32_t cpu, uint32_t r)
+static uint32_t placement_level_of(const struct placement_ctx *x, const struct placement_state *st, uint32_t cpu,
+				   uint32_t r)
 {
-	return cpuset_test(&x->st.idle, cpu) ? LEVEL_IDLE : r;
+	return cpuset_test(&st->idle, cpu) ? LEVEL_IDLE : r;
 }
 
 /* Makes the CPUs of bits (word i of the sets) eligible at level. */
-static void placement_add_word(struct placement_ctx *x, uint32_t i, uint64_t bits, uint32_t level)
+static void placement_add_word(const struct placement_ctx *x, struct placement_state *st, uint32_t i, uint64_t bits,
+			       uint32_t level)
 {
-	struct placement_state *st = &x->st;
 	uint32_t r = placement_rank_of(x, level);
 
 	st->rank[r].bits[i] |= bits;
 	st->eligible.bits[i] |= bits;
 	if (level == LEVEL_IDLE)
 		st->idle.bits[i] |= bits;
-	st->cnt[r] += placement_popcount(bits);
+	st->cnt[r] += cpuset_word_count(bits);
 	/* Kind-0 counts matter only when the candidates mix kinds. */
 	if (st->mixed)
-		st->cnt0[r] += placement_popcount(bits & x->kind0.bits[i]);
+		st->cnt0[r] += cpuset_word_count(bits & x->kind0.bits[i]);
 	st->used[r / 64] |= UINT64_C(1) << (r % 64);
 }
 
 /* Takes back a pick whose slot says it is no longer below rtP. */
-static void placement_drop(struct placement_ctx *x, uint32_t cpu, uint32_t level)
+static void placement_drop(const struct placement_ctx *x, struct placement_state *st, uint32_t cpu, uint32_t level)
 {
-	struct placement_state *st = &x->st;
 	uint32_t r = placement_rank_of(x, level);
 
 	cpuset_clear(&st->rank[r], cpu);
@@ -85,7 +85,7 @@ static bool placement_fits(const struct placement_ctx *x, const struct rtplace_c
 	const struct rtplace_cpumask *groups = placement_groups(x, which, &n);
 
 	for (uint32_t g = 0; g < n; g++)
-		if (placement_popcount_and(x, kset, &groups[g]) >= count)
+		if (cpuset_count_and_n(kset, &groups[g], x->nwords) >= count)
 			return true;
 	return false;
 }
@@ -97,42 +97,39 @@ static bool placement_fits(const struct placement_ctx *x, const struct rtplace_c
  * scan. For every CPU: a claim that alone makes it busy (placement_busy())
  * gives its SMT siblings their penalty without reading its slot.
  */
-static void placement_scan_claimed(struct placement_ctx *x)
+static void placement_scan_claimed(const struct placement_ctx *x, struct placement_state *st)
 {
-	struct placement_state *st = &x->st;
 	const struct rtplace_cpumask *claimed, *high;
 
 	static const struct rtplace_cpumask none;
 
-	placement_zero(x, &st->claims);
-	placement_zero(x, &st->barred);
+	cpuset_zero_n(&st->claims, x->nwords);
+	cpuset_zero_n(&st->barred, x->nwords);
 	st->pen_claims = &none;
 	if (!st->claimed)
 		return;
-	claimed = placement_claim_cache_at_least(x, 1);
-	high = placement_claim_cache_at_least(x, (uint8_t)st->below);
+	claimed = placement_claim_cache_at_least(x, st, 1);
+	high = placement_claim_cache_at_least(x, st, (uint8_t)st->below);
 	for (uint32_t i = 0; i < x->nwords; i++) {
 		st->claims.bits[i] = claimed->bits[i] & ~high->bits[i] & st->cand->bits[i];
 		st->barred.bits[i] = high->bits[i] & st->cand->bits[i];
 	}
-	st->pen_claims = placement_claim_cache_pen(x);
+	st->pen_claims = placement_claim_cache_pen(x, st);
 }
 
 /* Eligible CPUs settled at level (rank <= level), of kind 0 only if use0, into ret. */
-static void placement_settled_set(const struct placement_ctx *x, bool use0, uint32_t level, struct rtplace_cpumask *ret)
+static void placement_settled_set(const struct placement_ctx *x, const struct placement_state *st, bool use0,
+				  uint32_t level, struct rtplace_cpumask *ret)
 {
-	const struct placement_state *st = &x->st;
 
-	placement_zero(x, ret);
+	cpuset_zero_n(ret, x->nwords);
 	PLACEMENT_FOREACH_RANK(r, st) {
 		if (r > level)
 			break;
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] |= st->rank[r].bits[i];
+		cpuset_or_n(ret, ret, &st->rank[r], x->nwords);
 	}
 	if (use0)
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] &= x->kind0.bits[i];
+		cpuset_and_n(ret, ret, &x->kind0, x->nwords);
 }
 
 /*
@@ -143,9 +140,8 @@ static void placement_settled_set(const struct placement_ctx *x, bool use0, uint
  * ones, so once the CPUs they would take are all settled, levels above
  * cannot change the outcome.
  */
-static bool placement_decided(struct placement_ctx *x, uint32_t level)
+static bool placement_decided(const struct placement_ctx *x, const struct placement_state *st, uint32_t level)
 {
-	const struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	uint32_t settled = 0, settled0 = 0;
 	struct rtplace_cpumask s;
@@ -166,7 +162,7 @@ static bool placement_decided(struct placement_ctx *x, uint32_t level)
 		return false;
 	if (count == 1)
 		return true;
-	placement_settled_set(x, use0, level, &s);
+	placement_settled_set(x, st, use0, level, &s);
 	if (placement_fits(x, &s, PLACEMENT_GROUP_LLC, count))
 		return true;
 	if (st->possible[use0][PLACEMENT_GROUP_LLC])
@@ -182,11 +178,10 @@ static bool placement_decided(struct placement_ctx *x, uint32_t level)
  * dropped it first asks whether what it has still decides the answer, then
  * reads on from the level where it stopped.
  */
-static void placement_scan(struct placement_ctx *x)
+static void placement_scan(const struct placement_ctx *x, struct placement_state *st)
 {
-	struct placement_state *st = &x->st;
 
-	if (st->next > LEVEL_IDLE && !placement_empty(x, &st->eligible) && placement_decided(x, st->next - 1))
+	if (st->next > LEVEL_IDLE && !cpuset_empty_n(&st->eligible, x->nwords) && placement_decided(x, st, st->next - 1))
 		return;
 	while (st->next < st->below) {
 		__u32 level;
@@ -210,7 +205,7 @@ static void placement_scan(struct placement_ctx *x)
 			/* Unclaimed CPUs rank at the level met, all at once. */
 			bits &= ~st->claims.bits[i] & ~st->barred.bits[i];
 			if (bits)
-				placement_add_word(x, i, bits, level);
+				placement_add_word(x, st, i, bits, level);
 		}
 		if (!any)
 			continue;
@@ -220,22 +215,23 @@ static void placement_scan(struct placement_ctx *x)
 				uint32_t l = placement_claimed(st, c, level);
 
 				if (l < st->below)
-					placement_add_word(x, i, UINT64_C(1) << (c % 64), l);
+					placement_add_word(x, st, i, UINT64_C(1) << (c % 64), l);
 			}
 		}
-		if (!placement_empty(x, &st->eligible) && placement_decided(x, level))
+		if (!cpuset_empty_n(&st->eligible, x->nwords) && placement_decided(x, st, level))
 			return;
 	}
 }
 
 /* The count lowest ranks of the CPUs in m, ascending, into vec. */
-static void placement_sorted_ranks(const struct placement_ctx *x, const struct rtplace_cpumask *m, uint8_t *vec)
+static void placement_sorted_ranks(const struct placement_ctx *x, const struct placement_state *st,
+				   const struct rtplace_cpumask *m, uint8_t *vec)
 {
-	const uint32_t count = x->st.req->count;
+	const uint32_t count = st->req->count;
 	uint32_t i = 0;
 
-	PLACEMENT_FOREACH_RANK(r, &x->st) {
-		uint32_t n = placement_popcount_and(x, &x->st.rank[r], m);
+	PLACEMENT_FOREACH_RANK(r, st) {
+		uint32_t n = cpuset_count_and_n(&st->rank[r], m, x->nwords);
 
 		for (; n > 0 && i < count; n--)
 			vec[i++] = (uint8_t)r;
@@ -248,10 +244,10 @@ static void placement_sorted_ranks(const struct placement_ctx *x, const struct r
  * The best group of kind `which` holding count CPUs of k, into ret.
  * Returns false when no group can.
  */
-static bool placement_best_group(struct placement_ctx *x, const struct rtplace_cpumask *k, enum placement_group which,
+static bool placement_best_group(const struct placement_ctx *x, struct placement_state *st,
+				 const struct rtplace_cpumask *k, enum placement_group which,
 				 struct rtplace_cpumask *ret)
 {
-	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	const int32_t near = st->req->near_cpu;
 	int32_t near_group = near >= 0 ? placement_group_of(x, which, (uint32_t)near) : -1;
@@ -267,22 +263,21 @@ static bool placement_best_group(struct placement_ctx *x, const struct rtplace_c
 		int cmp = 0;
 		bool is_near;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			m.bits[i] = k->bits[i] & groups[g].bits[i];
-		if (!placement_at_least(x, &m, count))
+		cpuset_and_n(&m, k, &groups[g], x->nwords);
+		if (!cpuset_at_least_n(&m, count, x->nwords))
 			continue;
-		placement_sorted_ranks(x, &m, st->vec[cur]);
+		placement_sorted_ranks(x, st, &m, st->vec[cur]);
 		/* Rotation looks only at the CPUs the group would hand out
 		 * (rank up to its worst pick): the scan may have stopped
 		 * before it met the others. */
-		placement_zero(x, &low);
+		cpuset_zero_n(&low, x->nwords);
 		PLACEMENT_FOREACH_RANK(r, st) {
 			if (r > st->vec[cur][count - 1])
 				break;
 			for (uint32_t i = 0; i < x->nwords; i++)
 				low.bits[i] |= st->rank[r].bits[i] & m.bits[i];
 		}
-		rot = placement_rotdist(x, (uint32_t)placement_rot_first(x, &low));
+		rot = placement_rotdist(x, st, (uint32_t)placement_rot_first(x, st, &low));
 		is_near = near_group >= 0 && (uint32_t)near_group == g;
 		if (best >= 0) {
 			/* Worst level first: a group is as good as the slowest
@@ -301,23 +296,21 @@ static bool placement_best_group(struct placement_ctx *x, const struct rtplace_c
 		best = (int)g;
 		best_near = is_near;
 		best_rot = rot;
-		for (uint32_t i = 0; i < x->nwords; i++)
-			ret->bits[i] = m.bits[i];
+		cpuset_copy_n(ret, &m, x->nwords);
 	}
 	return best >= 0;
 }
 
 /* Whether cpu has an SMT sibling that is busy or was picked in this round. */
-static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
+static bool placement_penalty(const struct placement_ctx *x, struct placement_state *st, uint32_t cpu)
 {
-	struct placement_state *st = &x->st;
 	bool pen;
 
 	if (x->cfg.avoid_smt == PLACEMENT_SMT_NEVER)
 		return false;
 	if (cpuset_test(&st->pen_known, cpu))
 		return cpuset_test(&st->pen, cpu);
-	pen = placement_penalty_of(x, cpu);
+	pen = placement_penalty_of(x, st, cpu);
 	cpuset_set(&st->pen_known, cpu);
 	if (pen)
 		cpuset_set(&st->pen, cpu);
@@ -332,14 +325,15 @@ static bool placement_penalty(struct placement_ctx *x, uint32_t cpu)
  * first of the first non-empty tier does. A walk that finds a free CPU
  * early reads only the sibling slots of the CPUs before it.
  */
-static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask *g, int32_t anchor, uint32_t *ret_rank)
+static int placement_pick(const struct placement_ctx *x, struct placement_state *st, const struct rtplace_cpumask *g,
+			  int32_t anchor, uint32_t *ret_rank)
 {
 	const struct topo *t = x->topo;
 	struct rtplace_cpumask tier[2 * PLACEMENT_TIERS];
 	uint32_t r = LEVEL_COUNT, ntiers = 1;
 
-	PLACEMENT_FOREACH_RANK(rr, &x->st) {
-		if (placement_intersects(x, &x->st.rank[rr], g)) {
+	PLACEMENT_FOREACH_RANK(rr, st) {
+		if (cpuset_intersects_n(&st->rank[rr], g, x->nwords)) {
 			r = rr;
 			break;
 		}
@@ -347,8 +341,7 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	if (r == LEVEL_COUNT)
 		return -1;
 	*ret_rank = r;
-	for (uint32_t i = 0; i < x->nwords; i++)
-		tier[0].bits[i] = x->st.rank[r].bits[i] & g->bits[i];
+	cpuset_and_n(&tier[0], &st->rank[r], g, x->nwords);
 	if (anchor >= 0) {
 		/* The anchor, its LLC, its node, the rest (placement.h step 5).
 		 * The anchor need not be online: its LLC and node are those of
@@ -371,7 +364,7 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	/* Interrupt noise orders CPUs within a tier only: each tier becomes
 	 * its quiet CPUs, then its noisy ones. From the last tier down, so
 	 * that no tier is overwritten before it is split. */
-	if (x->st.noisy) {
+	if (st->noisy) {
 		for (uint32_t k = ntiers; k-- > 0;) {
 			for (uint32_t i = 0; i < x->nwords; i++) {
 				uint64_t all = tier[k].bits[i];
@@ -386,14 +379,13 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 	for (uint32_t k = 0; k < ntiers; k++) {
 		struct rtplace_cpumask free;
 
-		for (uint32_t i = 0; i < x->nwords; i++)
-			free.bits[i] = tier[k].bits[i] & ~x->st.pen.bits[i];
-		for (int c = placement_rot_first(x, &free); c >= 0; c = placement_rot_next(x, &free, c))
-			if (!placement_penalty(x, (uint32_t)c))
+		cpuset_andnot_n(&free, &tier[k], &st->pen, x->nwords);
+		for (int c = placement_rot_first(x, st, &free); c >= 0; c = placement_rot_next(x, st, &free, c))
+			if (!placement_penalty(x, st, (uint32_t)c))
 				return c;
 	}
 	for (uint32_t k = 0; k < ntiers; k++) {
-		int c = placement_rot_first(x, &tier[k]);
+		int c = placement_rot_first(x, st, &tier[k]);
 
 		if (c >= 0)
 			return c;
@@ -402,9 +394,9 @@ static int placement_pick(struct placement_ctx *x, const struct rtplace_cpumask 
 }
 
 /* Picks up to count CPUs of the eligible set by the rules in placement.h. */
-static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels)
+static uint32_t placement_select(const struct placement_ctx *x, struct placement_state *st, uint16_t *ret_cpus,
+				 uint8_t *ret_levels)
 {
-	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	const bool smt = x->cfg.avoid_smt != PLACEMENT_SMT_NEVER;
 	int32_t anchor = st->req->near_cpu;
@@ -412,22 +404,22 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
 	uint32_t n = 0;
 
 	cpuset_and(&k, &st->eligible, &x->kind0);
-	if (!placement_at_least(x, &k, count))
+	if (!cpuset_at_least_n(&k, count, x->nwords))
 		k = st->eligible;
 	g = k;
-	if (count > 1 && !placement_best_group(x, &k, PLACEMENT_GROUP_LLC, &g) &&
-	    !placement_best_group(x, &k, PLACEMENT_GROUP_NODE, &g))
+	if (count > 1 && !placement_best_group(x, st, &k, PLACEMENT_GROUP_LLC, &g) &&
+	    !placement_best_group(x, st, &k, PLACEMENT_GROUP_NODE, &g))
 		g = k;
 	st->pen = *st->pen_claims;
 	st->pen_known = *st->pen_claims;
 	while (n < count) {
 		uint32_t r;
-		int best = placement_pick(x, &g, anchor, &r);
+		int best = placement_pick(x, st, &g, anchor, &r);
 
 		if (best < 0)
 			break;
 		ret_cpus[n] = (uint16_t)best;
-		ret_levels[n] = (uint8_t)placement_level_of(x, (uint32_t)best, r);
+		ret_levels[n] = (uint8_t)placement_level_of(x, st, (uint32_t)best, r);
 		n++;
 		cpuset_clear(&g, (unsigned)best);
 		if (anchor < 0)
@@ -447,9 +439,8 @@ static uint32_t placement_select(struct placement_ctx *x, uint16_t *ret_cpus, ui
  * candidates of a request with neither allowed set nor node, from what
  * the context knows; for a count of 1 the scan never asks.
  */
-static void placement_possible(struct placement_ctx *x)
+static void placement_possible(const struct placement_ctx *x, struct placement_state *st)
 {
-	struct placement_state *st = &x->st;
 	const uint32_t count = st->req->count;
 	struct rtplace_cpumask cand0;
 
@@ -472,35 +463,35 @@ static void placement_possible(struct placement_ctx *x)
  * picks, redone without any pick whose slot has moved on. Writes the
  * picks and their levels; returns how many (0: none below rtP).
  */
-uint32_t placement_general(struct placement_ctx *x, uint16_t *ret_cpus, uint8_t *ret_levels)
+uint32_t placement_general(const struct placement_ctx *x, struct placement_state *st, uint16_t *ret_cpus,
+			   uint8_t *ret_levels)
 {
-	struct placement_state *st = &x->st;
 	uint32_t n = 0;
 
-	placement_possible(x);
+	placement_possible(x, st);
 	/* Only the ranks the last answer used hold anything. */
 	PLACEMENT_FOREACH_RANK(rr, st) {
-		placement_zero(x, &st->rank[rr]);
+		cpuset_zero_n(&st->rank[rr], x->nwords);
 		st->cnt[rr] = st->cnt0[rr] = 0;
 	}
 	st->used[0] = st->used[1] = 0;
-	placement_zero(x, &st->seen);
-	placement_zero(x, &st->eligible);
-	placement_zero(x, &st->idle);
-	placement_scan_claimed(x);
+	cpuset_zero_n(&st->seen, x->nwords);
+	cpuset_zero_n(&st->eligible, x->nwords);
+	cpuset_zero_n(&st->idle, x->nwords);
+	placement_scan_claimed(x, st);
 	/* The map may carry a stale bit (see cpupri_set()): a pick whose slot
 	 * now says offline or >= rtP is dropped, the scan resumed if what is
 	 * left no longer decides the answer, and the choice redone. Only the
 	 * picks' slots are read, not those of every CPU met. */
 	for (bool dropped = true; dropped;) {
 		dropped = false;
-		placement_scan(x);
-		n = placement_select(x, ret_cpus, ret_levels);
+		placement_scan(x, st);
+		n = placement_select(x, st, ret_cpus, ret_levels);
 		for (uint32_t i = 0; i < n; i++) {
 			__u32 slot = placement_slot_level(x, ret_cpus[i]);
 
 			if (slot == LEVEL_OFFLINE || slot >= st->below) {
-				placement_drop(x, ret_cpus[i], ret_levels[i]);
+				placement_drop(x, st, ret_cpus[i], ret_levels[i]);
 				dropped = true;
 			}
 		}

@@ -17,13 +17,12 @@
 #include "placement-core.h"
 
 /* placement_candidates() for a request with an allowed set or a node. */
-static void placement_candidates_of(struct placement_ctx *x)
+static void placement_candidates_of(const struct placement_ctx *x, struct placement_state *st)
 {
-	struct placement_state *st = &x->st;
 	const struct placement_request *req = st->req;
 	struct rtplace_cpumask cand0;
 
-	if (placement_allowed_empty(x, &req->allowed)) {
+	if (cpuset_empty_below(&req->allowed, x->nwords, x->last_word)) {
 		st->mask = &x->node_mask[req->node];
 		cpuset_and(&st->cand_buf, &x->base, &x->topo->node_cpus[req->node]);
 	} else {
@@ -40,12 +39,11 @@ static void placement_candidates_of(struct placement_ctx *x)
 
 /* The answer's candidates (st.cand, st.mask, st.mixed): the context's
  * base for the usual request, with neither allowed set nor node. */
-static inline void placement_candidates(struct placement_ctx *x)
+static inline void placement_candidates(const struct placement_ctx *x, struct placement_state *st)
 {
-	struct placement_state *st = &x->st;
 
-	if (st->req->node >= 0 || !placement_allowed_empty(x, &st->req->allowed)) {
-		placement_candidates_of(x);
+	if (st->req->node >= 0 || !cpuset_empty_below(&st->req->allowed, x->nwords, x->last_word)) {
+		placement_candidates_of(x, st);
 		return;
 	}
 	st->cand = &x->base;
@@ -105,9 +103,8 @@ static inline int placement_check(const struct topo *t, const struct placement_r
  * "none below the priority". Read on empty answers only, as one more level
  * of the scan: the offline level's words of the candidates' shards.
  */
-static bool placement_all_offline(const struct placement_ctx *x)
+static bool placement_all_offline(const struct placement_ctx *x, const struct placement_state *st)
 {
-	const struct placement_state *st = &x->st;
 	struct rtplace_cpumask off;
 
 	cpupri_level_cpus(x->view, LEVEL_OFFLINE, st->mask, &off);
@@ -117,13 +114,32 @@ static bool placement_all_offline(const struct placement_ctx *x)
 	return true;
 }
 
-/* placement_ctx_choose() and placement_ctx_choose_stamped(): stamp 0 for
- * claims without one. */
-static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
-				uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
-				struct placement_result *ret)
+/* Starts st on an answer to req: the request's fields, the rotation
+ * origin, the claims (none when none is claimed) and the candidates. */
+static inline void placement_state_start(const struct placement_ctx *x, struct placement_state *st,
+					 const struct placement_request *req, const struct placement_claims *claims,
+					 const uint32_t *rotor)
 {
-	struct placement_state *st = &x->st;
+	const uint32_t ncpus = x->topo->ncpus;
+
+	st->req = req;
+	st->claimed = claims ? claims->level : NULL;
+	st->below = level_from_rt_priority(req->prio);
+	/* The cursor is ours and below ncpus; a division only for one that is not. */
+	st->start = !rotor ? 0 : *rotor < ncpus ? *rotor : *rotor % ncpus;
+	st->next = LEVEL_IDLE;
+	st->claim_sets_held = 0;
+	if (st->claimed && placement_claim_cache_sync(x, st, claims->stamp))
+		st->claimed = NULL;
+	placement_candidates(x, st);
+}
+
+/* placement_ctx_choose() and placement_ctx_choose_stamped(): claims NULL
+ * for none, stamp 0 for claims without a stamp. */
+static int placement_ctx_answer(const struct placement_ctx *x, struct placement_state *st,
+				const struct placement_claims *claims, uint32_t *rotor, const struct placement_request *req,
+				struct rtplace_reason *reason, struct placement_result *ret)
+{
 	const struct topo *t = x->topo;
 	uint32_t n = 0;
 	int r;
@@ -139,35 +155,26 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 	}
 	if (r < 0)
 		goto out;
-	st->req = req;
-	st->claimed = claimed_level;
-	st->below = level_from_rt_priority(req->prio);
-	/* The cursor is ours and below ncpus; a division only for one that is not. */
-	st->start = !rotor ? 0 : *rotor < t->ncpus ? *rotor : *rotor % t->ncpus;
-	st->next = LEVEL_IDLE;
-	st->claim_sets_held = 0;
-	if (st->claimed && placement_claim_cache_sync(x, stamp))
-		st->claimed = NULL;
-	placement_candidates(x);
-	if (st->cand == &x->base ? x->base_empty : placement_empty(x, st->cand)) {
+	placement_state_start(x, st, req, claims, rotor);
+	if (st->cand == &x->base ? x->base_empty : cpuset_empty_n(st->cand, x->nwords)) {
 		r = -ENODEV;
 		placement_say(reason, PLACEMENT_REASON_NO_CANDIDATE);
 		goto out;
 	}
 	/* Noise among the candidates: the fast paths walk the quiet CPUs
 	 * first, or leave the answer to the general path's tiers. */
-	st->noisy = !x->noisy_none && placement_intersects(x, st->cand, &x->cfg.noisy);
+	st->noisy = !x->noisy_none && cpuset_intersects_n(st->cand, &x->cfg.noisy, x->nwords);
 	if (req->near_cpu < 0 && x->cfg.prefer_idle && !st->mixed) {
 		uint32_t level;
 
 		if (req->count == 1) {
-			int c = placement_fast_one(x, &level);
+			int c = placement_fast_one(x, st, &level);
 
 			n = c >= 0 ? 1 : 0;
 			if (c >= 0)
 				ret->cpus[0] = (uint16_t)c;
 		} else {
-			n = placement_fast_many(x, ret->cpus, &level);
+			n = placement_fast_many(x, st, ret->cpus, &level);
 		}
 		if (n > 0) {
 			/* Eight at once for the common counts: one store, no call
@@ -181,9 +188,9 @@ static int placement_ctx_answer(struct placement_ctx *x, const uint8_t *claimed_
 			goto found;
 		}
 	}
-	n = placement_general(x, ret->cpus, ret->levels);
+	n = placement_general(x, st, ret->cpus, ret->levels);
 	if (n == 0) {
-		bool offline = placement_all_offline(x);
+		bool offline = placement_all_offline(x, st);
 
 		r = offline ? -ENODEV : -ENOENT;
 		placement_say(reason, offline ? PLACEMENT_REASON_NO_CANDIDATE : PLACEMENT_REASON_NONE_BELOW);
@@ -220,8 +227,9 @@ static uint32_t placement_worst(const struct placement_result *r)
  * rest is at a lower level (or gives more CPUs). Each try works on its own
  * copy of the cursor; only the answer given moves it.
  */
-static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claimed_level, uint64_t stamp,
-				   uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
+static int placement_ctx_isolation(const struct placement_ctx *x, struct placement_state *st,
+				   const struct placement_claims *claims, uint32_t *rotor,
+				   const struct placement_request *req, struct rtplace_reason *reason,
 				   struct placement_result *ret)
 {
 	const struct placement_config *c = &x->cfg;
@@ -238,10 +246,10 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 	int r, r_rest;
 
 	if (mode == PLACEMENT_ISOLATED_IGNORE || placement_check(x->topo, req, NULL) < 0)
-		return placement_ctx_answer(x, claimed_level, stamp, rotor, req, reason, ret);
+		return placement_ctx_answer(x, st, claims, rotor, req, reason, ret);
 	iso = *req;
 	rest = *req;
-	if (placement_allowed_empty(x, &iso.allowed))
+	if (cpuset_empty_below(&iso.allowed, x->nwords, x->last_word))
 		iso.allowed = c->managed;
 	rest.allowed = iso.allowed;
 	cpuset_and(&iso.allowed, &iso.allowed, &c->isolated);
@@ -259,16 +267,16 @@ static int placement_ctx_isolation(struct placement_ctx *x, const uint8_t *claim
 		return -ENODEV;
 	}
 	if (mode != PLACEMENT_ISOLATED_PREFER)
-		return placement_ctx_answer(x, claimed_level, stamp, rotor,
-					    mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, reason, ret);
+		return placement_ctx_answer(x, st, claims, rotor, mode == PLACEMENT_ISOLATED_ONLY ? &iso : &rest, reason,
+					    ret);
 	other = malloc(sizeof(*other));
 	if (!other) {
 		ret->n = 0;
 		placement_say(reason, PLACEMENT_REASON_NO_MEMORY);
 		return -ENOMEM;
 	}
-	r = placement_ctx_answer(x, claimed_level, stamp, &rot_iso, &iso, reason, ret);
-	r_rest = placement_ctx_answer(x, claimed_level, stamp, &rot_rest, &rest, &other->reason, &other->res);
+	r = placement_ctx_answer(x, st, claims, &rot_iso, &iso, reason, ret);
+	r_rest = placement_ctx_answer(x, st, claims, &rot_rest, &rest, &other->reason, &other->res);
 	if (r_rest == 0 && (r < 0 || other->res.n > ret->n ||
 			    (other->res.n == ret->n && placement_worst(&other->res) < placement_worst(ret)))) {
 		r = 0;
@@ -305,25 +313,43 @@ enum placement_isolated placement_isolated_mode(const struct placement_config *c
 	return mode;
 }
 
-int placement_ctx_choose(struct placement_ctx *x, const uint8_t *claimed_level, uint32_t *rotor,
-			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret)
+/* An answer asked with the state of another context: its sets and sizes
+ * are not this context's. Out of line: no caller of the daemon's or of
+ * local reads ever takes this path. */
+static __attribute__((noinline, cold)) int placement_state_refuse(struct placement_result *ret,
+								  struct rtplace_reason *reason)
 {
-	/* No isolated CPU (the context knows): no rule, no frame for one. */
-	if (x->isolated_none)
-		return placement_ctx_answer(x, claimed_level, 0, rotor, req, reason, ret);
-	return placement_ctx_isolation(x, claimed_level, 0, rotor, req, reason, ret);
+	ret->n = 0;
+	ret->level = LEVEL_OFFLINE;
+	placement_say(reason, PLACEMENT_REASON_BAD_STATE);
+	return -EINVAL;
 }
 
-int placement_ctx_choose_stamped(struct placement_ctx *x, const struct placement_claims *claims, uint32_t *rotor,
+int placement_ctx_choose(const struct placement_ctx *x, struct placement_state *st, const uint8_t *claimed_level,
+			 uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
+			 struct placement_result *ret)
+{
+	/* Claims without a stamp: compared at every answer. */
+	const struct placement_claims claims = { .level = claimed_level, .stamp = 0 };
+
+	if (st->ctx != x)
+		return placement_state_refuse(ret, reason);
+	/* No isolated CPU (the context knows): no rule, no frame for one. */
+	if (x->isolated_none)
+		return placement_ctx_answer(x, st, &claims, rotor, req, reason, ret);
+	return placement_ctx_isolation(x, st, &claims, rotor, req, reason, ret);
+}
+
+int placement_ctx_choose_stamped(const struct placement_ctx *x, struct placement_state *st,
+				 const struct placement_claims *claims, uint32_t *rotor,
 				 const struct placement_request *req, struct rtplace_reason *reason,
 				 struct placement_result *ret)
 {
-	const uint8_t *level = claims ? claims->level : NULL;
-	const uint64_t stamp = claims ? claims->stamp : 0;
-
+	if (st->ctx != x)
+		return placement_state_refuse(ret, reason);
 	if (x->isolated_none)
-		return placement_ctx_answer(x, level, stamp, rotor, req, reason, ret);
-	return placement_ctx_isolation(x, level, stamp, rotor, req, reason, ret);
+		return placement_ctx_answer(x, st, claims, rotor, req, reason, ret);
+	return placement_ctx_isolation(x, st, claims, rotor, req, reason, ret);
 }
 
 int placement_choose(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
@@ -331,6 +357,7 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 		     struct rtplace_reason *reason, struct placement_result *ret)
 {
 	struct placement_ctx *x = NULL;
+	struct placement_state *st = NULL;
 	int r;
 
 	ret->n = 0;
@@ -339,19 +366,22 @@ int placement_choose(const struct placement_config *cfg, const struct topo *t, c
 	if (r < 0)
 		goto out;
 	r = placement_ctx_new(cfg, t, v, &x);
+	if (r == 0)
+		r = placement_state_new(x, &st);
 	if (r < 0) {
 		placement_say(reason, PLACEMENT_REASON_NO_MEMORY);
 		goto out;
 	}
-	r = placement_ctx_choose(x, claimed_level, rotor, req, reason, ret);
+	r = placement_ctx_choose(x, st, claimed_level, rotor, req, reason, ret);
 out:
+	placement_state_free(st);
 	placement_ctx_free(x);
 	return r;
 }
 
-int placement_ctx_pick(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
-		       const struct rtplace_cpumask *allowed, int near, uint32_t level, struct placement_result *scratch,
-		       int *ret_cpu)
+int placement_ctx_pick(const struct placement_ctx *ctx, struct placement_state *st, const uint8_t *claimed_level,
+		       uint32_t *rotor, const struct rtplace_cpumask *allowed, int near, uint32_t level,
+		       struct placement_result *scratch, int *ret_cpu)
 {
 	struct placement_request req = { .prio = level_rt_priority(level), .count = 1, .node = -1, .near_cpu = near };
 	int r;
@@ -359,7 +389,7 @@ int placement_ctx_pick(struct placement_ctx *ctx, const uint8_t *claimed_level, 
 	if (req.prio <= 0)
 		return -EINVAL;
 	req.allowed = *allowed;
-	r = placement_ctx_choose(ctx, claimed_level, rotor, &req, NULL, scratch);
+	r = placement_ctx_choose(ctx, st, claimed_level, rotor, &req, NULL, scratch);
 	if (r == 0)
 		*ret_cpu = scratch->cpus[0];
 	return r;

@@ -2,8 +2,8 @@
 /*
  * Placement: which CPUs for an RT thread of priority P (DESIGN §5). Pure
  * code: it reads the cpupri map through a view, the topology snapshot and
- * the claims array it is given, and writes only its result and the caller's
- * rotation cursor. No syscalls, no globals, so the daemon, rtplace-run's
+ * the claims array it is given, and writes only its result, the caller's
+ * rotation cursor and the caller's placement state. No syscalls, no globals, so the daemon, rtplace-run's
  * local fallback and the unit tests run the same decision.
  *
  * The decision, in order (every step is a rule of DESIGN §5):
@@ -82,6 +82,7 @@
 #define PLACEMENT_REASON_BAD_NODE "no such NUMA node"
 #define PLACEMENT_REASON_BAD_NEAR "no such near CPU"
 #define PLACEMENT_REASON_NO_MEMORY "out of memory"
+#define PLACEMENT_REASON_BAD_STATE "placement state of another context"
 
 /* [placement] avoid-smt-siblings = never|rt|always */
 enum placement_smt {
@@ -180,41 +181,54 @@ enum placement_isolated placement_isolated_mode(const struct placement_config *c
 /*
  * A placement context: what every answer derives from the configuration,
  * the topology and the map's geometry (candidate sets and their map masks,
- * SMT sibling lists, the bit <-> CPU translation), built once, plus the
- * scratch space one answer works in. placement_choose() builds one per call;
- * a caller that answers often (rtplaced) keeps one, and a query then costs
- * what its answer needs: a count-1 query on an idle 480-CPU map reads a few
- * map words and the slots of the CPUs it looks at, not O(ncpus).
+ * SMT sibling lists, the bit <-> CPU translation), built once. A placement
+ * state: what answering writes, the working set of one answer and the
+ * caches its owner's answers share (the sets derived from the claims,
+ * kept while they stay the same). placement_choose() builds both per
+ * call; a caller that answers often (rtplaced) keeps them, and a query
+ * then costs what its answer needs: a count-1 query on an idle 480-CPU
+ * map reads a few map words and the slots of the CPUs it looks at, not
+ * O(ncpus).
  *
  * Lifetime: the context copies *cfg and keeps t and v, which must outlive
  * it unchanged while it answers (the topology as topo_finish() left it, the
  * view's map mapped). Rebuild it whenever the configuration changes (a
  * reload) or the topology is refreshed (a refresh may replace *t in place:
  * the stale context may then still be freed, nothing else); map levels and
- * claims are read live at every answer and need no rebuild. One answer at a time per context: it is the
- * caller's scratch space, not shared state (one per thread).
+ * claims are read live at every answer and need no rebuild. A state is
+ * made for one context (placement_state_new()) and is rebuilt with it: an
+ * answer with the state of another context is refused (-EINVAL).
  *
- * placement_ctx_new() returns 0 or -ENOMEM.
+ * Sharing: an answer only reads the context, and writes the state it is
+ * given. One answer at a time per state (one state per thread); threads
+ * may share a context, each with its own state, as long as nobody
+ * changes the context meanwhile (placement_ctx_set_noisy()).
+ *
+ * placement_ctx_new() and placement_state_new() return 0 or -ENOMEM.
  */
 struct placement_ctx;
+struct placement_state;
 
 int placement_ctx_new(const struct placement_config *cfg, const struct topo *t, const struct cpupri_view *v,
 		      struct placement_ctx **ret);
 void placement_ctx_free(struct placement_ctx *ctx);
+int placement_state_new(const struct placement_ctx *ctx, struct placement_state **ret);
+void placement_state_free(struct placement_state *st);
 
 /* Replaces the context's copy of cfg->noisy: the noise is measured more
  * often than the rest of the configuration changes, and needs no rebuild.
- * Copies one set (O(CPUSET_WORDS)). */
+ * Copies one set (O(CPUSET_WORDS)); not while the context answers. */
 void placement_ctx_set_noisy(struct placement_ctx *ctx, const struct rtplace_cpumask *noisy);
 
-/* placement_choose() with the context's cfg, t and v: same answers, same
- * returns (never -ENOMEM: the context holds all it needs). The claims are
- * compared with the context's copy of them at every answer (ncpus bytes):
- * what the context derives from them (the sets of claimed CPUs, the
- * penalties they give, the words they leave free) is kept while they stay
- * the same. */
-int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
-			 const struct placement_request *req, struct rtplace_reason *reason, struct placement_result *ret);
+/* placement_choose() with the context's cfg, t and v, writing st: same
+ * answers, same returns (never -ENOMEM: the context and the state hold
+ * all they need). The claims are compared with the state's copy of them
+ * at every answer (ncpus bytes): what the state derives from them (the
+ * sets of claimed CPUs, the penalties they give, the words they leave
+ * free) is kept while they stay the same. */
+int placement_ctx_choose(const struct placement_ctx *ctx, struct placement_state *st, const uint8_t *claimed_level,
+			 uint32_t *rotor, const struct placement_request *req, struct rtplace_reason *reason,
+			 struct placement_result *ret);
 
 /*
  * One CPU of allowed for one thread at level (a move, a push, a
@@ -223,9 +237,9 @@ int placement_ctx_choose(struct placement_ctx *ctx, const uint8_t *claimed_level
  * -EINVAL for a level that is not RT, else placement_ctx_choose()'s
  * -errno (placement_pick_reason() words it).
  */
-int placement_ctx_pick(struct placement_ctx *ctx, const uint8_t *claimed_level, uint32_t *rotor,
-		       const struct rtplace_cpumask *allowed, int near, uint32_t level, struct placement_result *scratch,
-		       int *ret_cpu);
+int placement_ctx_pick(const struct placement_ctx *ctx, struct placement_state *st, const uint8_t *claimed_level,
+		       uint32_t *rotor, const struct rtplace_cpumask *allowed, int near, uint32_t level,
+		       struct placement_result *scratch, int *ret_cpu);
 
 /* What a requester is told of a failed pick r: why, and the error it gets
  * (-EBUSY when no CPU fits, else r). */
@@ -244,10 +258,11 @@ struct placement_claims {
 };
 
 /* placement_ctx_choose() with stamped claims (NULL: none): same answers,
- * but while the stamp is the one the context last took its copy under,
- * the claims are not compared again, so an answer reads none of them
- * beyond what it derived once. A new stamp costs one comparison. */
-int placement_ctx_choose_stamped(struct placement_ctx *ctx, const struct placement_claims *claims, uint32_t *rotor,
+ * but while the stamp is the one the state last took its copy under, the
+ * claims are not compared again, so an answer reads none of them beyond
+ * what it derived once. A new stamp costs one comparison. */
+int placement_ctx_choose_stamped(const struct placement_ctx *ctx, struct placement_state *st,
+				 const struct placement_claims *claims, uint32_t *rotor,
 				 const struct placement_request *req, struct rtplace_reason *reason,
 				 struct placement_result *ret);
 

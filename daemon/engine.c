@@ -33,6 +33,7 @@ struct engine {
 	struct auth_policy policy;       /* [moves]: what moves and claims may do */
 	struct rtplace_cpumask housekeeping; /* housekeeping-cpus, or derived from isolation */
 	struct placement_ctx *pctx;      /* derived from pcfg, topo and view; rebuilt on reload */
+	struct placement_state *pstate;  /* what answering writes; made for pctx, rebuilt with it */
 	uint32_t rotor;                  /* every answer's and every pick's */
 	struct placement_result picked;  /* engine_pick()'s answer: no allocation per pick */
 	struct claims *claims;
@@ -78,15 +79,22 @@ void engine_irqnoise_sampled(struct engine *e)
  * had. */
 static void engine_placement_rules(struct engine *e)
 {
-	struct placement_ctx *pctx;
+	struct placement_ctx *pctx = NULL;
+	struct placement_state *pstate = NULL;
 
 	config_placement(&e->cfg, e->topo, &e->host.iso.isolated, &e->pcfg);
 	config_housekeeping(&e->cfg, e->topo, &e->host.iso.isolated, &e->housekeeping);
 	engine_noisy(e);
-	if (e->pctx && placement_ctx_new(&e->pcfg, e->topo, &e->view, &pctx) == 0) {
-		placement_ctx_free(e->pctx);
-		e->pctx = pctx;
+	if (!e->pctx || placement_ctx_new(&e->pcfg, e->topo, &e->view, &pctx) < 0)
+		return;
+	if (placement_state_new(pctx, &pstate) < 0) {
+		placement_ctx_free(pctx);
+		return;
 	}
+	placement_state_free(e->pstate);
+	placement_ctx_free(e->pctx);
+	e->pctx = pctx;
+	e->pstate = pstate;
 }
 
 void engine_configure(struct engine *e, const struct config *cfg)
@@ -343,7 +351,7 @@ int engine_place(struct engine *e, const struct placement_request *req, struct r
 
 	/* Leases that ran out free their CPUs for this answer. */
 	engine_expire_due(e);
-	r = placement_ctx_choose_stamped(e->pctx, claims_stamped(e->claims), &e->rotor, req, why, ret);
+	r = placement_ctx_choose_stamped(e->pctx, e->pstate, claims_stamped(e->claims), &e->rotor, req, why, ret);
 	snapshot_rotor(&e->snap, e->rotor);
 	return r;
 }
@@ -355,14 +363,14 @@ int engine_place_dry(struct engine *e, const struct placement_request *req, stru
 
 	engine_expire_due(e);
 	*ret_claimed = claims_levels(e->claims);
-	return placement_ctx_choose_stamped(e->pctx, claims_stamped(e->claims), &rotor, req, why, ret);
+	return placement_ctx_choose_stamped(e->pctx, e->pstate, claims_stamped(e->claims), &rotor, req, why, ret);
 }
 
 int engine_pick(struct engine *e, const struct rtplace_cpumask *allowed, int near, uint32_t level,
 		const uint8_t *claimed, int *ret_cpu)
 {
-	int r = placement_ctx_pick(e->pctx, claimed ? claimed : claims_levels(e->claims), &e->rotor, allowed, near,
-				   level, &e->picked, ret_cpu);
+	int r = placement_ctx_pick(e->pctx, e->pstate, claimed ? claimed : claims_levels(e->claims), &e->rotor,
+				   allowed, near, level, &e->picked, ret_cpu);
 
 	snapshot_rotor(&e->snap, e->rotor);
 	return r;
@@ -578,6 +586,8 @@ static int engine_build(struct engine *e, const struct engine_opts *opts)
 	if (r == 0)
 		r = placement_ctx_new(&e->pcfg, e->topo, &e->view, &e->pctx);
 	if (r == 0)
+		r = placement_state_new(e->pctx, &e->pstate);
+	if (r == 0)
 		r = snapshot_new(e->topo, levels_source_map_fd(opts->levels), map_size, &e->snap);
 	if (r == 0) {
 		e->snap_later = event_new(e->base, -1, 0, engine_snap_later_cb, e);
@@ -636,6 +646,7 @@ void engine_free(struct engine *e)
 	isolation_free(e->iso);
 	claims_state_free(e->state);
 	claims_free(e->claims);
+	placement_state_free(e->pstate);
 	placement_ctx_free(e->pctx);
 	cpupri_view_close(&e->view);
 	if (e->snap_later)

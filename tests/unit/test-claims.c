@@ -478,6 +478,7 @@ static void test_stamp_follows_levels(void **state)
 	struct cpupri_view view;
 	struct placement_config cfg;
 	struct placement_ctx *ctx;
+	struct placement_state *st;
 	struct placement_result *got = malloc(sizeof(*got)), *want = malloc(sizeof(*want));
 	struct claims *c, *other;
 	uint32_t ids[NLIVE] = { 0 }, rotor = 0, changes = 0;
@@ -493,6 +494,7 @@ static void test_stamp_follows_levels(void **state)
 	assert_int_equal(cpupri_view_open(map, geom.size, &view), 0);
 	cfg = (struct placement_config){ .managed = t->online, .prefer_idle = true, .avoid_smt = PLACEMENT_SMT_RT };
 	assert_int_equal(placement_ctx_new(&cfg, t, &view, &ctx), 0);
+	assert_int_equal(placement_state_new(ctx, &st), 0);
 	assert_int_equal(claims_new(16, &c), 0);
 	assert_int_equal(claims_new(16, &other), 0);
 	assert_true(claims_stamped(c)->stamp != 0);
@@ -563,7 +565,7 @@ static void test_stamp_follows_levels(void **state)
 			int r, rr;
 
 			cpuset_zero(&req.allowed);
-			r = placement_ctx_choose_stamped(ctx, claims_stamped(c), &rotor, &req, NULL, got);
+			r = placement_ctx_choose_stamped(ctx, st, claims_stamped(c), &rotor, &req, NULL, got);
 			rr = placement_choose(&cfg, t, &view, claims_levels(c), &rotor_want, &req, NULL, want);
 			if (r != rr || got->n != want->n || rotor != rotor_want ||
 			    memcmp(got->cpus, want->cpus, got->n * sizeof(got->cpus[0])) != 0)
@@ -575,6 +577,7 @@ static void test_stamp_follows_levels(void **state)
 	assert_true(changes > STEPS / 4);
 	claims_free(other);
 	claims_free(c);
+	placement_state_free(st);
 	placement_ctx_free(ctx);
 	cpupri_view_close(&view);
 	free(map);

@@ -5,8 +5,8 @@
  * (daemon/snapshot.c), published as rtplaced publishes them, and every
  * request is answered twice, by librtplace's local path (client/local-read.c
  * over read-only mappings of the descriptors) and by what rtplaced's QUERY
- * handler runs (placement_ctx_choose_stamped() on the daemon's own context
- * and rotor), which must agree on every CPU, level and reason. The map's
+ * handler runs (placement_ctx_choose_stamped() on the daemon's own context,
+ * state and rotor), which must agree on every CPU, level and reason. The map's
  * levels change at random here, which the simulated daemon never does (its
  * levels change with claims only); test-local-reads runs the same against
  * the real daemon over the socket. Also: a writable mapping, mprotect() to
@@ -48,6 +48,7 @@ struct side {
 	struct placement_config cfg;
 	struct rtplace_cpumask housekeeping;
 	struct placement_ctx *ctx;
+	struct placement_state *st;
 	uint8_t claimed[RTPLACE_MAX_CPUS];
 	struct placement_claims claims;
 	struct rtplace_local *local;
@@ -78,9 +79,11 @@ static void side_config(struct side *sd, uint64_t *rng)
 		for (uint32_t c = 0; c < sd->t->ncpus; c++)
 			if (cpuset_test(&sd->t->online, c) && test_rand_below(rng, 4) == 0)
 				cpuset_set(&sd->cfg.noisy, c);
+	placement_state_free(sd->st);
 	placement_ctx_free(sd->ctx);
 	sd->ctx = NULL;
 	assert_int_equal(placement_ctx_new(&sd->cfg, sd->t, &sd->view, &sd->ctx), 0);
+	assert_int_equal(placement_state_new(sd->ctx, &sd->st), 0);
 }
 
 /* A side over topology name, its configuration drawn from rng; side_free()
@@ -119,6 +122,7 @@ static struct side *side_new(const char *name, uint64_t *rng)
 static void side_free(struct side *sd)
 {
 	local_close(sd->local);
+	placement_state_free(sd->st);
 	placement_ctx_free(sd->ctx);
 	cpupri_view_close(&sd->view);
 	snapshot_free(&sd->snap);
@@ -176,7 +180,7 @@ static void differential(const char *name, uint64_t seed)
 						  .node = q.node, .near_cpu = q.near_cpu,
 						  .normal = q.flags & RTPLACE_QUERY_F_NORMAL };
 		rl = local_query(sd->local, &q, &lr);
-		rd = placement_ctx_choose_stamped(sd->ctx, &sd->claims, &sd->rotor, &req, &sd->why, &sd->res);
+		rd = placement_ctx_choose_stamped(sd->ctx, sd->st, &sd->claims, &sd->rotor, &req, &sd->why, &sd->res);
 		snapshot_rotor(&sd->snap, sd->rotor);
 		if (rd == -EINVAL) {
 			assert_int_equal(rl, -EINVAL);

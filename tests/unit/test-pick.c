@@ -37,6 +37,7 @@ struct fixture {
 	struct refmodel_map map;
 	struct placement_config cfg;
 	struct placement_ctx *ctx;
+	struct placement_state *st;
 	uint32_t rotor;
 	struct placement_result scratch;
 };
@@ -52,7 +53,7 @@ static int setup(void **state)
 		refmodel_map_set(&f->map, c, LEVEL_IDLE);
 	cpuset_set(&f->cfg.managed, 0);
 	cpuset_set(&f->cfg.managed, 1);
-	if (placement_ctx_new(&f->cfg, f->t, &f->map.view, &f->ctx) < 0)
+	if (placement_ctx_new(&f->cfg, f->t, &f->map.view, &f->ctx) < 0 || placement_state_new(f->ctx, &f->st) < 0)
 		return -1;
 	*state = f;
 	return 0;
@@ -62,6 +63,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	placement_state_free(f->st);
 	placement_ctx_free(f->ctx);
 	refmodel_map_close(&f->map);
 	topo_free(f->t);
@@ -75,7 +77,8 @@ static void test_pick_found(void **state)
 	int cpu = -1;
 
 	refmodel_map_set(&f->map, 0, LEVEL_RT1 + 59);
-	assert_int_equal(placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49, &f->scratch, &cpu), 0);
+	assert_int_equal(placement_ctx_pick(f->ctx, f->st, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49,
+			 &f->scratch, &cpu), 0);
 	assert_int_equal(cpu, 1);
 }
 
@@ -89,7 +92,7 @@ static void test_pick_none_below(void **state)
 
 	refmodel_map_set(&f->map, 0, LEVEL_RT1 + 59);
 	refmodel_map_set(&f->map, 1, LEVEL_RT1 + 49);
-	r = placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
+	r = placement_ctx_pick(f->ctx, f->st, NULL, &f->rotor, &f->t->online, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
 	assert_int_equal(r, -ENOENT);
 	assert_int_equal(cpu, -1);
 	assert_int_equal(placement_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
@@ -104,7 +107,7 @@ static void test_pick_no_managed_cpu(void **state)
 	int cpu = -1, r;
 
 	cpuset_set(&housekeeping, 3);
-	r = placement_ctx_pick(f->ctx, NULL, &f->rotor, &housekeeping, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
+	r = placement_ctx_pick(f->ctx, f->st, NULL, &f->rotor, &housekeeping, -1, LEVEL_RT1 + 49, &f->scratch, &cpu);
 	assert_int_equal(r, -ENODEV);
 	assert_int_equal(cpu, -1);
 	assert_int_equal(placement_pick_reason(r, LEVEL_RT1 + 49, &reason), -EBUSY);
@@ -116,7 +119,8 @@ static void test_pick_not_rt(void **state)
 	struct fixture *f = *state;
 	int cpu = -1;
 
-	assert_int_equal(placement_ctx_pick(f->ctx, NULL, &f->rotor, &f->t->online, -1, LEVEL_NORMAL, &f->scratch, &cpu), -EINVAL);
+	assert_int_equal(placement_ctx_pick(f->ctx, f->st, NULL, &f->rotor, &f->t->online, -1, LEVEL_NORMAL,
+			 &f->scratch, &cpu), -EINVAL);
 	assert_int_equal(cpu, -1);
 }
 
@@ -142,6 +146,7 @@ static void isolated_picks(const char *config_text, int *ret_free, int *ret_busy
 	struct rtplace_reason reason;
 	struct placement_config pcfg;
 	struct placement_ctx *ctx;
+	struct placement_state *st;
 	struct refmodel_map map;
 	struct placement_result scratch;
 	struct config cfg;
@@ -180,22 +185,24 @@ static void isolated_picks(const char *config_text, int *ret_free, int *ret_busy
 		assert_int_equal(config_load_string("t.conf", config_text, &cfg, NULL, NULL), 0);
 	config_placement(&cfg, t, &iso.isolated, &pcfg);
 	assert_int_equal(placement_ctx_new(&pcfg, t, &map.view, &ctx), 0);
+	assert_int_equal(placement_state_new(ctx, &st), 0);
 
 	/* Near CPU 0, a housekeeping CPU: the pick still goes to an isolated one. */
 	*ret_free = -1;
-	assert_int_equal(placement_ctx_pick(ctx, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, ret_free), 0);
+	assert_int_equal(placement_ctx_pick(ctx, st, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, ret_free), 0);
 	/* The isolated CPUs busy above: no pick, not a housekeeping CPU. */
 	refmodel_map_set(&map, 2, LEVEL_RT1 + 59);
 	refmodel_map_set(&map, 3, LEVEL_RT1 + 59);
 	cpu = -1;
-	*ret_busy = placement_ctx_pick(ctx, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, &cpu);
+	*ret_busy = placement_ctx_pick(ctx, st, NULL, &rotor, &pcfg.managed, 0, LEVEL_RT1 + 49, &scratch, &cpu);
 	assert_int_equal(cpu, -1);
 	/* Only housekeeping CPUs asked for. */
 	cpuset_set(&rest, 0);
 	cpuset_set(&rest, 1);
-	*ret_rest_only = placement_ctx_pick(ctx, NULL, &rotor, &rest, -1, LEVEL_RT1 + 49, &scratch, &cpu);
+	*ret_rest_only = placement_ctx_pick(ctx, st, NULL, &rotor, &rest, -1, LEVEL_RT1 + 49, &scratch, &cpu);
 	assert_int_equal(cpu, -1);
 
+	placement_state_free(st);
 	placement_ctx_free(ctx);
 	refmodel_map_close(&map);
 	topo_free(t);

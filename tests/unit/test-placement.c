@@ -263,9 +263,11 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 	for (unsigned k = 0; k < CTX_CONFIGS; k++) {
 		bool claims = k % 2;
 		struct placement_ctx *ctx;
+		struct placement_state *ps = NULL;
 
 		diff_random_config(&rng, t, &dc->cfg);
 		assert_int_equal(placement_ctx_new(&dc->cfg, t, &dc->map.view, &ctx), 0);
+		assert_int_equal(placement_state_new(ctx, &ps), 0);
 		for (unsigned q = 0; q < CTX_QUERIES; q++) {
 			struct placement_request req;
 			uint32_t rotor_want;
@@ -284,7 +286,7 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 			}
 			diff_random_request(&rng, t, &req);
 			rotor_want = rotor;
-			r = placement_ctx_choose(ctx, claims ? dc->claimed : NULL, &rotor, &req, &dc->got_why, &dc->got);
+			r = placement_ctx_choose(ctx, ps, claims ? dc->claimed : NULL, &rotor, &req, &dc->got_why, &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims ? dc->claimed : NULL, &rotor_want, &req,
 					    &dc->want_why, &dc->want);
 			snprintf(where, sizeof(where), "%s %s ctx config %u query %u", label, variant, k, q);
@@ -293,6 +295,7 @@ static void ctx_run(const char *label, const char *variant, struct topo *t, stru
 			st->ok += r == 0 && dc->got.n == req.count;
 			st->multi += r == 0 && dc->got.n > 1;
 		}
+		placement_state_free(ps);
 		placement_ctx_free(ctx);
 		memset(dc->claimed, 0, sizeof(dc->claimed));
 	}
@@ -354,14 +357,14 @@ static void test_ctx_reuse(void **state)
 }
 
 /*
- * Stamped claims (placement_ctx_choose_stamped()): a context keeps what it
+ * Stamped claims (placement_ctx_choose_stamped()): a state keeps what it
  * derives from the claims (claimed sets per threshold, the penalties they
  * give, the cpuset words they leave free) while their stamp stays, and a
  * keeper changes the stamp with the claims. Claims here change in bursts
  * and stay put for several answers at many priorities, so the derived
- * sets are reused, replaced (more thresholds than the context keeps) and
+ * sets are reused, replaced (more thresholds than the state keeps) and
  * dropped; the requests are mostly the fast paths' (no allowed set, node
- * or near CPU), and now and then the same context answers for other
+ * or near CPU), and now and then the same state answers for other
  * claims without a stamp (as rtplaced's moves do with
  * claims_levels_except()), after which the stamp must no longer vouch for
  * its copy. Every answer must be the model's.
@@ -417,10 +420,12 @@ static void stamp_run(const char *label, const char *variant, struct topo *t, st
 		refmodel_map_set(&dc->map, c, t->cpus[c].online ? next[c] : LEVEL_OFFLINE);
 	for (unsigned k = 0; k < STAMP_CONFIGS; k++) {
 		struct placement_ctx *ctx;
+		struct placement_state *ps = NULL;
 
 		diff_random_config(&rng, t, &dc->cfg);
 		dc->cfg.prefer_idle = k < STAMP_CONFIGS - 1;
 		assert_int_equal(placement_ctx_new(&dc->cfg, t, &dc->map.view, &ctx), 0);
+		assert_int_equal(placement_state_new(ctx, &ps), 0);
 		for (unsigned q = 0; q < STAMP_QUERIES; q++) {
 			bool plain = refmodel_rand_below(&rng, 10) == 0;
 			const uint8_t *claims = plain ? other : dc->claimed;
@@ -449,8 +454,8 @@ static void stamp_run(const char *label, const char *variant, struct topo *t, st
 			if (refmodel_rand_below(&rng, 10) == 0)
 				req.near_cpu = (int32_t)refmodel_rand_below(&rng, t->ncpus);
 			rotor_want = rotor;
-			r = plain ? placement_ctx_choose(ctx, other, &rotor, &req, &dc->got_why, &dc->got)
-				  : placement_ctx_choose_stamped(ctx, &(struct placement_claims){ dc->claimed, stamp }, &rotor,
+			r = plain ? placement_ctx_choose(ctx, ps, other, &rotor, &req, &dc->got_why, &dc->got)
+				  : placement_ctx_choose_stamped(ctx, ps, &(struct placement_claims){ dc->claimed, stamp }, &rotor,
 								 &req, &dc->got_why, &dc->got);
 			rr = refmodel_place(&dc->cfg, t, dc->map.levels, claims, &rotor_want, &req, &dc->want_why,
 					    &dc->want);
@@ -460,6 +465,7 @@ static void stamp_run(const char *label, const char *variant, struct topo *t, st
 			st->queries++;
 			st->ok += r == 0 && dc->got.n == req.count;
 		}
+		placement_state_free(ps);
 		placement_ctx_free(ctx);
 	}
 	refmodel_map_close(&dc->map);
@@ -501,6 +507,7 @@ static void test_ctx_free_after_refresh(void **state)
 	struct refmodel_map map;
 	struct placement_config cfg = { .prefer_idle = true };
 	struct placement_ctx *x;
+	struct placement_state *ps = NULL;
 	struct topo *t, *more, tmp;
 
 	assert_int_equal(topo_synthetic(1, 2, 1, 4, 1, &t), 0);
@@ -511,6 +518,7 @@ static void test_ctx_free_after_refresh(void **state)
 		refmodel_map_set(&map, c, LEVEL_IDLE);
 	cfg.managed = t->online;
 	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	assert_int_equal(placement_state_new(x, &ps), 0);
 	tmp = *t;
 	*t = *more;
 	*more = tmp;
@@ -522,15 +530,18 @@ static void test_ctx_free_after_refresh(void **state)
 		struct rtplace_reason why;
 
 		assert_non_null(res);
-		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, &why, res), -EINVAL);
+		assert_int_equal(placement_ctx_choose(x, ps, NULL, NULL, &req, &why, res), -EINVAL);
 		assert_string_equal(why.text, PLACEMENT_REASON_BAD_NODE);
 		req.node = 1;
-		assert_int_equal(placement_ctx_choose(x, NULL, NULL, &req, &why, res), 0);
+		assert_int_equal(placement_ctx_choose(x, ps, NULL, NULL, &req, &why, res), 0);
 		assert_string_equal(why.text, "");
 		free(res);
 	}
+	placement_state_free(ps);
 	placement_ctx_free(x);
 	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	assert_int_equal(placement_state_new(x, &ps), 0);
+	placement_state_free(ps);
 	placement_ctx_free(x);
 	refmodel_map_close(&map);
 	topo_free(more);
@@ -1214,6 +1225,7 @@ static void test_irq_tiebreak(void **state)
 {
 	struct fixture *f = *state;
 	struct placement_ctx *x = NULL;
+	struct placement_state *ps = NULL;
 	uint32_t rotor = 0;
 
 	cpuset_set(&f->cfg.noisy, 0);
@@ -1262,19 +1274,60 @@ static void test_irq_tiebreak(void **state)
 	cpuset_zero(&f->cfg.noisy);
 	f->req.count = 1;
 	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
+	assert_int_equal(placement_state_new(x, &ps), 0);
+	assert_int_equal(placement_ctx_choose(x, ps, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 0);
 	cpuset_set(&f->cfg.noisy, 0);
 	placement_ctx_set_noisy(x, &f->cfg.noisy);
 	rotor = 0;
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
+	assert_int_equal(placement_ctx_choose(x, ps, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 1);
 	cpuset_zero(&f->cfg.noisy);
 	placement_ctx_set_noisy(x, &f->cfg.noisy);
 	rotor = 0;
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &f->req, &f->why, &f->res), 0);
+	assert_int_equal(placement_ctx_choose(x, ps, NULL, &rotor, &f->req, &f->why, &f->res), 0);
 	assert_int_equal(f->res.cpus[0], 0);
+	placement_state_free(ps);
 	placement_ctx_free(x);
+}
+
+/*
+ * Answers only read the context (placement.h): two states answer alike
+ * from one context, each in turn, and a state is refused by a context it
+ * was not made for (its sets are the other's), with nothing written.
+ */
+static void test_state_per_answerer(void **state)
+{
+	struct fixture *f = *state;
+	struct placement_ctx *x, *other;
+	struct placement_state *a = NULL, *b = NULL;
+	struct placement_result *res_b = malloc(sizeof(*res_b));
+	uint32_t rotor_b = 0;
+
+	assert_non_null(res_b);
+	f->req.count = 2;
+	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
+	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &other), 0);
+	assert_int_equal(placement_state_new(x, &a), 0);
+	assert_int_equal(placement_state_new(x, &b), 0);
+	f->rotor = 0;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(placement_ctx_choose(x, a, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
+		assert_int_equal(placement_ctx_choose(x, b, NULL, &rotor_b, &f->req, NULL, res_b), 0);
+		assert_int_equal(f->res.n, res_b->n);
+		assert_memory_equal(f->res.cpus, res_b->cpus, f->res.n * sizeof(f->res.cpus[0]));
+		assert_int_equal(f->rotor, rotor_b);
+	}
+	f->rotor = 5;
+	assert_int_equal(placement_ctx_choose(other, a, NULL, &f->rotor, &f->req, &f->why, &f->res), -EINVAL);
+	assert_string_equal(f->why.text, PLACEMENT_REASON_BAD_STATE);
+	assert_int_equal(f->res.n, 0);
+	assert_int_equal(f->rotor, 5);
+	placement_state_free(b);
+	placement_state_free(a);
+	placement_ctx_free(other);
+	placement_ctx_free(x);
+	free(res_b);
 }
 
 /*
@@ -1289,19 +1342,22 @@ static void test_fast_mark_wrap(void **state)
 {
 	struct fixture *f = *state;
 	struct placement_ctx *x;
+	struct placement_state *ps = NULL;
 
 	f->cfg.avoid_smt = PLACEMENT_SMT_RT;
 	f->req.count = 2;
 	assert_int_equal(placement_ctx_new(&f->cfg, f->t, &f->map.view, &x), 0);
+	assert_int_equal(placement_state_new(x, &ps), 0);
 	for (int i = 0; i < 3; i++) {
-		x->picked[8] = 1;
-		x->picked_mark = UINT32_MAX - 1 + (uint32_t)i;
+		ps->picked[8] = 1;
+		ps->picked_mark = UINT32_MAX - 1 + (uint32_t)i;
 		f->rotor = 0;
-		assert_int_equal(placement_ctx_choose(x, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
+		assert_int_equal(placement_ctx_choose(x, ps, NULL, &f->rotor, &f->req, &f->why, &f->res), 0);
 		assert_int_equal(f->res.n, 2);
 		assert_int_equal(f->res.cpus[0], 0);
 		assert_int_equal(f->res.cpus[1], 1);
 	}
+	placement_state_free(ps);
 	placement_ctx_free(x);
 }
 
@@ -1319,6 +1375,7 @@ static void allowed_words_on(uint32_t cores)
 	struct placement_result *res = malloc(sizeof(*res));
 	struct rtplace_reason why;
 	struct placement_ctx *x;
+	struct placement_state *ps = NULL;
 	struct topo *t;
 	uint32_t rotor = 0;
 
@@ -1329,18 +1386,20 @@ static void allowed_words_on(uint32_t cores)
 		refmodel_map_set(&map, c, LEVEL_IDLE);
 	cfg.managed = t->online;
 	assert_int_equal(placement_ctx_new(&cfg, t, &map.view, &x), 0);
+	assert_int_equal(placement_state_new(x, &ps), 0);
 	for (uint32_t c = 0; c < t->ncpus; c += 13) {
 		cpuset_zero(&req.allowed);
 		cpuset_set(&req.allowed, c);
 		rotor = c + 1 < t->ncpus ? c + 1 : 0;
-		assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &req, &why, res), 0);
+		assert_int_equal(placement_ctx_choose(x, ps, NULL, &rotor, &req, &why, res), 0);
 		assert_int_equal(res->n, 1);
 		assert_int_equal(res->cpus[0], c);
 	}
 	cpuset_zero(&req.allowed);
 	rotor = t->ncpus - 10;
-	assert_int_equal(placement_ctx_choose(x, NULL, &rotor, &req, &why, res), 0);
+	assert_int_equal(placement_ctx_choose(x, ps, NULL, &rotor, &req, &why, res), 0);
 	assert_int_equal(res->cpus[0], t->ncpus - 10);
+	placement_state_free(ps);
 	placement_ctx_free(x);
 	refmodel_map_close(&map);
 	topo_free(t);
@@ -1378,6 +1437,7 @@ int main(void)
 		FIXTURE_TEST(test_bad_requests),
 		FIXTURE_TEST(test_irq_tiebreak),
 		FIXTURE_TEST(test_fast_mark_wrap),
+		FIXTURE_TEST(test_state_per_answerer),
 		cmocka_unit_test(test_allowed_words),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_isolated_modes),
