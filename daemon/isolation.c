@@ -20,6 +20,7 @@
 #include "isolation.h"
 #include "isoplan.h"
 #include "procfs.h"
+#include "record.h"
 
 #define ISOLATION_MAGIC "rtplace-isolation 1"
 /* The workqueue mask's slot among the values: no interrupt has it. */
@@ -766,14 +767,16 @@ static int isolation_sync_value(struct isolation *iso, unsigned irq, struct rtpl
 /* Every interrupt, then the workqueue mask, as [isolation] turns them on,
  * and every value journaled whatever it says (one turned off since a
  * killed daemon changed it, an interrupt no longer listed). Returns how
- * many values were written, or the first -errno (reason says which). */
-static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
+ * many values were written, or the first -errno (reason says which);
+ * *rep says what was done and what could not be. */
+static int isolation_sync(struct isolation *iso, struct isolation_report *rep, struct rtplace_reason *reason)
 {
 	struct rtplace_cpumask managed;
 	char path[PATH_MAX];
 	int written = 0, first = 0;
 	DIR *d;
 
+	*rep = (struct isolation_report){ 0 };
 	cpuset_zero(&managed);
 	if (iso->irqs) {
 		if (isolation_path(path, sizeof(path), "%s/irq", iso->proc_root) < 0)
@@ -797,10 +800,13 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 			}
 			if (r < 0 && !first)
 				first = r;
+			rep->not_written += r < 0;
 			written += r > 0;
 		}
-		if (d)
+		if (d) {
 			closedir(d);
+			rep->done |= RTPLACE_ISOLATED_IRQS;
+		}
 	}
 	for (size_t i = 0; i < iso->n_values; i++) {
 		int r;
@@ -810,6 +816,7 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 		r = isolation_sync_value(iso, iso->values[i].irq, &managed, reason);
 		if (r < 0 && !first)
 			first = r;
+		rep->not_written += r < 0;
 		written += r > 0;
 	}
 	if (iso->workqueues) {
@@ -817,11 +824,17 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 
 		if (r < 0 && !first)
 			first = r;
+		rep->not_written += r < 0;
+		rep->done |= r >= 0 ? RTPLACE_ISOLATED_WORKQUEUES : 0;
 		written += r > 0;
 	}
+	if (rep->not_written)
+		rep->done |= RTPLACE_ISOLATED_NOT_WRITTEN;
 	if (!cpuset_empty(&managed)) {
 		char list[CPUSET_LIST_MAX];
 
+		rep->managed = cpuset_count(&managed);
+		rep->done |= RTPLACE_ISOLATED_MANAGED_KEPT;
 		cpuset_format(&managed, list, sizeof(list));
 		reason_append(reason, "%smanaged IRQ %s kept by the kernel", reason->text[0] ? "; " : "", list);
 	}
@@ -1095,9 +1108,10 @@ static int isolation_cpuset_release(struct isolation *iso, struct rtplace_reason
 /* --- claims ----------------------------------------------------------------------- */
 
 int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, const struct rtplace_cpumask *cpus,
-		    struct rtplace_reason *reason)
+		    struct rtplace_reason *reason, struct isolation_report *ret_report)
 {
 	struct isoplan_host h = { .nodes = iso->nodes, .n_nodes = iso->n_nodes, .other = iso->other };
+	struct isolation_report rep;
 	struct isolation_claim *c;
 	int r;
 
@@ -1134,13 +1148,19 @@ int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, c
 			return r;
 		}
 	}
-	r = isolation_sync(iso, reason);
-	return r == -ENOMEM ? r : 0;
+	r = isolation_sync(iso, &rep, reason);
+	if (r == -ENOMEM)
+		return r;
+	rep.done |= iso->partition ? RTPLACE_ISOLATED_PARTITION : 0;
+	if (ret_report)
+		*ret_report = rep;
+	return 0;
 }
 
 int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_reason *reason)
 {
 	struct isolation_claim *c = isolation_claim_find(iso, claim_id);
+	struct isolation_report rep;
 	int r = 0, s;
 
 	reason->text[0] = '\0';
@@ -1153,7 +1173,7 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
 		r = isolation_partition_undo(iso, c, reason);
 	if (!c->partition)
 		isolation_claim_remove(iso, c);
-	s = isolation_sync(iso, reason);
+	s = isolation_sync(iso, &rep, reason);
 	if (r == 0 && s < 0)
 		r = s;
 	s = isolation_cpuset_release(iso, reason);
@@ -1166,6 +1186,7 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
 
 int isolation_restore(struct isolation *iso, struct rtplace_reason *reason)
 {
+	struct isolation_report rep;
 	int done = 0, first = 0, r;
 
 	reason->text[0] = '\0';
@@ -1183,7 +1204,7 @@ int isolation_restore(struct isolation *iso, struct rtplace_reason *reason)
 		done += r == 0 && c->from;
 		isolation_claim_remove(iso, c);
 	}
-	r = isolation_sync(iso, reason);
+	r = isolation_sync(iso, &rep, reason);
 	if (r < 0 && !first)
 		first = r;
 	done += r > 0 ? r : 0;

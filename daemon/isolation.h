@@ -71,6 +71,13 @@ struct isolation_opts {
 
 struct isolation;
 
+/* What isolation_claim() did for a claim. */
+struct isolation_report {
+	uint8_t done;         /* RTPLACE_ISOLATED_* (record.h): taken away, and what could not be */
+	unsigned managed;     /* managed interrupts the kernel keeps where they were */
+	unsigned not_written; /* affinities or masks that could not be read or written */
+};
+
 /*
  * Isolation as cfg's [isolation] says, taking over what a journal left at
  * opts->journal (to be undone by isolation_restore(), which a starting
@@ -102,10 +109,11 @@ int isolation_set_host(struct isolation *iso, const struct rtplace_cpumask *node
  * kernel refusing it); -EINVAL or -EBUSY as isoplan_admit() (the last
  * housekeeping CPU of a node); -EEXIST when claim_id is isolated already;
  * -ESRCH when owner_pid is gone; another -errno when the journal or a
- * cgroup file could not be written.
+ * cgroup file could not be written. On success, *ret_report (NULL: not
+ * wanted) says what was done and what could not be.
  */
 int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, const struct rtplace_cpumask *cpus,
-		    struct rtplace_reason *reason);
+		    struct rtplace_reason *reason, struct isolation_report *ret_report);
 
 /*
  * Undoes claim claim_id's isolation: its CPUs go back to every mask that
