@@ -17,6 +17,7 @@
 
 #include "claims-state.h"
 #include "decimal.h"
+#include "irqbalance.h"
 #include "isolation.h"
 #include "isoplan.h"
 #include "procfs.h"
@@ -67,6 +68,15 @@ struct isolation {
 	struct isolation_claim *claims;
 	size_t n_claims, cap_claims;
 	bool cpuset_control; /* rtplace enabled cpuset in the root's subtree */
+
+	/* A running irqbalance told to ban the CPUs held (ib_changed): which
+	 * one, and what it banned before (ib_auto: its own choice, given back
+	 * as "NULL"). Kept once given back: read again, its setup reply could
+	 * still show the ban until its next rescan. */
+	char irqbalance_dir[PATH_MAX];
+	bool ib_changed, ib_auto;
+	pid_t ib_pid; /* whose ib_original this is; 0: none known */
+	struct rtplace_cpumask ib_original;
 
 	int fd;       /* the journal, O_APPEND; -1 when absent or after a failed write */
 	size_t lines; /* in the journal */
@@ -204,7 +214,7 @@ static void isolation_claim_remove(struct isolation *iso, struct isolation_claim
 /* Lines that describe what is held now: the journal once compacted. */
 static size_t isolation_held_lines(const struct isolation *iso)
 {
-	size_t n = iso->cpuset_control;
+	size_t n = iso->cpuset_control + iso->ib_changed;
 
 	for (size_t i = 0; i < iso->n_values; i++)
 		n += iso->values[i].m.changed;
@@ -240,6 +250,12 @@ static int isolation_format_held(const struct isolation *iso, char **ret, size_t
 	ok = fputs(ISOLATION_MAGIC "\n", f) >= 0;
 	if (iso->cpuset_control)
 		ok = ok && fputs("cpuset-control enabled\n", f) >= 0;
+	if (iso->ib_changed) {
+		char list[CPUSET_LIST_MAX];
+
+		cpuset_format(&iso->ib_original, list, sizeof(list));
+		ok = ok && fprintf(f, "irqbalance %d %s\n", (int)iso->ib_pid, iso->ib_auto ? "NULL" : list) >= 0;
+	}
 	for (size_t i = 0; i < iso->n_values; i++) {
 		const struct isolation_value *v = &iso->values[i];
 
@@ -360,6 +376,30 @@ static bool isolation_cgroup_ok(const char *text)
 	return true;
 }
 
+/* An "irqbalance" line's rest p into iso's state: " PID ORIGINAL" (a CPU
+ * list, or NULL for its own choice), or nothing when it was put back.
+ * 0 or -EBADMSG. */
+static int isolation_replay_irqbalance(struct isolation *iso, const char *p)
+{
+	uint64_t pid;
+
+	if (!*p) {
+		if (!iso->ib_changed)
+			return -EBADMSG;
+		iso->ib_changed = false;
+		return 0;
+	}
+	if (iso->ib_changed || *p++ != ' ' || !decimal_parse(&p, INT32_MAX, &pid) || !pid || *p++ != ' ')
+		return -EBADMSG;
+	iso->ib_auto = strcmp(p, "NULL") == 0;
+	cpuset_zero(&iso->ib_original);
+	if (!iso->ib_auto && cpuset_parse(p, &iso->ib_original) < 0)
+		return -EBADMSG;
+	iso->ib_pid = (pid_t)pid;
+	iso->ib_changed = true;
+	return 0;
+}
+
 /* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
 static int isolation_replay_line(struct isolation *iso, const char *line)
 {
@@ -373,6 +413,8 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 		iso->cpuset_control = line[strlen("cpuset-control")] != '\0';
 		return 0;
 	}
+	if (strncmp(line, "irqbalance", strlen("irqbalance")) == 0)
+		return isolation_replay_irqbalance(iso, line + strlen("irqbalance"));
 	if (strncmp(line, "partition ", strlen("partition ")) == 0) {
 		struct isolation_claim *c;
 		uint64_t id, pid;
@@ -590,7 +632,9 @@ int isolation_new(const struct isolation_opts *opts, const struct config *cfg, s
 	    isolation_path(iso->sys_root, sizeof(iso->sys_root), "%s", opts->sys_root) < 0 ||
 	    isolation_path(iso->cgroup_root, sizeof(iso->cgroup_root), "%s", cg) < 0 ||
 	    isolation_path(iso->journal, sizeof(iso->journal), "%s", opts->journal) < 0 ||
-	    isolation_path(iso->tmp, sizeof(iso->tmp), "%s.tmp", opts->journal) < 0) {
+	    isolation_path(iso->tmp, sizeof(iso->tmp), "%s.tmp", opts->journal) < 0 ||
+	    isolation_path(iso->irqbalance_dir, sizeof(iso->irqbalance_dir), "%s",
+			   opts->irqbalance_dir ? opts->irqbalance_dir : IRQBALANCE_RUN_DIR) < 0) {
 		free(iso);
 		return -ENAMETOOLONG;
 	}
@@ -764,6 +808,90 @@ static int isolation_sync_value(struct isolation *iso, unsigned irq, struct rtpl
 	return r;
 }
 
+/* What irqbalance pid is told to ban for the CPUs held. */
+static int isolation_irqbalance_tell(struct isolation *iso, pid_t pid, const struct rtplace_cpumask *held)
+{
+	struct rtplace_cpumask ban;
+
+	if (cpuset_empty(held))
+		return irqbalance_ban(iso->irqbalance_dir, pid, iso->ib_auto ? NULL : &iso->ib_original);
+	cpuset_or(&ban, &iso->ib_original, held);
+	return irqbalance_ban(iso->irqbalance_dir, pid, &ban);
+}
+
+/*
+ * A running irqbalance bans the CPUs held, or what it banned before once
+ * none is (journaled first, as the values). One that runs where its
+ * socket cannot be reached is not fought: reason says so (the interrupts
+ * are moved all the same; it may move them back). 0 or -errno.
+ */
+static int isolation_sync_irqbalance(struct isolation *iso, struct isolation_report *rep,
+				     struct rtplace_reason *reason)
+{
+	struct rtplace_cpumask held, banned;
+	char list[CPUSET_LIST_MAX];
+	pid_t pid = 0;
+	int r;
+
+	isolation_cpus(iso, &held);
+	if (!iso->ib_changed && (!iso->irqs || cpuset_empty(&held)))
+		return 0;
+	r = irqbalance_find(iso->proc_root, &pid);
+	/* Gone, or another one since: what it was told went with it. */
+	if (iso->ib_changed && (r < 0 || pid != iso->ib_pid)) {
+		iso->ib_changed = false;
+		iso->ib_pid = 0;
+		return isolation_journal(iso, "irqbalance\n");
+	}
+	if (r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return r;
+	if (iso->ib_changed && (cpuset_empty(&held) || !iso->irqs)) {
+		cpuset_zero(&held);
+		r = isolation_irqbalance_tell(iso, pid, &held);
+		if (r < 0)
+			goto unreached;
+		iso->ib_changed = false;
+		return isolation_journal(iso, "irqbalance\n");
+	}
+	if (!iso->ib_changed && iso->ib_pid != pid) {
+		r = irqbalance_banned(iso->irqbalance_dir, pid, &banned);
+		if (r < 0)
+			goto unreached;
+		/* Its own choice: the CPUs the host isolates (irqbalance 1.9). */
+		iso->ib_auto = cpuset_equal(&banned, &iso->other);
+		iso->ib_original = banned;
+		iso->ib_pid = pid;
+	}
+	if (!iso->ib_changed) {
+		iso->ib_changed = true;
+		snprintf(list, sizeof(list), "NULL");
+		if (!iso->ib_auto)
+			cpuset_format(&iso->ib_original, list, sizeof(list));
+		r = isolation_journal(iso, "irqbalance %d %s\n", (int)pid, list);
+		if (r < 0) {
+			iso->ib_changed = false;
+			return r;
+		}
+	}
+	r = isolation_irqbalance_tell(iso, pid, &held);
+	if (r == 0) {
+		rep->done |= RTPLACE_ISOLATED_IRQBALANCE;
+		return 0;
+	}
+unreached:
+	rep->done |= RTPLACE_ISOLATED_IRQBALANCE_UNREACHED;
+	cpuset_format(&held, list, sizeof(list));
+	reason_append(reason,
+		      "%sirqbalance (pid %d) runs and its socket %s/irqbalance%d.sock does not answer (%s): not "
+		      "fought, it may move interrupts back onto CPUs %s (ban them in its IRQBALANCE_BANNED_CPULIST, or "
+		      "start it where %s exists)",
+		      reason->text[0] ? "; " : "", (int)pid, iso->irqbalance_dir, (int)pid, strerror(-r),
+		      list[0] ? list : "-", iso->irqbalance_dir);
+	return r;
+}
+
 /* Every interrupt, then the workqueue mask, as [isolation] turns them on,
  * and every value journaled whatever it says (one turned off since a
  * killed daemon changed it, an interrupt no longer listed). Returns how
@@ -828,6 +956,8 @@ static int isolation_sync(struct isolation *iso, struct isolation_report *rep, s
 		rep->done |= r >= 0 ? RTPLACE_ISOLATED_WORKQUEUES : 0;
 		written += r > 0;
 	}
+	if (isolation_sync_irqbalance(iso, rep, reason) == -ENOMEM)
+		return -ENOMEM;
 	if (rep->not_written)
 		rep->done |= RTPLACE_ISOLATED_NOT_WRITTEN;
 	if (!cpuset_empty(&managed)) {

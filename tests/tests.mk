@@ -188,6 +188,9 @@ EXTRA_DIST += tests/integration/test-isolation-claims.sh
 # Isolation's records through `rtplacectl watch` (root).
 TESTS += tests/integration/test-isolation-records.sh
 EXTRA_DIST += tests/integration/test-isolation-records.sh
+# Isolation and the real irqbalance (root).
+TESTS += tests/integration/test-isolation-irqbalance.sh
+EXTRA_DIST += tests/integration/test-isolation-irqbalance.sh
 
 # A connection storm of one user against root's requests.
 TESTS += tests/integration/test-daemon-storm.sh

@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "irqbalance.h"
 #include "isolation.h"
 #include "procfs.h"
 #include "sysfs.h"
@@ -917,9 +918,42 @@ static void test_host_partition(void **state)
 	test_kill_children();
 }
 
+/* irqbalance's lines in the journal: the last one held is kept; one
+ * given back, or a give-back with none held, is not; and the BANNED mask
+ * of irqbalance's setup reply. */
+static void test_irqbalance_journal_and_setup(void **state)
+{
+	static const char journal[] = "rtplace-isolation 1\nirqbalance 812 NULL\nirqbalance\nirqbalance 812 2,5\n";
+	static const char bad[] = "rtplace-isolation 1\nirqbalance\nirqbalance 0 1\nirqbalance 9 x\n";
+	struct rtplace_reason reason;
+	struct rtplace_cpumask m;
+	char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(isolation_journal_compacted(journal, strlen(journal), &text, &len, &reason), 0);
+	assert_string_equal(reason.text, "");
+	assert_int_equal(len, strlen("rtplace-isolation 1\nirqbalance 812 2,5\n"));
+	assert_memory_equal(text, "rtplace-isolation 1\nirqbalance 812 2,5\n", len);
+	free(text);
+	assert_int_equal(isolation_journal_compacted(bad, strlen(bad), &text, &len, &reason), 0);
+	assert_non_null(strstr(reason.text, "unreadable line 2, 3, 4"));
+	assert_int_equal(len, strlen("rtplace-isolation 1\n"));
+	free(text);
+
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 BANNED 00000000,00000022", &m), 0);
+	assert_int_equal(cpuset_count(&m), 2);
+	assert_true(cpuset_test(&m, 1) && cpuset_test(&m, 5));
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 IRQ 5 LOAD 0 DIFF 0 CLASS 0 BANNED 0", &m), 0);
+	assert_true(cpuset_empty(&m));
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 ", &m), -EBADMSG);
+	assert_int_equal(irqbalance_parse_setup("BANNED zz", &m), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest fake[] = {
+		cmocka_unit_test(test_irqbalance_journal_and_setup),
 		cmocka_unit_test_setup_teardown(test_fake_claim_release, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_stacked_claims, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_last_housekeeping_cpu, test_tree_setup, test_tree_teardown),
