@@ -704,108 +704,169 @@ static const char *isolation_value_name(unsigned irq, char *buf, size_t size)
 	return buf;
 }
 
+/* Appends "NAME what (error)" to reason, after a "; " when it has text. */
+static void isolation_value_fail(unsigned irq, const char *what, int r, struct rtplace_reason *reason)
+{
+	char name[32];
+
+	reason_append(reason, "%s%s %s (%s)", reason->text[0] ? "; " : "", isolation_value_name(irq, name, sizeof(name)),
+		      what, strerror(-r));
+}
+
+/*
+ * The entry of irq's value, its original and current mask read from path
+ * unless it is changed (someone else may have changed an unchanged one
+ * since), the text read in text (ISOLATION_VALUE_MAX bytes). 0 with *ret;
+ * -ENOENT for an interrupt freed since it was listed; another -errno.
+ */
+static int isolation_value_seen(struct isolation *iso, unsigned irq, const char *path, char *text,
+				struct isolation_value **ret, struct rtplace_reason *reason)
+{
+	struct isolation_value *v = isolation_value_find(iso, irq);
+	struct rtplace_cpumask mask;
+	int r;
+
+	if (v && v->m.changed) {
+		*ret = v;
+		return 0;
+	}
+	r = isolation_read(path, text, ISOLATION_VALUE_MAX);
+	if (r == 0 && isolation_value_parse(irq, text, &mask) < 0)
+		r = -EBADMSG;
+	if (r == -ENOENT)
+		return r;
+	if (r < 0) {
+		isolation_value_fail(irq, "unreadable", r, reason);
+		return r;
+	}
+	if (!v && !(v = isolation_value_add(iso, irq)))
+		return -ENOMEM;
+	v->m.original = mask;
+	v->m.current = mask;
+	*ret = v;
+	return 0;
+}
+
+/* Forgets v's original: it is what the file holds (or the file is gone). */
+static void isolation_value_forget(struct isolation_value *v)
+{
+	free(v->original);
+	v->original = NULL;
+	v->m.changed = false;
+}
+
+/* Writes v's original back to path, journaled after: a death before the
+ * line restores it once more. 1, or -errno (a failed write in reason). */
+static int isolation_value_restore(struct isolation *iso, struct isolation_value *v, const char *path,
+				   struct rtplace_reason *reason)
+{
+	int r = isolation_write(path, v->original);
+
+	/* Gone with its device: nothing is left to restore. */
+	if (r < 0 && r != -ENOENT) {
+		isolation_value_fail(v->irq, "not written", r, reason);
+		return r;
+	}
+	isolation_value_forget(v);
+	r = isolation_journal_put_back(iso, v->irq);
+	return r < 0 ? r : 1;
+}
+
+/* Journals the original text of v, about to change for the first time.
+ * 0, -ENOMEM, or the journal's -errno (in reason). */
+static int isolation_value_journal(struct isolation *iso, struct isolation_value *v, const char *text,
+				   struct rtplace_reason *reason)
+{
+	int r;
+
+	v->original = strdup(text);
+	if (!v->original)
+		return -ENOMEM;
+	v->m.changed = true;
+	if (v->irq == ISOLATION_WQ)
+		r = isolation_journal(iso, "workqueues %s\n", v->original);
+	else
+		r = isolation_journal(iso, "irq %u %s\n", v->irq, v->original);
+	if (r < 0) {
+		isolation_value_forget(v);
+		isolation_value_fail(v->irq, "not written", r, reason);
+	}
+	return r;
+}
+
+/*
+ * Writes mask to v's file at path, its original (text) journaled first
+ * when it was unchanged. 1 when written; 0 for a managed interrupt, noted
+ * in managed (the kernel keeps its affinity: EIO, or EPERM since Linux
+ * 6.x); -errno otherwise (a failed write or journal in reason). A failed
+ * first change is journaled undone.
+ */
+static int isolation_value_set(struct isolation *iso, struct isolation_value *v, const char *path, char *text,
+			       const struct rtplace_cpumask *mask, struct rtplace_cpumask *managed,
+			       struct rtplace_reason *reason)
+{
+	bool journaled = !v->m.changed, managed_irq;
+	int r = journaled ? isolation_value_journal(iso, v, text, reason) : 0;
+
+	if (r < 0)
+		return r;
+	if (isolation_value_format(v->irq, mask, text, ISOLATION_VALUE_MAX) < 0)
+		return -ENOSPC;
+	r = isolation_write(path, text);
+	if (r == 0) {
+		v->m.current = *mask;
+		return 1;
+	}
+	managed_irq = v->irq != ISOLATION_WQ && (r == -EIO || r == -EPERM);
+	if (managed_irq) {
+		v->m.managed = true;
+		cpuset_set(managed, v->irq);
+	}
+	if (journaled) {
+		isolation_value_forget(v);
+		isolation_journal_put_back(iso, v->irq);
+	}
+	if (managed_irq)
+		return 0;
+	isolation_value_fail(v->irq, "not written", r, reason);
+	return r;
+}
+
 /*
  * Brings the value of irq (ISOLATION_WQ: the workqueue mask) to what the
- * CPUs held now ask: an unchanged one is read first (someone else may
- * have changed it since), a change journaled before it is made, the
- * original written back as it was read when none of its CPUs is held.
- * Returns 1 when something was written, 0 when nothing was to be, -errno
- * when a write failed; a managed interrupt is noted in managed, anything
- * else that failed in reason.
+ * CPUs held now ask (isoplan_mask()): kept, set (the original journaled
+ * first) or restored. Returns 1 when something was written, 0 when
+ * nothing was to be, -errno when a write failed; a managed interrupt is
+ * noted in managed, anything else that failed in reason.
  */
 static int isolation_sync_value(struct isolation *iso, unsigned irq, struct rtplace_cpumask *managed,
 				struct rtplace_reason *reason)
 {
 	struct isoplan_host h = { .nodes = iso->nodes, .n_nodes = iso->n_nodes, .other = iso->other };
-	char path[PATH_MAX], text[ISOLATION_VALUE_MAX], name[32];
-	struct isolation_value *v = isolation_value_find(iso, irq);
+	char path[PATH_MAX], text[ISOLATION_VALUE_MAX];
+	struct isolation_value *v;
 	struct rtplace_cpumask mask;
-	bool journaled = false, managed_irq;
-	int r = 0;
+	int r;
 
 	if (isolation_value_path(iso, irq, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
 	isolation_cpus(iso, &h.held);
-	if (!v || !v->m.changed) {
-		r = isolation_read(path, text, sizeof(text));
-		if (r == 0 && isolation_value_parse(irq, text, &mask) < 0)
-			r = -EBADMSG;
-		/* An interrupt freed since it was listed: nothing to do. */
-		if (r == -ENOENT)
-			return 0;
-		if (r < 0) {
-			reason_append(reason, "%s%s unreadable (%s)", reason->text[0] ? "; " : "",
-				      isolation_value_name(irq, name, sizeof(name)), strerror(-r));
-			return r;
-		}
-		if (!v && !(v = isolation_value_add(iso, irq)))
-			return -ENOMEM;
-		v->m.original = mask;
-		v->m.current = mask;
-	}
+	r = isolation_value_seen(iso, irq, path, text, &v, reason);
+	/* An interrupt freed since it was listed: nothing to do. */
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 	switch (isoplan_mask(&h, &v->m, &mask)) {
-	case ISOPLAN_KEEP:
-		return 0;
 	case ISOPLAN_MANAGED:
 		cpuset_set(managed, irq);
 		return 0;
 	case ISOPLAN_RESTORE:
-		r = isolation_write(path, v->original);
-		/* Gone with its device: nothing is left to restore. */
-		if (r < 0 && r != -ENOENT)
-			break;
-		free(v->original);
-		v->original = NULL;
-		v->m.changed = false;
-		/* Journaled after: a death before it restores once more. */
-		r = isolation_journal_put_back(iso, irq);
-		return r < 0 ? r : 1;
+		return isolation_value_restore(iso, v, path, reason);
 	case ISOPLAN_SET:
-		if (!v->m.changed) {
-			v->original = strdup(text);
-			if (!v->original)
-				return -ENOMEM;
-			v->m.changed = true;
-			if (irq == ISOLATION_WQ)
-				r = isolation_journal(iso, "workqueues %s\n", v->original);
-			else
-				r = isolation_journal(iso, "irq %u %s\n", irq, v->original);
-			if (r < 0) {
-				free(v->original);
-				v->original = NULL;
-				v->m.changed = false;
-				break;
-			}
-			journaled = true;
-		}
-		if (isolation_value_format(irq, &mask, text, sizeof(text)) < 0)
-			return -ENOSPC;
-		r = isolation_write(path, text);
-		if (r == 0) {
-			v->m.current = mask;
-			return 1;
-		}
-		/* A managed interrupt (or one no affinity can be set for):
-		 * the kernel keeps its affinity, with EIO, or EPERM since
-		 * Linux 6.x. */
-		managed_irq = irq != ISOLATION_WQ && (r == -EIO || r == -EPERM);
-		if (managed_irq) {
-			v->m.managed = true;
-			cpuset_set(managed, irq);
-		}
-		if (journaled) {
-			free(v->original);
-			v->original = NULL;
-			v->m.changed = false;
-			isolation_journal_put_back(iso, irq);
-		}
-		if (managed_irq)
-			return 0;
+		return isolation_value_set(iso, v, path, text, &mask, managed, reason);
+	case ISOPLAN_KEEP:
 		break;
 	}
-	reason_append(reason, "%s%s not written (%s)", reason->text[0] ? "; " : "",
-		      isolation_value_name(irq, name, sizeof(name)), strerror(-r));
-	return r;
+	return 0;
 }
 
 /* What irqbalance pid is told to ban for the CPUs held. */
