@@ -43,6 +43,9 @@ host_save
 LOAD=
 DAEMON=
 finish() {
+	# The timeout's and the loop's children first: hackbench would
+	# outlive its timeout killed before it.
+	for p in $LOAD; do pkill -KILL -P "$p" 2>/dev/null; done
 	for p in $LOAD $DAEMON; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	host_restore
