@@ -146,8 +146,8 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			   ctl_move_options },
 	[CTL_CMD_WATCH] = { "watch", "[--count N]",
 			    "print the daemon's notification records (moves, claims made, released, expired and "
-			    "revoked, each with its claim id, collisions, thread exits, and the RealtimeKit "
-			    "watchdog's demotions) as they arrive, in 80 columns (the date too on a wider terminal)",
+			    "revoked, each with its claim id, collisions, thread exits, the RealtimeKit "
+			    "watchdog's demotions, and claims' CPUs isolated and released) as they arrive, in 80 columns (the date too on a wider terminal)",
 			    ctl_watch_options },
 	[CTL_CMD_HELP] = { "help", "[COMMAND]", "print the commands, or COMMAND's help (the same as COMMAND --help)",
 			   ctl_no_options },

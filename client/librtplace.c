@@ -48,8 +48,23 @@ _Static_assert(RTPLACE_NOTIFY_MOVED == RTPLACE_RECORD_MOVED && RTPLACE_NOTIFY_CL
 		       RTPLACE_NOTIFY_CLAIM_REVOKED == RTPLACE_RECORD_CLAIM_REVOKED &&
 		       RTPLACE_NOTIFY_WATCHDOG == RTPLACE_RECORD_WATCHDOG &&
 		       RTPLACE_NOTIFY_CLAIM_CREATED == RTPLACE_RECORD_CLAIM_CREATED &&
-		       RTPLACE_NOTIFY_CLAIM_RELEASED == RTPLACE_RECORD_CLAIM_RELEASED,
+		       RTPLACE_NOTIFY_CLAIM_RELEASED == RTPLACE_RECORD_CLAIM_RELEASED &&
+		       RTPLACE_NOTIFY_ISOLATED == RTPLACE_RECORD_ISOLATED &&
+		       RTPLACE_NOTIFY_ISOLATION_RELEASED == RTPLACE_RECORD_ISOLATION_RELEASED,
 	       "public record types are the ring's");
+_Static_assert(RTPLACE_NOTIFY_ISOLATED_PARTITION == RTPLACE_ISOLATED_PARTITION &&
+		       RTPLACE_NOTIFY_ISOLATED_IRQS == RTPLACE_ISOLATED_IRQS &&
+		       RTPLACE_NOTIFY_ISOLATED_WORKQUEUES == RTPLACE_ISOLATED_WORKQUEUES &&
+		       RTPLACE_NOTIFY_ISOLATED_IRQBALANCE == RTPLACE_ISOLATED_IRQBALANCE &&
+		       RTPLACE_NOTIFY_ISOLATED_MANAGED_KEPT == RTPLACE_ISOLATED_MANAGED_KEPT &&
+		       RTPLACE_NOTIFY_ISOLATED_NOT_WRITTEN == RTPLACE_ISOLATED_NOT_WRITTEN &&
+		       RTPLACE_NOTIFY_ISOLATED_IRQBALANCE_UNREACHED == RTPLACE_ISOLATED_IRQBALANCE_UNREACHED &&
+		       RTPLACE_NOTIFY_ISOLATION_END_RELEASED == RTPLACE_ISOLATION_END_RELEASED &&
+		       RTPLACE_NOTIFY_ISOLATION_END_EXPIRED == RTPLACE_ISOLATION_END_EXPIRED &&
+		       RTPLACE_NOTIFY_ISOLATION_END_OWNER_EXITED == RTPLACE_ISOLATION_END_OWNER_EXITED &&
+		       RTPLACE_NOTIFY_ISOLATION_END_REVOKED == RTPLACE_ISOLATION_END_REVOKED &&
+		       RTPLACE_NOTIFY_ISOLATION_END_STOP == RTPLACE_ISOLATION_END_STOP,
+	       "public isolation details are the ring's");
 /* claim_id took the place of reserved[1..2] (0.1.0's ABI): same size and
  * alignment, the fields before it where they were. */
 _Static_assert(offsetof(struct rtplace_notification, reserved) == 44 &&
@@ -1445,6 +1460,11 @@ static void rtplace_notification_from_record(const struct rtplace_record *rec, s
 		.from_cpu = rec->from_cpu,
 		.prio = rec->prio,
 	};
+	if (rec->type == RTPLACE_RECORD_ISOLATED || rec->type == RTPLACE_RECORD_ISOLATION_RELEASED) {
+		/* Their prio byte is the detail (record.h). */
+		ret->detail = rec->prio;
+		ret->prio = 0;
+	}
 	if (rtplace_record_is_claim(rec->type)) {
 		ret->claim_id = rec->claim_id;
 		ret->to_cpu = -1;
@@ -1525,6 +1545,10 @@ const char *rtplace_notification_name(unsigned type)
 		return "claim-created";
 	case RTPLACE_NOTIFY_CLAIM_RELEASED:
 		return "claim-released";
+	case RTPLACE_NOTIFY_ISOLATED:
+		return "isolated";
+	case RTPLACE_NOTIFY_ISOLATION_RELEASED:
+		return "released";
 	default:
 		return "?";
 	}

@@ -373,6 +373,24 @@ int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, str
 #define RTPLACE_NOTIFY_WATCHDOG 6      /* the RealtimeKit starvation watchdog demoted tid: from_cpu the CPU it kept from normal work, policy and prio what it had */
 #define RTPLACE_NOTIFY_CLAIM_CREATED 7 /* a claim was made: claim_id, tid its owner (0: none), from_cpu its first CPU */
 #define RTPLACE_NOTIFY_CLAIM_RELEASED 8 /* a claim ended by release, its connection's close or its owner's exit: as CLAIM_CREATED */
+#define RTPLACE_NOTIFY_ISOLATED 9      /* a claim's CPUs were isolated: as CLAIM_CREATED, detail RTPLACE_NOTIFY_ISOLATED_* */
+#define RTPLACE_NOTIFY_ISOLATION_RELEASED 10 /* they came back: as CLAIM_CREATED, detail RTPLACE_NOTIFY_ISOLATION_END_* */
+
+/* An ISOLATED record's detail: what the CPUs were taken away from, then
+ * what could not be (the counts are in the daemon's log). */
+#define RTPLACE_NOTIFY_ISOLATED_PARTITION 0x01   /* other tasks (an isolated cpuset partition) */
+#define RTPLACE_NOTIFY_ISOLATED_IRQS 0x02        /* movable interrupts */
+#define RTPLACE_NOTIFY_ISOLATED_WORKQUEUES 0x04  /* unbound workqueues */
+#define RTPLACE_NOTIFY_ISOLATED_IRQBALANCE 0x08  /* a running irqbalance was told to ban them */
+#define RTPLACE_NOTIFY_ISOLATED_MANAGED_KEPT 0x10 /* managed interrupts stay: the kernel keeps them */
+#define RTPLACE_NOTIFY_ISOLATED_NOT_WRITTEN 0x20 /* an affinity or mask could not be written */
+#define RTPLACE_NOTIFY_ISOLATED_IRQBALANCE_UNREACHED 0x40 /* irqbalance runs and did not answer on its socket */
+/* An ISOLATION_RELEASED record's detail: why. */
+#define RTPLACE_NOTIFY_ISOLATION_END_RELEASED 1     /* released, or its connection closed */
+#define RTPLACE_NOTIFY_ISOLATION_END_EXPIRED 2      /* its lease ran out */
+#define RTPLACE_NOTIFY_ISOLATION_END_OWNER_EXITED 3 /* its owner exited */
+#define RTPLACE_NOTIFY_ISOLATION_END_REVOKED 4      /* a CPU of it went offline */
+#define RTPLACE_NOTIFY_ISOLATION_END_STOP 5         /* the daemon stopped */
 
 struct rtplace_notification {
 	uint64_t seq;             /* daemon-wide, +1 per record, from 1: gaps are others' records */
@@ -383,8 +401,11 @@ struct rtplace_notification {
 	int from_cpu, to_cpu;     /* -1: unknown or not one CPU */
 	int policy;               /* after the event: SCHED_FIFO, SCHED_RR, SCHED_OTHER (any non-RT) */
 	int prio;                 /* the RT priority concerned, 0 for none (see librtplace(3)) */
-	uint32_t reserved;        /* zero */
-	uint64_t claim_id;        /* the claim of a CLAIM_* record; 0 in others, and from a daemon before 0.2.0 */
+	union {
+		uint32_t reserved; /* zero in records other than ISOLATED and ISOLATION_RELEASED */
+		uint32_t detail;   /* ISOLATED: RTPLACE_NOTIFY_ISOLATED_*; ISOLATION_RELEASED: RTPLACE_NOTIFY_ISOLATION_END_* */
+	};
+	uint64_t claim_id;        /* the claim of a CLAIM_* or ISOLAT* record; 0 in others, and from a daemon before 0.2.0 */
 };
 
 /* A subscription: the ring mapped, its doorbell, the connection it lives on. */

@@ -1145,7 +1145,75 @@ static int64_t ctl_clock_offset_ns(void)
 static bool ctl_watch_is_claim(unsigned type)
 {
 	return type == RTPLACE_NOTIFY_CLAIM_CREATED || type == RTPLACE_NOTIFY_CLAIM_RELEASED ||
-	       type == RTPLACE_NOTIFY_CLAIM_EXPIRED || type == RTPLACE_NOTIFY_CLAIM_REVOKED;
+	       type == RTPLACE_NOTIFY_CLAIM_EXPIRED || type == RTPLACE_NOTIFY_CLAIM_REVOKED ||
+	       type == RTPLACE_NOTIFY_ISOLATED || type == RTPLACE_NOTIFY_ISOLATION_RELEASED;
+}
+
+/* Records whose CPU is where the claim went (TO), not where it left. */
+static bool ctl_watch_is_arrival(unsigned type)
+{
+	return type == RTPLACE_NOTIFY_CLAIM_CREATED || type == RTPLACE_NOTIFY_ISOLATED;
+}
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} ctl_isolated_bits[] = {
+	{ RTPLACE_NOTIFY_ISOLATED_PARTITION, "partition" },
+	{ RTPLACE_NOTIFY_ISOLATED_IRQS, "irqs" },
+	{ RTPLACE_NOTIFY_ISOLATED_WORKQUEUES, "workqueues" },
+	{ RTPLACE_NOTIFY_ISOLATED_IRQBALANCE, "irqbalance" },
+	{ RTPLACE_NOTIFY_ISOLATED_MANAGED_KEPT, "managed-irqs" },
+	{ RTPLACE_NOTIFY_ISOLATED_NOT_WRITTEN, "not-written" },
+	{ RTPLACE_NOTIFY_ISOLATED_IRQBALANCE_UNREACHED, "irqbalance-unreached" },
+};
+/* The bits below this one say what was taken away, the rest what was not. */
+#define CTL_ISOLATED_SHORT RTPLACE_NOTIFY_ISOLATED_MANAGED_KEPT
+
+static const char *ctl_isolation_end_name(unsigned why)
+{
+	static const char *const names[] = {
+		[RTPLACE_NOTIFY_ISOLATION_END_RELEASED] = "release",
+		[RTPLACE_NOTIFY_ISOLATION_END_EXPIRED] = "expiry",
+		[RTPLACE_NOTIFY_ISOLATION_END_OWNER_EXITED] = "owner-exit",
+		[RTPLACE_NOTIFY_ISOLATION_END_REVOKED] = "cpu-offline",
+		[RTPLACE_NOTIFY_ISOLATION_END_STOP] = "stop",
+	};
+
+	return why < sizeof(names) / sizeof(names[0]) && names[why] ? names[why] : "?";
+}
+
+/*
+ * An isolation record's detail in words: ISOLATED as "took=A,B" then
+ * " kept=C" (what could not be), ISOLATION_RELEASED as "why=W"; JSON
+ * members with json. Nothing for other records.
+ */
+static void ctl_watch_detail(const struct rtplace_notification *n, bool json)
+{
+	bool any[2] = { false, false };
+
+	if (n->type == RTPLACE_NOTIFY_ISOLATION_RELEASED) {
+		printf(json ? ", \"why\": \"%s\"" : " why=%s", ctl_isolation_end_name(n->detail));
+		return;
+	}
+	if (n->type != RTPLACE_NOTIFY_ISOLATED)
+		return;
+	for (int part = 0; part < 2; part++) {
+		for (size_t i = 0; i < sizeof(ctl_isolated_bits) / sizeof(ctl_isolated_bits[0]); i++) {
+			unsigned bit = ctl_isolated_bits[i].bit;
+
+			if (!(n->detail & bit) || (bit < CTL_ISOLATED_SHORT) != (part == 0))
+				continue;
+			if (!any[part])
+				printf(json ? ", \"%s\": [\"%s\"" : " %s=%s", part ? (json ? "not_isolated" : "kept") :
+						(json ? "isolated" : "took"), ctl_isolated_bits[i].name);
+			else
+				printf(json ? ", \"%s\"" : ",%s", ctl_isolated_bits[i].name);
+			any[part] = true;
+		}
+		if (json)
+			printf(any[part] ? "]" : ", \"%s\": []", part ? "not_isolated" : "isolated");
+	}
 }
 
 /*
@@ -1178,8 +1246,8 @@ static void ctl_watch_fields(const struct rtplace_notification *n, struct ctl_wa
 			snprintf(ret->sched, sizeof(ret->sched), "other");
 		return;
 	}
-	ret->from = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? -1 : n->from_cpu;
-	ret->to = n->type == RTPLACE_NOTIFY_CLAIM_CREATED ? n->from_cpu : -1;
+	ret->from = ctl_watch_is_arrival(n->type) ? -1 : n->from_cpu;
+	ret->to = ctl_watch_is_arrival(n->type) ? n->from_cpu : -1;
 	if (n->prio >= RTPLACE_PRIO_MIN && n->prio <= RTPLACE_PRIO_MAX)
 		snprintf(ret->sched, sizeof(ret->sched), "%s",
 			 rtplace_level_name(RTPLACE_LEVEL_RT1 + (unsigned)n->prio - 1));
@@ -1219,6 +1287,7 @@ static void ctl_watch_print(const struct ctl *c, const struct rtplace_notificati
 			printf(", \"policy\": null, \"prio\": 0, \"level\": null");
 		else
 			printf(", \"policy\": \"%s\", \"prio\": %d, \"level\": null", ctl_policy_name(n->policy), n->prio);
+		ctl_watch_detail(n, true);
 		if (n->claim_id)
 			printf(", \"claim\": %" PRIu64 "}\n", n->claim_id);
 		else
@@ -1230,8 +1299,10 @@ static void ctl_watch_print(const struct ctl *c, const struct rtplace_notificati
 	ctl_cell_int(tid, sizeof(tid), f.tid, f.claim ? 0 : INT_MIN);
 	ctl_cell_int(from, sizeof(from), f.from, -1);
 	ctl_cell_int(to, sizeof(to), f.to, -1);
-	printf("%6" PRIu64 " %-*s %-14s %7s %6u %4s %4s %-8s %6s\n", n->seq, wide ? 26 : 15, when,
+	printf("%6" PRIu64 " %-*s %-14s %7s %6u %4s %4s %-8s %6s", n->seq, wide ? 26 : 15, when,
 	       rtplace_notification_name(n->type), tid, (unsigned)n->uid, from, to, f.sched, claim);
+	ctl_watch_detail(n, false);
+	printf("\n");
 }
 
 static void ctl_watch_lost(const struct ctl *c, uint64_t lost)

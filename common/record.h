@@ -42,11 +42,21 @@
  *                                  reserved (1, zero)
  *                 claim records:   claim_id (the claim, non-zero)
  *
+ * The isolation records (ISOLATED, ISOLATION_RELEASED) are claim records
+ * whose prio byte says what instead of a priority (the claim's level is in
+ * its CLAIM_CREATED record): ISOLATED the RTPLACE_ISOLATED_* bits of what
+ * the claim's CPUs were taken away from and what could not be,
+ * ISOLATION_RELEASED the RTPLACE_ISOLATION_END_* code of why they came
+ * back. 32 bytes hold the first CPU only: the claim's id names the rest
+ * (`rtplacectl claims`), and the counts of what could not be are in the
+ * daemon's log and the claim's reply.
+ *
  * Ring version 1 (protocol versions 1 and 2, rtplaced 0.1.0), kept for
  * their readers: seq, time_ns, tid and uid as above, then from_cpu (24),
  * to_cpu (26), type (28), policy (29), prio (30), reserved (31); claim
  * records carry no id and to_cpu -1, and the types added with version 2
- * (WATCHDOG, CLAIM_CREATED, CLAIM_RELEASED) are not written to it. The
+ * (WATCHDOG, CLAIM_CREATED, CLAIM_RELEASED, and ISOLATED and
+ * ISOLATION_RELEASED added after it) are not written to it. The
  * ring's version is in its header; ring.c writes and reads both.
  *
  * Ring. One memfd per subscriber: a 192-byte header (three 64-byte lines)
@@ -136,13 +146,37 @@ enum {
 	RTPLACE_RECORD_WATCHDOG = 6,      /* the RealtimeKit starvation watchdog demoted tid (from_cpu) */
 	RTPLACE_RECORD_CLAIM_CREATED = 7, /* a claim was made; from_cpu: its first CPU */
 	RTPLACE_RECORD_CLAIM_RELEASED = 8, /* a claim ended: released, its connection closed or its owner exited */
+	RTPLACE_RECORD_ISOLATED = 9,      /* a claim's CPUs were isolated; from_cpu: its first CPU, prio: RTPLACE_ISOLATED_* */
+	RTPLACE_RECORD_ISOLATION_RELEASED = 10, /* they came back; prio: RTPLACE_ISOLATION_END_* */
+};
+
+/* An ISOLATED record's prio: what the CPUs were taken away from, then what
+ * could not be. */
+enum {
+	RTPLACE_ISOLATED_PARTITION = 0x01,   /* other tasks' cpusets: an isolated partition */
+	RTPLACE_ISOLATED_IRQS = 0x02,        /* movable interrupts */
+	RTPLACE_ISOLATED_WORKQUEUES = 0x04,  /* unbound workqueues */
+	RTPLACE_ISOLATED_IRQBALANCE = 0x08,  /* a running irqbalance bans them */
+	RTPLACE_ISOLATED_MANAGED_KEPT = 0x10, /* managed interrupts the kernel keeps there */
+	RTPLACE_ISOLATED_NOT_WRITTEN = 0x20, /* an affinity or mask could not be read or written */
+	RTPLACE_ISOLATED_IRQBALANCE_UNREACHED = 0x40, /* irqbalance runs, its socket did not answer */
+};
+
+/* An ISOLATION_RELEASED record's prio: why. */
+enum {
+	RTPLACE_ISOLATION_END_RELEASED = 1,     /* the claim was released, or its connection closed */
+	RTPLACE_ISOLATION_END_EXPIRED = 2,      /* its lease ran out */
+	RTPLACE_ISOLATION_END_OWNER_EXITED = 3, /* its owner process exited */
+	RTPLACE_ISOLATION_END_REVOKED = 4,      /* a CPU of it went offline (hotplug) */
+	RTPLACE_ISOLATION_END_STOP = 5,         /* the daemon stops (a restart isolates the claims it restores again) */
 };
 
 /* Whether a record of type concerns a claim (claim_id set), not a thread. */
 static inline int rtplace_record_is_claim(unsigned type)
 {
 	return type == RTPLACE_RECORD_CLAIM_EXPIRED || type == RTPLACE_RECORD_CLAIM_REVOKED ||
-	       type == RTPLACE_RECORD_CLAIM_CREATED || type == RTPLACE_RECORD_CLAIM_RELEASED;
+	       type == RTPLACE_RECORD_CLAIM_CREATED || type == RTPLACE_RECORD_CLAIM_RELEASED ||
+	       type == RTPLACE_RECORD_ISOLATED || type == RTPLACE_RECORD_ISOLATION_RELEASED;
 }
 
 /* The record in ring version 2's layout (the form the code uses; ring.c

@@ -53,6 +53,7 @@ static int actors_build(struct actors *a, struct engine *e, struct event_base *b
 		return r;
 	/* Subscribers see every claim made and ended, with its id. */
 	engine_watch_life(e, notify_claim_life, a->notify);
+	engine_watch_isolation(e, notify_isolation, a->notify);
 	r = moves_new(&(struct moves_opts){ .engine = e, .notify = a->notify }, &a->moves);
 	if (r < 0)
 		return r;

@@ -127,4 +127,5 @@ EXTRA_DIST += dbus/rtplace-realtimekit.conf
 # Isolation of claimed CPUs: the planner (pure, daemon/isoplan.h) and the
 # edge that writes the kernel's files and journals what it changed
 # (daemon/isolation.h).
-daemon_libdaemoncore_la_SOURCES += daemon/isoplan.h daemon/isoplan.c daemon/isolation.h daemon/isolation.c
+daemon_libdaemoncore_la_SOURCES += daemon/isoplan.h daemon/isoplan.c daemon/isolation.h daemon/isolation.c \
+	daemon/irqbalance.h daemon/irqbalance.c

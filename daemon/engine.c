@@ -13,6 +13,7 @@
 #include "log.h"
 #include "loop.h"
 #include "quota.h"
+#include "record.h"
 
 struct engine_listener {
 	engine_claim_ended_fn *fn;
@@ -43,6 +44,8 @@ struct engine {
 	struct isolation *iso;           /* NULL until engine_open_journal(), or without a usable journal */
 	claims_life_fn *life;            /* the subscribers' watcher of claims made and ended */
 	void *life_ctx;
+	engine_isolation_fn *isolation;  /* the subscribers' watcher of CPUs isolated and given back */
+	void *isolation_ctx;
 	struct snapshot snap;            /* what LOCAL hands out; kept current after every change */
 	struct event *snap_later;        /* publishes once a claim that is ending has gone */
 	struct engine_listener listeners[ENGINE_LISTENERS_MAX];
@@ -123,18 +126,46 @@ void engine_isolated_cpus(const struct engine *e, struct rtplace_cpumask *ret)
 		isolation_cpus(e->iso, ret);
 }
 
+/* The ISOLATION_RELEASED record's code for a claim's end (claims.h). */
+static uint8_t engine_isolation_end(uint32_t what)
+{
+	switch (what) {
+	case RTPLACE_CLAIM_ENDED_EXPIRED:
+		return RTPLACE_ISOLATION_END_EXPIRED;
+	case RTPLACE_CLAIM_ENDED_OWNER_EXITED:
+		return RTPLACE_ISOLATION_END_OWNER_EXITED;
+	case RTPLACE_CLAIM_ENDED_REVOKED:
+		return RTPLACE_ISOLATION_END_REVOKED;
+	default:
+		return RTPLACE_ISOLATION_END_RELEASED;
+	}
+}
+
+/* Gives isolated claim cl's CPUs back to the machine, telling the
+ * subscribers why (RTPLACE_ISOLATION_END_*) when they were isolated. */
+static void engine_unisolate(struct engine *e, const struct claim *cl, uint8_t why)
+{
+	struct rtplace_reason reason = { "" };
+	int r = isolation_release(e->iso, cl->id, &reason);
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0 && reason.text[0])
+		log_warning_ratelimited("claim %u: its CPUs' isolation is not all undone: %s (retried at restart)",
+					cl->id, reason.text);
+	if (e->isolation)
+		e->isolation(cl, RTPLACE_RECORD_ISOLATION_RELEASED, why, e->isolation_ctx);
+}
+
 /* Every claim's life passes here (claims_watch_life()): an isolated
  * claim's CPUs come back to the machine however it ended, then the
  * subscribers hear of it. */
 static void engine_claim_life_cb(const struct claim *cl, uint32_t what, void *ctx)
 {
 	struct engine *e = ctx;
-	struct rtplace_reason reason = { "" };
 
-	if (what != CLAIMS_LIFE_CREATED && cl->isolated && e->iso && isolation_release(e->iso, cl->id, &reason) < 0 &&
-	    reason.text[0])
-		log_warning_ratelimited("claim %u: its CPUs' isolation is not all undone: %s (retried at restart)",
-					cl->id, reason.text);
+	if (what != CLAIMS_LIFE_CREATED && cl->isolated && e->iso)
+		engine_unisolate(e, cl, engine_isolation_end(what));
 	if (e->life)
 		e->life(cl, what, e->life_ctx);
 }
@@ -143,6 +174,23 @@ void engine_watch_life(struct engine *e, claims_life_fn *fn, void *ctx)
 {
 	e->life = fn;
 	e->life_ctx = ctx;
+}
+
+void engine_watch_isolation(struct engine *e, engine_isolation_fn *fn, void *ctx)
+{
+	e->isolation = fn;
+	e->isolation_ctx = ctx;
+}
+
+void engine_unisolate_all(struct engine *e)
+{
+	const struct claim *cl;
+
+	if (!e->iso)
+		return;
+	for (unsigned i = 0; (cl = claims_at(e->claims, i)); i++)
+		if (cl->isolated)
+			engine_unisolate(e, cl, RTPLACE_ISOLATION_END_STOP);
 }
 
 /* The machine as isolation plans with it: the online CPUs of each node,
@@ -187,7 +235,8 @@ static void engine_isolation_reapply(struct engine *e)
 
 		if (!cl->isolated)
 			continue;
-		r = engine_isolates(e) ? isolation_claim(e->iso, cl->id, cl->pid, &cl->cpus, &reason) : -EOPNOTSUPP;
+		r = engine_isolates(e) ? isolation_claim(e->iso, cl->id, cl->pid, &cl->cpus, &reason, NULL)
+				       : -EOPNOTSUPP;
 		if (r < 0)
 			log_warning("restored claim %u: its CPUs stay shared: %s", cl->id,
 				    engine_isolates(e) ? reason.text : "[isolation] isolates nothing now");
@@ -405,16 +454,34 @@ int engine_claim_admit(struct engine *e, uint32_t client, uid_t uid, struct rtpl
 	return r;
 }
 
+/* What the ISOLATED record and the log say of report rep for claim cl. */
+static void engine_isolated(struct engine *e, const struct claim *cl, const struct isolation_report *rep)
+{
+	char cpus[CPUSET_LIST_MAX];
+	const uint8_t d = rep->done;
+
+	cpuset_format(&cl->cpus, cpus, sizeof(cpus));
+	log_info("claim %u: CPUs %s isolated from%s%s%s%s; %u managed IRQs kept by the kernel, %u values not written%s",
+		 cl->id, cpus, d & RTPLACE_ISOLATED_PARTITION ? " other tasks" : "",
+		 d & RTPLACE_ISOLATED_IRQS ? " movable IRQs" : "", d & RTPLACE_ISOLATED_WORKQUEUES ? " unbound work" : "",
+		 d & RTPLACE_ISOLATED_IRQBALANCE ? " irqbalance" : "", rep->managed, rep->not_written,
+		 d & RTPLACE_ISOLATED_IRQBALANCE_UNREACHED ? "; irqbalance runs and its socket did not answer" : "");
+	if (e->isolation)
+		e->isolation(cl, RTPLACE_RECORD_ISOLATED, d, e->isolation_ctx);
+}
+
 /*
  * Isolates the CPUs of claim id, journaled already, for process claimant:
- * 0 with reason a note ("" when all was done), or -errno after the claim
- * was withdrawn and its end journaled, reason saying why.
+ * 0 with reason a note ("" when all was done) and *rep what was done, or
+ * -errno after the claim was withdrawn and its end journaled, reason
+ * saying why.
  */
-static int engine_isolate(struct engine *e, uint32_t id, pid_t claimant, struct rtplace_reason *reason)
+static int engine_isolate(struct engine *e, uint32_t id, pid_t claimant, struct isolation_report *rep,
+			  struct rtplace_reason *reason)
 {
 	const struct claim *cl = claims_find(e->claims, id);
 	struct claim gone = *cl;
-	int r = engine_isolates(e) ? isolation_claim(e->iso, id, claimant, &cl->cpus, reason) : -EOPNOTSUPP;
+	int r = engine_isolates(e) ? isolation_claim(e->iso, id, claimant, &cl->cpus, reason, rep) : -EOPNOTSUPP;
 
 	if (r == -EOPNOTSUPP && !engine_isolates(e))
 		reason_set(reason, "this daemon isolates nothing ([isolation] in rtplaced.conf turns it on)");
@@ -429,6 +496,7 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 		 struct rtplace_reason *reason)
 {
 	struct claim cl = *tmpl;
+	struct isolation_report rep;
 	struct procfs_stat st;
 	uint32_t id;
 	int r = 0;
@@ -456,12 +524,14 @@ int engine_claim(struct engine *e, const struct claim *tmpl, uint64_t lease_ms, 
 		return r;
 	}
 	if (cl.isolated) {
-		r = engine_isolate(e, id, claimant, reason);
+		r = engine_isolate(e, id, claimant, &rep, reason);
 		if (r < 0)
 			return r;
 	}
 	/* Subscribers hear of it only now: never of a claim withdrawn. */
 	claims_made(e->claims, id);
+	if (cl.isolated)
+		engine_isolated(e, claims_find(e->claims, id), &rep);
 	e->counters.claims_created++;
 	*ret_id = id;
 	return 0;

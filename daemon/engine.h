@@ -173,6 +173,22 @@ void engine_isolated_cpus(const struct engine *e, struct rtplace_cpumask *ret);
 void engine_watch_life(struct engine *e, claims_life_fn *fn, void *ctx);
 
 /*
+ * Told when a claim's CPUs were isolated (type RTPLACE_RECORD_ISOLATED,
+ * detail its RTPLACE_ISOLATED_* bits) and when they came back
+ * (RTPLACE_RECORD_ISOLATION_RELEASED, detail RTPLACE_ISOLATION_END_*):
+ * after the claim's CLAIM_CREATED, before its end's record.
+ */
+typedef void engine_isolation_fn(const struct claim *cl, uint8_t type, uint8_t detail, void *ctx);
+
+/* The watcher of isolation (notify.c's records). */
+void engine_watch_isolation(struct engine *e, engine_isolation_fn *fn, void *ctx);
+
+/* Gives every isolated claim's CPUs back, telling the watcher (the
+ * daemon stops; its claims stay journaled, to be isolated again by the
+ * next start). Call while subscribers are still connected. */
+void engine_unisolate_all(struct engine *e);
+
+/*
  * A claim on one CPU of allowed for a thread granted RT outside the socket
  * (rtkit.c): engine_pick() below level, owner-bound to process pid of uid,
  * so it ends when the process does. uid's claim limits apply. 0 with the

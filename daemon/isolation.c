@@ -17,9 +17,11 @@
 
 #include "claims-state.h"
 #include "decimal.h"
+#include "irqbalance.h"
 #include "isolation.h"
 #include "isoplan.h"
 #include "procfs.h"
+#include "record.h"
 
 #define ISOLATION_MAGIC "rtplace-isolation 1"
 /* The workqueue mask's slot among the values: no interrupt has it. */
@@ -66,6 +68,15 @@ struct isolation {
 	struct isolation_claim *claims;
 	size_t n_claims, cap_claims;
 	bool cpuset_control; /* rtplace enabled cpuset in the root's subtree */
+
+	/* A running irqbalance told to ban the CPUs held (ib_changed): which
+	 * one, and what it banned before (ib_auto: its own choice, given back
+	 * as "NULL"). Kept once given back: read again, its setup reply could
+	 * still show the ban until its next rescan. */
+	char irqbalance_dir[PATH_MAX];
+	bool ib_changed, ib_auto;
+	pid_t ib_pid; /* whose ib_original this is; 0: none known */
+	struct rtplace_cpumask ib_original;
 
 	int fd;       /* the journal, O_APPEND; -1 when absent or after a failed write */
 	size_t lines; /* in the journal */
@@ -203,7 +214,7 @@ static void isolation_claim_remove(struct isolation *iso, struct isolation_claim
 /* Lines that describe what is held now: the journal once compacted. */
 static size_t isolation_held_lines(const struct isolation *iso)
 {
-	size_t n = iso->cpuset_control;
+	size_t n = iso->cpuset_control + iso->ib_changed;
 
 	for (size_t i = 0; i < iso->n_values; i++)
 		n += iso->values[i].m.changed;
@@ -239,6 +250,12 @@ static int isolation_format_held(const struct isolation *iso, char **ret, size_t
 	ok = fputs(ISOLATION_MAGIC "\n", f) >= 0;
 	if (iso->cpuset_control)
 		ok = ok && fputs("cpuset-control enabled\n", f) >= 0;
+	if (iso->ib_changed) {
+		char list[CPUSET_LIST_MAX];
+
+		cpuset_format(&iso->ib_original, list, sizeof(list));
+		ok = ok && fprintf(f, "irqbalance %d %s\n", (int)iso->ib_pid, iso->ib_auto ? "NULL" : list) >= 0;
+	}
 	for (size_t i = 0; i < iso->n_values; i++) {
 		const struct isolation_value *v = &iso->values[i];
 
@@ -359,6 +376,30 @@ static bool isolation_cgroup_ok(const char *text)
 	return true;
 }
 
+/* An "irqbalance" line's rest p into iso's state: " PID ORIGINAL" (a CPU
+ * list, or NULL for its own choice), or nothing when it was put back.
+ * 0 or -EBADMSG. */
+static int isolation_replay_irqbalance(struct isolation *iso, const char *p)
+{
+	uint64_t pid;
+
+	if (!*p) {
+		if (!iso->ib_changed)
+			return -EBADMSG;
+		iso->ib_changed = false;
+		return 0;
+	}
+	if (iso->ib_changed || *p++ != ' ' || !decimal_parse(&p, INT32_MAX, &pid) || !pid || *p++ != ' ')
+		return -EBADMSG;
+	iso->ib_auto = strcmp(p, "NULL") == 0;
+	cpuset_zero(&iso->ib_original);
+	if (!iso->ib_auto && cpuset_parse(p, &iso->ib_original) < 0)
+		return -EBADMSG;
+	iso->ib_pid = (pid_t)pid;
+	iso->ib_changed = true;
+	return 0;
+}
+
 /* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
 static int isolation_replay_line(struct isolation *iso, const char *line)
 {
@@ -372,6 +413,8 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 		iso->cpuset_control = line[strlen("cpuset-control")] != '\0';
 		return 0;
 	}
+	if (strncmp(line, "irqbalance", strlen("irqbalance")) == 0)
+		return isolation_replay_irqbalance(iso, line + strlen("irqbalance"));
 	if (strncmp(line, "partition ", strlen("partition ")) == 0) {
 		struct isolation_claim *c;
 		uint64_t id, pid;
@@ -589,7 +632,9 @@ int isolation_new(const struct isolation_opts *opts, const struct config *cfg, s
 	    isolation_path(iso->sys_root, sizeof(iso->sys_root), "%s", opts->sys_root) < 0 ||
 	    isolation_path(iso->cgroup_root, sizeof(iso->cgroup_root), "%s", cg) < 0 ||
 	    isolation_path(iso->journal, sizeof(iso->journal), "%s", opts->journal) < 0 ||
-	    isolation_path(iso->tmp, sizeof(iso->tmp), "%s.tmp", opts->journal) < 0) {
+	    isolation_path(iso->tmp, sizeof(iso->tmp), "%s.tmp", opts->journal) < 0 ||
+	    isolation_path(iso->irqbalance_dir, sizeof(iso->irqbalance_dir), "%s",
+			   opts->irqbalance_dir ? opts->irqbalance_dir : IRQBALANCE_RUN_DIR) < 0) {
 		free(iso);
 		return -ENAMETOOLONG;
 	}
@@ -659,121 +704,268 @@ static const char *isolation_value_name(unsigned irq, char *buf, size_t size)
 	return buf;
 }
 
+/* Appends "NAME what (error)" to reason, after a "; " when it has text. */
+static void isolation_value_fail(unsigned irq, const char *what, int r, struct rtplace_reason *reason)
+{
+	char name[32];
+
+	reason_append(reason, "%s%s %s (%s)", reason->text[0] ? "; " : "", isolation_value_name(irq, name, sizeof(name)),
+		      what, strerror(-r));
+}
+
+/*
+ * The entry of irq's value, its original and current mask read from path
+ * unless it is changed (someone else may have changed an unchanged one
+ * since), the text read in text (ISOLATION_VALUE_MAX bytes). 0 with *ret;
+ * -ENOENT for an interrupt freed since it was listed; another -errno.
+ */
+static int isolation_value_seen(struct isolation *iso, unsigned irq, const char *path, char *text,
+				struct isolation_value **ret, struct rtplace_reason *reason)
+{
+	struct isolation_value *v = isolation_value_find(iso, irq);
+	struct rtplace_cpumask mask;
+	int r;
+
+	if (v && v->m.changed) {
+		*ret = v;
+		return 0;
+	}
+	r = isolation_read(path, text, ISOLATION_VALUE_MAX);
+	if (r == 0 && isolation_value_parse(irq, text, &mask) < 0)
+		r = -EBADMSG;
+	if (r == -ENOENT)
+		return r;
+	if (r < 0) {
+		isolation_value_fail(irq, "unreadable", r, reason);
+		return r;
+	}
+	if (!v && !(v = isolation_value_add(iso, irq)))
+		return -ENOMEM;
+	v->m.original = mask;
+	v->m.current = mask;
+	*ret = v;
+	return 0;
+}
+
+/* Forgets v's original: it is what the file holds (or the file is gone). */
+static void isolation_value_forget(struct isolation_value *v)
+{
+	free(v->original);
+	v->original = NULL;
+	v->m.changed = false;
+}
+
+/* Writes v's original back to path, journaled after: a death before the
+ * line restores it once more. 1, or -errno (a failed write in reason). */
+static int isolation_value_restore(struct isolation *iso, struct isolation_value *v, const char *path,
+				   struct rtplace_reason *reason)
+{
+	int r = isolation_write(path, v->original);
+
+	/* Gone with its device: nothing is left to restore. */
+	if (r < 0 && r != -ENOENT) {
+		isolation_value_fail(v->irq, "not written", r, reason);
+		return r;
+	}
+	isolation_value_forget(v);
+	r = isolation_journal_put_back(iso, v->irq);
+	return r < 0 ? r : 1;
+}
+
+/* Journals the original text of v, about to change for the first time.
+ * 0, -ENOMEM, or the journal's -errno (in reason). */
+static int isolation_value_journal(struct isolation *iso, struct isolation_value *v, const char *text,
+				   struct rtplace_reason *reason)
+{
+	int r;
+
+	v->original = strdup(text);
+	if (!v->original)
+		return -ENOMEM;
+	v->m.changed = true;
+	if (v->irq == ISOLATION_WQ)
+		r = isolation_journal(iso, "workqueues %s\n", v->original);
+	else
+		r = isolation_journal(iso, "irq %u %s\n", v->irq, v->original);
+	if (r < 0) {
+		isolation_value_forget(v);
+		isolation_value_fail(v->irq, "not written", r, reason);
+	}
+	return r;
+}
+
+/*
+ * Writes mask to v's file at path, its original (text) journaled first
+ * when it was unchanged. 1 when written; 0 for a managed interrupt, noted
+ * in managed (the kernel keeps its affinity: EIO, or EPERM since Linux
+ * 6.x); -errno otherwise (a failed write or journal in reason). A failed
+ * first change is journaled undone.
+ */
+static int isolation_value_set(struct isolation *iso, struct isolation_value *v, const char *path, char *text,
+			       const struct rtplace_cpumask *mask, struct rtplace_cpumask *managed,
+			       struct rtplace_reason *reason)
+{
+	bool journaled = !v->m.changed, managed_irq;
+	int r = journaled ? isolation_value_journal(iso, v, text, reason) : 0;
+
+	if (r < 0)
+		return r;
+	if (isolation_value_format(v->irq, mask, text, ISOLATION_VALUE_MAX) < 0)
+		return -ENOSPC;
+	r = isolation_write(path, text);
+	if (r == 0) {
+		v->m.current = *mask;
+		return 1;
+	}
+	managed_irq = v->irq != ISOLATION_WQ && (r == -EIO || r == -EPERM);
+	if (managed_irq) {
+		v->m.managed = true;
+		cpuset_set(managed, v->irq);
+	}
+	if (journaled) {
+		isolation_value_forget(v);
+		isolation_journal_put_back(iso, v->irq);
+	}
+	if (managed_irq)
+		return 0;
+	isolation_value_fail(v->irq, "not written", r, reason);
+	return r;
+}
+
 /*
  * Brings the value of irq (ISOLATION_WQ: the workqueue mask) to what the
- * CPUs held now ask: an unchanged one is read first (someone else may
- * have changed it since), a change journaled before it is made, the
- * original written back as it was read when none of its CPUs is held.
- * Returns 1 when something was written, 0 when nothing was to be, -errno
- * when a write failed; a managed interrupt is noted in managed, anything
- * else that failed in reason.
+ * CPUs held now ask (isoplan_mask()): kept, set (the original journaled
+ * first) or restored. Returns 1 when something was written, 0 when
+ * nothing was to be, -errno when a write failed; a managed interrupt is
+ * noted in managed, anything else that failed in reason.
  */
 static int isolation_sync_value(struct isolation *iso, unsigned irq, struct rtplace_cpumask *managed,
 				struct rtplace_reason *reason)
 {
 	struct isoplan_host h = { .nodes = iso->nodes, .n_nodes = iso->n_nodes, .other = iso->other };
-	char path[PATH_MAX], text[ISOLATION_VALUE_MAX], name[32];
-	struct isolation_value *v = isolation_value_find(iso, irq);
+	char path[PATH_MAX], text[ISOLATION_VALUE_MAX];
+	struct isolation_value *v;
 	struct rtplace_cpumask mask;
-	bool journaled = false, managed_irq;
-	int r = 0;
+	int r;
 
 	if (isolation_value_path(iso, irq, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
 	isolation_cpus(iso, &h.held);
-	if (!v || !v->m.changed) {
-		r = isolation_read(path, text, sizeof(text));
-		if (r == 0 && isolation_value_parse(irq, text, &mask) < 0)
-			r = -EBADMSG;
-		/* An interrupt freed since it was listed: nothing to do. */
-		if (r == -ENOENT)
-			return 0;
-		if (r < 0) {
-			reason_append(reason, "%s%s unreadable (%s)", reason->text[0] ? "; " : "",
-				      isolation_value_name(irq, name, sizeof(name)), strerror(-r));
-			return r;
-		}
-		if (!v && !(v = isolation_value_add(iso, irq)))
-			return -ENOMEM;
-		v->m.original = mask;
-		v->m.current = mask;
-	}
+	r = isolation_value_seen(iso, irq, path, text, &v, reason);
+	/* An interrupt freed since it was listed: nothing to do. */
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 	switch (isoplan_mask(&h, &v->m, &mask)) {
-	case ISOPLAN_KEEP:
-		return 0;
 	case ISOPLAN_MANAGED:
 		cpuset_set(managed, irq);
 		return 0;
 	case ISOPLAN_RESTORE:
-		r = isolation_write(path, v->original);
-		/* Gone with its device: nothing is left to restore. */
-		if (r < 0 && r != -ENOENT)
-			break;
-		free(v->original);
-		v->original = NULL;
-		v->m.changed = false;
-		/* Journaled after: a death before it restores once more. */
-		r = isolation_journal_put_back(iso, irq);
-		return r < 0 ? r : 1;
+		return isolation_value_restore(iso, v, path, reason);
 	case ISOPLAN_SET:
-		if (!v->m.changed) {
-			v->original = strdup(text);
-			if (!v->original)
-				return -ENOMEM;
-			v->m.changed = true;
-			if (irq == ISOLATION_WQ)
-				r = isolation_journal(iso, "workqueues %s\n", v->original);
-			else
-				r = isolation_journal(iso, "irq %u %s\n", irq, v->original);
-			if (r < 0) {
-				free(v->original);
-				v->original = NULL;
-				v->m.changed = false;
-				break;
-			}
-			journaled = true;
-		}
-		if (isolation_value_format(irq, &mask, text, sizeof(text)) < 0)
-			return -ENOSPC;
-		r = isolation_write(path, text);
-		if (r == 0) {
-			v->m.current = mask;
-			return 1;
-		}
-		/* A managed interrupt (or one no affinity can be set for):
-		 * the kernel keeps its affinity, with EIO, or EPERM since
-		 * Linux 6.x. */
-		managed_irq = irq != ISOLATION_WQ && (r == -EIO || r == -EPERM);
-		if (managed_irq) {
-			v->m.managed = true;
-			cpuset_set(managed, irq);
-		}
-		if (journaled) {
-			free(v->original);
-			v->original = NULL;
-			v->m.changed = false;
-			isolation_journal_put_back(iso, irq);
-		}
-		if (managed_irq)
-			return 0;
+		return isolation_value_set(iso, v, path, text, &mask, managed, reason);
+	case ISOPLAN_KEEP:
 		break;
 	}
-	reason_append(reason, "%s%s not written (%s)", reason->text[0] ? "; " : "",
-		      isolation_value_name(irq, name, sizeof(name)), strerror(-r));
+	return 0;
+}
+
+/* What irqbalance pid is told to ban for the CPUs held. */
+static int isolation_irqbalance_tell(struct isolation *iso, pid_t pid, const struct rtplace_cpumask *held)
+{
+	struct rtplace_cpumask ban;
+
+	if (cpuset_empty(held))
+		return irqbalance_ban(iso->irqbalance_dir, pid, iso->ib_auto ? NULL : &iso->ib_original);
+	cpuset_or(&ban, &iso->ib_original, held);
+	return irqbalance_ban(iso->irqbalance_dir, pid, &ban);
+}
+
+/*
+ * A running irqbalance bans the CPUs held, or what it banned before once
+ * none is (journaled first, as the values). One that runs where its
+ * socket cannot be reached is not fought: reason says so (the interrupts
+ * are moved all the same; it may move them back). 0 or -errno.
+ */
+static int isolation_sync_irqbalance(struct isolation *iso, struct isolation_report *rep,
+				     struct rtplace_reason *reason)
+{
+	struct rtplace_cpumask held, banned;
+	char list[CPUSET_LIST_MAX];
+	pid_t pid = 0;
+	int r;
+
+	isolation_cpus(iso, &held);
+	if (!iso->ib_changed && (!iso->irqs || cpuset_empty(&held)))
+		return 0;
+	r = irqbalance_find(iso->proc_root, &pid);
+	/* Gone, or another one since: what it was told went with it. */
+	if (iso->ib_changed && (r < 0 || pid != iso->ib_pid)) {
+		iso->ib_changed = false;
+		iso->ib_pid = 0;
+		return isolation_journal(iso, "irqbalance\n");
+	}
+	if (r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return r;
+	if (iso->ib_changed && (cpuset_empty(&held) || !iso->irqs)) {
+		cpuset_zero(&held);
+		r = isolation_irqbalance_tell(iso, pid, &held);
+		if (r < 0)
+			goto unreached;
+		iso->ib_changed = false;
+		return isolation_journal(iso, "irqbalance\n");
+	}
+	if (!iso->ib_changed && iso->ib_pid != pid) {
+		r = irqbalance_banned(iso->irqbalance_dir, pid, &banned);
+		if (r < 0)
+			goto unreached;
+		/* Its own choice: the CPUs the host isolates (irqbalance 1.9). */
+		iso->ib_auto = cpuset_equal(&banned, &iso->other);
+		iso->ib_original = banned;
+		iso->ib_pid = pid;
+	}
+	if (!iso->ib_changed) {
+		iso->ib_changed = true;
+		snprintf(list, sizeof(list), "NULL");
+		if (!iso->ib_auto)
+			cpuset_format(&iso->ib_original, list, sizeof(list));
+		r = isolation_journal(iso, "irqbalance %d %s\n", (int)pid, list);
+		if (r < 0) {
+			iso->ib_changed = false;
+			return r;
+		}
+	}
+	r = isolation_irqbalance_tell(iso, pid, &held);
+	if (r == 0) {
+		rep->done |= RTPLACE_ISOLATED_IRQBALANCE;
+		return 0;
+	}
+unreached:
+	rep->done |= RTPLACE_ISOLATED_IRQBALANCE_UNREACHED;
+	cpuset_format(&held, list, sizeof(list));
+	reason_append(reason,
+		      "%sirqbalance (pid %d) runs and its socket %s/irqbalance%d.sock does not answer (%s): not "
+		      "fought, it may move interrupts back onto CPUs %s (ban them in its IRQBALANCE_BANNED_CPULIST, or "
+		      "start it where %s exists)",
+		      reason->text[0] ? "; " : "", (int)pid, iso->irqbalance_dir, (int)pid, strerror(-r),
+		      list[0] ? list : "-", iso->irqbalance_dir);
 	return r;
 }
 
 /* Every interrupt, then the workqueue mask, as [isolation] turns them on,
  * and every value journaled whatever it says (one turned off since a
  * killed daemon changed it, an interrupt no longer listed). Returns how
- * many values were written, or the first -errno (reason says which). */
-static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
+ * many values were written, or the first -errno (reason says which);
+ * *rep says what was done and what could not be. */
+static int isolation_sync(struct isolation *iso, struct isolation_report *rep, struct rtplace_reason *reason)
 {
 	struct rtplace_cpumask managed;
 	char path[PATH_MAX];
 	int written = 0, first = 0;
 	DIR *d;
 
+	*rep = (struct isolation_report){ 0 };
 	cpuset_zero(&managed);
 	if (iso->irqs) {
 		if (isolation_path(path, sizeof(path), "%s/irq", iso->proc_root) < 0)
@@ -797,10 +989,13 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 			}
 			if (r < 0 && !first)
 				first = r;
+			rep->not_written += r < 0;
 			written += r > 0;
 		}
-		if (d)
+		if (d) {
 			closedir(d);
+			rep->done |= RTPLACE_ISOLATED_IRQS;
+		}
 	}
 	for (size_t i = 0; i < iso->n_values; i++) {
 		int r;
@@ -810,6 +1005,7 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 		r = isolation_sync_value(iso, iso->values[i].irq, &managed, reason);
 		if (r < 0 && !first)
 			first = r;
+		rep->not_written += r < 0;
 		written += r > 0;
 	}
 	if (iso->workqueues) {
@@ -817,11 +1013,19 @@ static int isolation_sync(struct isolation *iso, struct rtplace_reason *reason)
 
 		if (r < 0 && !first)
 			first = r;
+		rep->not_written += r < 0;
+		rep->done |= r >= 0 ? RTPLACE_ISOLATED_WORKQUEUES : 0;
 		written += r > 0;
 	}
+	if (isolation_sync_irqbalance(iso, rep, reason) == -ENOMEM)
+		return -ENOMEM;
+	if (rep->not_written)
+		rep->done |= RTPLACE_ISOLATED_NOT_WRITTEN;
 	if (!cpuset_empty(&managed)) {
 		char list[CPUSET_LIST_MAX];
 
+		rep->managed = cpuset_count(&managed);
+		rep->done |= RTPLACE_ISOLATED_MANAGED_KEPT;
 		cpuset_format(&managed, list, sizeof(list));
 		reason_append(reason, "%smanaged IRQ %s kept by the kernel", reason->text[0] ? "; " : "", list);
 	}
@@ -1095,9 +1299,10 @@ static int isolation_cpuset_release(struct isolation *iso, struct rtplace_reason
 /* --- claims ----------------------------------------------------------------------- */
 
 int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, const struct rtplace_cpumask *cpus,
-		    struct rtplace_reason *reason)
+		    struct rtplace_reason *reason, struct isolation_report *ret_report)
 {
 	struct isoplan_host h = { .nodes = iso->nodes, .n_nodes = iso->n_nodes, .other = iso->other };
+	struct isolation_report rep;
 	struct isolation_claim *c;
 	int r;
 
@@ -1134,13 +1339,19 @@ int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, c
 			return r;
 		}
 	}
-	r = isolation_sync(iso, reason);
-	return r == -ENOMEM ? r : 0;
+	r = isolation_sync(iso, &rep, reason);
+	if (r == -ENOMEM)
+		return r;
+	rep.done |= iso->partition ? RTPLACE_ISOLATED_PARTITION : 0;
+	if (ret_report)
+		*ret_report = rep;
+	return 0;
 }
 
 int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_reason *reason)
 {
 	struct isolation_claim *c = isolation_claim_find(iso, claim_id);
+	struct isolation_report rep;
 	int r = 0, s;
 
 	reason->text[0] = '\0';
@@ -1153,7 +1364,7 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
 		r = isolation_partition_undo(iso, c, reason);
 	if (!c->partition)
 		isolation_claim_remove(iso, c);
-	s = isolation_sync(iso, reason);
+	s = isolation_sync(iso, &rep, reason);
 	if (r == 0 && s < 0)
 		r = s;
 	s = isolation_cpuset_release(iso, reason);
@@ -1166,6 +1377,7 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
 
 int isolation_restore(struct isolation *iso, struct rtplace_reason *reason)
 {
+	struct isolation_report rep;
 	int done = 0, first = 0, r;
 
 	reason->text[0] = '\0';
@@ -1183,7 +1395,7 @@ int isolation_restore(struct isolation *iso, struct rtplace_reason *reason)
 		done += r == 0 && c->from;
 		isolation_claim_remove(iso, c);
 	}
-	r = isolation_sync(iso, reason);
+	r = isolation_sync(iso, &rep, reason);
 	if (r < 0 && !first)
 		first = r;
 	done += r > 0 ? r : 0;

@@ -17,6 +17,10 @@
  * - workqueues: the unbound workqueues' mask (<sys>/devices/virtual/
  *   workqueue/cpumask).
  *
+ * With irqs, a running irqbalance is told to ban the CPUs held too
+ * (daemon/irqbalance.h), and what it banned before once none is; one
+ * whose socket does not answer is not fought, and the claim's note says so.
+ *
  * What is changed is undone when the claim is released, by
  * isolation_restore() when the daemon stops, and, after the daemon was
  * killed, by isolation_restore() when it starts again: every change is
@@ -34,6 +38,10 @@
  *   partition ID PID CGROUP   rtplace-claim-ID may be made, and process PID
  *                             moved there from CGROUP (a v2 path)
  *   partition ID              it is gone, its processes back in CGROUP
+ *   irqbalance PID ORIGINAL   irqbalance PID may be told to ban the CPUs
+ *                             held; it banned ORIGINAL (a CPU list, or NULL:
+ *                             its own choice)
+ *   irqbalance                it bans ORIGINAL again (or is gone)
  *
  * Values are kept as the kernel printed them, without the newline, and
  * written back as they were: read back after a restore, every file holds
@@ -61,6 +69,7 @@ struct isolation_opts {
 	const char *sys_root;    /* SYSFS_ROOT, or a fixture tree */
 	const char *cgroup_root; /* NULL: [isolation] cgroup-root */
 	const char *journal;     /* its path, in a folder only the daemon's user (or root) may write */
+	const char *irqbalance_dir; /* NULL: IRQBALANCE_RUN_DIR, where irqbalance's socket is */
 	uid_t owner;             /* the daemon's user: the journal must be its */
 	/* The machine: online CPUs of each node, and the CPUs the host
 	 * isolates otherwise (not housekeeping). Copied. */
@@ -70,6 +79,13 @@ struct isolation_opts {
 };
 
 struct isolation;
+
+/* What isolation_claim() did for a claim. */
+struct isolation_report {
+	uint8_t done;         /* RTPLACE_ISOLATED_* (record.h): taken away, and what could not be */
+	unsigned managed;     /* managed interrupts the kernel keeps where they were */
+	unsigned not_written; /* affinities or masks that could not be read or written */
+};
 
 /*
  * Isolation as cfg's [isolation] says, taking over what a journal left at
@@ -102,10 +118,11 @@ int isolation_set_host(struct isolation *iso, const struct rtplace_cpumask *node
  * kernel refusing it); -EINVAL or -EBUSY as isoplan_admit() (the last
  * housekeeping CPU of a node); -EEXIST when claim_id is isolated already;
  * -ESRCH when owner_pid is gone; another -errno when the journal or a
- * cgroup file could not be written.
+ * cgroup file could not be written. On success, *ret_report (NULL: not
+ * wanted) says what was done and what could not be.
  */
 int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, const struct rtplace_cpumask *cpus,
-		    struct rtplace_reason *reason);
+		    struct rtplace_reason *reason, struct isolation_report *ret_report);
 
 /*
  * Undoes claim claim_id's isolation: its CPUs go back to every mask that

@@ -452,6 +452,9 @@ static void daemon_stop(struct daemon *d)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
+	/* While subscribers are connected to hear it. */
+	if (d->engine)
+		engine_unisolate_all(d->engine);
 	metrics_free(d->metrics);
 	rtkit_free(d->rtkit);
 	server_free(d->server);

@@ -208,7 +208,8 @@ int notify_queue(struct notify *n, struct rtplace_record *rec)
 		 * there): they were added with version 2. */
 		if (s->ring.version == RTPLACE_RING_VERSION_1 &&
 		    (rec->type == RTPLACE_RECORD_WATCHDOG || rec->type == RTPLACE_RECORD_CLAIM_CREATED ||
-	     rec->type == RTPLACE_RECORD_CLAIM_RELEASED)) {
+		     rec->type == RTPLACE_RECORD_CLAIM_RELEASED || rec->type == RTPLACE_RECORD_ISOLATED ||
+		     rec->type == RTPLACE_RECORD_ISOLATION_RELEASED)) {
 			n->stats.filtered++;
 			continue;
 		}
@@ -300,6 +301,21 @@ void notify_claim_life(const struct claim *cl, uint32_t what, void *ctx)
 	}
 	rec.time_ns = clocks_monotonic_ns();
 	notify_publish(n, &rec);
+}
+
+void notify_isolation(const struct claim *cl, uint8_t type, uint8_t detail, void *ctx)
+{
+	struct rtplace_record rec = {
+		.tid = cl->pid,
+		.uid = cl->uid,
+		.from_cpu = (int16_t)cpuset_next(&cl->cpus, 0),
+		.type = type,
+		.prio = detail,
+		.claim_id = cl->id,
+	};
+
+	rec.time_ns = clocks_monotonic_ns();
+	notify_publish(ctx, &rec);
 }
 
 static struct notify_sub *notify_find_client(const struct notify *n, uint32_t client)

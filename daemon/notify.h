@@ -129,6 +129,14 @@ int notify_record(struct notify *n, uint8_t type, int32_t tid, uint32_t uid, int
 struct claim;
 void notify_claim_life(const struct claim *cl, uint32_t what, void *ctx);
 
+/*
+ * An engine_isolation_fn (engine.h) for ctx, a struct notify: publishes
+ * an isolation record of type (ISOLATED or ISOLATION_RELEASED) for claim
+ * cl, with detail in its prio byte (record.h), its owner, uid and first
+ * CPU as notify_claim_life() has them.
+ */
+void notify_isolation(const struct claim *cl, uint8_t type, uint8_t detail, void *ctx);
+
 /* How subscriber s sees the daemon's pids (copied; view->root must
  * outlive s). A new subscription sees them as the daemon does. */
 void notify_sub_set_view(struct notify_sub *s, const struct pidmap_view *view);

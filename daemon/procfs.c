@@ -185,6 +185,32 @@ ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, si
 	return n == -ENOENT ? -ESRCH : n;
 }
 
+int procfs_find_comm(const char *root, const char *comm, pid_t *ret)
+{
+	struct procfs_ids l = { 0 };
+	pid_t found = 0;
+	int r = procfs_list(root, 0, &l);
+
+	for (size_t i = 0; r == 0 && i < l.n; i++) {
+		char text[32];
+		ssize_t n;
+
+		if (found && l.ids[i] >= found)
+			continue;
+		n = procfs_read(root, l.ids[i], "comm", text, sizeof(text));
+		if (n > 0 && text[n - 1] == '\n')
+			text[--n] = '\0';
+		if (n > 0 && strcmp(text, comm) == 0)
+			found = l.ids[i];
+	}
+	procfs_ids_free(&l);
+	if (r == 0 && !found)
+		r = -ESRCH;
+	if (r == 0)
+		*ret = found;
+	return r;
+}
+
 int procfs_count_fds(const char *root, pid_t pid, uint32_t *ret)
 {
 	char path[PATH_MAX];

@@ -65,6 +65,10 @@ int procfs_status_u64(const char *status, const char *key, int base, uint64_t *r
  */
 ssize_t procfs_read(const char *root, pid_t pid, const char *name, char *buf, size_t size);
 
+/* The lowest pid of a process under root whose comm is comm (at most 15
+ * bytes, as the kernel keeps it): 0, -ESRCH when none, or -errno. */
+int procfs_find_comm(const char *root, const char *comm, pid_t *ret);
+
 /* How many descriptors process pid has open (the entries of
  * <root>/<pid>/fd). 0 or -errno. */
 int procfs_count_fds(const char *root, pid_t pid, uint32_t *ret);

@@ -16,6 +16,8 @@ qemu-system-x86 busybox-static kmod cpio xz-utils"
 packages="$packages podman"
 # The system tier's images of whole Debian systems (tests/system/).
 packages="$packages mmdebstrap e2fsprogs"
+# irqbalance for test-isolation-irqbalance.sh, which starts its own.
+packages="$packages irqbalance"
 
 missing=""
 for p in $packages; do
@@ -30,4 +32,8 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# Its service would move the interrupts the isolation tests check.
+	case " $missing " in
+	*" irqbalance "*) systemctl disable --now irqbalance.service >/dev/null 2>&1 || true ;;
+	esac
 fi

@@ -15,7 +15,7 @@ tests_lib_libharness_la_SOURCES = tests/lib/harness.h tests/lib/harness.c
 # A process's descriptors and memory, read as the daemon reads /proc.
 tests_lib_libharness_la_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
 tests_lib_libharness_la_LIBADD = daemon/libdaemoncore.la
-EXTRA_DIST += tests/lib/stage-programs.sh
+EXTRA_DIST += tests/lib/stage-programs.sh tests/lib/host-isolation.sh
 # A private system bus (RealtimeKit tests and bench) and a softirq load
 # (interrupt-noise test and bench).
 EXTRA_DIST += tests/lib/system-bus.sh tests/lib/udp-flood.py
@@ -194,6 +194,12 @@ TESTS += tests/integration/test-isolation
 # and unbound workqueues; partitions are test-isolation's in the VM bed).
 TESTS += tests/integration/test-isolation-claims.sh
 EXTRA_DIST += tests/integration/test-isolation-claims.sh
+# Isolation's records through `rtplacectl watch` (root).
+TESTS += tests/integration/test-isolation-records.sh
+EXTRA_DIST += tests/integration/test-isolation-records.sh
+# Isolation and the real irqbalance (root).
+TESTS += tests/integration/test-isolation-irqbalance.sh
+EXTRA_DIST += tests/integration/test-isolation-irqbalance.sh
 
 # A connection storm of one user against root's requests.
 TESTS += tests/integration/test-daemon-storm.sh

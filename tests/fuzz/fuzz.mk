@@ -126,7 +126,7 @@ fuzz-claims-state: $(FUZZ_CLAIMS_STATE_SRC)
 		tests/fuzz/corpus-claims-state-found $(srcdir)/tests/fuzz/corpus/claims-state
 
 FUZZ_ISOLATION_SECONDS = 60
-FUZZ_ISOLATION_SRC = $(srcdir)/tests/fuzz/fuzz-isolation.c $(srcdir)/daemon/isolation.c $(srcdir)/daemon/isoplan.c \
+FUZZ_ISOLATION_SRC = $(srcdir)/tests/fuzz/fuzz-isolation.c $(srcdir)/daemon/isolation.c $(srcdir)/daemon/isoplan.c $(srcdir)/daemon/irqbalance.c \
 	$(srcdir)/daemon/claims-state.c $(srcdir)/daemon/claims.c $(srcdir)/daemon/procfs.c $(srcdir)/common/cpuset.c \
 	$(srcdir)/common/reason.c $(srcdir)/common/idmap.c $(srcdir)/common/decimal.c $(srcdir)/daemon/quota.c
 

@@ -524,6 +524,8 @@ static void test_subscribe_claim_expired(void **state)
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_REVOKED), "claim-revoked");
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_CREATED), "claim-created");
 	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_CLAIM_RELEASED), "claim-released");
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_ISOLATED), "isolated");
+	assert_string_equal(rtplace_notification_name(RTPLACE_NOTIFY_ISOLATION_RELEASED), "released");
 	assert_string_equal(rtplace_notification_name(99), "?");
 
 	assert_int_equal(rtplace_subscribe(*state, &sub), 0);

@@ -23,20 +23,9 @@ wq=/sys/devices/virtual/workqueue/cpumask
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 rt_lock
 
-SAVED=$TMP/saved
-mkdir "$SAVED" || fail "mkdir $SAVED"
-for f in /proc/irq/*/smp_affinity_list; do
-	n=${f#/proc/irq/}
-	cat "$f" > "$SAVED/irq.${n%%/*}" 2>/dev/null
-done
-cat "$wq" > "$SAVED/wq" || fail "cannot read $wq"
-restore_host() {
-	for f in "$SAVED"/irq.*; do
-		[ -f "$f" ] && cat "$f" > "/proc/irq/${f##*.}/smp_affinity_list" 2>/dev/null
-	done
-	[ -f "$SAVED/wq" ] && cat "$SAVED/wq" > "$wq"
-}
-trap 'restore_host; cleanup' EXIT
+. "${top_srcdir:-.}/tests/lib/host-isolation.sh"
+host_save
+trap 'host_restore; cleanup' EXIT
 
 # Every movable interrupt's affinity and the mask as they were.
 host_as_saved() {

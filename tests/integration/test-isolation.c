@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "irqbalance.h"
 #include "isolation.h"
 #include "procfs.h"
 #include "sysfs.h"
@@ -190,7 +191,7 @@ static void test_claim(struct isolation *iso, uint32_t id, const char *cpus)
 	struct rtplace_cpumask set;
 
 	assert_int_equal(cpuset_parse(cpus, &set), 0);
-	if (isolation_claim(iso, id, getpid(), &set, &reason) < 0)
+	if (isolation_claim(iso, id, getpid(), &set, &reason, NULL) < 0)
 		fail_msg("isolation_claim(%u, %s): %s", id, cpus, reason.text);
 	assert_string_equal(reason.text, "");
 }
@@ -270,9 +271,9 @@ static void test_fake_stacked_claims(void **state)
 	assert_irq(t, 2, "0\n");
 	assert_wq(t, "5\n");
 	assert_int_equal(cpuset_parse("3", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 3, getpid(), &cpus, &reason), -EBUSY);
+	assert_int_equal(isolation_claim(iso, 3, getpid(), &cpus, &reason, NULL), -EBUSY);
 	assert_string_equal(reason.text, "CPU 3 is isolated for another claim already");
-	assert_int_equal(isolation_claim(iso, 2, getpid(), &cpus, &reason), -EEXIST);
+	assert_int_equal(isolation_claim(iso, 2, getpid(), &cpus, &reason, NULL), -EEXIST);
 	test_release(iso, 1);
 	assert_irq(t, 0, "0-2\n");
 	assert_irq(t, 2, "0-1\n");
@@ -293,7 +294,7 @@ static void test_fake_last_housekeeping_cpu(void **state)
 
 	test_claim(iso, 1, "2");
 	assert_int_equal(cpuset_parse("3", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 2, getpid(), &cpus, &reason), -EBUSY);
+	assert_int_equal(isolation_claim(iso, 2, getpid(), &cpus, &reason, NULL), -EBUSY);
 	assert_string_equal(reason.text, "isolating CPU 3 would leave node 1 (CPUs 2-3) without a housekeeping CPU");
 	assert_irq(t, 0, "0-1,3\n");
 	test_release(iso, 1);
@@ -315,16 +316,16 @@ static void test_fake_set_host(void **state)
 	cpuset_zero(&other);
 	assert_int_equal(isolation_set_host(iso, nodes, 2, &other), 0);
 	assert_int_equal(cpuset_parse("2", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EBUSY);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EBUSY);
 	assert_string_equal(reason.text, "isolating CPU 2 would leave node 1 (CPU 2) without a housekeeping CPU");
 	assert_int_equal(cpuset_parse("3", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EINVAL);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EINVAL);
 	assert_string_equal(reason.text, "CPU 3 is not online");
 	/* CPU 0 isolated by the host: CPU 1 is node 0's last. */
 	assert_int_equal(cpuset_parse("0", &other), 0);
 	assert_int_equal(isolation_set_host(iso, nodes, 2, &other), 0);
 	assert_int_equal(cpuset_parse("1", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EBUSY);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EBUSY);
 	assert_string_equal(reason.text, "isolating CPU 1 would leave node 0 (CPUs 0-1) without a housekeeping CPU");
 	assert_originals(t);
 	isolation_free(iso);
@@ -338,7 +339,7 @@ static void test_fake_off(void **state)
 	struct rtplace_cpumask cpus;
 
 	assert_int_equal(cpuset_parse("2", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EOPNOTSUPP);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EOPNOTSUPP);
 	assert_string_equal(reason.text,
 			    "isolation is off ([isolation] in rtplaced.conf turns on partition, irqs or workqueues)");
 	assert_originals(t);
@@ -455,7 +456,7 @@ static void test_fake_partition_refused(void **state)
 	char expected[2 * PATH_MAX];
 
 	assert_int_equal(cpuset_parse("2", &cpus), 0);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EOPNOTSUPP);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EOPNOTSUPP);
 	snprintf(expected, sizeof(expected),
 		 "%s is no cgroup v2 hierarchy (it has no cgroup.controllers: cgroup v1, or a hybrid mount): an "
 		 "isolated partition needs cgroup v2 with the cpuset controller",
@@ -464,7 +465,7 @@ static void test_fake_partition_refused(void **state)
 	assert_originals(t);
 
 	test_put_file(test_path(t, "cgroup/cgroup.controllers"), "cpu io memory pids\n");
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EOPNOTSUPP);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EOPNOTSUPP);
 	snprintf(expected, sizeof(expected),
 		 "the cgroup v2 hierarchy at %s has no cpuset controller (cgroup.controllers: \"cpu io memory pids\"): "
 		 "it is bound to a cgroup v1 hierarchy or not in the kernel",
@@ -692,7 +693,7 @@ static void test_host_irqs_and_workqueues(void **state)
 
 	(void)state;
 	assert_int_equal(cpuset_parse("1", &cpus), 0);
-	if (isolation_claim(iso, 1, getpid(), &cpus, &reason) < 0)
+	if (isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL) < 0)
 		fail_msg("isolation_claim: %s", reason.text);
 	assert_host_isolated(reason.text);
 	assert_int_equal(access(test_host_journal, F_OK), 0);
@@ -721,7 +722,7 @@ static void test_host_restore_after_kill(void **state)
 		iso = test_host_new(false, NULL);
 		cpuset_zero(&cpus);
 		cpuset_set(&cpus, 1);
-		if (isolation_claim(iso, 1, getpid(), &cpus, &reason) < 0)
+		if (isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL) < 0)
 			_exit(1);
 		raise(SIGKILL);
 	}
@@ -747,7 +748,7 @@ static void test_host_last_housekeeping_cpu(void **state)
 
 	(void)state;
 	cpuset_format(&test_host_node, list, sizeof(list));
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EBUSY);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EBUSY);
 	snprintf(expected, sizeof(expected), "isolating CPUs %s would leave node 0 (CPUs %s) without a housekeeping CPU",
 		 list, list);
 	assert_string_equal(reason.text, expected);
@@ -771,7 +772,7 @@ static void test_host_partition_refused_on_v1(void **state)
 	iso = test_host_new(true, NULL);
 	cpuset_zero(&cpus);
 	cpuset_set(&cpus, 1);
-	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EOPNOTSUPP);
+	assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EOPNOTSUPP);
 	assert_string_equal(reason.text,
 			    "/sys/fs/cgroup is no cgroup v2 hierarchy (it has no cgroup.controllers: cgroup v1, or a "
 			    "hybrid mount): an isolated partition needs cgroup v2 with the cpuset controller");
@@ -782,7 +783,7 @@ static void test_host_partition_refused_on_v1(void **state)
 
 		if (controllers && !strstr(controllers, "cpuset")) {
 			iso = test_host_new(true, SYSFS_ROOT "/fs/cgroup/unified");
-			assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason), -EOPNOTSUPP);
+			assert_int_equal(isolation_claim(iso, 1, getpid(), &cpus, &reason, NULL), -EOPNOTSUPP);
 			assert_non_null(strstr(reason.text, "has no cpuset controller"));
 			isolation_free(iso);
 		}
@@ -886,7 +887,7 @@ static void test_host_partition(void **state)
 	snprintf(subtree, sizeof(subtree), "%s", test_read_file(path));
 	cpuset_zero(&cpus);
 	cpuset_set(&cpus, 1);
-	if (isolation_claim(iso, 1, pid, &cpus, &reason) < 0)
+	if (isolation_claim(iso, 1, pid, &cpus, &reason, NULL) < 0)
 		fail_msg("isolation_claim: %s", reason.text);
 	assert_string_equal(reason.text, "");
 	assert_host_partitioned(cg, 1, pid);
@@ -902,7 +903,7 @@ static void test_host_partition(void **state)
 	assert_true(maker >= 0);
 	if (maker == 0) {
 		iso = test_host_new(true, cg);
-		if (isolation_claim(iso, 2, pid, &cpus, &reason) < 0)
+		if (isolation_claim(iso, 2, pid, &cpus, &reason, NULL) < 0)
 			_exit(1);
 		raise(SIGKILL);
 	}
@@ -917,9 +918,42 @@ static void test_host_partition(void **state)
 	test_kill_children();
 }
 
+/* irqbalance's lines in the journal: the last one held is kept; one
+ * given back, or a give-back with none held, is not; and the BANNED mask
+ * of irqbalance's setup reply. */
+static void test_irqbalance_journal_and_setup(void **state)
+{
+	static const char journal[] = "rtplace-isolation 1\nirqbalance 812 NULL\nirqbalance\nirqbalance 812 2,5\n";
+	static const char bad[] = "rtplace-isolation 1\nirqbalance\nirqbalance 0 1\nirqbalance 9 x\n";
+	struct rtplace_reason reason;
+	struct rtplace_cpumask m;
+	char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(isolation_journal_compacted(journal, strlen(journal), &text, &len, &reason), 0);
+	assert_string_equal(reason.text, "");
+	assert_int_equal(len, strlen("rtplace-isolation 1\nirqbalance 812 2,5\n"));
+	assert_memory_equal(text, "rtplace-isolation 1\nirqbalance 812 2,5\n", len);
+	free(text);
+	assert_int_equal(isolation_journal_compacted(bad, strlen(bad), &text, &len, &reason), 0);
+	assert_non_null(strstr(reason.text, "unreadable line 2, 3, 4"));
+	assert_int_equal(len, strlen("rtplace-isolation 1\n"));
+	free(text);
+
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 BANNED 00000000,00000022", &m), 0);
+	assert_int_equal(cpuset_count(&m), 2);
+	assert_true(cpuset_test(&m, 1) && cpuset_test(&m, 5));
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 IRQ 5 LOAD 0 DIFF 0 CLASS 0 BANNED 0", &m), 0);
+	assert_true(cpuset_empty(&m));
+	assert_int_equal(irqbalance_parse_setup("SLEEP 10 ", &m), -EBADMSG);
+	assert_int_equal(irqbalance_parse_setup("BANNED zz", &m), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest fake[] = {
+		cmocka_unit_test(test_irqbalance_journal_and_setup),
 		cmocka_unit_test_setup_teardown(test_fake_claim_release, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_stacked_claims, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_last_housekeeping_cpu, test_tree_setup, test_tree_teardown),

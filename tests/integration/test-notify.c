@@ -570,10 +570,13 @@ static void test_claim_records(void **state)
 	notify_claim_life(&cl, CLAIMS_LIFE_DISCONNECTED, n);
 	cl.id = 11;
 	notify_claim_life(&cl, RTPLACE_CLAIM_ENDED_REVOKED, n);
+	cl.id = 12;
+	notify_isolation(&cl, RTPLACE_RECORD_ISOLATED, RTPLACE_ISOLATED_IRQS | RTPLACE_ISOLATED_MANAGED_KEPT, n);
+	notify_isolation(&cl, RTPLACE_RECORD_ISOLATION_RELEASED, RTPLACE_ISOLATION_END_OWNER_EXITED, n);
 
 	for (int k = 0; k < 2; k++) {
 		got = pop_all(k ? &ra : &rm, recs, 16);
-		assert_int_equal(got, 7);
+		assert_int_equal(got, 9);
 		assert_claim_record(&recs[0], RTPLACE_RECORD_CLAIM_CREATED, 7);
 		assert_claim_record(&recs[1], RTPLACE_RECORD_CLAIM_RELEASED, 7);
 		assert_claim_record(&recs[2], RTPLACE_RECORD_CLAIM_CREATED, 8);
@@ -582,6 +585,15 @@ static void test_claim_records(void **state)
 		assert_claim_record(&recs[5], RTPLACE_RECORD_CLAIM_RELEASED, 10);
 		assert_claim_record(&recs[6], RTPLACE_RECORD_CLAIM_REVOKED, 11);
 		assert_int_equal(recs[6].seq, recs[0].seq + 6);
+		/* Isolation's: the detail where a claim record has its priority. */
+		assert_int_equal(recs[7].type, RTPLACE_RECORD_ISOLATED);
+		assert_int_equal(recs[7].claim_id, 12);
+		assert_int_equal(recs[7].tid, 4242);
+		assert_int_equal(recs[7].from_cpu, 3);
+		assert_int_equal(recs[7].prio, RTPLACE_ISOLATED_IRQS | RTPLACE_ISOLATED_MANAGED_KEPT);
+		assert_int_equal(recs[8].type, RTPLACE_RECORD_ISOLATION_RELEASED);
+		assert_int_equal(recs[8].claim_id, 12);
+		assert_int_equal(recs[8].prio, RTPLACE_ISOLATION_END_OWNER_EXITED);
 	}
 	assert_int_equal(pop_all(&ro, recs, 16), 0);
 	got = pop_all(&rv1, recs, 16);

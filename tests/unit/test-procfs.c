@@ -322,6 +322,22 @@ static void test_list_fixture(void **state)
 	assert_null(l.ids);
 }
 
+/* The lowest pid with a comm, whole (newline cut, no prefix match). */
+static void test_find_comm_fixture(void **state)
+{
+	pid_t pid = 0;
+
+	(void)state;
+	write_file("300/comm", "irqbalance\n");
+	write_file("12/comm", "irqbalance-ui\n");
+	write_file("40/comm", "irqbalance\n");
+	write_file("7/comm", "init\n");
+	assert_int_equal(procfs_find_comm(test_fixture_root, "irqbalance", &pid), 0);
+	assert_int_equal(pid, 40);
+	assert_int_equal(procfs_find_comm(test_fixture_root, "irqbal", &pid), -ESRCH);
+	assert_int_equal(pid, 40);
+}
+
 /* RT throttling as the kernel prints it; missing and garbage refused. */
 static void test_read_rt_throttle(void **state)
 {
@@ -436,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_status_fields),
 		cmocka_unit_test_setup_teardown(test_read_fixture, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_list_fixture, test_fixture_setup, test_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_find_comm_fixture, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_read_rt_throttle, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test(test_read_live),
 		cmocka_unit_test(test_parse_nspid),
