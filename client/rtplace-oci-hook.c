@@ -432,7 +432,11 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * Reads the command line into h. Returns -1 to carry on, otherwise the
+ * hook's exit status (--help, --version, a usage error).
+ */
+static int hook_parse_args(struct hook *h, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 'S' },
@@ -441,27 +445,18 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct hook h = { .config = CONFIG_DEFAULT_PATH };
-	json_object *state = NULL, *config = NULL, *ann;
-	struct rtplace_reason reason;
-	struct oci_state st;
-	struct rtplace_answer *ans = NULL;
-	struct rtplace *rp = NULL;
-	char path[PATH_MAX];
-	cpu_set_t allowed;
-	bool placed = false;
-	int opt, status;
+	int opt;
 
 	/* Every usage error is one line of ours, not getopt's. */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
-			h.socket = optarg;
+			h->socket = optarg;
 			break;
 		case 'C':
-			h.config = optarg;
-			h.config_given = true;
+			h->config = optarg;
+			h->config_given = true;
 			break;
 		case 'h':
 			hook_usage(stdout);
@@ -488,54 +483,100 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return EX_USAGE;
 	}
+	return -1;
+}
 
-	status = hook_read_state(&h, STDIN_FILENO, &state);
+/*
+ * Reads the state from stdin and the bundle's config.json, both into
+ * objects the caller puts; sets h's id, pid and bundle.
+ */
+static int hook_read_inputs(struct hook *h, json_object **ret_state, json_object **ret_config)
+{
+	struct rtplace_reason reason;
+	struct oci_state st;
+	char path[PATH_MAX];
+	int status;
+
+	status = hook_read_state(h, STDIN_FILENO, ret_state);
 	if (status)
-		goto out;
-	if (oci_spec_state(state, &st, &reason) < 0) {
-		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
-		goto out;
-	}
-	h.id = st.id;
-	h.pid = st.pid;
-	h.bundle = st.bundle;
-	if (snprintf(path, sizeof(path), "%s/config.json", h.bundle) >= (int)sizeof(path)) {
-		status = hook_error(&h, EX_DATAERR, "the bundle path is too long");
-		goto out;
-	}
-	status = hook_read_config(&h, path, &config);
-	if (status)
-		goto out;
+		return status;
+	if (oci_spec_state(*ret_state, &st, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s", reason.text);
+	h->id = st.id;
+	h->pid = st.pid;
+	h->bundle = st.bundle;
+	if (snprintf(path, sizeof(path), "%s/config.json", h->bundle) >= (int)sizeof(path))
+		return hook_error(h, EX_DATAERR, "the bundle path is too long");
+	return hook_read_config(h, path, ret_config);
+}
+
+/*
+ * What the container asks for, into h->ask; *ret_asked false when it asks
+ * for nothing (no io.rtplace.priority).
+ */
+static int hook_read_ask(struct hook *h, json_object *state, json_object *config, bool *ret_asked)
+{
+	struct rtplace_reason reason;
+	json_object *ann;
+
+	*ret_asked = false;
 	ann = oci_spec_annotations(state, config);
 	if (!ann)
-		goto out;
-	if (oci_spec_ask(ann, &h.ask, &reason) < 0) {
-		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
-		goto out;
-	}
-	status = hook_allowed(&h, config, &allowed);
-	if (status)
-		goto out;
-	status = hook_check_rights(&h, config);
-	if (status)
-		goto out;
+		return 0;
+	if (oci_spec_ask(ann, &h->ask, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s", reason.text);
+	*ret_asked = true;
+	return 0;
+}
+
+/*
+ * Claims CPUs within allowed and places the init process on them. A claim
+ * that could not be applied is released; the claim that was is the init
+ * process's, not the connection's, and outlives the hook.
+ */
+static int hook_place(struct hook *h, const cpu_set_t *allowed)
+{
+	struct rtplace_answer *ans;
+	struct rtplace *rp = NULL;
+	bool placed = false;
+	int status;
+
 	ans = malloc(sizeof(*ans));
-	if (!ans) {
-		status = hook_error(&h, EX_OSERR, "%s", strerror(ENOMEM));
-		goto out;
+	if (!ans)
+		return hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
+	status = hook_claim(h, allowed, &rp, ans, &placed);
+	if (placed) {
+		status = hook_apply(h, &ans->set);
+		if (status) {
+			rtplace_release(rp, ans->claim_id, NULL);
+			status = status < 0 ? 0 : status;
+		}
 	}
-	status = hook_claim(&h, &allowed, &rp, ans, &placed);
-	if (!placed)
-		goto out;
-	status = hook_apply(&h, &ans->set);
-	if (status) {
-		rtplace_release(rp, ans->claim_id, NULL);
-		status = status < 0 ? 0 : status;
-	}
-out:
-	/* The claim is the init process's, not the connection's. */
 	rtplace_close(rp);
 	free(ans);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct hook h = { .config = CONFIG_DEFAULT_PATH };
+	json_object *state = NULL, *config = NULL;
+	cpu_set_t allowed;
+	bool asked;
+	int status;
+
+	status = hook_parse_args(&h, argc, argv);
+	if (status >= 0)
+		return status;
+	status = hook_read_inputs(&h, &state, &config);
+	if (status == 0)
+		status = hook_read_ask(&h, state, config, &asked);
+	if (status == 0 && asked)
+		status = hook_allowed(&h, config, &allowed);
+	if (status == 0 && asked)
+		status = hook_check_rights(&h, config);
+	if (status == 0 && asked)
+		status = hook_place(&h, &allowed);
 	json_object_put(config);
 	json_object_put(state);
 	return status;
