@@ -35,12 +35,13 @@
 #              map, a writable mapping, write(2); each must be refused,
 #              while the same program on a map of nobody's own loads (so
 #              a refusal is not the writer's own failure)
-#   claimfd    eight uids (no CAP_SYS_NICE) each hold
-#              [limits] max-claims-per-user (8 here) owner-bound claims
-#              (their RT right: group users in [moves] rt-groups, since
-#              root may lack CAP_SYS_RESOURCE to give them an
-#              RLIMIT_RTPRIO), a pidfd each, stacked on CPU 1 at rt2..rt65 for the whole
-#              run ([limits] max-lease-ms is the run's length); one more
+#   claimfd    eight uids (no CAP_SYS_NICE) each hold [limits]
+#              max-claims-per-user (8 here) owner-bound claims, a pidfd
+#              each (their RT right: group users in [moves] rt-groups,
+#              since root may lack CAP_SYS_RESOURCE to give them an
+#              RLIMIT_RTPRIO), stacked on CPU 1 at rt2..rt65 for the
+#              whole run ([limits] max-lease-ms is the run's length; the
+#              plain loads then find fewer free CPUs); one more
 #              claim each uid asks every few seconds must be refused for
 #              the limit (granted: a claim was lost). NOFILE=N runs the
 #              daemon at RLIMIT_NOFILE N so that users meet its
