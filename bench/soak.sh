@@ -283,6 +283,9 @@ if [ "$hostile" = 1 ]; then
 			(cd / && exec setpriv --reuid="$u" --regid=100 --clear-groups \
 				bash -c 'exec -a "$0" sleep "$1"' "$tmp/claimfd-owner" $((minutes * 60 + 120))) &
 			ow=$!
+			# (killed with the mixes: the clean-up's wait would
+			# otherwise wait for every owner's sleep)
+			pids+=($ow)
 			owner_ready "$ow" "$u"
 			(cd / && as_rt "$u" "$BIN/rtplacectl" --socket "$sock" query --prio $((2 + k * claimfd_limit + j)) \
 				--count 1 --cpu-list 1 --claim "$max_lease_ms" --owner "$ow" >/dev/null 2>"$tmp/claimfd.err") ||
@@ -598,6 +601,7 @@ print("local prog %s mmap %s write %s control %s" % (name(prog), name(mapped), n
 		(cd / && while running; do
 			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 60' "$tmp/rtkit-target") &
 			target=$!
+			owner_ready "$target" "$u"
 			r=$(as $u timeout -s KILL 40 "$BIN/test-rtkit-flood" 8 16 20 "$target" 2>&1)
 			tally rtkit "flood uid $u ${r//$'\n'/ }"
 			kill "$target" 2>/dev/null
@@ -610,6 +614,8 @@ print("local prog %s mmap %s write %s control %s" % (name(prog), name(mapped), n
 			i0=$(incarnation)
 			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/rtkit-target") &
 			target=$!
+			# (a call for it before it has switched would name root's)
+			owner_ready "$target" "$u"
 			out=$(setpriv --reuid="$u" --regid="$u" --clear-groups timeout 10 dbus-send --system --print-reply \
 				--dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
 				org.freedesktop.RealtimeKit1.MakeThreadHighPriorityWithPID uint64:$target uint64:$target int32:-5 2>&1)
