@@ -138,6 +138,13 @@ bench_soak_manage_CPPFLAGS = $(CLIENT_CPPFLAGS)
 bench_soak_manage_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_soak_manage_LDADD = bench/libbench.la client/librtplace.la $(PTHREAD_LIBS)
 
+# Root's query latency, paced, one line per window (bench/soak.sh's p99
+# against its idle baseline).
+noinst_PROGRAMS += bench/soak-latency
+bench_soak_latency_SOURCES = bench/soak-latency.c
+bench_soak_latency_CPPFLAGS = $(CLIENT_CPPFLAGS)
+bench_soak_latency_LDADD = bench/libbench.la client/librtplace.la
+
 # Per-CPU RT kernel threads (PREEMPT_RT's ktimers, rcuc, irq threads) in
 # the map and in rt40 answers, with their bursts from schedstat (root, a
 # live daemon; bench/rt-kthreads.sh runs it in the VM test bed's guests).

@@ -30,6 +30,36 @@
 #              buffer is cut, MSG_CTRUNC), closing mid-request
 #   subflood   four uids each keep ten subscribers open (more than their
 #              share) while root's `rtplacectl watch` must be taken
+#   bpfwrite   nobody with CAP_BPF (ambient) asks LOCAL and tries to write
+#              what it hands out: a BPF program that stores into it as a
+#              map, a writable mapping, write(2); each must be refused,
+#              while the same program on a map of nobody's own loads (so
+#              a refusal is not the writer's own failure)
+#   claimfd    eight uids (no CAP_SYS_NICE) each hold [limits]
+#              max-claims-per-user (8 here) owner-bound claims, a pidfd
+#              each (their RT right: group users in [moves] rt-groups,
+#              since root may lack CAP_SYS_RESOURCE to give them an
+#              RLIMIT_RTPRIO), stacked on CPU 1 at rt2..rt65 for the
+#              whole run ([limits] max-lease-ms is the run's length; the
+#              plain loads then find fewer free CPUs); one more
+#              claim each uid asks every few seconds must be refused for
+#              the limit (granted: a claim was lost). NOFILE=N runs the
+#              daemon at RLIMIT_NOFILE N so that users meet its
+#              descriptor reserve too
+#   rtkit      a private system bus (dbus-daemon of the run's own) and
+#              [rtkit] enable = yes: nobody and daemon each flood
+#              MakeThreadHighPriorityWithPID (tests/integration/
+#              test-rtkit-flood: 8 connections, 16 calls waiting on
+#              each) while root's and another user's (bin's) calls must
+#              be served
+#   storm      two uids open and close connections as fast as they can,
+#              10 s of every 15
+#
+# Root's query latency is sampled throughout (bench/soak-latency: a plain
+# QUERY every 5 ms on one connection, p50/p99/max per SAMPLE_S window)
+# against an idle baseline measured before any load starts; a window whose
+# p99 exceeds P99_FACTOR (default 2) times the idle p99 fails the run.
+# Windows cut by a restart are counted apart.
 #
 # Every SAMPLE_S seconds it prints the daemon's open file descriptors,
 # resident memory, active claims, the threads in the tracker's watch map
@@ -52,12 +82,20 @@
 # and restart of the daemon that often (default 0, none; RESTART_S=S sets
 # it in seconds). Environment: SAMPLE_S (default 5), WINDOW_S (default
 # 20), TOPOLOGY (the hwloc XML simulated when not root; default the shared
-# 480-CPU one). Needs python3; as root also setpriv, unshare and bpftool.
+# 480-CPU one), P99_FACTOR (above), NOFILE (above). Needs python3 and
+# bench/soak-latency; as root also setpriv, unshare, prlimit, bpftool,
+# dbus-daemon, dbus-send and tests/integration/test-rtkit-flood (`make
+# check` builds it, or `make tests/integration/test-rtkit-flood`).
+# Everything the run starts (the daemon, the bus, every mix's processes,
+# the claims' owners) ends on every exit path, its folder is removed, and
+# rlimits are set only on the processes started under prlimit.
 # Exits 1 when the floor of fds, /dev/null fds or RssAnon grew within an
 # incarnation by more than its tolerance (below), or when a mix saw what DESIGN §14 forbids (a lost,
 # moved or reused claim, a privileged request granted in a user
-# namespace, root refused a subscription or its managed threads unwatched);
-# 0 otherwise.
+# namespace, root refused a subscription or its managed threads unwatched,
+# a write through LOCAL, a uid over its claim limit, root or another user
+# refused by RealtimeKit during the floods, root's p99 over P99_FACTOR
+# times idle); 0 otherwise.
 set -u
 minutes=2
 restart_min=
@@ -99,10 +137,20 @@ if [ "$(id -u)" = 0 ]; then
 	# Other users run Debian's python3: root's may be a private one.
 	[ -x /usr/bin/python3 ] || { echo "soak: the hostile mixes need /usr/bin/python3" >&2; exit 69; }
 	[ -x "$builddir/bench/soak-manage" ] || { echo "soak: bench/soak-manage is not built (make)" >&2; exit 64; }
+	for t in prlimit dbus-daemon dbus-send; do
+		command -v $t >/dev/null || { echo "soak: the hostile mixes need $t (util-linux, dbus)" >&2; exit 69; }
+	done
+	[ -x "$builddir/tests/integration/test-rtkit-flood" ] ||
+		{ echo "soak: tests/integration/test-rtkit-flood is not built (make tests/integration/test-rtkit-flood)" >&2; exit 64; }
 	hostile=1
 else
-	echo "soak: not root: no live tracker, no hostile mixes (durable, manage, userns, fdgarbage, subflood)"
+	echo "soak: not root: no live tracker, no hostile mixes (durable, manage, userns, fdgarbage, subflood, bpfwrite, claimfd, rtkit, storm)"
 fi
+[ -x "$builddir/bench/soak-latency" ] || { echo "soak: bench/soak-latency is not built (make)" >&2; exit 64; }
+p99_factor=${P99_FACTOR:-2}
+nofile=${NOFILE:-}
+case $p99_factor in '' | *[!0-9]* | 0) echo "soak: P99_FACTOR is a whole number, 1 or more" >&2; exit 64 ;; esac
+case $nofile in *[!0-9]*) echo "soak: NOFILE is a whole number" >&2; exit 64 ;; esac
 
 tmp=$(mktemp -d /tmp/rtplace-soak.XXXXXX)
 chmod 755 "$tmp"
@@ -111,6 +159,14 @@ conf=$tmp/rtplaced.conf
 log=$tmp/rtplaced.log
 # Other users reach the socket: the daemon's rules refuse them, not its mode.
 printf '[daemon]\nsocket-mode = 0666\n' >"$conf"
+# claimfd: users at a limit that two CPUs' priorities can hold (claims
+# stack at rising priorities), for the whole run.
+max_lease_ms=$(((minutes * 60 + 600) * 1000))
+claimfd_limit=8
+# Their RT right is group users' ceiling ([moves] rt-groups): root may
+# not raise another process's RLIMIT_RTPRIO past its own hard limit.
+[ "$hostile" = 1 ] && printf '[limits]\nmax-claims-per-user = %d\nmax-lease-ms = %d\n[moves]\nrt-groups = users\nmax-prio = 99\n[rtkit]\nenable = yes\n' \
+	"$claimfd_limit" "$max_lease_ms" >>"$conf"
 args=(--config "$conf" --socket "$sock")
 if [ "$(id -u)" != 0 ]; then
 	topo=${TOPOLOGY:-$srcdir/../shared/topologies/2s-240c-480t.xml}
@@ -141,7 +197,8 @@ trap 'exit 130' INT TERM
 # Binaries other users run, where they can reach them (/root is 0700).
 BIN=$tmp/bin
 if [ "$hostile" = 1 ]; then
-	sh "$srcdir/tests/lib/stage-programs.sh" "$BIN" "$CTL" "$RUN" "$builddir/bench/soak-manage" ||
+	sh "$srcdir/tests/lib/stage-programs.sh" "$BIN" "$CTL" "$RUN" "$builddir/bench/soak-manage" \
+		"$builddir/tests/integration/test-rtkit-flood" ||
 		{ echo "soak: cannot stage the clients in $BIN" >&2; exit 1; }
 fi
 as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
@@ -154,7 +211,7 @@ incarnation() { if [ -e "$tmp/restarting" ]; then echo r; else cat "$tmp/inc"; f
 # Whether the daemon stayed the same, up, since incarnation said $1.
 same_inc() { [ "$1" != r ] && [ "$1" = "$(incarnation)" ]; }
 start_daemon() {
-	"$RTPLACED" "${args[@]}" >>"$log" 2>&1 &
+	${nofile:+prlimit --nofile="$nofile:$nofile"} "$RTPLACED" "${args[@]}" >>"$log" 2>&1 &
 	daemon=$!
 	echo "$daemon" >"$tmp/daemon.pid"
 	for _ in $(seq 100); do
@@ -180,8 +237,68 @@ count() { printf . >>"$tmp/n.$1"; }
 # (A flooder's last line may come after the clean-up: it is dropped.)
 tally() { local f=$1; shift; echo "$*" 2>/dev/null >>"$tmp/t.$f"; }
 nlines() { local n; n=$(grep -c -- "${2:-}" "$tmp/t.$1" 2>/dev/null); echo "${n:-0}"; }
+status_claims() { "$CTL" --socket "$sock" --json status 2>/dev/null | sed -n 's/.*"claims_active": *\([0-9]*\).*/\1/p'; }
+
+# rtkit: a private system bus of the run's own (tests/lib/system-bus.sh),
+# the daemon serving RealtimeKit1 on it by the shipped policy.
+if [ "$hostile" = 1 ]; then
+	. "$srcdir/tests/lib/system-bus.sh"
+	PIDS=
+	bus_start "$tmp/bus.sock" "<include>$srcdir/dbus/rtplace-realtimekit.conf</include>" ||
+		{ echo "soak: dbus-daemon did not start" >&2; exit 1; }
+	pids+=($PIDS)
+	export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$tmp/bus.sock
+fi
 
 start_daemon
+
+# Root's idle query latency, before any load: the baseline of the p99
+# sampled throughout.
+"$builddir/bench/soak-latency" "$sock" 10 10 >"$tmp/latency.idle" ||
+	{ echo "soak: bench/soak-latency could not query the daemon" >&2; exit 1; }
+idle_p99=$(awk '{ print $8 }' "$tmp/latency.idle")
+echo "root's query latency idle: $(sed 's/^window [0-9]* //' "$tmp/latency.idle")"
+
+# claimfd: the owners and their claims, made before the loads so that
+# they stack on CPU 1 at rising priorities (a claim takes a CPU only
+# below its level).
+claimfd_uids="60011 60012 60013 60014 60015 60016 60017 60018"
+# Waits (2 s at most) until process $1 is a sleep of uid $2: an owner
+# started with setpriv is root's until it has switched.
+owner_ready() {
+	local _
+	for _ in $(seq 100); do
+		[ "$(stat -c %u "/proc/$1" 2>/dev/null)" = "$2" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+# As uid $1 in group users, [moves] rt-groups (RT claims, no CAP_SYS_NICE).
+as_rt() { local u=$1; shift; setpriv --reuid="$u" --regid=100 --clear-groups "$@"; }
+if [ "$hostile" = 1 ]; then
+	k=0
+	for u in $claimfd_uids; do
+		for j in $(seq 0 $((claimfd_limit - 1))); do
+			# Named after the run's folder, which the clean-up looks for.
+			(cd / && exec setpriv --reuid="$u" --regid=100 --clear-groups \
+				bash -c 'exec -a "$0" sleep "$1"' "$tmp/claimfd-owner" $((minutes * 60 + 120))) &
+			ow=$!
+			# (killed with the mixes: the clean-up's wait would
+			# otherwise wait for every owner's sleep)
+			pids+=($ow)
+			owner_ready "$ow" "$u"
+			(cd / && as_rt "$u" "$BIN/rtplacectl" --socket "$sock" query --prio $((2 + k * claimfd_limit + j)) \
+				--count 1 --cpu-list 1 --claim "$max_lease_ms" --owner "$ow" >/dev/null 2>"$tmp/claimfd.err") ||
+				tally claimfd "setup uid $u claim $j refused: $(head -1 "$tmp/claimfd.err")"
+		done
+		k=$((k + 1))
+	done
+	echo "claimfd: $(status_claims) claims active after the setup ($(nlines claimfd setup) refused)"
+fi
+
+# Root's query latency, one line per window, for the whole run.
+"$builddir/bench/soak-latency" "$sock" "$sample_s" $((minutes * 60)) >"$tmp/latency" 2>&1 &
+pids+=($!)
 
 # Plain queries.
 (while running; do "$CTL" --socket "$sock" query --prio $((RANDOM % 99 + 1)) --count $((RANDOM % 4 + 1)) >/dev/null 2>&1 && count query; done) &
@@ -189,7 +306,7 @@ pids+=($!)
 # Claims with short leases, released or left to expire.
 (while running; do
 	id=$("$CTL" --socket "$sock" --json query --prio 50 --count 1 --claim 200 2>/dev/null |
-		sed -n 's/.*"claim": *\([0-9]*\).*/\1/p')
+		sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
 	[ -n "$id" ] && count claim
 	[ -n "$id" ] && [ $((RANDOM % 2)) = 0 ] && "$CTL" --socket "$sock" release "$id" >/dev/null 2>&1
 done) &
@@ -339,10 +456,10 @@ if [ "$hostile" = 1 ]; then
 		i0=$(incarnation)
 		out=$(as $NOBODY unshare -Ur sh -c '"$1" --socket "$2" --json query --prio 99 --count 1 --claim 4294967294 --exclusive; true' \
 			- "$BIN/rtplacectl" "$sock" 2>&1)
-		lease=$(echo "$out" | sed -n 's/.*"lease_ms": *\([0-9]*\).*/\1/p')
+		lease=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
 		if ! same_inc "$i0"; then :
 		elif [ -z "$lease" ]; then tally userns "claim refused ${out//$'\n'/ }"
-		elif [ "$lease" -le 60000 ]; then tally userns "claim held-at-user-terms"
+		elif [ "$lease" -le "$max_lease_ms" ]; then tally userns "claim held-at-user-terms"
 		else tally userns "claim granted lease $lease"; fi
 		i0=$(incarnation)
 		seen=$(as $NOBODY unshare -Ur timeout 2 "$BIN/rtplacectl" --socket "$sock" watch 2>/dev/null |
@@ -398,6 +515,145 @@ if [ "$hostile" = 1 ]; then
 	done) &
 	pids+=($!)
 
+	# --- bpfwrite: nobody with ambient CAP_BPF, through LOCAL.
+	BPFWRITE='
+import array, ctypes, mmap, os, socket, struct, sys
+path = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(SYS_BPF, cmd, buf, 128)
+    return r if r >= 0 else -ctypes.get_errno()
+def name(e):
+    return "ok" if e >= 0 else os.strerror(-e).replace(" ", "-")
+# A socket filter that stores 0x5c at byte 0 of the value of map fd.
+def store_through(fd):
+    insns = struct.pack("=BBhi", 0x18, 1 | 2 << 4, 0, fd) + struct.pack("=BBhi", 0, 0, 0, 0)
+    insns += struct.pack("=BBhi", 0x62, 1, 0, 0x5c) + struct.pack("=BBhi", 0xb7, 0, 0, 0)
+    insns += struct.pack("=BBhi", 0x95, 0, 0, 0)
+    ibuf, lic = ctypes.create_string_buffer(insns), ctypes.create_string_buffer(b"GPL")
+    r = bpf(5, struct.pack("=IIQQ", 1, len(insns) // 8, ctypes.addressof(ibuf), ctypes.addressof(lic)))
+    if r >= 0:
+        os.close(r)
+    return r
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(path)
+s.send(struct.pack("=IHHIIiI", 0x4c505452, 3, 0x010a, 24, 7, 0, 0))
+msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(2 * 4))
+fds = array.array("i")
+for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        fds.frombytes(data[:len(data) - len(data) % 4])
+if len(fds) != 2:
+    print("nolocal %s" % struct.unpack_from("=i", msg, 16)[0])
+    sys.exit(0)
+size = struct.unpack_from("=Q", msg, 24)[0]
+prog = store_through(fds[0])
+try:
+    mmap.mmap(fds[0], size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    mapped = 0
+except OSError as e:
+    mapped = -e.errno
+try:
+    os.write(fds[0], b"\x5c")
+    wrote = 0
+except OSError as e:
+    wrote = -e.errno
+own = bpf(0, struct.pack("=IIIII", 2, 4, 64, 1, 0))
+control = store_through(own) if own >= 0 else own
+print("local prog %s mmap %s write %s control %s" % (name(prog), name(mapped), name(wrote), name(control)))
+'
+	(cd / && while running; do
+		i0=$(incarnation)
+		out=$(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=+bpf --ambient-caps=+bpf \
+			/usr/bin/python3 -c "$BPFWRITE" "$sock" 2>&1)
+		same_inc "$i0" && tally bpfwrite "${out//$'\n'/ }"
+		sleep 2
+	done) &
+	pids+=($!)
+
+	# --- claimfd: every uid at its limit: one claim more must be refused
+	# for it (each uid's probe owner lives as long as the probe).
+	(cd / && while running; do
+		for u in $claimfd_uids; do
+			i0=$(incarnation)
+			(exec setpriv --reuid="$u" --regid=100 --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/claimfd-owner") &
+			ow=$!
+			owner_ready "$ow" "$u"
+			out=$(as_rt "$u" "$BIN/rtplacectl" --socket "$sock" --json query --prio 99 --count 1 --cpu-list 1 \
+				--claim 1000 --owner "$ow" 2>&1)
+			id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
+			kill "$ow" 2>/dev/null
+			wait "$ow" 2>/dev/null
+			if ! same_inc "$i0"; then :
+			elif [[ $out == *max-claims-per-user* ]]; then tally claimfd "uid $u at-limit"
+			elif [[ $out == *"descriptor"* ]]; then tally claimfd "uid $u at-fd-reserve"
+			elif [ -n "$id" ] && [ "$id" != 0 ]; then tally claimfd "uid $u below-limit (claim $id granted)"
+			else tally claimfd "uid $u other ${out//$'\n'/ }"; fi
+		done
+		sleep 3
+	done) &
+	pids+=($!)
+
+	# --- rtkit: two senders flood, root and another user are served.
+	for u in $NOBODY $DAEMONUID; do
+		(cd / && while running; do
+			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 60' "$tmp/rtkit-target") &
+			target=$!
+			owner_ready "$target" "$u"
+			r=$(as $u timeout -s KILL 40 "$BIN/test-rtkit-flood" 8 16 20 "$target" 2>&1)
+			tally rtkit "flood uid $u ${r//$'\n'/ }"
+			kill "$target" 2>/dev/null
+			wait "$target" 2>/dev/null
+		done) &
+		pids+=($!)
+	done
+	(cd / && while running; do
+		for u in 0 2; do
+			i0=$(incarnation)
+			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/rtkit-target") &
+			target=$!
+			# (a call for it before it has switched would name root's)
+			owner_ready "$target" "$u"
+			out=$(setpriv --reuid="$u" --regid="$u" --clear-groups timeout 10 dbus-send --system --print-reply \
+				--dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
+				org.freedesktop.RealtimeKit1.MakeThreadHighPriorityWithPID uint64:$target uint64:$target int32:-5 2>&1)
+			rc=$?
+			kill "$target" 2>/dev/null
+			wait "$target" 2>/dev/null
+			if ! same_inc "$i0"; then :
+			elif [ $rc = 0 ]; then tally rtkit "served uid $u"
+			else tally rtkit "refused uid $u ${out//$'\n'/ }"; fi
+		done
+		sleep 2
+	done) &
+	pids+=($!)
+
+	# --- storm: two uids, connections opened and closed back to back.
+	STORM='
+import socket, sys, time
+end, n, refused = time.time() + 10, 0, 0
+while time.time() < end:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.setblocking(False)
+    try:
+        s.connect(sys.argv[1])
+        n += 1
+    except OSError:
+        refused += 1
+    s.close()
+print("connects %d refused %d" % (n, refused))
+'
+	for u in 60021 60022; do
+		(cd / && while running; do
+			r=$(as $u /usr/bin/python3 -c "$STORM" "$sock" 2>&1)
+			tally storm "uid $u ${r//$'\n'/ }"
+			sleep 5
+		done) &
+		pids+=($!)
+	done
+
 	# --- durable: root's owner-bound claims across kill -9, each owned by
 	# a sleeper of its own, with leases of 30 s to an hour. A CPU takes a
 	# claim only below the claim's level, so they stack on CPU 0 (which
@@ -419,9 +675,9 @@ if [ "$hostile" = 1 ]; then
 		ow=$!
 		out=$("$CTL" --socket "$sock" --json query --prio $p --count 1 --cpu-list 0 \
 			--claim "$(shuf -n1 -e 30000 120000 600000 3600000)" --owner "$ow" 2>/dev/null)
-		id=$(echo "$out" | sed -n 's/.*"claim": *\([0-9]*\).*/\1/p')
+		id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
 		c=$(echo "$out" | sed -n 's/.*"cpu_list": *"\([0-9,-]*\)".*/\1/p')
-		l=$(echo "$out" | sed -n 's/.*"lease_ms": *\([0-9]*\).*/\1/p')
+		l=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
 		if [ -z "$id" ] || [ "$id" = 0 ]; then
 			kill "$ow"; wait "$ow" 2>/dev/null
 			return 0
@@ -430,7 +686,8 @@ if [ "$hostile" = 1 ]; then
 		[ "$id" -gt "$maxid" ] && maxid=$id
 		tally durable "acknowledged $id"
 		cpu[$id]=$c own[$id]=$ow prio[$id]=$p
-		if [ "$l" = 4294967295 ]; then exp[$id]=inf; else exp[$id]=$(($(now_ms) + l)); fi
+		# (no lease: "lease_left_ms": null)
+		if [ -z "$l" ]; then exp[$id]=inf; else exp[$id]=$(($(now_ms) + l)); fi
 	}
 	# By RELEASE, or (one in three) by its owner's exit.
 	release() {
@@ -758,7 +1015,47 @@ if [ "$hostile" = 1 ]; then
 	awk '{ k = $2; if ($3 == "held") h[k]++; else r[k]++ } END { for (k in h) printf "  uid %s: %d / %d\n", k, h[k], r[k] + 0;
 		for (k in r) if (!(k in h)) printf "  uid %s: 0 / %d\n", k, r[k] }' "$tmp/t.subflood" 2>/dev/null | sort -n -k2
 	[ "$(awk '$2 == 0 && $3 != "held"' "$tmp/t.subflood" 2>/dev/null | wc -l)" = 0 ] || bad "root's subscriber was refused"
+	echo "bpfwrite (nobody with CAP_BPF, through LOCAL: a program storing into it, a writable mapping, write; a program on its own map):"
+	sort "$tmp/t.bpfwrite" 2>/dev/null | uniq -c | sed 's/^/  /'
+	[ "$(nlines bpfwrite '^local ')" -gt 0 ] || bad "bpfwrite never got LOCAL's descriptors"
+	[ "$(awk '$1 != "local" || $3 == "ok" || $5 == "ok" || $7 == "ok" || $9 != "ok"' "$tmp/t.bpfwrite" 2>/dev/null | wc -l)" = 0 ] ||
+		bad "bpfwrite: a write through LOCAL was allowed, or the writer could not write its own map (then it proves nothing)"
+	echo "claimfd: ${claimfd_limit} claims each for $(echo $claimfd_uids | wc -w) uids ($(nlines claimfd '^setup') refused at the setup);" \
+		"one more refused for the limit $(nlines claimfd ' at-limit$') times, for the descriptor reserve $(nlines claimfd ' at-fd-reserve$')," \
+		"granted $(nlines claimfd ' below-limit') times, other $(nlines claimfd ' other ')"
+	grep -E '^(setup| *uid [0-9]+ (below-limit|other))' "$tmp/t.claimfd" 2>/dev/null | sort | uniq -c | head -5 | sed 's/^/  /'
+	[ "$(nlines claimfd '^setup')" = 0 ] || bad "claimfd: not every uid was put at its claim limit"
+	[ "$(nlines claimfd ' below-limit')" = 0 ] || bad "claimfd: a uid at its limit was granted one more (a claim lost)"
+	[ "$(nlines claimfd ' at-limit$')" -gt 0 ] || bad "claimfd: never refused at the limit"
+	echo "rtkit: floods (ok / denied / limits / other, summed):"
+	awk '$1 == "flood" { k = $3; ok[k] += $5; d[k] += $7; l[k] += $9; o[k] += $11; n[k]++ }
+		END { for (k in n) printf "  uid %s: %d floods, %d / %d / %d / %d\n", k, n[k], ok[k], d[k], l[k], o[k] }' \
+		"$tmp/t.rtkit" 2>/dev/null
+	echo "rtkit: during them root served $(nlines rtkit '^served uid 0$'), refused $(nlines rtkit '^refused uid 0 ');" \
+		"uid 2 (bin) served $(nlines rtkit '^served uid 2$'), refused $(nlines rtkit '^refused uid 2 ')"
+	grep '^refused' "$tmp/t.rtkit" 2>/dev/null | sort | uniq -c | head -3 | sed 's/^/  /'
+	[ "$(nlines rtkit '^refused ')" = 0 ] || bad "rtkit: root or another user was refused during the floods"
+	[ "$(nlines rtkit '^served ')" -gt 0 ] || bad "rtkit: no call of root's or another user's was answered"
+	awk '{ k = $2; c[k] += $4; r[k] += $6; n[k]++ } END { for (k in n) printf "storm: uid %s: %d storms of 10 s, %d connects, %d refused at once\n", k, n[k], c[k], r[k] }' \
+		"$tmp/t.storm" 2>/dev/null
 fi
+
+# Root's p99 against idle, per window; a window with errors was cut by a
+# restart (or the daemon did not answer) and is counted apart.
+p99s=$(awk '$1 == "window" && $12 == 0 { print $8 }' "$tmp/latency" 2>/dev/null | sort -n)
+cut=$(awk '$1 == "window" && $12 > 0' "$tmp/latency" 2>/dev/null | wc -l)
+echo "$p99s" | awk -v idle="$idle_p99" -v f="$p99_factor" -v cut="$cut" 'NF { n++; p[n] = $1 }
+	END {
+		printf "root p99 over %d windows of %s s: median %.1f us, max %.1f us, idle %.1f us, ratio max/idle %.2f;" \
+			" windows over %dx idle: ", n, "'"$sample_s"'", n ? p[int((n + 1) / 2)] : 0, n ? p[n] : 0, idle,
+			(n && idle > 0) ? (p[n] / idle) : 0, f
+		o = 0; for (i = 1; i <= n; i++) if (p[i] > f * idle) o++
+		printf "%d; cut by a restart or error: %d\n", o, cut
+	}'
+echo "root p99 per window, us (* cut by a restart or error): $(awk '$1 == "window" { printf "%s%s ", $8, ($12 > 0 ? "*" : "") }' "$tmp/latency" 2>/dev/null)"
+over=$(awk -v idle="$idle_p99" -v f="$p99_factor" '$1 == "window" && $12 == 0 && $8 > f * idle' "$tmp/latency" 2>/dev/null | wc -l)
+[ "$(grep -c '^window' "$tmp/latency" 2>/dev/null)" -gt 0 ] || bad "no latency window sampled"
+[ "$over" = 0 ] || bad "root's query p99 exceeded ${p99_factor}x idle (${idle_p99} us) in $over windows"
 
 n=${#times[@]}
 if [ "$n" -lt 2 ] || [ $((times[n - 1] - times[0])) -lt $((2 * window_s)) ]; then

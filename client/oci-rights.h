@@ -57,6 +57,10 @@ int oci_rights_parse(json_object *config, struct oci_rights *ret, struct rtplace
 int oci_rights_check(const struct oci_rights *rights, const struct config_containers *policy,
 		     const struct oci_request *req, struct rtplace_reason *reason);
 
+/* Whether the container may have its CPUs isolated (CAP_SYS_NICE in the
+ * host's user namespace: isolation is host configuration). */
+bool oci_rights_may_isolate(const struct oci_rights *rights);
+
 /*
  * The lease the hook asks for a granted claim: none (a claim for the
  * container's life) with CAP_SYS_NICE, otherwise max_lease_ms, the
@@ -64,10 +68,6 @@ int oci_rights_check(const struct oci_rights *rights, const struct config_contai
  * without CAP_SYS_NICE however it is made; the hook's being root does not
  * lift that.
  */
-/* Whether the container may have its CPUs isolated (CAP_SYS_NICE in the
- * host's user namespace: isolation is host configuration). */
-bool oci_rights_may_isolate(const struct oci_rights *rights);
-
 uint32_t oci_rights_lease_ms(const struct oci_rights *rights, uint32_t max_lease_ms);
 
 #endif

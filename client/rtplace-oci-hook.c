@@ -7,7 +7,9 @@
  * The hook reads the container's state (id, pid, bundle, annotations) from
  * stdin and the bundle's config.json, asks rtplaced for CPUs inside the
  * container's cpuset with a claim owned by the init process, and pins the
- * init process to them at the RT policy the annotations ask for. The
+ * init process to them at the RT policy the annotations ask for, or the
+ * runtime spec's own process.scheduler and process.execCPUAffinity (runtime
+ * spec 1.2; oci_spec_merge() says how the two combine). The
  * program the init process then executes, and every thread it starts,
  * inherit both; the claim ends when the init process does, however it ends
  * (and, for a container without CAP_SYS_NICE, at its lease's end).
@@ -70,7 +72,8 @@ static void hook_usage(FILE *f)
 	fprintf(f, "usage: rtplace-oci-hook [--socket PATH] [--config FILE] < STATE\n\n"
 		   "An OCI runtime hook (createRuntime stage): reads the container's state from stdin,\n"
 		   "claims CPUs from rtplaced for its init process and sets the RT policy that the\n"
-		   "container's io.rtplace.* annotations ask for. See rtplace-oci-hook(8).\n\n"
+		   "container's io.rtplace.* annotations or process.scheduler ask for. See\n"
+		   "rtplace-oci-hook(8).\n\n"
 		   "  --socket PATH    the daemon's socket (default $" RTPLACE_SOCKET_ENV ", else "
 		   RTPLACE_DEFAULT_SOCKET ")\n"
 		   "  --config FILE    the node's policy ([containers] of rtplaced.conf; default "
@@ -227,8 +230,9 @@ static int hook_allowed(struct hook *h, json_object *config, cpu_set_t *ret)
 	CPU_AND(&extra, &extra, &h->ask.list);
 	if (CPU_COUNT(&extra)) {
 		cli_format_cpus(&h->ask.list, list_s, sizeof(list_s));
-		return hook_error(h, EX_CONFIG, "annotation " OCI_ANN_CPU_LIST "=\"%s\": not within the container's "
-				  "CPUs %s", list_s, allowed_s);
+		return hook_error(h, EX_CONFIG, "%s%s\"%s\": not within the container's CPUs %s",
+				  oci_spec_from_list(h->ask.list_from),
+				  h->ask.list_from == OCI_FROM_SPEC ? " " : "=", list_s, allowed_s);
 	}
 	*ret = h->ask.list;
 	h->ask.count = (unsigned)CPU_COUNT(ret);
@@ -308,7 +312,8 @@ static int hook_check_rights(struct hook *h, json_object *config)
 				  (int)h->pid);
 	r = oci_rights_check(&rights, &node.containers, &req, &reason);
 	if (r < 0)
-		return hook_error(h, EX_NOPERM, "refused: %s", reason.text);
+		return hook_error(h, EX_NOPERM, "refused: %s (asked: %s %d by %s)", reason.text,
+				  oci_spec_policy_name(h->ask.policy), h->ask.prio, oci_spec_from_sched(h->ask.sched_from));
 	/* Asked if possible, isolation the container may not have is none:
 	 * the hook, being root, would otherwise get it from rtplaced. */
 	if (h->ask.isolate == OCI_ISOLATE_IF_POSSIBLE && !oci_rights_may_isolate(&rights)) {
@@ -411,7 +416,9 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 				       list, strerror(errno));
 		return status ? status : -1;
 	}
-	if (sched_setscheduler(h->pid, h->ask.policy, &param) < 0) {
+	/* SCHED_FLAG_RESET_ON_FORK as the runtime would set it: the
+	 * program's children start at SCHED_OTHER. */
+	if (sched_setscheduler(h->pid, h->ask.policy | (h->ask.reset_on_fork ? SCHED_RESET_ON_FORK : 0), &param) < 0) {
 		e = errno;
 		/* The hook runs as root: EPERM here is the kernel's RT group
 		 * scheduling (CONFIG_RT_GROUP_SCHED, cgroup v1) refusing RT
@@ -424,7 +431,7 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 					    : "");
 		status = hook_unplaced(h, e == EPERM ? EX_CONFIG : EX_OSERR,
 				       "cannot set %s priority %d on the init process %d: %s",
-				       h->ask.policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO", h->ask.prio, (int)h->pid,
+				       oci_spec_policy_name(h->ask.policy), h->ask.prio, (int)h->pid,
 				       why.text);
 		sched_setaffinity(h->pid, sizeof(prev), &prev);
 		return status ? status : -1;
@@ -432,7 +439,28 @@ static int hook_apply(const struct hook *h, const cpu_set_t *cpus)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * Says what the container got and where each part of it came from: an
+ * annotation or the runtime spec's own field. Runtimes may drop a
+ * successful hook's stderr; the claim (rtplacectl claims) keeps the
+ * priority and CPUs.
+ */
+static void hook_say_placed(const struct hook *h, const struct rtplace_answer *ans)
+{
+	char list[CPUSET_LIST_MAX];
+
+	cli_format_cpus(&ans->set, list, sizeof(list));
+	fprintf(stderr, "rtplace-oci-hook: container %s: placed: CPUs %s (%s), %s%s %d (%s), claim %" PRIu64 "\n", h->id,
+		list, oci_spec_from_list(h->ask.list_from), oci_spec_policy_name(h->ask.policy),
+		h->ask.reset_on_fork ? "|SCHED_RESET_ON_FORK" : "", h->ask.prio, oci_spec_from_sched(h->ask.sched_from),
+		ans->claim_id);
+}
+
+/*
+ * Reads the command line into h. Returns -1 to carry on, otherwise the
+ * hook's exit status (--help, --version, a usage error).
+ */
+static int hook_parse_args(struct hook *h, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 'S' },
@@ -441,27 +469,18 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct hook h = { .config = CONFIG_DEFAULT_PATH };
-	json_object *state = NULL, *config = NULL, *ann;
-	struct rtplace_reason reason;
-	struct oci_state st;
-	struct rtplace_answer *ans = NULL;
-	struct rtplace *rp = NULL;
-	char path[PATH_MAX];
-	cpu_set_t allowed;
-	bool placed = false;
-	int opt, status;
+	int opt;
 
 	/* Every usage error is one line of ours, not getopt's. */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
-			h.socket = optarg;
+			h->socket = optarg;
 			break;
 		case 'C':
-			h.config = optarg;
-			h.config_given = true;
+			h->config = optarg;
+			h->config_given = true;
 			break;
 		case 'h':
 			hook_usage(stdout);
@@ -488,54 +507,114 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return EX_USAGE;
 	}
+	return -1;
+}
 
-	status = hook_read_state(&h, STDIN_FILENO, &state);
+/*
+ * Reads the state from stdin and the bundle's config.json, both into
+ * objects the caller puts; sets h's id, pid and bundle.
+ */
+static int hook_read_inputs(struct hook *h, json_object **ret_state, json_object **ret_config)
+{
+	struct rtplace_reason reason;
+	struct oci_state st;
+	char path[PATH_MAX];
+	int status;
+
+	status = hook_read_state(h, STDIN_FILENO, ret_state);
 	if (status)
-		goto out;
-	if (oci_spec_state(state, &st, &reason) < 0) {
-		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
-		goto out;
-	}
-	h.id = st.id;
-	h.pid = st.pid;
-	h.bundle = st.bundle;
-	if (snprintf(path, sizeof(path), "%s/config.json", h.bundle) >= (int)sizeof(path)) {
-		status = hook_error(&h, EX_DATAERR, "the bundle path is too long");
-		goto out;
-	}
-	status = hook_read_config(&h, path, &config);
-	if (status)
-		goto out;
-	ann = oci_spec_annotations(state, config);
-	if (!ann)
-		goto out;
-	if (oci_spec_ask(ann, &h.ask, &reason) < 0) {
-		status = hook_error(&h, EX_DATAERR, "%s", reason.text);
-		goto out;
-	}
-	status = hook_allowed(&h, config, &allowed);
-	if (status)
-		goto out;
-	status = hook_check_rights(&h, config);
-	if (status)
-		goto out;
+		return status;
+	if (oci_spec_state(*ret_state, &st, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s", reason.text);
+	h->id = st.id;
+	h->pid = st.pid;
+	h->bundle = st.bundle;
+	if (snprintf(path, sizeof(path), "%s/config.json", h->bundle) >= (int)sizeof(path))
+		return hook_error(h, EX_DATAERR, "the bundle path is too long");
+	return hook_read_config(h, path, ret_config);
+}
+
+/*
+ * What the container asks for, into h->ask: its io.rtplace.* annotations
+ * and the runtime spec's own process.scheduler and
+ * process.execCPUAffinity (oci_spec_merge() says how the two combine).
+ * *ret_asked false when it asks for no RT priority: nothing to do.
+ */
+static int hook_read_ask(struct hook *h, json_object *state, json_object *config, bool *ret_asked)
+{
+	json_object *ann = oci_spec_annotations(state, config);
+	struct rtplace_reason reason;
+	struct oci_affinity aff;
+	struct oci_sched sched;
+	struct oci_ask from_ann;
+	bool rt;
+
+	*ret_asked = false;
+	if (oci_spec_scheduler(config, &sched, &reason) < 0 || oci_spec_exec_affinity(config, &aff, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
+	rt = sched.have && (sched.policy == SCHED_FIFO || sched.policy == SCHED_RR);
+	/* Other annotations are read only when something asks: without a
+	 * priority they mean nothing, and other runtimes' hooks.d filters
+	 * may run the hook for every container. */
+	if (!rt && !oci_spec_ann_asks(ann))
+		return 0;
+	if (ann && oci_spec_ask(ann, &from_ann, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s", reason.text);
+	if (oci_spec_merge(ann ? &from_ann : NULL, &sched, &aff, &h->ask, ret_asked, &reason) < 0)
+		return hook_error(h, EX_DATAERR, "%s/config.json: %s", h->bundle, reason.text);
+	return 0;
+}
+
+/*
+ * Claims CPUs within allowed and places the init process on them. A claim
+ * that could not be applied is released; the claim that was is the init
+ * process's, not the connection's, and outlives the hook.
+ */
+static int hook_place(struct hook *h, const cpu_set_t *allowed)
+{
+	struct rtplace_answer *ans;
+	struct rtplace *rp = NULL;
+	bool placed = false;
+	int status;
+
 	ans = malloc(sizeof(*ans));
-	if (!ans) {
-		status = hook_error(&h, EX_OSERR, "%s", strerror(ENOMEM));
-		goto out;
+	if (!ans)
+		return hook_error(h, EX_OSERR, "%s", strerror(ENOMEM));
+	status = hook_claim(h, allowed, &rp, ans, &placed);
+	if (placed) {
+		status = hook_apply(h, &ans->set);
+		if (status) {
+			rtplace_release(rp, ans->claim_id, NULL);
+			status = status < 0 ? 0 : status;
+		} else {
+			hook_say_placed(h, ans);
+		}
 	}
-	status = hook_claim(&h, &allowed, &rp, ans, &placed);
-	if (!placed)
-		goto out;
-	status = hook_apply(&h, &ans->set);
-	if (status) {
-		rtplace_release(rp, ans->claim_id, NULL);
-		status = status < 0 ? 0 : status;
-	}
-out:
-	/* The claim is the init process's, not the connection's. */
 	rtplace_close(rp);
 	free(ans);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct hook h = { .config = CONFIG_DEFAULT_PATH };
+	json_object *state = NULL, *config = NULL;
+	cpu_set_t allowed;
+	bool asked;
+	int status;
+
+	status = hook_parse_args(&h, argc, argv);
+	if (status >= 0)
+		return status;
+	status = hook_read_inputs(&h, &state, &config);
+	if (status == 0)
+		status = hook_read_ask(&h, state, config, &asked);
+	if (status == 0 && asked)
+		status = hook_allowed(&h, config, &allowed);
+	if (status == 0 && asked)
+		status = hook_check_rights(&h, config);
+	if (status == 0 && asked)
+		status = hook_place(&h, &allowed);
 	json_object_put(config);
 	json_object_put(state);
 	return status;

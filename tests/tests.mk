@@ -378,6 +378,11 @@ EXTRA_DIST += tests/integration/test-oci-hook.sh tests/integration/test-oci-comm
 # under real runc (root).
 TESTS += tests/integration/test-oci-rights.sh
 EXTRA_DIST += tests/integration/test-oci-rights.sh
+
+# rtplace-oci-hook honours process.scheduler and process.execCPUAffinity
+# (runtime spec 1.2) under real runc (root).
+TESTS += tests/integration/test-oci-scheduler.sh
+EXTRA_DIST += tests/integration/test-oci-scheduler.sh
 # The hook under a real podman (rootful, cgroupfs, runc) through the
 # generated hooks.d file (root).
 TESTS += tests/integration/test-oci-podman.sh

@@ -2,7 +2,8 @@
 /*
  * libFuzzer harness for what rtplace-oci-hook parses from a container's
  * author: any bytes, as the state on stdin and as the bundle's config.json
- * at once (client/oci-spec.c, client/oci-rights.c). Beyond "no crash, no
+ * at once (client/oci-spec.c, client/oci-rights.c), the annotations and
+ * the runtime spec's process.scheduler and execCPUAffinity together. Beyond "no crash, no
  * leak" (the sanitizers' job) it checks the contract and aborts when it
  * breaks: every failure comes with a reason, every success holds only
  * values in range, and a grant never exceeds the rights the spec gives.
@@ -40,24 +41,44 @@ static void fuzz_oci_state(json_object *obj)
 		abort();
 }
 
+/* The request as the hook makes it: annotations, process.scheduler and
+ * process.execCPUAffinity together (oci_spec_merge()). */
 static void fuzz_oci_ask(json_object *obj)
 {
 	struct rtplace_reason reason;
 	json_object *ann = oci_spec_annotations(obj, obj);
-	struct oci_ask a;
+	struct oci_ask from_ann, a;
+	struct oci_affinity aff;
+	struct oci_sched sched;
+	bool asked;
 	int r;
 
-	if (!ann)
-		return;
-	r = oci_spec_ask(ann, &a, &reason);
+	r = oci_spec_scheduler(obj, &sched, &reason);
+	if (r == 0)
+		r = oci_spec_exec_affinity(obj, &aff, &reason);
+	if (r == 0 && ann)
+		r = oci_spec_ask(ann, &from_ann, &reason);
 	if (r < 0) {
 		fuzz_oci_failed(r, &reason);
 		return;
 	}
+	if (sched.have && (sched.nice < -20 || sched.nice > 19 ||
+			   ((sched.policy == SCHED_FIFO || sched.policy == SCHED_RR) != (sched.prio >= 1 && sched.prio <= 99))))
+		abort();
+	r = oci_spec_merge(ann ? &from_ann : NULL, &sched, &aff, &a, &asked, &reason);
+	if (r < 0) {
+		fuzz_oci_failed(r, &reason);
+		return;
+	}
+	if (!asked)
+		return;
 	if (a.prio < 1 || a.prio > 99 || (a.policy != SCHED_FIFO && a.policy != SCHED_RR) || a.node < -1 ||
 	    a.node >= RTPLACE_MAX_CPUS)
 		abort();
 	if (a.have_list ? a.count != 0 : (a.count < 1 || a.count > CONFIG_CONTAINER_CPUS_MAX))
+		abort();
+	/* The spec's own field, when it asks, is the request. */
+	if (sched.have && (a.prio != sched.prio || a.policy != sched.policy || a.sched_from != OCI_FROM_SPEC))
 		abort();
 }
 

@@ -120,3 +120,32 @@ oci_start_daemon() {
 	CSOCK=/run/rtplace/rtplaced.sock
 	start_live_daemon --config "$TMP/rtplaced.conf"
 }
+
+# oci_hook_bundle NAME ANNOTATIONS FILTER NODE-CONF PROG: a bundle in
+# $TMP/NAME whose program is `sh -c PROG` on a read-only root, with these
+# annotations, $HOOK at createRuntime asking $SOCK under the node policy
+# NODE-CONF, a cgroup of its own (with a little RT runtime where $RT_GROUP
+# says RT group scheduling wants it); FILTER (jq) edits the rest.
+oci_hook_bundle() {
+	b=$TMP/$1
+	binds=$(oci_bundle "$b") || exit 1
+	oci_edit "$b" --arg hook "$HOOK" --arg sock "$SOCK" --argjson ann "$2" --arg conf "$4" --arg prog "$5" \
+		--arg cg "/rtplace-test-$$-$1" --argjson binds "$binds" --arg rt "${RT_GROUP:+10000}" '
+		.process.terminal = false
+		| .process.args = ["sh", "-c", $prog]
+		| .root.readonly = true
+		| .annotations = $ann
+		| .hooks.createRuntime = [{path: $hook, args: ["rtplace-oci-hook", "--socket", $sock, "--config", $conf],
+			timeout: 20}]
+		| .linux.cgroupsPath = $cg
+		| if $rt != "" then .linux.resources.cpu.realtimeRuntime = ($rt | tonumber)
+			| .linux.resources.cpu.realtimePeriod = 1000000 else . end
+		| '"$OCI_BIND_HOST"' | '"$3"
+}
+
+# oci_create NAME: runc create of oci_hook_bundle's NAME (the hook runs),
+# deleted on exit; its output in $TMP/NAME.out. Returns runc's status.
+oci_create() {
+	CONTAINERS="$CONTAINERS rtplace-test-$$-$1"
+	timeout 60 runc --root "$RUNC_ROOT" create --bundle "$TMP/$1" "rtplace-test-$$-$1" >"$TMP/$1.out" 2>&1
+}
