@@ -29,6 +29,7 @@ struct engine {
 	struct cpupri_view view;
 	struct config cfg;
 	struct engine_host host;         /* the host's RT configuration, as last read */
+	struct kernel_env *kenv;         /* the kernel's RT environment, read with host */
 	struct placement_config pcfg;
 	struct auth_policy policy;       /* [moves]: what moves and claims may do */
 	struct rtplace_cpumask housekeeping; /* housekeeping-cpus, or derived from isolation */
@@ -250,11 +251,17 @@ void engine_read_host(struct engine *e)
 	if (h->rt_known && h->rt.runtime_us >= 0)
 		log_info("RT tasks may run %lld us of every %lld us per CPU (kernel.sched_rt_runtime_us)",
 			 (long long)h->rt.runtime_us, (long long)h->rt.period_us);
+	kernel_env_read(e->kenv, e->topo->ncpus);
 }
 
 const struct engine_host *engine_host(const struct engine *e)
 {
 	return &e->host;
+}
+
+const struct kernel_env *engine_kernel_env(const struct engine *e)
+{
+	return e->kenv;
 }
 
 /* Records the end of owner-bound claim cl (gone from the table, or going).
@@ -582,6 +589,16 @@ static int engine_build(struct engine *e, const struct engine_opts *opts)
 	return r;
 }
 
+/* The kernel's environment under the same roots as the host's settings. */
+static int engine_new_kernel_env(struct engine *e)
+{
+	char sysfs[4096], proc[4096];
+
+	snprintf(sysfs, sizeof(sysfs), "%s%s", e->host_root ? e->host_root : "", SYSFS_ROOT);
+	snprintf(proc, sizeof(proc), "%s%s", e->host_root ? e->host_root : "", PROCFS_ROOT);
+	return kernel_env_new(sysfs, proc, &e->kenv);
+}
+
 int engine_new(const struct engine_opts *opts, const struct config *cfg, struct engine **ret)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -598,6 +615,11 @@ int engine_new(const struct engine_opts *opts, const struct config *cfg, struct 
 	e->snap = (struct snapshot){ .map_fd = -1 };
 	e->start_ms = loop_now_ms();
 	e->cfg = *cfg;
+	r = engine_new_kernel_env(e);
+	if (r < 0) {
+		engine_free(e);
+		return r;
+	}
 	snprintf(e->state_path, sizeof(e->state_path), "%s.claims", cfg->daemon.socket);
 	snprintf(e->isolation_path, sizeof(e->isolation_path), "%s.isolation", cfg->daemon.socket);
 	config_placement(cfg, e->topo, &e->host.iso.isolated, &e->pcfg);
@@ -631,6 +653,7 @@ void engine_free(struct engine *e)
 	if (e->snap_later)
 		event_free(e->snap_later);
 	snapshot_free(&e->snap);
+	kernel_env_free(e->kenv);
 	free(e);
 }
 

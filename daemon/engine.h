@@ -32,6 +32,7 @@
 #include "cpupri.h"
 #include "histogram.h"
 #include "irqnoise.h"
+#include "kernel-env.h"
 #include "levels-source.h"
 #include "placement.h"
 #include "procfs.h"
@@ -73,6 +74,8 @@ struct engine_host {
  * next answer. Garbage keeps what was read before, and says so. */
 void engine_read_host(struct engine *e);
 const struct engine_host *engine_host(const struct engine *e);
+/* The kernel's RT environment (kernel-env.h), read with the host. */
+const struct kernel_env *engine_kernel_env(const struct engine *e);
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void engine_configure(struct engine *e, const struct config *cfg);

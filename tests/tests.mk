@@ -154,6 +154,15 @@ tests_unit_test_rtbudget_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rtbudget_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-rtbudget
 
+# The kernel's RT environment: parsers and words (common/kenv.c), the
+# reader (daemon/kernel-env.c) on fixture trees.
+check_PROGRAMS += tests/unit/test-kenv
+tests_unit_test_kenv_SOURCES = tests/unit/test-kenv.c
+tests_unit_test_kenv_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_kenv_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kenv_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-kenv
+
 check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
