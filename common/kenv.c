@@ -14,6 +14,16 @@
 
 #define KENV_BLANKS " \t"
 
+/* The wire's numbers are these; the strings are as long. */
+_Static_assert(KENV_RTG_V1 == RTPLACE_KERNEL_RTG_V1 && KENV_RTG_V2 == RTPLACE_KERNEL_RTG_V2, "wire numbers");
+_Static_assert(KENV_DL_ABSENT == RTPLACE_KERNEL_DL_ABSENT && KENV_DL_UNREADABLE == RTPLACE_KERNEL_DL_UNREADABLE,
+	       "wire numbers");
+_Static_assert(KENV_SCX_ENABLED == RTPLACE_KERNEL_SCX_ENABLED && KENV_SCX_UNKNOWN == RTPLACE_KERNEL_SCX_UNKNOWN,
+	       "wire numbers");
+_Static_assert(KENV_PATH_MAX == RTPLACE_KERNEL_PATH_MAX && KENV_WHY_MAX == RTPLACE_KERNEL_WHY_MAX &&
+		       KENV_NAME_MAX == RTPLACE_KERNEL_NAME_MAX,
+	       "wire strings");
+
 int kenv_parse_int(const char *text, int64_t min, int64_t max, int64_t *ret)
 {
 	const char *p = text + strspn(text, KENV_BLANKS);
@@ -207,4 +217,86 @@ int kenv_scx_text(const struct kenv_scx *x, char *ret, size_t size)
 		kenv_append(ret, size, &at, x->switch_all ? ", every normal task on it" : ", SCHED_EXT tasks only on it");
 	return x->enable_seq >= 0 ? kenv_append(ret, size, &at, " (%" PRId64 " loaded since boot)", x->enable_seq)
 				  : kenv_append(ret, size, &at, "%s", "");
+}
+
+/* A string into a zeroed field of the wire, cut to leave its NUL. */
+static void kenv_copy(char *ret, size_t size, const char *s)
+{
+	memcpy(ret, s, strnlen(s, size - 1));
+}
+
+static void kenv_dl_to_wire(const struct kenv_dlserver *s, struct rtplace_kernel_dlserver *ret)
+{
+	*ret = (struct rtplace_kernel_dlserver){ .state = s->state };
+	if (s->state == KENV_DL_READ) {
+		ret->runtime_min_ns = s->runtime_min_ns;
+		ret->runtime_max_ns = s->runtime_max_ns;
+		ret->period_min_ns = s->period_min_ns;
+		ret->period_max_ns = s->period_max_ns;
+		ret->ncpus = s->ncpus;
+		ret->zero = s->zero;
+		ret->share_max_ppm = s->share_max_ppm;
+	} else if (s->state == KENV_DL_UNREADABLE) {
+		kenv_copy(ret->why, sizeof(ret->why), s->why[0] ? s->why : "unreadable");
+	}
+}
+
+void kenv_to_wire(const struct kenv *k, struct rtplace_kernel_reply *ret)
+{
+	*ret = (struct rtplace_kernel_reply){
+		.rt_group = k->rtg.mode,
+		.rt_group_boot = k->rtg.boot,
+		.scx_enable_seq = k->scx.enable_seq,
+		.scx_state = k->scx.state,
+		.scx_switch_all = k->scx.switch_all,
+	};
+	if (k->rtg.mode != KENV_RTG_NONE) {
+		ret->rt_root_runtime_us = k->rtg.root_runtime_us;
+		ret->rt_root_period_us = k->rtg.root_period_us;
+		ret->rt_folders = k->rtg.folders;
+		ret->rt_budgetless = k->rtg.budgetless;
+		kenv_copy(ret->rt_first, sizeof(ret->rt_first), k->rtg.first);
+	}
+	kenv_dl_to_wire(&k->fair, &ret->fair);
+	kenv_dl_to_wire(&k->ext, &ret->ext);
+	if (k->scx.state != KENV_SCX_ABSENT && k->scx.state != KENV_SCX_DISABLED)
+		kenv_copy(ret->scx_ops, sizeof(ret->scx_ops), k->scx.ops);
+}
+
+static void kenv_dl_from_wire(const struct rtplace_kernel_dlserver *w, struct kenv_dlserver *ret)
+{
+	*ret = (struct kenv_dlserver){
+		.state = w->state,
+		.ncpus = w->ncpus,
+		.runtime_min_ns = w->runtime_min_ns,
+		.runtime_max_ns = w->runtime_max_ns,
+		.period_min_ns = w->period_min_ns,
+		.period_max_ns = w->period_max_ns,
+		.share_max_ppm = w->share_max_ppm,
+		.zero = w->zero,
+	};
+	memcpy(ret->why, w->why, sizeof(ret->why));
+}
+
+void kenv_from_wire(const struct rtplace_kernel_reply *w, struct kenv *ret)
+{
+	*ret = (struct kenv){
+		.rtg = {
+			.mode = w->rt_group,
+			.boot = w->rt_group_boot,
+			.root_runtime_us = w->rt_root_runtime_us,
+			.root_period_us = w->rt_root_period_us,
+			.folders = w->rt_folders,
+			.budgetless = w->rt_budgetless,
+		},
+		.scx = {
+			.state = w->scx_state,
+			.switch_all = w->scx_switch_all,
+			.enable_seq = w->scx_enable_seq,
+		},
+	};
+	memcpy(ret->rtg.first, w->rt_first, sizeof(ret->rtg.first));
+	memcpy(ret->scx.ops, w->scx_ops, sizeof(ret->scx.ops));
+	kenv_dl_from_wire(&w->fair, &ret->fair);
+	kenv_dl_from_wire(&w->ext, &ret->ext);
 }

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rtplace-proto.h"
+
 #define KENV_NAME_MAX 64  /* a sched_ext scheduler's name, NUL included */
 #define KENV_PATH_MAX 256 /* a cgroup folder under its hierarchy, NUL included */
 #define KENV_WHY_MAX 256  /* why a deadline server could not be read */
@@ -129,6 +131,11 @@ bool kenv_rtgroup_needs_budget(const struct kenv_rtgroup *g);
 int kenv_rtgroup_text(const struct kenv_rtgroup *g, char *ret, size_t size);
 int kenv_dl_text(const char *name, const struct kenv_dlserver *s, char *ret, size_t size);
 int kenv_scx_text(const struct kenv_scx *x, char *ret, size_t size);
+
+/* The environment as KERNEL's reply carries it, and back (a reply the
+ * codec accepted). */
+void kenv_to_wire(const struct kenv *k, struct rtplace_kernel_reply *ret);
+void kenv_from_wire(const struct rtplace_kernel_reply *w, struct kenv *ret);
 
 /* The name of a KENV_SCX_* state, "absent" for ABSENT. */
 const char *kenv_scx_state_name(uint32_t state);

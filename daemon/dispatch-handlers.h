@@ -108,7 +108,7 @@ void dispatch_comm(const struct dispatch *d, int32_t pid, char *buf, size_t len)
 
 dispatch_handler_fn dispatch_claims_query, dispatch_claims_release, dispatch_claims_info;
 dispatch_handler_fn dispatch_views_cpus, dispatch_views_cpu_times, dispatch_views_status, dispatch_views_tracking,
-	dispatch_views_host, dispatch_views_local;
+	dispatch_views_host, dispatch_views_local, dispatch_views_kernel;
 dispatch_handler_fn dispatch_threads_move, dispatch_threads_subscribe;
 
 #endif
