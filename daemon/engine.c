@@ -264,6 +264,11 @@ const struct kernel_env *engine_kernel_env(const struct engine *e)
 	return e->kenv;
 }
 
+void engine_refresh_kernel_env(struct engine *e)
+{
+	kernel_env_refresh(e->kenv, e->topo->ncpus);
+}
+
 /* Records the end of owner-bound claim cl (gone from the table, or going).
  * A failure is the claim's to suffer alone: it may come back after a
  * restart, to end again when its owner is found gone or its lease over. */

@@ -297,25 +297,40 @@ static void kernel_env_log(struct kernel_env *k, const struct kenv *old)
 	k->logged = true;
 }
 
-void kernel_env_read(struct kernel_env *k, uint32_t ncpus)
+/* The deadline servers and sched_ext into k->cur: 0 or -ENOMEM. */
+static int kernel_env_read_runtime(struct kernel_env *k, uint32_t ncpus)
 {
-	struct kenv old = k->cur;
-
 	if (ncpus > k->cap) {
 		for (int i = 0; i < 2; i++) {
 			struct kenv_dl_cpu *p = realloc(k->cpus[i], ncpus * sizeof(*p));
 
-			if (!p) {
-				log_error("Failed to read the kernel's deadline servers: %s", strerror(ENOMEM));
-				return;
-			}
+			if (!p)
+				return -ENOMEM;
 			k->cpus[i] = p;
 		}
 		k->cap = ncpus;
 	}
-	kernel_env_rtgroup(k, &k->cur.rtg);
 	kernel_env_dl(k, "fair_server", ncpus, k->cpus[0], &k->cur.fair);
 	kernel_env_dl(k, "ext_server", ncpus, k->cpus[1], &k->cur.ext);
 	kernel_env_scx(k, &k->cur.scx);
+	return 0;
+}
+
+void kernel_env_read(struct kernel_env *k, uint32_t ncpus)
+{
+	struct kenv old = k->cur;
+
+	kernel_env_rtgroup(k, &k->cur.rtg);
+	if (kernel_env_read_runtime(k, ncpus) < 0)
+		log_error("Failed to read the kernel's deadline servers: %s", strerror(ENOMEM));
+	kernel_env_log(k, &old);
+}
+
+void kernel_env_refresh(struct kernel_env *k, uint32_t ncpus)
+{
+	struct kenv old = k->cur;
+
+	if (kernel_env_read_runtime(k, ncpus) < 0)
+		log_error("Failed to read the kernel's deadline servers: %s", strerror(ENOMEM));
 	kernel_env_log(k, &old);
 }
