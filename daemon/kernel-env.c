@@ -236,6 +236,9 @@ static void kernel_env_dl(struct kernel_env *k, const char *name, uint32_t ncpus
 	}
 	if (r == -EBADMSG)
 		kernel_env_why(&s, "%s is not a number of nanoseconds", path);
+	else if (r == -EPERM)
+		kernel_env_why(&s, "%s: %s (kernel lockdown refuses debugfs files that are not read-only)", path,
+			       strerror(-r));
 	else if (r < 0)
 		kernel_env_why(&s, "%s: %s", path, strerror(-r));
 	else if (n == 0)

@@ -359,6 +359,10 @@ EXTRA_DIST += tests/integration/test-client-move.sh
 # rtplace-run (root, cgroup v1 with RT group scheduling).
 TESTS += tests/integration/test-client-rtbudget.sh
 EXTRA_DIST += tests/integration/test-client-rtbudget.sh
+# The kernel's RT environment (RT group scheduling, deadline servers,
+# sched_ext) in status, metrics and the log, against the kernel's files.
+TESTS += tests/integration/test-kernel-env.sh
+EXTRA_DIST += tests/integration/test-kernel-env.sh
 
 # Errors that name their fix: a socket closed to the user, rtplaced without
 # BPF rights (root, to act as uid 65534).
