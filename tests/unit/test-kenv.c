@@ -19,6 +19,7 @@
 
 #include "kenv.h"
 #include "kernel-env.h"
+#include "protocol.h"
 #include "testlib.h"
 
 static void test_parse_int(void **state)
@@ -154,6 +155,54 @@ static void test_words(void **state)
 	assert_string_equal(text, "not in this kernel");
 }
 
+/* What the daemon sends is what the client reads back, and the codec
+ * accepts it: every state of every part, and a first folder too long to
+ * keep. */
+static void test_wire(void **state)
+{
+	static const struct kenv cases[] = {
+		{ .rtg = { .mode = KENV_RTG_V1, .boot = -1, .root_runtime_us = 950000, .root_period_us = 1000000,
+			   .folders = 40, .budgetless = 39, .first = "/system.slice" },
+		  .fair = { .state = KENV_DL_ABSENT },
+		  .ext = { .state = KENV_DL_UNREADABLE, .why = "no /sys/kernel/debug/sched" },
+		  .scx = { .state = KENV_SCX_ABSENT, .switch_all = -1, .enable_seq = -1 } },
+		{ .rtg = { .mode = KENV_RTG_V2, .boot = 1, .root_runtime_us = -1, .root_period_us = 1000000,
+			   .folders = 3, .budgetless = 2, .first = "" },
+		  .fair = { .state = KENV_DL_READ, .ncpus = 8, .runtime_min_ns = 0, .runtime_max_ns = 50000000,
+			    .period_min_ns = 1000000000, .period_max_ns = 1000000000, .share_max_ppm = 50000, .zero = 1 },
+		  .ext = { .state = KENV_DL_ABSENT },
+		  .scx = { .state = KENV_SCX_ENABLED, .switch_all = 0, .enable_seq = 4, .ops = "lavd" } },
+		{ .rtg = { .mode = KENV_RTG_NONE, .boot = 0 },
+		  .fair = { .state = KENV_DL_UNREADABLE },
+		  .ext = { .state = KENV_DL_UNREADABLE, .why = "x" },
+		  .scx = { .state = KENV_SCX_DISABLED, .switch_all = 0, .enable_seq = 0 } },
+	};
+	static struct proto_msg m;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kenv back;
+		char a[1024], b[1024];
+
+		assert_int_equal(proto_msg_init(&m, RTPLACE_MSG_KERNEL_REPLY, 1), 0);
+		kenv_to_wire(&cases[i], &m.kernel_reply);
+		assert_int_equal(proto_validate(&m, NULL, NULL), 0);
+		kenv_from_wire(&m.kernel_reply, &back);
+		kenv_rtgroup_text(&cases[i].rtg, a, sizeof(a));
+		kenv_rtgroup_text(&back.rtg, b, sizeof(b));
+		assert_string_equal(a, b);
+		kenv_dl_text("fair_server", &cases[i].fair, a, sizeof(a));
+		kenv_dl_text("fair_server", &back.fair, b, sizeof(b));
+		/* An unreadable server without a why says so on the wire. */
+		if (cases[i].fair.state != KENV_DL_UNREADABLE || cases[i].fair.why[0])
+			assert_string_equal(a, b);
+		else
+			assert_string_equal(b, "fair_server unknown (unreadable)");
+		kenv_scx_text(&cases[i].scx, a, sizeof(a));
+		kenv_scx_text(&back.scx, b, sizeof(b));
+		assert_string_equal(a, b);
+	}
+}
+
 static void write_file(const char *rel, const char *text)
 {
 	assert_int_equal(test_write_fixture(test_fixture_root, rel, text), 0);
@@ -274,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_parse_scx),
 		cmocka_unit_test(test_dl_summary),
 		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_wire),
 		cmocka_unit_test_setup_teardown(test_read_61, test_fixture_setup, test_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_read_612, test_fixture_setup, test_fixture_teardown),
 	};
