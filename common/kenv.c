@@ -129,29 +129,36 @@ bool kenv_rtgroup_needs_budget(const struct kenv_rtgroup *g)
 	return g->mode != KENV_RTG_NONE && g->boot != 0;
 }
 
-/* Appends to ret at *at; -ENOBUFS once it no longer fits. */
-static int __attribute__((format(printf, 4, 5))) kenv_append(char *ret, size_t size, size_t *at,
-							     const char *fmt, ...)
+/* Appends to ret at *at; *at passes size once the text no longer fits. */
+static void __attribute__((format(printf, 4, 5))) kenv_append(char *ret, size_t size, size_t *at,
+							      const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
 	if (*at >= size)
-		return -ENOBUFS;
+		return;
 	va_start(ap, fmt);
 	n = vsnprintf(ret + *at, size - *at, fmt, ap);
 	va_end(ap);
 	*at += n < 0 ? size : (size_t)n;
-	return *at >= size ? -ENOBUFS : 0;
+}
+
+/* What a text function returns once it appended all it had to. */
+static int kenv_fitted(size_t size, size_t at)
+{
+	return at >= size ? -ENOBUFS : 0;
 }
 
 int kenv_rtgroup_text(const struct kenv_rtgroup *g, char *ret, size_t size)
 {
 	size_t at = 0;
 
-	if (g->mode == KENV_RTG_NONE)
-		return kenv_append(ret, size, &at, "%s: RT tasks need no cgroup budget",
-				   g->boot == 0 ? "off (rt_group_sched=0)" : "none (no cpu.rt_runtime_us)");
+	if (g->mode == KENV_RTG_NONE) {
+		kenv_append(ret, size, &at, "%s: RT tasks need no cgroup budget",
+			    g->boot == 0 ? "off (rt_group_sched=0)" : "none (no cpu.rt_runtime_us)");
+		return kenv_fitted(size, at);
+	}
 	kenv_append(ret, size, &at, "on (cgroup %s cpu.rt_runtime_us): an RT task in a cpu cgroup other than the root "
 		    "needs a budget there; root ", g->mode == KENV_RTG_V1 ? "v1" : "v2");
 	if (g->root_runtime_us < 0)
@@ -161,8 +168,29 @@ int kenv_rtgroup_text(const struct kenv_rtgroup *g, char *ret, size_t size)
 			    g->root_period_us);
 	kenv_append(ret, size, &at, "; %" PRIu32 " of %" PRIu32 " folders below it without one", g->budgetless,
 		    g->folders);
-	return g->first[0] ? kenv_append(ret, size, &at, " (first %s)", g->first)
-			   : kenv_append(ret, size, &at, "%s", "");
+	if (g->first[0])
+		kenv_append(ret, size, &at, " (first %s)", g->first);
+	return kenv_fitted(size, at);
+}
+
+/* A READ server's values: one number where every CPU has the same, else
+ * the range. */
+static void kenv_dl_values(const struct kenv_dlserver *s, char *ret, size_t size, size_t *at)
+{
+	if (s->runtime_min_ns == s->runtime_max_ns)
+		kenv_append(ret, size, at, "%" PRId64, s->runtime_min_ns);
+	else
+		kenv_append(ret, size, at, "%" PRId64 "-%" PRId64, s->runtime_min_ns, s->runtime_max_ns);
+	if (s->period_min_ns == s->period_max_ns)
+		kenv_append(ret, size, at, " ns of every %" PRId64 " ns", s->period_min_ns);
+	else
+		kenv_append(ret, size, at, " ns of every %" PRId64 "-%" PRId64 " ns", s->period_min_ns,
+			    s->period_max_ns);
+	kenv_append(ret, size, at,
+		    " on %" PRIu32 " CPUs (at most %" PRIu32 ".%" PRIu32 "%% of a CPU kept from RT tasks)", s->ncpus,
+		    s->share_max_ppm / 10000u, s->share_max_ppm / 1000u % 10u);
+	if (s->zero)
+		kenv_append(ret, size, at, ", off on %" PRIu32, s->zero);
 }
 
 int kenv_dl_text(const char *name, const struct kenv_dlserver *s, char *ret, size_t size)
@@ -170,25 +198,16 @@ int kenv_dl_text(const char *name, const struct kenv_dlserver *s, char *ret, siz
 	size_t at = 0;
 
 	if (s->state == KENV_DL_ABSENT)
-		return kenv_append(ret, size, &at, "%s none in this kernel", name);
-	if (s->state != KENV_DL_READ)
-		return kenv_append(ret, size, &at, "%s unknown (%s)", name, s->why);
-	if (s->zero == s->ncpus)
-		return kenv_append(ret, size, &at, "%s off (runtime 0) on all %" PRIu32 " CPUs", name, s->ncpus);
-	kenv_append(ret, size, &at, "%s ", name);
-	if (s->runtime_min_ns == s->runtime_max_ns)
-		kenv_append(ret, size, &at, "%" PRId64, s->runtime_min_ns);
-	else
-		kenv_append(ret, size, &at, "%" PRId64 "-%" PRId64, s->runtime_min_ns, s->runtime_max_ns);
-	if (s->period_min_ns == s->period_max_ns)
-		kenv_append(ret, size, &at, " ns of every %" PRId64 " ns", s->period_min_ns);
-	else
-		kenv_append(ret, size, &at, " ns of every %" PRId64 "-%" PRId64 " ns", s->period_min_ns,
-			    s->period_max_ns);
-	kenv_append(ret, size, &at, " on %" PRIu32 " CPUs (at most %" PRIu32 ".%" PRIu32 "%% of a CPU kept from RT tasks)",
-		    s->ncpus, s->share_max_ppm / 10000u, s->share_max_ppm / 1000u % 10u);
-	return s->zero ? kenv_append(ret, size, &at, ", off on %" PRIu32, s->zero)
-		       : kenv_append(ret, size, &at, "%s", "");
+		kenv_append(ret, size, &at, "%s none in this kernel", name);
+	else if (s->state != KENV_DL_READ)
+		kenv_append(ret, size, &at, "%s unknown (%s)", name, s->why);
+	else if (s->zero == s->ncpus)
+		kenv_append(ret, size, &at, "%s off (runtime 0) on all %" PRIu32 " CPUs", name, s->ncpus);
+	else {
+		kenv_append(ret, size, &at, "%s ", name);
+		kenv_dl_values(s, ret, size, &at);
+	}
+	return kenv_fitted(size, at);
 }
 
 const char *kenv_scx_state_name(uint32_t state)
@@ -206,8 +225,10 @@ int kenv_scx_text(const struct kenv_scx *x, char *ret, size_t size)
 {
 	size_t at = 0;
 
-	if (x->state == KENV_SCX_ABSENT)
-		return kenv_append(ret, size, &at, "not in this kernel");
+	if (x->state == KENV_SCX_ABSENT) {
+		kenv_append(ret, size, &at, "not in this kernel");
+		return kenv_fitted(size, at);
+	}
 	if (x->state == KENV_SCX_DISABLED)
 		kenv_append(ret, size, &at, "no scheduler loaded");
 	else
@@ -215,8 +236,9 @@ int kenv_scx_text(const struct kenv_scx *x, char *ret, size_t size)
 			    kenv_scx_state_name(x->state));
 	if (x->state == KENV_SCX_ENABLED && x->switch_all >= 0)
 		kenv_append(ret, size, &at, x->switch_all ? ", every normal task on it" : ", SCHED_EXT tasks only on it");
-	return x->enable_seq >= 0 ? kenv_append(ret, size, &at, " (%" PRId64 " loaded since boot)", x->enable_seq)
-				  : kenv_append(ret, size, &at, "%s", "");
+	if (x->enable_seq >= 0)
+		kenv_append(ret, size, &at, " (%" PRId64 " loaded since boot)", x->enable_seq);
+	return kenv_fitted(size, at);
 }
 
 /* A string into a zeroed field of the wire, cut to leave its NUL. */

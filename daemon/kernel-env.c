@@ -117,28 +117,29 @@ static bool kernel_env_first_better(const char *rel, const char *kept)
  * buffer the walk extends and cuts back. */
 static void kernel_env_walk(char *path, size_t root_len, unsigned depth, struct kenv_rtgroup *g)
 {
+	static const char file[] = "/cpu.rt_runtime_us";
 	size_t len = strlen(path);
 	DIR *d = opendir(path);
 	struct dirent *e;
 
 	while (d && (e = readdir(d)) && g->folders < KERNEL_ENV_WALK_FOLDERS) {
 		int64_t us;
+		int n, r;
 
 		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (snprintf(path + len, PATH_MAX - len, "/%s", e->d_name) >= (int)(PATH_MAX - len))
+		n = snprintf(path + len, PATH_MAX - len, "/%s", e->d_name);
+		if (n < 0 || (size_t)n + sizeof(file) > PATH_MAX - len)
 			continue;
 		g->folders++;
-		if (snprintf(path + strlen(path), PATH_MAX - strlen(path), "/cpu.rt_runtime_us") < 0)
-			continue;
-		if (kernel_env_read_int(path, -1, INT64_MAX, &us) == 0 && us == 0) {
-			path[strlen(path) - strlen("/cpu.rt_runtime_us")] = '\0';
+		memcpy(path + len + n, file, sizeof(file));
+		r = kernel_env_read_int(path, -1, INT64_MAX, &us);
+		path[len + n] = '\0';
+		if (r == 0 && us == 0) {
 			g->budgetless++;
-			if (strlen(path + root_len) < sizeof(g->first) &&
-			    kernel_env_first_better(path + root_len, g->first))
-				snprintf(g->first, sizeof(g->first), "%s", path + root_len);
+			if (strlen(path + root_len) < sizeof(g->first) && kernel_env_first_better(path + root_len, g->first))
+				memcpy(g->first, path + root_len, strlen(path + root_len) + 1);
 		}
-		snprintf(path + len, PATH_MAX - len, "/%s", e->d_name);
 		if (depth < KERNEL_ENV_WALK_DEPTH)
 			kernel_env_walk(path, root_len, depth + 1, g);
 		path[len] = '\0';
