@@ -266,7 +266,7 @@ const struct kernel_env *engine_kernel_env(const struct engine *e)
 
 void engine_refresh_kernel_env(struct engine *e)
 {
-	kernel_env_refresh(e->kenv, e->topo->ncpus);
+	kernel_env_refresh(e->kenv);
 }
 
 /* Records the end of owner-bound claim cl (gone from the table, or going).

@@ -76,7 +76,7 @@ void engine_read_host(struct engine *e);
 const struct engine_host *engine_host(const struct engine *e);
 /* The kernel's RT environment (kernel-env.h), read with the host. */
 const struct kernel_env *engine_kernel_env(const struct engine *e);
-/* Reads its runtime part again (kernel_env_refresh()). */
+/* Reads sched_ext again (kernel_env_refresh()). */
 void engine_refresh_kernel_env(struct engine *e);
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */

@@ -302,7 +302,7 @@ static void kernel_env_log(struct kernel_env *k, const struct kenv *old)
 }
 
 /* The deadline servers and sched_ext into k->cur: 0 or -ENOMEM. */
-static int kernel_env_read_runtime(struct kernel_env *k, uint32_t ncpus)
+static int kernel_env_read_servers(struct kernel_env *k, uint32_t ncpus)
 {
 	if (ncpus > k->cap) {
 		for (int i = 0; i < 2; i++) {
@@ -325,16 +325,15 @@ void kernel_env_read(struct kernel_env *k, uint32_t ncpus)
 	struct kenv old = k->cur;
 
 	kernel_env_rtgroup(k, &k->cur.rtg);
-	if (kernel_env_read_runtime(k, ncpus) < 0)
+	if (kernel_env_read_servers(k, ncpus) < 0)
 		log_error("Failed to read the kernel's deadline servers: %s", strerror(ENOMEM));
 	kernel_env_log(k, &old);
 }
 
-void kernel_env_refresh(struct kernel_env *k, uint32_t ncpus)
+void kernel_env_refresh(struct kernel_env *k)
 {
 	struct kenv old = k->cur;
 
-	if (kernel_env_read_runtime(k, ncpus) < 0)
-		log_error("Failed to read the kernel's deadline servers: %s", strerror(ENOMEM));
+	kernel_env_scx(k, &k->cur.scx);
 	kernel_env_log(k, &old);
 }

@@ -301,17 +301,20 @@ static void test_read_612(void **state)
 	kernel_env_read(k, 2);
 	assert_int_equal(e->fair.state, KENV_DL_UNREADABLE);
 	assert_non_null(strstr(e->fair.why, "cpu1/period is not a number"));
-	/* The scheduler ejected: the refresh sees it, the cgroup walk is not
-	 * redone (a folder made since stays uncounted until the next read). */
+	/* The scheduler ejected: the refresh sees it; the cgroups and the
+	 * servers wait for the next read. */
 	write_file("sys/kernel/sched_ext/state", "disabled\n");
 	write_file("sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n");
 	write_file("sys/fs/cgroup/cpu/cpu.rt_period_us", "1000000\n");
-	kernel_env_refresh(k, 2);
+	write_file("sys/kernel/debug/sched/fair_server/cpu1/period", "1000000000\n");
+	kernel_env_refresh(k);
 	assert_int_equal(e->scx.state, KENV_SCX_DISABLED);
 	assert_string_equal(e->scx.ops, "");
 	assert_int_equal(e->rtg.mode, KENV_RTG_NONE);
+	assert_int_equal(e->fair.state, KENV_DL_UNREADABLE);
 	kernel_env_read(k, 2);
 	assert_int_equal(e->rtg.mode, KENV_RTG_V1);
+	assert_int_equal(e->fair.state, KENV_DL_READ);
 	kernel_env_free(k);
 }
 
