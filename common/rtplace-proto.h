@@ -588,8 +588,9 @@ struct rtplace_kernel_dlserver {
 
 /*
  * The kernel's RT environment (DESIGN §20) as the daemon last read it (at
- * start, reload and hotplug): RT group scheduling, the deadline servers
- * (per CPU in the metrics), sched_ext. RT throttling is HOST's.
+ * start and reload; sched_ext every 10 s): RT group scheduling, the
+ * deadline servers (per CPU in the metrics), sched_ext. RT throttling is
+ * HOST's.
  */
 struct rtplace_kernel_reply {
 	int64_t rt_root_runtime_us; /* the root cpu cgroup's budget (-1: unlimited); 0 with RTG_NONE */

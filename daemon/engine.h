@@ -63,7 +63,8 @@ void engine_free(struct engine *e);
 int engine_open_journal(struct engine *e);
 
 /* The host's RT configuration (DESIGN §20): read at start, reload and
- * hotplug. */
+ * hotplug (the kernel's environment, kernel-env.h: at start, reload and
+ * a hotplug that changed the topology). */
 struct engine_host {
 	struct sysfs_isolation iso;
 	struct procfs_rt_throttle rt;

@@ -3,9 +3,10 @@
  * The reader of the kernel's RT environment (common/kenv.h, DESIGN §20):
  * RT group scheduling from the cpu cgroup hierarchy and the command line,
  * the fair and ext deadline servers from debugfs, sched_ext from sysfs.
- * The engine reads it where it reads the host's settings (start, reload,
- * hotplug), and sched_ext every 10 s; it logs everything at the first
- * read and afterwards one line for each part that changed.
+ * The engine reads it where it reads the host's settings (start, reload;
+ * at hotplug only with a reloaded topology), and sched_ext every 10 s; it
+ * logs everything at the first read and afterwards one line for each part
+ * that changed.
  *
  * Debugfs is only read, never mounted: where it is not mounted, or the
  * unit's sandbox hides it, the servers are UNREADABLE and their why says

@@ -365,7 +365,7 @@ static void metrics_kernel_scx(const struct kenv *k, struct evbuffer *b)
 	evbuffer_add_printf(b, "rtplace_kernel_sched_ext_loads_total %lld\n", (long long)k->scx.enable_seq);
 }
 
-/* The kernel's RT environment, as last read (at start, reload and hotplug). */
+/* The kernel's RT environment, as last read (kernel-env.h says when). */
 static void metrics_kernel(struct metrics *m, struct evbuffer *b)
 {
 	const struct kernel_env *ke = engine_kernel_env(m->o.engine);
