@@ -87,6 +87,12 @@ bench_sampler_cost_CFLAGS = $(AM_CFLAGS) $(PTHREAD_LIBS)
 bench_sampler_cost_LDADD = bench/libbench.la daemon/libtracker.la daemon/libdaemoncore.la common/libtopohwloc.la \
 	common/libcommon.la $(HWLOC_LIBS) $(PTHREAD_LIBS)
 
+# What reading the kernel's RT environment costs the loop, by CPUs.
+noinst_PROGRAMS += bench/kernel-env-cost
+bench_kernel_env_cost_SOURCES = bench/kernel-env-cost.c
+bench_kernel_env_cost_CPPFLAGS = $(DAEMON_CPPFLAGS)
+bench_kernel_env_cost_LDADD = bench/libbench.la daemon/libdaemoncore.la common/libcommon.la
+
 # MakeThreadRealtimeWithPID through rtplaced against Debian's rtkit-daemon,
 # each on a private system bus (bench/rtkit-roundtrip.sh, root).
 noinst_PROGRAMS += bench/rtkit-roundtrip

@@ -111,7 +111,8 @@ static const struct ctl_option ctl_watch_options[] = {
 const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 	[CTL_CMD_STATUS] = { "status", "",
 			     "the daemon's version, uptime, topology, where its levels come from, the host's RT "
-			     "configuration and the daemon's counters",
+			     "configuration, the kernel's RT environment (RT group scheduling, deadline servers, "
+			     "sched_ext) and the daemon's counters",
 			     ctl_no_options },
 	[CTL_CMD_CPUS] = { "cpus", "[--interval SECONDS | --svg]",
 			   "one line per CPU: node, LLC, core, level, the thread running there, its claim and the "

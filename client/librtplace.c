@@ -1252,6 +1252,22 @@ int rtplace_host(struct rtplace *rp, struct rtplace_host *ret)
 	return r;
 }
 
+int rtplace_kernel(struct rtplace *rp, struct rtplace_kernel_reply *ret)
+{
+	int r;
+
+	if (!rp || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_kernel(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_KERNEL_REPLY);
+	if (r == 0)
+		*ret = rp->reply.kernel_reply;
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
 int rtplace_tracking(struct rtplace *rp, struct rtplace_tracking *ret)
 {
 	const struct rtplace_tracking_reply *tr;

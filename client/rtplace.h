@@ -347,6 +347,12 @@ struct rtplace_host {
 /* -EOPNOTSUPP from a daemon older than the question. */
 int rtplace_host(struct rtplace *rp, struct rtplace_host *ret);
 
+/* The kernel's RT environment as the daemon last read it (DESIGN §20):
+ * RT group scheduling, the fair and ext deadline servers, sched_ext; the
+ * reply's fields are rtplace-proto.h's. -EOPNOTSUPP from a daemon older
+ * than the question. */
+int rtplace_kernel(struct rtplace *rp, struct rtplace_kernel_reply *ret);
+
 /* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
  * daemon that does not serve moves. */
 int rtplace_move(struct rtplace *rp, const struct rtplace_move_request *req, struct rtplace_move_result *ret);

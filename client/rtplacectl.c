@@ -34,6 +34,7 @@
 #include "cpuset.h"
 #include "ctl.h"
 #include "holders.h"
+#include "kenv.h"
 #include "record.h"
 
 /* The JSON document of an error under --json, on stdout where a script
@@ -339,11 +340,104 @@ static void ctl_status_host(const struct ctl_host *h)
 		       h->rt.rt_period_us);
 }
 
+/* The kernel's RT environment (DESIGN §20); known false from a daemon
+ * older than KERNEL. */
+struct ctl_kernel {
+	bool known;
+	struct kenv env;
+};
+
+static int ctl_kernel(struct ctl *c, struct ctl_kernel *ret)
+{
+	struct rtplace_kernel_reply w;
+	int r = rtplace_kernel(c->rp, &w);
+
+	*ret = (struct ctl_kernel){ .known = r == 0 };
+	if (r == 0)
+		kenv_from_wire(&w, &ret->env);
+	return r == -EOPNOTSUPP ? 0 : r;
+}
+
+static void ctl_json_int_or_null(const char *key, int64_t v, bool known)
+{
+	if (known)
+		printf("\"%s\": %" PRId64, key, v);
+	else
+		printf("\"%s\": null", key);
+}
+
+static void ctl_status_dl_json(const char *name, const struct kenv_dlserver *s)
+{
+	static const char *const states[] = { [KENV_DL_READ] = "read", [KENV_DL_ABSENT] = "absent",
+					      [KENV_DL_UNREADABLE] = "unreadable" };
+	bool read = s->state == KENV_DL_READ;
+
+	printf("\"%s\": {\"state\": \"%s\", ", name, states[s->state < 3 ? s->state : KENV_DL_UNREADABLE]);
+	if (read)
+		printf("\"cpus\": %u, \"runtime_min_ns\": %" PRId64 ", \"runtime_max_ns\": %" PRId64
+		       ", \"period_min_ns\": %" PRId64 ", \"period_max_ns\": %" PRId64 ", \"share_max\": %.6f, "
+		       "\"cpus_off\": %u, ",
+		       s->ncpus, s->runtime_min_ns, s->runtime_max_ns, s->period_min_ns, s->period_max_ns,
+		       s->share_max_ppm / 1e6, s->zero);
+	printf("\"why\": ");
+	ctl_json_string(s->why);
+	printf("}");
+}
+
+static void ctl_status_kernel_json(const struct ctl_kernel *k)
+{
+	static const char *const modes[] = { [KENV_RTG_NONE] = "none", [KENV_RTG_V1] = "v1", [KENV_RTG_V2] = "v2" };
+	const struct kenv *e = &k->env;
+
+	if (!k->known) {
+		printf("\"kernel\": null, ");
+		return;
+	}
+	printf("\"kernel\": {\"rt_group_sched\": \"%s\", \"rt_needs_budget\": %s, ",
+	       modes[e->rtg.mode < 3 ? e->rtg.mode : 0], kenv_rtgroup_needs_budget(&e->rtg) ? "true" : "false");
+	ctl_json_int_or_null("rt_group_sched_boot", e->rtg.boot, e->rtg.boot >= 0);
+	printf(", ");
+	ctl_json_int_or_null("rt_root_runtime_us", e->rtg.root_runtime_us, e->rtg.mode != KENV_RTG_NONE);
+	printf(", ");
+	ctl_json_int_or_null("rt_root_period_us", e->rtg.root_period_us, e->rtg.mode != KENV_RTG_NONE);
+	printf(", \"rt_cgroups\": %u, \"rt_cgroups_budgetless\": %u, \"rt_cgroup_first_budgetless\": ",
+	       e->rtg.folders, e->rtg.budgetless);
+	ctl_json_string(e->rtg.first);
+	printf(", ");
+	ctl_status_dl_json("fair_server", &e->fair);
+	printf(", ");
+	ctl_status_dl_json("ext_server", &e->ext);
+	printf(", \"sched_ext\": {\"state\": \"%s\", \"ops\": ", kenv_scx_state_name(e->scx.state));
+	ctl_json_string(e->scx.ops);
+	printf(", \"switch_all\": %s, ", e->scx.switch_all < 0 ? "null" : e->scx.switch_all ? "true" : "false");
+	ctl_json_int_or_null("enable_seq", e->scx.enable_seq, e->scx.enable_seq >= 0);
+	printf("}}, ");
+}
+
+static void ctl_status_kernel(const struct ctl_kernel *k)
+{
+	char text[1024];
+
+	if (!k->known) {
+		printf("kernel env       unknown (the daemon is older than KERNEL)\n");
+		return;
+	}
+	kenv_rtgroup_text(&k->env.rtg, text, sizeof(text));
+	printf("rt group sched   %s\n", text);
+	kenv_dl_text("fair_server", &k->env.fair, text, sizeof(text));
+	printf("deadline server  %s\n", text);
+	kenv_dl_text("ext_server", &k->env.ext, text, sizeof(text));
+	printf("deadline server  %s\n", text);
+	kenv_scx_text(&k->env.scx, text, sizeof(text));
+	printf("sched_ext        %s\n", text);
+}
+
 static int ctl_status(struct ctl *c, int argc, char **argv)
 {
 	struct rtplace_tracking tr;
 	struct rtplace_status st;
 	struct ctl_host host;
+	struct ctl_kernel kernel;
 	int r;
 
 	r = ctl_simple_connect(c, argc, argv);
@@ -358,6 +452,9 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 	r = ctl_host(c, &host);
 	if (r < 0)
 		return ctl_fail(c, "cannot read the host's RT configuration", r);
+	r = ctl_kernel(c, &kernel);
+	if (r < 0)
+		return ctl_fail(c, "cannot read the kernel's RT environment", r);
 	if (c->json) {
 		printf("{\"version\": ");
 		ctl_json_string(st.version);
@@ -373,6 +470,7 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 			printf(", ");
 		}
 		ctl_status_host_json(&host);
+		ctl_status_kernel_json(&kernel);
 		printf("\"moves_served\": %s, \"queries\": %" PRIu64 ", \"errors\": %" PRIu64
 		       ", \"claims_active\": %" PRIu64 ", \"claims_total\": %" PRIu64 ", \"clients\": %" PRIu64
 		       ", \"clients_dropped\": %" PRIu64 ", \"moves\": %" PRIu64 "}\n",
@@ -393,6 +491,7 @@ static int ctl_status(struct ctl *c, int argc, char **argv)
 		       tr.mode == RTPLACE_TRACKING_LIVE ? "live (BPF tracker)" : "simulated (every CPU idle)");
 	}
 	ctl_status_host(&host);
+	ctl_status_kernel(&kernel);
 	printf("moves served     %s\n", st.flags & RTPLACE_STATUS_F_MOVES ? "yes" : "no");
 	printf("queries          %" PRIu64 "\n", st.queries);
 	printf("errors           %" PRIu64 "\n", st.errors);

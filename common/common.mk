@@ -14,7 +14,8 @@ common_libcommon_la_SOURCES = \
 	common/placement-fast.c common/placement-scan.c common/placement-claim-cache.c common/placement-ctx.c \
 	common/snap.h common/snap.c \
 	common/rtplace-levels.h common/rtplace-proto.h common/protocol.h common/protocol.c \
-	common/record.h common/ring.h common/ring.c
+	common/record.h common/ring.h common/ring.c \
+	common/kenv.h common/kenv.c
 
 # The wire contract (DESIGN §8), installed for clients beside rtplace.h.
 include_HEADERS += common/rtplace-proto.h common/rtplace-levels.h

@@ -605,6 +605,47 @@ static int proto_check_host_reply(const struct proto_msg *m, const struct proto_
 	return 0;
 }
 
+/* One deadline server of a KERNEL reply: values only when READ, a why
+ * only when UNREADABLE. */
+static bool proto_dlserver_ok(const struct rtplace_kernel_dlserver *d)
+{
+	bool read = d->state == RTPLACE_KERNEL_DL_READ;
+
+	if (d->state > RTPLACE_KERNEL_DL_UNREADABLE ||
+	    !proto_string_ok(d->why, sizeof(d->why), d->state == RTPLACE_KERNEL_DL_UNREADABLE))
+		return false;
+	if (!read)
+		return !d->runtime_min_ns && !d->runtime_max_ns && !d->period_min_ns && !d->period_max_ns &&
+		       !d->ncpus && !d->zero && !d->share_max_ppm && (d->state == RTPLACE_KERNEL_DL_UNREADABLE || !d->why[0]);
+	return !d->why[0] && d->ncpus > 0 && d->zero <= d->ncpus && d->share_max_ppm <= 1000000 &&
+	       d->runtime_min_ns >= 0 && d->runtime_min_ns <= d->runtime_max_ns && d->period_min_ns > 0 &&
+	       d->period_min_ns <= d->period_max_ns;
+}
+
+static int proto_check_kernel_reply(const struct proto_msg *m, const struct proto_bounds *b,
+				    struct rtplace_reason *reason)
+{
+	const struct rtplace_kernel_reply *k = &m->kernel_reply;
+
+	(void)b;
+	if (k->rt_group > RTPLACE_KERNEL_RTG_V2 || k->rt_group_boot < -1 || k->rt_group_boot > 1)
+		return proto_fail(reason, -EINVAL, "unknown RT group scheduling");
+	if (k->rt_group == RTPLACE_KERNEL_RTG_NONE
+		    ? k->rt_root_runtime_us || k->rt_root_period_us || k->rt_folders || k->rt_first[0]
+		    : k->rt_root_period_us <= 0 || k->rt_root_runtime_us < -1)
+		return proto_fail(reason, -ERANGE, "RT group budget out of range");
+	if (k->rt_budgetless > k->rt_folders || !proto_string_ok(k->rt_first, sizeof(k->rt_first), false) ||
+	    (k->rt_first[0] && !k->rt_budgetless))
+		return proto_fail(reason, -EINVAL, "bad budgetless cgroups");
+	if (!proto_dlserver_ok(&k->fair) || !proto_dlserver_ok(&k->ext))
+		return proto_fail(reason, -EINVAL, "bad deadline server");
+	if (k->scx_state > RTPLACE_KERNEL_SCX_UNKNOWN || k->scx_switch_all < -1 || k->scx_switch_all > 1 ||
+	    k->scx_enable_seq < -1 || !proto_string_ok(k->scx_ops, sizeof(k->scx_ops), false) ||
+	    (k->scx_ops[0] && (k->scx_state == RTPLACE_KERNEL_SCX_ABSENT || k->scx_state == RTPLACE_KERNEL_SCX_DISABLED)))
+		return proto_fail(reason, -EINVAL, "bad sched_ext state");
+	return 0;
+}
+
 static int proto_check_tracking_reply(const struct proto_msg *m, const struct proto_bounds *b,
 				      struct rtplace_reason *reason)
 {
@@ -844,6 +885,9 @@ static const struct proto_type proto_types[] = {
 	  .count_size = sizeof(((struct rtplace_explain_reply *)0)->count), .max_entries = RTPLACE_CPUS_PAGE,
 	  .has_reason = true, .reason_offset = offsetof(struct rtplace_explain_reply, detail),
 	  .reason_v2 = RTPLACE_REASON_V2_MAX, .name = "explain-reply", .check = proto_check_explain_reply },
+	PROTO_TYPE(RTPLACE_MSG_KERNEL, PROTO_ACCEPT_REQUESTS, 0, "kernel", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_KERNEL_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_kernel_reply), "kernel-reply",
+		   proto_check_kernel_reply),
 };
 
 _Static_assert(offsetof(struct rtplace_explain, query.allowed) + sizeof(struct rtplace_cpumask) ==

@@ -82,6 +82,7 @@ struct proto_msg {
 		struct rtplace_claim_reply claim_reply;
 		struct rtplace_explain explain;
 		struct rtplace_explain_reply explain_reply;
+		struct rtplace_kernel_reply kernel_reply;
 	};
 	bool packed; /* the wire form (see above), never sent itself */
 };
@@ -267,6 +268,11 @@ static inline int proto_encode_status(struct proto_msg *ret, uint32_t request_id
 static inline int proto_encode_host(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_HOST, request_id, 0, NULL, NULL);
+}
+
+static inline int proto_encode_kernel(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_KERNEL, request_id, 0, NULL, NULL);
 }
 
 static inline int proto_encode_local(struct proto_msg *ret, uint32_t request_id)

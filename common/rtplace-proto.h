@@ -200,6 +200,10 @@ enum {
 	 * -EOPNOTSUPP ("unknown message type"), and one that speaks it
 	 * answers a request of an older version so too. */
 	RTPLACE_MSG_EXPLAIN = 0x010c,
+	/* Added to version 3 later; a daemon without it answers ERROR
+	 * -EOPNOTSUPP ("unknown message type"): the kernel's environment is
+	 * then unknown to the client. */
+	RTPLACE_MSG_KERNEL = 0x010d,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -215,6 +219,7 @@ enum {
 	RTPLACE_MSG_LOCAL_REPLY = 0x020a,
 	RTPLACE_MSG_CLAIM_REPLY = 0x020b,
 	RTPLACE_MSG_EXPLAIN_REPLY = 0x020c,
+	RTPLACE_MSG_KERNEL_REPLY = 0x020d,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,
@@ -566,6 +571,64 @@ struct rtplace_host_reply {
 	uint32_t reserved;
 };
 
+/* KERNEL_REPLY's rt_group: where the cpu cgroups' RT budgets are. */
+#define RTPLACE_KERNEL_RTG_NONE 0 /* nowhere: no budget needed */
+#define RTPLACE_KERNEL_RTG_V1 1   /* the cgroup v1 cpu controller's cpu.rt_runtime_us */
+#define RTPLACE_KERNEL_RTG_V2 2   /* the cgroup v2 root's */
+
+/* A deadline server's state. */
+#define RTPLACE_KERNEL_DL_READ 0       /* every CPU's values were read */
+#define RTPLACE_KERNEL_DL_ABSENT 1     /* the kernel has no such server */
+#define RTPLACE_KERNEL_DL_UNREADABLE 2 /* debugfs not mounted, or hidden from the daemon: why says */
+
+/* KERNEL_REPLY's scx_state: /sys/kernel/sched_ext/state. */
+#define RTPLACE_KERNEL_SCX_ABSENT 0 /* no sched_ext in this kernel */
+#define RTPLACE_KERNEL_SCX_DISABLED 1
+#define RTPLACE_KERNEL_SCX_ENABLING 2
+#define RTPLACE_KERNEL_SCX_ENABLED 3
+#define RTPLACE_KERNEL_SCX_DISABLING 4
+#define RTPLACE_KERNEL_SCX_UNKNOWN 5
+
+#define RTPLACE_KERNEL_PATH_MAX 256 /* rt_first, NUL included */
+#define RTPLACE_KERNEL_WHY_MAX 256  /* a server's why, NUL included */
+#define RTPLACE_KERNEL_NAME_MAX 64  /* scx_ops, NUL included */
+
+/* One deadline server (fair_server, ext_server) over the CPUs read: the
+ * least and most runtime and period, in ns; all zero unless READ. */
+struct rtplace_kernel_dlserver {
+	int64_t runtime_min_ns;
+	int64_t runtime_max_ns;
+	int64_t period_min_ns;
+	int64_t period_max_ns;
+	uint32_t state;         /* RTPLACE_KERNEL_DL_* */
+	uint32_t ncpus;         /* CPUs read */
+	uint32_t zero;          /* of which with runtime 0 (the server off) */
+	uint32_t share_max_ppm; /* the largest runtime / period, in millionths */
+	char why[RTPLACE_KERNEL_WHY_MAX]; /* UNREADABLE: the path and the error; else "" */
+};
+
+/*
+ * The kernel's RT environment (DESIGN §20) as the daemon last read it (at
+ * start and reload; sched_ext every 10 s): RT group scheduling, the
+ * deadline servers (per CPU in the metrics), sched_ext. RT throttling is
+ * HOST's.
+ */
+struct rtplace_kernel_reply {
+	int64_t rt_root_runtime_us; /* the root cpu cgroup's budget (-1: unlimited); 0 with RTG_NONE */
+	int64_t rt_root_period_us;
+	uint32_t rt_group;          /* RTPLACE_KERNEL_RTG_* */
+	int32_t rt_group_boot;      /* rt_group_sched= on the kernel's command line: -1 absent, 0 or 1 */
+	uint32_t rt_folders;        /* cpu cgroup folders below the root */
+	uint32_t rt_budgetless;     /* of which without an RT budget (RT refused there) */
+	char rt_first[RTPLACE_KERNEL_PATH_MAX]; /* the shallowest of those ("/a/b"), "" when none */
+	struct rtplace_kernel_dlserver fair;
+	struct rtplace_kernel_dlserver ext;
+	int64_t scx_enable_seq;     /* schedulers enabled since boot, -1 when the kernel does not say */
+	uint32_t scx_state;         /* RTPLACE_KERNEL_SCX_* */
+	int32_t scx_switch_all;     /* every normal task on it: 1, SCHED_EXT tasks only: 0, unknown: -1 */
+	char scx_ops[RTPLACE_KERNEL_NAME_MAX]; /* the scheduler's name while not DISABLED, else "" */
+};
+
 /*
  * Local reads (DESIGN §19). The packet carrying this reply also carries
  * two read-only descriptors as SCM_RIGHTS, in this order: the cpupri map
@@ -819,6 +882,11 @@ RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, uptime_ms) == 32, "st
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_status_reply, queries) == 64, "status reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_tracking_reply) == 32 + RTPLACE_REASON_MAX, "tracking reply layout");
 RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_host_reply) == 24, "host reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_kernel_dlserver) == 304, "kernel reply layout");
+RTPLACE_PROTO_ASSERT(sizeof(struct rtplace_kernel_reply) == 976, "kernel reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_kernel_reply, fair) == 288, "kernel reply layout");
+RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_kernel_reply, scx_enable_seq) == 896, "kernel reply layout");
+RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_kernel_reply) == 8, "kernel reply layout");
 RTPLACE_PROTO_ASSERT(RTPLACE_PROTO_ALIGNOF(struct rtplace_host_reply) == 8, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_host_reply, flags) == 16, "host reply layout");
 RTPLACE_PROTO_ASSERT(offsetof(struct rtplace_tracking_reply, why) == 32, "tracking reply layout");

@@ -30,6 +30,7 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/histogram.h daemon/histogram.c \
 	daemon/procfs.h daemon/procfs.c \
 	daemon/irqnoise.h daemon/irqnoise.c \
+	daemon/kernel-env.h daemon/kernel-env.c \
 	daemon/snapshot.h daemon/snapshot.c
 daemon_libdaemoncore_la_CPPFLAGS = $(DAEMON_CPPFLAGS)
 # claims.c watches owners and leases on the daemon's libevent loop.

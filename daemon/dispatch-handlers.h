@@ -133,7 +133,7 @@ pid_t dispatch_claims_holder(const struct dispatch *d, const struct server_peer 
 dispatch_handler_fn dispatch_claims_query, dispatch_claims_release, dispatch_claims_info;
 dispatch_handler_fn dispatch_explain;
 dispatch_handler_fn dispatch_views_cpus, dispatch_views_cpu_times, dispatch_views_status, dispatch_views_tracking,
-	dispatch_views_host, dispatch_views_local;
+	dispatch_views_host, dispatch_views_local, dispatch_views_kernel;
 dispatch_handler_fn dispatch_threads_move, dispatch_threads_subscribe;
 
 #endif

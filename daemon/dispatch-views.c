@@ -200,3 +200,10 @@ void dispatch_views_host(struct dispatch *d, struct server_peer *peer, const str
 	d->reply.host_reply = h;
 	dispatch_send_reply(d, peer, m);
 }
+
+void dispatch_views_kernel(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m)
+{
+	proto_msg_init(&d->reply, RTPLACE_MSG_KERNEL_REPLY, m->hdr.request_id);
+	kenv_to_wire(kernel_env_get(engine_kernel_env(d->engine)), &d->reply.kernel_reply);
+	dispatch_send_reply(d, peer, m);
+}

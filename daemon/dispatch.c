@@ -200,6 +200,7 @@ static dispatch_handler_fn *const dispatch_handlers[] = {
 	[RTPLACE_MSG_LOCAL - RTPLACE_MSG_QUERY] = dispatch_views_local,
 	[RTPLACE_MSG_CLAIM - RTPLACE_MSG_QUERY] = dispatch_claims_info,
 	[RTPLACE_MSG_EXPLAIN - RTPLACE_MSG_QUERY] = dispatch_explain,
+	[RTPLACE_MSG_KERNEL - RTPLACE_MSG_QUERY] = dispatch_views_kernel,
 };
 
 /*

@@ -30,6 +30,7 @@ struct engine {
 	struct cpupri_view view;
 	struct config cfg;
 	struct engine_host host;         /* the host's RT configuration, as last read */
+	struct kernel_env *kenv;         /* the kernel's RT environment, read with host */
 	struct placement_config pcfg;
 	struct auth_policy policy;       /* [moves]: what moves and claims may do */
 	struct rtplace_cpumask housekeeping; /* housekeeping-cpus, or derived from isolation */
@@ -281,7 +282,9 @@ static void engine_isolation_open(struct engine *e)
 	engine_isolation_reapply(e);
 }
 
-void engine_read_host(struct engine *e)
+/* The host's settings alone (engine_read_host() without the kernel's
+ * environment): what follows hotplug. */
+static void engine_read_host_settings(struct engine *e)
 {
 	char sysfs[4096], proc[4096], iso[256], nohz[256];
 	struct engine_host *h = &e->host;
@@ -309,9 +312,25 @@ void engine_read_host(struct engine *e)
 			 (long long)h->rt.runtime_us, (long long)h->rt.period_us);
 }
 
+void engine_read_host(struct engine *e)
+{
+	engine_read_host_settings(e);
+	kernel_env_read(e->kenv, e->topo->ncpus);
+}
+
 const struct engine_host *engine_host(const struct engine *e)
 {
 	return &e->host;
+}
+
+const struct kernel_env *engine_kernel_env(const struct engine *e)
+{
+	return e->kenv;
+}
+
+void engine_refresh_kernel_env(struct engine *e)
+{
+	kernel_env_refresh(e->kenv);
 }
 
 /* Records the end of owner-bound claim cl (gone from the table, or going).
@@ -390,7 +409,15 @@ static void engine_levels_changed_cb(const struct rtplace_cpumask *gone, bool to
 		claims_revoke_cpu(e->claims, (uint32_t)cpu, engine_claim_ended_cb, e);
 	if (topology_changed)
 		engine_configure(e, &e->cfg);
-	engine_read_host(e);
+	/* The kernel's environment does not follow hotplug (a deadline
+	 * server has a folder for every possible CPU) and reading it costs
+	 * 180 ms on 8,192 CPUs: a burst of CPUs coming online would stall the
+	 * loop. Only a topology reloaded for CPUs it had not seen reads it
+	 * again. */
+	if (topology_changed)
+		engine_read_host(e);
+	else
+		engine_read_host_settings(e);
 }
 
 int engine_place(struct engine *e, const struct placement_request *req, struct rtplace_reason *why,
@@ -672,6 +699,16 @@ static int engine_build(struct engine *e, const struct engine_opts *opts)
 	return r;
 }
 
+/* The kernel's environment under the same roots as the host's settings. */
+static int engine_new_kernel_env(struct engine *e)
+{
+	char sysfs[4096], proc[4096];
+
+	snprintf(sysfs, sizeof(sysfs), "%s%s", e->host_root ? e->host_root : "", SYSFS_ROOT);
+	snprintf(proc, sizeof(proc), "%s%s", e->host_root ? e->host_root : "", PROCFS_ROOT);
+	return kernel_env_new(sysfs, proc, &e->kenv);
+}
+
 int engine_new(const struct engine_opts *opts, const struct config *cfg, struct engine **ret)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -688,6 +725,11 @@ int engine_new(const struct engine_opts *opts, const struct config *cfg, struct 
 	e->snap = (struct snapshot){ .map_fd = -1 };
 	e->start_ms = loop_now_ms();
 	e->cfg = *cfg;
+	r = engine_new_kernel_env(e);
+	if (r < 0) {
+		engine_free(e);
+		return r;
+	}
 	snprintf(e->state_path, sizeof(e->state_path), "%s.claims", cfg->daemon.socket);
 	snprintf(e->isolation_path, sizeof(e->isolation_path), "%s.isolation", cfg->daemon.socket);
 	config_placement(cfg, e->topo, &e->host.iso.isolated, &e->pcfg);
@@ -722,6 +764,7 @@ void engine_free(struct engine *e)
 	if (e->snap_later)
 		event_free(e->snap_later);
 	snapshot_free(&e->snap);
+	kernel_env_free(e->kenv);
 	free(e);
 }
 

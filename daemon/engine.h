@@ -32,6 +32,7 @@
 #include "cpupri.h"
 #include "histogram.h"
 #include "irqnoise.h"
+#include "kernel-env.h"
 #include "levels-source.h"
 #include "placement.h"
 #include "procfs.h"
@@ -62,7 +63,8 @@ void engine_free(struct engine *e);
 int engine_open_journal(struct engine *e);
 
 /* The host's RT configuration (DESIGN §20): read at start, reload and
- * hotplug. */
+ * hotplug (the kernel's environment, kernel-env.h: at start, reload and
+ * a hotplug that changed the topology). */
 struct engine_host {
 	struct sysfs_isolation iso;
 	struct procfs_rt_throttle rt;
@@ -73,6 +75,10 @@ struct engine_host {
  * next answer. Garbage keeps what was read before, and says so. */
 void engine_read_host(struct engine *e);
 const struct engine_host *engine_host(const struct engine *e);
+/* The kernel's RT environment (kernel-env.h), read with the host. */
+const struct kernel_env *engine_kernel_env(const struct engine *e);
+/* Reads sched_ext again (kernel_env_refresh()). */
+void engine_refresh_kernel_env(struct engine *e);
 
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void engine_configure(struct engine *e, const struct config *cfg);

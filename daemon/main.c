@@ -247,6 +247,13 @@ static void daemon_watchdog_cb(void *ctx)
 	systemd_watchdog();
 }
 
+static void daemon_kernel_env_cb(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	engine_refresh_kernel_env(d->engine);
+}
+
 static void daemon_irqnoise_cb(void *ctx)
 {
 	struct daemon *d = ctx;
@@ -429,6 +436,9 @@ static int daemon_start(struct daemon *d)
 	if (status != EXIT_SUCCESS)
 		return status;
 	engine_read_host(d->engine);
+	/* Nothing tells the daemon when a sched_ext scheduler comes or goes. */
+	if (loop_every(d->loop, KERNEL_ENV_REFRESH_USEC, daemon_kernel_env_cb, d) < 0)
+		return EXIT_FAILURE;
 	if (daemon_peers(d) < 0)
 		return EXIT_FAILURE;
 	if (loop_on_signal(d->loop, SIGTERM, daemon_stop_cb, d) < 0 ||

@@ -284,6 +284,97 @@ static void metrics_label_value(struct evbuffer *b, const char *v)
 	}
 }
 
+/* RT group scheduling (common/kenv.h): whether a cpu cgroup needs a
+ * budget, the root's, and how many folders have none. */
+static void metrics_kernel_rtgroup(const struct kenv *k, struct evbuffer *b)
+{
+	static const char *const modes[] = { [KENV_RTG_NONE] = "none", [KENV_RTG_V1] = "v1", [KENV_RTG_V2] = "v2" };
+
+	metrics_family(b, "rtplace_kernel_rt_group_sched", "gauge",
+		       "1 when RT group scheduling is on: an RT task in a cpu cgroup other than the root needs an RT "
+		       "budget there (cpu.rt_runtime_us), else 0; hierarchy says whose files.");
+	evbuffer_add_printf(b, "rtplace_kernel_rt_group_sched{hierarchy=\"%s\"} %d\n",
+			    modes[k->rtg.mode < 3 ? k->rtg.mode : 0], kenv_rtgroup_needs_budget(&k->rtg));
+	if (k->rtg.mode == KENV_RTG_NONE)
+		return;
+	metrics_family(b, "rtplace_kernel_rt_group_root_runtime_seconds", "gauge",
+		       "The root cpu cgroup's RT budget in each period (cpu.rt_runtime_us; -1: unlimited).");
+	evbuffer_add_printf(b, "rtplace_kernel_rt_group_root_runtime_seconds %.6f\n",
+			    k->rtg.root_runtime_us < 0 ? -1.0 : (double)k->rtg.root_runtime_us / 1e6);
+	metrics_family(b, "rtplace_kernel_rt_group_root_period_seconds", "gauge",
+		       "The root cpu cgroup's RT period (cpu.rt_period_us).");
+	evbuffer_add_printf(b, "rtplace_kernel_rt_group_root_period_seconds %.6f\n",
+			    (double)k->rtg.root_period_us / 1e6);
+	metrics_family(b, "rtplace_kernel_rt_group_cgroups", "gauge",
+		       "cpu cgroup folders below the root, by whether they have an RT budget (budget=\"none\": RT "
+		       "is refused there).");
+	evbuffer_add_printf(b, "rtplace_kernel_rt_group_cgroups{budget=\"none\"} %u\n", k->rtg.budgetless);
+	evbuffer_add_printf(b, "rtplace_kernel_rt_group_cgroups{budget=\"some\"} %u\n",
+			    k->rtg.folders - k->rtg.budgetless);
+}
+
+/* The deadline servers: which could be read, and each CPU's reserve. */
+static void metrics_kernel_dl(const struct kernel_env *ke, struct evbuffer *b)
+{
+	static const char *const states[] = { [KENV_DL_READ] = "read", [KENV_DL_ABSENT] = "absent",
+					      [KENV_DL_UNREADABLE] = "unreadable" };
+	const struct kenv *k = kernel_env_get(ke);
+	const struct kenv_dlserver *s[2] = { &k->fair, &k->ext };
+	const char *names[2] = { "fair", "ext" };
+	const struct kenv_dl_cpu *cpus[2];
+	uint32_t n[2];
+
+	metrics_family(b, "rtplace_kernel_deadline_server_state", "gauge",
+		       "1 for the state of each deadline server (fair_server, ext_server) in debugfs: read, absent "
+		       "(not in this kernel) or unreadable (debugfs not mounted or hidden from rtplaced).");
+	for (int i = 0; i < 2; i++) {
+		cpus[i] = kernel_env_dl_cpus(ke, i == 1, &n[i]);
+		for (uint32_t st = 0; st < 3; st++)
+			evbuffer_add_printf(b, "rtplace_kernel_deadline_server_state{server=\"%s\",state=\"%s\"} %d\n",
+					    names[i], states[st], s[i]->state == st);
+	}
+	metrics_family(b, "rtplace_kernel_deadline_server_runtime_seconds", "gauge",
+		       "Time the deadline server keeps for normal (fair) or sched_ext (ext) tasks in each period on "
+		       "the CPU, ahead of RT tasks (debugfs sched/SERVER_server/cpuN/runtime; 0: off).");
+	for (int i = 0; i < 2; i++)
+		for (uint32_t c = 0; c < n[i]; c++)
+			evbuffer_add_printf(b, "rtplace_kernel_deadline_server_runtime_seconds{server=\"%s\",cpu=\"%u\"} "
+					    "%.9f\n", names[i], c, (double)cpus[i][c].runtime_ns / 1e9);
+	metrics_family(b, "rtplace_kernel_deadline_server_period_seconds", "gauge",
+		       "The deadline server's period on the CPU (debugfs sched/SERVER_server/cpuN/period).");
+	for (int i = 0; i < 2; i++)
+		for (uint32_t c = 0; c < n[i]; c++)
+			evbuffer_add_printf(b, "rtplace_kernel_deadline_server_period_seconds{server=\"%s\",cpu=\"%u\"} "
+					    "%.9f\n", names[i], c, (double)cpus[i][c].period_ns / 1e9);
+}
+
+/* sched_ext, left out on a kernel without it. */
+static void metrics_kernel_scx(const struct kenv *k, struct evbuffer *b)
+{
+	if (k->scx.state == KENV_SCX_ABSENT)
+		return;
+	metrics_family(b, "rtplace_kernel_sched_ext_enabled", "gauge",
+		       "1 while a sched_ext BPF scheduler is loaded and enabled (ops: its name), else 0.");
+	evbuffer_add_printf(b, "rtplace_kernel_sched_ext_enabled{ops=\"");
+	metrics_label_value(b, k->scx.state == KENV_SCX_ENABLED ? k->scx.ops : "");
+	evbuffer_add_printf(b, "\"} %d\n", k->scx.state == KENV_SCX_ENABLED);
+	if (k->scx.enable_seq < 0)
+		return;
+	metrics_family(b, "rtplace_kernel_sched_ext_loads_total", "counter",
+		       "sched_ext schedulers enabled since boot (/sys/kernel/sched_ext/enable_seq).");
+	evbuffer_add_printf(b, "rtplace_kernel_sched_ext_loads_total %lld\n", (long long)k->scx.enable_seq);
+}
+
+/* The kernel's RT environment, as last read (kernel-env.h says when). */
+static void metrics_kernel(struct metrics *m, struct evbuffer *b)
+{
+	const struct kernel_env *ke = engine_kernel_env(m->o.engine);
+
+	metrics_kernel_rtgroup(kernel_env_get(ke), b);
+	metrics_kernel_dl(ke, b);
+	metrics_kernel_scx(kernel_env_get(ke), b);
+}
+
 /* Where the levels come from; with the sampler, why, how often and at what
  * cost. */
 static void metrics_tracking(struct metrics *m, struct evbuffer *b)
@@ -480,6 +571,7 @@ static void metrics_page(struct metrics *m, struct evbuffer *b)
 	evbuffer_add_printf(b, "rtplace_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	metrics_cpus(m, b);
 	metrics_rt_throttle(m, b);
+	metrics_kernel(m, b);
 	metrics_family(b, "rtplace_claims_active", "gauge", "Claims held now.");
 	evbuffer_add_printf(b, "rtplace_claims_active %u\n", claims_count(engine_claims_view(m->o.engine)));
 	metrics_family(b, "rtplace_claimed_cpus", "gauge", "CPUs some claim holds now.");

@@ -286,6 +286,17 @@ int procfs_read_rt_throttle(const char *root, struct procfs_rt_throttle *ret)
 	return r;
 }
 
+int procfs_read_cmdline(const char *root, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/cmdline", root) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	n = procfs_read_path(path, buf, size);
+	return n < 0 ? (int)n : 0;
+}
+
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret)
 {
 	char name[40], line[1024];

@@ -97,6 +97,10 @@ struct procfs_rt_throttle {
  * -errno. */
 int procfs_read_rt_throttle(const char *root, struct procfs_rt_throttle *ret);
 
+/* Reads the kernel's command line (<root>/cmdline) into buf. 0, -EFBIG
+ * when longer than size - 1, or -errno. */
+int procfs_read_cmdline(const char *root, char *buf, size_t size);
+
 /* One CPU's interrupt time as /proc/stat counts it: USER_HZ ticks of
  * hardirq and softirq. Without CONFIG_IRQ_TIME_ACCOUNTING (Debian's
  * kernels) the kernel samples them at each tick, so they are counts of

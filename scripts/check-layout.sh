@@ -114,7 +114,7 @@ daemon_tier() {
 	engine) echo 3 ;;
 	levels-source | tracker | sampler) echo 2 ;;
 	log | clocks | loop | procfs | histogram | systemd | quota | claims | claims-state | pidmap | auth | \
-		thread-sched | irqnoise | hotplug | seed | snapshot | isoplan | isolation | irqbalance | rtkit-rules | rtkit-admit | \
+		thread-sched | irqnoise | kernel-env | hotplug | seed | snapshot | isoplan | isolation | irqbalance | rtkit-rules | rtkit-admit | \
 		notify | server | rate) echo 1 ;;
 	*) echo 0 ;;
 	esac

@@ -163,6 +163,15 @@ tests_unit_test_rtbudget_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rtbudget_LDADD = common/libfile.la $(UNIT_LDADD)
 TESTS += tests/unit/test-rtbudget
 
+# The kernel's RT environment: parsers and words (common/kenv.c), the
+# reader (daemon/kernel-env.c) on fixture trees.
+check_PROGRAMS += tests/unit/test-kenv
+tests_unit_test_kenv_SOURCES = tests/unit/test-kenv.c
+tests_unit_test_kenv_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_unit_test_kenv_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_kenv_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD)
+TESTS += tests/unit/test-kenv
+
 check_PROGRAMS += tests/unit/test-auth
 tests_unit_test_auth_SOURCES = tests/unit/test-auth.c
 tests_unit_test_auth_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
@@ -365,6 +374,10 @@ EXTRA_DIST += tests/integration/test-client-move.sh
 # rtplace-run (root, cgroup v1 with RT group scheduling).
 TESTS += tests/integration/test-client-rtbudget.sh
 EXTRA_DIST += tests/integration/test-client-rtbudget.sh
+# The kernel's RT environment (RT group scheduling, deadline servers,
+# sched_ext) in status, metrics and the log, against the kernel's files.
+TESTS += tests/integration/test-kernel-env.sh
+EXTRA_DIST += tests/integration/test-kernel-env.sh
 
 # Errors that name their fix: a socket closed to the user, rtplaced without
 # BPF rights (root, to act as uid 65534).

@@ -18,6 +18,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_LOCAL,        RTPLACE_MSG_LOCAL_REPLY,
 	RTPLACE_MSG_CLAIM,        RTPLACE_MSG_CLAIM_REPLY,
 	RTPLACE_MSG_EXPLAIN,      RTPLACE_MSG_EXPLAIN_REPLY,
+	RTPLACE_MSG_KERNEL,       RTPLACE_MSG_KERNEL_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -314,6 +315,49 @@ static int sample_host_reply(unsigned shape, struct proto_msg *ret)
 	return sample_reply(ret, RTPLACE_MSG_HOST_REPLY, 12, &h[shape], sizeof(h[shape]));
 }
 
+/* Shapes: Debian 12's 6.1 on cgroup v1 (RT group scheduling, no server,
+ * no sched_ext), 6.12 with debugfs and a scheduler loaded, and a daemon
+ * whose sandbox hides debugfs. */
+static int sample_kernel_reply(unsigned shape, struct proto_msg *ret)
+{
+	struct rtplace_kernel_reply k = { .rt_group_boot = -1, .scx_enable_seq = -1, .scx_switch_all = -1 };
+
+	switch (shape) {
+	case 0:
+		k.rt_group = RTPLACE_KERNEL_RTG_V1;
+		k.rt_root_runtime_us = 950000;
+		k.rt_root_period_us = 1000000;
+		k.rt_folders = 40;
+		k.rt_budgetless = 39;
+		proto_set_string(k.rt_first, sizeof(k.rt_first), "/system.slice");
+		k.fair.state = k.ext.state = RTPLACE_KERNEL_DL_ABSENT;
+		break;
+	case 1:
+		k.rt_group_boot = 0;
+		k.fair = (struct rtplace_kernel_dlserver){ .state = RTPLACE_KERNEL_DL_READ, .runtime_min_ns = 50000000,
+							   .runtime_max_ns = 50000000, .period_min_ns = 1000000000,
+							   .period_max_ns = 1000000000, .ncpus = 8,
+							   .share_max_ppm = 50000 };
+		k.ext.state = RTPLACE_KERNEL_DL_ABSENT;
+		k.scx_state = RTPLACE_KERNEL_SCX_ENABLED;
+		k.scx_switch_all = 1;
+		k.scx_enable_seq = 2;
+		proto_set_string(k.scx_ops, sizeof(k.scx_ops), "simple");
+		break;
+	case 2:
+		k.fair.state = k.ext.state = RTPLACE_KERNEL_DL_UNREADABLE;
+		proto_set_string(k.fair.why, sizeof(k.fair.why), "no /sys/kernel/debug/sched: debugfs is not mounted");
+		proto_set_string(k.ext.why, sizeof(k.ext.why), "no /sys/kernel/debug/sched: debugfs is not mounted");
+		k.scx_state = RTPLACE_KERNEL_SCX_DISABLED;
+		k.scx_enable_seq = 0;
+		k.scx_switch_all = 0;
+		break;
+	default:
+		return -ENOENT;
+	}
+	return sample_reply(ret, RTPLACE_MSG_KERNEL_REPLY, 15, &k, sizeof(k));
+}
+
 /* Shapes: an owner-bound claim the receiver may see whole, another
  * user's with a lease, one past CPU 1023 (version 3 only) held by a
  * connection, and the end of the list. */
@@ -520,6 +564,12 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return sample_explain(shape, ret);
 	case RTPLACE_MSG_EXPLAIN_REPLY:
 		return sample_explain_reply(shape, ret);
+	case RTPLACE_MSG_KERNEL:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_kernel(ret, 15);
+	case RTPLACE_MSG_KERNEL_REPLY:
+		return sample_kernel_reply(shape, ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

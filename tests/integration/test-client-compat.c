@@ -301,6 +301,8 @@ static void test_claims_unknown_to_old_daemon(void **state)
 	assert_int_equal(rtplace_claims(rp, &claims, &n), -EOPNOTSUPP);
 	assert_null(claims);
 	assert_int_equal(rtplace_claim(rp, 1, &one), -EOPNOTSUPP);
+	/* Nor the kernel's environment; the connection goes on. */
+	assert_int_equal(rtplace_kernel(rp, &(struct rtplace_kernel_reply){ 0 }), -EOPNOTSUPP);
 	req.prio = 50;
 	assert_int_equal(rtplace_query(rp, &req, &ans), 0);
 	assert_int_equal(ans.count, 1);

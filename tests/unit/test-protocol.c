@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The next request type no daemon knows yet: bump it when it is taken. */
-#define MSG_UNKNOWN 0x010d
+#define MSG_UNKNOWN 0x01fe
 
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
@@ -153,6 +153,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_CLAIM_REPLY, 200, "claim-reply" },
 		{ RTPLACE_MSG_EXPLAIN, 184, "explain" },
 		{ RTPLACE_MSG_EXPLAIN_REPLY, 9520, "explain-reply" },
+		{ RTPLACE_MSG_KERNEL, 24, "kernel" },
+		{ RTPLACE_MSG_KERNEL_REPLY, 1000, "kernel-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -182,6 +184,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_HOST, 0x0109);
 	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
 	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
+	assert_int_equal(RTPLACE_MSG_KERNEL, 0x010d);
 	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
 	assert_int_equal(RTPLACE_CLAIM_F_ISOLATED, 1u << 7);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
@@ -1159,6 +1162,50 @@ static void test_other_reply_rules(void **state)
 	REFUSED(&m, &lim_client, -ERANGE, "RT throttling out of range");
 	m.host_reply.rt_runtime_us = m.host_reply.rt_period_us;
 	ACCEPTED(&m, &lim_client);
+
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	ACCEPTED(&m, &lim_client);
+	m.kernel_reply.rt_group = 3;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown RT group scheduling");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	m.kernel_reply.rt_group_boot = 2;
+	REFUSED(&m, &lim_client, -EINVAL, "unknown RT group scheduling");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	m.kernel_reply.rt_root_period_us = 0;
+	REFUSED(&m, &lim_client, -ERANGE, "RT group budget out of range");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 1);
+	m.kernel_reply.rt_folders = 1;
+	REFUSED(&m, &lim_client, -ERANGE, "RT group budget out of range");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	m.kernel_reply.rt_budgetless = 41;
+	REFUSED(&m, &lim_client, -EINVAL, "bad budgetless cgroups");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	m.kernel_reply.rt_first[sizeof(m.kernel_reply.rt_first) - 1] = 'x';
+	REFUSED(&m, &lim_client, -EINVAL, "bad budgetless cgroups");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 1);
+	m.kernel_reply.fair.runtime_min_ns = m.kernel_reply.fair.runtime_max_ns + 1;
+	REFUSED(&m, &lim_client, -EINVAL, "bad deadline server");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 1);
+	m.kernel_reply.fair.share_max_ppm = 1000001;
+	REFUSED(&m, &lim_client, -EINVAL, "bad deadline server");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 0);
+	m.kernel_reply.ext.ncpus = 1;
+	REFUSED(&m, &lim_client, -EINVAL, "bad deadline server");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 2);
+	m.kernel_reply.fair.why[0] = '\0';
+	REFUSED(&m, &lim_client, -EINVAL, "bad deadline server");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 2);
+	m.kernel_reply.fair.state = 3;
+	REFUSED(&m, &lim_client, -EINVAL, "bad deadline server");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 2);
+	memcpy(m.kernel_reply.scx_ops, "simple", 7);
+	REFUSED(&m, &lim_client, -EINVAL, "bad sched_ext state");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 1);
+	m.kernel_reply.scx_state = 6;
+	REFUSED(&m, &lim_client, -EINVAL, "bad sched_ext state");
+	m = sample(RTPLACE_MSG_KERNEL_REPLY, 1);
+	m.kernel_reply.scx_enable_seq = -2;
+	REFUSED(&m, &lim_client, -EINVAL, "bad sched_ext state");
 
 	m = sample(RTPLACE_MSG_MOVE_REPLY, 0);
 	m.move_reply.tid = 0;

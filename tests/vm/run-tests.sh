@@ -42,12 +42,14 @@ out=${out:-$build/vm-results}
 # moves of real RT threads, the kernel-feature fallbacks of the readers
 # (test-thread-sched) and of the peer's judge (test-daemon-peer-pidfd),
 # isolation's cgroup v2 partitions (test-isolation: the guest's v2
-# hierarchy has the cpuset controller, the host's may not).
+# hierarchy has the cpuset controller, the host's may not), the kernel's
+# RT environment (test-kernel-env: the guests mount debugfs, so 6.12's
+# fair deadline server is read; 6.1 has none).
 VM_TESTS="tests/integration/test-tracker tests/integration/test-thread-sched
 tests/integration/test-daemon-live tests/integration/test-hotplug-live
 tests/integration/test-claims-live tests/integration/test-moves-live
 tests/integration/test-manage-rules tests/integration/test-daemon-peer-pidfd
-tests/integration/test-isolation"
+tests/integration/test-isolation tests/integration/test-kernel-env.sh"
 
 # A host tuned as tuned's realtime profile tunes it: Debian 12's own kernel
 # booted with CPUs 2-7 isolated, the host-RT-configuration tests inside.
