@@ -16,6 +16,9 @@ qemu-system-x86 busybox-static kmod cpio xz-utils"
 packages="$packages podman"
 # The system tier's images of whole Debian systems (tests/system/).
 packages="$packages mmdebstrap e2fsprogs"
+# The real xdg-desktop-portal and a bubblewrap sandbox in front of
+# rtplaced's RealtimeKit (test-rtkit-portal.sh); gdbus calls the portal.
+packages="$packages xdg-desktop-portal bubblewrap libglib2.0-bin"
 
 missing=""
 for p in $packages; do

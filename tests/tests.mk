@@ -515,6 +515,11 @@ tests_integration_test_rtkit_flood_LDADD = $(LIBSYSTEMD_LIBS)
 TESTS += tests/integration/test-rtkit-fair.sh
 EXTRA_DIST += tests/integration/test-rtkit-fair.sh
 
+# The real xdg-desktop-portal between a client in a bubblewrap sandbox of
+# its own (user and PID namespaces, as Flatpak's) and rtplaced.
+TESTS += tests/integration/test-rtkit-portal.sh
+EXTRA_DIST += tests/integration/test-rtkit-portal.sh
+
 # A thread's identity under a grant, raced deterministically through the
 # test hold of a --enable-self-checks build: run there only (the
 # sanitizers step of scripts/test-all.sh is one).
