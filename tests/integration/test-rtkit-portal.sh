@@ -79,6 +79,8 @@ INSTANCE=271828
 mkdir -p "$XDG/.flatpak/$INSTANCE"
 chown nobody:nogroup "$XDG/.flatpak" "$XDG/.flatpak/$INSTANCE"
 printf '[Application]\nname=org.rtplace.PortalTest\n\n[Instance]\ninstance-id=%s\n' $INSTANCE >"$TMP/flatpak-info"
+# The client asks for its thread at priority $1 by its own ids, prints
+# them and the portal's answer, and keeps the thread.
 cat >"$TMP/client.py" <<'PY'
 import subprocess, sys, threading, time
 # The thread to make RT sleeps: RT or not, it takes no CPU.
@@ -88,45 +90,86 @@ pid, tid = subprocess.os.getpid(), t.native_id
 r = subprocess.run(["gdbus", "call", "--session", "-d", "org.freedesktop.portal.Desktop",
                     "-o", "/org/freedesktop/portal/desktop",
                     "-m", "org.freedesktop.portal.Realtime.MakeThreadRealtimeWithPID",
-                    str(pid), str(tid), "15"], capture_output=True, text=True)
+                    str(pid), str(tid), sys.argv[1]], capture_output=True, text=True)
 print("asked", pid, tid, "exit", r.returncode, r.stdout.strip(), r.stderr.strip(), flush=True)
 time.sleep(60)
 PY
 chmod 0644 "$TMP/flatpak-info" "$TMP/client.py"
-# prlimit and setpriv exec: $! is bwrap, the sandbox's parent outside it.
-$NOBODY prlimit --rttime=100000:150000 bwrap --unshare-user --unshare-pid --die-with-parent \
-	--ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin \
-	--ro-bind /etc /etc --proc /proc --dev /dev --bind "$TMP/session" "$TMP/session" \
-	--ro-bind "$TMP/flatpak-info" /.flatpak-info --ro-bind "$TMP/client.py" /app/client.py \
-	--info-fd 3 --clearenv --setenv PATH /usr/bin --setenv DBUS_SESSION_BUS_ADDRESS "$SESSION" \
-	/usr/bin/python3 /app/client.py 3>"$XDG/.flatpak/$INSTANCE/bwrapinfo.json" >"$TMP/client.log" 2>&1 9>&- &
-PIDS="$PIDS $!"
-wait_grep "^asked" "$TMP/client.log" "the client did not ask" "$TMP/client.log"
+
+# sandboxed LOG PRIO [BWRAP-ARGS]: the client as nobody in bwrap's own user
+# and PID namespaces, its output in LOG, bwrap's info where the portal
+# looks; prlimit and setpriv exec, so its parent outside is in PIDS.
+sandboxed() {
+	log=$1 prio=$2
+	shift 2
+	$NOBODY prlimit --rttime=100000:150000 bwrap --unshare-user --unshare-pid --die-with-parent \
+		--ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin \
+		--ro-bind /etc /etc --proc /proc --dev /dev --bind "$TMP/session" "$TMP/session" \
+		--ro-bind "$TMP/client.py" /app/client.py "$@" \
+		--info-fd 3 --clearenv --setenv PATH /usr/bin --setenv DBUS_SESSION_BUS_ADDRESS "$SESSION" \
+		/usr/bin/python3 /app/client.py "$prio" 3>"$XDG/.flatpak/$INSTANCE/bwrapinfo.json" >"$log" 2>&1 9>&- &
+	PIDS="$PIDS $!"
+	wait_grep "^asked" "$log" "the client did not ask" "$log"
+}
+
+# granted PRIO: the host's thread, process and CPU of rtplaced's grant at
+# PRIO, checked: nobody's, SCHED_RR|SCHED_RESET_ON_FORK at PRIO, alone on
+# the CPU rtplaced claimed for it.
+granted() {
+	wait_grep "is SCHED_RR $1 on CPU" "$TMP/rtplaced.log" "rtplaced logged no grant at $1" "$TMP/rtplaced.log"
+	line=$(grep "is SCHED_RR $1 on CPU" "$TMP/rtplaced.log" | head -1)
+	tid=$(echo "$line" | sed 's/.*thread \([0-9]*\) of process.*/\1/')
+	pid=$(echo "$line" | sed 's/.*of process \([0-9]*\) .*/\1/')
+	cpu=$(echo "$line" | sed 's/.* on CPU \([0-9]*\) .*/\1/')
+	case $line in
+	*"(uid 65534)"*) ;;
+	*) fail "the grant is not for nobody's call: $line" ;;
+	esac
+	[ "$(stat -c %U /proc/$pid)" = nobody ] || fail "the client runs as $(stat -c %U /proc/$pid)"
+	chrt -p "$tid" | grep -q "policy: SCHED_RR|SCHED_RESET_ON_FORK" || fail "thread $tid is $(chrt -p "$tid")"
+	chrt -p "$tid" | grep -q "priority: $1\$" || fail "thread $tid is $(chrt -p "$tid")"
+	[ "$(taskset -pc "$tid" | sed 's/.*: //')" = "$cpu" ] ||
+		fail "thread $tid runs on CPUs $(taskset -pc "$tid" | sed 's/.*: //'), rtplaced chose $cpu"
+	"$CTL" --socket "$SOCK" cpus | awk -v c="$cpu" -v l="rt$1" '$1 == c && $9 == l { found = 1 } END { exit !found }' ||
+		fail "no rt$1 claim on CPU $cpu: $("$CTL" --socket "$SOCK" cpus)"
+}
+
+# A Flatpak-like app: its own ids, mapped by the portal to the host's.
+sandboxed "$TMP/client.log" 15 --ro-bind "$TMP/flatpak-info" /.flatpak-info
 set -- $(cat "$TMP/client.log")
 ns_pid=$2 ns_tid=$3
 [ "$5" = 0 ] || fail "the portal refused: $(cat "$TMP/client.log"); portal: $(tail -5 "$TMP/portal.log")"
-
-# rtplaced's grant, to the host's ids of the client's thread.
-wait_grep "is SCHED_RR 15 on CPU" "$TMP/rtplaced.log" "rtplaced logged no grant" "$TMP/rtplaced.log"
-line=$(grep "is SCHED_RR 15 on CPU" "$TMP/rtplaced.log" | head -1)
-tid=$(echo "$line" | sed 's/.*thread \([0-9]*\) of process.*/\1/')
-pid=$(echo "$line" | sed 's/.*of process \([0-9]*\) .*/\1/')
-cpu=$(echo "$line" | sed 's/.* on CPU \([0-9]*\) .*/\1/')
+granted 15
 [ "$pid" != "$ns_pid" ] && [ "$tid" != "$ns_tid" ] || fail "the client's ids $ns_pid/$ns_tid reached rtplaced unmapped"
 [ "$(awk '/^NSpid:/ { print $NF }' /proc/$pid/status)" = "$ns_pid" ] || fail "host pid $pid is not the client's $ns_pid"
 [ "$(awk '/^NSpid:/ { print $NF }' /proc/$pid/task/$tid/status)" = "$ns_tid" ] ||
 	fail "host tid $tid is not the client's thread $ns_tid"
-[ "$(stat -c %U /proc/$pid)" = nobody ] || fail "the client runs as $(stat -c %U /proc/$pid)"
 [ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "the client shares the host's PID namespace"
-case $line in
-*"(uid 65534)"*) ;;
-*) fail "the grant is not for nobody's call: $line" ;;
-esac
-chrt -p "$tid" | grep -q "policy: SCHED_RR|SCHED_RESET_ON_FORK" || fail "the thread is $(chrt -p "$tid")"
-chrt -p "$tid" | grep -q "priority: 15" || fail "the thread is $(chrt -p "$tid")"
-[ "$(taskset -pc "$tid" | sed 's/.*: //')" = "$cpu" ] ||
-	fail "the thread runs on CPUs $(taskset -pc "$tid" | sed 's/.*: //'), rtplaced chose $cpu"
-"$CTL" --socket "$SOCK" cpus | awk -v c="$cpu" '$1 == c && $9 == "rt15" { found = 1 } END { exit !found }' ||
-	fail "no rt15 claim on CPU $cpu: $("$CTL" --socket "$SOCK" cpus)"
-echo "# client thread $ns_tid of process $ns_pid in its PID namespace = host $tid of $pid: SCHED_RR 15 on CPU $cpu, through xdg-desktop-portal $(dpkg-query -W -f '${Version}' xdg-desktop-portal 2>/dev/null)"
+echo "# sandboxed thread $ns_tid of process $ns_pid = host $tid of $pid: SCHED_RR 15 on CPU $cpu, through xdg-desktop-portal $(dpkg-query -W -f '${Version}' xdg-desktop-portal 2>/dev/null)"
+
+# A host app (the case newer portals, 1.19 and 1.20, fail as "Could not
+# get pidns" before they call RealtimeKit): its ids are the host's, the
+# portal passes them on as they are.
+$NOBODY $AS_USER prlimit --rttime=100000:150000 /usr/bin/python3 "$TMP/client.py" 12 >"$TMP/host.log" 2>&1 9>&- &
+PIDS="$PIDS $!"
+wait_grep "^asked" "$TMP/host.log" "the host client did not ask" "$TMP/host.log"
+set -- $(cat "$TMP/host.log")
+[ "$5" = 0 ] || fail "the portal refused the host app: $(cat "$TMP/host.log"); portal: $(tail -5 "$TMP/portal.log")"
+granted 12
+[ "$pid" = "$2" ] && [ "$tid" = "$3" ] || fail "the host app asked for $3 of $2, rtplaced granted $tid of $pid"
+echo "# host app: thread $tid of process $pid SCHED_RR 12 on CPU $cpu"
+
+# A sandbox without /.flatpak-info: the portal takes it for a host app and
+# passes its own ids on unmapped; on the host they name other processes
+# (root's), which rtplaced must refuse and leave alone.
+sandboxed "$TMP/bare.log" 10
+set -- $(cat "$TMP/bare.log")
+other=$2
+before=$(chrt -p "$other" 2>&1)
+[ "$5" != 0 ] || fail "a sandbox's unmapped ids were granted: $(cat "$TMP/bare.log")"
+grep -q "MakeThreadRealtimeWithPID refused to uid 65534 " "$TMP/rtplaced.log" ||
+	fail "rtplaced logged no refusal of the unmapped ids: $(grep RealtimeKit "$TMP/rtplaced.log")"
+[ "$(chrt -p "$other" 2>&1)" = "$before" ] || fail "host pid $other was changed: $(chrt -p "$other" 2>&1)"
+grep -q "is SCHED_RR 10" "$TMP/rtplaced.log" && fail "rtplaced granted the unmapped ids: $(grep "SCHED_RR 10" "$TMP/rtplaced.log")"
+echo "# unmapped sandbox ids $2/$3: refused ($(grep -o "MakeThreadRealtimeWithPID refused to uid 65534 ([a-z_]*)" "$TMP/rtplaced.log" | head -1))"
 stop_daemon
