@@ -170,6 +170,8 @@ before=$(chrt -p "$other" 2>&1)
 grep -q "MakeThreadRealtimeWithPID refused to uid 65534 " "$TMP/rtplaced.log" ||
 	fail "rtplaced logged no refusal of the unmapped ids: $(grep RealtimeKit "$TMP/rtplaced.log")"
 [ "$(chrt -p "$other" 2>&1)" = "$before" ] || fail "host pid $other was changed: $(chrt -p "$other" 2>&1)"
+grep -q "AccessDenied: thread $3 of process $other belongs to uid 0, not to the caller.s uid 65534" "$TMP/bare.log" ||
+	fail "the app was not told rtplaced's refusal: $(cat "$TMP/bare.log")"
 grep -q "is SCHED_RR 10" "$TMP/rtplaced.log" && fail "rtplaced granted the unmapped ids: $(grep "SCHED_RR 10" "$TMP/rtplaced.log")"
 echo "# unmapped sandbox ids $2/$3: refused ($(grep -o "MakeThreadRealtimeWithPID refused to uid 65534 ([a-z_]*)" "$TMP/rtplaced.log" | head -1))"
 stop_daemon
