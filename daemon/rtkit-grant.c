@@ -341,8 +341,8 @@ int rtkit_grant_realtime(struct rtkit *k, const struct rtkit_caller *caller, pid
 	res.set_affinity |= was_pinned;
 	res.set_sched = true;
 	rtkit_threads_add(k, &(struct rtkit_thread){
-		.pid = pid, .tid = tid, .uid = caller->uid, .owner = target.euid, .pidfd = tfd, .claim_id = claim_id,
-		.res = res, .cpu = -1,
+		.pid = pid, .tid = tid, .uid = caller->uid, .owner = target.euid, .pidfd = tfd, .start = start,
+		.claim_id = claim_id, .res = res, .cpu = -1,
 	});
 	tfd = -1;
 	k->stats.granted_rt++;
@@ -415,7 +415,7 @@ void rtkit_grant_reset_known(struct rtkit *k)
 	while (k->nthreads) {
 		struct rtkit_thread *t = &k->threads[k->nthreads - 1];
 
-		int r = rtkit_threads_exited(t->pidfd) ? 0 : thread_sched_undo(t->tid, &t->res);
+		int r = rtkit_threads_same(k, t) ? thread_sched_undo(t->tid, &t->res) : 0;
 
 		if (r < 0 && r != -ESRCH)
 			log_warning("RealtimeKit: failed to reset thread %d: %s", (int)t->tid, strerror(-r));

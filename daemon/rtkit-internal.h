@@ -39,6 +39,7 @@ struct rtkit_thread {
 	uid_t uid;         /* the caller's: its limits count the thread */
 	uid_t owner;       /* tid's effective uid: who may see its records */
 	int pidfd;         /* the thread's (PIDFD_THREAD), -1 on kernels without */
+	uint64_t start;    /* its start time: its identity with tid where pidfd is -1 */
 	struct event *ev;  /* the pidfd turns readable when the thread exits */
 	uint32_t claim_id; /* 0: not pinned */
 	struct thread_sched_result res; /* for ResetKnown */
@@ -160,6 +161,11 @@ void rtkit_threads_ran(const struct rtkit *k, const struct rtkit_thread *t, uint
 
 /* Whether the thread behind pidfd has exited (readable, Linux 6.9). */
 bool rtkit_threads_exited(int pidfd);
+
+/* Whether t->tid still names t's thread, which an act by tid may reach:
+ * its pidfd has not exited, or (no pidfd) the task at tid has t's start
+ * time. */
+bool rtkit_threads_same(const struct rtkit *k, const struct rtkit_thread *t);
 
 /* rtkit-watchdog.c */
 

@@ -524,9 +524,11 @@ EXTRA_DIST += tests/integration/test-rtkit-portal.sh
 # test hold of a --enable-self-checks build: run there only (the
 # sanitizers step of scripts/test-all.sh is one).
 if SELF_CHECKS
-TESTS += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh
+TESTS += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh \
+	tests/integration/test-rtkit-watchdog-identity.sh
 endif
-EXTRA_DIST += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh
+EXTRA_DIST += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh \
+	tests/integration/test-rtkit-watchdog-identity.sh
 
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.
