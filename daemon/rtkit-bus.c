@@ -121,12 +121,19 @@ static int rtkit_bus_admit(struct rtkit *k, uid_t uid, bool take, enum rtkit_ref
 	return r;
 }
 
-/* A grant's caller, pinned before anything is decided on its behalf: a
- * caller gone by now gets no grant, whatever took its pid. */
+/*
+ * The caller of a grant for its own process (MakeThreadRealtime,
+ * MakeThreadHighPriority), pinned before anything is decided on its
+ * behalf: a caller gone by now gets no grant, whatever took its pid. A
+ * WithPID call names its process, which the grant pins itself, and is
+ * judged by the connection's uid, which no pid reuse changes: its
+ * caller's process is not needed, and one that connected and then left
+ * its connection to a child is served as rtkit serves it.
+ */
 static int rtkit_bus_pin(struct rtkit_call *c, struct rtkit_caller *caller, enum rtkit_refusal *why,
 			 struct rtplace_reason *reason)
 {
-	int r = rtkit_caller_pin(c->k, caller, c->arrived_boot_ns, reason);
+	int r = c->pid ? 0 : rtkit_caller_pin(c->k, caller, c->arrived_boot_ns, reason);
 
 	if (r < 0)
 		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The caller of a RealtimeKit grant, pinned: the process that sent the
- * call, held by a pidfd, never by a bare pid that may name another process
- * by the time the grant acts.
+ * The caller of a RealtimeKit grant for its own process, pinned: the
+ * process that sent the call, held by a pidfd, never by a bare pid that
+ * may name another process by the time the grant acts.
  *
  * The bus names the caller in its answer to GetConnectionCredentials. Its
  * ProcessFD (dbus-daemon 1.15.8 and later, Debian 13's 1.16 among them,
