@@ -303,6 +303,7 @@ static int rtkit_bus_creds_cb(sd_bus_message *reply, void *userdata, sd_bus_erro
 	rtkit_admit_learn(&c->k->admit, rtkit_bus_sender(c->msg), (uid_t)uid);
 	caller.uid = (uid_t)uid;
 	caller.pid = (pid_t)pid;
+	rtkit_caller_said(c->k, &caller);
 	c->serve(c, &caller);
 out:
 	rtkit_caller_release(&caller);

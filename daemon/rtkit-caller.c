@@ -91,17 +91,21 @@ out:
 	return r;
 }
 
+void rtkit_caller_said(struct rtkit *k, const struct rtkit_caller *c)
+{
+	if (k->said_caller_identity)
+		return;
+	k->said_caller_identity = true;
+	if (c->pidfd >= 0)
+		log_info("RealtimeKit: the bus gives each caller's process descriptor (ProcessFD)");
+	else
+		log_notice("RealtimeKit: the bus gives no ProcessFD (dbus-daemon before 1.15.8, or Linux before 6.5); "
+			   "a caller is the process at its pid only if that started before its call");
+}
+
 int rtkit_caller_pin(struct rtkit *k, struct rtkit_caller *c, uint64_t arrived_boot_ns,
 		     struct rtplace_reason *reason)
 {
-	if (!k->said_caller_identity) {
-		k->said_caller_identity = true;
-		if (c->pidfd >= 0)
-			log_info("RealtimeKit: the bus gives each caller's process descriptor (ProcessFD)");
-		else
-			log_notice("RealtimeKit: the bus gives no ProcessFD (dbus-daemon before 1.15.8, or Linux before 6.5); "
-				   "a caller is the process at its pid only if that started before its call");
-	}
 	rtkit_test_hold("RTPLACED_TEST_RTKIT_CALLER_HOLD", "pinning caller", c->pid);
 	return c->pidfd >= 0 ? rtkit_caller_from_bus_fd(k, c, reason)
 			     : rtkit_caller_from_pid(k, c, arrived_boot_ns, reason);

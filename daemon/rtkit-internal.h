@@ -97,6 +97,10 @@ void rtkit_test_hold(const char *var, const char *what, pid_t id);
 int rtkit_caller_pin(struct rtkit *k, struct rtkit_caller *c, uint64_t arrived_boot_ns,
 		     struct rtplace_reason *reason);
 
+/* Says once, for the first caller the bus names, whether the bus gives
+ * ProcessFD. */
+void rtkit_caller_said(struct rtkit *k, const struct rtkit_caller *c);
+
 /* Closes c's pidfd. */
 void rtkit_caller_release(struct rtkit_caller *c);
 
