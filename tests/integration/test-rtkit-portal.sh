@@ -145,6 +145,8 @@ granted 15
 [ "$(awk '/^NSpid:/ { print $NF }' /proc/$pid/task/$tid/status)" = "$ns_tid" ] ||
 	fail "host tid $tid is not the client's thread $ns_tid"
 [ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "the client shares the host's PID namespace"
+[ "$(grep -c "RealtimeKit: the bus gives " "$TMP/rtplaced.log")" = 1 ] ||
+	fail "rtplaced did not say once whether its bus gives ProcessFD: $(grep RealtimeKit "$TMP/rtplaced.log")"
 echo "# sandboxed thread $ns_tid of process $ns_pid = host $tid of $pid: SCHED_RR 15 on CPU $cpu, through xdg-desktop-portal $(dpkg-query -W -f '${Version}' xdg-desktop-portal 2>/dev/null)"
 
 # A host app (the case newer portals, 1.19 and 1.20, fail as "Could not
