@@ -25,6 +25,11 @@ uint64_t clocks_boot_time_ns(void)
 	return clocks_read_ns(CLOCK_REALTIME) - clocks_read_ns(CLOCK_BOOTTIME);
 }
 
+uint64_t clocks_boottime_ns(void)
+{
+	return clocks_read_ns(CLOCK_BOOTTIME);
+}
+
 uint64_t clocks_thread_cpu_ns(void)
 {
 	return clocks_read_ns(CLOCK_THREAD_CPUTIME_ID);

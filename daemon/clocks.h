@@ -19,6 +19,10 @@ uint64_t clocks_monotonic_ns(void);
  * CLOCK_BOOTTIME): what a process's start time in ticks counts from. */
 uint64_t clocks_boot_time_ns(void);
 
+/* CLOCK_BOOTTIME in ns: what a process's start time in ticks is read
+ * against (RealtimeKit dates its callers by it). */
+uint64_t clocks_boottime_ns(void);
+
 /* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns. */
 uint64_t clocks_thread_cpu_ns(void);
 

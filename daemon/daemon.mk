@@ -120,7 +120,7 @@ daemon_libdaemoncore_la_SOURCES += daemon/pidmap.h daemon/pidmap.c
 daemon_libmoves_la_SOURCES += daemon/rtkit-rules.h daemon/rtkit-rules.c daemon/rtkit-admit.h daemon/rtkit-admit.c
 daemon_rtplaced_SOURCES += \
 	daemon/rtkit.h daemon/rtkit.c daemon/rtkit-internal.h \
-	daemon/rtkit-bus.c daemon/rtkit-grant.c daemon/rtkit-threads.c daemon/rtkit-watchdog.c
+	daemon/rtkit-bus.c daemon/rtkit-caller.c daemon/rtkit-grant.c daemon/rtkit-threads.c daemon/rtkit-watchdog.c
 dbussystemddir = $(datadir)/dbus-1/system.d
 dbussystemd_DATA = dbus/rtplace-realtimekit.conf
 EXTRA_DIST += dbus/rtplace-realtimekit.conf

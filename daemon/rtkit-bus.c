@@ -5,22 +5,26 @@
  * re-armed after each round of sd_bus_process()), the name, the vtable
  * with one handler per method, the caller's credentials and the replies.
  *
- * Nothing here waits: each method handler checks its arguments and asks
- * the bus for the caller's uid and pid with an asynchronous
- * GetConnectionCredentials; the method's own serve step answers from the
- * bus's reply, through rtkit-grant.c.
+ * Nothing here waits: each method handler checks its arguments, notes
+ * when the call arrived and asks the bus for the caller's uid, pid and
+ * process descriptor with an asynchronous GetConnectionCredentials; the
+ * method's own serve step answers from the bus's reply, through
+ * rtkit-caller.c (the caller pinned) and rtkit-grant.c.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
+#include "clocks.h"
 #include "log.h"
 #include "loop.h"
 #include "rtkit-internal.h"
@@ -30,8 +34,9 @@
 
 struct rtkit_call;
 
-/* A method's answer, once its caller's uid and pid are known. */
-typedef void rtkit_bus_serve_fn(struct rtkit_call *c, uid_t uid, pid_t caller_pid);
+/* A method's answer, once the bus named its caller (caller->pidfd: the
+ * bus's ProcessFD, or -1). */
+typedef void rtkit_bus_serve_fn(struct rtkit_call *c, struct rtkit_caller *caller);
 
 /* A method call waiting for its caller's credentials. */
 struct rtkit_call {
@@ -41,6 +46,7 @@ struct rtkit_call {
 	rtkit_bus_serve_fn *serve;
 	pid_t pid, tid; /* pid 0: the caller's process */
 	int64_t value;  /* priority or nice level */
+	uint64_t arrived_boot_ns; /* CLOCK_BOOTTIME when the call arrived: its caller started before */
 	struct rtkit_call *prev, *next;
 };
 
@@ -115,28 +121,49 @@ static int rtkit_bus_admit(struct rtkit *k, uid_t uid, bool take, enum rtkit_ref
 	return r;
 }
 
-static void rtkit_bus_serve_realtime(struct rtkit_call *c, uid_t uid, pid_t caller_pid)
+/*
+ * The caller of a grant for its own process (MakeThreadRealtime,
+ * MakeThreadHighPriority), pinned before anything is decided on its
+ * behalf: a caller gone by now gets no grant, whatever took its pid. A
+ * WithPID call names its process, which the grant pins itself, and is
+ * judged by the connection's uid, which no pid reuse changes: its
+ * caller's process is not needed, and one that connected and then left
+ * its connection to a child is served as rtkit serves it.
+ */
+static int rtkit_bus_pin(struct rtkit_call *c, struct rtkit_caller *caller, enum rtkit_refusal *why,
+			 struct rtplace_reason *reason)
 {
-	struct rtplace_reason reason = { { 0 } };
-	enum rtkit_refusal why = RTKIT_REFUSE_COUNT;
-	int r = rtkit_bus_admit(c->k, uid, true, &why, &reason);
+	int r = c->pid ? 0 : rtkit_caller_pin(c->k, caller, c->arrived_boot_ns, reason);
 
-	if (r == 0)
-		r = rtkit_grant_realtime(c->k, uid, c->pid ? c->pid : caller_pid, c->tid, (uint32_t)c->value, &why,
-					 &reason);
-	rtkit_bus_reply(c, r, why, uid, &reason);
+	if (r < 0)
+		*why = r == -ESRCH ? RTKIT_REFUSE_GONE : RTKIT_REFUSE_FAILED;
+	return r;
 }
 
-static void rtkit_bus_serve_nice(struct rtkit_call *c, uid_t uid, pid_t caller_pid)
+static void rtkit_bus_serve_realtime(struct rtkit_call *c, struct rtkit_caller *caller)
 {
 	struct rtplace_reason reason = { { 0 } };
 	enum rtkit_refusal why = RTKIT_REFUSE_COUNT;
-	int r = rtkit_bus_admit(c->k, uid, true, &why, &reason);
+	int r = rtkit_bus_admit(c->k, caller->uid, true, &why, &reason);
 
 	if (r == 0)
-		r = rtkit_grant_nice(c->k, uid, c->pid ? c->pid : caller_pid, c->tid, (int32_t)c->value, &why,
-				     &reason);
-	rtkit_bus_reply(c, r, why, uid, &reason);
+		r = rtkit_bus_pin(c, caller, &why, &reason);
+	if (r == 0)
+		r = rtkit_grant_realtime(c->k, caller, c->pid, c->tid, (uint32_t)c->value, &why, &reason);
+	rtkit_bus_reply(c, r, why, caller->uid, &reason);
+}
+
+static void rtkit_bus_serve_nice(struct rtkit_call *c, struct rtkit_caller *caller)
+{
+	struct rtplace_reason reason = { { 0 } };
+	enum rtkit_refusal why = RTKIT_REFUSE_COUNT;
+	int r = rtkit_bus_admit(c->k, caller->uid, true, &why, &reason);
+
+	if (r == 0)
+		r = rtkit_bus_pin(c, caller, &why, &reason);
+	if (r == 0)
+		r = rtkit_grant_nice(c->k, caller, c->pid, c->tid, (int32_t)c->value, &why, &reason);
+	rtkit_bus_reply(c, r, why, caller->uid, &reason);
 }
 
 /* ResetKnown, ResetAll and Exit are root's; the shipped bus policy says
@@ -152,17 +179,17 @@ static bool rtkit_bus_root(struct rtkit_call *c, uid_t uid)
 	return false;
 }
 
-static void rtkit_bus_serve_reset_known(struct rtkit_call *c, uid_t uid, pid_t caller_pid)
+static void rtkit_bus_serve_reset_known(struct rtkit_call *c, struct rtkit_caller *caller)
 {
-	if (!rtkit_bus_root(c, uid))
+	if (!rtkit_bus_root(c, caller->uid))
 		return;
 	rtkit_grant_reset_known(c->k);
 	sd_bus_reply_method_return(c->msg, NULL);
 }
 
-static void rtkit_bus_serve_reset_all(struct rtkit_call *c, uid_t uid, pid_t caller_pid)
+static void rtkit_bus_serve_reset_all(struct rtkit_call *c, struct rtkit_caller *caller)
 {
-	if (!rtkit_bus_root(c, uid))
+	if (!rtkit_bus_root(c, caller->uid))
 		return;
 	rtkit_grant_reset_all(c->k);
 	sd_bus_reply_method_return(c->msg, NULL);
@@ -186,18 +213,18 @@ static int rtkit_bus_released_cb(sd_bus_message *reply, void *userdata, sd_bus_e
  * threads granted keep their policy, CPU and claim, and the watchdog keeps
  * watching them. A reload serves the name again.
  */
-static void rtkit_bus_serve_exit(struct rtkit_call *c, uid_t uid, pid_t caller_pid)
+static void rtkit_bus_serve_exit(struct rtkit_call *c, struct rtkit_caller *caller)
 {
 	struct rtkit *k = c->k;
 	const char *sender = sd_bus_message_get_sender(c->msg);
 	int r;
 
-	if (!rtkit_bus_root(c, uid))
+	if (!rtkit_bus_root(c, caller->uid))
 		return;
 	sd_bus_reply_method_return(c->msg, NULL);
 	log_notice("RealtimeKit: Exit called by root (pid %d, bus name %s); no longer serving %s until a reload "
 		   "(SIGHUP) or restart",
-		   (int)caller_pid, sender ? sender : "?", RTKIT_BUS_NAME);
+		   (int)caller->pid, sender ? sender : "?", RTKIT_BUS_NAME);
 	k->vtable_slot = sd_bus_slot_unref(k->vtable_slot);
 	k->name_slot = sd_bus_slot_unref(k->name_slot);
 	k->serving = false;
@@ -223,12 +250,37 @@ static void rtkit_bus_call_free(struct rtkit_call *c)
 	free(c);
 }
 
-/* The bus's answer to GetConnectionCredentials: UnixUserID and ProcessID. */
+/* One entry of GetConnectionCredentials' answer, entered: UnixUserID,
+ * ProcessID and ProcessFD (duplicated into *fd, which the caller closes)
+ * are kept, the rest skipped. */
+static int rtkit_bus_creds_entry(sd_bus_message *reply, uint32_t *uid, uint32_t *pid, int *fd)
+{
+	const char *key;
+	int busfd, r = sd_bus_message_read(reply, "s", &key);
+
+	if (r < 0)
+		return r;
+	if (strcmp(key, "UnixUserID") == 0)
+		return sd_bus_message_read(reply, "v", "u", uid);
+	if (strcmp(key, "ProcessID") == 0)
+		return sd_bus_message_read(reply, "v", "u", pid);
+	if (strcmp(key, "ProcessFD") != 0 || *fd >= 0)
+		return sd_bus_message_skip(reply, "v");
+	r = sd_bus_message_read(reply, "v", "h", &busfd);
+	if (r >= 0) {
+		*fd = fcntl(busfd, F_DUPFD_CLOEXEC, 3);
+		r = *fd >= 0 ? 0 : -errno;
+	}
+	return r;
+}
+
+/* The bus's answer to GetConnectionCredentials: UnixUserID, ProcessID and,
+ * where the bus gives it, ProcessFD. */
 static int rtkit_bus_creds_cb(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
 	struct rtkit_call *c = userdata;
+	struct rtkit_caller caller = { .pidfd = -1 };
 	uint32_t uid = UINT32_MAX, pid = 0;
-	const char *key;
 	int r;
 
 	if (sd_bus_message_is_method_error(reply, NULL)) {
@@ -238,13 +290,7 @@ static int rtkit_bus_creds_cb(sd_bus_message *reply, void *userdata, sd_bus_erro
 	}
 	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
 	while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(reply, "s", &key);
-		if (r >= 0 && strcmp(key, "UnixUserID") == 0)
-			r = sd_bus_message_read(reply, "v", "u", &uid);
-		else if (r >= 0 && strcmp(key, "ProcessID") == 0)
-			r = sd_bus_message_read(reply, "v", "u", &pid);
-		else if (r >= 0)
-			r = sd_bus_message_skip(reply, "v");
+		r = rtkit_bus_creds_entry(reply, &uid, &pid, &caller.pidfd);
 		if (r >= 0)
 			r = sd_bus_message_exit_container(reply);
 		if (r >= 0)
@@ -255,8 +301,12 @@ static int rtkit_bus_creds_cb(sd_bus_message *reply, void *userdata, sd_bus_erro
 		goto out;
 	}
 	rtkit_admit_learn(&c->k->admit, rtkit_bus_sender(c->msg), (uid_t)uid);
-	c->serve(c, (uid_t)uid, (pid_t)pid);
+	caller.uid = (uid_t)uid;
+	caller.pid = (pid_t)pid;
+	rtkit_caller_said(c->k, &caller);
+	c->serve(c, &caller);
 out:
+	rtkit_caller_release(&caller);
 	rtkit_bus_call_free(c);
 	return 0;
 }
@@ -279,7 +329,8 @@ static int rtkit_bus_queue(struct rtkit *k, sd_bus_message *m, rtkit_bus_serve_f
 		rtkit_admit_done(&k->admit, rtkit_bus_sender(m));
 		return -ENOMEM;
 	}
-	*c = (struct rtkit_call){ .k = k, .serve = serve, .pid = (pid_t)pid, .tid = (pid_t)tid, .value = value };
+	*c = (struct rtkit_call){ .k = k, .serve = serve, .pid = (pid_t)pid, .tid = (pid_t)tid, .value = value,
+				  .arrived_boot_ns = clocks_boottime_ns() };
 	c->msg = sd_bus_message_ref(m);
 	r = sd_bus_call_method_async(k->bus, &c->slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 				     "org.freedesktop.DBus", "GetConnectionCredentials", rtkit_bus_creds_cb, c, "s",

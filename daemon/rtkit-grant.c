@@ -28,13 +28,23 @@
 #define SCHED_RESET_ON_FORK 0x40000000
 #endif
 
+/* A pidfd of process pid: the caller's own, which rtkit_caller_pin() held
+ * since the call, when pid is the caller's; else one opened now. */
+static int rtkit_grant_process_fd(const struct rtkit_caller *caller, pid_t pid)
+{
+	int fd = pid == caller->pid && caller->pidfd >= 0 ? fcntl(caller->pidfd, F_DUPFD_CLOEXEC, 3)
+							  : (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd >= 0 ? fd : errno == EINVAL ? -ESRCH : -errno;
+}
+
 /* The target of a request: process pid and thread tid, their owner and the
  * process's RT time limit, and the thread's start time (its identity with
  * tid, for rtkit_grant_verify()). The pidfds come back open (-1 where the
  * kernel has none) for the caller to confirm and keep. */
-static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, struct rtkit_target *ret,
-			      uint64_t *ret_start, int *ret_pfd, int *ret_tfd, enum rtkit_refusal *why,
-			      struct rtplace_reason *reason)
+static int rtkit_grant_target(struct rtkit *k, const struct rtkit_caller *caller, pid_t pid, pid_t tid,
+			      struct rtkit_target *ret, uint64_t *ret_start, int *ret_pfd, int *ret_tfd,
+			      enum rtkit_refusal *why, struct rtplace_reason *reason)
 {
 	struct auth_target at;
 	struct procfs_stat st;
@@ -44,11 +54,10 @@ static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t ti
 
 	*ret_pfd = *ret_tfd = -1;
 	*why = RTKIT_REFUSE_GONE;
-	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pfd = rtkit_grant_process_fd(caller, pid);
 	if (pfd < 0) {
-		r = errno == EINVAL ? -ESRCH : -errno;
 		reason_set(reason, "no process %d", (int)pid);
-		return r;
+		return pfd;
 	}
 	*ret_pfd = pfd;
 	tfd = auth_target_pidfd(tid);
@@ -73,7 +82,7 @@ static int rtkit_grant_target(struct rtkit *k, uid_t caller, pid_t pid, pid_t ti
 		reason_set(reason, "cannot read thread %d of process %d: %s", (int)tid, (int)pid, strerror(-r));
 		return r;
 	}
-	ret->caller_uid = caller;
+	ret->caller_uid = caller->uid;
 	ret->pid = pid;
 	ret->tid = tid;
 	ret->uid = at.uid;
@@ -208,30 +217,6 @@ static int rtkit_grant_act(pid_t tid, int cpu, int policy, uint32_t prio, struct
 }
 
 /*
- * Test builds only (--enable-self-checks): with RTPLACED_TEST_RTKIT_HOLD
- * naming a FIFO, a grant stops between its checks and its act until a
- * writer closes the FIFO, so that a test can end the thread and give its
- * tid to another task in between, deterministically.
- */
-static void rtkit_grant_test_hold(pid_t tid)
-{
-#ifdef RTPLACE_SELF_CHECKS
-	const char *fifo = getenv("RTPLACED_TEST_RTKIT_HOLD");
-	char c;
-	int fd;
-
-	if (!fifo)
-		return;
-	log_notice("RealtimeKit: test hold before acting on thread %d", (int)tid);
-	fd = open(fifo, O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && read(fd, &c, 1) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-#endif
-}
-
-/*
  * After the kernel refused tid real-time with EPERM although the rules
  * allowed it: a cpu cgroup without an RT budget is the usual cause, and
  * the caller (PipeWire's log, a user's terminal) gets the folder and the
@@ -289,7 +274,7 @@ static int rtkit_grant_act_verified(const struct rtkit *k, pid_t tid, int tfd, u
 	return r;
 }
 
-int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, uint32_t prio,
+int rtkit_grant_realtime(struct rtkit *k, const struct rtkit_caller *caller, pid_t pid, pid_t tid, uint32_t prio,
 			 enum rtkit_refusal *why, struct rtplace_reason *reason)
 {
 	struct rtkit_target target;
@@ -303,10 +288,12 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	bool was_pinned = false;
 	int pfd, tfd, cpu = -1, held, r;
 
+	if (pid == 0)
+		pid = caller->pid;
 	r = rtkit_grant_target(k, caller, pid, tid, &target, &start, &pfd, &tfd, why, reason);
 	if (r < 0)
 		goto out;
-	rtkit_threads_count(k, caller, pid, tid, &use);
+	rtkit_threads_count(k, caller->uid, pid, tid, &use);
 	r = rtkit_rules_realtime(&k->cfg, &target, prio, &use, why, reason);
 	if (r == 0)
 		r = rtkit_grant_confirm(k, pfd, pid, reason);
@@ -334,7 +321,7 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 		r = -ENOSPC;
 		goto out;
 	}
-	r = engine_claim_cpu(k->o.engine, pid, caller, level_from_rt_priority((int)prio), &st.cpus, &cpu,
+	r = engine_claim_cpu(k->o.engine, pid, caller->uid, level_from_rt_priority((int)prio), &st.cpus, &cpu,
 			     &claim_id, &unpinned);
 	if (r < 0) {
 		cpu = -1;
@@ -342,7 +329,7 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 		log_ratelimited(LOG_NOTICE, "RealtimeKit: thread %d of process %d gets rt%u without a CPU of its own: %s",
 				(int)tid, (int)pid, (unsigned)prio, unpinned.text);
 	}
-	rtkit_grant_test_hold(tid);
+	rtkit_test_hold("RTPLACED_TEST_RTKIT_HOLD", "acting on thread", tid);
 	r = rtkit_grant_act_verified(k, tid, tfd, start, cpu, policy, prio, &res, reason);
 	if (r < 0) {
 		if (claim_id)
@@ -354,17 +341,17 @@ int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, ui
 	res.set_affinity |= was_pinned;
 	res.set_sched = true;
 	rtkit_threads_add(k, &(struct rtkit_thread){
-		.pid = pid, .tid = tid, .uid = caller, .owner = target.euid, .pidfd = tfd, .claim_id = claim_id,
-		.res = res, .cpu = -1,
+		.pid = pid, .tid = tid, .uid = caller->uid, .owner = target.euid, .pidfd = tfd, .start = start,
+		.claim_id = claim_id, .res = res, .cpu = -1,
 	});
 	tfd = -1;
 	k->stats.granted_rt++;
 	if (cpu >= 0)
 		log_info("RealtimeKit: thread %d of process %d (uid %u) is %s %u on CPU %d (claim %u)", (int)tid,
-			 (int)pid, (unsigned)caller, rtkit_grant_policy_name(policy), (unsigned)prio, cpu, claim_id);
+			 (int)pid, (unsigned)caller->uid, rtkit_grant_policy_name(policy), (unsigned)prio, cpu, claim_id);
 	else
 		log_info("RealtimeKit: thread %d of process %d (uid %u) is %s %u, not pinned", (int)tid, (int)pid,
-			 (unsigned)caller, rtkit_grant_policy_name(policy), (unsigned)prio);
+			 (unsigned)caller->uid, rtkit_grant_policy_name(policy), (unsigned)prio);
 out:
 	if (pfd >= 0)
 		close(pfd);
@@ -373,7 +360,7 @@ out:
 	return r;
 }
 
-int rtkit_grant_nice(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, int32_t nice,
+int rtkit_grant_nice(struct rtkit *k, const struct rtkit_caller *caller, pid_t pid, pid_t tid, int32_t nice,
 		     enum rtkit_refusal *why, struct rtplace_reason *reason)
 {
 	struct rtkit_target target;
@@ -383,6 +370,8 @@ int rtkit_grant_nice(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, int32_
 	bool other;
 	int pfd, tfd, r;
 
+	if (pid == 0)
+		pid = caller->pid;
 	r = rtkit_grant_target(k, caller, pid, tid, &target, &start, &pfd, &tfd, why, reason);
 	if (r == 0)
 		r = rtkit_rules_nice(&k->cfg, &target, nice, why, reason);
@@ -412,7 +401,7 @@ int rtkit_grant_nice(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, int32_
 	if (r == 0) {
 		k->stats.granted_nice++;
 		log_info("RealtimeKit: thread %d of process %d (uid %u) has nice level %d", (int)tid, (int)pid,
-			 (unsigned)caller, (int)nice);
+			 (unsigned)caller->uid, (int)nice);
 	}
 	if (pfd >= 0)
 		close(pfd);
@@ -426,7 +415,7 @@ void rtkit_grant_reset_known(struct rtkit *k)
 	while (k->nthreads) {
 		struct rtkit_thread *t = &k->threads[k->nthreads - 1];
 
-		int r = rtkit_threads_exited(t->pidfd) ? 0 : thread_sched_undo(t->tid, &t->res);
+		int r = rtkit_threads_same(k, t) ? thread_sched_undo(t->tid, &t->res) : 0;
 
 		if (r < 0 && r != -ESRCH)
 			log_warning("RealtimeKit: failed to reset thread %d: %s", (int)t->tid, strerror(-r));

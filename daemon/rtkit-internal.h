@@ -8,6 +8,8 @@
  *   rtkit-bus.c       the bus adapter: the connection on the daemon's loop,
  *                     the name, the vtable (one handler per method), the
  *                     caller's credentials, replies, the properties;
+ *   rtkit-caller.c    the caller pinned by a pidfd: the bus's ProcessFD,
+ *                     or the process at its pid dated against the call;
  *   rtkit-grant.c     the decision (rtkit-rules.c) and acting on the
  *                     thread: RT with a CPU of its own, a nice level, the
  *                     root-only resets;
@@ -37,6 +39,7 @@ struct rtkit_thread {
 	uid_t uid;         /* the caller's: its limits count the thread */
 	uid_t owner;       /* tid's effective uid: who may see its records */
 	int pidfd;         /* the thread's (PIDFD_THREAD), -1 on kernels without */
+	uint64_t start;    /* its start time: its identity with tid where pidfd is -1 */
 	struct event *ev;  /* the pidfd turns readable when the thread exits */
 	uint32_t claim_id; /* 0: not pinned */
 	struct thread_sched_result res; /* for ResetKnown */
@@ -46,6 +49,15 @@ struct rtkit_thread {
 
 struct rtkit_call;
 
+/* Who sent a call, as the bus named it: its uid, and its process held by
+ * pidfd once rtkit_caller_pin() has pinned it (-1 before, unless the bus
+ * gave one). */
+struct rtkit_caller {
+	uid_t uid;
+	pid_t pid;
+	int pidfd;
+};
+
 struct rtkit {
 	struct rtkit_opts o;
 	struct config_rtkit cfg;
@@ -54,6 +66,7 @@ struct rtkit {
 	struct event *ev;
 	bool serving, closing;
 	bool exited; /* root called Exit: off the bus until a reload */
+	bool said_caller_identity; /* logged whether the bus gives ProcessFD */
 	struct rtkit_call *calls; /* waiting for their callers' credentials */
 	struct rtkit_admit admit; /* their shares, per sender and uid */
 	struct rtkit_thread *threads;
@@ -64,6 +77,32 @@ struct rtkit {
 	uint64_t watchdog_ns;      /* the watchdog's last look */
 	uint64_t watchdog_fired_ms; /* its last demotion; 0: none */
 };
+
+/* rtkit.c */
+
+/*
+ * Test builds only (--enable-self-checks): with environment variable var
+ * naming a FIFO, stops the daemon before what (id) until a writer closes
+ * the FIFO, so that a test can end a process or thread and give its id to
+ * another task in between, deterministically. Does nothing otherwise.
+ */
+void rtkit_test_hold(const char *var, const char *what, pid_t id);
+
+/* rtkit-caller.c */
+
+/* Pins caller c, whose call arrived at arrived_boot_ns (CLOCK_BOOTTIME):
+ * the pidfd the bus gave, or one opened on the pid it named if that
+ * process started before the call. 0 with c->pidfd and c->pid the
+ * caller's, or -ESRCH (it exited) or -errno with reason set. */
+int rtkit_caller_pin(struct rtkit *k, struct rtkit_caller *c, uint64_t arrived_boot_ns,
+		     struct rtplace_reason *reason);
+
+/* Says once, for the first caller the bus names, whether the bus gives
+ * ProcessFD. */
+void rtkit_caller_said(struct rtkit *k, const struct rtkit_caller *c);
+
+/* Closes c's pidfd. */
+void rtkit_caller_release(struct rtkit_caller *c);
 
 /* rtkit-bus.c */
 
@@ -77,13 +116,15 @@ void rtkit_bus_close(struct rtkit *k);
 /* rtkit-grant.c: each returns 0, or -errno with *why and reason (fit for
  * a D-Bus error message) set. */
 
-/* Makes thread tid of process pid real-time ([rtkit] scheduling-policy)
- * at prio for caller, on a CPU of its own where placement has one. */
-int rtkit_grant_realtime(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, uint32_t prio,
+/* Makes thread tid of process pid (0: the caller's own, as its pidfd
+ * holds it) real-time ([rtkit] scheduling-policy) at prio for the pinned
+ * caller, on a CPU of its own where placement has one. */
+int rtkit_grant_realtime(struct rtkit *k, const struct rtkit_caller *caller, pid_t pid, pid_t tid, uint32_t prio,
 			 enum rtkit_refusal *why, struct rtplace_reason *reason);
 
-/* Gives thread tid of process pid nice level nice for caller. */
-int rtkit_grant_nice(struct rtkit *k, uid_t caller, pid_t pid, pid_t tid, int32_t nice,
+/* Gives thread tid of process pid (0: the caller's) nice level nice for
+ * the pinned caller. */
+int rtkit_grant_nice(struct rtkit *k, const struct rtkit_caller *caller, pid_t pid, pid_t tid, int32_t nice,
 		     enum rtkit_refusal *why, struct rtplace_reason *reason);
 
 /* ResetKnown: every thread granted gets back its policy and affinity. */
@@ -124,6 +165,11 @@ void rtkit_threads_ran(const struct rtkit *k, const struct rtkit_thread *t, uint
 
 /* Whether the thread behind pidfd has exited (readable, Linux 6.9). */
 bool rtkit_threads_exited(int pidfd);
+
+/* Whether t->tid still names t's thread, which an act by tid may reach:
+ * its pidfd has not exited, or (no pidfd) the task at tid has t's start
+ * time. */
+bool rtkit_threads_same(const struct rtkit *k, const struct rtkit_thread *t);
 
 /* rtkit-watchdog.c */
 

@@ -150,6 +150,13 @@ bool rtkit_rules_refusing(const struct config_rtkit *cfg, uint64_t fired_ms, uin
 	return fired_ms && now_ms - fired_ms < (uint64_t)cfg->watchdog_refuse_sec * 1000;
 }
 
+bool rtkit_rules_started_after(uint64_t start_ticks, uint64_t ticks_per_sec, uint64_t arrived_boot_ns)
+{
+	/* Ticks, as the kernel counts them (nsec_to_clock_t rounds down);
+	 * ticks_per_sec 0 would be a broken sysconf: nothing is "after". */
+	return ticks_per_sec && start_ticks > arrived_boot_ns / (1000000000u / ticks_per_sec);
+}
+
 int rtkit_rules_parse_schedstat(const char *text, uint64_t *ret_ns)
 {
 	char *end;

@@ -102,6 +102,17 @@ bool rtkit_rules_starving(const struct config_rtkit *cfg, uint64_t ran_ns, uint6
  * at fired_ms (0: it never has). */
 bool rtkit_rules_refusing(const struct config_rtkit *cfg, uint64_t fired_ms, uint64_t now_ms);
 
+/*
+ * Whether a process whose start time (/proc/PID/stat field 22, clock ticks
+ * of ticks_per_sec after boot) is start_ticks started after a call that
+ * arrived at arrived_boot_ns (CLOCK_BOOTTIME): then it cannot have sent
+ * the call, and the pid the bus named for the caller is another
+ * process's by now. The kernel rounds start times down to a tick, so a
+ * process in the arrival's own tick is not "after": a caller that
+ * connected and called within one tick of starting is never refused.
+ */
+bool rtkit_rules_started_after(uint64_t start_ticks, uint64_t ticks_per_sec, uint64_t arrived_boot_ns);
+
 /* The time on CPU (ns, the first field) of a /proc/PID/task/TID/schedstat
  * text. 0 or -EBADMSG. */
 int rtkit_rules_parse_schedstat(const char *text, uint64_t *ret_ns);

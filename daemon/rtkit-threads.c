@@ -73,6 +73,15 @@ bool rtkit_threads_exited(int pidfd)
 	return pidfd >= 0 && poll(&p, 1, 0) > 0;
 }
 
+bool rtkit_threads_same(const struct rtkit *k, const struct rtkit_thread *t)
+{
+	struct procfs_stat st;
+
+	if (t->pidfd >= 0)
+		return !rtkit_threads_exited(t->pidfd);
+	return procfs_read_stat(k->o.proc_root, t->tid, t->tid, &st) == 0 && st.start_time == t->start;
+}
+
 static void rtkit_threads_gone_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rtkit *k = arg;

@@ -20,7 +20,8 @@
 
 /* Back to SCHED_OTHER, on the CPUs it had before its grant; subscribers
  * who may see the thread get a record naming the CPU it starved and the
- * policy it had. */
+ * policy it had. A thread that exited is only forgotten: its tid may name
+ * another task by now, whose policy is not the watchdog's to change. */
 static void rtkit_watchdog_demote(struct rtkit *k, unsigned i)
 {
 	struct rtkit_thread *t = &k->threads[i];
@@ -28,7 +29,12 @@ static void rtkit_watchdog_demote(struct rtkit *k, unsigned i)
 	struct sched_param sp = { 0 };
 	int policy, prio, reset_on_fork;
 
+	rtkit_test_hold("RTPLACED_TEST_RTKIT_WATCHDOG_HOLD", "demoting thread", t->tid);
 	affinity.set_sched = false;
+	if (!rtkit_threads_same(k, t)) {
+		log_notice("RealtimeKit watchdog: thread %d exited before its demotion", (int)t->tid);
+		goto out;
+	}
 	if (thread_sched_getattr(t->tid, &policy, &prio, &reset_on_fork) < 0)
 		policy = prio = 0;
 	if (sched_setscheduler(t->tid, SCHED_OTHER, &sp) < 0) {
@@ -41,6 +47,7 @@ static void rtkit_watchdog_demote(struct rtkit *k, unsigned i)
 			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? policy : 0),
 			      (uint8_t)(policy == SCHED_FIFO || policy == SCHED_RR ? prio : 0));
 	}
+out:
 	rtkit_threads_drop(k, i);
 }
 

@@ -7,7 +7,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "rtkit-internal.h"
@@ -71,4 +73,22 @@ void rtkit_get_stats(const struct rtkit *k, struct rtkit_stats *ret)
 	*ret = k->stats;
 	ret->serving = k->serving;
 	ret->threads = k->nthreads;
+}
+
+void rtkit_test_hold(const char *var, const char *what, pid_t id)
+{
+#ifdef RTPLACE_SELF_CHECKS
+	const char *fifo = getenv(var);
+	char c;
+	int fd;
+
+	if (!fifo)
+		return;
+	log_notice("RealtimeKit: test hold before %s %d", what, (int)id);
+	fd = open(fifo, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && read(fd, &c, 1) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+#endif
 }

@@ -11,10 +11,11 @@
  * made RT where it is, as rtkit would, and the log says so.
  *
  * sd-bus runs on the daemon's libevent loop (rtkit-bus.c). Nothing here
- * waits: the caller's uid and pid are asked of the bus with an
- * asynchronous GetConnectionCredentials, and the method is answered from
- * its reply. The rules are rtkit-rules.c's; the files that do the rest
- * are listed in rtkit-internal.h.
+ * waits: the caller's uid, pid and process descriptor are asked of the
+ * bus with an asynchronous GetConnectionCredentials, and the method is
+ * answered from its reply, the caller held by a pidfd, never by a bare
+ * pid (rtkit-caller.c). The rules are rtkit-rules.c's; the files that do
+ * the rest are listed in rtkit-internal.h.
  *
  * When the name is owned already (rtkit-daemon runs), or the bus cannot
  * be reached, it says so once and the daemon runs without the interface.

@@ -108,7 +108,7 @@ done
 daemon_tier() {
 	case "$(basename "${1%.[ch]}")" in
 	main) echo 6 ;;
-	dispatch | dispatch-* | metrics | rtkit | rtkit-bus | rtkit-grant | rtkit-threads | rtkit-watchdog | \
+	dispatch | dispatch-* | metrics | rtkit | rtkit-bus | rtkit-caller | rtkit-grant | rtkit-threads | rtkit-watchdog | \
 		rtkit-internal) echo 5 ;;
 	actors | moves | push | manage) echo 4 ;;
 	engine) echo 3 ;;

@@ -548,13 +548,20 @@ tests_integration_test_rtkit_flood_LDADD = $(LIBSYSTEMD_LIBS)
 TESTS += tests/integration/test-rtkit-fair.sh
 EXTRA_DIST += tests/integration/test-rtkit-fair.sh
 
+# The real xdg-desktop-portal between a client in a bubblewrap sandbox of
+# its own (user and PID namespaces, as Flatpak's) and rtplaced.
+TESTS += tests/integration/test-rtkit-portal.sh
+EXTRA_DIST += tests/integration/test-rtkit-portal.sh
+
 # A thread's identity under a grant, raced deterministically through the
 # test hold of a --enable-self-checks build: run there only (the
 # sanitizers step of scripts/test-all.sh is one).
 if SELF_CHECKS
-TESTS += tests/integration/test-rtkit-identity.sh
+TESTS += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh \
+	tests/integration/test-rtkit-watchdog-identity.sh
 endif
-EXTRA_DIST += tests/integration/test-rtkit-identity.sh
+EXTRA_DIST += tests/integration/test-rtkit-identity.sh tests/integration/test-rtkit-caller.sh \
+	tests/integration/test-rtkit-watchdog-identity.sh
 
 # The VM bed (scripts/test-all.sh vm), shipped so a tarball has the whole
 # suite; it runs from the source tree, never from make check.

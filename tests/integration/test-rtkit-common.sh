@@ -44,3 +44,68 @@ start_rtkit_daemon() {
 # A command prefix that runs the rest as nobody (setpriv execs it: a
 # background command's $! is its own pid).
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+
+# reuse_pid PID UID [RTTIME [FIFO]]: a new process (sleep 60) of uid UID
+# (its gid too) at pid PID, which must be free by now (clone3 with
+# set_tid), with hard RLIMIT_RTTIME RTTIME us unless 0, and SCHED_FIFO at
+# priority FIFO when given; added to PIDS. Fails the test when the kernel
+# gives another pid.
+reuse_pid() {
+	/usr/bin/python3 - "$@" >"$TMP/reuse" 2>&1 <<'PY' || fail "cannot give pid $1 to a new process: $(cat "$TMP/reuse")"
+import ctypes, os, resource, signal, struct, sys
+pid, uid = int(sys.argv[1]), int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+set_tid = ctypes.c_int(pid)
+# struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal,
+# stack, stack_size, tls, set_tid, set_tid_size
+args = ctypes.create_string_buffer(struct.pack("10Q", 0, 0, 0, 0, signal.SIGCHLD, 0, 0, 0,
+                                               ctypes.addressof(set_tid), 1))
+child = libc.syscall(435, args, len(args.raw))
+if child == 0:
+    if len(sys.argv) > 3 and int(sys.argv[3]):
+        resource.setrlimit(resource.RLIMIT_RTTIME, (int(sys.argv[3]) // 2, int(sys.argv[3])))
+    if len(sys.argv) > 4:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(sys.argv[4])))
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    os.execv("/bin/sleep", ["sleep", "60"])
+if child < 0:
+    sys.exit("clone3: " + os.strerror(ctypes.get_errno()))
+print(child)
+PY
+	PIDS="$PIDS $(cat "$TMP/reuse")"
+	[ "$(cat "$TMP/reuse")" = "$1" ] || fail "the new process is $(cat "$TMP/reuse"), not $1"
+}
+
+# start_held_rtkit_daemon VAR [LINE...]: under the RT-test lock, a private
+# bus and rtplaced with the [rtkit] lines given and test hold VAR (a
+# --enable-self-checks build's, rtkit.c) on FIFO $TMP/hold, which a test
+# releases with : >"$TMP/hold". Skips in other builds.
+start_held_rtkit_daemon() {
+	grep -q '^#define RTPLACE_SELF_CHECKS 1' "$top_builddir/config.h" ||
+		skip "the test hold is built with --enable-self-checks only"
+	rt_lock
+	start_bus
+	mkfifo "$TMP/hold"
+	eval "$1=\$TMP/hold; export $1"
+	shift
+	start_rtkit_daemon "$@"
+}
+
+# start_spinner: nobody's runaway (test-rtkit-spin, staged in $STAGED),
+# busy in bursts shorter than its hard RLIMIT_RTTIME on CPU 1, bounded: 8 s
+# from a normal-priority timeout on CPU 0, and its own 6 s. Sets BOUND (the
+# timeout) and SPIN (the runaway), both in PIDS.
+start_spinner() {
+	taskset -c 0 timeout -s KILL 8 $NOBODY prlimit --rttime=200000 taskset -c 1 "$STAGED/test-rtkit-spin" 6 &
+	BOUND=$!
+	PIDS="$PIDS $BOUND"
+	i=0
+	until SPIN=$(pgrep -P $BOUND -x test-rtkit-spin); do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the spinner did not start"
+		sleep 0.02
+	done
+	PIDS="$SPIN $PIDS"
+}

@@ -9,14 +9,7 @@
 # gone, and the CPU claimed for it is given back.
 . "$top_srcdir/tests/integration/test-rtkit-common.sh"
 
-grep -q '^#define RTPLACE_SELF_CHECKS 1' "$top_builddir/config.h" ||
-	skip "the test hold is built with --enable-self-checks only"
-rt_lock
-start_bus
-mkfifo "$TMP/hold"
-RTPLACED_TEST_RTKIT_HOLD=$TMP/hold
-export RTPLACED_TEST_RTKIT_HOLD
-start_rtkit_daemon
+start_held_rtkit_daemon RTPLACED_TEST_RTKIT_HOLD
 
 $NOBODY prlimit --rttime=100000:200000 sleep 120 &
 VICTIM=$!
@@ -31,27 +24,7 @@ wait_grep "test hold before acting on thread $VICTIM" "$TMP/rtplaced.log" "the g
 # The thread ends; its tid becomes a new task of uid daemon.
 kill -KILL $VICTIM
 wait $VICTIM 2>/dev/null
-/usr/bin/python3 - $VICTIM >"$TMP/reuse" 2>&1 <<'PY' || fail "cannot give tid $VICTIM to a new task: $(cat "$TMP/reuse")"
-import ctypes, os, signal, struct, sys
-tid = int(sys.argv[1])
-libc = ctypes.CDLL(None, use_errno=True)
-set_tid = ctypes.c_int(tid)
-# struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal,
-# stack, stack_size, tls, set_tid, set_tid_size
-args = ctypes.create_string_buffer(struct.pack("10Q", 0, 0, 0, 0, signal.SIGCHLD, 0, 0, 0,
-                                               ctypes.addressof(set_tid), 1))
-pid = libc.syscall(435, args, len(args.raw))
-if pid == 0:
-    os.setgroups([])
-    os.setgid(1)
-    os.setuid(1)
-    os.execv("/bin/sleep", ["sleep", "60"])
-if pid < 0:
-    sys.exit("clone3: " + os.strerror(ctypes.get_errno()))
-print(pid)
-PY
-PIDS="$PIDS $(cat "$TMP/reuse")"
-[ "$(cat "$TMP/reuse")" = "$VICTIM" ] || fail "the new task is $(cat "$TMP/reuse"), not $VICTIM"
+reuse_pid $VICTIM 1
 REUSED=$VICTIM
 [ "$(ps -o user= -p $REUSED)" = daemon ] || fail "tid $REUSED is not the daemon user's: $(ps -o user= -p $REUSED)"
 mask=$(taskset -pc $REUSED | sed 's/.*: //')

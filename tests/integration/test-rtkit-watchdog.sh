@@ -46,18 +46,7 @@ until grep -q "\"tid\": $SLEEPER," "$TMP/watch-root" && grep -q "\"tid\": $SLEEP
 	sleep 0.05
 done
 
-# The bound: 8 s from a normal-priority timeout on CPU 0, and the spinner's
-# own 6 s.
-taskset -c 0 timeout -s KILL 8 $NOBODY prlimit --rttime=200000 taskset -c 1 "$STAGED/test-rtkit-spin" 6 &
-BOUND=$!
-PIDS="$PIDS $BOUND"
-i=0
-until SPIN=$(pgrep -P $BOUND -x test-rtkit-spin); do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "the spinner did not start"
-	sleep 0.02
-done
-PIDS="$SPIN $PIDS"
+start_spinner
 $NOBODY busctl --system call $RK_DEST $RK_PATH $RK_DEST MakeThreadRealtimeWithPID ttu $SPIN $SPIN 5 ||
 	fail "the spinner's request was refused"
 # Granted under a claim: read from the log, since the watchdog may end the

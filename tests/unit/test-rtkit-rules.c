@@ -210,6 +210,23 @@ static void test_names(void **state)
 	assert_string_equal(rtkit_refusal_name(RTKIT_REFUSE_COUNT), "failed");
 }
 
+/* A caller's pid names the caller only if its process started before the
+ * call arrived; the arrival's own tick counts as before. */
+static void test_started_after(void **state)
+{
+	(void)state;
+	/* Arrived 12.345 s after boot: tick 1234 at 100 ticks a second. */
+	assert_false(rtkit_rules_started_after(1000, 100, 12345000000ull));
+	assert_false(rtkit_rules_started_after(1234, 100, 12345000000ull));
+	assert_true(rtkit_rules_started_after(1235, 100, 12345000000ull));
+	assert_true(rtkit_rules_started_after(1235, 100, 12349999999ull));
+	assert_false(rtkit_rules_started_after(1235, 100, 12350000000ull));
+	/* Another USER_HZ. */
+	assert_true(rtkit_rules_started_after(12346, 1000, 12345000000ull));
+	assert_false(rtkit_rules_started_after(12345, 1000, 12345000000ull));
+	assert_false(rtkit_rules_started_after(UINT64_MAX, 0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_bursts),
 		cmocka_unit_test(test_watchdog),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_started_after),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
