@@ -736,6 +736,8 @@ static const struct proto_type proto_types[] = {
 		   proto_check_empty),
 	PROTO_SETS_TYPE(RTPLACE_MSG_CLAIM_REPLY, PROTO_ACCEPT_REPLIES, rtplace_claim_reply, cpus, 1, "claim-reply",
 			proto_check_claim_reply),
+	PROTO_TYPE(RTPLACE_MSG_RELOAD, PROTO_ACCEPT_REQUESTS, 0, "reload", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_RELOAD_REPLY, PROTO_ACCEPT_REPLIES, 0, "reload-reply", proto_check_empty),
 };
 
 _Static_assert(offsetof(struct rtplace_claim_reply, cpus) + sizeof(struct rtplace_cpumask) ==

@@ -196,6 +196,12 @@ enum {
 	 * -EOPNOTSUPP ("unknown message type"): a client then names claims
 	 * by their ids alone (the CPUS reply's claim_id). */
 	RTPLACE_MSG_CLAIM = 0x010b,
+	/* Added to version 3 later, root's only: the daemon reads its
+	 * configuration file again and applies it whole, or keeps the running
+	 * one and answers ERROR with why (what `systemctl reload` waits for).
+	 * A daemon without it answers ERROR -EOPNOTSUPP ("unknown message
+	 * type"). No body either way. */
+	RTPLACE_MSG_RELOAD = 0x010c,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -210,6 +216,7 @@ enum {
 	RTPLACE_MSG_HOST_REPLY = 0x0209,
 	RTPLACE_MSG_LOCAL_REPLY = 0x020a,
 	RTPLACE_MSG_CLAIM_REPLY = 0x020b,
+	RTPLACE_MSG_RELOAD_REPLY = 0x020c,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,

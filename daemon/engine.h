@@ -74,6 +74,15 @@ struct engine_host {
 void engine_read_host(struct engine *e);
 const struct engine_host *engine_host(const struct engine *e);
 
+/*
+ * Whether cfg may replace the running configuration, as only the running
+ * daemon can tell: 0, or -EBUSY with why when a live claim holds a CPU
+ * that placement has now and cfg would take from it ([placement]
+ * housekeeping-cpus naming it). A reload refuses such a file whole
+ * rather than leave a claim on a CPU its rules no longer give.
+ */
+int engine_check_config(const struct engine *e, const struct config *cfg, struct rtplace_reason *reason);
+
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void engine_configure(struct engine *e, const struct config *cfg);
 

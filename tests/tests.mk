@@ -275,6 +275,10 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
 
+# `rtplacectl reload`: the daemon's verdict, a claimed CPU refused.
+TESTS += tests/integration/test-client-reload.sh
+EXTRA_DIST += tests/integration/test-client-reload.sh
+
 # rtplace-run when its CPU goes offline before the pin: the race injected
 # by a preloaded sched_setaffinity() (built without the sanitizers, which
 # would want to be loaded first).

@@ -17,6 +17,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_HOST,         RTPLACE_MSG_HOST_REPLY,
 	RTPLACE_MSG_LOCAL,        RTPLACE_MSG_LOCAL_REPLY,
 	RTPLACE_MSG_CLAIM,        RTPLACE_MSG_CLAIM_REPLY,
+	RTPLACE_MSG_RELOAD,       RTPLACE_MSG_RELOAD_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -437,6 +438,14 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return proto_encode_claim(ret, 14, &(struct rtplace_claim_req){ .from_id = shape ? 6 : 0 });
 	case RTPLACE_MSG_CLAIM_REPLY:
 		return sample_claim_reply(shape, ret);
+	case RTPLACE_MSG_RELOAD:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_reload(ret, 15);
+	case RTPLACE_MSG_RELOAD_REPLY:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_msg_init(ret, RTPLACE_MSG_RELOAD_REPLY, 15) < 0 ? -EINVAL : sample_finish(ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

@@ -156,6 +156,29 @@ check reload-bad "systemctl reload of a bad file succeeded" \
 set_conf
 restart_clean
 
+# --- reload refused by the running daemon alone: a file that loads (the
+# daemon's own --check-config passes it) but would take the CPU a live
+# claim holds from placement. systemctl reload waits for the verdict
+# (ExecReload=rtplacectl reload) and fails with the daemon's reason.
+sleep 3600 &
+owner=$!
+rtplacectl query --prio 20 --cpu-list 3 --claim 600000 --owner $owner
+pid=$(prop MainPID)
+set_conf '[placement]' 'housekeeping-cpus = 3'
+rtplaced --check-config
+systemctl reload rtplaced.service >/tmp/reload.out 2>&1
+echo "reload exit $?: $(cat /tmp/reload.out)"
+journalctl -b -u rtplaced.service | grep 'housekeeping-cpus would take' | tail -2
+check reload-claimed-cpu "systemctl reload of a file taking claimed CPU 3 succeeded, or the daemon did not say why" \
+	bash -c "rtplaced --check-config && ! systemctl reload rtplaced.service && systemctl -q is-active rtplaced.service &&
+		[ \"\$(systemctl show -P MainPID rtplaced.service)\" = $pid ] && rtplacectl claims | grep -qw $owner &&
+		journalctl -b -u rtplaced.service | grep -q 'housekeeping-cpus would take CPU 3 from placement while claim'"
+kill "$owner"
+wait_for 30 bash -c "! rtplacectl claims | grep -qw $owner"
+check reload-claim-ended "the same file is refused once the claim on CPU 3 ended" systemctl reload rtplaced.service
+set_conf
+restart_clean
+
 # --- RealtimeKit with rtkit installed: rtplaced keeps the name when enabled
 if [ -x /usr/libexec/rtkit-daemon ]; then
 	systemctl stop rtkit-daemon.service

@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The next request type no daemon knows yet: bump it when it is taken. */
-#define MSG_UNKNOWN 0x010c
+#define MSG_UNKNOWN 0x010d
 
 static const struct proto_limits lim_server = {
 	.ncpus = PROTO_SAMPLE_NCPUS, .nnodes = PROTO_SAMPLE_NNODES, .accept = PROTO_ACCEPT_REQUESTS,
@@ -151,6 +151,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_LOCAL_REPLY, 48, "local-reply" },
 		{ RTPLACE_MSG_CLAIM, 32, "claim" },
 		{ RTPLACE_MSG_CLAIM_REPLY, 200, "claim-reply" },
+		{ RTPLACE_MSG_RELOAD, 24, "reload" },
+		{ RTPLACE_MSG_RELOAD_REPLY, 24, "reload-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -180,6 +182,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_HOST, 0x0109);
 	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
 	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
+	assert_int_equal(RTPLACE_MSG_RELOAD, 0x010c);
 	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
 	assert_int_equal(RTPLACE_CLAIM_F_ISOLATED, 1u << 7);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
