@@ -531,7 +531,8 @@ EXTRA_DIST += tests/integration/test-rtkit-identity.sh
 # suite; it runs from the source tree, never from make check.
 EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
 # Whole Debian systems booting systemd (scripts/test-all.sh system).
-EXTRA_DIST += tests/system/images.sh tests/system/run.sh tests/system/guest.sh tests/system/build-host.sh
+EXTRA_DIST += tests/system/images.sh tests/system/run.sh tests/system/guest.sh tests/system/build-host.sh \
+	tests/system/wakeup.py
 
 # Interrupt noise from /proc/stat deltas: the parser and the shares.
 check_PROGRAMS += tests/unit/test-irqnoise

@@ -8,7 +8,14 @@
 # order on one boot: install, then what a user of the packages meets, then
 # purge.
 set -u
-share=$(cd "$(dirname "$0")" && pwd)
+# From a copy outside the share, SHARE its argument: the suspend check
+# takes the share away while the system sleeps, which bash reading this
+# file from it would not allow.
+if [ $# -eq 0 ]; then
+	cp "$0" /run/rtplace-guest.sh
+	exec /bin/bash /run/rtplace-guest.sh "$(cd "$(dirname "$0")" && pwd)"
+fi
+share=$1
 res=$share/results log=$share/guest.log
 conf=/etc/rtplace/rtplaced.conf
 : >"$res"
@@ -206,6 +213,67 @@ if [ -x /usr/libexec/rtkit-daemon ]; then
 else
 	fail rtkit "rtkit is not installed in the image"
 fi
+
+# --- suspend to RAM and back (S3; run.sh's wakeup.py wakes the guest):
+# no RealtimeKit grant demoted, no claim lost, a claimed thread keeps its
+# policy and affinity (rtkit's most reported defect is demotion after
+# resume). The 9p share does not survive S3 (its driver cannot restore
+# the device qemu resets at wakeup): it is unmounted and its driver
+# unbound for the sleep, bound and mounted again after, the output kept
+# in /run meanwhile. The sleepers' output is not the share's, or it would
+# stay busy.
+systemctl stop rtkit-daemon.service
+set_conf '[rtkit]' 'enable = yes'
+restart_clean
+wait_for 30 bash -c '[ "$(bus_owner)" = rtplaced ]'
+runuser -u alice -- prlimit --rttime=200000 sleep 3600 </dev/null >/dev/null 2>&1 &
+wait_for 10 pgrep -u alice -x sleep >/dev/null
+rk=$(pgrep -u alice -x sleep | head -1)
+runuser -u alice -- busctl --system --timeout=60 call org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
+	org.freedesktop.RealtimeKit1 MakeThreadRealtimeWithPID ttu "$rk" "$rk" 5
+rtplace-run --prio 20 -- sleep 3600 </dev/null >/dev/null 2>&1 &
+cl=$! # rtplace-run execs sleep
+wait_for 30 bash -c "chrt -p $cl | grep -q SCHED_FIFO"
+sched() { echo "$(chrt -p "$1" | sed -n 's/.*policy: //p; s/.*priority: //p' | tr '\n' ' ')$(taskset -pc "$1" | sed 's/.*: //')"; }
+# The claims of the two: id, level, CPUs, owner (not the lease left).
+claims_of() { rtplacectl claims | awk -v a="$rk" -v b="$cl" '$4 == a || $4 == b { print $1, $2, $3, $4 }'; }
+rk_before=$(sched "$rk") cl_before=$(sched "$cl") pid=$(prop MainPID)
+rtplacectl claims
+claims_of | tee /tmp/claims.before
+echo "before: RealtimeKit thread $rk: $rk_before; claimed thread $cl: $cl_before"
+check s3-setup "the RealtimeKit grant (RR 5) or the claimed thread (FIFO 20) was not made" \
+	bash -c "[[ '$rk_before' == 'SCHED_RR 5 '* ]] && [[ '$cl_before' == 'SCHED_FIFO 20 '* ]] &&
+		[ \$(wc -l </tmp/claims.before) = 2 ]"
+sleeps=$(cat /sys/power/suspend_stats/success)
+dev=$(basename "$(readlink -f /sys/bus/virtio/drivers/9pnet_virtio/virtio*)")
+exec >>/run/guest-s3.log 2>&1
+t0=$(date +%s)
+if umount "$share" && echo "$dev" >/sys/bus/virtio/drivers/9pnet_virtio/unbind; then
+	echo mem >/sys/power/state
+	echo "suspend: exit $?"
+	echo "$dev" >/sys/bus/virtio/drivers/9pnet_virtio/bind
+else
+	echo "suspend: the share could not be taken away: $(ls -l /proc/[0-9]*/fd 2>/dev/null | grep "$share")"
+fi
+mountpoint -q "$share" || mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 share "$share"
+cat /run/guest-s3.log >>"$log"
+exec >>"$log" 2>&1
+echo "suspended and back in $(($(date +%s) - t0)) s; $(journalctl -k -b | grep -E 'PM: (suspend entry|suspend exit)' | tr '\n' ' ')"
+check s3-resumed "the guest did not sleep in S3 (suspend_stats/success $(cat /sys/power/suspend_stats/success), was $sleeps)" \
+	test "$(cat /sys/power/suspend_stats/success)" -gt "$sleeps"
+sleep 5 # the watchdogs' look after the wake
+rk_after=$(sched "$rk") cl_after=$(sched "$cl")
+echo "after: RealtimeKit thread $rk: $rk_after; claimed thread $cl: $cl_after"
+claims_of | tee /tmp/claims.after
+check s3-rtkit-kept "the RealtimeKit grant was '$rk_before' before the sleep, '$rk_after' after" \
+	test "$rk_after" = "$rk_before"
+check s3-claim-kept "the claimed thread was '$cl_before' before the sleep, '$cl_after' after, or its claim is gone" \
+	bash -c "[ '$cl_after' = '$cl_before' ] && diff /tmp/claims.before /tmp/claims.after"
+check s3-daemon-kept "rtplaced restarted or failed across the sleep" \
+	bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" = $pid ]"
+kill "$rk" "$cl"
+set_conf
+restart_clean
 
 # --- purge leaves nothing (Debian keeps the rtplace group)
 apt-get purge -y rtplace librtplace0

@@ -12,7 +12,8 @@
 # 2 NUMA nodes, its own kernel and initramfs, the disk read-only with
 # snapshot=on) with OUT/RELEASE shared over 9p; guest.sh runs there as a
 # unit, installs the packages through apt and writes one PASS/FAIL line per
-# check. Prints those lines as "PASS: system/RELEASE/CHECK", and per release
+# check. The guests may suspend to RAM (S3 enabled on the PIIX4): wakeup.py
+# wakes them through qemu's QMP socket. Prints those lines as "PASS: system/RELEASE/CHECK", and per release
 # how long the image build (cold) and the boot with the checks (warm) took.
 # Exits 0 when every check of every release passed.
 set -euo pipefail
@@ -59,6 +60,10 @@ for r in $releases; do
 	cp "$debs"/rtplace_*.deb "$debs"/librtplace0_*.deb "$share/debs/"
 	cp "$here/guest.sh" "$share/guest.sh"
 	qrc=0
+	# The QMP socket's path must fit a UNIX address: not under OUT.
+	qmp=$(mktemp -d /tmp/rtplace-qmp.XXXXXX)
+	"$here/wakeup.py" "$qmp/qmp.sock" >"$share/wakeup.log" 2>&1 &
+	waker=$!
 	timeout -s KILL "$timeout" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max,la57=off,vendor=GenuineIntel,l3-cache=off \
 		-m 2048 -smp 4,sockets=2,cores=2,threads=1 \
@@ -68,8 +73,12 @@ for r in $releases; do
 		-append "root=/dev/vda rw console=ttyS0 panic=-1 loglevel=4" \
 		-drive "file=$img/rootfs.ext4,format=raw,if=virtio,snapshot=on" \
 		-virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
+		-global PIIX4_PM.disable_s3=0 -qmp "unix:$qmp/qmp.sock,server=on,wait=off" \
 		-display none -serial "file:$share/console.log" -monitor none -no-reboot -nodefaults ||
 		qrc=$?
+	kill "$waker" 2>/dev/null || true
+	wait "$waker" 2>/dev/null || true
+	rm -rf "$qmp"
 	t2=$(date +%s)
 	if [ -s "$share/results" ]; then
 		sed -E "s#^(PASS|FAIL): #\1: system/$r/#" "$share/results"
