@@ -235,15 +235,32 @@ rtplace-run --prio 20 -- sleep 3600 </dev/null >/dev/null 2>&1 &
 cl=$! # rtplace-run execs sleep
 wait_for 30 bash -c "chrt -p $cl | grep -q SCHED_FIFO"
 sched() { echo "$(chrt -p "$1" | sed -n 's/.*policy: //p; s/.*priority: //p' | tr '\n' ' ')$(taskset -pc "$1" | sed 's/.*: //')"; }
-# The claims of the two: id, level, CPUs, owner (not the lease left).
-claims_of() { rtplacectl claims | awk -v a="$rk" -v b="$cl" '$4 == a || $4 == b { print $1, $2, $3, $4 }'; }
-rk_before=$(sched "$rk") cl_before=$(sched "$cl") pid=$(prop MainPID)
+# PipeWire as a lingering user's service: its data loop asks RealtimeKit
+# (rtplaced) for RT and gets RR 20 on a CPU claimed for it.
+uid=$(id -u alice)
+loginctl enable-linger alice
+wait_for 60 systemctl -q is-active "user@$uid.service"
+systemctl --user -M alice@ start pipewire.service
+echo "$(runuser -u alice -- pipewire --version | tail -1)"
+# The tid of PipeWire's data loop once it is RT, with its policy.
+data_loop() { ps -L -u alice -o tid=,cls=,rtprio=,comm= | awk '$4 ~ /^data-loop/ && $2 == "RR" { print $1; exit }'; }
+wait_for 60 bash -c '[ -n "$(ps -L -u alice -o tid=,cls=,comm= | awk '"'"'$3 ~ /^data-loop/ && $2 == "RR"'"'"')" ]'
+ps -L -u alice -o pid,tid,cls,rtprio,psr,comm
+pw=$(data_loop)
+pwpid=$(pgrep -u alice -x pipewire | head -1)
+rtplacectl claims
+check pipewire-rtkit "PipeWire's data loop is not RR 20 on a CPU claimed for it through RealtimeKit" \
+	bash -c "[ -n '$pw' ] && [ \"\$(chrt -p $pw | sed -n 's/.*priority: //p')\" = 20 ] &&
+		rtplacectl claims | awk -v p=$pwpid -v c=\"\$(taskset -pc $pw | sed 's/.*: //')\" '\$4 == p && \$3 == c' | grep -q ."
+# The claims of the three: id, level, CPUs, owner (not the lease left).
+claims_of() { rtplacectl claims | awk -v a="$rk" -v b="$cl" -v c="${pwpid:-x}" '$4 == a || $4 == b || $4 == c { print $1, $2, $3, $4 }'; }
+rk_before=$(sched "$rk") cl_before=$(sched "$cl") pw_before=$([ -z "$pw" ] || sched "$pw") pid=$(prop MainPID)
 rtplacectl claims
 claims_of | tee /tmp/claims.before
 echo "before: RealtimeKit thread $rk: $rk_before; claimed thread $cl: $cl_before"
 check s3-setup "the RealtimeKit grant (RR 5) or the claimed thread (FIFO 20) was not made" \
 	bash -c "[[ '$rk_before' == 'SCHED_RR 5 '* ]] && [[ '$cl_before' == 'SCHED_FIFO 20 '* ]] &&
-		[ \$(wc -l </tmp/claims.before) = 2 ]"
+		[ \$(wc -l </tmp/claims.before) -ge 2 ]"
 sleeps=$(cat /sys/power/suspend_stats/success)
 dev=$(basename "$(readlink -f /sys/bus/virtio/drivers/9pnet_virtio/virtio*)")
 exec >>/run/guest-s3.log 2>&1
@@ -262,18 +279,44 @@ echo "suspended and back in $(($(date +%s) - t0)) s; $(journalctl -k -b | grep -
 check s3-resumed "the guest did not sleep in S3 (suspend_stats/success $(cat /sys/power/suspend_stats/success), was $sleeps)" \
 	test "$(cat /sys/power/suspend_stats/success)" -gt "$sleeps"
 sleep 5 # the watchdogs' look after the wake
-rk_after=$(sched "$rk") cl_after=$(sched "$cl")
+rk_after=$(sched "$rk") cl_after=$(sched "$cl") pw_after=$([ -z "$pw" ] || sched "$pw")
 echo "after: RealtimeKit thread $rk: $rk_after; claimed thread $cl: $cl_after"
 claims_of | tee /tmp/claims.after
 check s3-rtkit-kept "the RealtimeKit grant was '$rk_before' before the sleep, '$rk_after' after" \
 	test "$rk_after" = "$rk_before"
+check s3-pipewire-kept "PipeWire's data loop was '$pw_before' before the sleep, '$pw_after' after" \
+	bash -c "[ -n '$pw' ] && [ '$pw_after' = '$pw_before' ]"
 check s3-claim-kept "the claimed thread was '$cl_before' before the sleep, '$cl_after' after, or its claim is gone" \
 	bash -c "[ '$cl_after' = '$cl_before' ] && diff /tmp/claims.before /tmp/claims.after"
 check s3-daemon-kept "rtplaced restarted or failed across the sleep" \
 	bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" = $pid ]"
 kill "$rk" "$cl"
+systemctl --user -M alice@ stop pipewire.service pipewire.socket
+loginctl disable-linger alice
 set_conf
 restart_clean
+
+# --- podman runs the OCI hook (hooks.d as installed, rootful, its default
+# runtime and cgroup manager): a container annotated
+# io.rtplace.priority=50 with CAP_SYS_NICE runs at SCHED_FIFO 50 on the
+# CPU claimed for it, the claim ends with the container. The root is a
+# static busybox: the guest has no registry to pull from.
+podman --version
+podman info --format '{{.Host.OCIRuntime.Name}} {{.Host.CgroupManager}} cgroup {{.Host.CgroupsVersion}}'
+mkdir -p /root/ctr/bin /root/ctr/proc /root/ctr/dev /root/ctr/sys /root/ctr/etc /root/ctr/tmp
+cp /bin/busybox /root/ctr/bin/busybox && ln -sf busybox /root/ctr/bin/sh && ln -sf busybox /root/ctr/bin/sleep
+podman run -d --name rtplace-rt --cap-add SYS_NICE --annotation io.rtplace.priority=50 --network none \
+	--rootfs /root/ctr /bin/sh -c 'exec sleep 600'
+cpid=$(podman inspect --format '{{.State.Pid}}' rtplace-rt)
+rtplacectl claims | tee /tmp/claims.podman
+echo "container $cpid: $(chrt -p "$cpid" 2>&1 | tr '\n' ' ') $(taskset -pc "$cpid" 2>&1)"
+check podman-hook "the container does not run at SCHED_FIFO 50 on a CPU claimed for it" \
+	bash -c "[ -n '$cpid' ] && [ '$cpid' != 0 ] && chrt -p $cpid | grep -q 'policy: SCHED_FIFO' &&
+		[ \"\$(chrt -p $cpid | sed -n 's/.*priority: //p')\" = 50 ] &&
+		awk -v p=$cpid -v c=\"\$(taskset -pc $cpid | sed 's/.*: //')\" '\$4 == p && \$3 == c' /tmp/claims.podman | grep -q ."
+podman rm -f -t 0 rtplace-rt
+check podman-claim-ended "the container's claim outlived it" \
+	wait_for 30 bash -c "! rtplacectl claims | awk '{ print \$4 }' | grep -qx '$cpid'"
 
 # --- purge leaves nothing (Debian keeps the rtplace group)
 apt-get purge -y rtplace librtplace0
