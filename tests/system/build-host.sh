@@ -35,7 +35,7 @@ out=$(cd "$out" && pwd)
 # apt), and what autogen.sh and the build call.
 deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed 's/^Build-Depends://' |
 	grep -v '^[A-Z]' | tr ',' '\n' | sed 's/(.*//; s/[[:space:]]//g' | grep -v -e '^$' -e '^debhelper' -e '^dh-')
-packages=$(printf '%s\n' $deps autoconf automake libtool make gcc llvm git debhelper dpkg-dev | sort -u | tr '\n' ' ')
+packages=$(printf '%s\n' $deps autoconf automake libtool make gcc llvm git build-essential debhelper dpkg-dev | sort -u | tr '\n' ' ')
 key=$( {
 	echo "$release $mirror $packages"
 	cat "$0"

@@ -259,7 +259,7 @@ rtplacectl claims
 claims_of | tee /tmp/claims.before
 echo "before: RealtimeKit thread $rk: $rk_before; claimed thread $cl: $cl_before"
 check s3-setup "the RealtimeKit grant (RR 5) or the claimed thread (FIFO 20) was not made" \
-	bash -c "[[ '$rk_before' == 'SCHED_RR 5 '* ]] && [[ '$cl_before' == 'SCHED_FIFO 20 '* ]] &&
+	bash -c "[[ '$rk_before' == SCHED_RR*' 5 '* ]] && [[ '$cl_before' == 'SCHED_FIFO 20 '* ]] &&
 		[ \$(wc -l </tmp/claims.before) -ge 2 ]"
 sleeps=$(cat /sys/power/suspend_stats/success)
 dev=$(basename "$(readlink -f /sys/bus/virtio/drivers/9pnet_virtio/virtio*)")
