@@ -240,14 +240,17 @@ sched() { echo "$(chrt -p "$1" | sed -n 's/.*policy: //p; s/.*priority: //p' | t
 uid=$(id -u alice)
 loginctl enable-linger alice
 wait_for 60 systemctl -q is-active "user@$uid.service"
-systemctl --user -M alice@ start pipewire.service
+# As alice, with her session's runtime folder (her manager's private socket).
+as_alice() { runuser -u alice -- env XDG_RUNTIME_DIR="/run/user/$uid" "$@"; }
+as_alice systemctl --user start pipewire.service
 echo "$(runuser -u alice -- pipewire --version | tail -1)"
-# The tid of PipeWire's data loop once it is RT, with its policy.
-data_loop() { ps -L -u alice -o tid=,cls=,rtprio=,comm= | awk '$4 ~ /^data-loop/ && $2 == "RR" { print $1; exit }'; }
-wait_for 60 bash -c '[ -n "$(ps -L -u alice -o tid=,cls=,comm= | awk '"'"'$3 ~ /^data-loop/ && $2 == "RR"'"'"')" ]'
+# PipeWire's data loop once it is RT: its pid and tid (0.3.65 leaves the
+# thread named pipewire, 1.4 names it data-loop.0).
+pw_rt() { ps -L -u alice -o pid=,tid=,cls=,comm= | awk '$3 == "RR" && ($4 ~ /^data-loop/ || $4 == "pipewire") { print $1, $2; exit }'; }
+export -f pw_rt
+wait_for 60 bash -c '[ -n "$(pw_rt)" ]'
 ps -L -u alice -o pid,tid,cls,rtprio,psr,comm
-pw=$(data_loop)
-pwpid=$(pgrep -u alice -x pipewire | head -1)
+read -r pwpid pw <<<"$(pw_rt)"
 rtplacectl claims
 check pipewire-rtkit "PipeWire's data loop is not RR 20 on a CPU claimed for it through RealtimeKit" \
 	bash -c "[ -n '$pw' ] && [ \"\$(chrt -p $pw | sed -n 's/.*priority: //p')\" = 20 ] &&
@@ -291,7 +294,7 @@ check s3-claim-kept "the claimed thread was '$cl_before' before the sleep, '$cl_
 check s3-daemon-kept "rtplaced restarted or failed across the sleep" \
 	bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" = $pid ]"
 kill "$rk" "$cl"
-systemctl --user -M alice@ stop pipewire.service pipewire.socket
+as_alice systemctl --user stop pipewire.service pipewire.socket
 loginctl disable-linger alice
 set_conf
 restart_clean

@@ -34,8 +34,8 @@ qmp.readline()  # the greeting
 send("qmp_capabilities")
 for line in qmp:
     event = json.loads(line).get("event")
+    if event:
+        print(f"wakeup: {time.strftime('%H:%M:%S')} {event}", flush=True)
     if event == "SUSPEND":
         time.sleep(delay)
         send("system_wakeup")
-    if event:
-        print(f"wakeup: {time.strftime('%H:%M:%S')} {event}", flush=True)
