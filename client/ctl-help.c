@@ -150,6 +150,10 @@ const struct ctl_command ctl_commands[CTL_CMD_COUNT] = {
 			    "revoked, each with its claim id, collisions, thread exits, the RealtimeKit "
 			    "watchdog's demotions, and claims' CPUs isolated and released) as they arrive, in 80 columns (the date too on a wider terminal)",
 			    ctl_watch_options },
+	[CTL_CMD_RELOAD] = { "reload", "",
+			     "as root, have the daemon read its configuration file again and say whether it applied "
+			     "it or kept the running one, and why (what `systemctl reload rtplaced` runs)",
+			     ctl_no_options },
 	[CTL_CMD_HELP] = { "help", "[COMMAND]", "print the commands, or COMMAND's help (the same as COMMAND --help)",
 			   ctl_no_options },
 };

@@ -51,6 +51,7 @@ enum ctl_command_id {
 	CTL_CMD_MOVE,
 	CTL_CMD_WATCH,
 	CTL_CMD_EXPLAIN,
+	CTL_CMD_RELOAD,
 	CTL_CMD_HELP,
 	CTL_CMD_COUNT,
 };

@@ -1268,6 +1268,20 @@ int rtplace_kernel(struct rtplace *rp, struct rtplace_kernel_reply *ret)
 	return r;
 }
 
+int rtplace_reload(struct rtplace *rp)
+{
+	int r;
+
+	if (!rp)
+		return -EINVAL;
+	pthread_mutex_lock(&rp->lock);
+	r = proto_encode_reload(&rp->req, rtplace_next_id(rp));
+	if (r == 0)
+		r = rtplace_call(rp, RTPLACE_MSG_RELOAD_REPLY);
+	pthread_mutex_unlock(&rp->lock);
+	return r;
+}
+
 int rtplace_tracking(struct rtplace *rp, struct rtplace_tracking *ret)
 {
 	const struct rtplace_tracking_reply *tr;

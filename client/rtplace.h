@@ -352,6 +352,15 @@ int rtplace_host(struct rtplace *rp, struct rtplace_host *ret);
  * reply's fields are rtplace-proto.h's. -EOPNOTSUPP from a daemon older
  * than the question. */
 int rtplace_kernel(struct rtplace *rp, struct rtplace_kernel_reply *ret);
+/*
+ * Asks the daemon to read its configuration file again, as root (what
+ * `systemctl reload rtplaced` runs): 0 once it applies the file whole; an
+ * error, with the daemon's reason in rtplace_last_reason(), when it keeps
+ * the running configuration: -EINVAL the file does not load, -EBUSY a
+ * claim holds a CPU the file would take from placement, -EPERM the caller
+ * is not root; -EOPNOTSUPP from a daemon older than the request.
+ */
+int rtplace_reload(struct rtplace *rp);
 
 /* Asks the daemon to move a thread. ret may be NULL. -EOPNOTSUPP from a
  * daemon that does not serve moves. */

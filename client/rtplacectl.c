@@ -1125,6 +1125,24 @@ static int ctl_release(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
+/* Exits non-zero when the daemon keeps its running configuration, with
+ * its reason: `systemctl reload` fails with it (the unit's ExecReload=). */
+static int ctl_reload(struct ctl *c, int argc, char **argv)
+{
+	int r = ctl_simple_connect(c, argc, argv);
+
+	if (r)
+		return r < 0 ? EX_OK : r;
+	r = rtplace_reload(c->rp);
+	if (r < 0)
+		return ctl_fail(c, "the daemon keeps its running configuration", r);
+	if (c->json)
+		printf("{\"reloaded\": true}\n");
+	else
+		printf("configuration reloaded\n");
+	return EX_OK;
+}
+
 static int ctl_move(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_getopt g = { 0 };
@@ -1675,6 +1693,7 @@ static int (*const ctl_runners[])(struct ctl *c, int argc, char **argv) = {
 	[CTL_CMD_QUERY] = ctl_query,     [CTL_CMD_RELEASE] = ctl_release, [CTL_CMD_MOVE] = ctl_move,
 	[CTL_CMD_WATCH] = ctl_watch,     [CTL_CMD_HELP] = ctl_help_command, [CTL_CMD_CLAIMS] = ctl_claims,
 	[CTL_CMD_EXPLAIN] = ctl_explain,
+	[CTL_CMD_RELOAD] = ctl_reload,
 };
 _Static_assert(sizeof(ctl_runners) / sizeof(ctl_runners[0]) == CTL_CMD_COUNT, "a runner for every command");
 

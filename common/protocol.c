@@ -888,6 +888,8 @@ static const struct proto_type proto_types[] = {
 	PROTO_TYPE(RTPLACE_MSG_KERNEL, PROTO_ACCEPT_REQUESTS, 0, "kernel", proto_check_empty),
 	PROTO_TYPE(RTPLACE_MSG_KERNEL_REPLY, PROTO_ACCEPT_REPLIES, sizeof(struct rtplace_kernel_reply), "kernel-reply",
 		   proto_check_kernel_reply),
+	PROTO_TYPE(RTPLACE_MSG_RELOAD, PROTO_ACCEPT_REQUESTS, 0, "reload", proto_check_empty),
+	PROTO_TYPE(RTPLACE_MSG_RELOAD_REPLY, PROTO_ACCEPT_REPLIES, 0, "reload-reply", proto_check_empty),
 };
 
 _Static_assert(offsetof(struct rtplace_explain, query.allowed) + sizeof(struct rtplace_cpumask) ==

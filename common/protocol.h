@@ -280,6 +280,11 @@ static inline int proto_encode_local(struct proto_msg *ret, uint32_t request_id)
 	return proto_encode(ret, RTPLACE_MSG_LOCAL, request_id, 0, NULL, NULL);
 }
 
+static inline int proto_encode_reload(struct proto_msg *ret, uint32_t request_id)
+{
+	return proto_encode(ret, RTPLACE_MSG_RELOAD, request_id, 0, NULL, NULL);
+}
+
 static inline int proto_encode_tracking(struct proto_msg *ret, uint32_t request_id)
 {
 	return proto_encode(ret, RTPLACE_MSG_TRACKING, request_id, 0, NULL, NULL);

@@ -204,6 +204,12 @@ enum {
 	 * -EOPNOTSUPP ("unknown message type"): the kernel's environment is
 	 * then unknown to the client. */
 	RTPLACE_MSG_KERNEL = 0x010d,
+	/* Added to version 3 later, root's only: the daemon reads its
+	 * configuration file again and applies it whole, or keeps the running
+	 * one and answers ERROR with why (what `systemctl reload` waits for).
+	 * A daemon without it answers ERROR -EOPNOTSUPP ("unknown message
+	 * type"). No body either way. */
+	RTPLACE_MSG_RELOAD = 0x010e,
 
 	/* Replies, daemon to client: request type + 0x0100, or ERROR. */
 	RTPLACE_MSG_ERROR = 0x0200,
@@ -220,6 +226,7 @@ enum {
 	RTPLACE_MSG_CLAIM_REPLY = 0x020b,
 	RTPLACE_MSG_EXPLAIN_REPLY = 0x020c,
 	RTPLACE_MSG_KERNEL_REPLY = 0x020d,
+	RTPLACE_MSG_RELOAD_REPLY = 0x020e,
 
 	/* Events, daemon to client, request_id 0. */
 	RTPLACE_MSG_CLAIM_ENDED = 0x0301,

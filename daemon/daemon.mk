@@ -82,7 +82,8 @@ sysusers_DATA = systemd/rtplace.conf
 EXTRA_DIST += systemd/rtplaced.service.in systemd/rtplaced.socket systemd/rtplace.sysusers
 CLEANFILES += systemd/rtplaced.service systemd/rtplace.conf
 systemd/rtplaced.service: systemd/rtplaced.service.in Makefile
-	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/systemd/rtplaced.service.in > $@
+	$(AM_V_GEN)$(MKDIR_P) systemd && sed -e 's|@sbindir[@]|$(sbindir)|g' -e 's|@bindir[@]|$(bindir)|g' \
+		$(srcdir)/systemd/rtplaced.service.in > $@
 systemd/rtplace.conf: systemd/rtplace.sysusers
 	$(AM_V_GEN)$(MKDIR_P) systemd && cp $(srcdir)/systemd/rtplace.sysusers $@
 # Makes rtplaced the RealtimeKit service when [rtkit] enable = yes

@@ -59,6 +59,8 @@ struct dispatch {
 	bool serving;
 	struct dispatch_event *events;
 	size_t nevents, events_cap;
+	int (*reload)(void *ctx, struct rtplace_reason *reason); /* dispatch_on_reload()'s */
+	void *reload_ctx;
 };
 
 /* One handler per request type: answers m from peer with exactly one

@@ -184,6 +184,36 @@ static void dispatch_disconnect(struct dispatch *d, struct server_peer *peer)
 	log_debug("client %u (pid %d) disconnected", peer->id, (int)peer->pid);
 }
 
+/* RELOAD: the daemon's verdict on its configuration file, for root (the
+ * unit's ExecReload=, so that `systemctl reload` fails when the daemon
+ * keeps the running configuration). Only root: anyone else could have
+ * the daemon read a file they may have just broken, at any rate. */
+static void dispatch_reload(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m)
+{
+	struct rtplace_reason reason = { "" };
+	int r = -EPERM;
+
+	if (peer->uid != 0)
+		reason_set(&reason, "only root may reload the configuration (uid %u asked)", (unsigned)peer->uid);
+	else if (!d->reload)
+		r = -EOPNOTSUPP;
+	else
+		r = d->reload(d->reload_ctx, &reason);
+	if (r < 0) {
+		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r,
+				    reason.text[0] ? reason.text : strerror(-r));
+		return;
+	}
+	proto_msg_init(&d->reply, RTPLACE_MSG_RELOAD_REPLY, m->hdr.request_id);
+	dispatch_send_reply(d, peer, m);
+}
+
+void dispatch_on_reload(struct dispatch *d, dispatch_reload_fn *fn, void *ctx)
+{
+	d->reload = fn;
+	d->reload_ctx = ctx;
+}
+
 /* The handler of each request type, beside the codec's table of types
  * (protocol.c), indexed from RTPLACE_MSG_QUERY: the request types are
  * numbered in one block. */
@@ -201,6 +231,7 @@ static dispatch_handler_fn *const dispatch_handlers[] = {
 	[RTPLACE_MSG_CLAIM - RTPLACE_MSG_QUERY] = dispatch_claims_info,
 	[RTPLACE_MSG_EXPLAIN - RTPLACE_MSG_QUERY] = dispatch_explain,
 	[RTPLACE_MSG_KERNEL - RTPLACE_MSG_QUERY] = dispatch_views_kernel,
+	[RTPLACE_MSG_RELOAD - RTPLACE_MSG_QUERY] = dispatch_reload,
 };
 
 /*

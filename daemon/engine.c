@@ -101,6 +101,29 @@ static void engine_placement_rules(struct engine *e)
 	e->pstate = pstate;
 }
 
+int engine_check_config(const struct engine *e, const struct config *cfg, struct rtplace_reason *reason)
+{
+	struct placement_config next;
+	struct rtplace_cpumask lost, held;
+	const struct claim *cl;
+	char cpus[64];
+
+	config_placement(cfg, e->topo, &e->host.iso.isolated, &next);
+	cpuset_andnot(&lost, &e->pcfg.managed, &next.managed);
+	for (unsigned i = 0; !cpuset_empty(&lost) && (cl = claims_at(e->claims, i)); i++) {
+		cpuset_and(&held, &cl->cpus, &lost);
+		if (cpuset_empty(&held))
+			continue;
+		cpuset_format(&held, cpus, sizeof(cpus));
+		reason_set(reason,
+			   "[placement] housekeeping-cpus would take CPU %s from placement while claim %u holds it "
+			   "(owner pid %d): release the claim (rtplacectl release %u) or leave the CPU managed",
+			   cpus, cl->id, (int)cl->pid, cl->id);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 void engine_configure(struct engine *e, const struct config *cfg)
 {
 	e->cfg = *cfg;

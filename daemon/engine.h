@@ -80,6 +80,15 @@ const struct kernel_env *engine_kernel_env(const struct engine *e);
 /* Reads sched_ext again (kernel_env_refresh()). */
 void engine_refresh_kernel_env(struct engine *e);
 
+/*
+ * Whether cfg may replace the running configuration, as only the running
+ * daemon can tell: 0, or -EBUSY with why when a live claim holds a CPU
+ * that placement has now and cfg would take from it ([placement]
+ * housekeeping-cpus naming it). A reload refuses such a file whole
+ * rather than leave a claim on a CPU its rules no longer give.
+ */
+int engine_check_config(const struct engine *e, const struct config *cfg, struct rtplace_reason *reason);
+
 /* Applies a reloaded configuration: placement rules, leases, limits. */
 void engine_configure(struct engine *e, const struct config *cfg);
 

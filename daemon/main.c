@@ -164,14 +164,23 @@ static int daemon_parse_args(int argc, char **argv, struct daemon_args *ret)
 	return 0;
 }
 
+/* Where the configuration's errors go: stderr (--check-config) or the
+ * log, and the first of them into first when set (a reload's reason). */
+struct daemon_config_errors {
+	bool to_stderr;
+	struct rtplace_reason *first;
+};
+
 static void daemon_config_error_cb(void *userdata, const char *message)
 {
-	bool *to_stderr = userdata;
+	struct daemon_config_errors *errs = userdata;
 
-	if (*to_stderr)
+	if (errs->to_stderr)
 		fprintf(stderr, "%s\n", message);
 	else
 		log_error("%s", message);
+	if (errs->first && !errs->first->text[0])
+		reason_set(errs->first, "%s", message);
 }
 
 /*
@@ -179,16 +188,16 @@ static void daemon_config_error_cb(void *userdata, const char *message)
  * absent: *ret_defaulted says so, may be NULL). Reports every error; ret
  * is untouched on failure.
  */
-static int daemon_load_config(const struct daemon_args *args, bool to_stderr, struct config *ret,
+static int daemon_load_config(const struct daemon_args *args, struct daemon_config_errors *errs, struct config *ret,
 			      bool *ret_defaulted)
 {
 	struct rtplace_reason reason;
 	struct config cfg;
 	bool defaulted;
-	int r = config_load_default(args->config_path, &reason, &cfg, daemon_config_error_cb, &to_stderr, &defaulted);
+	int r = config_load_default(args->config_path, &reason, &cfg, daemon_config_error_cb, errs, &defaulted);
 
 	if (r < 0 && r != -EINVAL)
-		daemon_config_error_cb(&to_stderr, reason.text);
+		daemon_config_error_cb(errs, reason.text);
 	if (r < 0)
 		return r;
 	if (args->socket_path)
@@ -210,20 +219,33 @@ static void daemon_stop_cb(int signo, void *ctx)
 	loop_stop(d->loop);
 }
 
-static void daemon_reload_cb(int signo, void *ctx)
+/*
+ * Reads the configuration file again and applies it whole, or keeps the
+ * running one: when the file does not load, or when the engine refuses it
+ * (engine_check_config(): what only the running daemon can tell). 0, or
+ * -errno with why (the file's first error). RELOADING=1 and READY=1
+ * bracket it either way: the daemon serves on, in one configuration.
+ */
+static int daemon_reload(void *ctx, struct rtplace_reason *reason)
 {
 	struct daemon *d = ctx;
+	struct daemon_config_errors errs = { .first = reason };
 	struct server_limits limits;
 	struct config cfg;
 	const char *key;
+	int r;
 
+	reason->text[0] = '\0';
 	systemd_reloading();
-	if (daemon_load_config(&d->args, false, &cfg, NULL) < 0) {
-		log_error("Reload failed; keeping the running configuration");
+	r = daemon_load_config(&d->args, &errs, &cfg, NULL);
+	if (r == 0)
+		r = engine_check_config(d->engine, &cfg, reason);
+	if (r < 0) {
+		log_error("Reload failed: %s; keeping the running configuration", reason->text);
 		d->reloads.refused++;
 		d->reloads.last_ok = false;
 		systemd_ready();
-		return;
+		return r;
 	}
 	key = config_restart_key(&d->cfg, &cfg);
 	if (key)
@@ -240,6 +262,16 @@ static void daemon_reload_cb(int signo, void *ctx)
 	d->reloads.applied++;
 	d->reloads.last_ok = true;
 	systemd_ready();
+	return 0;
+}
+
+/* SIGHUP: a reload whose verdict only the log and the metrics hear
+ * (RELOAD, rtplacectl reload, tells its caller). */
+static void daemon_reload_cb(int signo, void *ctx)
+{
+	struct rtplace_reason reason;
+
+	daemon_reload(ctx, &reason);
 }
 
 static void daemon_watchdog_cb(void *ctx)
@@ -445,6 +477,7 @@ static int daemon_start(struct daemon *d)
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
 		return EXIT_FAILURE;
+	dispatch_on_reload(d->dispatch, daemon_reload, d);
 	if (systemd_watchdog_usec() && loop_every(d->loop, systemd_watchdog_usec() / 2, daemon_watchdog_cb, d) < 0)
 		return EXIT_FAILURE;
 	systemd_ready();
@@ -521,7 +554,7 @@ int main(int argc, char **argv)
 	if (d.args.check_config) {
 		const char *path = d.args.config_path ? d.args.config_path : CONFIG_DEFAULT_PATH;
 
-		if (daemon_load_config(&d.args, true, &d.cfg, &defaulted) < 0 ||
+		if (daemon_load_config(&d.args, &(struct daemon_config_errors){ .to_stderr = true }, &d.cfg, &defaulted) < 0 ||
 		    daemon_check_environment(&d.cfg) < 0)
 			return EXIT_CONFIG;
 		if (defaulted)
@@ -532,8 +565,8 @@ int main(int argc, char **argv)
 	}
 	/* rtkit-daemon's unit asks this before it starts (rtplaced(8)). */
 	if (d.args.serves_rtkit)
-		return daemon_load_config(&d.args, true, &d.cfg, NULL) < 0 ? EXIT_CONFIG : !d.cfg.rtkit.enable;
-	if (daemon_load_config(&d.args, false, &d.cfg, &defaulted) < 0)
+		return daemon_load_config(&d.args, &(struct daemon_config_errors){ .to_stderr = true }, &d.cfg, NULL) < 0 ? EXIT_CONFIG : !d.cfg.rtkit.enable;
+	if (daemon_load_config(&d.args, &(struct daemon_config_errors){ .to_stderr = false }, &d.cfg, &defaulted) < 0)
 		return EXIT_CONFIG;
 	log_set_level(d.cfg.daemon.log_level);
 	log_set_clock(loop_now_ms);

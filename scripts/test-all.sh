@@ -22,13 +22,15 @@
 #               qemu guests on Debian's 6.1, 6.1-rt, 6.12 and 6.12-rt
 #               kernels with 4 NUMA nodes (tests/vm/), one guest at a time;
 #               each test of each kernel counts
+#   trixie      (root) the tree built with -Werror in a Debian 13 chroot
+#               made from Debian's archive (tests/system/build-host.sh),
+#               its unit tests run there, each counts, and the Debian
+#               packages built there
 #   system      (root) whole Debian 12 and 13 systems booting systemd in qemu
 #               guests (tests/system/), images built from Debian's archive
 #               and cached: the package step's packages installed through
-#               apt, each check of each release counts
-#   trixie      (root) the tree built with -Werror in a Debian 13 chroot
-#               made from Debian's archive (tests/system/build-host.sh),
-#               its unit tests run there; each counts
+#               apt (the Debian 13 guest gets those the trixie step built,
+#               when it ran before), each check of each release counts
 # Ends with one line "N passed, N failed[, N skipped]": every test of every
 # `make check` counts, and every step counts as one. Arguments run only the
 # steps they name, e.g. `scripts/test-all.sh package`.
@@ -354,7 +356,8 @@ system() {
 		cd "$top" || return 1
 	fi
 	echo "== system: Debian 12 and 13 booting systemd in qemu guests"
-	"$top/tests/system/run.sh" --debs "$debs" --out "$debs/system" >"$debs/system.log" 2>&1
+	"$top/tests/system/run.sh" --debs "$debs" ${trixie_debs:+--debs-of trixie "$trixie_debs"} --out "$debs/system" \
+		>"$debs/system.log" 2>&1
 	cat "$debs/system.log"
 	p=$(grep -c '^PASS: system/' "$debs/system.log"); f=$(grep -c '^FAIL: system/' "$debs/system.log")
 	passed=$((passed + p)); failed=$((failed + f))
@@ -374,7 +377,9 @@ trixie() {
 	p=$(grep -c '^PASS: trixie/' "$out/run.log")
 	f=$(grep -cE '^(FAIL|ERROR|XPASS|SKIP): trixie/' "$out/run.log")
 	passed=$((passed + p)); failed=$((failed + f))
-	[ "$p" -gt 1 ] && [ "$f" -eq 0 ]
+	[ "$p" -gt 1 ] && [ "$f" -eq 0 ] || return 1
+	# The system step, when it follows, installs these in Debian 13.
+	trixie_debs=$out/debs
 }
 
 werror() { run_variant werror --enable-werror; }
@@ -382,7 +387,8 @@ sanitizers() { run_variant sanitizers --enable-werror --enable-sanitizers; }
 
 # Arguments name steps to run alone (intree, distcheck, fuzz and install
 # use the werror step's build); none: all of them.
-steps=${*:-werror sanitizers intree distcheck fuzz install package vm system trixie}
+trixie_debs=
+steps=${*:-werror sanitizers intree distcheck fuzz install package vm trixie system}
 for s in $steps; do
 	case $s in
 	werror | sanitizers | intree | distcheck | fuzz) step "$s" "$s" ;;
@@ -397,7 +403,7 @@ for s in $steps; do
 			skip_step "$s" "needs root"
 		fi
 		;;
-	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm system trixie)" >&2; exit 64 ;;
+	*) echo "test-all: no step '$s' (werror sanitizers intree distcheck fuzz install package vm trixie system)" >&2; exit 64 ;;
 	esac
 done
 

@@ -299,6 +299,10 @@ EXTRA_DIST += tests/integration/test-client-cli.sh tests/integration/test-client
 	tests/integration/test-client-ffmpeg.sh tests/integration/test-client-watch.sh \
 	tests/integration/test-client-host.sh tests/integration/test-daemon-isolated.sh
 
+# `rtplacectl reload`: the daemon's verdict, a claimed CPU refused.
+TESTS += tests/integration/test-client-reload.sh
+EXTRA_DIST += tests/integration/test-client-reload.sh
+
 # rtplace-run when its CPU goes offline before the pin: the race injected
 # by a preloaded sched_setaffinity() (built without the sanitizers, which
 # would want to be loaded first).
@@ -567,7 +571,8 @@ EXTRA_DIST += tests/integration/test-rtkit-identity.sh tests/integration/test-rt
 # suite; it runs from the source tree, never from make check.
 EXTRA_DIST += tests/vm/kernels.sh tests/vm/run-guest.sh tests/vm/run-tests.sh
 # Whole Debian systems booting systemd (scripts/test-all.sh system).
-EXTRA_DIST += tests/system/images.sh tests/system/run.sh tests/system/guest.sh tests/system/build-host.sh
+EXTRA_DIST += tests/system/images.sh tests/system/run.sh tests/system/guest.sh tests/system/build-host.sh \
+	tests/system/wakeup.py
 
 # Interrupt noise from /proc/stat deltas: the parser and the shares.
 check_PROGRAMS += tests/unit/test-irqnoise

@@ -19,6 +19,7 @@ const uint16_t proto_sample_types[] = {
 	RTPLACE_MSG_CLAIM,        RTPLACE_MSG_CLAIM_REPLY,
 	RTPLACE_MSG_EXPLAIN,      RTPLACE_MSG_EXPLAIN_REPLY,
 	RTPLACE_MSG_KERNEL,       RTPLACE_MSG_KERNEL_REPLY,
+	RTPLACE_MSG_RELOAD,       RTPLACE_MSG_RELOAD_REPLY,
 };
 const size_t proto_sample_ntypes = sizeof(proto_sample_types) / sizeof(proto_sample_types[0]);
 
@@ -570,6 +571,14 @@ int proto_sample(uint16_t type, unsigned shape, struct proto_msg *ret)
 		return proto_encode_kernel(ret, 15);
 	case RTPLACE_MSG_KERNEL_REPLY:
 		return sample_kernel_reply(shape, ret);
+	case RTPLACE_MSG_RELOAD:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_encode_reload(ret, 15);
+	case RTPLACE_MSG_RELOAD_REPLY:
+		if (shape > 0)
+			return -ENOENT;
+		return proto_msg_init(ret, RTPLACE_MSG_RELOAD_REPLY, 15) < 0 ? -EINVAL : sample_finish(ret);
 	case RTPLACE_MSG_SUBSCRIBE_REPLY:
 		if (shape > 0)
 			return -ENOENT;

@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The systemd units: systemd-analyze verify accepts them (with ExecStart
-# pointed at this build's rtplaced), and the offline security score of the
+# and ExecReload pointed at this build's rtplaced and rtplacectl), a
+# reload waits for the daemon's verdict (rtplacectl reload), and the offline security score of the
 # service stays at "OK" or better (exposure below 4.0), also with the metrics
 # drop-in rtplaced.conf(5) documents.
 set -u
 command -v systemd-analyze >/dev/null 2>&1 || { echo "SKIP: systemd-analyze not installed"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-sed "s|@sbindir@|$top_builddir/daemon|g" "$top_srcdir/systemd/rtplaced.service.in" > "$dir/rtplaced.service"
+sed "s|@sbindir@|$top_builddir/daemon|g; s|@bindir@|$top_builddir/client|g" "$top_srcdir/systemd/rtplaced.service.in" \
+	> "$dir/rtplaced.service"
 cp "$top_srcdir/systemd/rtplaced.socket" "$dir/rtplaced.socket"
 
 if ! systemd-analyze verify --man=no "$dir/rtplaced.service" "$dir/rtplaced.socket"; then
@@ -16,6 +18,10 @@ if ! systemd-analyze verify --man=no "$dir/rtplaced.service" "$dir/rtplaced.sock
 	exit 1
 fi
 grep -q '^Type=notify$' "$dir/rtplaced.service" || { echo "FAIL: service is not Type=notify"; exit 1; }
+# One ExecReload=, synchronous: SIGHUP alone would report every reload as
+# a success, the daemon's refusal only in its log.
+[ "$(grep '^ExecReload=' "$dir/rtplaced.service")" = "ExecReload=$top_builddir/client/rtplacectl reload" ] || {
+	echo "FAIL: ExecReload= is not 'rtplacectl reload' alone: $(grep '^ExecReload=' "$dir/rtplaced.service")"; exit 1; }
 grep -q '^ListenSequentialPacket=/run/rtplace/rtplaced.sock$' "$dir/rtplaced.socket" || {
 	echo "FAIL: socket unit does not listen on the default path"; exit 1; }
 # Claims tied to processes are kept beside the socket across restarts

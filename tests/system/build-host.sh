@@ -11,9 +11,13 @@
 # by default) as chroot-RELEASE-KEY, keyed by a hash of the release, the
 # package list and this script. The tree (git's files) is copied in fresh,
 # configured with --enable-werror, built, and `make check` runs the unit
-# tests (tests/unit/: they need no root, no BPF and no daemon). Prints
-# their PASS/FAIL lines as "PASS: RELEASE/tests/unit/...", keeps the logs in
-# DIR, and exits 0 when the build and every unit test passed.
+# tests (tests/unit/: they need no root, no BPF and no daemon). Then the
+# Debian packages are built there from another fresh copy
+# (`dpkg-buildpackage -b -us -uc`, nocheck: the suite ran above) and kept
+# in DIR/debs. Prints the unit tests' PASS/FAIL lines as
+# "PASS: RELEASE/tests/unit/...", then "PASS: RELEASE/build" and
+# "PASS: RELEASE/debs", keeps the logs in DIR, and exits 0 when the build,
+# every unit test and the packages passed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +35,7 @@ out=$(cd "$out" && pwd)
 # apt), and what autogen.sh and the build call.
 deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$top/debian/control" | sed 's/^Build-Depends://' |
 	grep -v '^[A-Z]' | tr ',' '\n' | sed 's/(.*//; s/[[:space:]]//g' | grep -v -e '^$' -e '^debhelper' -e '^dh-')
-packages=$(printf '%s\n' $deps autoconf automake libtool make gcc llvm git | sort -u | tr '\n' ' ')
+packages=$(printf '%s\n' $deps autoconf automake libtool make gcc llvm git build-essential debhelper dpkg-dev | sort -u | tr '\n' ' ')
 key=$( {
 	echo "$release $mirror $packages"
 	cat "$0"
@@ -53,10 +57,15 @@ if [ ! -f "$root/.built" ]; then
 	echo "build-host: $release chroot made in $(cat "$root/.seconds") s"
 fi
 
+# copy DIR: the tree as git has it (committed or not, ignored files left
+# out), fresh in DIR.
+copy() {
+	rm -rf --one-file-system "$1" && mkdir -p "$1"
+	git -C "$top" ls-files -z --cached --others --exclude-standard |
+		tar -C "$top" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$1" -xf -
+}
 src=$root/src
-rm -rf --one-file-system "$src" && mkdir -p "$src"
-git -C "$top" ls-files -z --cached --others --exclude-standard |
-	tar -C "$top" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$src" -xf -
+copy "$src"
 units=$(sed -n 's/^TESTS += \(tests\/unit\/.*\)/\1/p' "$top/tests/tests.mk" | tr '\n' ' ')
 mounted=
 trap '[ -z "$mounted" ] || umount "$root/proc"' EXIT
@@ -73,5 +82,18 @@ fi
 echo "PASS: $release/build"
 grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS):' "$out/check.log" | sed "s|^\([A-Z]*\): |\1: $release/|"
 if [ $rc -ne 0 ] || grep -qE '^(FAIL|ERROR|XPASS|SKIP):' "$out/check.log"; then
+	exit 1
+fi
+
+# The Debian packages, built on this release.
+deb=$root/deb
+copy "$deb/rtplace"
+rm -rf "$out/debs" && mkdir -p "$out/debs"
+if chroot "$root" /bin/sh -c "cd /deb/rtplace && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' \
+	dpkg-buildpackage -b -us -uc" >"$out/debs.log" 2>&1 && cp "$deb"/*.deb "$out/debs/"; then
+	echo "PASS: $release/debs ($(cd "$out/debs" && echo *.deb))"
+else
+	tail -30 "$out/debs.log"
+	echo "FAIL: $release/debs (dpkg-buildpackage failed; $out/debs.log)"
 	exit 1
 fi

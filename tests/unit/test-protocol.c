@@ -155,6 +155,8 @@ static void test_layout(void **state)
 		{ RTPLACE_MSG_EXPLAIN_REPLY, 9520, "explain-reply" },
 		{ RTPLACE_MSG_KERNEL, 24, "kernel" },
 		{ RTPLACE_MSG_KERNEL_REPLY, 1000, "kernel-reply" },
+		{ RTPLACE_MSG_RELOAD, 24, "reload" },
+		{ RTPLACE_MSG_RELOAD_REPLY, 24, "reload-reply" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), proto_sample_ntypes);
@@ -185,6 +187,7 @@ static void test_layout(void **state)
 	assert_int_equal(RTPLACE_MSG_LOCAL, 0x010a);
 	assert_int_equal(RTPLACE_MSG_CLAIM, 0x010b);
 	assert_int_equal(RTPLACE_MSG_KERNEL, 0x010d);
+	assert_int_equal(RTPLACE_MSG_RELOAD, 0x010e);
 	assert_int_equal(RTPLACE_CLAIM_F_EXCLUSIVE, 1u << 6);
 	assert_int_equal(RTPLACE_CLAIM_F_ISOLATED, 1u << 7);
 	assert_int_equal(RTPLACE_QUERY_F_NORMAL, 1u << 3);
