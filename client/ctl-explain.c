@@ -147,6 +147,8 @@ static const char *ctl_explain_obstacle_names[RTPLACE_OBSTACLE_COUNT] = {
 	[RTPLACE_OBSTACLE_CAP_USERNS] = "cap-sys-nice-userns",
 	[RTPLACE_OBSTACLE_RT_BUDGET] = "rt-budget",
 	[RTPLACE_OBSTACLE_THROTTLING] = "rt-throttling",
+	[RTPLACE_OBSTACLE_DL_SERVER] = "deadline-server",
+	[RTPLACE_OBSTACLE_SCHED_EXT] = "sched-ext",
 };
 
 static const char *ctl_explain_result(int r)

@@ -233,6 +233,14 @@ void explain_classify(const struct placement_config *cfg, const struct topo *t, 
 		explain_one(cfg, t, v, claimed, req, res, &a, first + i, &ret[i]);
 }
 
+void explain_kernel_facts(const struct kenv *k, struct explain_thread_facts *f)
+{
+	f->fair_share_ppm = k->fair.state == KENV_DL_READ ? k->fair.share_max_ppm : 0;
+	f->ext_share_ppm = k->ext.state == KENV_DL_READ ? k->ext.share_max_ppm : 0;
+	f->scx_loaded = k->scx.state == KENV_SCX_ENABLED;
+	f->scx_switch_all = f->scx_loaded && k->scx.switch_all == 1;
+}
+
 /* Appends obstacle kind (value, limit) to ret if there is room. */
 static void explain_add(struct rtplace_explain_obstacle *ret, uint32_t max, uint32_t *n, uint16_t kind, int64_t value,
 			int64_t limit)
@@ -255,6 +263,12 @@ void explain_thread(const struct explain_thread_facts *f, struct rtplace_explain
 		explain_add(ret, max, &n, RTPLACE_OBSTACLE_RT_BUDGET, 0, f->budget_us);
 	if (f->rt_known && f->rt_runtime_us >= 0 && f->rt_runtime_us < f->rt_period_us)
 		explain_add(ret, max, &n, RTPLACE_OBSTACLE_THROTTLING, f->rt_runtime_us, f->rt_period_us);
+	if (f->fair_share_ppm)
+		explain_add(ret, max, &n, RTPLACE_OBSTACLE_DL_SERVER, f->fair_share_ppm, 0);
+	if (f->ext_share_ppm)
+		explain_add(ret, max, &n, RTPLACE_OBSTACLE_DL_SERVER, f->ext_share_ppm, 1);
+	if (f->scx_loaded)
+		explain_add(ret, max, &n, RTPLACE_OBSTACLE_SCHED_EXT, f->scx_switch_all, 0);
 	*ret_n = n;
 }
 
@@ -283,6 +297,18 @@ void explain_obstacle_words(const struct rtplace_explain_obstacle *o, int prio, 
 		reason_set(ret, "RT throttling: RT threads may run %" PRId64 " us of every %" PRId64
 			   " us on a CPU (kernel.sched_rt_runtime_us); a thread that needs more must sleep, or set "
 			   "the sysctl to -1", o->value, o->limit);
+		break;
+	case RTPLACE_OBSTACLE_DL_SERVER:
+		reason_set(ret, "the %s deadline server keeps up to %" PRId64 ".%01" PRId64 "%% of each CPU for the "
+			   "tasks RT threads starve: a thread that runs without sleeping loses that time; where it "
+			   "must not, write 0 to /sys/kernel/debug/sched/%s_server/cpuN/runtime for its CPU",
+			   o->limit ? "ext" : "fair", o->value / 10000, o->value / 1000 % 10, o->limit ? "ext" : "fair");
+		break;
+	case RTPLACE_OBSTACLE_SCHED_EXT:
+		reason_set(ret, "a sched_ext scheduler is loaded%s: an RT thread that runs without sleeping starves "
+			   "the tasks it keeps on that CPU and the kernel then ejects the scheduler (scx#1202); let "
+			   "the thread sleep, or keep it to CPUs the scheduler does not confine tasks to",
+			   o->value ? " for every normal task" : "");
 		break;
 	default:
 		reason_set(ret, "obstacle %u (unknown to this rtplacectl)", o->kind);

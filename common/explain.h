@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kenv.h"
 #include "placement.h"
 #include "reason.h"
 #include "rtplace-proto.h"
@@ -56,7 +57,15 @@ struct explain_thread_facts {
 	bool rt_known;            /* the throttling sysctls were read */
 	int64_t rt_runtime_us;    /* kernel.sched_rt_runtime_us, -1 unlimited */
 	int64_t rt_period_us;
+	uint32_t fair_share_ppm;  /* the fair deadline server's largest share, 0: none or unread */
+	uint32_t ext_share_ppm;   /* the ext server's likewise */
+	bool scx_loaded;          /* a sched_ext scheduler is enabled */
+	bool scx_switch_all;      /* ... and every normal task is on it */
 };
+
+/* The kernel environment's part of f: the deadline servers' shares where
+ * they were read, whether a sched_ext scheduler is enabled. */
+void explain_kernel_facts(const struct kenv *k, struct explain_thread_facts *f);
 
 /* The obstacles of f, in ret[0..*ret_n-1] (at most max). */
 void explain_thread(const struct explain_thread_facts *f, struct rtplace_explain_obstacle *ret, uint32_t max,

@@ -785,6 +785,13 @@ enum {
 	/* RT throttling: RT tasks may run value us of every limit us on a
 	 * CPU (kernel.sched_rt_runtime_us and _period_us). */
 	RTPLACE_OBSTACLE_THROTTLING,
+	/* A deadline server keeps part of each CPU for the tasks RT threads
+	 * would starve: value its largest share in millionths, limit 0 for
+	 * the fair server, 1 for the ext server (sched_ext's). */
+	RTPLACE_OBSTACLE_DL_SERVER,
+	/* A sched_ext scheduler is loaded: value 1 when every normal task is
+	 * on it (switch_all), else 0. */
+	RTPLACE_OBSTACLE_SCHED_EXT,
 	RTPLACE_OBSTACLE_COUNT,
 };
 

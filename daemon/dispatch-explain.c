@@ -96,6 +96,7 @@ static void dispatch_explain_obstacles(struct dispatch *d, struct server_peer *p
 		rtbudget_explain(&budget, &fix);
 		proto_set_string(er->detail, sizeof(er->detail), fix.text);
 	}
+	explain_kernel_facts(kernel_env_get(engine_kernel_env(d->engine)), &f);
 	explain_thread(&f, er->obstacles, RTPLACE_EXPLAIN_OBSTACLES_MAX, &n);
 	er->nobstacles = (uint8_t)n;
 }

@@ -347,11 +347,51 @@ static void test_thread_obstacles(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* The kernel's environment as obstacles: a deadline server's reserve only
+ * where it was read, a sched_ext scheduler only while enabled. */
+static void test_kernel_obstacles(void **state)
+{
+	struct kenv k = { .fair = { .state = KENV_DL_READ, .share_max_ppm = 50000 },
+			  .ext = { .state = KENV_DL_UNREADABLE, .share_max_ppm = 70000 },
+			  .scx = { .state = KENV_SCX_ENABLED, .switch_all = 1 } };
+	struct explain_thread_facts f = { .prio = 50, .rtprio_soft = -1, .rtprio_hard = -1 };
+	struct rtplace_explain_obstacle o[RTPLACE_EXPLAIN_OBSTACLES_MAX];
+	struct rtplace_reason words;
+	uint32_t n;
+
+	(void)state;
+	explain_kernel_facts(&k, &f);
+	explain_thread(&f, o, RTPLACE_EXPLAIN_OBSTACLES_MAX, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(o[0].kind, RTPLACE_OBSTACLE_DL_SERVER);
+	assert_int_equal(o[0].value, 50000);
+	assert_int_equal(o[0].limit, 0);
+	explain_obstacle_words(&o[0], 50, "", &words);
+	assert_non_null(strstr(words.text, "fair deadline server keeps up to 5.0% of each CPU"));
+	assert_non_null(strstr(words.text, "/sys/kernel/debug/sched/fair_server/cpuN/runtime"));
+	assert_int_equal(o[1].kind, RTPLACE_OBSTACLE_SCHED_EXT);
+	explain_obstacle_words(&o[1], 50, "", &words);
+	assert_non_null(strstr(words.text, "sched_ext scheduler is loaded for every normal task"));
+	/* Servers turned off (share 0), the ext server read, the scheduler
+	 * gone. */
+	k.fair.share_max_ppm = 0;
+	k.ext.state = KENV_DL_READ;
+	k.scx.state = KENV_SCX_DISABLED;
+	explain_kernel_facts(&k, &f);
+	explain_thread(&f, o, RTPLACE_EXPLAIN_OBSTACLES_MAX, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(o[0].kind, RTPLACE_OBSTACLE_DL_SERVER);
+	assert_int_equal(o[0].limit, 1);
+	explain_obstacle_words(&o[0], 50, "", &words);
+	assert_non_null(strstr(words.text, "ext deadline server keeps up to 7.0%"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_explain_is_placement),
 		cmocka_unit_test(test_thread_obstacles),
+		cmocka_unit_test(test_kernel_obstacles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
