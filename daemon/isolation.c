@@ -36,14 +36,13 @@
 #define ISOLATION_EMPTY_ROUNDS 4
 /* Under systemd: the slice that holds every claim's scope. */
 #define ISOLATION_SLICE "rtplace.slice"
-#define ISOLATION_SLICE_FILES 3
+#define ISOLATION_SLICE_FILES 2
 
-/* rtplace.slice's files rtplaced may change (DESIGN §6's isolation), in
- * the order they are put back: a partition root ends before its CPUs go. */
+/* rtplace.slice's files rtplaced may change, in the order they are put
+ * back: a partition root ends before its CPUs go. */
 static const char *const isolation_slice_file[ISOLATION_SLICE_FILES] = {
 	"cpuset.cpus.partition",
 	"cpuset.cpus",
-	"cpuset.cpus.exclusive",
 };
 
 /* An interrupt's affinity or the workqueue mask, seen or changed. */
@@ -1222,19 +1221,20 @@ static int isolation_slice_file_set(struct isolation *iso, size_t i, const char 
 }
 
 /*
- * Brings rtplace.slice to what the scopes in it need: the kernel allows
- * their partitions there when the slice's cpuset.cpus.exclusive holds
- * their CPUs (remote partitions, Linux 6.7 and later) or else when the
- * slice is a partition root of them (Linux 6.1). CPUs are given before
- * the slice becomes a root, and taken after it is one no more. With no
- * scope left, every file gets its original bytes back and a slice
- * rtplaced started is stopped. 0 or the first -errno, with reason.
+ * Brings rtplace.slice to what the scopes in it need: the kernel makes
+ * their partitions only below a partition root, so the slice becomes one
+ * of their CPUs. (A remote partition, Linux 6.7 and later, would need
+ * only the slice's cpuset.cpus.exclusive, but the kernel lets only
+ * CAP_SYS_ADMIN make one, which the unit does not keep.) CPUs are given
+ * before the slice becomes a root, and taken after it is one no more.
+ * With no scope left, every file gets its original bytes back and a
+ * slice rtplaced started is stopped. 0 or the first -errno, with reason.
  */
 static int isolation_slice_sync(struct isolation *iso, struct rtplace_reason *reason)
 {
 	struct rtplace_cpumask all;
 	const char *want[ISOLATION_SLICE_FILES] = { NULL };
-	char list[CPUSET_LIST_MAX], path[PATH_MAX];
+	char list[CPUSET_LIST_MAX];
 	bool any = iso->slice_unit;
 	int r = 0;
 
@@ -1247,12 +1247,10 @@ static int isolation_slice_sync(struct isolation *iso, struct rtplace_reason *re
 	if (cpuset_empty(&all) && !any)
 		return 0;
 	cpuset_format(&all, list, sizeof(list));
-	if (isolation_path(path, sizeof(path), "%s/" ISOLATION_SLICE "/cpuset.cpus.exclusive", iso->cgroup_root) < 0)
-		return -ENAMETOOLONG;
-	if (!cpuset_empty(&all) && access(path, F_OK) == 0)
-		want[2] = list;
-	else if (!cpuset_empty(&all))
-		want[1] = list, want[0] = "root";
+	if (!cpuset_empty(&all)) {
+		want[0] = "root";
+		want[1] = list;
+	}
 	for (size_t k = 0; k < ISOLATION_SLICE_FILES && r == 0; k++) {
 		size_t i = cpuset_empty(&all) ? k : ISOLATION_SLICE_FILES - 1 - k;
 

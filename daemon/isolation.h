@@ -55,11 +55,11 @@
  * cpuset controller on the way down itself. What systemd has no property
  * for (systemd 252 to 257) rtplaced writes: the scope's
  * cpuset.cpus.partition ("isolated") and, for the kernel to allow a
- * partition that deep, rtplace.slice's files: on Linux 6.7 and later its
- * cpuset.cpus.exclusive holds the claimed CPUs (the scope is a remote
- * partition); before, the slice itself becomes a partition root
- * (cpuset.cpus the claimed CPUs, cpuset.cpus.partition "root"), as 6.1
- * allows a partition only under one. On release the partition is
+ * partition that deep, rtplace.slice's: the slice becomes a partition
+ * root of the claimed CPUs (cpuset.cpus, cpuset.cpus.partition "root"),
+ * as Linux allows a partition only below one (a remote partition, 6.7
+ * and later, needs CAP_SYS_ADMIN, which the unit does not keep). On
+ * release the partition is
  * dissolved, the processes go back to their cgroup, the emptied scope is
  * stopped (systemd removes it), the slice's files get their original
  * bytes back and a slice rtplaced started is stopped.
