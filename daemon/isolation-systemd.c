@@ -23,6 +23,35 @@ struct isolation_systemd {
 	sd_bus *bus;
 };
 
+/*
+ * A connection to the system bus that has said Hello: opened anew when
+ * the last one is closed (the bus restarted, or dropped us). The
+ * handshake is finished here, not left to the first call: the bus drops
+ * a connection that has not authenticated in time (30 s), and the first
+ * isolated claim may come much later. 0 or -errno with reason.
+ */
+static int isolation_systemd_bus(struct isolation_systemd *s, struct rtplace_reason *reason)
+{
+	const char *name;
+	int r = 0;
+
+	/* What came meanwhile (a signal for a match gone since, the bus's
+	 * hang-up) is read now, which also closes a dead connection. */
+	while (s->bus && (r = sd_bus_process(s->bus, NULL)) > 0)
+		;
+	if (s->bus && r >= 0 && sd_bus_is_open(s->bus) > 0)
+		return 0;
+	s->bus = sd_bus_flush_close_unref(s->bus);
+	r = sd_bus_open_system(&s->bus);
+	if (r >= 0)
+		r = sd_bus_get_unique_name(s->bus, &name);
+	if (r < 0) {
+		s->bus = sd_bus_flush_close_unref(s->bus);
+		reason_set(reason, "cannot reach systemd on the system bus: %s", strerror(-r));
+	}
+	return r < 0 ? r : 0;
+}
+
 /* A job waited for and, once JobRemoved names it, how it ended. */
 struct isolation_systemd_job {
 	const char *path; /* NULL until the method's reply names it */
@@ -153,6 +182,9 @@ static int isolation_systemd_start(void *ctx, const char *unit, const char *slic
 
 	cpuset_format(cpus, list, sizeof(list));
 	snprintf(description, sizeof(description), "rtplace: CPU %s isolated for process %d", list, (int)pid);
+	r = isolation_systemd_bus(s, reason);
+	if (r < 0)
+		return r;
 	r = sd_bus_message_new_method_call(s->bus, &m, ISOLATION_SYSTEMD_DEST, ISOLATION_SYSTEMD_PATH,
 					   ISOLATION_SYSTEMD_MANAGER, "StartTransientUnit");
 	if (r >= 0)
@@ -181,8 +213,10 @@ static int isolation_systemd_stop(void *ctx, const char *unit, struct rtplace_re
 {
 	struct isolation_systemd *s = ctx;
 	sd_bus_message *m = NULL;
-	int r;
+	int r = isolation_systemd_bus(s, reason);
 
+	if (r < 0)
+		return r;
 	r = sd_bus_message_new_method_call(s->bus, &m, ISOLATION_SYSTEMD_DEST, ISOLATION_SYSTEMD_PATH,
 					   ISOLATION_SYSTEMD_MANAGER, "StopUnit");
 	if (r >= 0)
@@ -250,10 +284,13 @@ static int isolation_systemd_attach(void *ctx, const char *cgroup, pid_t pid, st
 	struct isolation_systemd *s = ctx;
 	char prefix[4096];
 	size_t len = strlen(cgroup);
-	int r = 1;
+	int r = isolation_systemd_bus(s, reason);
 
+	if (r < 0)
+		return r;
 	if (len >= sizeof(prefix))
 		return -ENAMETOOLONG;
+	r = 1;
 	memcpy(prefix, cgroup, len + 1);
 	for (char *slash; r > 0 && (slash = strrchr(prefix, '/')); *slash = '\0')
 		if (isolation_systemd_ends(slash + 1, ".service") || isolation_systemd_ends(slash + 1, ".scope"))
@@ -275,9 +312,8 @@ int isolation_systemd_new(struct isolation_systemd **ret, struct rtplace_reason 
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	r = sd_bus_open_system(&s->bus);
+	r = isolation_systemd_bus(s, reason);
 	if (r < 0) {
-		reason_set(reason, "cannot reach systemd on the system bus: %s", strerror(-r));
 		free(s);
 		return r;
 	}
