@@ -242,6 +242,16 @@ iso_released() {
 	check "isolation-$5-as-before" "cgroup files differ: $(diff /tmp/iso.before /tmp/iso.after | grep '^[<>]' | tr '\n' ' ')" \
 		cmp -s /tmp/iso.before /tmp/iso.after
 }
+# Stops what isolation_systemd_checks started and puts the unit back.
+iso_cleanup() {
+	systemctl stop iso-busy.service
+	runuser -u alice -- env XDG_RUNTIME_DIR="/run/user/$(id -u alice)" systemctl --user stop iso-claimant.service
+	loginctl disable-linger alice
+	rm -r /etc/systemd/system/rtplaced.service.d
+	systemctl daemon-reload
+	set_conf
+	restart_clean
+}
 isolation_systemd_checks() {
 	local uid pid from id busy main t0 rc
 	local user="env XDG_RUNTIME_DIR=/run/user/$(id -u alice)"
@@ -266,6 +276,7 @@ isolation_systemd_checks() {
 	echo "claimant $pid in $from, busy loop $busy"
 	if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$busy" ] || [ "$busy" = 0 ]; then
 		fail isolation-systemd "no claimant in alice's service manager ($pid) or no busy loop ($busy)"
+		iso_cleanup
 		return
 	fi
 	iso_state "$from" "$busy" >/tmp/iso.before
@@ -275,6 +286,7 @@ isolation_systemd_checks() {
 	cat /tmp/iso.out
 	check isolation-claim "the isolated claim of CPU 3 for process $pid was refused: $(cat /tmp/iso.out)" test "$rc" = 0
 	id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' /tmp/iso.out)
+	[ -n "$id" ] || { iso_cleanup; return; }
 	iso_held "$id" "$pid" "$busy" held
 	iso_released "$id" "$pid" "$from" "$busy" release
 
@@ -282,6 +294,8 @@ isolation_systemd_checks() {
 	rtplacectl query --prio 10 -c 3 --claim 600000 --owner "$pid" --isolate >/tmp/iso.out 2>&1
 	cat /tmp/iso.out
 	id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' /tmp/iso.out)
+	check isolation-kill9-claim "the second isolated claim was refused: $(cat /tmp/iso.out)" test -n "$id"
+	[ -n "$id" ] || { iso_cleanup; return; }
 	main=$(prop MainPID)
 	kill -9 "$main"
 	wait_for 90 bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" != $main ]"
@@ -289,14 +303,7 @@ isolation_systemd_checks() {
 	journalctl -b -u rtplaced.service | tail -5
 	iso_held "$id" "$pid" "$busy" kill9
 	iso_released "$id" "$pid" "$from" "$busy" kill9
-
-	systemctl stop iso-busy.service
-	runuser -u alice -- $user systemctl --user stop iso-claimant.service
-	loginctl disable-linger alice
-	rm -r /etc/systemd/system/rtplaced.service.d
-	systemctl daemon-reload
-	set_conf
-	restart_clean
+	iso_cleanup
 	echo "== isolation under systemd took $(($(date +%s) - t0)) s"
 }
 isolation_systemd_checks
