@@ -201,6 +201,9 @@ static void engine_isolation_systemd(struct engine *e, struct isolation_opts *o)
 	} else if (r != -ENOENT) {
 		log_warning("systemd is PID 1 but %s: isolated partitions are made on %s directly", reason.text,
 			    e->cfg.isolation.cgroup_root);
+	} else {
+		log_info("systemd is not PID 1: isolated partitions are made on %s directly",
+			 e->cfg.isolation.cgroup_root);
 	}
 }
 

@@ -1001,9 +1001,9 @@ static int isolation_cgroup_of(struct isolation *iso, pid_t pid, char *buf, size
 
 /* Moves every process listed in procs into the cgroup.procs at dest (the
  * root's when that is gone), through systemd first for a scope c: how
- * many were, or -errno. */
+ * many were, or -errno with reason. */
 static int isolation_move_out(struct isolation *iso, const struct isolation_claim *c, const char *procs,
-			      const char *dest)
+			      const char *dest, struct rtplace_reason *reason)
 {
 	char text[65536];
 	int r = isolation_read(procs, text, sizeof(text)), moved = 0;
@@ -1035,6 +1035,9 @@ static int isolation_move_out(struct isolation *iso, const struct isolation_clai
 		/* It exited meanwhile. */
 		if (r == -ESRCH)
 			r = 0;
+		if (r < 0)
+			reason_append(reason, "%scannot move process %s to %s: %s%s%s", reason->text[0] ? "; " : "", one,
+				      dest, strerror(-r), why.text[0] ? "; " : "", why.text);
 	}
 	return r < 0 ? r : moved;
 }
@@ -1057,7 +1060,7 @@ static int isolation_partition_remove(struct isolation *iso, struct isolation_cl
 	if (c->scope)
 		isolation_write(file, "member");
 	for (int round = 0; round < ISOLATION_EMPTY_ROUNDS; round++) {
-		r = isolation_move_out(iso, c, procs, dest);
+		r = isolation_move_out(iso, c, procs, dest, reason);
 		if (r < 0 || (c->scope && r == 0))
 			break;
 		if (c->scope)
