@@ -296,11 +296,12 @@ isolation_systemd_checks() {
 	id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' /tmp/iso.out)
 	check isolation-kill9-claim "the second isolated claim was refused: $(cat /tmp/iso.out)" test -n "$id"
 	[ -n "$id" ] || { iso_cleanup; return; }
+	cat /run/rtplace/rtplaced.sock.isolation
 	main=$(prop MainPID)
 	kill -9 "$main"
 	wait_for 90 bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" != $main ]"
 	wait_for 60 grep -qx isolated "$iso_cg/rtplace.slice/rtplace-claim-$id.scope/cpuset.cpus.partition"
-	journalctl -b -u rtplaced.service | tail -5
+	journalctl -b -u rtplaced.service | tail -12
 	iso_held "$id" "$pid" "$busy" kill9
 	iso_released "$id" "$pid" "$from" "$busy" kill9
 	iso_cleanup
