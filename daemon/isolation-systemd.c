@@ -266,9 +266,13 @@ static int isolation_systemd_attach_to(struct isolation_systemd *s, const char *
 		r = sd_bus_call_method(s->bus, ISOLATION_SYSTEMD_DEST, ISOLATION_SYSTEMD_PATH,
 				       ISOLATION_SYSTEMD_MANAGER, "AttachProcessesToUnit", &err, NULL, "ssau", name, sub,
 				       1, (uint32_t)pid);
+		/* sd_bus_call_method() answers 1 on success: here 1 means
+		 * "not this unit". */
 		if (r < 0)
 			reason_set(reason, "systemd did not move process %d into %s%s: %s", (int)pid, name, sub,
 				   err.message ? err.message : strerror(-r));
+		else
+			r = 0;
 	}
 	free(cgroup);
 	sd_bus_message_unref(reply);
