@@ -239,6 +239,9 @@ iso_released() {
 	check "isolation-$5-released" "rtplace-claim-$1.scope still there, or process $2 not back in $3" \
 		bash -c "! systemctl list-units --all --plain --no-legend rtplace-claim-$1.scope | grep -q . &&
 			grep -qx '0::$3' /proc/$2/cgroup"
+	# Nothing left to undo: the journal goes when it holds nothing.
+	check "isolation-$5-journal-empty" "rtplaced still holds: $(cat /run/rtplace/rtplaced.sock.isolation 2>&1)" \
+		test ! -e /run/rtplace/rtplaced.sock.isolation
 	check "isolation-$5-as-before" "cgroup files differ: $(diff /tmp/iso.before /tmp/iso.after | grep '^[<>]' | tr '\n' ' ')" \
 		cmp -s /tmp/iso.before /tmp/iso.after
 }
