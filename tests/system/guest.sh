@@ -184,7 +184,7 @@ else
 	fail rtkit "rtkit is not installed in the image"
 fi
 
-# --- isolation under systemd (issue 32): an isolated claim's partition is a
+# --- isolation under systemd: an isolated claim's partition is a
 # transient scope in rtplace.slice that systemd made and knows, for a process
 # of a user's service; nothing else runs on the CPU; released, and after
 # kill -9 and a restart, every cgroup file is as before, byte for byte
