@@ -131,3 +131,6 @@ EXTRA_DIST += dbus/rtplace-realtimekit.conf
 # (daemon/isolation.h).
 daemon_libdaemoncore_la_SOURCES += daemon/isoplan.h daemon/isoplan.c daemon/isolation.h daemon/isolation.c \
 	daemon/irqbalance.h daemon/irqbalance.c
+# Under systemd, partitions are transient scopes its manager makes over
+# the system bus (sd-bus, in the daemon with libsystemd's other user).
+daemon_rtplaced_SOURCES += daemon/isolation-systemd.h daemon/isolation-systemd.c

@@ -9,6 +9,7 @@
 
 #include "claims-state.h"
 #include "engine.h"
+#include "isolation-systemd.h"
 #include "isolation.h"
 #include "log.h"
 #include "loop.h"
@@ -43,6 +44,7 @@ struct engine {
 	struct claims_state *state;      /* NULL until engine_open_journal() */
 	char isolation_path[CONFIG_SOCKET_MAX + 16]; /* what isolation changed, to be undone */
 	struct isolation *iso;           /* NULL until engine_open_journal(), or without a usable journal */
+	struct isolation_systemd *iso_systemd; /* partitions as systemd's scopes; NULL: on cgroupfs */
 	claims_life_fn *life;            /* the subscribers' watcher of claims made and ended */
 	void *life_ctx;
 	engine_isolation_fn *isolation;  /* the subscribers' watcher of CPUs isolated and given back */
@@ -267,6 +269,25 @@ static void engine_isolation_reapply(struct engine *e)
 	}
 }
 
+/* Under systemd, partitions are scopes it makes (daemon/isolation-systemd.h);
+ * without it, or without its bus, rtplaced makes them on cgroupfs. */
+static void engine_isolation_systemd(struct engine *e, struct isolation_opts *o)
+{
+	struct rtplace_reason reason = { "" };
+	int r = isolation_systemd_new(&e->iso_systemd, &reason);
+
+	if (r == 0) {
+		o->scopes = isolation_systemd_scopes(e->iso_systemd);
+		log_info("Isolated partitions are systemd's scopes in rtplace.slice");
+	} else if (r != -ENOENT) {
+		log_warning("systemd is PID 1 but %s: isolated partitions are made on %s directly", reason.text,
+			    e->cfg.isolation.cgroup_root);
+	} else {
+		log_info("systemd is not PID 1: isolated partitions are made on %s directly",
+			 e->cfg.isolation.cgroup_root);
+	}
+}
+
 /*
  * Isolation's journal beside the claims state: what a killed daemon left
  * isolated is undone, then the claims restored with their CPUs isolated
@@ -287,6 +308,8 @@ static void engine_isolation_open(struct engine *e)
 	int r = engine_isolation_host(e, &nodes, &o.other);
 
 	o.nodes = nodes;
+	if (r == 0 && e->cfg.isolation.partition)
+		engine_isolation_systemd(e, &o);
 	if (r == 0)
 		r = isolation_new(&o, &e->cfg, &e->iso, &reason);
 	free(nodes);
@@ -779,6 +802,7 @@ void engine_free(struct engine *e)
 	if (e->iso && isolation_restore(e->iso, &reason) < 0)
 		log_error("Failed to undo all isolation at stop: %s (undone at the next start)", reason.text);
 	isolation_free(e->iso);
+	isolation_systemd_free(e->iso_systemd);
 	claims_state_free(e->state);
 	claims_free(e->claims);
 	placement_state_free(e->pstate);

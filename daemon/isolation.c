@@ -36,6 +36,16 @@
 /* Rounds of moving a partition's processes out before removing it: a
  * process may fork while the previous round moved its parent. */
 #define ISOLATION_EMPTY_ROUNDS 4
+/* Under systemd: the slice that holds every claim's scope. */
+#define ISOLATION_SLICE "rtplace.slice"
+#define ISOLATION_SLICE_FILES 2
+
+/* rtplace.slice's files rtplaced may change, in the order they are put
+ * back: a partition root ends before its CPUs go. */
+static const char *const isolation_slice_file[ISOLATION_SLICE_FILES] = {
+	"cpuset.cpus.partition",
+	"cpuset.cpus",
+};
 
 /* An interrupt's affinity or the workqueue mask, seen or changed. */
 struct isolation_value {
@@ -48,6 +58,7 @@ struct isolation_claim {
 	uint32_t id;
 	struct rtplace_cpumask cpus; /* empty for a partition a killed daemon left */
 	bool partition;              /* rtplace-claim-ID is made (or journaled as made) */
+	bool scope;                  /* it is systemd's scope rtplace.slice/rtplace-claim-ID.scope */
 	char *from;                  /* the cgroup its process came from */
 };
 
@@ -68,6 +79,9 @@ struct isolation {
 	struct isolation_claim *claims;
 	size_t n_claims, cap_claims;
 	bool cpuset_control; /* rtplace enabled cpuset in the root's subtree */
+	const struct isolation_scopes *scopes; /* NULL: cgroupfs directly */
+	char *slice_orig[ISOLATION_SLICE_FILES]; /* rtplace.slice's files as read; NULL while unchanged */
+	bool slice_unit;                         /* rtplaced started rtplace.slice */
 
 	/* A running irqbalance told to ban the CPUs held (ib_changed): which
 	 * one, and what it banned before (ib_auto: its own choice, given back
@@ -214,8 +228,10 @@ static void isolation_claim_remove(struct isolation *iso, struct isolation_claim
 /* Lines that describe what is held now: the journal once compacted. */
 static size_t isolation_held_lines(const struct isolation *iso)
 {
-	size_t n = iso->cpuset_control + iso->ib_changed;
+	size_t n = iso->cpuset_control + iso->ib_changed + iso->slice_unit;
 
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
+		n += iso->slice_orig[i] != NULL;
 	for (size_t i = 0; i < iso->n_values; i++)
 		n += iso->values[i].m.changed;
 	for (size_t i = 0; i < iso->n_claims; i++)
@@ -256,6 +272,11 @@ static int isolation_format_held(const struct isolation *iso, char **ret, size_t
 		cpuset_format(&iso->ib_original, list, sizeof(list));
 		ok = ok && fprintf(f, "irqbalance %d %s\n", (int)iso->ib_pid, iso->ib_auto ? "NULL" : list) >= 0;
 	}
+	if (iso->slice_unit)
+		ok = ok && fputs("slice-unit started\n", f) >= 0;
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
+		if (iso->slice_orig[i])
+			ok = ok && fprintf(f, "slice %s =%s\n", isolation_slice_file[i], iso->slice_orig[i]) >= 0;
 	for (size_t i = 0; i < iso->n_values; i++) {
 		const struct isolation_value *v = &iso->values[i];
 
@@ -269,7 +290,8 @@ static int isolation_format_held(const struct isolation *iso, char **ret, size_t
 	/* The claimant's pid matters only until the partition is made. */
 	for (size_t i = 0; i < iso->n_claims; i++)
 		if (iso->claims[i].partition)
-			ok = ok && fprintf(f, "partition %" PRIu32 " 0 %s\n", iso->claims[i].id, iso->claims[i].from) >= 0;
+			ok = ok && fprintf(f, "%s %" PRIu32 " 0 %s\n", iso->claims[i].scope ? "scope" : "partition",
+					   iso->claims[i].id, iso->claims[i].from) >= 0;
 	if (fclose(f) != 0 || !ok) {
 		free(buf);
 		return -ENOMEM;
@@ -400,6 +422,34 @@ static int isolation_replay_irqbalance(struct isolation *iso, const char *p)
 	return 0;
 }
 
+/* A "slice FILE =ORIGINAL" or "slice FILE" line's words after "slice ".
+ * 0, -EBADMSG or -ENOMEM. */
+static int isolation_replay_slice(struct isolation *iso, const char *p)
+{
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++) {
+		size_t len = strlen(isolation_slice_file[i]);
+
+		if (strncmp(p, isolation_slice_file[i], len) != 0 || (p[len] && p[len] != ' '))
+			continue;
+		p += len;
+		if (!*p) {
+			if (!iso->slice_orig[i])
+				return -EBADMSG;
+			free(iso->slice_orig[i]);
+			iso->slice_orig[i] = NULL;
+			return 0;
+		}
+		if (iso->slice_orig[i] || p[1] != '=')
+			return -EBADMSG;
+		for (const unsigned char *c = (const unsigned char *)p + 2; *c; c++)
+			if (*c < 0x20 || *c == 0x7f)
+				return -EBADMSG;
+		iso->slice_orig[i] = strdup(p + 2);
+		return iso->slice_orig[i] ? 0 : -ENOMEM;
+	}
+	return -EBADMSG;
+}
+
 /* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
 static int isolation_replay_line(struct isolation *iso, const char *line)
 {
@@ -415,16 +465,23 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 	}
 	if (strncmp(line, "irqbalance", strlen("irqbalance")) == 0)
 		return isolation_replay_irqbalance(iso, line + strlen("irqbalance"));
-	if (strncmp(line, "partition ", strlen("partition ")) == 0) {
+	if (strcmp(line, "slice-unit started") == 0 || strcmp(line, "slice-unit") == 0) {
+		iso->slice_unit = line[strlen("slice-unit")] != '\0';
+		return 0;
+	}
+	if (strncmp(line, "slice ", strlen("slice ")) == 0)
+		return isolation_replay_slice(iso, line + strlen("slice "));
+	if (strncmp(line, "partition ", strlen("partition ")) == 0 || strncmp(line, "scope ", strlen("scope ")) == 0) {
+		bool scope = line[1] == 'c';
 		struct isolation_claim *c;
 		uint64_t id, pid;
 
-		p = line + strlen("partition ");
+		p = line + (scope ? strlen("scope ") : strlen("partition "));
 		if (!decimal_parse(&p, UINT32_MAX, &id) || !id)
 			return -EBADMSG;
 		c = isolation_claim_find(iso, (uint32_t)id);
 		if (!*p) {
-			if (!c)
+			if (!c || c->scope != scope)
 				return -EBADMSG;
 			isolation_claim_remove(iso, c);
 			return 0;
@@ -436,6 +493,7 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 		if (!c)
 			return -ENOMEM;
 		c->partition = true;
+		c->scope = scope;
 		c->from = strdup(p);
 		if (!c->from) {
 			isolation_claim_remove(iso, c);
@@ -639,6 +697,7 @@ int isolation_new(const struct isolation_opts *opts, const struct config *cfg, s
 		return -ENAMETOOLONG;
 	}
 	iso->owner = opts->owner;
+	iso->scopes = opts->scopes;
 	iso->partition = cfg->isolation.partition;
 	iso->irqs = cfg->isolation.irqs;
 	iso->workqueues = cfg->isolation.workqueues;
@@ -663,6 +722,8 @@ void isolation_free(struct isolation *iso)
 		free(iso->values[i].original);
 	for (size_t i = 0; i < iso->n_claims; i++)
 		free(iso->claims[i].from);
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
+		free(iso->slice_orig[i]);
 	free(iso->values);
 	free(iso->claims);
 	free(iso->nodes);
@@ -1034,10 +1095,12 @@ static int isolation_sync(struct isolation *iso, struct isolation_report *rep, s
 
 /* --- the partition -------------------------------------------------------------- */
 
-static int isolation_partition_path(const struct isolation *iso, uint32_t id, const char *file, char *buf,
-				    size_t size)
+/* The folder of claim c's partition, or its file. */
+static int isolation_partition_path(const struct isolation *iso, const struct isolation_claim *c, const char *file,
+				    char *buf, size_t size)
 {
-	return isolation_path(buf, size, "%s/rtplace-claim-%" PRIu32 "%s%s", iso->cgroup_root, id, file ? "/" : "",
+	return isolation_path(buf, size, "%s/%srtplace-claim-%" PRIu32 "%s%s%s", iso->cgroup_root,
+			      c->scope ? ISOLATION_SLICE "/" : "", c->id, c->scope ? ".scope" : "", file ? "/" : "",
 			      file ? file : "");
 }
 
@@ -1140,62 +1203,113 @@ static int isolation_cgroup_of(struct isolation *iso, pid_t pid, char *buf, size
 	return 0;
 }
 
-/* Moves every process of the partition of c back where it came from (the
- * root when that is gone), ends the partition and removes its folder.
- * 0, or -errno with reason. */
-static int isolation_partition_undo(struct isolation *iso, struct isolation_claim *c,
-				    struct rtplace_reason *reason)
+/* Moves every process listed in procs into the cgroup.procs at dest (the
+ * root's when that is gone), through systemd first for a scope c: how
+ * many were, or -errno with reason. */
+static int isolation_move_out(struct isolation *iso, const struct isolation_claim *c, const char *procs,
+			      const char *dest, struct rtplace_reason *reason)
 {
-	char path[PATH_MAX], procs[PATH_MAX], dest[PATH_MAX], text[65536];
+	char text[65536];
+	int r = isolation_read(procs, text, sizeof(text)), moved = 0;
+
+	if (r == -ENOENT)
+		return 0;
+	for (char *pid = text; r == 0 && *pid; pid += strcspn(pid, "\n"), pid += *pid == '\n') {
+		struct rtplace_reason why = { "" };
+		char one[16];
+		size_t len = strcspn(pid, "\n");
+
+		if (!len || len >= sizeof(one))
+			continue;
+		memcpy(one, pid, len);
+		one[len] = '\0';
+		/* systemd may write where rtplaced may not (a user's own
+		 * cgroup files), and learns where the process went. */
+		r = c->scope && iso->scopes ? iso->scopes->attach(iso->scopes->ctx, c->from, atoi(one), &why)
+						 : -EOPNOTSUPP;
+		if (r < 0)
+			r = isolation_write(dest, one);
+		if (r == -ENOENT) {
+			char root[PATH_MAX];
+
+			if (isolation_path(root, sizeof(root), "%s/cgroup.procs", iso->cgroup_root) == 0)
+				r = isolation_write(root, one);
+		}
+		moved += r == 0;
+		/* It exited meanwhile. */
+		if (r == -ESRCH)
+			r = 0;
+		if (r < 0)
+			reason_append(reason, "%scannot move process %s to %s: %s%s%s", reason->text[0] ? "; " : "", one,
+				      dest, strerror(-r), why.text[0] ? "; " : "", why.text);
+	}
+	return r < 0 ? r : moved;
+}
+
+/* Empties the partition of c and removes it: on cgroupfs, each round
+ * moves its processes out, ends the partition and tries rmdir(2); a
+ * scope is dissolved first, emptied, then stopped (systemd removes it;
+ * rmdir(2) when systemd is gone since). 0 or -errno. */
+static int isolation_partition_remove(struct isolation *iso, struct isolation_claim *c, const char *dest,
+				      struct rtplace_reason *reason)
+{
+	char path[PATH_MAX], procs[PATH_MAX], file[PATH_MAX], unit[64];
 	int r = 0;
 
-	if (isolation_partition_path(iso, c->id, NULL, path, sizeof(path)) < 0 ||
-	    isolation_partition_path(iso, c->id, "cgroup.procs", procs, sizeof(procs)) < 0 ||
-	    isolation_path(dest, sizeof(dest), "%s%s/cgroup.procs", iso->cgroup_root,
-			   strcmp(c->from, "/") == 0 ? "" : c->from) < 0)
+	if (isolation_partition_path(iso, c, NULL, path, sizeof(path)) < 0 ||
+	    isolation_partition_path(iso, c, "cgroup.procs", procs, sizeof(procs)) < 0 ||
+	    isolation_partition_path(iso, c, "cpuset.cpus.partition", file, sizeof(file)) < 0)
 		return -ENAMETOOLONG;
+	/* Back to a member, so the CPUs return to the hierarchy at once. */
+	if (c->scope)
+		isolation_write(file, "member");
 	for (int round = 0; round < ISOLATION_EMPTY_ROUNDS; round++) {
-		r = isolation_read(procs, text, sizeof(text));
-		if (r == -ENOENT) {
-			r = 0;
+		r = isolation_move_out(iso, c, procs, dest, reason);
+		if (r < 0 || (c->scope && r == 0))
 			break;
-		}
-		for (char *pid = text; r == 0 && *pid; pid += strcspn(pid, "\n"), pid += *pid == '\n') {
-			char one[16];
-			size_t len = strcspn(pid, "\n");
-
-			if (!len || len >= sizeof(one))
-				continue;
-			memcpy(one, pid, len);
-			one[len] = '\0';
-			r = isolation_write(dest, one);
-			if (r == -ENOENT) {
-				char root[PATH_MAX];
-
-				if (isolation_path(root, sizeof(root), "%s/cgroup.procs", iso->cgroup_root) == 0)
-					r = isolation_write(root, one);
-			}
-			/* It exited meanwhile. */
-			if (r == -ESRCH)
-				r = 0;
-		}
-		if (r < 0)
-			break;
-		/* Back to a member, so the CPUs return to the hierarchy at once. */
-		if (isolation_partition_path(iso, c->id, "cpuset.cpus.partition", text, sizeof(text)) == 0)
-			isolation_write(text, "member");
+		if (c->scope)
+			continue;
+		isolation_write(file, "member");
 		r = rmdir(path) < 0 ? -errno : 0;
 		if (r != -EBUSY)
 			break;
 	}
-	if (r == -ENOENT)
-		r = 0;
-	if (r < 0) {
-		reason_append(reason, "%scannot remove %s: %s", reason->text[0] ? "; " : "", path, strerror(-r));
-		return r;
+	if (r > 0)
+		r = -EBUSY;
+	if (r == 0 && c->scope) {
+		snprintf(unit, sizeof(unit), "rtplace-claim-%" PRIu32 ".scope", c->id);
+		if (iso->scopes) {
+			struct rtplace_reason why = { "" };
+
+			r = iso->scopes->stop(iso->scopes->ctx, unit, &why);
+			if (r < 0)
+				reason_append(reason, "%s%s", reason->text[0] ? "; " : "", why.text);
+			return r;
+		}
+		r = rmdir(path) < 0 ? -errno : 0;
 	}
+	if (r < 0 && r != -ENOENT)
+		reason_append(reason, "%scannot remove %s: %s", reason->text[0] ? "; " : "", path, strerror(-r));
+	return r == -ENOENT ? 0 : r;
+}
+
+/* Moves every process of the partition of c back where it came from (the
+ * root when that is gone), ends the partition and removes it. 0, or -errno
+ * with reason. */
+static int isolation_partition_undo(struct isolation *iso, struct isolation_claim *c,
+				    struct rtplace_reason *reason)
+{
+	char dest[PATH_MAX];
+	int r;
+
+	if (isolation_path(dest, sizeof(dest), "%s%s/cgroup.procs", iso->cgroup_root,
+			   strcmp(c->from, "/") == 0 ? "" : c->from) < 0)
+		return -ENAMETOOLONG;
+	r = isolation_partition_remove(iso, c, dest, reason);
+	if (r < 0)
+		return r;
 	c->partition = false;
-	return isolation_journal(iso, "partition %" PRIu32 "\n", c->id);
+	return isolation_journal(iso, "%s %" PRIu32 "\n", c->scope ? "scope" : "partition", c->id);
 }
 
 /* Makes claim c's partition of its CPUs and moves pid into it. */
@@ -1222,7 +1336,7 @@ static int isolation_partition_make(struct isolation *iso, struct isolation_clai
 		reason_set(reason, "cannot journal the partition in %s: %s", iso->journal, strerror(-r));
 		return r;
 	}
-	if (isolation_partition_path(iso, c->id, NULL, path, sizeof(path)) < 0)
+	if (isolation_partition_path(iso, c, NULL, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
 	if (mkdir(path, 0755) < 0) {
 		r = -errno;
@@ -1235,21 +1349,21 @@ static int isolation_partition_make(struct isolation *iso, struct isolation_clai
 		return r;
 	}
 	cpuset_format(&c->cpus, list, sizeof(list));
-	isolation_partition_path(iso, c->id, "cpuset.cpus.partition", path, sizeof(path));
+	isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
 	if (access(path, F_OK) < 0) {
 		reason_set(reason, "the kernel makes no cpuset partitions (%s is missing; Linux 5.15 and later)", path);
 		return -EOPNOTSUPP;
 	}
-	isolation_partition_path(iso, c->id, "cpuset.cpus", path, sizeof(path));
+	isolation_partition_path(iso, c, "cpuset.cpus", path, sizeof(path));
 	r = isolation_write(path, list);
 	if (r == 0) {
 		/* Linux 6.7 and later: the CPUs are the partition's alone. */
-		isolation_partition_path(iso, c->id, "cpuset.cpus.exclusive", path, sizeof(path));
+		isolation_partition_path(iso, c, "cpuset.cpus.exclusive", path, sizeof(path));
 		if (access(path, F_OK) == 0)
 			r = isolation_write(path, list);
 	}
 	if (r == 0) {
-		isolation_partition_path(iso, c->id, "cpuset.cpus.partition", path, sizeof(path));
+		isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
 		r = isolation_write(path, "isolated");
 	}
 	if (r < 0) {
@@ -1263,11 +1377,181 @@ static int isolation_partition_make(struct isolation *iso, struct isolation_clai
 		return -EOPNOTSUPP;
 	}
 	snprintf(one, sizeof(one), "%d", (int)pid);
-	isolation_partition_path(iso, c->id, "cgroup.procs", path, sizeof(path));
+	isolation_partition_path(iso, c, "cgroup.procs", path, sizeof(path));
 	if (r == 0)
 		r = isolation_write(path, one);
 	if (r < 0)
 		reason_set(reason, "cannot move process %d into %s: %s", (int)pid, path, strerror(-r));
+	return r;
+}
+
+/* Brings rtplace.slice's file i to want (NULL: its original bytes),
+ * journaling its original before the first change. 0 or -errno. */
+static int isolation_slice_file_set(struct isolation *iso, size_t i, const char *want, struct rtplace_reason *reason)
+{
+	char path[PATH_MAX], text[ISOLATION_VALUE_MAX];
+	int r;
+
+	if (!want && !iso->slice_orig[i])
+		return 0;
+	if (isolation_path(path, sizeof(path), "%s/" ISOLATION_SLICE "/%s", iso->cgroup_root, isolation_slice_file[i]) < 0)
+		return -ENAMETOOLONG;
+	if (!want) {
+		r = isolation_write(path, iso->slice_orig[i]);
+		/* Gone with the slice: nothing is left to restore. */
+		if (r < 0 && r != -ENOENT) {
+			reason_append(reason, "%scannot write %s back: %s", reason->text[0] ? "; " : "", path, strerror(-r));
+			return r;
+		}
+		free(iso->slice_orig[i]);
+		iso->slice_orig[i] = NULL;
+		return isolation_journal(iso, "slice %s\n", isolation_slice_file[i]);
+	}
+	if (!iso->slice_orig[i]) {
+		r = isolation_read(path, text, sizeof(text));
+		if (r == 0 && !(iso->slice_orig[i] = strdup(text)))
+			r = -ENOMEM;
+		if (r == 0)
+			r = isolation_journal(iso, "slice %s =%s\n", isolation_slice_file[i], text);
+		if (r < 0) {
+			free(iso->slice_orig[i]);
+			iso->slice_orig[i] = NULL;
+			reason_append(reason, "%scannot keep %s: %s", reason->text[0] ? "; " : "", path, strerror(-r));
+			return r;
+		}
+	}
+	r = isolation_write(path, want);
+	if (r < 0)
+		reason_append(reason, "%scannot write \"%s\" to %s: %s", reason->text[0] ? "; " : "", want, path,
+			      strerror(-r));
+	return r;
+}
+
+/*
+ * Brings rtplace.slice to what the scopes in it need: the kernel makes
+ * their partitions only below a partition root, so the slice becomes one
+ * of their CPUs. (A remote partition, Linux 6.7 and later, would need
+ * only the slice's cpuset.cpus.exclusive, but the kernel lets only
+ * CAP_SYS_ADMIN make one, which the unit does not keep.) CPUs are given
+ * before the slice becomes a root, and taken after it is one no more.
+ * With no scope left, every file gets its original bytes back and a
+ * slice rtplaced started is stopped. 0 or the first -errno, with reason.
+ */
+static int isolation_slice_sync(struct isolation *iso, struct rtplace_reason *reason)
+{
+	struct rtplace_cpumask all;
+	const char *want[ISOLATION_SLICE_FILES] = { NULL };
+	char list[CPUSET_LIST_MAX];
+	bool any = iso->slice_unit;
+	int r = 0;
+
+	cpuset_zero(&all);
+	for (size_t i = 0; i < iso->n_claims; i++)
+		if (iso->claims[i].scope)
+			cpuset_or(&all, &all, &iso->claims[i].cpus);
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
+		any = any || iso->slice_orig[i];
+	if (cpuset_empty(&all) && !any)
+		return 0;
+	cpuset_format(&all, list, sizeof(list));
+	if (!cpuset_empty(&all)) {
+		want[0] = "root";
+		want[1] = list;
+	}
+	for (size_t k = 0; k < ISOLATION_SLICE_FILES && r == 0; k++) {
+		size_t i = cpuset_empty(&all) ? k : ISOLATION_SLICE_FILES - 1 - k;
+
+		r = isolation_slice_file_set(iso, i, want[i], reason);
+	}
+	if (r < 0 || !cpuset_empty(&all) || !iso->slice_unit)
+		return r;
+	if (iso->scopes) {
+		struct rtplace_reason why = { "" };
+
+		r = iso->scopes->stop(iso->scopes->ctx, ISOLATION_SLICE, &why);
+		if (r < 0) {
+			reason_append(reason, "%s%s", reason->text[0] ? "; " : "", why.text);
+			return r;
+		}
+	}
+	iso->slice_unit = false;
+	return isolation_journal(iso, "slice-unit\n");
+}
+
+/* Makes claim c's partition a scope systemd starts with process pid in
+ * it, in rtplace.slice, and isolates it. 0 or -errno with reason. */
+static int isolation_scope_make(struct isolation *iso, struct isolation_claim *c, pid_t pid,
+				struct rtplace_reason *reason)
+{
+	char from[PATH_MAX], now[PATH_MAX], path[PATH_MAX], unit[64], list[CPUSET_LIST_MAX], text[256];
+	int r;
+
+	r = isolation_partition_check(iso, reason);
+	if (r == 0)
+		r = isolation_cgroup_of(iso, pid, from, sizeof(from), reason);
+	if (r < 0)
+		return r;
+	c->from = strdup(from);
+	if (!c->from)
+		return -ENOMEM;
+	/* A slice that is not there yet is started with the scope. */
+	if (isolation_path(path, sizeof(path), "%s/" ISOLATION_SLICE, iso->cgroup_root) < 0)
+		return -ENAMETOOLONG;
+	if (!iso->slice_unit && access(path, F_OK) < 0) {
+		iso->slice_unit = true;
+		r = isolation_journal(iso, "slice-unit started\n");
+	}
+	c->partition = c->scope = r == 0;
+	if (r == 0)
+		r = isolation_journal(iso, "scope %" PRIu32 " %d %s\n", c->id, (int)pid, from);
+	if (r < 0) {
+		c->partition = false;
+		reason_set(reason, "cannot journal the partition in %s: %s", iso->journal, strerror(-r));
+		return r;
+	}
+	snprintf(unit, sizeof(unit), "rtplace-claim-%" PRIu32 ".scope", c->id);
+	r = iso->scopes->start(iso->scopes->ctx, unit, ISOLATION_SLICE, pid, &c->cpus, reason);
+	if (r == 0)
+		r = isolation_cgroup_of(iso, pid, now, sizeof(now), reason);
+	if (r < 0)
+		return r;
+	if (strncmp(now, "/" ISOLATION_SLICE "/", sizeof("/" ISOLATION_SLICE "/") - 1) != 0 ||
+	    strcmp(now + sizeof("/" ISOLATION_SLICE "/") - 1, unit) != 0) {
+		reason_set(reason, "systemd put process %d in %s, not in /" ISOLATION_SLICE "/%s: is systemd's cgroup "
+			   "root not %s?", (int)pid, now, unit, iso->cgroup_root);
+		return -EIO;
+	}
+	cpuset_format(&c->cpus, list, sizeof(list));
+	isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
+	if (access(path, F_OK) < 0) {
+		reason_set(reason, "the kernel makes no cpuset partitions (%s is missing; Linux 5.15 and later)", path);
+		return -EOPNOTSUPP;
+	}
+	r = isolation_slice_sync(iso, reason);
+	if (r < 0)
+		return r;
+	/* systemd wrote AllowedCPUs= there: written again, so that nothing
+	 * depends on when. */
+	isolation_partition_path(iso, c, "cpuset.cpus", path, sizeof(path));
+	r = isolation_write(path, list);
+	if (r == 0) {
+		isolation_partition_path(iso, c, "cpuset.cpus.exclusive", path, sizeof(path));
+		if (access(path, F_OK) == 0)
+			r = isolation_write(path, list);
+	}
+	if (r == 0) {
+		isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
+		r = isolation_write(path, "isolated");
+	}
+	if (r < 0) {
+		reason_set(reason, "cannot write %s: %s", path, strerror(-r));
+		return r;
+	}
+	r = isolation_read(path, text, sizeof(text));
+	if (r == 0 && strcmp(text, "isolated") != 0) {
+		reason_set(reason, "the kernel refused the partition of CPUs %s in %s: %s", list, unit, text);
+		return -EOPNOTSUPP;
+	}
 	return r;
 }
 
@@ -1324,18 +1608,19 @@ int isolation_claim(struct isolation *iso, uint32_t claim_id, pid_t owner_pid, c
 		return -ENOMEM;
 	c->cpus = *cpus;
 	if (iso->partition) {
-		r = isolation_partition_make(iso, c, owner_pid, reason);
+		r = iso->scopes ? isolation_scope_make(iso, c, owner_pid, reason)
+				: isolation_partition_make(iso, c, owner_pid, reason);
 		if (r < 0) {
 			struct rtplace_reason ignored = { "" };
 
+			cpuset_zero(&c->cpus);
 			if (c->partition)
 				isolation_partition_undo(iso, c, &ignored);
 			/* A partition that cannot be removed stays journaled. */
-			if (c->partition)
-				cpuset_zero(&c->cpus);
-			else
+			if (!c->partition)
 				isolation_claim_remove(iso, c);
 			isolation_cpuset_release(iso, &ignored);
+			isolation_slice_sync(iso, &ignored);
 			return r;
 		}
 	}
@@ -1368,6 +1653,9 @@ int isolation_release(struct isolation *iso, uint32_t claim_id, struct rtplace_r
 	if (r == 0 && s < 0)
 		r = s;
 	s = isolation_cpuset_release(iso, reason);
+	if (r == 0 && s < 0)
+		r = s;
+	s = isolation_slice_sync(iso, reason);
 	if (r == 0 && s < 0)
 		r = s;
 	if (r == 0 && isolation_held_lines(iso) == 0)
@@ -1403,6 +1691,9 @@ int isolation_restore(struct isolation *iso, struct rtplace_reason *reason)
 	if (r < 0 && !first)
 		first = r;
 	done += r > 0;
+	r = isolation_slice_sync(iso, reason);
+	if (r < 0 && !first)
+		first = r;
 	r = isolation_compact(iso);
 	if (r < 0 && !first)
 		first = r;

@@ -42,6 +42,12 @@
  *                             held; it banned ORIGINAL (a CPU list, or NULL:
  *                             its own choice)
  *   irqbalance                it bans ORIGINAL again (or is gone)
+ *   scope ID PID CGROUP       the same through systemd: the transient unit
+ *   scope ID                  rtplace-claim-ID.scope in rtplace.slice
+ *   slice FILE =ORIGINAL      rtplace.slice's FILE may change; it was
+ *   slice FILE                ORIGINAL / it is ORIGINAL again
+ *   slice-unit started        rtplaced started rtplace.slice / stopped it
+ *   slice-unit
  *
  * Values are kept as the kernel printed them, without the newline, and
  * written back as they were: read back after a restore, every file holds
@@ -50,8 +56,26 @@
  * it is read only when its owner and its folder's pass
  * claims_state_trusted().
  *
+ * Under systemd (opts->scopes; daemon/isolation-systemd.h) the partition
+ * is a transient scope unit, rtplace-claim-ID.scope in rtplace.slice, that
+ * systemd makes with the claimant's process in it and AllowedCPUs= the
+ * claimed CPUs, so that systemd keeps knowing the process and enables the
+ * cpuset controller on the way down itself. What systemd has no property
+ * for (systemd 252 to 257) rtplaced writes: the scope's
+ * cpuset.cpus.partition ("isolated") and, for the kernel to allow a
+ * partition that deep, rtplace.slice's: the slice becomes a partition
+ * root of the claimed CPUs (cpuset.cpus, cpuset.cpus.partition "root"),
+ * as Linux allows a partition only below one (a remote partition, 6.7
+ * and later, needs CAP_SYS_ADMIN, which the unit does not keep). On
+ * release the partition is
+ * dissolved, the processes go back to their cgroup, the emptied scope is
+ * stopped (systemd removes it), the slice's files get their original
+ * bytes back and a slice rtplaced started is stopped.
+ *
  * One owner: the daemon's loop. Each call finishes its writes before it
- * returns (a few per interrupt, five for a partition).
+ * returns (a few per interrupt, five for a partition); under systemd it
+ * also waits for the scope's start or stop job (milliseconds; at most
+ * ISOLATION_SYSTEMD_WAIT_MS).
  */
 #ifndef RTPLACE_ISOLATION_H
 #define RTPLACE_ISOLATION_H
@@ -63,6 +87,25 @@
 #include "conf.h"
 #include "cpuset.h"
 #include "reason.h"
+
+/* A service manager that holds the partition's process in a unit of its
+ * own (daemon/isolation-systemd.h), as calls on ctx. */
+struct isolation_scopes {
+	/* Starts transient scope unit in slice holding process pid, its
+	 * AllowedCPUs= cpus; returns once the process is in it. 0 or
+	 * -errno with reason. */
+	int (*start)(void *ctx, const char *unit, const char *slice, pid_t pid, const struct rtplace_cpumask *cpus,
+		     struct rtplace_reason *reason);
+	/* Stops unit and returns once it is gone; 0 also when there is no
+	 * such unit. -errno with reason. */
+	int (*stop)(void *ctx, const char *unit, struct rtplace_reason *reason);
+	/* Moves process pid into cgroup (a v2 path): the cgroup of a unit,
+	 * or a group below a unit delegated to another manager (a user's
+	 * service under user@UID.service), whose files only that user may
+	 * write. 0 or -errno with reason. */
+	int (*attach)(void *ctx, const char *cgroup, pid_t pid, struct rtplace_reason *reason);
+	void *ctx;
+};
 
 struct isolation_opts {
 	const char *proc_root;   /* PROCFS_ROOT, or a fixture tree */
@@ -76,6 +119,8 @@ struct isolation_opts {
 	const struct rtplace_cpumask *nodes;
 	size_t n_nodes;
 	struct rtplace_cpumask other;
+	/* NULL: partitions on cgroupfs directly. Kept, not copied. */
+	const struct isolation_scopes *scopes;
 };
 
 struct isolation;

@@ -99,7 +99,8 @@ done
 # own tier and those below only:
 #   1 base      what any layer uses: the loop, logging, /proc, the claims
 #               table and its journal, rights, quotas, records, the socket,
-#               the isolation edge and RealtimeKit's pure rules
+#               the isolation edge (cgroupfs and systemd's scopes) and
+#               RealtimeKit's pure rules
 #   2 levels    where the map's levels come from
 #   3 engine    the one owner of the daemon's state
 #   4 actors    what acts on threads over the engine
@@ -114,7 +115,7 @@ daemon_tier() {
 	engine) echo 3 ;;
 	levels-source | tracker | sampler) echo 2 ;;
 	log | clocks | loop | procfs | histogram | systemd | quota | claims | claims-state | pidmap | auth | \
-		thread-sched | irqnoise | kernel-env | hotplug | seed | snapshot | isoplan | isolation | irqbalance | rtkit-rules | rtkit-admit | \
+		thread-sched | irqnoise | kernel-env | hotplug | seed | snapshot | isoplan | isolation | isolation-systemd | irqbalance | rtkit-rules | rtkit-admit | \
 		notify | server | rate) echo 1 ;;
 	*) echo 0 ;;
 	esac

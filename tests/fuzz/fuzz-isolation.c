@@ -30,7 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *line = once; line < once + once_len; line = strchr(line, '\n') + 1)
 		if (strncmp(line, "rtplace-isolation 1\n", 20) != 0 && strncmp(line, "irq ", 4) != 0 &&
 		    strncmp(line, "workqueues ", 11) != 0 && strncmp(line, "partition ", 10) != 0 &&
-		    strncmp(line, "cpuset-control enabled\n", 23) != 0 && strncmp(line, "irqbalance ", 11) != 0)
+		    strncmp(line, "cpuset-control enabled\n", 23) != 0 && strncmp(line, "irqbalance ", 11) != 0 &&
+		    strncmp(line, "scope ", 6) != 0 && strncmp(line, "slice ", 6) != 0 &&
+		    strncmp(line, "slice-unit started\n", 19) != 0)
 			abort();
 	free(once);
 	free(twice);

@@ -424,6 +424,31 @@ static void test_fake_journal_unreadable_lines(void **state)
 	isolation_free(iso);
 }
 
+/* A journal written under systemd: scopes, rtplace.slice's files (an
+ * original that was empty included) and the slice rtplaced started,
+ * compacted to what is still held; a put-back without its change, or a
+ * file the slice has not, is unreadable. */
+static void test_journal_scopes(void **state)
+{
+	static const char journal[] = "rtplace-isolation 1\nslice-unit started\nslice cpuset.cpus =\n"
+				      "scope 7 42 /user.slice/user-1000.slice/user@1000.service/app.slice/a.service\n"
+				      "slice cpuset.cpus.partition =member\nslice cpuset.cpus.exclusive =\nscope 8 43 /\n"
+				      "slice cpuset.cpus.partition\nscope 8\nslice cpuset.mems =0\nscope 9\n"
+				      "slice cpuset.cpus.partition\nslice cpuset.cpus.partition\n";
+	static const char held[] = "rtplace-isolation 1\nslice-unit started\nslice cpuset.cpus =\n"
+				   "scope 7 0 /user.slice/user-1000.slice/user@1000.service/app.slice/a.service\n";
+	struct rtplace_reason reason;
+	size_t len;
+	char *text;
+
+	(void)state;
+	assert_int_equal(isolation_journal_compacted(journal, strlen(journal), &text, &len, &reason), 0);
+	assert_string_equal(reason.text, ": unreadable line 6, 10, 11, 12, 13 left alone");
+	assert_int_equal(len, strlen(held));
+	assert_memory_equal(text, held, len);
+	free(text);
+}
+
 static void test_fake_journal_untrusted(void **state)
 {
 	struct test_tree *t = *state;
@@ -963,6 +988,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fake_journal_ahead_of_files, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_journal_unreadable_lines, test_tree_setup, test_tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_journal_untrusted, test_tree_setup, test_tree_teardown),
+		cmocka_unit_test(test_journal_scopes),
 		cmocka_unit_test_setup_teardown(test_fake_partition_refused, test_tree_setup, test_tree_teardown),
 	};
 	const struct CMUnitTest host[] = {

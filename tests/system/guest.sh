@@ -320,6 +320,133 @@ check podman-hook "the container does not run at SCHED_FIFO 50 on a CPU claimed 
 podman rm -f -t 0 rtplace-rt
 check podman-claim-ended "the container's claim outlived it" \
 	wait_for 30 bash -c "! rtplacectl claims | awk '{ print \$4 }' | grep -qx '$cpid'"
+# --- isolation under systemd: an isolated claim's partition is a
+# transient scope in rtplace.slice that systemd made and knows, for a process
+# of a user's service; nothing else runs on the CPU; released, and after
+# kill -9 and a restart, every cgroup file is as before, byte for byte
+iso_cg=/sys/fs/cgroup
+# The cgroup files an isolated claim may change (around the claimant's
+# cgroup $1), the busy loop $2's CPUs, and rtplace's units, as text.
+iso_state() {
+	local d f
+	for d in "$iso_cg" "$iso_cg/system.slice" "$iso_cg/user.slice" "$iso_cg/rtplace.slice" "$iso_cg$1"; do
+		[ -d "$d" ] || { echo "$d: absent"; continue; }
+		for f in cgroup.subtree_control cpuset.cpus cpuset.cpus.effective cpuset.cpus.exclusive \
+			cpuset.cpus.exclusive.effective cpuset.cpus.partition cpuset.mems; do
+			[ -f "$d/$f" ] && echo "$d/$f: $(tr '\n' ' ' <"$d/$f")"
+		done
+	done
+	echo "$iso_cg$1/cgroup.procs: $(tr '\n' ' ' <"$iso_cg$1/cgroup.procs")"
+	grep Cpus_allowed_list "/proc/$2/status"
+	systemctl list-units --all --plain --no-legend 'rtplace-claim-*' rtplace.slice
+}
+# The busy loop $1 never runs on CPU 3 (/proc/PID/stat's processor).
+iso_busy_off_3() {
+	local i cpu
+	grep -q '^Cpus_allowed_list:[[:space:]]*0-2$' "/proc/$1/status" || return 1
+	for ((i = 0; i < 20; i++)); do
+		cpu=$(awk '{ print $39 }' "/proc/$1/stat")
+		[ "$cpu" != 3 ] || return 1
+		sleep 0.1
+	done
+}
+# Claim $1 of process $2 holds CPU 3 isolated ($4: when), busy loop $3 off it.
+iso_held() {
+	local unit=rtplace-claim-$1.scope
+	systemctl status "$unit" | tee /tmp/iso.status
+	cat "/proc/$2/cgroup"
+	echo "rtplace.slice: partition $(cat $iso_cg/rtplace.slice/cpuset.cpus.partition)," \
+		"cpus '$(cat $iso_cg/rtplace.slice/cpuset.cpus)'," \
+		"exclusive '$(cat $iso_cg/rtplace.slice/cpuset.cpus.exclusive 2>/dev/null)'"
+	check "isolation-$4-scope" "process $2 is not in $unit under rtplace.slice" \
+		bash -c "grep -qw '$2' /tmp/iso.status && [ \"\$(systemctl show -P Slice $unit)\" = rtplace.slice ] &&
+			grep -qx '0::/rtplace.slice/$unit' /proc/$2/cgroup"
+	check "isolation-$4-partition" "$unit's partition: $(cat "$iso_cg/rtplace.slice/$unit/cpuset.cpus.partition" 2>&1)" \
+		grep -qx isolated "$iso_cg/rtplace.slice/$unit/cpuset.cpus.partition"
+	check "isolation-$4-alone" "the busy loop in iso-busy.service: $(grep Cpus_allowed_list "/proc/$3/status")" \
+		iso_busy_off_3 "$3"
+}
+# Releases claim $1 of process $2 (from cgroup $3; busy loop $4): the scope
+# is gone, the process back, the files as in /tmp/iso.before ($5: when).
+iso_released() {
+	rtplacectl release "$1"
+	iso_state "$3" "$4" >/tmp/iso.after
+	diff /tmp/iso.before /tmp/iso.after
+	check "isolation-$5-released" "rtplace-claim-$1.scope still there, or process $2 not back in $3" \
+		bash -c "! systemctl list-units --all --plain --no-legend rtplace-claim-$1.scope | grep -q . &&
+			grep -qx '0::$3' /proc/$2/cgroup"
+	# Nothing left to undo: the journal goes when it holds nothing.
+	check "isolation-$5-journal-empty" "rtplaced still holds: $(cat /run/rtplace/rtplaced.sock.isolation 2>&1)" \
+		test ! -e /run/rtplace/rtplaced.sock.isolation
+	check "isolation-$5-as-before" "cgroup files differ: $(diff /tmp/iso.before /tmp/iso.after | grep '^[<>]' | tr '\n' ' ')" \
+		cmp -s /tmp/iso.before /tmp/iso.after
+}
+# Stops what isolation_systemd_checks started and puts the unit back.
+iso_cleanup() {
+	systemctl stop iso-busy.service
+	runuser -u alice -- env XDG_RUNTIME_DIR="/run/user/$(id -u alice)" systemctl --user stop iso-claimant.service
+	loginctl disable-linger alice
+	rm -r /etc/systemd/system/rtplaced.service.d
+	systemctl daemon-reload
+	set_conf
+	restart_clean
+}
+isolation_systemd_checks() {
+	local uid pid from id busy main t0 rc
+	local user="env XDG_RUNTIME_DIR=/run/user/$(id -u alice)"
+	t0=$(date +%s)
+	set_conf '[isolation]' 'partition = yes'
+	# The package's sandbox keeps /sys/fs/cgroup read-only: isolation's
+	# drop-in (rtplaced.conf(5), [isolation] partition).
+	mkdir -p /etc/systemd/system/rtplaced.service.d
+	printf '[Service]\nProtectControlGroups=no\n' >/etc/systemd/system/rtplaced.service.d/isolation.conf
+	systemctl daemon-reload
+	restart_clean
+	check isolation-systemd-route "rtplaced does not make its partitions through systemd" \
+		bash -c "journalctl -b -u rtplaced.service | grep -q 'partitions are systemd.s scopes in rtplace.slice'"
+	uid=$(id -u alice)
+	loginctl enable-linger alice
+	wait_for 60 systemctl -q is-active "user@$uid.service"
+	runuser -u alice -- $user systemd-run --user --unit=iso-claimant sleep 3600
+	pid=$(runuser -u alice -- $user systemctl --user show -P MainPID iso-claimant.service)
+	systemd-run --unit=iso-busy -p RuntimeMaxSec=1200 sh -c 'while :; do :; done'
+	busy=$(systemctl show -P MainPID iso-busy.service)
+	from=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+	echo "claimant $pid in $from, busy loop $busy"
+	if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$busy" ] || [ "$busy" = 0 ]; then
+		fail isolation-systemd "no claimant in alice's service manager ($pid) or no busy loop ($busy)"
+		iso_cleanup
+		return
+	fi
+	iso_state "$from" "$busy" >/tmp/iso.before
+	cat /tmp/iso.before
+	rtplacectl query --prio 10 -c 3 --claim 600000 --owner "$pid" --isolate >/tmp/iso.out 2>&1
+	rc=$?
+	cat /tmp/iso.out
+	check isolation-claim "the isolated claim of CPU 3 for process $pid was refused: $(cat /tmp/iso.out)" test "$rc" = 0
+	id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' /tmp/iso.out)
+	[ -n "$id" ] || { iso_cleanup; return; }
+	iso_held "$id" "$pid" "$busy" held
+	iso_released "$id" "$pid" "$from" "$busy" release
+
+	# kill -9: the restarted daemon undoes the dead one's partition and isolates the claim again.
+	rtplacectl query --prio 10 -c 3 --claim 600000 --owner "$pid" --isolate >/tmp/iso.out 2>&1
+	cat /tmp/iso.out
+	id=$(sed -n 's/^claim *\([0-9]*\) .*/\1/p' /tmp/iso.out)
+	check isolation-kill9-claim "the second isolated claim was refused: $(cat /tmp/iso.out)" test -n "$id"
+	[ -n "$id" ] || { iso_cleanup; return; }
+	cat /run/rtplace/rtplaced.sock.isolation
+	main=$(prop MainPID)
+	kill -9 "$main"
+	wait_for 90 bash -c "active && [ \"\$(systemctl show -P MainPID rtplaced.service)\" != $main ]"
+	wait_for 60 grep -qx isolated "$iso_cg/rtplace.slice/rtplace-claim-$id.scope/cpuset.cpus.partition"
+	journalctl -b -u rtplaced.service | tail -12
+	iso_held "$id" "$pid" "$busy" kill9
+	iso_released "$id" "$pid" "$from" "$busy" kill9
+	iso_cleanup
+	echo "== isolation under systemd took $(($(date +%s) - t0)) s"
+}
+isolation_systemd_checks
 
 # --- purge leaves nothing (Debian keeps the rtplace group)
 apt-get purge -y rtplace librtplace0
