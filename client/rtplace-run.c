@@ -545,7 +545,9 @@ static void run_effective_policy(struct run_opts *o)
 #define RUN_GO_ON (-1)
 
 /* The options into o (have_* saying what was given), every usage error a
- * line of ours, not getopt's. RUN_GO_ON, or the exit status. */
+ * line of ours, not getopt's. RUN_GO_ON, or the exit status. Longer than
+ * the rest: one case per option, in --help's order, which split into
+ * functions would only scatter. */
 static int run_parse_args(int argc, char **argv, struct run_opts *o, bool *ret_have_policy, bool *ret_have_count)
 {
 	static const struct option opts[] = {

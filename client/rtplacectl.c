@@ -887,6 +887,8 @@ static void ctl_query_claim_json(struct ctl *c, const struct rtplace_answer *ans
 	ctl_json_claim(&cl);
 }
 
+/* Longer than the rest: one case per option, in --help's order, which split
+ * into functions would only scatter (ctl.h says what it does). */
 int ctl_query_parse(struct ctl *c, int argc, char **argv, struct rtplace_request *req,
 			   struct ctl_query_opts *q)
 {

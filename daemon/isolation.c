@@ -450,75 +450,45 @@ static int isolation_replay_slice(struct isolation *iso, const char *p)
 	return -EBADMSG;
 }
 
-/* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
-static int isolation_replay_line(struct isolation *iso, const char *line)
+/* A "partition ID PID CGROUP" or "scope ID PID CGROUP" line (the claim's
+ * partition made, its process from CGROUP), or one with ID alone (undone);
+ * p is the line past the word. 0, -EBADMSG or -ENOMEM. */
+static int isolation_replay_claim(struct isolation *iso, const char *p, bool scope)
 {
-	struct rtplace_cpumask mask;
-	struct isolation_value *v;
-	const char *p, *orig = NULL;
-	uint64_t n;
-	unsigned irq;
+	struct isolation_claim *c;
+	uint64_t id, pid;
 
-	if (strcmp(line, "cpuset-control enabled") == 0 || strcmp(line, "cpuset-control") == 0) {
-		iso->cpuset_control = line[strlen("cpuset-control")] != '\0';
-		return 0;
-	}
-	if (strncmp(line, "irqbalance", strlen("irqbalance")) == 0)
-		return isolation_replay_irqbalance(iso, line + strlen("irqbalance"));
-	if (strcmp(line, "slice-unit started") == 0 || strcmp(line, "slice-unit") == 0) {
-		iso->slice_unit = line[strlen("slice-unit")] != '\0';
-		return 0;
-	}
-	if (strncmp(line, "slice ", strlen("slice ")) == 0)
-		return isolation_replay_slice(iso, line + strlen("slice "));
-	if (strncmp(line, "partition ", strlen("partition ")) == 0 || strncmp(line, "scope ", strlen("scope ")) == 0) {
-		bool scope = line[1] == 'c';
-		struct isolation_claim *c;
-		uint64_t id, pid;
-
-		p = line + (scope ? strlen("scope ") : strlen("partition "));
-		if (!decimal_parse(&p, UINT32_MAX, &id) || !id)
-			return -EBADMSG;
-		c = isolation_claim_find(iso, (uint32_t)id);
-		if (!*p) {
-			if (!c || c->scope != scope)
-				return -EBADMSG;
-			isolation_claim_remove(iso, c);
-			return 0;
-		}
-		if (c || *p++ != ' ' || !decimal_parse(&p, INT32_MAX, &pid) || *p++ != ' ' ||
-		    !isolation_cgroup_ok(p))
-			return -EBADMSG;
-		c = isolation_claim_add(iso, (uint32_t)id);
-		if (!c)
-			return -ENOMEM;
-		c->partition = true;
-		c->scope = scope;
-		c->from = strdup(p);
-		if (!c->from) {
-			isolation_claim_remove(iso, c);
-			return -ENOMEM;
-		}
-		return 0;
-	}
-	if (strncmp(line, "irq ", strlen("irq ")) == 0) {
-		p = line + strlen("irq ");
-		if (!decimal_parse(&p, UINT_MAX - 1, &n))
-			return -EBADMSG;
-		irq = (unsigned)n;
-		if (*p && (*p++ != ' ' || cpuset_parse(p, &mask) < 0 || cpuset_empty(&mask)))
-			return -EBADMSG;
-	} else if (strcmp(line, "workqueues") == 0 || strncmp(line, "workqueues ", strlen("workqueues ")) == 0) {
-		p = line + strlen("workqueues");
-		irq = ISOLATION_WQ;
-		if (*p && (*p++ != ' ' || isoplan_hex_parse(p, &mask) < 0 || cpuset_empty(&mask)))
-			return -EBADMSG;
-	} else {
+	if (!decimal_parse(&p, UINT32_MAX, &id) || !id)
 		return -EBADMSG;
+	c = isolation_claim_find(iso, (uint32_t)id);
+	if (!*p) {
+		if (!c || c->scope != scope)
+			return -EBADMSG;
+		isolation_claim_remove(iso, c);
+		return 0;
 	}
-	if (*p)
-		orig = p;
-	v = isolation_value_find(iso, irq);
+	if (c || *p++ != ' ' || !decimal_parse(&p, INT32_MAX, &pid) || *p++ != ' ' || !isolation_cgroup_ok(p))
+		return -EBADMSG;
+	c = isolation_claim_add(iso, (uint32_t)id);
+	if (!c)
+		return -ENOMEM;
+	c->partition = true;
+	c->scope = scope;
+	c->from = strdup(p);
+	if (!c->from) {
+		isolation_claim_remove(iso, c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Value irq (an IRQ, or ISOLATION_WQ) changed from orig, whose mask is
+ * mask, or put back (orig NULL). 0, -EBADMSG or -ENOMEM. */
+static int isolation_replay_value(struct isolation *iso, unsigned irq, const char *orig,
+				  const struct rtplace_cpumask *mask)
+{
+	struct isolation_value *v = isolation_value_find(iso, irq);
+
 	if (!orig) {
 		if (!v || !v->m.changed)
 			return -EBADMSG;
@@ -535,9 +505,51 @@ static int isolation_replay_line(struct isolation *iso, const char *line)
 	if (!v->original)
 		return -ENOMEM;
 	/* What it is now is unknown: whatever it is, restoring writes the original. */
-	v->m = (struct isoplan_mask){ .original = mask, .current = mask, .changed = true };
+	v->m = (struct isoplan_mask){ .original = *mask, .current = *mask, .changed = true };
 	cpuset_zero(&v->m.current);
 	return 0;
+}
+
+/* One journal line into iso's state. 0, -EBADMSG or -ENOMEM. */
+static int isolation_replay_line(struct isolation *iso, const char *line)
+{
+	struct rtplace_cpumask mask;
+	const char *p;
+	uint64_t n;
+	unsigned irq;
+
+	if (strcmp(line, "cpuset-control enabled") == 0 || strcmp(line, "cpuset-control") == 0) {
+		iso->cpuset_control = line[strlen("cpuset-control")] != '\0';
+		return 0;
+	}
+	if (strncmp(line, "irqbalance", strlen("irqbalance")) == 0)
+		return isolation_replay_irqbalance(iso, line + strlen("irqbalance"));
+	if (strcmp(line, "slice-unit started") == 0 || strcmp(line, "slice-unit") == 0) {
+		iso->slice_unit = line[strlen("slice-unit")] != '\0';
+		return 0;
+	}
+	if (strncmp(line, "slice ", strlen("slice ")) == 0)
+		return isolation_replay_slice(iso, line + strlen("slice "));
+	if (strncmp(line, "partition ", strlen("partition ")) == 0)
+		return isolation_replay_claim(iso, line + strlen("partition "), false);
+	if (strncmp(line, "scope ", strlen("scope ")) == 0)
+		return isolation_replay_claim(iso, line + strlen("scope "), true);
+	if (strncmp(line, "irq ", strlen("irq ")) == 0) {
+		p = line + strlen("irq ");
+		if (!decimal_parse(&p, UINT_MAX - 1, &n))
+			return -EBADMSG;
+		irq = (unsigned)n;
+		if (*p && (*p++ != ' ' || cpuset_parse(p, &mask) < 0 || cpuset_empty(&mask)))
+			return -EBADMSG;
+	} else if (strcmp(line, "workqueues") == 0 || strncmp(line, "workqueues ", strlen("workqueues ")) == 0) {
+		p = line + strlen("workqueues");
+		irq = ISOLATION_WQ;
+		if (*p && (*p++ != ' ' || isoplan_hex_parse(p, &mask) < 0 || cpuset_empty(&mask)))
+			return -EBADMSG;
+	} else {
+		return -EBADMSG;
+	}
+	return isolation_replay_value(iso, irq, *p ? p : NULL, &mask);
 }
 
 /* Takes over the journal's text: what it holds is iso's to undo. A last

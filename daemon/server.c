@@ -536,6 +536,57 @@ static void server_refuse(struct server *s, int fd, const struct ucred *cred, co
 	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);
 }
 
+/* The peer's pidfd on fd, or -1 where the kernel gives none: the
+ * dispatcher then reads the peer by pid each time, as before pidfds. */
+static int server_peer_pidfd(struct server *s, int fd)
+{
+	socklen_t len;
+	int pidfd = -1;
+
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
+		if (errno == ENOPROTOOPT && !s->peer_pidfd_missing_logged) {
+			log_notice("The kernel gives no SO_PEERPIDFD (Linux 6.5): clients are judged by the "
+				   "pid they connected with, read from /proc at each request (once the client "
+				   "has exited, a process of its user that takes the pid is not told apart)");
+			s->peer_pidfd_missing_logged = true;
+		}
+		pidfd = -1;
+	}
+	return pidfd;
+}
+
+/* Client c (allocated, zeroed) takes connection fd and pidfd and is
+ * served; where it cannot be, both descriptors are closed and c freed. */
+static void server_client_start(struct server *s, struct server_client *c, int fd, int pidfd,
+				const struct ucred *cred)
+{
+	c->server = s;
+	c->fd = fd;
+	c->peer = (struct server_peer){
+		.id = s->next_id++, .pid = cred->pid, .uid = cred->uid, .gid = cred->gid, .pidfd = pidfd,
+		.same_pidns = pidmap_same_pidns(PROCFS_ROOT, cred->pid),
+	};
+	c->peer.pidns_level = c->peer.same_pidns ? 0 : pidmap_level(PROCFS_ROOT, cred->pid, pidfd);
+	c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
+	c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
+	if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||
+	    quota_take(s->users, cred->uid, 1, NULL) < 0) {
+		if (c->ev_read)
+			event_free(c->ev_read);
+		if (c->ev_write)
+			event_free(c->ev_write);
+		if (c->peer.pidfd >= 0)
+			close(c->peer.pidfd);
+		close(fd);
+		free(c);
+		return;
+	}
+	server_client_link(s, c);
+	log_debug("client %u connected: pid %d uid %u gid %u%s", c->peer.id, (int)cred->pid, (unsigned)cred->uid,
+		  (unsigned)cred->gid, c->peer.same_pidns ? "" : ", in another PID namespace");
+}
+
 static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct server *s = arg;
@@ -572,18 +623,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			server_refuse(s, fd, &cred, reason.text);
 			continue;
 		}
-		len = sizeof(pidfd);
-		/* A kernel without it leaves -1: the dispatcher then reads the
-		 * peer by pid each time, as before pidfds. */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
-			if (errno == ENOPROTOOPT && !s->peer_pidfd_missing_logged) {
-				log_notice("The kernel gives no SO_PEERPIDFD (Linux 6.5): clients are judged by the "
-					   "pid they connected with, read from /proc at each request (once the client "
-					   "has exited, a process of its user that takes the pid is not told apart)");
-				s->peer_pidfd_missing_logged = true;
-			}
-			pidfd = -1;
-		}
+		pidfd = server_peer_pidfd(s, fd);
 		/* The connection holds both descriptors: neither may be one of
 		 * the reserved last ones. */
 		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, &reason);
@@ -597,30 +637,7 @@ static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				close(fd);
 			continue;
 		}
-		c->server = s;
-		c->fd = fd;
-		c->peer = (struct server_peer){
-			.id = s->next_id++, .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .pidfd = pidfd,
-			.same_pidns = pidmap_same_pidns(PROCFS_ROOT, cred.pid),
-		};
-		c->peer.pidns_level = c->peer.same_pidns ? 0 : pidmap_level(PROCFS_ROOT, cred.pid, pidfd);
-		c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, server_read_cb, c);
-		c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, server_write_cb, c);
-		if (!c->ev_read || !c->ev_write || event_add(c->ev_read, NULL) < 0 ||
-		    quota_take(s->users, cred.uid, 1, NULL) < 0) {
-			if (c->ev_read)
-				event_free(c->ev_read);
-			if (c->ev_write)
-				event_free(c->ev_write);
-			if (c->peer.pidfd >= 0)
-				close(c->peer.pidfd);
-			close(fd);
-			free(c);
-			continue;
-		}
-		server_client_link(s, c);
-		log_debug("client %u connected: pid %d uid %u gid %u%s", c->peer.id, (int)cred.pid, (unsigned)cred.uid,
-			  (unsigned)cred.gid, c->peer.same_pidns ? "" : ", in another PID namespace");
+		server_client_start(s, c, fd, pidfd, &cred);
 	}
 }
 
