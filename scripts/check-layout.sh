@@ -6,6 +6,8 @@
 #  - common/ includes nothing from outside common/ (besides autoconf's
 #    config.h and system headers), so the shared core stays free of the
 #    daemon, the clients and the BPF programs;
+#  - the pure core (libcommon in common/common.mk) includes nothing of the
+#    I/O core beside it in common/ and only C headers that declare no I/O;
 #  - no client source includes a daemon header: what both need is in
 #    common/;
 #  - in the daemon, only main.c includes dispatch.h and only the
@@ -69,6 +71,29 @@ for f in $(git ls-files 'common/*.c' 'common/*.h'); do
 		*) fail "$f includes \"$inc\", which is not in common/" ;;
 		esac
 	done < <(includes_of "$f")
+done
+
+# The pure core (common/common.mk's libcommon) makes no system calls, so its
+# unit tests need no root: its files include each other and the C
+# library's headers that declare no I/O, never the I/O core beside it in
+# common/ (file, sysfs, rtbudget, conf, the hwloc loader).
+pure_sources=$(printf 'include common/common.mk\nprint:\n\t@echo $(common_libcommon_la_SOURCES)\n' | env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -f - print 2>/dev/null)
+[ -n "$pure_sources" ] || fail "common/common.mk: no common_libcommon_la_SOURCES read"
+pure_headers=" $(for f in $pure_sources; do case $f in *.h) basename "$f" ;; esac; done | tr '\n' ' ') config.h "
+pure_system=" assert.h ctype.h emmintrin.h endian.h errno.h inttypes.h limits.h linux/types.h sched.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h stdlib.h string.h "
+for f in $pure_sources; do
+	while IFS= read -r inc; do
+		case "$pure_headers" in
+		*" $inc "*) ;;
+		*) fail "$f (the pure core, libcommon) includes \"$inc\", which is not of the pure core: I/O belongs to the core beside it (libfile, libconfig) or to the daemon" ;;
+		esac
+	done < <(includes_of "$f")
+	while IFS= read -r inc; do
+		case "$pure_system" in
+		*" $inc "*) ;;
+		*) fail "$f (the pure core, libcommon) includes <$inc>, not among the C headers it may use ($pure_system): it makes no system calls" ;;
+		esac
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$f")
 done
 
 daemon_headers=" $(git ls-files 'daemon/*.h' | xargs -n1 basename | tr '\n' ' ') "

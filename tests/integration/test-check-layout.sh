@@ -6,7 +6,8 @@
 # subsection in a man page) and a cited section taken out of doc/DESIGN.md must each fail
 # it, named by file:line, and nothing else may; so must a daemon front end
 # that includes the request handlers (dispatch.h), an engine that
-# includes a module built over it, and a daemon file of no tier. A tarball (make distcheck)
+# includes a module built over it, a daemon file of no tier, and the pure
+# core including the I/O core or a header of system calls. A tarball (make distcheck)
 # has no tracked files to copy: skipped, as check-layout is there.
 set -u
 # The section sign, written so that this file cites no section itself.
@@ -73,3 +74,17 @@ grep -q '^check-layout: daemon/engine.c (tier 3) includes "moves.h" (tier 4), wh
 grep -q '^check-layout: daemon/untiered.c has no tier' "$dir/out" ||
 	fail "a daemon file without a tier not reported: $(cat "$dir/out")"
 echo "PASS: a front end including dispatch.h, and the engine including what is built over it, fail check-layout"
+
+# The pure core reaching for I/O: the sysfs reader, and a system header.
+git checkout -q -- . && rm -f daemon/untiered.c || fail "cannot restore the copy"
+sed -i '0,/#include "placement-core.h"/s//#include "placement-core.h"\n#include "sysfs.h"/' common/placement.c
+sed -i '0,/#include <string.h>/s//#include <string.h>\n#include <fcntl.h>/' common/kenv.c
+git add -A -f . || fail "cannot index the changes"
+scripts/check-layout.sh > "$dir/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "check-layout exited $rc on the pure core including I/O, expected 1: $(cat "$dir/out")"
+grep -q '^check-layout: common/placement.c (the pure core, libcommon) includes "sysfs.h"' "$dir/out" ||
+	fail "common/placement.c including sysfs.h not reported: $(cat "$dir/out")"
+grep -q '^check-layout: common/kenv.c (the pure core, libcommon) includes <fcntl.h>' "$dir/out" ||
+	fail "common/kenv.c including fcntl.h not reported: $(cat "$dir/out")"
+echo "PASS: the pure core including the I/O core or an I/O header fails check-layout"
