@@ -482,13 +482,15 @@ static int sample_explain_reply(unsigned shape, struct proto_msg *ret)
 		r->cpus[7].other = 3;
 		r->cpus[8].pid = 777;
 		proto_set_string(r->cpus[8].comm, sizeof(r->cpus[8].comm), "pipewire");
-		r->nobstacles = 4;
+		r->nobstacles = RTPLACE_OBSTACLE_COUNT - 1;
 		for (uint16_t k = RTPLACE_OBSTACLE_RTPRIO; k < RTPLACE_OBSTACLE_COUNT; k++)
 			r->obstacles[k - 1].kind = k;
 		r->obstacles[0].limit = -1;
 		r->obstacles[2].limit = 950000;
 		r->obstacles[3].value = 950000;
 		r->obstacles[3].limit = 1000000;
+		r->obstacles[4].value = 50000;
+		r->obstacles[5].value = 1;
 		proto_set_string(r->detail, sizeof(r->detail), "no RT budget: cpu cgroup /sys/fs/cgroup/cpu/x");
 	}
 	return sample_finish(ret);
