@@ -59,7 +59,7 @@ struct dispatch {
 	bool serving;
 	struct dispatch_event *events;
 	size_t nevents, events_cap;
-	int (*reload)(void *ctx, struct rtplace_reason *reason); /* dispatch_on_reload()'s */
+	int (*reload)(void *ctx, struct rtplace_reason *reason); /* dispatch_new()'s */
 	void *reload_ctx;
 };
 

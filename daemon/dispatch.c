@@ -208,12 +208,6 @@ static void dispatch_reload(struct dispatch *d, struct server_peer *peer, const 
 	dispatch_send_reply(d, peer, m);
 }
 
-void dispatch_on_reload(struct dispatch *d, dispatch_reload_fn *fn, void *ctx)
-{
-	d->reload = fn;
-	d->reload_ctx = ctx;
-}
-
 /* The handler of each request type, beside the codec's table of types
  * (protocol.c), indexed from RTPLACE_MSG_QUERY: the request types are
  * numbered in one block. */
@@ -330,7 +324,8 @@ void dispatch_server_limits(const struct config *cfg, struct server_limits *ret)
 	ret->max_message = RTPLACE_MSG_MAX;
 }
 
-int dispatch_new(struct engine *e, struct actors *a, struct dispatch **ret)
+int dispatch_new(struct engine *e, struct actors *a, dispatch_reload_fn *reload, void *reload_ctx,
+		 struct dispatch **ret)
 {
 	struct dispatch *d = calloc(1, sizeof(*d));
 	const struct topo *t = engine_topo(e);
@@ -340,6 +335,8 @@ int dispatch_new(struct engine *e, struct actors *a, struct dispatch **ret)
 		return -ENOMEM;
 	d->engine = e;
 	d->actors = a;
+	d->reload = reload;
+	d->reload_ctx = reload_ctx;
 	d->lim = (struct proto_limits){
 		.ncpus = t->ncpus,
 		.nnodes = t->nnodes,

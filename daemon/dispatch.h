@@ -22,20 +22,21 @@
 
 struct dispatch;
 
-/* Handlers over e and a, both outliving the dispatch. */
-int dispatch_new(struct engine *e, struct actors *a, struct dispatch **ret);
+/*
+ * What a RELOAD request runs (main.c's reload, SIGHUP's too): reads the
+ * configuration file again and applies it whole, or keeps the running one
+ * and returns -errno with why.
+ */
+typedef int dispatch_reload_fn(void *ctx, struct rtplace_reason *reason);
+
+/* Handlers over e and a, both outliving the dispatch; RELOAD runs
+ * reload(reload_ctx), and is refused when reload is NULL. */
+int dispatch_new(struct engine *e, struct actors *a, dispatch_reload_fn *reload, void *reload_ctx,
+		 struct dispatch **ret);
 void dispatch_free(struct dispatch *d);
 
 /* The server's dispatch callback (ctx is the struct dispatch). */
 int dispatch_request_cb(struct server *server, struct server_peer *peer, const void *msg, size_t len, void *ctx);
-
-/*
- * What a RELOAD request runs (main.c's reload, SIGHUP's too): reads the
- * configuration file again and applies it whole, or keeps the running one
- * and returns -errno with why. Without it RELOAD is refused.
- */
-typedef int dispatch_reload_fn(void *ctx, struct rtplace_reason *reason);
-void dispatch_on_reload(struct dispatch *d, dispatch_reload_fn *fn, void *ctx);
 
 /* Server limits that follow from a configuration. */
 void dispatch_server_limits(const struct config *cfg, struct server_limits *ret);

@@ -379,7 +379,7 @@ static int daemon_build(struct daemon *d)
 	if (r == 0)
 		r = actors_new(d->engine, loop_base(d->loop), &d->cfg, &d->actors);
 	if (r == 0)
-		r = dispatch_new(d->engine, &d->actors, &d->dispatch);
+		r = dispatch_new(d->engine, &d->actors, daemon_reload, d, &d->dispatch);
 	if (r < 0) {
 		log_error("Failed to set up the request handlers: %s", strerror(-r));
 		return EXIT_FAILURE;
@@ -477,7 +477,6 @@ static int daemon_start(struct daemon *d)
 	    loop_on_signal(d->loop, SIGINT, daemon_stop_cb, d) < 0 ||
 	    loop_on_signal(d->loop, SIGHUP, daemon_reload_cb, d) < 0)
 		return EXIT_FAILURE;
-	dispatch_on_reload(d->dispatch, daemon_reload, d);
 	if (systemd_watchdog_usec() && loop_every(d->loop, systemd_watchdog_usec() / 2, daemon_watchdog_cb, d) < 0)
 		return EXIT_FAILURE;
 	systemd_ready();
