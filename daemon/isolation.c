@@ -1324,11 +1324,49 @@ static int isolation_partition_undo(struct isolation *iso, struct isolation_clai
 	return isolation_journal(iso, "%s %" PRIu32 "\n", c->scope ? "scope" : "partition", c->id);
 }
 
+/*
+ * Makes claim c's cgroup, there already, an isolated partition of its CPUs
+ * (list): its cpuset.cpus, its cpuset.cpus.exclusive where the kernel has
+ * one (Linux 6.7 and later: the CPUs are the partition's alone), then the
+ * partition, read back because the kernel takes an invalid partition and
+ * says so only when read. unit names a systemd scope in a refusal ("":
+ * none). 0 or -errno with reason.
+ */
+static int isolation_partition_isolate(struct isolation *iso, const struct isolation_claim *c, const char *list,
+				       const char *unit, struct rtplace_reason *reason)
+{
+	char path[PATH_MAX], text[256];
+	int r;
+
+	isolation_partition_path(iso, c, "cpuset.cpus", path, sizeof(path));
+	r = isolation_write(path, list);
+	if (r == 0) {
+		isolation_partition_path(iso, c, "cpuset.cpus.exclusive", path, sizeof(path));
+		if (access(path, F_OK) == 0)
+			r = isolation_write(path, list);
+	}
+	if (r == 0) {
+		isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
+		r = isolation_write(path, "isolated");
+	}
+	if (r < 0) {
+		reason_set(reason, "cannot write %s: %s", path, strerror(-r));
+		return r;
+	}
+	r = isolation_read(path, text, sizeof(text));
+	if (r == 0 && strcmp(text, "isolated") != 0) {
+		reason_set(reason, "the kernel refused the partition of CPUs %s%s%s: %s", list, unit[0] ? " in " : "",
+			   unit, text);
+		r = -EOPNOTSUPP;
+	}
+	return r;
+}
+
 /* Makes claim c's partition of its CPUs and moves pid into it. */
 static int isolation_partition_make(struct isolation *iso, struct isolation_claim *c, pid_t pid,
 				    struct rtplace_reason *reason)
 {
-	char from[PATH_MAX], path[PATH_MAX], list[CPUSET_LIST_MAX], text[256], one[16];
+	char from[PATH_MAX], path[PATH_MAX], list[CPUSET_LIST_MAX], one[16];
 	int r;
 
 	r = isolation_partition_check(iso, reason);
@@ -1366,28 +1404,9 @@ static int isolation_partition_make(struct isolation *iso, struct isolation_clai
 		reason_set(reason, "the kernel makes no cpuset partitions (%s is missing; Linux 5.15 and later)", path);
 		return -EOPNOTSUPP;
 	}
-	isolation_partition_path(iso, c, "cpuset.cpus", path, sizeof(path));
-	r = isolation_write(path, list);
-	if (r == 0) {
-		/* Linux 6.7 and later: the CPUs are the partition's alone. */
-		isolation_partition_path(iso, c, "cpuset.cpus.exclusive", path, sizeof(path));
-		if (access(path, F_OK) == 0)
-			r = isolation_write(path, list);
-	}
-	if (r == 0) {
-		isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
-		r = isolation_write(path, "isolated");
-	}
-	if (r < 0) {
-		reason_set(reason, "cannot write %s: %s", path, strerror(-r));
+	r = isolation_partition_isolate(iso, c, list, "", reason);
+	if (r < 0)
 		return r;
-	}
-	/* The kernel takes an invalid partition and says so when read. */
-	r = isolation_read(path, text, sizeof(text));
-	if (r == 0 && strcmp(text, "isolated") != 0) {
-		reason_set(reason, "the kernel refused the partition of CPUs %s: %s", list, text);
-		return -EOPNOTSUPP;
-	}
 	snprintf(one, sizeof(one), "%d", (int)pid);
 	isolation_partition_path(iso, c, "cgroup.procs", path, sizeof(path));
 	if (r == 0)
@@ -1495,7 +1514,7 @@ static int isolation_slice_sync(struct isolation *iso, struct rtplace_reason *re
 static int isolation_scope_make(struct isolation *iso, struct isolation_claim *c, pid_t pid,
 				struct rtplace_reason *reason)
 {
-	char from[PATH_MAX], now[PATH_MAX], path[PATH_MAX], unit[64], list[CPUSET_LIST_MAX], text[256];
+	char from[PATH_MAX], now[PATH_MAX], path[PATH_MAX], unit[64], list[CPUSET_LIST_MAX];
 	int r;
 
 	r = isolation_partition_check(iso, reason);
@@ -1544,27 +1563,7 @@ static int isolation_scope_make(struct isolation *iso, struct isolation_claim *c
 		return r;
 	/* systemd wrote AllowedCPUs= there: written again, so that nothing
 	 * depends on when. */
-	isolation_partition_path(iso, c, "cpuset.cpus", path, sizeof(path));
-	r = isolation_write(path, list);
-	if (r == 0) {
-		isolation_partition_path(iso, c, "cpuset.cpus.exclusive", path, sizeof(path));
-		if (access(path, F_OK) == 0)
-			r = isolation_write(path, list);
-	}
-	if (r == 0) {
-		isolation_partition_path(iso, c, "cpuset.cpus.partition", path, sizeof(path));
-		r = isolation_write(path, "isolated");
-	}
-	if (r < 0) {
-		reason_set(reason, "cannot write %s: %s", path, strerror(-r));
-		return r;
-	}
-	r = isolation_read(path, text, sizeof(text));
-	if (r == 0 && strcmp(text, "isolated") != 0) {
-		reason_set(reason, "the kernel refused the partition of CPUs %s in %s: %s", list, unit, text);
-		return -EOPNOTSUPP;
-	}
-	return r;
+	return isolation_partition_isolate(iso, c, list, unit, reason);
 }
 
 /* Disables cpuset for the root's children again when rtplace enabled it
