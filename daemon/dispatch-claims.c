@@ -71,10 +71,17 @@ static int dispatch_claims_admit(struct dispatch *d, struct server_peer *peer, c
 	}
 	if (!(q->flags & RTPLACE_QUERY_F_CLAIM) || !q->owner_pid)
 		return 0;
-	r = dispatch_resolve_pid(d, peer, m, q->owner_pid, false, ret_owner);
+	return dispatch_claims_owner(d, peer, m, q->owner_pid, ret_owner);
+}
+
+int dispatch_claims_owner(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m, pid_t owner_pid,
+			  pid_t *ret)
+{
+	int r = dispatch_resolve_pid(d, peer, m, owner_pid, false, ret);
+
 	if (r < 0)
 		return r;
-	r = auth_may_own(engine_proc_root(d->engine), peer->pid, peer->uid, *ret_owner);
+	r = auth_may_own(engine_proc_root(d->engine), peer->pid, peer->uid, *ret);
 	if (r < 0)
 		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r,
 				    r == -EPERM ? "the owner process belongs to another user"

@@ -27,20 +27,9 @@ static int dispatch_explain_thread(struct dispatch *d, struct server_peer *peer,
 				   pid_t *ret)
 {
 	const struct rtplace_query *q = &m->explain.query;
-	int r;
 
 	*ret = peer->pid;
-	if (!q->owner_pid)
-		return 0;
-	r = dispatch_resolve_pid(d, peer, m, q->owner_pid, false, ret);
-	if (r < 0)
-		return r;
-	r = auth_may_own(engine_proc_root(d->engine), peer->pid, peer->uid, *ret);
-	if (r < 0)
-		dispatch_send_error(d, peer->id, m->hdr.request_id, m->hdr.type, r,
-				    r == -EPERM ? "the owner process belongs to another user"
-						: "the owner process does not exist");
-	return r;
+	return q->owner_pid ? dispatch_claims_owner(d, peer, m, q->owner_pid, ret) : 0;
 }
 
 /* A limit as explain.h counts it: -1 for unlimited. */

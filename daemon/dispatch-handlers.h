@@ -121,6 +121,12 @@ void dispatch_views_running(const struct dispatch *d, const struct pidmap_view *
 const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
 					       struct auth_creds *uid_only);
 
+/* The owner process a claim request names (its owner_pid), as the
+ * daemon's pid, if peer may own it (auth_may_own()). -errno after
+ * answering the request with an ERROR. */
+int dispatch_claims_owner(struct dispatch *d, struct server_peer *peer, const struct proto_msg *m, pid_t owner_pid,
+			  pid_t *ret);
+
 /* What a claim by peer for q may hold (DESIGN §14): its level and lease,
  * and a note for the reply when it gets less than it asked for. */
 void dispatch_claims_terms(struct dispatch *d, struct server_peer *peer, const struct rtplace_query *q,
