@@ -1258,6 +1258,8 @@ static int isolation_move_out(struct isolation *iso, const struct isolation_clai
 	return r < 0 ? r : moved;
 }
 
+static int isolation_slice_files_sync(struct isolation *iso, bool *ret_empty, struct rtplace_reason *reason);
+
 /* Empties the partition of c and removes it: on cgroupfs, each round
  * moves its processes out, ends the partition and tries rmdir(2); a
  * scope is dissolved first, emptied, then stopped (systemd removes it;
@@ -1288,6 +1290,16 @@ static int isolation_partition_remove(struct isolation *iso, struct isolation_cl
 	}
 	if (r > 0)
 		r = -EBUSY;
+	/* The slice's partition ends before systemd stops the scope: stopping
+	 * it, systemd writes the slice's cpuset.cpus (empty: it sets no
+	 * AllowedCPUs= there), and a partition root whose CPUs are emptied
+	 * and then ended keeps them from its parent on Linux 6.1 (the root
+	 * then lacked the CPU for good: the system tier's bookworm guest). */
+	if (r == 0 && c->scope) {
+		bool empty;
+
+		r = isolation_slice_files_sync(iso, &empty, reason);
+	}
 	if (r == 0 && c->scope) {
 		snprintf(unit, sizeof(unit), "rtplace-claim-%" PRIu32 ".scope", c->id);
 		if (iso->scopes) {
@@ -1458,6 +1470,40 @@ static int isolation_slice_file_set(struct isolation *iso, size_t i, const char 
 	return r;
 }
 
+/* Brings rtplace.slice's files to what the scopes' claims need: a
+ * partition root of their CPUs, or their original bytes when none is
+ * left, the partition ended before its CPUs go. *ret_empty: no scope's
+ * claim holds a CPU. 0 or -errno with reason. */
+static int isolation_slice_files_sync(struct isolation *iso, bool *ret_empty, struct rtplace_reason *reason)
+{
+	struct rtplace_cpumask all;
+	const char *want[ISOLATION_SLICE_FILES] = { NULL };
+	char list[CPUSET_LIST_MAX];
+	bool any = false;
+	int r = 0;
+
+	cpuset_zero(&all);
+	for (size_t i = 0; i < iso->n_claims; i++)
+		if (iso->claims[i].scope)
+			cpuset_or(&all, &all, &iso->claims[i].cpus);
+	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
+		any = any || iso->slice_orig[i];
+	*ret_empty = cpuset_empty(&all);
+	if (*ret_empty && !any)
+		return 0;
+	cpuset_format(&all, list, sizeof(list));
+	if (!*ret_empty) {
+		want[0] = "root";
+		want[1] = list;
+	}
+	for (size_t k = 0; k < ISOLATION_SLICE_FILES && r == 0; k++) {
+		size_t i = *ret_empty ? k : ISOLATION_SLICE_FILES - 1 - k;
+
+		r = isolation_slice_file_set(iso, i, want[i], reason);
+	}
+	return r;
+}
+
 /*
  * Brings rtplace.slice to what the scopes in it need: the kernel makes
  * their partitions only below a partition root, so the slice becomes one
@@ -1470,31 +1516,10 @@ static int isolation_slice_file_set(struct isolation *iso, size_t i, const char 
  */
 static int isolation_slice_sync(struct isolation *iso, struct rtplace_reason *reason)
 {
-	struct rtplace_cpumask all;
-	const char *want[ISOLATION_SLICE_FILES] = { NULL };
-	char list[CPUSET_LIST_MAX];
-	bool any = iso->slice_unit;
-	int r = 0;
+	bool empty;
+	int r = isolation_slice_files_sync(iso, &empty, reason);
 
-	cpuset_zero(&all);
-	for (size_t i = 0; i < iso->n_claims; i++)
-		if (iso->claims[i].scope)
-			cpuset_or(&all, &all, &iso->claims[i].cpus);
-	for (size_t i = 0; i < ISOLATION_SLICE_FILES; i++)
-		any = any || iso->slice_orig[i];
-	if (cpuset_empty(&all) && !any)
-		return 0;
-	cpuset_format(&all, list, sizeof(list));
-	if (!cpuset_empty(&all)) {
-		want[0] = "root";
-		want[1] = list;
-	}
-	for (size_t k = 0; k < ISOLATION_SLICE_FILES && r == 0; k++) {
-		size_t i = cpuset_empty(&all) ? k : ISOLATION_SLICE_FILES - 1 - k;
-
-		r = isolation_slice_file_set(iso, i, want[i], reason);
-	}
-	if (r < 0 || !cpuset_empty(&all) || !iso->slice_unit)
+	if (r < 0 || !empty || !iso->slice_unit)
 		return r;
 	if (iso->scopes) {
 		struct rtplace_reason why = { "" };
