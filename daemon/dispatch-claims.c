@@ -168,14 +168,7 @@ static void dispatch_claims_answer(struct dispatch *d, struct server_peer *peer,
 {
 	const struct rtplace_query *q = &m->query;
 	struct rtplace_query_reply *qr = &d->reply.query_reply;
-	struct placement_request req = {
-		.prio = q->prio,
-		.count = q->count,
-		.node = q->node,
-		.near_cpu = q->near_cpu,
-		.normal = q->flags & RTPLACE_QUERY_F_NORMAL,
-		.allowed = q->allowed,
-	};
+	struct placement_request req = dispatch_placement_request(q);
 	struct placement_result *res = &d->placed;
 	struct engine_counters *counters = engine_counters(d->engine);
 	struct rtplace_reason why;

@@ -134,14 +134,7 @@ void dispatch_explain(struct dispatch *d, struct server_peer *peer, const struct
 	const struct rtplace_query *q = &m->explain.query;
 	struct rtplace_explain_reply *er = &d->reply.explain_reply;
 	const struct topo *t = engine_topo(d->engine);
-	struct placement_request req = {
-		.prio = q->prio,
-		.count = q->count,
-		.node = q->node,
-		.near_cpu = q->near_cpu,
-		.normal = q->flags & RTPLACE_QUERY_F_NORMAL,
-		.allowed = q->allowed,
-	};
+	struct placement_request req = dispatch_placement_request(q);
 	struct placement_result *res = &d->placed;
 	const uint8_t *claimed;
 	struct rtplace_reason why, note;

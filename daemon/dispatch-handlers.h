@@ -121,6 +121,19 @@ void dispatch_views_running(const struct dispatch *d, const struct pidmap_view *
 const struct auth_creds *dispatch_claims_creds(struct dispatch *d, struct server_peer *peer,
 					       struct auth_creds *uid_only);
 
+/* What placement is asked for a QUERY (or EXPLAIN's query) q. */
+static inline struct placement_request dispatch_placement_request(const struct rtplace_query *q)
+{
+	return (struct placement_request){
+		.prio = q->prio,
+		.count = q->count,
+		.node = q->node,
+		.near_cpu = q->near_cpu,
+		.normal = q->flags & RTPLACE_QUERY_F_NORMAL,
+		.allowed = q->allowed,
+	};
+}
+
 /* The owner process a claim request names (its owner_pid), as the
  * daemon's pid, if peer may own it (auth_may_own()). -errno after
  * answering the request with an ERROR. */
