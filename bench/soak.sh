@@ -61,6 +61,16 @@
 # p99 exceeds P99_FACTOR (default 2) times the idle p99 fails the run.
 # Windows cut by a restart are counted apart.
 #
+# As root, the run lays out its processes as systemd lays out a host's:
+# the daemon (a service), root's sampler (root's session) and everything
+# else (the loads and the mixes: other sessions) each in a cpu cgroup of
+# its own, of equal weight (CPU_GROUPS=0: all in the run's own cgroup).
+# Without them, the loads' fork-and-exec churn on a small machine decides
+# when the daemon and the sampler run, whatever the daemon does: on 2
+# vCPUs the plain loads alone took root's p99 from 0.1 to 3.5-4.3 ms.
+# The groups keep that out, so that what remains is the daemon's own
+# fairness: how long root's request waits behind other users' work.
+#
 # Every SAMPLE_S seconds it prints the daemon's open file descriptors,
 # resident memory, active claims, the threads in the tracker's watch map
 # and the requests each load got answered since the last sample. At the
@@ -80,7 +90,9 @@
 #   bench/soak.sh [--minutes N] [--restart-minutes N] [MINUTES]
 # --minutes: the run's length (default 2); --restart-minutes: a kill -9
 # and restart of the daemon that often (default 0, none; RESTART_S=S sets
-# it in seconds). Environment: SAMPLE_S (default 5), WINDOW_S (default
+# it in seconds). Environment: MIXES (the hostile mixes to run, by name,
+# default all of them: each costs root's latency its own share, and one
+# run per mix tells which), SAMPLE_S (default 5), WINDOW_S (default
 # 20), TOPOLOGY (the hwloc XML simulated when not root; default the shared
 # 480-CPU one), P99_FACTOR (above), NOFILE (above). Needs python3 and
 # bench/soak-latency; as root also setpriv, unshare, prlimit, bpftool,
@@ -148,6 +160,13 @@ else
 fi
 [ -x "$builddir/bench/soak-latency" ] || { echo "soak: bench/soak-latency is not built (make)" >&2; exit 64; }
 p99_factor=${P99_FACTOR:-2}
+all_mixes="durable manage userns fdgarbage subflood bpfwrite claimfd rtkit storm"
+mixes=${MIXES-$all_mixes}
+for m in $mixes; do
+	[[ " $all_mixes " == *" $m "* ]] || { echo "soak: MIXES: no mix named $m (the mixes: $all_mixes)" >&2; exit 64; }
+done
+# Whether the hostile mix $1 runs.
+mix() { [ "$hostile" = 1 ] && [[ " $mixes " == *" $1 "* ]]; }
 nofile=${NOFILE:-}
 case $p99_factor in '' | *[!0-9]* | 0) echo "soak: P99_FACTOR is a whole number, 1 or more" >&2; exit 64 ;; esac
 case $nofile in *[!0-9]*) echo "soak: NOFILE is a whole number" >&2; exit 64 ;; esac
@@ -188,8 +207,45 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 	done
 	rm -rf "$tmp"
+	cg_remove
 }
 trap cleanup EXIT
+
+# The cpu cgroups (above): cgroup v1's cpu hierarchy, or v2's where its
+# root gives its children the cpu controller. cg_group is the run's
+# group, empty when there is none (then every process stays where the run
+# started).
+cg_group= cg_home=
+if [ "$hostile" = 1 ] && [ "${CPU_GROUPS:-1}" != 0 ]; then
+	if [ -d /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cgroup.procs ]; then
+		cg_home=/sys/fs/cgroup/cpu$(sed -n 's/^[0-9]*:[^:]*\bcpu\b[^:]*:\(.*\)$/\1/p' /proc/self/cgroup)
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		cg_home=/sys/fs/cgroup
+	fi
+	cg_group=${cg_home:+$cg_home/rtplace-soak.$$}
+	if [ -n "$cg_group" ] && mkdir "$cg_group" 2>/dev/null; then
+		[ -e "$cg_group/cgroup.subtree_control" ] && echo +cpu >"$cg_group/cgroup.subtree_control"
+		mkdir "$cg_group/daemon" "$cg_group/root" "$cg_group/load" && echo $$ >"$cg_group/load/cgroup.procs" ||
+			{ echo "soak: cannot lay out the cpu cgroups in $cg_group" >&2; exit 1; }
+	else
+		echo "soak: no cpu cgroup to lay the run out in (cgroup v1's cpu, or v2 with cpu at its root): the loads share the CPUs with the daemon and root's sampler"
+		cg_group=
+	fi
+fi
+# Puts process $2 into the run's group $1 (daemon, root, load).
+cg_place() { [ -z "$cg_group" ] || echo "$2" >"$cg_group/$1/cgroup.procs"; }
+# After every process of the run has ended.
+cg_remove() {
+	local g _
+	[ -n "$cg_group" ] || return 0
+	echo $$ >"$cg_home/cgroup.procs"
+	for _ in $(seq 50); do
+		for g in daemon root load; do [ -d "$cg_group/$g" ] && rmdir "$cg_group/$g" 2>/dev/null; done
+		rmdir "$cg_group" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "soak: could not remove $cg_group" >&2
+}
 # A signal ends the run (the EXIT trap then cleans up); a trap that only
 # cleaned up would let the loops run on without their folder.
 trap 'exit 130' INT TERM
@@ -213,6 +269,7 @@ same_inc() { [ "$1" != r ] && [ "$1" = "$(incarnation)" ]; }
 start_daemon() {
 	${nofile:+prlimit --nofile="$nofile:$nofile"} "$RTPLACED" "${args[@]}" >>"$log" 2>&1 &
 	daemon=$!
+	cg_place daemon "$daemon"
 	echo "$daemon" >"$tmp/daemon.pid"
 	for _ in $(seq 100); do
 		"$CTL" --socket "$sock" status >/dev/null 2>&1 && { date +%s >"$tmp/daemon.since"; return 0; }
@@ -241,7 +298,7 @@ status_claims() { "$CTL" --socket "$sock" --json status 2>/dev/null | sed -n 's/
 
 # rtkit: a private system bus of the run's own (tests/lib/system-bus.sh),
 # the daemon serving RealtimeKit1 on it by the shipped policy.
-if [ "$hostile" = 1 ]; then
+if mix rtkit; then
 	. "$srcdir/tests/lib/system-bus.sh"
 	PIDS=
 	bus_start "$tmp/bus.sock" "<include>$srcdir/dbus/rtplace-realtimekit.conf</include>" ||
@@ -254,7 +311,7 @@ start_daemon
 
 # Root's idle query latency, before any load: the baseline of the p99
 # sampled throughout.
-"$builddir/bench/soak-latency" "$sock" 10 10 >"$tmp/latency.idle" ||
+(cg_place root $BASHPID && exec "$builddir/bench/soak-latency" "$sock" 10 10) >"$tmp/latency.idle" ||
 	{ echo "soak: bench/soak-latency could not query the daemon" >&2; exit 1; }
 idle_p99=$(awk '{ print $8 }' "$tmp/latency.idle")
 echo "root's query latency idle: $(sed 's/^window [0-9]* //' "$tmp/latency.idle")"
@@ -275,7 +332,7 @@ owner_ready() {
 }
 # As uid $1 in group users, [moves] rt-groups (RT claims, no CAP_SYS_NICE).
 as_rt() { local u=$1; shift; setpriv --reuid="$u" --regid=100 --clear-groups "$@"; }
-if [ "$hostile" = 1 ]; then
+if mix claimfd; then
 	k=0
 	for u in $claimfd_uids; do
 		for j in $(seq 0 $((claimfd_limit - 1))); do
@@ -297,7 +354,7 @@ if [ "$hostile" = 1 ]; then
 fi
 
 # Root's query latency, one line per window, for the whole run.
-"$builddir/bench/soak-latency" "$sock" "$sample_s" $((minutes * 60)) >"$tmp/latency" 2>&1 &
+(cg_place root $BASHPID && exec "$builddir/bench/soak-latency" "$sock" "$sample_s" $((minutes * 60))) >"$tmp/latency" 2>&1 &
 pids+=($!)
 
 # Plain queries.
@@ -433,90 +490,99 @@ pids+=($!)
 
 if [ "$hostile" = 1 ]; then
 	# --- fdgarbage: the shapes, as nobody (who writes the tally).
-	: >"$tmp/t.fdgarbage"
-	chmod 666 "$tmp/t.fdgarbage"
-	(cd / && while running; do
-		as $NOBODY /usr/bin/python3 -c "$GARBAGE" shapes "$sock" "$tmp/t.fdgarbage" 2>/dev/null
-		sleep 1
-	done) &
-	pids+=($!)
+	if mix fdgarbage; then
+		: >"$tmp/t.fdgarbage"
+		chmod 666 "$tmp/t.fdgarbage"
+		(cd / && while running; do
+			as $NOBODY /usr/bin/python3 -c "$GARBAGE" shapes "$sock" "$tmp/t.fdgarbage" 2>/dev/null
+			sleep 1
+		done) &
+		pids+=($!)
+	fi
 
 	# --- userns: nobody's privileged requests from unshare -Ur. The
 	# claim's parent (its owner) is nobody's shell inside the namespace.
-	(cd / && while running; do
-		i0=$(incarnation)
-		out=$(as $NOBODY unshare -Ur "$BIN/rtplacectl" --socket "$sock" move --tid "$sleeper" --cpu-list 1 \
-			--prio 99 --policy fifo 2>&1)
-		rc=$?
-		pol=$(chrt -p "$sleeper" 2>/dev/null | sed -n 's/.*policy: *//p')
-		if [ "$pol" != SCHED_OTHER ]; then tally userns "move granted ($pol)"
-		elif ! same_inc "$i0"; then :
-		elif [ $rc != 0 ] && [[ $out == *"belongs to uid 0"* ]]; then tally userns "move refused"
-		else tally userns "move other $rc ${out//$'\n'/ }"; fi
-		i0=$(incarnation)
-		out=$(as $NOBODY unshare -Ur sh -c '"$1" --socket "$2" --json query --prio 99 --count 1 --claim 4294967294 --exclusive; true' \
-			- "$BIN/rtplacectl" "$sock" 2>&1)
-		lease=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
-		if ! same_inc "$i0"; then :
-		elif [ -z "$lease" ]; then tally userns "claim refused ${out//$'\n'/ }"
-		elif [ "$lease" -le "$max_lease_ms" ]; then tally userns "claim held-at-user-terms"
-		else tally userns "claim granted lease $lease"; fi
-		i0=$(incarnation)
-		seen=$(as $NOBODY unshare -Ur timeout 2 "$BIN/rtplacectl" --socket "$sock" watch 2>/dev/null |
-			awk -v t="$sleeper" '$4 == t' | wc -l)
-		same_inc "$i0" && tally userns "watch root-records $seen"
-		sleep 1
-	done) &
-	pids+=($!)
+	if mix userns; then
+		(cd / && while running; do
+			i0=$(incarnation)
+			out=$(as $NOBODY unshare -Ur "$BIN/rtplacectl" --socket "$sock" move --tid "$sleeper" --cpu-list 1 \
+				--prio 99 --policy fifo 2>&1)
+			rc=$?
+			pol=$(chrt -p "$sleeper" 2>/dev/null | sed -n 's/.*policy: *//p')
+			if [ "$pol" != SCHED_OTHER ]; then tally userns "move granted ($pol)"
+			elif ! same_inc "$i0"; then :
+			elif [ $rc != 0 ] && [[ $out == *"belongs to uid 0"* ]]; then tally userns "move refused"
+			else tally userns "move other $rc ${out//$'\n'/ }"; fi
+			i0=$(incarnation)
+			out=$(as $NOBODY unshare -Ur sh -c '"$1" --socket "$2" --json query --prio 99 --count 1 --claim 4294967294 --exclusive; true' \
+				- "$BIN/rtplacectl" "$sock" 2>&1)
+			lease=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
+			if ! same_inc "$i0"; then :
+			elif [ -z "$lease" ]; then tally userns "claim refused ${out//$'\n'/ }"
+			elif [ "$lease" -le "$max_lease_ms" ]; then tally userns "claim held-at-user-terms"
+			else tally userns "claim granted lease $lease"; fi
+			i0=$(incarnation)
+			seen=$(as $NOBODY unshare -Ur timeout 2 "$BIN/rtplacectl" --socket "$sock" watch 2>/dev/null |
+				awk -v t="$sleeper" '$4 == t' | wc -l)
+			same_inc "$i0" && tally userns "watch root-records $seen"
+			sleep 1
+		done) &
+		pids+=($!)
+	fi
 
 	# --- subflood: four uids, ten subscribers each (their share is 8),
 	# and root's subscriber among them.
-	(cd / && while running; do
-		i0=$(incarnation)
-		for u in 60001 60002 60003 60004; do
-			for _ in $(seq 10); do
-				(as $u timeout 4 "$BIN/rtplacectl" --socket "$sock" watch >/dev/null 2>&1
-				 rc=$?
-				 same_inc "$i0" && tally subflood "uid $u $([ $rc = 124 ] && echo held || echo refused)") &
+	if mix subflood; then
+		(cd / && while running; do
+			i0=$(incarnation)
+			for u in 60001 60002 60003 60004; do
+				for _ in $(seq 10); do
+					(as $u timeout 4 "$BIN/rtplacectl" --socket "$sock" watch >/dev/null 2>&1
+					 rc=$?
+					 same_inc "$i0" && tally subflood "uid $u $([ $rc = 124 ] && echo held || echo refused)") &
+				done
 			done
-		done
-		sleep 1
-		timeout 2 "$CTL" --socket "$sock" watch >/dev/null 2>&1
-		rc=$?
-		same_inc "$i0" && tally subflood "uid 0 $([ $rc = 124 ] && echo held || echo refused)"
-		wait
-		sleep 1
-	done) &
-	pids+=($!)
+			sleep 1
+			timeout 2 "$CTL" --socket "$sock" watch >/dev/null 2>&1
+			rc=$?
+			same_inc "$i0" && tally subflood "uid 0 $([ $rc = 124 ] && echo held || echo refused)"
+			wait
+			sleep 1
+		done) &
+		pids+=($!)
+	fi
 
 	# --- manage: nobody and daemon, two MANAGE flooders at a time each;
 	# root keeps one `rtplace-run --manage` process of 8 threads.
-	for u in $NOBODY $DAEMONUID; do
+	if mix manage; then
+		for u in $NOBODY $DAEMONUID; do
+			(cd / && while running; do
+				for _ in 1 2; do
+					nt=$(shuf -n1 -e 20 500 1500)
+					(r=$(as $u "$BIN/soak-manage" "$nt" $((RANDOM % 10 + 5)) "$sock" 2>&1)
+					 tally manage "uid $u threads $nt $r") &
+				done
+				wait
+			done) &
+			pids+=($!)
+		done
+		# Only a process whose claim the daemon answered counts: one started
+		# across a restart runs on unclaimed and unmanaged.
 		(cd / && while running; do
-			for _ in 1 2; do
-				nt=$(shuf -n1 -e 20 500 1500)
-				(r=$(as $u "$BIN/soak-manage" "$nt" $((RANDOM % 10 + 5)) "$sock" 2>&1)
-				 tally manage "uid $u threads $nt $r") &
-			done
+			i0=$(incarnation)
+			"$BIN/rtplace-run" --socket "$sock" --manage --cpus 1 -- "$BIN/soak-manage" 8 40 >/dev/null 2>"$tmp/root-manage.err" &
+			p=$!
+			sleep 1
+			if same_inc "$i0" && ! grep -q warning "$tmp/root-manage.err"; then echo $p; else echo 0; fi >"$tmp/root-manage.pid"
+			date +%s >"$tmp/root-manage.since"
 			wait
 		done) &
 		pids+=($!)
-	done
-	# Only a process whose claim the daemon answered counts: one started
-	# across a restart runs on unclaimed and unmanaged.
-	(cd / && while running; do
-		i0=$(incarnation)
-		"$BIN/rtplace-run" --socket "$sock" --manage --cpus 1 -- "$BIN/soak-manage" 8 40 >/dev/null 2>"$tmp/root-manage.err" &
-		p=$!
-		sleep 1
-		if same_inc "$i0" && ! grep -q warning "$tmp/root-manage.err"; then echo $p; else echo 0; fi >"$tmp/root-manage.pid"
-		date +%s >"$tmp/root-manage.since"
-		wait
-	done) &
-	pids+=($!)
+	fi
 
 	# --- bpfwrite: nobody with ambient CAP_BPF, through LOCAL.
-	BPFWRITE='
+	if mix bpfwrite; then
+		BPFWRITE='
 import array, ctypes, mmap, os, socket, struct, sys
 path = sys.argv[1]
 libc = ctypes.CDLL(None, use_errno=True)
@@ -564,74 +630,80 @@ own = bpf(0, struct.pack("=IIIII", 2, 4, 64, 1, 0))
 control = store_through(own) if own >= 0 else own
 print("local prog %s mmap %s write %s control %s" % (name(prog), name(mapped), name(wrote), name(control)))
 '
-	(cd / && while running; do
-		i0=$(incarnation)
-		out=$(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=+bpf --ambient-caps=+bpf \
-			/usr/bin/python3 -c "$BPFWRITE" "$sock" 2>&1)
-		same_inc "$i0" && tally bpfwrite "${out//$'\n'/ }"
-		sleep 2
-	done) &
-	pids+=($!)
+		(cd / && while running; do
+			i0=$(incarnation)
+			out=$(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=+bpf --ambient-caps=+bpf \
+				/usr/bin/python3 -c "$BPFWRITE" "$sock" 2>&1)
+			same_inc "$i0" && tally bpfwrite "${out//$'\n'/ }"
+			sleep 2
+		done) &
+		pids+=($!)
+	fi
 
 	# --- claimfd: every uid at its limit: one claim more must be refused
 	# for it (each uid's probe owner lives as long as the probe).
-	(cd / && while running; do
-		for u in $claimfd_uids; do
-			i0=$(incarnation)
-			(exec setpriv --reuid="$u" --regid=100 --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/claimfd-owner") &
-			ow=$!
-			owner_ready "$ow" "$u"
-			out=$(as_rt "$u" "$BIN/rtplacectl" --socket "$sock" --json query --prio 99 --count 1 --cpu-list 1 \
-				--claim 1000 --owner "$ow" 2>&1)
-			id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
-			kill "$ow" 2>/dev/null
-			wait "$ow" 2>/dev/null
-			if ! same_inc "$i0"; then :
-			elif [[ $out == *max-claims-per-user* ]]; then tally claimfd "uid $u at-limit"
-			elif [[ $out == *"descriptor"* ]]; then tally claimfd "uid $u at-fd-reserve"
-			elif [ -n "$id" ] && [ "$id" != 0 ]; then tally claimfd "uid $u below-limit (claim $id granted)"
-			else tally claimfd "uid $u other ${out//$'\n'/ }"; fi
-		done
-		sleep 3
-	done) &
-	pids+=($!)
-
-	# --- rtkit: two senders flood, root and another user are served.
-	for u in $NOBODY $DAEMONUID; do
+	if mix claimfd; then
 		(cd / && while running; do
-			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 60' "$tmp/rtkit-target") &
-			target=$!
-			owner_ready "$target" "$u"
-			r=$(as $u timeout -s KILL 40 "$BIN/test-rtkit-flood" 8 16 20 "$target" 2>&1)
-			tally rtkit "flood uid $u ${r//$'\n'/ }"
-			kill "$target" 2>/dev/null
-			wait "$target" 2>/dev/null
+			for u in $claimfd_uids; do
+				i0=$(incarnation)
+				(exec setpriv --reuid="$u" --regid=100 --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/claimfd-owner") &
+				ow=$!
+				owner_ready "$ow" "$u"
+				out=$(as_rt "$u" "$BIN/rtplacectl" --socket "$sock" --json query --prio 99 --count 1 --cpu-list 1 \
+					--claim 1000 --owner "$ow" 2>&1)
+				id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
+				kill "$ow" 2>/dev/null
+				wait "$ow" 2>/dev/null
+				if ! same_inc "$i0"; then :
+				elif [[ $out == *max-claims-per-user* ]]; then tally claimfd "uid $u at-limit"
+				elif [[ $out == *"descriptor"* ]]; then tally claimfd "uid $u at-fd-reserve"
+				elif [ -n "$id" ] && [ "$id" != 0 ]; then tally claimfd "uid $u below-limit (claim $id granted)"
+				else tally claimfd "uid $u other ${out//$'\n'/ }"; fi
+			done
+			sleep 3
 		done) &
 		pids+=($!)
-	done
-	(cd / && while running; do
-		for u in 0 2; do
-			i0=$(incarnation)
-			(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/rtkit-target") &
-			target=$!
-			# (a call for it before it has switched would name root's)
-			owner_ready "$target" "$u"
-			out=$(setpriv --reuid="$u" --regid="$u" --clear-groups timeout 10 dbus-send --system --print-reply \
-				--dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
-				org.freedesktop.RealtimeKit1.MakeThreadHighPriorityWithPID uint64:$target uint64:$target int32:-5 2>&1)
-			rc=$?
-			kill "$target" 2>/dev/null
-			wait "$target" 2>/dev/null
-			if ! same_inc "$i0"; then :
-			elif [ $rc = 0 ]; then tally rtkit "served uid $u"
-			else tally rtkit "refused uid $u ${out//$'\n'/ }"; fi
+	fi
+
+	# --- rtkit: two senders flood, root and another user are served.
+	if mix rtkit; then
+		for u in $NOBODY $DAEMONUID; do
+			(cd / && while running; do
+				(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 60' "$tmp/rtkit-target") &
+				target=$!
+				owner_ready "$target" "$u"
+				r=$(as $u timeout -s KILL 40 "$BIN/test-rtkit-flood" 8 16 20 "$target" 2>&1)
+				tally rtkit "flood uid $u ${r//$'\n'/ }"
+				kill "$target" 2>/dev/null
+				wait "$target" 2>/dev/null
+			done) &
+			pids+=($!)
 		done
-		sleep 2
-	done) &
-	pids+=($!)
+		(cd / && while running; do
+			for u in 0 2; do
+				i0=$(incarnation)
+				(exec setpriv --reuid="$u" --regid="$u" --clear-groups bash -c 'exec -a "$0" sleep 30' "$tmp/rtkit-target") &
+				target=$!
+				# (a call for it before it has switched would name root's)
+				owner_ready "$target" "$u"
+				out=$(setpriv --reuid="$u" --regid="$u" --clear-groups timeout 10 dbus-send --system --print-reply \
+					--dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
+					org.freedesktop.RealtimeKit1.MakeThreadHighPriorityWithPID uint64:$target uint64:$target int32:-5 2>&1)
+				rc=$?
+				kill "$target" 2>/dev/null
+				wait "$target" 2>/dev/null
+				if ! same_inc "$i0"; then :
+				elif [ $rc = 0 ]; then tally rtkit "served uid $u"
+				else tally rtkit "refused uid $u ${out//$'\n'/ }"; fi
+			done
+			sleep 2
+		done) &
+		pids+=($!)
+	fi
 
 	# --- storm: two uids, connections opened and closed back to back.
-	STORM='
+	if mix storm; then
+		STORM='
 import socket, sys, time
 end, n, refused = time.time() + 10, 0, 0
 while time.time() < end:
@@ -645,163 +717,166 @@ while time.time() < end:
     s.close()
 print("connects %d refused %d" % (n, refused))
 '
-	for u in 60021 60022; do
-		(cd / && while running; do
-			r=$(as $u /usr/bin/python3 -c "$STORM" "$sock" 2>&1)
-			tally storm "uid $u ${r//$'\n'/ }"
-			sleep 5
-		done) &
-		pids+=($!)
-	done
+		for u in 60021 60022; do
+			(cd / && while running; do
+				r=$(as $u /usr/bin/python3 -c "$STORM" "$sock" 2>&1)
+				tally storm "uid $u ${r//$'\n'/ }"
+				sleep 5
+			done) &
+			pids+=($!)
+		done
+	fi
 
 	# --- durable: root's owner-bound claims across kill -9, each owned by
 	# a sleeper of its own, with leases of 30 s to an hour. A CPU takes a
 	# claim only below the claim's level, so they stack on CPU 0 (which
 	# hotplug never takes away) at rising priorities, rt2 to rt98; the
 	# highest is released when the stack is full.
-	(
-	declare -A cpu=() own=() exp=() prio=()
-	inflight=() released=()
-	maxid=0
-	now_ms() { date +%s%3N; }
-	forget() { kill "${own[$1]}" 2>/dev/null; wait "${own[$1]}" 2>/dev/null; unset "cpu[$1]" "own[$1]" "exp[$1]" "prio[$1]"; }
-	top() { local id t=1; for id in "${!prio[@]}"; do [ "${prio[$id]}" -gt $t ] && t=${prio[$id]}; done; echo $t; }
-	claim() {
-		local ow out id c l p
-		p=$(($(top) + 1))
-		[ $p -le 98 ] || return 0
-		# Named after the run's folder, which the clean-up looks for.
-		(exec -a "$tmp/owner" sleep $((minutes * 60 + 120))) &
-		ow=$!
-		out=$("$CTL" --socket "$sock" --json query --prio $p --count 1 --cpu-list 0 \
-			--claim "$(shuf -n1 -e 30000 120000 600000 3600000)" --owner "$ow" 2>/dev/null)
-		id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
-		c=$(echo "$out" | sed -n 's/.*"cpu_list": *"\([0-9,-]*\)".*/\1/p')
-		l=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
-		if [ -z "$id" ] || [ "$id" = 0 ]; then
-			kill "$ow"; wait "$ow" 2>/dev/null
-			return 0
-		fi
-		[ "$id" -le "$maxid" ] && tally durable "reused $id (after $maxid)"
-		[ "$id" -gt "$maxid" ] && maxid=$id
-		tally durable "acknowledged $id"
-		cpu[$id]=$c own[$id]=$ow prio[$id]=$p
-		# (no lease: "lease_left_ms": null)
-		if [ -z "$l" ]; then exp[$id]=inf; else exp[$id]=$(($(now_ms) + l)); fi
-	}
-	# By RELEASE, or (one in three) by its owner's exit.
-	release() {
-		local id=$1 out
-		if [ $((RANDOM % 3)) = 0 ]; then
-			released+=("$id")
-			forget "$id"
-			return
-		fi
-		out=$("$CTL" --socket "$sock" release "$id" 2>&1)
-		if [ $? = 0 ]; then
-			released+=("$id")
-			forget "$id"
-		elif [[ $out == *"no such claim"* ]] && { [ "${exp[$id]}" = inf ] || [ "${exp[$id]}" -gt $(($(now_ms) + 5000)) ]; }; then
-			tally durable "lost $id (found gone by its release)"
-			forget "$id"
-		elif [[ $out != *"no such claim"* ]]; then
-			# Killed in flight: the release may have been journaled.
-			inflight+=("$id")
-		fi
-		[ ${#released[@]} -gt 8 ] && released=("${released[@]:1}")
-	}
-	# kept, gone, or err: another uid's RELEASE of a claim of root's is
-	# refused as another user's only when the daemon holds it.
-	probe() {
-		local out t
-		for t in 1 2 3; do
-			out=$(cd / && as $PROBEUID "$BIN/rtplacectl" --socket "$sock" release "$1" 2>&1)
-			case $out in
-			*"another user"*) echo kept; return ;;
-			*"no such claim"*) echo gone; return ;;
-			esac
-			sleep 0.2
-		done
-		echo "err ${out//$'\n'/ }"
-	}
-	check() {
-		local id j now st victims=()
-		# The journal's live set, replayed: id -> owner and CPUs.
-		declare -A jr=()
-		while read -r id j; do jr[$id]=$j; done < <(awk '$1 == "claim" { c[$2] = $3 " " $8 } $1 == "end" { delete c[$2] }
-			END { for (i in c) print i, c[i] }' "$sock.claims" 2>/dev/null)
-		for id in "${!cpu[@]}"; do
-			now=$(now_ms)
-			if [ "${exp[$id]}" != inf ] && [ "${exp[$id]}" -le $((now + 5000)) ]; then
-				tally durable "expiring $id"; continue
+	if mix durable; then
+		(
+		declare -A cpu=() own=() exp=() prio=()
+		inflight=() released=()
+		maxid=0
+		now_ms() { date +%s%3N; }
+		forget() { kill "${own[$1]}" 2>/dev/null; wait "${own[$1]}" 2>/dev/null; unset "cpu[$1]" "own[$1]" "exp[$1]" "prio[$1]"; }
+		top() { local id t=1; for id in "${!prio[@]}"; do [ "${prio[$id]}" -gt $t ] && t=${prio[$id]}; done; echo $t; }
+		claim() {
+			local ow out id c l p
+			p=$(($(top) + 1))
+			[ $p -le 98 ] || return 0
+			# Named after the run's folder, which the clean-up looks for.
+			(exec -a "$tmp/owner" sleep $((minutes * 60 + 120))) &
+			ow=$!
+			out=$("$CTL" --socket "$sock" --json query --prio $p --count 1 --cpu-list 0 \
+				--claim "$(shuf -n1 -e 30000 120000 600000 3600000)" --owner "$ow" 2>/dev/null)
+			id=$(echo "$out" | sed -n 's/.*"claim": *{"id": *\([0-9]*\).*/\1/p')
+			c=$(echo "$out" | sed -n 's/.*"cpu_list": *"\([0-9,-]*\)".*/\1/p')
+			l=$(echo "$out" | sed -n 's/.*"lease_left_ms": *\([0-9]*\).*/\1/p')
+			if [ -z "$id" ] || [ "$id" = 0 ]; then
+				kill "$ow"; wait "$ow" 2>/dev/null
+				return 0
 			fi
-			# A release the kill cut off may or may not have been
-			# journaled: neither answer is wrong, and the claim is
-			# forgotten.
-			if [[ " ${inflight[*]} " == *" $id "* ]]; then
-				tally durable "in-doubt $id"
+			[ "$id" -le "$maxid" ] && tally durable "reused $id (after $maxid)"
+			[ "$id" -gt "$maxid" ] && maxid=$id
+			tally durable "acknowledged $id"
+			cpu[$id]=$c own[$id]=$ow prio[$id]=$p
+			# (no lease: "lease_left_ms": null)
+			if [ -z "$l" ]; then exp[$id]=inf; else exp[$id]=$(($(now_ms) + l)); fi
+		}
+		# By RELEASE, or (one in three) by its owner's exit.
+		release() {
+			local id=$1 out
+			if [ $((RANDOM % 3)) = 0 ]; then
+				released+=("$id")
 				forget "$id"
+				return
+			fi
+			out=$("$CTL" --socket "$sock" release "$id" 2>&1)
+			if [ $? = 0 ]; then
+				released+=("$id")
+				forget "$id"
+			elif [[ $out == *"no such claim"* ]] && { [ "${exp[$id]}" = inf ] || [ "${exp[$id]}" -gt $(($(now_ms) + 5000)) ]; }; then
+				tally durable "lost $id (found gone by its release)"
+				forget "$id"
+			elif [[ $out != *"no such claim"* ]]; then
+				# Killed in flight: the release may have been journaled.
+				inflight+=("$id")
+			fi
+			[ ${#released[@]} -gt 8 ] && released=("${released[@]:1}")
+		}
+		# kept, gone, or err: another uid's RELEASE of a claim of root's is
+		# refused as another user's only when the daemon holds it.
+		probe() {
+			local out t
+			for t in 1 2 3; do
+				out=$(cd / && as $PROBEUID "$BIN/rtplacectl" --socket "$sock" release "$1" 2>&1)
+				case $out in
+				*"another user"*) echo kept; return ;;
+				*"no such claim"*) echo gone; return ;;
+				esac
+				sleep 0.2
+			done
+			echo "err ${out//$'\n'/ }"
+		}
+		check() {
+			local id j now st victims=()
+			# The journal's live set, replayed: id -> owner and CPUs.
+			declare -A jr=()
+			while read -r id j; do jr[$id]=$j; done < <(awk '$1 == "claim" { c[$2] = $3 " " $8 } $1 == "end" { delete c[$2] }
+				END { for (i in c) print i, c[i] }' "$sock.claims" 2>/dev/null)
+			for id in "${!cpu[@]}"; do
+				now=$(now_ms)
+				if [ "${exp[$id]}" != inf ] && [ "${exp[$id]}" -le $((now + 5000)) ]; then
+					tally durable "expiring $id"; continue
+				fi
+				# A release the kill cut off may or may not have been
+				# journaled: neither answer is wrong, and the claim is
+				# forgotten.
+				if [[ " ${inflight[*]} " == *" $id "* ]]; then
+					tally durable "in-doubt $id"
+					forget "$id"
+					continue
+				fi
+				st=$(probe "$id")
+				case $st in
+				kept)
+					if [ "${jr[$id]:-}" = "${own[$id]} ${cpu[$id]}" ]; then tally durable "kept $id"
+					else tally durable "moved $id: acknowledged owner ${own[$id]} cpu ${cpu[$id]}, journal '${jr[$id]:-none}'"; fi ;;
+				gone) tally durable "lost $id owner ${own[$id]} cpu ${cpu[$id]} expires ${exp[$id]} now $now" ;;
+				*) tally durable "lost $id: probe $st" ;;
+				esac
+				[ "$st" = kept ] || forget "$id"
+			done
+			for id in "${released[@]}"; do
+				st=$(probe "$id")
+				[ "$st" = gone ] && tally durable "released-stays-gone $id" || tally durable "resurrected $id $st"
+			done
+			released=() inflight=()
+			# The restored claims still end with their owners: three owners
+			# killed, their claims must go.
+			set -- "${!own[@]}"
+			[ $# -gt 0 ] || return 0
+			victims=($(shuf -n3 -e "$@"))
+			for id in "${victims[@]}"; do kill "${own[$id]}"; wait "${own[$id]}" 2>/dev/null; done
+			sleep 2
+			for id in "${victims[@]}"; do
+				st=$(probe "$id")
+				[ "$st" = gone ] && tally durable "owner-ended $id" || tally durable "owner-stale $id $st"
+				forget "$id"
+			done
+		}
+		while running; do
+			if [ -e "$tmp/pause" ]; then
+				touch "$tmp/paused"
+				for _ in $(seq 600); do [ -e "$tmp/up" ] && break; sleep 0.1; done
+				check
+				rm -f "$tmp/paused"
+				while [ -e "$tmp/pause" ]; do sleep 0.05; done
 				continue
 			fi
-			st=$(probe "$id")
-			case $st in
-			kept)
-				if [ "${jr[$id]:-}" = "${own[$id]} ${cpu[$id]}" ]; then tally durable "kept $id"
-				else tally durable "moved $id: acknowledged owner ${own[$id]} cpu ${cpu[$id]}, journal '${jr[$id]:-none}'"; fi ;;
-			gone) tally durable "lost $id owner ${own[$id]} cpu ${cpu[$id]} expires ${exp[$id]} now $now" ;;
-			*) tally durable "lost $id: probe $st" ;;
-			esac
-			[ "$st" = kept ] || forget "$id"
-		done
-		for id in "${released[@]}"; do
-			st=$(probe "$id")
-			[ "$st" = gone ] && tally durable "released-stays-gone $id" || tally durable "resurrected $id $st"
-		done
-		released=() inflight=()
-		# The restored claims still end with their owners: three owners
-		# killed, their claims must go.
-		set -- "${!own[@]}"
-		[ $# -gt 0 ] || return 0
-		victims=($(shuf -n3 -e "$@"))
-		for id in "${victims[@]}"; do kill "${own[$id]}"; wait "${own[$id]}" 2>/dev/null; done
-		sleep 2
-		for id in "${victims[@]}"; do
-			st=$(probe "$id")
-			[ "$st" = gone ] && tally durable "owner-ended $id" || tally durable "owner-stale $id $st"
-			forget "$id"
-		done
-	}
-	while running; do
-		if [ -e "$tmp/pause" ]; then
-			touch "$tmp/paused"
-			for _ in $(seq 600); do [ -e "$tmp/up" ] && break; sleep 0.1; done
-			check
-			rm -f "$tmp/paused"
-			while [ -e "$tmp/pause" ]; do sleep 0.05; done
-			continue
-		fi
-		now=$(now_ms)
-		for id in "${!exp[@]}"; do
-			[ "${exp[$id]}" != inf ] && [ "${exp[$id]}" -lt $((now - 5000)) ] && forget "$id"
-		done
-		t=$(top)
-		if [ ${#cpu[@]} -lt 48 ] && [ "$t" -lt 98 ] && [ $((RANDOM % 10)) -lt 7 ]; then
-			claim
-		elif [ ${#cpu[@]} -gt 0 ]; then
-			# The highest when the stack is full, else any.
-			if [ ${#cpu[@]} -ge 48 ] || [ "$t" -ge 98 ]; then
-				for id in "${!prio[@]}"; do [ "${prio[$id]}" = "$t" ] && break; done
-			else
-				set -- "${!cpu[@]}"
-				id=$(shuf -n1 -e "$@")
+			now=$(now_ms)
+			for id in "${!exp[@]}"; do
+				[ "${exp[$id]}" != inf ] && [ "${exp[$id]}" -lt $((now - 5000)) ] && forget "$id"
+			done
+			t=$(top)
+			if [ ${#cpu[@]} -lt 48 ] && [ "$t" -lt 98 ] && [ $((RANDOM % 10)) -lt 7 ]; then
+				claim
+			elif [ ${#cpu[@]} -gt 0 ]; then
+				# The highest when the stack is full, else any.
+				if [ ${#cpu[@]} -ge 48 ] || [ "$t" -ge 98 ]; then
+					for id in "${!prio[@]}"; do [ "${prio[$id]}" = "$t" ] && break; done
+				else
+					set -- "${!cpu[@]}"
+					id=$(shuf -n1 -e "$@")
+				fi
+				release "$id"
 			fi
-			release "$id"
-		fi
-		sleep 0.2
-	done
-	for id in "${!own[@]}"; do kill "${own[$id]}" 2>/dev/null; done
-	) &
-	pids+=($!)
+			sleep 0.2
+		done
+		for id in "${!own[@]}"; do kill "${own[$id]}" 2>/dev/null; done
+		) &
+		pids+=($!)
+	fi
 fi
 
 # The tracker's watch map, as bpftool reads it through the daemon's own
@@ -871,14 +946,14 @@ while running; do
 		kill -9 "$daemon" 2>/dev/null
 		wait "$daemon" 2>/dev/null
 		cpu_base=$((cpu_base + cpu_last)) cpu_last=0
-		if [ "$hostile" = 1 ]; then
+		if mix durable; then
 			touch "$tmp/pause"
 			for _ in $(seq 300); do [ -e "$tmp/paused" ] && break; sleep 0.1; done
 		fi
 		start_daemon
 		restarts=$((restarts + 1))
 		echo "$restarts" >"$tmp/inc"
-		if [ "$hostile" = 1 ]; then
+		if mix durable; then
 			touch "$tmp/up"
 			for _ in $(seq 1200); do [ -e "$tmp/paused" ] || break; sleep 0.1; done
 			rm -f "$tmp/pause" "$tmp/up"
@@ -977,67 +1052,85 @@ done < <(awk -v w="$window_s" '{ t[NR] = $1; inc[NR] = $2; v[NR, 1] = $3; v[NR, 
 	}' "$tmp/samples" 2>/dev/null)
 echo "restarts (kill -9): $restarts"
 if [ "$hostile" = 1 ]; then
-	echo "durable: $(nlines durable '^acknowledged') acknowledged; at the restarts $(nlines durable '^kept') kept," \
-		"$(nlines durable '^lost') lost, $(nlines durable '^moved') moved, $(nlines durable '^expiring') near their lease's end" \
-		"and $(nlines durable '^in-doubt') in doubt (not checked); $(nlines durable '^released-stays-gone') released stayed gone," \
-		"$(nlines durable '^resurrected') came back; after an owner's kill $(nlines durable '^owner-ended') ended," \
-		"$(nlines durable '^owner-stale') stayed; ids reused: $(nlines durable '^reused')"
-	grep -E '^(lost|moved|resurrected|owner-stale|reused)' "$tmp/t.durable" 2>/dev/null | head -5 | sed 's/^/  /'
-	[ "$(nlines durable '^\(lost\|moved\|resurrected\|owner-stale\|reused\)')" = 0 ] || bad "an acknowledged claim was not kept"
-	[ "$restarts" -gt 0 ] && [ "$(nlines durable '^kept')" = 0 ] && bad "restarts, but no claim was checked"
-	for u in $NOBODY $DAEMONUID; do
-		for nt in 20 500 1500; do
-			# sorted by reply time, for the median
-			awk -v u="$u" -v nt="$nt" '$2 == u && $4 == nt' "$tmp/t.manage" 2>/dev/null | sort -n -k8 |
-				awk -v u="$u" -v nt="$nt" '{ n++; if ($5 == "claim") { g++; us[g] = $8 } else r++
-					if ($0 ~ /max-managed-threads/) q++ }
-				END { if (!n) exit; printf "manage: uid %s, %4s threads: %d MANAGE, %d granted (%d met a per-user limit), %d refused; reply p50 %s us, max %s us\n",
-					u, nt, n, g, q, r, g ? us[int((g + 1) / 2)] : "-", g ? us[g] : "-" }'
+	if mix durable; then
+		echo "durable: $(nlines durable '^acknowledged') acknowledged; at the restarts $(nlines durable '^kept') kept," \
+			"$(nlines durable '^lost') lost, $(nlines durable '^moved') moved, $(nlines durable '^expiring') near their lease's end" \
+			"and $(nlines durable '^in-doubt') in doubt (not checked); $(nlines durable '^released-stays-gone') released stayed gone," \
+			"$(nlines durable '^resurrected') came back; after an owner's kill $(nlines durable '^owner-ended') ended," \
+			"$(nlines durable '^owner-stale') stayed; ids reused: $(nlines durable '^reused')"
+		grep -E '^(lost|moved|resurrected|owner-stale|reused)' "$tmp/t.durable" 2>/dev/null | head -5 | sed 's/^/  /'
+		[ "$(nlines durable '^\(lost\|moved\|resurrected\|owner-stale\|reused\)')" = 0 ] || bad "an acknowledged claim was not kept"
+		[ "$restarts" -gt 0 ] && [ "$(nlines durable '^kept')" = 0 ] && bad "restarts, but no claim was checked"
+	fi
+	if mix manage; then
+		for u in $NOBODY $DAEMONUID; do
+			for nt in 20 500 1500; do
+				# sorted by reply time, for the median
+				awk -v u="$u" -v nt="$nt" '$2 == u && $4 == nt' "$tmp/t.manage" 2>/dev/null | sort -n -k8 |
+					awk -v u="$u" -v nt="$nt" '{ n++; if ($5 == "claim") { g++; us[g] = $8 } else r++
+						if ($0 ~ /max-managed-threads/) q++ }
+					END { if (!n) exit; printf "manage: uid %s, %4s threads: %d MANAGE, %d granted (%d met a per-user limit), %d refused; reply p50 %s us, max %s us\n",
+						u, nt, n, g, q, r, g ? us[int((g + 1) / 2)] : "-", g ? us[g] : "-" }'
+			done
 		done
-	done
-	awk '{ n = split($2, kv, ","); for (i = 1; i <= n; i++) { split(kv[i], x, ":"); if (x[2] > m[x[1]]) m[x[1]] = x[2] } if ($1 > t) t = $1 }
-		END { printf "watch map: at most %d threads; flooders'\'' watched threads at most", t; for (u in m) printf " uid %s: %d", u, m[u]; print "" }' \
-		"$tmp/t.watchmap" 2>/dev/null
-	echo "root's rtplace-run --manage: $(nlines rootmanage '^watched') samples every thread watched, $(nlines rootmanage '^unwatched') not"
-	grep '^unwatched' "$tmp/t.rootmanage" 2>/dev/null | head -3 | sed 's/^/  /'
-	[ "$(nlines rootmanage '^unwatched')" = 0 ] || bad "root's managed threads went unwatched"
-	[ "$(nlines rootmanage '^watched')" -gt 0 ] || bad "root's managed threads never sampled"
-	echo "userns: moves $(nlines userns '^move refused') refused, $(nlines userns '^move granted') granted," \
-		"$(nlines userns '^move other') other; exclusive rt99 claims $(nlines userns '^claim held-at-user-terms') held at user terms," \
-		"$(nlines userns '^claim granted') granted, $(nlines userns '^claim refused') refused;" \
-		"subscribers $(nlines userns '^watch') with $(awk '$1 == "watch" { s += $3 } END { print s + 0 }' "$tmp/t.userns" 2>/dev/null) records of root's thread"
-	grep -E '^(move other|claim refused)' "$tmp/t.userns" 2>/dev/null | sort | uniq -c | head -3 | sed 's/^/  /'
-	[ "$(nlines userns 'granted')" = 0 ] || bad "a privileged request from a user namespace was granted"
-	[ "$(awk '$1 == "watch" { s += $3 } END { print s + 0 }' "$tmp/t.userns" 2>/dev/null)" = 0 ] || bad "root's records reached a user namespace"
-	echo "fdgarbage (as nobody), by shape and answer:"
-	sort "$tmp/t.fdgarbage" 2>/dev/null | uniq -c | awk '{ printf "  %-10s %-8s %d\n", $2, $3, $1 }'
-	echo "subflood, by uid: held / refused"
-	awk '{ k = $2; if ($3 == "held") h[k]++; else r[k]++ } END { for (k in h) printf "  uid %s: %d / %d\n", k, h[k], r[k] + 0;
-		for (k in r) if (!(k in h)) printf "  uid %s: 0 / %d\n", k, r[k] }' "$tmp/t.subflood" 2>/dev/null | sort -n -k2
-	[ "$(awk '$2 == 0 && $3 != "held"' "$tmp/t.subflood" 2>/dev/null | wc -l)" = 0 ] || bad "root's subscriber was refused"
-	echo "bpfwrite (nobody with CAP_BPF, through LOCAL: a program storing into it, a writable mapping, write; a program on its own map):"
-	sort "$tmp/t.bpfwrite" 2>/dev/null | uniq -c | sed 's/^/  /'
-	[ "$(nlines bpfwrite '^local ')" -gt 0 ] || bad "bpfwrite never got LOCAL's descriptors"
-	[ "$(awk '$1 != "local" || $3 == "ok" || $5 == "ok" || $7 == "ok" || $9 != "ok"' "$tmp/t.bpfwrite" 2>/dev/null | wc -l)" = 0 ] ||
-		bad "bpfwrite: a write through LOCAL was allowed, or the writer could not write its own map (then it proves nothing)"
-	echo "claimfd: ${claimfd_limit} claims each for $(echo $claimfd_uids | wc -w) uids ($(nlines claimfd '^setup') refused at the setup);" \
-		"one more refused for the limit $(nlines claimfd ' at-limit$') times, for the descriptor reserve $(nlines claimfd ' at-fd-reserve$')," \
-		"granted $(nlines claimfd ' below-limit') times, other $(nlines claimfd ' other ')"
-	grep -E '^(setup| *uid [0-9]+ (below-limit|other))' "$tmp/t.claimfd" 2>/dev/null | sort | uniq -c | head -5 | sed 's/^/  /'
-	[ "$(nlines claimfd '^setup')" = 0 ] || bad "claimfd: not every uid was put at its claim limit"
-	[ "$(nlines claimfd ' below-limit')" = 0 ] || bad "claimfd: a uid at its limit was granted one more (a claim lost)"
-	[ "$(nlines claimfd ' at-limit$')" -gt 0 ] || bad "claimfd: never refused at the limit"
-	echo "rtkit: floods (ok / denied / limits / other, summed):"
-	awk '$1 == "flood" { k = $3; ok[k] += $5; d[k] += $7; l[k] += $9; o[k] += $11; n[k]++ }
-		END { for (k in n) printf "  uid %s: %d floods, %d / %d / %d / %d\n", k, n[k], ok[k], d[k], l[k], o[k] }' \
-		"$tmp/t.rtkit" 2>/dev/null
-	echo "rtkit: during them root served $(nlines rtkit '^served uid 0$'), refused $(nlines rtkit '^refused uid 0 ');" \
-		"uid 2 (bin) served $(nlines rtkit '^served uid 2$'), refused $(nlines rtkit '^refused uid 2 ')"
-	grep '^refused' "$tmp/t.rtkit" 2>/dev/null | sort | uniq -c | head -3 | sed 's/^/  /'
-	[ "$(nlines rtkit '^refused ')" = 0 ] || bad "rtkit: root or another user was refused during the floods"
-	[ "$(nlines rtkit '^served ')" -gt 0 ] || bad "rtkit: no call of root's or another user's was answered"
-	awk '{ k = $2; c[k] += $4; r[k] += $6; n[k]++ } END { for (k in n) printf "storm: uid %s: %d storms of 10 s, %d connects, %d refused at once\n", k, n[k], c[k], r[k] }' \
-		"$tmp/t.storm" 2>/dev/null
+		awk '{ n = split($2, kv, ","); for (i = 1; i <= n; i++) { split(kv[i], x, ":"); if (x[2] > m[x[1]]) m[x[1]] = x[2] } if ($1 > t) t = $1 }
+			END { printf "watch map: at most %d threads; flooders'\'' watched threads at most", t; for (u in m) printf " uid %s: %d", u, m[u]; print "" }' \
+			"$tmp/t.watchmap" 2>/dev/null
+		echo "root's rtplace-run --manage: $(nlines rootmanage '^watched') samples every thread watched, $(nlines rootmanage '^unwatched') not"
+		grep '^unwatched' "$tmp/t.rootmanage" 2>/dev/null | head -3 | sed 's/^/  /'
+		[ "$(nlines rootmanage '^unwatched')" = 0 ] || bad "root's managed threads went unwatched"
+		[ "$(nlines rootmanage '^watched')" -gt 0 ] || bad "root's managed threads never sampled"
+	fi
+	if mix userns; then
+		echo "userns: moves $(nlines userns '^move refused') refused, $(nlines userns '^move granted') granted," \
+			"$(nlines userns '^move other') other; exclusive rt99 claims $(nlines userns '^claim held-at-user-terms') held at user terms," \
+			"$(nlines userns '^claim granted') granted, $(nlines userns '^claim refused') refused;" \
+			"subscribers $(nlines userns '^watch') with $(awk '$1 == "watch" { s += $3 } END { print s + 0 }' "$tmp/t.userns" 2>/dev/null) records of root's thread"
+		grep -E '^(move other|claim refused)' "$tmp/t.userns" 2>/dev/null | sort | uniq -c | head -3 | sed 's/^/  /'
+		[ "$(nlines userns 'granted')" = 0 ] || bad "a privileged request from a user namespace was granted"
+		[ "$(awk '$1 == "watch" { s += $3 } END { print s + 0 }' "$tmp/t.userns" 2>/dev/null)" = 0 ] || bad "root's records reached a user namespace"
+	fi
+	if mix fdgarbage; then
+		echo "fdgarbage (as nobody), by shape and answer:"
+		sort "$tmp/t.fdgarbage" 2>/dev/null | uniq -c | awk '{ printf "  %-10s %-8s %d\n", $2, $3, $1 }'
+	fi
+	if mix subflood; then
+		echo "subflood, by uid: held / refused"
+		awk '{ k = $2; if ($3 == "held") h[k]++; else r[k]++ } END { for (k in h) printf "  uid %s: %d / %d\n", k, h[k], r[k] + 0;
+			for (k in r) if (!(k in h)) printf "  uid %s: 0 / %d\n", k, r[k] }' "$tmp/t.subflood" 2>/dev/null | sort -n -k2
+		[ "$(awk '$2 == 0 && $3 != "held"' "$tmp/t.subflood" 2>/dev/null | wc -l)" = 0 ] || bad "root's subscriber was refused"
+	fi
+	if mix bpfwrite; then
+		echo "bpfwrite (nobody with CAP_BPF, through LOCAL: a program storing into it, a writable mapping, write; a program on its own map):"
+		sort "$tmp/t.bpfwrite" 2>/dev/null | uniq -c | sed 's/^/  /'
+		[ "$(nlines bpfwrite '^local ')" -gt 0 ] || bad "bpfwrite never got LOCAL's descriptors"
+		[ "$(awk '$1 != "local" || $3 == "ok" || $5 == "ok" || $7 == "ok" || $9 != "ok"' "$tmp/t.bpfwrite" 2>/dev/null | wc -l)" = 0 ] ||
+			bad "bpfwrite: a write through LOCAL was allowed, or the writer could not write its own map (then it proves nothing)"
+	fi
+	if mix claimfd; then
+		echo "claimfd: ${claimfd_limit} claims each for $(echo $claimfd_uids | wc -w) uids ($(nlines claimfd '^setup') refused at the setup);" \
+			"one more refused for the limit $(nlines claimfd ' at-limit$') times, for the descriptor reserve $(nlines claimfd ' at-fd-reserve$')," \
+			"granted $(nlines claimfd ' below-limit') times, other $(nlines claimfd ' other ')"
+		grep -E '^(setup| *uid [0-9]+ (below-limit|other))' "$tmp/t.claimfd" 2>/dev/null | sort | uniq -c | head -5 | sed 's/^/  /'
+		[ "$(nlines claimfd '^setup')" = 0 ] || bad "claimfd: not every uid was put at its claim limit"
+		[ "$(nlines claimfd ' below-limit')" = 0 ] || bad "claimfd: a uid at its limit was granted one more (a claim lost)"
+		[ "$(nlines claimfd ' at-limit$')" -gt 0 ] || bad "claimfd: never refused at the limit"
+	fi
+	if mix rtkit; then
+		echo "rtkit: floods (ok / denied / limits / other, summed):"
+		awk '$1 == "flood" { k = $3; ok[k] += $5; d[k] += $7; l[k] += $9; o[k] += $11; n[k]++ }
+			END { for (k in n) printf "  uid %s: %d floods, %d / %d / %d / %d\n", k, n[k], ok[k], d[k], l[k], o[k] }' \
+			"$tmp/t.rtkit" 2>/dev/null
+		echo "rtkit: during them root served $(nlines rtkit '^served uid 0$'), refused $(nlines rtkit '^refused uid 0 ');" \
+			"uid 2 (bin) served $(nlines rtkit '^served uid 2$'), refused $(nlines rtkit '^refused uid 2 ')"
+		grep '^refused' "$tmp/t.rtkit" 2>/dev/null | sort | uniq -c | head -3 | sed 's/^/  /'
+		[ "$(nlines rtkit '^refused ')" = 0 ] || bad "rtkit: root or another user was refused during the floods"
+		[ "$(nlines rtkit '^served ')" -gt 0 ] || bad "rtkit: no call of root's or another user's was answered"
+	fi
+	if mix storm; then
+		awk '{ k = $2; c[k] += $4; r[k] += $6; n[k]++ } END { for (k in n) printf "storm: uid %s: %d storms of 10 s, %d connects, %d refused at once\n", k, n[k], c[k], r[k] }' \
+			"$tmp/t.storm" 2>/dev/null
+	fi
 fi
 
 # Root's p99 against idle, per window; a window with errors was cut by a
