@@ -129,6 +129,8 @@ def snap():
 a, t0 = snap(), time.monotonic_ns()
 time.sleep(secs)
 b, t1 = snap(), time.monotonic_ns()
+if not os.path.exists(f"/proc/{claimant}"):
+    sys.exit(f"the claimant, process {claimant}, ended within the window")
 own = other = kthreads = 0
 top = []
 for t, (p, ns, cpu, comm, bound) in b.items():
@@ -154,9 +156,11 @@ round() {
 	# cyclictest (bounded from CPU 0 by timeout, which stays where it is).
 	rm -f "$TMP/go"
 	mkfifo "$TMP/go"
-	# -D only bounds it: it is stopped once the window closes.
-	taskset -c 0 timeout -s KILL $((SECS + 30)) sh -c 'read -r _ < "$1"; shift; exec "$@"' - "$TMP/go" \
-		cyclictest -m -q -t 1 -a "$K" --mainaffinity "$K" -p 80 -i 500 -D "$((SECS + 15))" > "$TMP/cyclictest" 2>&1 &
+	# -D only bounds it: it is stopped once the window closes. (Under
+	# TCG a round takes many times its window: a bound of the window
+	# and 15 s ended claimants, and their claims, within it.)
+	taskset -c 0 timeout -s KILL $((SECS + 300)) sh -c 'read -r _ < "$1"; shift; exec "$@"' - "$TMP/go" \
+		cyclictest -m -q -t 1 -a "$K" --mainaffinity "$K" -p 80 -i 500 -D "$((SECS + 240))" > "$TMP/cyclictest" 2>&1 &
 	o=$!
 	i=0
 	until op=$(pgrep -P $o) && [ -n "$op" ]; do
