@@ -22,10 +22,11 @@
 # which isolation keeps on K with it, is not foreign), apart from it K's
 # own kernel threads' (bound to K alone: its timer, RCU and per-CPU
 # workers, which no isolation moves), the claimant's share, and
-# cyclictest's maximum latency. (Threads that left
-# K within the window are missed and ones that came to it counted whole:
-# plain rounds' figure is approximate, isolated rounds have no migrants.) Then the cost of making and releasing an exclusive
-# claim, plain and --isolate, alternately (ms, median and fastest of 20).
+# cyclictest's maximum latency. (Threads that left K within the window
+# are missed and ones that came to it counted whole: plain rounds' figure
+# is approximate, isolated rounds have no migrants.) Then the cost of
+# making and releasing an exclusive claim, plain and --isolate,
+# alternately (ms, median and fastest of 20).
 # Prints one line per round and the medians' ratios. Takes the RT-test
 # lock; saves every interrupt's affinity and the workqueue mask and puts
 # them back on every exit path.
@@ -52,11 +53,12 @@ flock -w 900 9 || fail "the RT-test lock stays held"
 host_save
 LOAD=
 DAEMON=
+CLAIMANT=
 finish() {
 	# The timeout's and the loop's children first: hackbench would
 	# outlive its timeout killed before it.
-	for p in $LOAD; do pkill -KILL -P "$p" 2>/dev/null; done
-	for p in $LOAD $DAEMON; do kill -9 "$p" 2>/dev/null; done
+	for p in $LOAD $CLAIMANT; do pkill -KILL -P "$p" 2>/dev/null; done
+	for p in $LOAD $CLAIMANT $DAEMON; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	host_restore
 	rm -rf "$TMP"
@@ -162,6 +164,7 @@ round() {
 	taskset -c 0 timeout -s KILL $((SECS + 300)) sh -c 'read -r _ < "$1"; shift; exec "$@"' - "$TMP/go" \
 		cyclictest -m -q -t 1 -a "$K" --mainaffinity "$K" -p 80 -i 500 -D "$((SECS + 240))" > "$TMP/cyclictest" 2>&1 &
 	o=$!
+	CLAIMANT=$o
 	i=0
 	until op=$(pgrep -P $o) && [ -n "$op" ]; do
 		i=$((i + 1)); [ $i -lt 100 ] || fail "the claimant did not start"; sleep 0.02
