@@ -25,6 +25,17 @@ metric() {
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
 		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
 }
+# Whether metric $1 reads $2 within 2 s: the daemon builds the page at
+# most once every 100 ms (METRICS_PAGE_MAX_AGE_MS), so a scrape just after
+# a change may still read the page from before it.
+metric_is() {
+	local i
+	for i in $(seq 20); do
+		[ "$(metric "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # Two JSON watchers, root's and nobody's, bounded in time; both are
 # subscribed once a move of nobody's sleeper reaches them.
@@ -66,14 +77,15 @@ grep -q "RealtimeKit watchdog: thread $SPIN of process $SPIN .* of CPU 1" "$TMP/
 	fail "the watchdog did not say what it saw: $(grep watchdog "$TMP/rtplaced.log")"
 [ "$(taskset -pc $SPIN | sed 's/.*: //')" = 1 ] || fail "the demoted thread lost its own affinity: $(taskset -pc $SPIN)"
 wait_claims 0
-[ "$(metric rtplace_rtkit_watchdog_demotions_total)" = 1 ] || fail "demotions: $(metric rtplace_rtkit_watchdog_demotions_total)"
+metric_is rtplace_rtkit_watchdog_demotions_total 1 || fail "demotions: $(metric rtplace_rtkit_watchdog_demotions_total)"
 echo "# $(grep 'RealtimeKit watchdog: thread' "$TMP/rtplaced.log" | sed 's/.*watchdog: //')"
 
 # Requests are refused for watchdog-refuse-sec.
 $NOBODY dbus-send --system --print-reply --dest=$RK_DEST $RK_PATH org.freedesktop.RealtimeKit1.MakeThreadRealtimeWithPID \
 	uint64:$SPIN uint64:$SPIN uint32:5 >"$TMP/out" 2>&1 && fail "a request after the demotion was granted"
 grep -q "^Error org.freedesktop.DBus.Error.AccessDenied: " "$TMP/out" || fail "refused with $(cat "$TMP/out")"
-[ "$(metric 'rtplace_rtkit_refusals_total{reason="watchdog"}')" = 1 ] || fail "the watchdog refusal is not counted"
+metric_is 'rtplace_rtkit_refusals_total{reason="watchdog"}' 1 ||
+	fail "the watchdog refusal is not counted: $(metric 'rtplace_rtkit_refusals_total{reason="watchdog"}')"
 chrt -p $SPIN | grep -q "policy: SCHED_OTHER" || fail "the refused request changed $(chrt -p $SPIN)"
 kill $SPIN
 
