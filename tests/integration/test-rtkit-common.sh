@@ -17,6 +17,24 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$BUS
 RK_DEST=org.freedesktop.RealtimeKit1
 RK_PATH=/org/freedesktop/RealtimeKit1
 
+# Metric $1 as the daemon's /metrics on 127.0.0.1:$METRICS_PORT shows it
+# (the test sets METRICS_PORT and [metrics] listen).
+metric() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
+# Whether metric $1 reads $2 within 2 s: the daemon builds the page at
+# most once every 100 ms (METRICS_PAGE_MAX_AGE_MS), so a scrape just after
+# a change may still read the page from before it.
+metric_is() {
+	local i
+	for i in $(seq 20); do
+		[ "$(metric "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # A bus on socket $1 (default $BUS) (tests/lib/system-bus.sh); who may
 # own and call RealtimeKit1 is the shipped policy's to say, included unless
 # $2 is "bare" (none) or the path of another policy file.

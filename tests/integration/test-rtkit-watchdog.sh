@@ -21,22 +21,6 @@ socket-mode = 0666
 [metrics]
 listen = 127.0.0.1:$METRICS_PORT"
 start_rtkit_daemon "watchdog-interval-ms = 500" "watchdog-refuse-sec = 30"
-metric() {
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
-}
-# Whether metric $1 reads $2 within 2 s: the daemon builds the page at
-# most once every 100 ms (METRICS_PAGE_MAX_AGE_MS), so a scrape just after
-# a change may still read the page from before it.
-metric_is() {
-	local i
-	for i in $(seq 20); do
-		[ "$(metric "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Two JSON watchers, root's and nobody's, bounded in time; both are
 # subscribed once a move of nobody's sleeper reaches them.
 $NOBODY sleep 60 &

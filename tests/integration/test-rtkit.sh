@@ -34,11 +34,6 @@ METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 RK_CONF_HEAD="[metrics]
 listen = 127.0.0.1:$METRICS_PORT"
 start_rtkit_daemon "actions-per-burst-max = 10"
-metric() {
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-		"http://127.0.0.1:$METRICS_PORT/metrics" | awk -v k="$1" '$1 == k { print $2 }'
-}
-
 rk() {
 	busctl --system "$@"
 }
@@ -176,7 +171,7 @@ grep -q "thread $PINNED of process $PINNED gets rt10 without a CPU of its own" "
 	fail "rtplaced did not say the grant is unpinned"
 chrt -p $PINNED | grep -q "priority: 10" || fail "the unpinned grant: $(chrt -p $PINNED)"
 [ "$(taskset -pc $PINNED | sed 's/.*: //')" = $last ] || fail "the unpinned thread moved: $(taskset -pc $PINNED)"
-[ "$(metric 'rtplace_rtkit_grants_total{kind="unpinned"}')" = 1 ] || fail "the unpinned grant is not counted"
+metric_is 'rtplace_rtkit_grants_total{kind="unpinned"}' 1 || fail "the unpinned grant is not counted"
 wait_claims 1
 
 # A thread in a cpu cgroup without an RT budget (RT group scheduling,
