@@ -13,9 +13,10 @@
 # - a MOVE's refusal names the thread by the container's number;
 # - `rtplacectl explain --json` shows what runs on each CPU as cpus does.
 #
-# The spinners run at normal priority, pinned, and end by themselves
-# within 30 s; the container is deleted and the daemon killed on every
-# exit path.
+# The spinners run at normal priority, pinned, until the test has seen
+# what it needs (at most 180 s: a loaded CI host makes a sample of
+# `runc exec` take seconds); the container is deleted and the daemon
+# killed on every exit path.
 . "${top_srcdir:-.}/tests/integration/test-client-common.sh"
 
 require_root
@@ -32,17 +33,21 @@ CCTL="$BUILD/client/rtplacectl --socket $CSOCK"
 "$CTL" --socket "$SOCK" --json status | jq -e '.tracking == true' >/dev/null ||
 	skip "the daemon runs without the BPF tracker: CPUS replies carry no pids"
 
-# spin FILE CPU: spins on CPU for at most 30 s at normal priority, having
-# written its pid (as its namespace numbers it) to FILE.
+# spin FILE CPU: spins on CPU at normal priority, having written its pid
+# (as its namespace numbers it) to FILE, until FILE.stop exists or 180 s
+# have passed.
 SPIN='
 import os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[2])})
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("%d\n" % os.getpid())
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-end = time.monotonic() + 30
+end = time.monotonic() + 180
+n = 0
 while time.monotonic() < end:
-    pass
+    n += 1
+    if n % 100000 == 0 and os.path.exists(sys.argv[1] + ".stop"):
+        break
 '
 oci_run_pidns "$ID" "$SOCKDIR"
 
@@ -95,14 +100,15 @@ seen_own=''
 i=0
 while [ -z "$seen_own" ]; do
 	i=$((i + 1))
-	[ $i -le 100 ] || fail "after 100 samples explain never showed the container's spinner $CSPIN on CPU 1:" \
-		"$(cat "$TMP/out.txt")"
+	[ $i -le 100 ] || fail "after 100 samples explain never showed the container's spinner $CSPIN on CPU 1" \
+		"(host pid $HCSPIN, $(kill -0 "$HCSPIN" 2>/dev/null && echo running || echo gone)): $(cat "$TMP/out.txt")"
 	in_container taskset -c 1 $CCTL --json explain --prio 50 || fail "rtplacectl explain in the container: $(cat "$TMP/err.txt")"
 	jq -e --argjson h "$HSPIN" --argjson hc "$HCSPIN" '[.cpus[] | select(.pid == $h or .pid == $hc)] == []' \
 		"$TMP/out.txt" >/dev/null || fail "explain showed the container a host pid ($HSPIN or $HCSPIN): $(cat "$TMP/out.txt")"
 	jq -e --argjson c "$CSPIN" '.cpus[] | select(.cpu == 1 and .pid == $c and .comm == "python3")' \
 		"$TMP/out.txt" >/dev/null && seen_own=yes
 done
+touch "$TMP/out/cspin.stop" "$TMP/hspin.stop"
 
 # --- Records: the container's watcher, bounded to 40 s.
 timeout 60 runc --root "$RUNC_ROOT" exec "$ID" timeout 40 $CCTL --json watch >"$TMP/watch.txt" 2>"$TMP/watch.err" &
