@@ -186,12 +186,15 @@ static void server_close_fds(struct server_peer *peer)
  * (ECONNRESET), which the client would read before the ERROR that says
  * why. Their descriptors go with them (the kernel closes those of a
  * packet received without a control buffer). Bounded: a client that keeps
- * sending may still see the reset.
+ * sending may still see the reset. Stops at the first 0 too: that is the
+ * end of a peer that hung up (a storm's clients all have), where every
+ * further recv() returns 0 again, or an empty packet, which no client of
+ * the protocol sends.
  */
 static void server_discard_unread(int fd)
 {
 	for (int i = 0; i < SERVER_DISCARD_MAX; i++)
-		if (recv(fd, NULL, 0, MSG_DONTWAIT | MSG_TRUNC) < 0)
+		if (recv(fd, NULL, 0, MSG_DONTWAIT | MSG_TRUNC) <= 0)
 			break;
 }
 

@@ -18,6 +18,8 @@ packages="$packages podman"
 packages="$packages mmdebstrap e2fsprogs"
 # irqbalance for test-isolation-irqbalance.sh, which starts its own.
 packages="$packages irqbalance"
+# strace counts the daemon's system calls (test-daemon-storm.sh).
+packages="$packages strace"
 # The real xdg-desktop-portal and a bubblewrap sandbox in front of
 # rtplaced's RealtimeKit (test-rtkit-portal.sh); gdbus calls the portal.
 packages="$packages xdg-desktop-portal bubblewrap libglib2.0-bin"
