@@ -95,14 +95,17 @@ assert t.tzinfo is not None, r
 assert abs((t - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) < 600, r
 " "$TMP/w2" $SLEEPER || fail "json record: $(cat "$TMP/w2")"
 
-# SIGTERM and SIGINT end a watch cleanly.
+# SIGTERM and SIGINT end a watch cleanly. A file of each watch's own: a
+# header left by the previous one would let the signal go before this one
+# has its handler, and a background job of a non-interactive shell starts
+# with SIGINT ignored, so that SIGINT would be lost.
 for sig in TERM INT; do
-	"$CTL" --socket "$SOCK" watch >"$TMP/w3" 2>"$TMP/w3.err" &
+	"$CTL" --socket "$SOCK" watch >"$TMP/w3.$sig" 2>"$TMP/w3.$sig.err" &
 	W=$!
 	PIDS="$PIDS $W"
-	wait_lines "$TMP/w3" 1
+	wait_lines "$TMP/w3.$sig" 1
 	kill -s $sig $W
-	wait $W || fail "watch exited $? on SIG$sig: $(cat "$TMP/w3.err")"
+	wait $W || fail "watch exited $? on SIG$sig: $(cat "$TMP/w3.$sig.err")"
 done
 
 # An unprivileged watcher sees its own threads' records only: root's
