@@ -24,6 +24,7 @@ daemon_libdaemoncore_la_SOURCES = \
 	daemon/claims.h daemon/claims.c \
 	daemon/quota.h daemon/quota.c \
 	daemon/rate.h daemon/rate.c \
+	daemon/acceptor.h daemon/acceptor.c \
 	daemon/claims-state.h daemon/claims-state.c \
 	daemon/log.h daemon/log.c \
 	daemon/clocks.h daemon/clocks.c \
@@ -62,7 +63,8 @@ daemon_rtplaced_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_EXTRA_CFLAGS
 daemon_rtplaced_LDADD = \
 	daemon/libtracker.la daemon/libmoves.la common/libconfig.la daemon/libdaemoncore.la \
 	common/libtopohwloc.la common/libcommon.la \
-	$(LIBEVENT_EXTRA_LIBS) $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS)
+	$(LIBEVENT_EXTRA_LIBS) $(LIBEVENT_LIBS) $(LIBSYSTEMD_LIBS) $(HWLOC_LIBS) $(LIBBPF_LIBS) $(INIH_LIBS) \
+	$(PTHREAD_LIBS)
 
 EXTRA_DIST += man/rtplaced.8 man/rtplaced.conf.5
 

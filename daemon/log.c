@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 
 #include "log.h"
 
-static int log_max_level = LOG_INFO;
+/* Set by the loop's thread (a reload), read by the acceptor's too: a
+ * level that orders nothing else, so relaxed. */
+static _Atomic int log_max_level = LOG_INFO;
 static uint64_t (*log_clock)(void);
 
 static const char *const log_level_names[] = {
@@ -23,12 +26,12 @@ static const char *const log_level_names[] = {
 
 void log_set_level(int level)
 {
-	log_max_level = level;
+	atomic_store_explicit(&log_max_level, level, memory_order_relaxed);
 }
 
 int log_get_level(void)
 {
-	return log_max_level;
+	return atomic_load_explicit(&log_max_level, memory_order_relaxed);
 }
 
 int log_level_parse(const char *name, int *ret_level)
@@ -73,7 +76,7 @@ void log_msg(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > log_max_level)
+	if (level > log_get_level())
 		return;
 	/* va_start() leaves errno alone, so %m in fmt reports the caller's. */
 	va_start(ap, fmt);
@@ -113,7 +116,7 @@ void log_msg_ratelimited(struct log_ratelimit *rl, int level, const char *fmt, .
 	uint64_t suppressed = 0;
 	va_list ap;
 
-	if (level > log_max_level)
+	if (level > log_get_level())
 		return;
 	if (log_clock && !log_ratelimit_pass(rl, log_clock(), &suppressed))
 		return;

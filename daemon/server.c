@@ -14,30 +14,20 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "log.h"
 #include "pidmap.h"
 #include "procfs.h"
 #include "protocol.h"
 #include "loop.h"
 #include "quota.h"
-#include "rate.h"
 #include "server.h"
 
-/* Connections accepted per callback: between bursts the loop sees the
- * hang-ups of clients that came and went, so a storm of short connections
- * does not fill the client table with peers that are already gone. */
+/* Admitted connections taken per callback: between bursts the loop sees
+ * the hang-ups of clients that came and went, so a storm of short
+ * connections does not fill the client table with peers already gone. */
 #define SERVER_ACCEPT_BURST 8
-/* Connections a uid other than root may open a second, and at once: far
- * above what clients starting together open (one each), far below a
- * storm's tens of thousands, whose connections are then refused before
- * they cost a descriptor lookup, an allocation or a /proc read. Kept for
- * SERVER_CONNECT_UIDS uids at a time. */
-#define SERVER_CONNECT_RATE 256
-#define SERVER_CONNECT_BURST 512
-#define SERVER_CONNECT_UIDS 4096
 #define SERVER_MAX_FDS 4
-/* Packets a dropped client sent that are discarded unread, at most. */
-#define SERVER_DISCARD_MAX 64
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack it */
 #endif
@@ -69,9 +59,9 @@ struct server {
 	struct event_base *base;
 	int listen_fd;
 	char *path; /* socket file we created and remove at exit; NULL if inherited */
-	struct event *ev_accept;
-	struct event *ev_resume; /* re-arms ev_accept after a pause */
-	uint64_t accept_failures; /* in the current pause, 0 when accepting */
+	/* Accepts on its own thread, refuses storms there (acceptor.h). */
+	struct acceptor *acceptor;
+	struct event *ev_admitted; /* the acceptor's pipe has connections */
 	struct server_limits limits;
 	server_dispatch_cb dispatch;
 	void *ctx;
@@ -86,9 +76,8 @@ struct server {
 	struct server_client *current;
 	unsigned nclients;
 	struct quota *users; /* connections by uid */
-	struct rate *connects; /* new connections by uid */
 	uint32_t next_id;
-	uint64_t refused;
+	uint64_t refused; /* here; the acceptor counts its own */
 	bool peer_pidfd_missing_logged; /* the kernel gives no SO_PEERPIDFD: said once */
 	unsigned char *rbuf; /* limits.max_message + 1 bytes, to detect oversize packets */
 	size_t rbuf_size;
@@ -178,24 +167,6 @@ static void server_close_fds(struct server_peer *peer)
 	for (unsigned i = 0; i < peer->nfds; i++)
 		close(peer->fds[i]);
 	peer->nfds = 0;
-}
-
-/*
- * Discards the packets a client sent that the daemon will not read, just
- * before it closes the connection: closing with packets unread resets it
- * (ECONNRESET), which the client would read before the ERROR that says
- * why. Their descriptors go with them (the kernel closes those of a
- * packet received without a control buffer). Bounded: a client that keeps
- * sending may still see the reset. Stops at the first 0 too: that is the
- * end of a peer that hung up (a storm's clients all have), where every
- * further recv() returns 0 again, or an empty packet, which no client of
- * the protocol sends.
- */
-static void server_discard_unread(int fd)
-{
-	for (int i = 0; i < SERVER_DISCARD_MAX; i++)
-		if (recv(fd, NULL, 0, MSG_DONTWAIT | MSG_TRUNC) <= 0)
-			break;
 }
 
 static void server_client_free(struct server *s, struct server_client *c)
@@ -330,7 +301,7 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 		log_notice_ratelimited("client %u (pid %d): %zd-byte message exceeds the %zu-byte limit; dropping it",
 				       c->peer.id, (int)c->peer.pid, n, s->limits.max_message);
 		server_answer_oversize(s, c, (size_t)n);
-		server_discard_unread(fd);
+		acceptor_discard_unread(fd);
 		server_client_free(s, c);
 		return;
 	}
@@ -341,7 +312,7 @@ static void server_read_cb(evutil_socket_t fd, short what, void *arg)
 	s->current = NULL;
 	server_close_fds(&c->peer);
 	if (r < 0) {
-		server_discard_unread(fd);
+		acceptor_discard_unread(fd);
 		server_client_free(s, c);
 	}
 }
@@ -456,30 +427,6 @@ int server_send_fds(struct server *s, uint32_t client, const void *msg, size_t l
 }
 
 /*
- * Stops accepting for SERVER_ACCEPT_PAUSE_MS: at EMFILE the listener stays
- * readable, and accepting again at once would spin. One line per pause
- * episode, through the rate limit, with the count when it ends.
- */
-static void server_pause_accepting(struct server *s, int err)
-{
-	struct timeval tv = { .tv_sec = 0, .tv_usec = SERVER_ACCEPT_PAUSE_MS * 1000 };
-
-	event_del(s->ev_accept);
-	evtimer_add(s->ev_resume, &tv);
-	if (s->accept_failures++ == 0)
-		log_warning_ratelimited("Failed to accept a client: %s; not accepting for %d ms at a time until "
-					"it works again",
-					strerror(err), SERVER_ACCEPT_PAUSE_MS);
-}
-
-static void server_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct server *s = arg;
-
-	event_add(s->ev_accept, NULL);
-}
-
-/*
  * Whether a connection with credentials cred, on descriptor fd, is refused,
  * and then why in reason (for its ERROR).
  */
@@ -525,18 +472,11 @@ void server_raise_fd_limit(void)
 			 (uint64_t)rl.rlim_cur, quota_fd_reserve((uint64_t)rl.rlim_cur));
 }
 
-/* Tells the client why (an ERROR with request id 0: "closing"), and closes. */
+/* Refuses connection fd with reason, counting it. */
 static void server_refuse(struct server *s, int fd, const struct ucred *cred, const char *reason)
 {
-	struct proto_msg m;
-
-	/* Version 1: the client has sent nothing yet, and every client reads it. */
-	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0 && proto_msg_finish(&m, RTPLACE_PROTO_VERSION_MIN) == 0)
-		send(fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
-	server_discard_unread(fd);
-	close(fd);
+	acceptor_refuse(fd, cred, reason);
 	s->refused++;
-	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);
 }
 
 /* The peer's pidfd on fd, or -1 where the kernel gives none: the
@@ -590,57 +530,32 @@ static void server_client_start(struct server *s, struct server_client *c, int f
 		  (unsigned)cred->gid, c->peer.same_pidns ? "" : ", in another PID namespace");
 }
 
-static void server_accept_cb(evutil_socket_t lfd, short what, void *arg)
+/* Serves the connections the acceptor admitted, or refuses those that
+ * would exceed a share or take one of the last descriptors. */
+static void server_admitted_cb(evutil_socket_t pipe_fd, short what, void *arg)
 {
 	struct server *s = arg;
+	struct acceptor_conn conn;
 
-	for (int burst = 0; burst < SERVER_ACCEPT_BURST; burst++) {
-		struct server_client *c;
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
+	for (int burst = 0; burst < SERVER_ACCEPT_BURST && acceptor_take(s->acceptor, &conn) == 0; burst++) {
 		struct rtplace_reason reason;
-		bool refusal;
-		int pidfd = -1, fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			if (errno == ECONNABORTED)
-				continue;
-			server_pause_accepting(s, errno);
-			return;
-		}
-		if (s->accept_failures) {
-			log_notice_ratelimited("Accepting clients again after %" PRIu64 " failed attempts",
-					       s->accept_failures);
-			s->accept_failures = 0;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			log_warning_ratelimited("Failed to read a client's credentials: %m");
-			close(fd);
-			continue;
-		}
-		if (cred.uid != 0 && !rate_admit(s->connects, cred.uid, loop_now_ms())) {
-			reason_set(&reason, "uid %u connects more than %u times a second; keep a connection open, or "
-					    "wait", (unsigned)cred.uid, SERVER_CONNECT_RATE);
-			server_refuse(s, fd, &cred, reason.text);
-			continue;
-		}
-		pidfd = server_peer_pidfd(s, fd);
+		struct server_client *c;
+		int pidfd = server_peer_pidfd(s, conn.fd);
 		/* The connection holds both descriptors: neither may be one of
 		 * the reserved last ones. */
-		refusal = server_refusal(s, fd > pidfd ? fd : pidfd, &cred, &reason);
+		bool refusal = server_refusal(s, conn.fd > pidfd ? conn.fd : pidfd, &conn.cred, &reason);
+
 		c = refusal ? NULL : calloc(1, sizeof(*c));
 		if (!c) {
 			if (pidfd >= 0)
 				close(pidfd);
 			if (refusal)
-				server_refuse(s, fd, &cred, reason.text);
+				server_refuse(s, conn.fd, &conn.cred, reason.text);
 			else
-				close(fd);
+				close(conn.fd);
 			continue;
 		}
-		server_client_start(s, c, fd, pidfd, &cred);
+		server_client_start(s, c, conn.fd, pidfd, &conn.cred);
 	}
 }
 
@@ -868,8 +783,7 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 	server_quota_limits(limits, &users);
 	s->by_id = calloc(SERVER_ID_BUCKETS_MIN, sizeof(*s->by_id));
 	s->by_id_mask = SERVER_ID_BUCKETS_MIN - 1;
-	if (!s->rbuf || !s->by_id || quota_new(&users, &s->users) < 0 ||
-	    rate_new(SERVER_CONNECT_RATE, SERVER_CONNECT_BURST, SERVER_CONNECT_UIDS, &s->connects) < 0) {
+	if (!s->rbuf || !s->by_id || quota_new(&users, &s->users) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -889,9 +803,11 @@ int server_new(struct event_base *base, const struct server_socket_opts *opts, c
 			goto fail;
 		}
 	}
-	s->ev_accept = event_new(base, s->listen_fd, EV_READ | EV_PERSIST, server_accept_cb, s);
-	s->ev_resume = evtimer_new(base, server_resume_cb, s);
-	if (!s->ev_accept || !s->ev_resume || event_add(s->ev_accept, NULL) < 0) {
+	r = acceptor_start(s->listen_fd, &s->acceptor);
+	if (r < 0)
+		goto fail;
+	s->ev_admitted = event_new(base, acceptor_fd(s->acceptor), EV_READ | EV_PERSIST, server_admitted_cb, s);
+	if (!s->ev_admitted || event_add(s->ev_admitted, NULL) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -919,12 +835,12 @@ void server_free(struct server *s)
 {
 	if (!s)
 		return;
+	/* The acceptor first: no connection comes in while the rest goes. */
+	acceptor_stop(s->acceptor);
+	if (s->ev_admitted)
+		event_free(s->ev_admitted);
 	while (s->clients)
 		server_client_free(s, s->clients);
-	if (s->ev_accept)
-		event_free(s->ev_accept);
-	if (s->ev_resume)
-		event_free(s->ev_resume);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->path) {
@@ -934,7 +850,6 @@ void server_free(struct server *s)
 	free(s->rbuf);
 	free(s->by_id);
 	quota_free(s->users);
-	rate_free(s->connects);
 	free(s);
 }
 
@@ -945,5 +860,5 @@ unsigned server_client_count(const struct server *s)
 
 uint64_t server_refused_count(const struct server *s)
 {
-	return s->refused;
+	return s->refused + (s->acceptor ? acceptor_refused(s->acceptor) : 0);
 }

@@ -14,9 +14,11 @@
  * daemon's last quota_fd_reserve(RLIMIT_NOFILE) descriptors (quota.h), as
  * claims' pidfds are: those stay for root's connections and claims and for
  * the daemon's own needs. Root's connections are refused by none of these
- * limits. Should the daemon run out of descriptors all the same (EMFILE,
- * ENFILE), it stops accepting for SERVER_ACCEPT_PAUSE_MS at a time instead
- * of spinning on a listener that stays readable.
+ * limits. Connections come from the acceptor's thread (acceptor.h), which
+ * has refused those of a uid over its connection rate already, and which,
+ * should the daemon run out of descriptors all the same (EMFILE, ENFILE),
+ * stops accepting for SERVER_ACCEPT_PAUSE_MS at a time instead of spinning
+ * on a listener that stays readable.
  */
 #ifndef RTPLACE_SERVER_H
 #define RTPLACE_SERVER_H
@@ -28,6 +30,8 @@
 #include <sys/types.h>
 
 #include <event2/event.h>
+
+#include "acceptor.h"
 
 #include "reason.h"
 
@@ -81,8 +85,8 @@ struct server_limits {
 };
 
 /* How long accepting pauses after accept() failed for want of descriptors
- * or memory. */
-#define SERVER_ACCEPT_PAUSE_MS 250
+ * or memory (the metrics' listener pauses as long). */
+#define SERVER_ACCEPT_PAUSE_MS ACCEPTOR_PAUSE_MS
 
 /*
  * Whether the socket may live in folder dir, whose status is st, for a

@@ -141,7 +141,7 @@ daemon_tier() {
 	levels-source | tracker | sampler) echo 2 ;;
 	log | clocks | loop | procfs | histogram | systemd | quota | claims | claims-state | pidmap | auth | \
 		thread-sched | irqnoise | kernel-env | hotplug | seed | snapshot | isoplan | isolation | isolation-systemd | irqbalance | rtkit-rules | rtkit-admit | \
-		notify | server | rate) echo 1 ;;
+		notify | server | acceptor | rate) echo 1 ;;
 	*) echo 0 ;;
 	esac
 }

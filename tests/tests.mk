@@ -657,6 +657,15 @@ EXTRA_DIST += tests/integration/test-client-explain.sh
 # The peer a connection judges, with SO_PEERPIDFD (Linux 6.5) and, on an
 # older kernel, by its pid (the fallback the log names): rights re-read at
 # each request, and never lent by an exited peer to its socket's heir.
+# The acceptor thread on a real socket: hand-over, stop with a full pipe,
+# refusals past the rate (as root).
+check_PROGRAMS += tests/integration/test-acceptor
+tests_integration_test_acceptor_SOURCES = tests/integration/test-acceptor.c
+tests_integration_test_acceptor_CPPFLAGS = $(TEST_DAEMON_CPPFLAGS)
+tests_integration_test_acceptor_CFLAGS = $(UNIT_CFLAGS)
+tests_integration_test_acceptor_LDADD = daemon/libdaemoncore.la $(UNIT_LDADD) $(PTHREAD_LIBS)
+TESTS += tests/integration/test-acceptor
+
 check_PROGRAMS += tests/integration/test-daemon-peer-pidfd
 tests_integration_test_daemon_peer_pidfd_SOURCES = tests/integration/test-daemon-peer-pidfd.c
 tests_integration_test_daemon_peer_pidfd_CPPFLAGS = $(UNIT_CPPFLAGS)

@@ -291,6 +291,7 @@ static void test_descriptor_exhaustion(void **state)
 	print_message("daemon CPU over 1 s at EMFILE: %lu of %ld ticks\n", ticks, hz);
 	assert_true(ticks * 4 < (unsigned long)hz);
 	assert_true(log_count(&f, "Failed to accept a client") >= 1);
+	print_message("accept failures logged: %u, resumed: %u\n", log_count(&f, "Failed to accept a client"), log_count(&f, "Accepting clients again"));
 	/* One line per pause episode, not one per attempt. */
 	assert_true(log_count(&f, "Failed to accept a client") <= 2);
 
