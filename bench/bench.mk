@@ -6,6 +6,9 @@ EXTRA_DIST += bench/README.md
 dist_noinst_SCRIPTS += bench/tracker-overhead.sh bench/run-overhead.sh bench/ffmpeg-instances.sh bench/soak.sh
 # The claimed CPU's noise with and without --isolate (root, live machine).
 dist_noinst_SCRIPTS += bench/isolation-noise.sh
+# Root's latency under a connection storm against a storm that misses the
+# daemon (root).
+dist_noinst_SCRIPTS += bench/storm-latency.sh
 EXTRA_DIST += bench/benchlib.sh
 
 # Clock, percentiles, medians and a private rtplaced, for every bench; the
