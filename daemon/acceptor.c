@@ -61,15 +61,15 @@ void acceptor_discard_unread(int fd)
 			break;
 }
 
-void acceptor_refuse(int fd, const struct ucred *cred, const char *reason)
+void acceptor_refuse(int fd, const char *reason)
 {
 	struct proto_msg m;
 
+	/* Version 1: the client has sent nothing yet, and every client reads it. */
 	if (proto_encode_error(&m, 0, 0, -EUSERS, reason) == 0 && proto_msg_finish(&m, RTPLACE_PROTO_VERSION_MIN) == 0)
 		send(fd, &m, m.hdr.length, MSG_DONTWAIT | MSG_NOSIGNAL);
 	acceptor_discard_unread(fd);
 	close(fd);
-	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);
 }
 
 /* Waits until the pipe has room for one more record: true, or false
@@ -105,16 +105,17 @@ static void acceptor_admit(struct acceptor *a, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c.cred, &len) < 0) {
 		log_warning_ratelimited("Failed to read a client's credentials: %m");
 		close(fd);
-		return;
-	}
-	if (c.cred.uid != 0 && !rate_admit(a->connects, c.cred.uid, clocks_monotonic_ns() / 1000000)) {
+	} else if (c.cred.uid != 0 && !rate_admit(a->connects, c.cred.uid, clocks_monotonic_ns() / 1000000)) {
 		reason_set(&reason, "uid %u connects more than %u times a second; keep a connection open, or wait",
 			   (unsigned)c.cred.uid, ACCEPTOR_CONNECT_RATE);
-		acceptor_refuse(fd, &c.cred, reason.text);
+		acceptor_refuse(fd, reason.text);
 		atomic_fetch_add_explicit(&a->refused, 1, memory_order_relaxed);
-		return;
+		/* This thread's own call site: a rate limit is not shared. */
+		log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)c.cred.pid, (unsigned)c.cred.uid,
+				       reason.text);
+	} else {
+		acceptor_hand_over(a, &c);
 	}
-	acceptor_hand_over(a, &c);
 }
 
 /* Accepts up to ACCEPTOR_BURST connections: true, or false when accept()

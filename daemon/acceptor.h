@@ -72,7 +72,9 @@ uint64_t acceptor_refused(const struct acceptor *a);
 void acceptor_discard_unread(int fd);
 
 /* Tells the client of fd why it is refused (an ERROR with request id 0,
- * "closing", which every protocol version reads), and closes fd. */
-void acceptor_refuse(int fd, const struct ucred *cred, const char *reason);
+ * "closing", which every protocol version reads), and closes fd. Logs
+ * nothing: a log line's rate limit is its call site's, and each thread
+ * logs its refusals from a call site of its own. */
+void acceptor_refuse(int fd, const char *reason);
 
 #endif

@@ -19,7 +19,6 @@
 #include "pidmap.h"
 #include "procfs.h"
 #include "protocol.h"
-#include "loop.h"
 #include "quota.h"
 #include "server.h"
 
@@ -475,8 +474,9 @@ void server_raise_fd_limit(void)
 /* Refuses connection fd with reason, counting it. */
 static void server_refuse(struct server *s, int fd, const struct ucred *cred, const char *reason)
 {
-	acceptor_refuse(fd, cred, reason);
+	acceptor_refuse(fd, reason);
 	s->refused++;
+	log_notice_ratelimited("Refusing client pid %d uid %u: %s", (int)cred->pid, (unsigned)cred->uid, reason);
 }
 
 /* The peer's pidfd on fd, or -1 where the kernel gives none: the
