@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The acceptor thread: accepts, refuses past the connection rate, and
+ * hands the rest to the loop (acceptor.h, DESIGN §14). */
 #include "config.h"
 
 #include <errno.h>
